@@ -1,0 +1,78 @@
+import { atomically } from "../kv/atomic.ts";
+import { keys } from "../kv/keys.ts";
+import { buildKey, SANDBOX_KEY_LIFETIME_MS, writeKey } from "./api_keys.ts";
+import type { Deps } from "./deps.ts";
+import { ApiError } from "./errors.ts";
+import { newId } from "./ids.ts";
+import type { AccountRecord, ApiKeyRecord, SandboxUsage } from "./records.ts";
+
+/** The trial's hard caps. */
+export const SANDBOX_LIMITS = { audits: 1, articles: 2, projects: 1, expires_days: 14 } as const;
+
+export interface SignupInput {
+  email: string;
+  companyName: string | null;
+  origin: "agent" | "human";
+}
+
+/**
+ * Creates an account with its first sandbox key in one commit; the email index is checked empty
+ * in the same commit, so two signups racing for one email cannot both win.
+ *
+ * @example
+ * ```ts
+ * const { account, key, raw } = await signup(deps, { email: "a@b.co", companyName: null, origin: "agent" });
+ * ```
+ */
+export function signup(
+  deps: Deps,
+  input: SignupInput,
+): Promise<{ account: AccountRecord; key: ApiKeyRecord; raw: string }> {
+  const { kv, clock } = deps;
+  const email = input.email.trim().toLowerCase();
+  return atomically(kv, async () => {
+    const existing = await kv.get(keys.accountByEmail(email));
+    if (existing.value) {
+      throw new ApiError("account_exists", 409, "An account with this email already exists");
+    }
+    const now = clock.now();
+    const account: AccountRecord = {
+      id: newId("acct", now),
+      email,
+      emailVerified: false,
+      companyName: input.companyName,
+      origin: input.origin,
+      createdAt: now,
+      projectsCount: 0,
+      sandboxProjects: 0,
+      activeKeys: 1,
+    };
+    const { record, raw } = buildKey({
+      accountId: account.id,
+      mode: "sandbox",
+      name: "Sandbox key",
+      expiresAt: now + SANDBOX_KEY_LIFETIME_MS,
+      now,
+    });
+    const usage: SandboxUsage = { audits: 0, articles: 0 };
+    const op = kv.atomic()
+      .check(existing)
+      .check({ key: keys.account(account.id), versionstamp: null })
+      .set(keys.account(account.id), account)
+      .set(keys.accountByEmail(email), account.id)
+      .set(keys.sandboxUsage(account.id), usage);
+    writeKey(op, record);
+    return { op, result: { account, key: record, raw } };
+  });
+}
+
+/** The account record, or null. */
+export async function getAccount(deps: Deps, accountId: string): Promise<AccountRecord | null> {
+  return (await deps.kv.get<AccountRecord>(keys.account(accountId))).value;
+}
+
+/** Trial usage of the sandbox keys of an account (they share one ledger). */
+export async function getSandboxUsage(deps: Deps, accountId: string): Promise<SandboxUsage> {
+  return (await deps.kv.get<SandboxUsage>(keys.sandboxUsage(accountId))).value ??
+    { audits: 0, articles: 0 };
+}

@@ -1,0 +1,151 @@
+import { createHash } from "node:crypto";
+import { atomically } from "../kv/atomic.ts";
+import { keys } from "../kv/keys.ts";
+import type { Deps } from "./deps.ts";
+import { ApiError } from "./errors.ts";
+import { newId } from "./ids.ts";
+import type { AccountRecord, ApiKeyRecord, KeyMode } from "./records.ts";
+
+export const MAX_ACTIVE_KEYS = 5;
+export const SANDBOX_KEY_LIFETIME_MS = 14 * 86_400_000;
+export const KEY_PREFIX: Record<KeyMode, string> = { sandbox: "sk_sandbox_", live: "sk_live_" };
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/** A new raw key: the mode's prefix and 40 base62 characters (about 238 bits) from the CSPRNG. */
+export function generateRawKey(mode: KeyMode): string {
+  // Rejection sampling keeps every character uniformly likely.
+  let body = "";
+  while (body.length < 40) {
+    for (const b of crypto.getRandomValues(new Uint8Array(48))) {
+      if (b < 248 && body.length < 40) body += BASE62[b % 62];
+    }
+  }
+  return KEY_PREFIX[mode] + body;
+}
+
+/** SHA-256 hex of a raw key: what is stored and looked up. Synchronous, because it is on every request. */
+export function hashKey(raw: string): string {
+  return createHash("sha256").update(raw).digest("hex");
+}
+
+/** The key record and its raw value, which is shown once and never stored. */
+export interface CreatedKey {
+  record: ApiKeyRecord;
+  raw: string;
+}
+
+/**
+ * Builds a key record for an atomic operation the caller commits (signup creates the account and
+ * its first key in one commit).
+ */
+export function buildKey(
+  input: { accountId: string; mode: KeyMode; name: string; expiresAt: number | null; now: number },
+): CreatedKey {
+  const raw = generateRawKey(input.mode);
+  const record: ApiKeyRecord = {
+    id: newId("key", input.now),
+    accountId: input.accountId,
+    hash: hashKey(raw),
+    name: input.name,
+    prefix: KEY_PREFIX[input.mode],
+    last4: raw.slice(-4),
+    mode: input.mode,
+    createdAt: input.now,
+    expiresAt: input.expiresAt,
+    revokedAt: null,
+  };
+  return { record, raw };
+}
+
+/** Adds the key record and its account index to an atomic operation. */
+export function writeKey(op: Deno.AtomicOperation, record: ApiKeyRecord): Deno.AtomicOperation {
+  return op
+    .check({ key: keys.apiKey(record.hash), versionstamp: null })
+    .set(keys.apiKey(record.hash), record)
+    .set(keys.apiKeyOfAccount(record.accountId, record.id), record.hash);
+}
+
+/**
+ * Mints a key on an account, enforcing the cap of 5 active keys under concurrency: the account's
+ * active-key counter is checked and bumped in the same commit as the key.
+ *
+ * @example
+ * ```ts
+ * const { record, raw } = await createKey(deps, { accountId, mode: "sandbox", name: "ci", expiresAt });
+ * ```
+ */
+export function createKey(
+  deps: Deps,
+  input: { accountId: string; mode: KeyMode; name: string; expiresAt: number | null },
+): Promise<CreatedKey> {
+  const { kv, clock } = deps;
+  return atomically(kv, async () => {
+    const accountEntry = await kv.get<AccountRecord>(keys.account(input.accountId));
+    const account = accountEntry.value;
+    if (!account) throw new ApiError("not_found", 404, `No account '${input.accountId}'`);
+    if (account.activeKeys >= MAX_ACTIVE_KEYS) {
+      throw new ApiError(
+        "key_limit_reached",
+        400,
+        `The account already has ${MAX_ACTIVE_KEYS} active API keys; revoke one first`,
+      );
+    }
+    const created = buildKey({ ...input, now: clock.now() });
+    const op = kv.atomic()
+      .check(accountEntry)
+      .set(accountEntry.key, { ...account, activeKeys: account.activeKeys + 1 });
+    writeKey(op, created.record);
+    return { op, result: created };
+  });
+}
+
+/** The account's keys, newest first. */
+export async function listKeys(deps: Deps, accountId: string): Promise<ApiKeyRecord[]> {
+  const hashes: string[] = [];
+  for await (const e of deps.kv.list<string>({ prefix: keys.apiKeysOfAccount(accountId) })) {
+    hashes.push(e.value);
+  }
+  const records: ApiKeyRecord[] = [];
+  for (let i = 0; i < hashes.length; i += 10) {
+    const batch = await deps.kv.getMany<ApiKeyRecord[]>(
+      hashes.slice(i, i + 10).map((h) => keys.apiKey(h)),
+    );
+    for (const e of batch) if (e.value) records.push(e.value);
+  }
+  return records.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
+}
+
+/**
+ * Revokes a key. Revoking a revoked key returns it unchanged; the last active key cannot go.
+ */
+export function revokeKey(deps: Deps, accountId: string, keyId: string): Promise<ApiKeyRecord> {
+  const { kv, clock } = deps;
+  return atomically(kv, async () => {
+    const index = await kv.get<string>(keys.apiKeyOfAccount(accountId, keyId));
+    if (!index.value) throw new ApiError("not_found", 404, `No API key '${keyId}' on this account`);
+    const [keyEntry, accountEntry] = await kv.getMany<[ApiKeyRecord, AccountRecord]>([
+      keys.apiKey(index.value),
+      keys.account(accountId),
+    ]);
+    const key = keyEntry.value;
+    const account = accountEntry.value;
+    if (!key || !account) {
+      throw new ApiError("not_found", 404, `No API key '${keyId}' on this account`);
+    }
+    if (key.revokedAt !== null) return { op: kv.atomic().check(keyEntry), result: key };
+    if (account.activeKeys <= 1) {
+      throw new ApiError(
+        "cannot_revoke_last_key",
+        400,
+        "This is the account's only active key; create a new key before revoking it",
+      );
+    }
+    const revoked: ApiKeyRecord = { ...key, revokedAt: clock.now() };
+    const op = kv.atomic()
+      .check(keyEntry, accountEntry)
+      .set(keyEntry.key, revoked)
+      .set(accountEntry.key, { ...account, activeKeys: account.activeKeys - 1 });
+    return { op, result: revoked };
+  });
+}

@@ -1,0 +1,24 @@
+import type { Clock } from "./clock.ts";
+import type { Config } from "./config.ts";
+
+/** Sends a job message; the KV record named by the message is the truth of the job. */
+export interface JobQueue {
+  enqueue(message: JobMessage, delayMs?: number): Promise<void>;
+  /** Adds the message to the caller's atomic operation, so it is sent only if that commits. */
+  enqueueIn(op: Deno.AtomicOperation, message: JobMessage, delayMs?: number): void;
+}
+
+/** The typed envelope of every background job: "look at this record". */
+export type JobMessage =
+  | { type: "audit"; id: string }
+  | { type: "article"; id: string }
+  | { type: "outbox"; id: string }
+  | { type: "delivery"; id: string };
+
+/** What domain functions need from the outside world, passed in rather than imported. */
+export interface Deps {
+  kv: Deno.Kv;
+  clock: Clock;
+  config: Config;
+  queue: JobQueue;
+}

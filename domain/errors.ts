@@ -1,0 +1,150 @@
+/**
+ * The one error type of the service. Thrown from any layer, rendered to the
+ * `/v1` error shape `{error: {code, message, doc_url}}` in one place
+ * (`routes/middleware/errors.ts`).
+ *
+ * @example
+ * ```ts
+ * throw new ApiError("not_found", 404, "No project with id 'proj_x' on this account");
+ * ```
+ */
+export class ApiError extends Error {
+  constructor(
+    /** Stable machine-readable code; callers branch on it. */
+    readonly code: string,
+    /** HTTP status. */
+    readonly status: number,
+    message: string,
+    /** Extra top-level fields merged into the `error` object's siblings (e.g. 402 details). */
+    readonly extra?: Record<string, unknown>,
+    /** Extra response headers (e.g. `Retry-After`). */
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+}
+
+/** Every error code the service can emit, with its status and what it means. */
+export const ERROR_CODES = {
+  invalid_request: {
+    status: 400,
+    meaning: "Malformed JSON, or a field failed validation. The message names the field.",
+    action: "Fix the named field and send the request again.",
+  },
+  key_limit_reached: {
+    status: 400,
+    meaning: "The account already has 5 active API keys.",
+    action: "Revoke a key you no longer use (DELETE /v1/api-keys/{id}), then create the new one.",
+  },
+  cannot_revoke_last_key: {
+    status: 400,
+    meaning: "The key is the account's only active key.",
+    action: "Create a new key first, then revoke the old one.",
+  },
+  unauthorized: {
+    status: 401,
+    meaning: "The Authorization header is missing or malformed, or the key is unknown.",
+    action: "Send `Authorization: Bearer <API_KEY>` with a key from signup or POST /v1/api-keys.",
+  },
+  key_revoked: {
+    status: 401,
+    meaning: "The key was revoked.",
+    action: "Use another active key of the account.",
+  },
+  key_expired: {
+    status: 401,
+    meaning: "The sandbox key passed its 14-day expiry.",
+    action: "Ask a human to upgrade at the pricing page; a live key is minted after payment.",
+  },
+  payment_required: {
+    status: 402,
+    meaning: "No active subscription, and the key cannot pay per unit (sandbox key).",
+    action: "Use a live key with credits, or subscribe the project.",
+  },
+  insufficient_credits: {
+    status: 402,
+    meaning:
+      "Live key, no subscription on the project, and the credit balance is below the unit price.",
+    action:
+      "Buy a credit pack (POST /v1/credits/purchases) or subscribe the project (POST /v1/subscriptions).",
+  },
+  sandbox_limit_reached: {
+    status: 403,
+    meaning: "The sandbox budget is used up (1 project, 1 audit, 2 articles).",
+    action: "Hand a human the upgrade_url to move to a paid plan.",
+  },
+  sandbox_not_billable: {
+    status: 403,
+    meaning: "A sandbox key tried to buy something.",
+    action: "Purchases need a live key.",
+  },
+  publish_not_allowed: {
+    status: 403,
+    meaning: "Sandbox and credit-funded articles are draft-only; publishing needs a subscription.",
+    action: "Subscribe the project, or publish the draft yourself.",
+  },
+  method_not_allowed: {
+    status: 405,
+    meaning: "The path exists but does not accept this HTTP method.",
+    action: "Use one of the methods listed in the Allow header.",
+  },
+  payload_too_large: {
+    status: 413,
+    meaning: "The request body exceeds 64 KiB.",
+    action: "Send a smaller body; no endpoint needs more.",
+  },
+  not_found: {
+    status: 404,
+    meaning: "No such resource on this account (other accounts' ids look the same).",
+    action: "Check the id; list the resources to find it.",
+  },
+  account_exists: {
+    status: 409,
+    meaning: "The email is already registered.",
+    action: "Use the existing account's key, or sign up with another email.",
+  },
+  already_subscribed: {
+    status: 409,
+    meaning: "The project already has an active subscription.",
+    action: "Nothing to do; audits and articles are included.",
+  },
+  article_in_progress: {
+    status: 409,
+    meaning: "An article is already generating for the project.",
+    action: "Poll the running article until it is ready or failed, then try again.",
+  },
+  idempotency_conflict: {
+    status: 409,
+    meaning:
+      "The Idempotency-Key was used on a different endpoint, or a request with the same key is still running.",
+    action: "Use a fresh key for a new request; retry the same request later to get its replay.",
+  },
+  limit_reached: {
+    status: 409,
+    meaning: "A structural cap was hit (20 webhook endpoints per account).",
+    action: "Delete an endpoint you no longer use.",
+  },
+  invalid_state: {
+    status: 409,
+    meaning: "The resource is not in a state that allows this operation.",
+    action: "Read the resource and act on its current state.",
+  },
+  rate_limited: {
+    status: 429,
+    meaning: "Too many requests (600 per minute per key; 5 signups per hour per IP).",
+    action: "Wait the Retry-After seconds, then retry.",
+  },
+  internal_error: {
+    status: 500,
+    meaning: "A server-side failure.",
+    action: "Retry with the same Idempotency-Key; it is safe.",
+  },
+  billing_not_configured: {
+    status: 503,
+    meaning: "The requested purchase's product is not configured on this server.",
+    action: "Contact the operator, or choose another plan or pack.",
+  },
+} as const satisfies Record<string, { status: number; meaning: string; action: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;

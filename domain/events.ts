@@ -1,0 +1,44 @@
+import { keys } from "../kv/keys.ts";
+import type { JobQueue } from "./deps.ts";
+import { newId } from "./ids.ts";
+import type { OutboxEvent } from "./records.ts";
+
+/** Every event name an endpoint may filter on; the reserved ones are accepted but never sent. */
+export const EVENT_NAMES = [
+  "audit.completed",
+  "article.published",
+  "subscription.updated",
+  "credits.updated",
+  "article.generated",
+  "usage.threshold_reached",
+] as const;
+
+export type EventName = (typeof EVENT_NAMES)[number];
+
+/**
+ * Adds an event to the outbox inside the caller's atomic operation, so the event exists exactly
+ * when the change that causes it commits. The queue message rides in the same commit.
+ *
+ * @example
+ * ```ts
+ * const op = kv.atomic().set(auditKey, done);
+ * recordEvent(op, queue, { accountId, event: "audit.completed", data, now: clock.now() });
+ * await op.commit();
+ * ```
+ */
+export function recordEvent(
+  op: Deno.AtomicOperation,
+  queue: JobQueue,
+  input: { accountId: string; event: EventName; data: Record<string, unknown>; now: number },
+): OutboxEvent {
+  const event: OutboxEvent = {
+    id: newId("evt", input.now),
+    accountId: input.accountId,
+    event: input.event,
+    createdAt: input.now,
+    data: input.data,
+  };
+  op.set(keys.outbox(event.id), event);
+  queue.enqueueIn(op, { type: "outbox", id: event.id });
+  return event;
+}

@@ -1,0 +1,134 @@
+import { atomically } from "../kv/atomic.ts";
+import { keys } from "../kv/keys.ts";
+import { SANDBOX_LIMITS } from "./accounts.ts";
+import type { Deps } from "./deps.ts";
+import { ApiError } from "./errors.ts";
+import { newId } from "./ids.ts";
+import type { AccountRecord, KeyMode, ProjectRecord, SubscriptionRecord } from "./records.ts";
+
+/**
+ * Normalises a site URL: http(s) only, no credentials, lowercase host (WHATWG URL does that),
+ * no default port, no fragment, duplicate slashes in the path folded. The query is kept, since
+ * some sites route on it. Returns null when the input is not an acceptable site URL.
+ *
+ * @example
+ * ```ts
+ * normalizeSiteUrl("HTTPS://Example.com:443//blog#top"); // "https://example.com/blog"
+ * ```
+ */
+export function normalizeSiteUrl(input: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(input.trim());
+  } catch {
+    return null;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return null;
+  if (url.username || url.password || !url.hostname) return null;
+  if (url.hostname.endsWith(".")) url.hostname = url.hostname.replace(/\.+$/, "");
+  if (!url.hostname) return null;
+  url.hash = "";
+  url.pathname = url.pathname.replace(/\/{2,}/g, "/");
+  let out = url.toString();
+  // A bare origin keeps no trailing slash, so "https://a.com" and "https://a.com/" are one site.
+  if (url.pathname === "/" && !url.search) out = out.replace(/\/$/, "");
+  return out;
+}
+
+export interface CreateProjectInput {
+  url: string;
+  name?: string;
+  language?: string;
+  country?: string;
+}
+
+/**
+ * Creates a project. Sandbox keys are capped at one project per account: the account's counter is
+ * checked and bumped in the same commit, so parallel requests cannot create two.
+ */
+export function createProject(
+  deps: Deps,
+  caller: { accountId: string; mode: KeyMode },
+  input: CreateProjectInput,
+): Promise<ProjectRecord> {
+  const { kv, clock } = deps;
+  const url = normalizeSiteUrl(input.url);
+  if (!url) throw new ApiError("invalid_request", 400, "url: must be a valid http(s) URL");
+  const sandbox = caller.mode === "sandbox";
+  return atomically(kv, async () => {
+    const accountEntry = await kv.get<AccountRecord>(keys.account(caller.accountId));
+    const account = accountEntry.value;
+    if (!account) throw new ApiError("unauthorized", 401, "Unknown account");
+    if (sandbox && account.sandboxProjects >= SANDBOX_LIMITS.projects) {
+      throw new ApiError(
+        "sandbox_limit_reached",
+        403,
+        `Sandbox keys are limited to ${SANDBOX_LIMITS.projects} project; upgrade to add more`,
+      );
+    }
+    const now = clock.now();
+    const project: ProjectRecord = {
+      id: newId("proj", now),
+      accountId: account.id,
+      url,
+      name: input.name ?? new URL(url).hostname,
+      status: "setup",
+      language: (input.language ?? "en").toLowerCase(),
+      country: (input.country ?? "US").toUpperCase(),
+      sandbox,
+      createdAt: now,
+      counts: { keywords: 0, articles: 0, audits: 0 },
+      latestAudit: null,
+    };
+    const op = kv.atomic()
+      .check(accountEntry)
+      .check({ key: keys.project(account.id, project.id), versionstamp: null })
+      .set(accountEntry.key, {
+        ...account,
+        projectsCount: account.projectsCount + 1,
+        sandboxProjects: account.sandboxProjects + (sandbox ? 1 : 0),
+      })
+      .set(keys.project(account.id, project.id), project)
+      .set(keys.projectOwner(project.id), account.id);
+    return { op, result: project };
+  });
+}
+
+/** The account's projects with their subscriptions, newest first. */
+export async function listProjects(
+  deps: Deps,
+  accountId: string,
+): Promise<{ project: ProjectRecord; subscription: SubscriptionRecord | null }[]> {
+  const projects: ProjectRecord[] = [];
+  for await (
+    const e of deps.kv.list<ProjectRecord>({ prefix: keys.projectsOfAccount(accountId) })
+  ) {
+    projects.push(e.value);
+  }
+  projects.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
+  const out: { project: ProjectRecord; subscription: SubscriptionRecord | null }[] = [];
+  for (let i = 0; i < projects.length; i += 10) {
+    const batch = projects.slice(i, i + 10);
+    const subs = await deps.kv.getMany<SubscriptionRecord[]>(
+      batch.map((p) => keys.subscription(p.id)),
+    );
+    batch.forEach((project, j) => out.push({ project, subscription: subs[j].value }));
+  }
+  return out;
+}
+
+/** One project of the account, or 404 (foreign ids look the same as missing ones). */
+export async function getProject(
+  deps: Deps,
+  accountId: string,
+  projectId: string,
+): Promise<{ entry: Deno.KvEntry<ProjectRecord>; subscription: SubscriptionRecord | null }> {
+  const [entry, sub] = await deps.kv.getMany<[ProjectRecord, SubscriptionRecord]>([
+    keys.project(accountId, projectId),
+    keys.subscription(projectId),
+  ]);
+  if (!entry.value) {
+    throw new ApiError("not_found", 404, `No project '${projectId}' on this account`);
+  }
+  return { entry: entry as Deno.KvEntry<ProjectRecord>, subscription: sub.value };
+}

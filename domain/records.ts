@@ -1,0 +1,82 @@
+/** Stored shapes. Times are epoch milliseconds inside; the routes turn them into ISO strings. */
+
+export type KeyMode = "sandbox" | "live";
+
+export interface AccountRecord {
+  id: string;
+  email: string;
+  emailVerified: boolean;
+  companyName: string | null;
+  origin: "agent" | "human";
+  createdAt: number;
+  projectsCount: number;
+  sandboxProjects: number;
+  /** Keys not revoked; capped at 5. */
+  activeKeys: number;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  hash: string;
+  name: string;
+  prefix: string;
+  last4: string;
+  mode: KeyMode;
+  createdAt: number;
+  expiresAt: number | null;
+  revokedAt: number | null;
+}
+
+export interface SandboxUsage {
+  audits: number;
+  articles: number;
+}
+
+export type ProjectAccess = "sandbox" | "pending_payment" | "active";
+
+export interface LatestAudit {
+  audit_id: string;
+  status: string;
+  completed_at: string | null;
+  score: number | null;
+  summary: unknown;
+}
+
+export interface ProjectRecord {
+  id: string;
+  accountId: string;
+  url: string;
+  name: string;
+  status: "setup" | "running";
+  language: string;
+  country: string;
+  sandbox: boolean;
+  createdAt: number;
+  counts: { keywords: number; articles: number; audits: number };
+  latestAudit: LatestAudit | null;
+}
+
+/** An event waiting in the outbox for fan-out to the account's webhook endpoints. */
+export interface OutboxEvent {
+  id: string;
+  accountId: string;
+  event: string;
+  createdAt: number;
+  data: Record<string, unknown>;
+}
+
+export type PlanId = "basic" | "pro";
+
+/** A project's paid subscription, written by the payment webhook. */
+export interface SubscriptionRecord {
+  projectId: string;
+  accountId: string;
+  plan: PlanId | null;
+  /** Paid through this time; the subscription is active while it lies in the future. */
+  paidUntil: number;
+  stripeSubscriptionId: string | null;
+  stripeCustomerId: string | null;
+  activatedAt: number;
+  updatedAt: number;
+}

@@ -1,0 +1,25 @@
+import { keys } from "../kv/keys.ts";
+import type { ProjectAccess, ProjectRecord, SubscriptionRecord } from "./records.ts";
+
+/** Whether a subscription covers the moment `now`. */
+export function isActive(sub: SubscriptionRecord | null, now: number): boolean {
+  return sub !== null && sub.paidUntil > now;
+}
+
+/** The project's `access` value: sandbox projects are `sandbox`, paid ones `active`. */
+export function accessOf(
+  project: ProjectRecord,
+  sub: SubscriptionRecord | null,
+  now: number,
+): ProjectAccess {
+  if (project.sandbox) return "sandbox";
+  return isActive(sub, now) ? "active" : "pending_payment";
+}
+
+/** Reads a project's subscription record (null when none was ever paid). */
+export async function getSubscription(
+  kv: Deno.Kv,
+  projectId: string,
+): Promise<Deno.KvEntryMaybe<SubscriptionRecord>> {
+  return await kv.get<SubscriptionRecord>(keys.subscription(projectId));
+}

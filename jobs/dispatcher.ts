@@ -1,0 +1,39 @@
+import type { JobMessage } from "../domain/deps.ts";
+import { isJobMessage } from "./queue.ts";
+
+/** One handler per message type; each must be idempotent (messages arrive at least once). */
+export type JobHandlers = { [T in JobMessage["type"]]?: (id: string) => Promise<void> };
+
+/**
+ * The one queue dispatcher: routes a message to its handler by type. A throwing handler makes the
+ * KV queue redeliver the message with backoff; unknown messages are logged and dropped.
+ *
+ * @example
+ * ```ts
+ * kv.listenQueue(createDispatcher({ audit: (id) => runAuditJob(deps, id) }));
+ * ```
+ */
+export function createDispatcher(handlers: JobHandlers): (message: unknown) => Promise<void> {
+  return async function dispatch(message: unknown) {
+    if (!isJobMessage(message)) {
+      console.warn(JSON.stringify({ level: "warn", msg: "unknown queue message dropped" }));
+      return;
+    }
+    const handler = handlers[message.type];
+    if (!handler) return;
+    try {
+      await handler(message.id);
+    } catch (err) {
+      console.error(
+        JSON.stringify({
+          level: "error",
+          msg: "job failed; the queue will redeliver",
+          type: message.type,
+          id: message.id,
+          error: String((err as Error)?.message ?? err),
+        }),
+      );
+      throw err;
+    }
+  };
+}

@@ -1,0 +1,45 @@
+import { ApiError } from "../domain/errors.ts";
+
+/** One attempt's write and what to return when it commits. */
+export interface Attempt<T> {
+  op: Deno.AtomicOperation;
+  result: T;
+}
+
+/** Counts conflicts retried, so benchmarks can report retries per operation. */
+export const atomicStats = { commits: 0, retries: 0 };
+
+/**
+ * Runs a read-check-write cycle until it commits: `attempt` reads what it needs, builds an atomic
+ * operation that checks those reads, and returns it; on a version conflict the whole attempt runs
+ * again with fresh reads. Business failures are thrown from `attempt` and end the loop. The only
+ * read-modify-write helper of the service: money and counters go through it.
+ *
+ * @example
+ * ```ts
+ * const balance = await atomically(kv, async () => {
+ *   const entry = await kv.get<number>(["balances", id]);
+ *   const next = (entry.value ?? 0) + 10;
+ *   return { op: kv.atomic().check(entry).set(entry.key, next), result: next };
+ * });
+ * ```
+ */
+export async function atomically<T>(
+  _kv: Deno.Kv,
+  attempt: () => Promise<Attempt<T>>,
+  maxAttempts = 64,
+): Promise<T> {
+  for (let i = 0; i < maxAttempts; i++) {
+    const { op, result } = await attempt();
+    const res = await op.commit();
+    if (res.ok) {
+      atomicStats.commits++;
+      return result;
+    }
+    atomicStats.retries++;
+    // Full jitter, growing slowly: contention on one key is short-lived.
+    const cap = Math.min(50, 2 ** Math.min(i, 6));
+    await new Promise((r) => setTimeout(r, Math.random() * cap));
+  }
+  throw new ApiError("internal_error", 500, "The write kept conflicting; retry the request");
+}

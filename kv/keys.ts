@@ -1,0 +1,66 @@
+/**
+ * The key schema: every Deno KV key the service uses is built here, so the layout of the
+ * store can be read in one place. Collections are snake_case plurals; account-owned records
+ * are keyed under their account so another account's id simply misses.
+ */
+export const keys = {
+  account: (accountId: string) => ["accounts", accountId] as const,
+  accountByEmail: (email: string) => ["accounts_by_email", email] as const,
+
+  /** API key record, found by the SHA-256 hex of the raw key. */
+  apiKey: (hash: string) => ["api_keys", hash] as const,
+  /** Account → key id → hash, for listing and revoking by id. */
+  apiKeyOfAccount: (accountId: string, keyId: string) =>
+    ["api_keys_by_account", accountId, keyId] as const,
+  apiKeysOfAccount: (accountId: string) => ["api_keys_by_account", accountId] as const,
+  /** Last use of a key, flushed from memory in batches. */
+  apiKeyLastUsed: (keyId: string) => ["api_key_last_used", keyId] as const,
+  /** Trial usage shared by a sandbox key and the keys it mints. */
+  sandboxUsage: (ledgerId: string) => ["sandbox_usage", ledgerId] as const,
+
+  project: (accountId: string, projectId: string) => ["projects", accountId, projectId] as const,
+  projectsOfAccount: (accountId: string) => ["projects", accountId] as const,
+  /** Project id → account id, for jobs and webhooks that arrive with a project id only. */
+  projectOwner: (projectId: string) => ["project_owner", projectId] as const,
+
+  audit: (accountId: string, auditId: string) => ["audits", accountId, auditId] as const,
+  auditOwner: (auditId: string) => ["audit_owner", auditId] as const,
+  /** The one queued or running audit of a project, if any. */
+  activeAudit: (projectId: string) => ["active_audit", projectId] as const,
+
+  article: (accountId: string, articleId: string) => ["articles", accountId, articleId] as const,
+  articleOwner: (articleId: string) => ["article_owner", articleId] as const,
+  /** The one generating API article of a project, if any. */
+  activeArticle: (projectId: string) => ["active_article", projectId] as const,
+
+  /** Jobs that were started and not finished, swept by the stale-job cron. */
+  runningJob: (kind: string, id: string) => ["running_jobs", kind, id] as const,
+  runningJobs: () => ["running_jobs"] as const,
+
+  idempotency: (scope: string, key: string) => ["idempotency", scope, key] as const,
+  rateLimit: (bucket: string, windowStart: number) => ["rate_limits", bucket, windowStart] as const,
+
+  balance: (accountId: string) => ["balances", accountId] as const,
+  ledgerEntry: (accountId: string, entryId: string) =>
+    ["credit_ledger", accountId, entryId] as const,
+  ledgerOfAccount: (accountId: string) => ["credit_ledger", accountId] as const,
+  subscription: (projectId: string) => ["subscriptions", projectId] as const,
+  checkout: (sessionId: string) => ["checkouts", sessionId] as const,
+  pendingCheckout: (projectId: string) => ["pending_checkouts", projectId] as const,
+  stripeEvent: (eventId: string) => ["stripe_events", eventId] as const,
+
+  webhook: (accountId: string, webhookId: string) => ["webhooks", accountId, webhookId] as const,
+  webhooksOfAccount: (accountId: string) => ["webhooks", accountId] as const,
+  webhookCount: (accountId: string) => ["webhook_counts", accountId] as const,
+  delivery: (deliveryId: string) => ["deliveries", deliveryId] as const,
+  deliveriesOfWebhook: (webhookId: string, deliveryId: string) =>
+    ["deliveries_by_webhook", webhookId, deliveryId] as const,
+  deliveriesOfWebhookPrefix: (webhookId: string) => ["deliveries_by_webhook", webhookId] as const,
+
+  /** Events written with the change that caused them, drained into deliveries. */
+  outbox: (eventId: string) => ["outbox", eventId] as const,
+  outboxAll: () => ["outbox"] as const,
+
+  /** Lease so that one process runs a cron tick. */
+  lease: (name: string) => ["leases", name] as const,
+};

@@ -1,0 +1,162 @@
+import type { Clock } from "../domain/clock.ts";
+import { atomically } from "./atomic.ts";
+import { keys } from "./keys.ts";
+
+/** What a hit on a limiter decided, with everything the response headers need. */
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Unix seconds at which the window resets. */
+  reset: number;
+  /** Seconds until the window resets (for Retry-After). */
+  retryAfter: number;
+}
+
+export interface RateLimiterOptions {
+  /** Names the limiter's buckets in KV. */
+  name: string;
+  limit: number;
+  windowMs: number;
+  /**
+   * `strict`: every hit is a checked KV increment (for low, abuse-facing limits such as signups).
+   * `batched`: hits are counted in memory and reconciled with KV every `syncMs`, so the hot path
+   * makes no KV write per request while processes sharing the KV still see each other's counts.
+   */
+  mode: "strict" | "batched";
+  syncMs?: number;
+}
+
+interface Local {
+  windowStart: number;
+  /** Total in KV when last read, ours included. */
+  base: number;
+  /** Hits counted here and not yet added to KV. */
+  unsynced: number;
+  lastSync: number;
+  syncing: Promise<void> | null;
+  loaded: Promise<void> | null;
+}
+
+/**
+ * A fixed-window limiter over Deno KV. Counters live at `["rate_limits", bucket, windowStart]`
+ * with an expiry of two windows, and are updated with a checked write (never `sum`, which drops
+ * the expiry on SQLite).
+ *
+ * @example
+ * ```ts
+ * const limiter = new RateLimiter(kv, clock, { name: "key", limit: 600, windowMs: 60_000, mode: "batched" });
+ * const d = await limiter.hit("key_123");
+ * if (!d.allowed) throw tooMany(d);
+ * ```
+ */
+export class RateLimiter {
+  #local = new Map<string, Local>();
+  #lastSweep = 0;
+
+  constructor(
+    private kv: Deno.Kv,
+    private clock: Clock,
+    readonly options: RateLimiterOptions,
+  ) {}
+
+  async hit(bucket: string): Promise<RateDecision> {
+    const now = this.clock.now();
+    const { windowMs } = this.options;
+    const windowStart = Math.floor(now / windowMs) * windowMs;
+    if (this.options.mode === "strict") return await this.#strictHit(bucket, windowStart, now);
+
+    const id = `${this.options.name}:${bucket}`;
+    let local = this.#local.get(id);
+    if (!local || local.windowStart !== windowStart) {
+      local = { windowStart, base: 0, unsynced: 0, lastSync: now, syncing: null, loaded: null };
+      this.#local.set(id, local);
+      const fresh = local;
+      fresh.loaded = this.#read(id, windowStart).then((n) => {
+        fresh.base = n;
+        fresh.loaded = null;
+      });
+      this.#sweep(now);
+    }
+    if (local.loaded) await local.loaded;
+    const used = local.base + local.unsynced;
+    const allowed = used < this.options.limit;
+    if (allowed) local.unsynced++;
+    if (!local.syncing && now - local.lastSync >= (this.options.syncMs ?? 250)) {
+      local.lastSync = now;
+      const l = local;
+      l.syncing = this.#sync(id, l).finally(() => (l.syncing = null));
+    }
+    return this.#decision(allowed, used + (allowed ? 1 : 0), windowStart, now);
+  }
+
+  /** Pushes every bucket's unsynced hits to KV (tests and shutdown). */
+  async flush(): Promise<void> {
+    for (const [id, local] of this.#local) {
+      if (local.syncing) await local.syncing;
+      if (local.unsynced > 0) await this.#sync(id, local);
+    }
+  }
+
+  #decision(allowed: boolean, used: number, windowStart: number, now: number): RateDecision {
+    const end = windowStart + this.options.windowMs;
+    return {
+      allowed,
+      limit: this.options.limit,
+      remaining: Math.max(0, this.options.limit - used),
+      reset: Math.ceil(end / 1000),
+      retryAfter: Math.max(1, Math.ceil((end - now) / 1000)),
+    };
+  }
+
+  async #strictHit(bucket: string, windowStart: number, now: number): Promise<RateDecision> {
+    const key = keys.rateLimit(`${this.options.name}:${bucket}`, windowStart);
+    const { allowed, used } = await atomically(this.kv, async () => {
+      const entry = await this.kv.get<number>(key);
+      const count = entry.value ?? 0;
+      if (count >= this.options.limit) {
+        return { op: this.kv.atomic().check(entry), result: { allowed: false, used: count } };
+      }
+      const op = this.kv.atomic().check(entry).set(key, count + 1, {
+        expireIn: 2 * this.options.windowMs,
+      });
+      return { op, result: { allowed: true, used: count + 1 } };
+    });
+    return this.#decision(allowed, used, windowStart, now);
+  }
+
+  async #read(id: string, windowStart: number): Promise<number> {
+    return (await this.kv.get<number>(keys.rateLimit(id, windowStart))).value ?? 0;
+  }
+
+  async #sync(id: string, local: Local): Promise<void> {
+    const delta = local.unsynced;
+    if (delta === 0) {
+      local.base = await this.#read(id, local.windowStart);
+      return;
+    }
+    const key = keys.rateLimit(id, local.windowStart);
+    const total = await atomically(this.kv, async () => {
+      const entry = await this.kv.get<number>(key);
+      const next = (entry.value ?? 0) + delta;
+      return {
+        op: this.kv.atomic().check(entry).set(key, next, { expireIn: 2 * this.options.windowMs }),
+        result: next,
+      };
+    });
+    local.unsynced -= delta;
+    local.base = total;
+  }
+
+  #sweep(now: number): void {
+    if (now - this.#lastSweep < this.options.windowMs) return;
+    this.#lastSweep = now;
+    for (const [id, local] of this.#local) {
+      if (
+        local.windowStart + this.options.windowMs <= now && !local.syncing && local.unsynced === 0
+      ) {
+        this.#local.delete(id);
+      }
+    }
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * Wires the service: configuration from the environment (validated, failing fast), KV, the HTTP
+ * app, the queue listener and the crons, all in one process on one KV.
+ *
+ * Run with `deno task dev` or `deno task start`. Importing this module starts nothing.
+ */
+import { KeyResolver, KeyUsageTracker } from "./domain/auth.ts";
+import { type Clock, systemClock } from "./domain/clock.ts";
+import { type Config, ConfigError, loadConfig } from "./domain/config.ts";
+import type { Deps } from "./domain/deps.ts";
+import { createDispatcher, type JobHandlers } from "./jobs/dispatcher.ts";
+import { kvQueue } from "./jobs/queue.ts";
+import { RateLimiter } from "./kv/rate_limiter.ts";
+import { buildApp, type RouteGroup } from "./routes/app.ts";
+import type { Services } from "./routes/env.ts";
+
+/** A running service: its address and how to stop it cleanly. */
+export interface RunningService {
+  url: string;
+  port: number;
+  services: Services;
+  /** Resolves when the queue listener has stopped (after the KV is closed). */
+  finished: Promise<void>;
+  /** Runs the periodic maintenance once (what the crons do), for tests and the crons themselves. */
+  tick(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  config: Config;
+  kv?: Deno.Kv;
+  clock?: Clock;
+  /** Register the Deno.cron schedules (not in tests: a cron cannot be unregistered). */
+  crons?: boolean;
+  onListen?: (addr: Deno.NetAddr) => void;
+}
+
+/** Builds the long-lived services for a KV and clock. */
+export function createServices(deps: Deps): Services {
+  return {
+    deps,
+    resolver: new KeyResolver(deps),
+    keyUsage: new KeyUsageTracker(deps),
+    limits: {
+      key: new RateLimiter(deps.kv, deps.clock, {
+        name: "key",
+        limit: 600,
+        windowMs: 60_000,
+        mode: "batched",
+      }),
+      ip: new RateLimiter(deps.kv, deps.clock, {
+        name: "ip",
+        limit: 600,
+        windowMs: 60_000,
+        mode: "batched",
+      }),
+      signup: new RateLimiter(deps.kv, deps.clock, {
+        name: "signup",
+        limit: 5,
+        windowMs: 3_600_000,
+        mode: "strict",
+      }),
+    },
+  };
+}
+
+/** Starts HTTP, the queue listener and the maintenance loop on one KV. */
+export async function startService(options: StartOptions): Promise<RunningService> {
+  const { config } = options;
+  const kv = options.kv ?? await openKv(config.kvPath);
+  const clock = options.clock ?? systemClock;
+  const deps: Deps = { kv, clock, config, queue: kvQueue(kv) };
+  const services = createServices(deps);
+
+  const groups: RouteGroup[] = [];
+  const handlers: JobHandlers = {};
+  const maintenance: (() => Promise<void>)[] = [
+    () => services.keyUsage.flush(),
+    () => services.limits.key.flush(),
+    () => services.limits.ip.flush(),
+  ];
+
+  const app = buildApp(services, groups);
+  const listening = kv.listenQueue(createDispatcher(handlers));
+
+  const tick = async () => {
+    for (const task of maintenance) {
+      try {
+        await task();
+      } catch (err) {
+        console.error(
+          JSON.stringify({ level: "error", msg: "maintenance failed", error: String(err) }),
+        );
+      }
+    }
+  };
+  // Flushing in-memory usage every few seconds keeps KV writes off the request path.
+  const timer = setInterval(tick, 5_000);
+  if (options.crons) {
+    Deno.cron("serpwright maintenance", "* * * * *", { backoffSchedule: [1000, 5000] }, tick);
+  }
+
+  const ac = new AbortController();
+  let resolveAddr: (a: Deno.NetAddr) => void;
+  const addrReady = new Promise<Deno.NetAddr>((r) => (resolveAddr = r));
+  const server = Deno.serve({
+    port: config.port,
+    hostname: config.host,
+    signal: ac.signal,
+    onListen: (addr) => {
+      resolveAddr(addr as Deno.NetAddr);
+      options.onListen?.(addr as Deno.NetAddr);
+    },
+  }, app.fetch);
+  const addr = await addrReady;
+  const host = addr.hostname === "0.0.0.0" ? "127.0.0.1" : addr.hostname;
+
+  return {
+    url: `http://${host}:${addr.port}`,
+    port: addr.port,
+    services,
+    finished: listening.catch(() => {}),
+    tick,
+    async close() {
+      clearInterval(timer);
+      ac.abort();
+      await server.finished;
+      await tick();
+      if (!options.kv) {
+        kv.close();
+        await listening.catch(() => {});
+      }
+    },
+  };
+}
+
+/** Opens KV at a file path (creating its folder), `:memory:`, or a KV Connect URL. */
+export async function openKv(path: string): Promise<Deno.Kv> {
+  if (path !== ":memory:" && !/^https?:\/\//.test(path)) {
+    const dir = path.replace(/\/[^/]*$/, "");
+    if (dir && dir !== path) await Deno.mkdir(dir, { recursive: true });
+  }
+  return await Deno.openKv(path);
+}
+
+if (import.meta.main) {
+  let config: Config;
+  try {
+    config = loadConfig(Deno.env.toObject());
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      Deno.exit(1);
+    }
+    throw err;
+  }
+  await startService({
+    config,
+    crons: true,
+    onListen: (a) => console.log(`Serpwright listening on http://${a.hostname}:${a.port}`),
+  });
+}

@@ -1,0 +1,100 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context, Next } from "hono";
+import { ApiError } from "../domain/errors.ts";
+import { accountRoutes } from "./accounts.ts";
+import { adminRoutes } from "./admin.ts";
+import { apiKeyRoutes } from "./api_keys.ts";
+import type { AppEnv, Services } from "./env.ts";
+import { identify } from "./middleware/auth.ts";
+import { errorBody, errorHandler, notFoundHandler } from "./middleware/errors.ts";
+import { jsonBody } from "./middleware/json_body.ts";
+import { rateLimit } from "./middleware/rate_limit.ts";
+import { requestId } from "./middleware/request_id.ts";
+import { projectRoutes } from "./projects.ts";
+
+/** The extra route groups later capabilities add, each registering on the same app. */
+export type RouteGroup = (app: OpenAPIHono<AppEnv>, s: Services) => void;
+
+/**
+ * Builds the HTTP app: common middleware, every route group, the OpenAPI document, and one error
+ * renderer. Nothing here talks to KV directly; the routes call the domain.
+ */
+export function buildApp(s: Services, extraGroups: RouteGroup[] = []): OpenAPIHono<AppEnv> {
+  const baseUrl = s.deps.config.publicBaseUrl;
+  const app = new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) {
+        throw new ApiError("invalid_request", 400, describeZodError(result.error));
+      }
+    },
+  });
+
+  app.onError(errorHandler(baseUrl));
+  app.use("*", requestId({ trustProxy: s.deps.config.trustProxy }));
+  app.use("/v1/*", identify(s));
+  const general = rateLimit(s);
+  const signups = rateLimit(s, { limiter: s.limits.signup });
+  app.use("/v1/*", function chooseRateLimit(c: Context<AppEnv>, next: Next) {
+    return c.req.method === "POST" && c.req.path === "/v1/accounts"
+      ? signups(c, next)
+      : general(c, next);
+  });
+  app.use("*", jsonBody());
+
+  for (const group of [accountRoutes, apiKeyRoutes, projectRoutes, ...extraGroups, adminRoutes]) {
+    group(app, s);
+  }
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    description: "An API key: `sk_sandbox_…` from signup, or `sk_live_…` after upgrade.",
+  });
+  app.doc31("/v1/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "Serpwright API",
+      version: "1.0.0",
+      description:
+        "SEO automation for agents: signup, projects, technical audits, draft articles, billing and webhooks.",
+    },
+    servers: [{ url: baseUrl }],
+  });
+
+  const routeTable = app.routes
+    .filter((r) => r.method !== "ALL")
+    .map((r) => ({ method: r.method, re: pathRegex(r.path) }));
+  app.notFound((c) => {
+    const allowed = [
+      ...new Set(routeTable.filter((r) => r.re.test(c.req.path)).map((r) => r.method)),
+    ];
+    if (allowed.length > 0 && !allowed.includes(c.req.method)) {
+      c.header("Allow", allowed.join(", "));
+      const err = new ApiError(
+        "method_not_allowed",
+        405,
+        `Method ${c.req.method} is not allowed on ${c.req.path}; allowed: ${allowed.join(", ")}`,
+      );
+      return c.json(errorBody(baseUrl, err), 405);
+    }
+    return notFoundHandler(baseUrl)(c);
+  });
+  return app;
+}
+
+function pathRegex(path: string): RegExp {
+  const escaped = path.split("/").map((seg) =>
+    seg.startsWith(":") ? "[^/]+" : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+  ).join("/");
+  return new RegExp(`^${escaped}/?$`);
+}
+
+/** "field.path: what is wrong" for the first failed check, so the caller knows which field. */
+function describeZodError(
+  error: { issues: { path: PropertyKey[]; message: string; code?: string }[] },
+): string {
+  const issue = error.issues[0];
+  if (!issue) return "Invalid request";
+  const path = issue.path.map(String).join(".");
+  return `${path || "body"}: ${issue.message}`;
+}

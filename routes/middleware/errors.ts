@@ -1,0 +1,67 @@
+import type { Context, ErrorHandler, NotFoundHandler } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { ApiError } from "../../domain/errors.ts";
+import type { AppEnv } from "../env.ts";
+
+/** The `/v1` error body. */
+export function errorBody(baseUrl: string, err: ApiError): Record<string, unknown> {
+  return {
+    error: {
+      code: err.code,
+      message: err.message,
+      doc_url: `${baseUrl}/docs/errors#${err.code}`,
+    },
+    ...err.extra,
+  };
+}
+
+/** Maps anything thrown to an ApiError; unknown failures become `internal_error`. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof HTTPException) {
+    if (err.status === 413) {
+      return new ApiError("payload_too_large", 413, "Request body is too large");
+    }
+    if (err.status >= 400 && err.status < 500) {
+      return new ApiError("invalid_request", 400, err.message || "Malformed request");
+    }
+  }
+  return new ApiError(
+    "internal_error",
+    500,
+    "Internal server error; retry with the same Idempotency-Key",
+  );
+}
+
+/**
+ * Renders every failure in one place, as the `/v1` error shape. Unexpected exceptions are logged
+ * with the request id and never leak a stack trace to the caller.
+ */
+export function errorHandler(baseUrl: string): ErrorHandler<AppEnv> {
+  return function renderError(err: Error, c: Context<AppEnv>) {
+    const apiError = toApiError(err);
+    if (apiError.status >= 500) {
+      console.error(
+        JSON.stringify({
+          level: "error",
+          request_id: c.get("requestId"),
+          method: c.req.method,
+          path: c.req.path,
+          error: err instanceof ApiError ? err.message : String(err?.stack ?? err),
+        }),
+      );
+    }
+    for (const [k, v] of Object.entries(apiError.headers ?? {})) c.header(k, v);
+    return c.json(errorBody(baseUrl, apiError), apiError.status as 400);
+  };
+}
+
+/** Unknown paths answer 404 `not_found` in the error shape. */
+export function notFoundHandler(baseUrl: string): NotFoundHandler<AppEnv> {
+  return function notFound(c: Context<AppEnv>) {
+    return c.json(
+      errorBody(baseUrl, new ApiError("not_found", 404, `No route ${c.req.method} ${c.req.path}`)),
+      404,
+    );
+  };
+}

@@ -1,0 +1,89 @@
+import type { MiddlewareHandler } from "hono";
+import { ApiError } from "../../domain/errors.ts";
+import type { AppEnv } from "../env.ts";
+
+/** No endpoint needs more; larger bodies are refused before they are read in full. */
+export const MAX_BODY_BYTES = 64 * 1024;
+const MAX_DEPTH = 20;
+
+/**
+ * Reads and parses a JSON body once, with a size cap counted on the bytes actually received
+ * (Content-Length is not trusted), so the zod validators downstream see a parsed object. An empty
+ * body counts as `{}` (several endpoints take an optional body); anything else must be JSON.
+ */
+export function jsonBody(): MiddlewareHandler<AppEnv> {
+  return async function jsonBodyMiddleware(c, next) {
+    const method = c.req.method;
+    if (method !== "POST" && method !== "PUT" && method !== "PATCH") return await next();
+    const declared = Number(c.req.header("content-length") ?? "0");
+    if (declared > MAX_BODY_BYTES) throw tooLarge();
+    const text = await readCapped(c.req.raw);
+    let value: unknown = {};
+    if (text.trim() !== "") {
+      const type = c.req.header("content-type") ?? "";
+      if (!/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) {
+        throw new ApiError("invalid_request", 400, "Content-Type must be application/json");
+      }
+      try {
+        value = JSON.parse(text);
+      } catch {
+        throw new ApiError("invalid_request", 400, "Malformed JSON in request body");
+      }
+      if (depth(value) > MAX_DEPTH) {
+        throw new ApiError("invalid_request", 400, `JSON nested deeper than ${MAX_DEPTH} levels`);
+      }
+    }
+    // Hono's validators read `c.req.json()`, which answers from this cache; an empty body must
+    // also read as empty bytes, or the media-type gate would see the cached `{}` as a body.
+    c.req.bodyCache.json = Promise.resolve(value);
+    if (text.trim() === "") {
+      c.req.bodyCache.arrayBuffer = Promise.resolve(new ArrayBuffer(0)) as never;
+    }
+    await next();
+  };
+}
+
+function tooLarge(): ApiError {
+  return new ApiError("payload_too_large", 413, `Request body exceeds ${MAX_BODY_BYTES} bytes`);
+}
+
+async function readCapped(req: Request): Promise<string> {
+  if (!req.body) return "";
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (true) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const ch of chunks) {
+    all.set(ch, at);
+    at += ch.byteLength;
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(all);
+  } catch {
+    throw new ApiError("invalid_request", 400, "Request body is not valid UTF-8");
+  }
+}
+
+function depth(v: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[v, 1]];
+  while (stack.length) {
+    const [x, d] = stack.pop()!;
+    if (x === null || typeof x !== "object") continue;
+    if (d > max) max = d;
+    if (d > MAX_DEPTH) return d;
+    for (const child of Object.values(x)) stack.push([child, d + 1]);
+  }
+  return max;
+}

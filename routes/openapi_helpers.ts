@@ -1,0 +1,78 @@
+import { z } from "@hono/zod-openapi";
+import { ERROR_CODES, type ErrorCode } from "../domain/errors.ts";
+
+export const ErrorSchema = z.object({
+  error: z.object({
+    code: z.string().openapi({ example: "invalid_request" }),
+    message: z.string().openapi({ example: "email: Invalid email address" }),
+    doc_url: z.string().openapi({ example: "http://localhost:8000/docs/errors#invalid_request" }),
+  }),
+}).passthrough().openapi("Error");
+
+const rateHeaders = {
+  "X-RateLimit-Limit": {
+    schema: { type: "integer" as const },
+    description: "Requests allowed in the window",
+  },
+  "X-RateLimit-Remaining": {
+    schema: { type: "integer" as const },
+    description: "Requests left in the window",
+  },
+  "X-RateLimit-Reset": {
+    schema: { type: "integer" as const },
+    description: "Unix time (s) the window resets",
+  },
+};
+
+/** Codes every authenticated endpoint may answer. */
+export const AUTH_ERRORS: ErrorCode[] = [
+  "unauthorized",
+  "key_revoked",
+  "key_expired",
+  "rate_limited",
+];
+
+/**
+ * The `responses` object of a route: its success response and one entry per error status, each
+ * listing the codes it carries. Rate-limit headers on all of them.
+ */
+export function responses(
+  success: Record<number, { description: string; schema: z.ZodType }>,
+  errors: ErrorCode[],
+) {
+  const out: Record<string, unknown> = {};
+  for (const [status, s] of Object.entries(success)) {
+    out[status] = {
+      description: s.description,
+      headers: rateHeaders,
+      content: { "application/json": { schema: s.schema } },
+    };
+  }
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of new Set<ErrorCode>([...errors, "invalid_request", "internal_error"])) {
+    const status = ERROR_CODES[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+    const retry = status === 429
+      ? { "Retry-After": { schema: { type: "integer" as const }, description: "Seconds to wait" } }
+      : {};
+    out[String(status)] = {
+      description: codes.map((code) => `\`${code}\`: ${ERROR_CODES[code].meaning}`).join(" "),
+      headers: { ...rateHeaders, ...retry },
+      content: { "application/json": { schema: ErrorSchema } },
+    };
+  }
+  // deno-lint-ignore no-explicit-any
+  return out as any;
+}
+
+export const IdempotencyHeader = z.object({
+  "idempotency-key": z.string().min(1).max(200).optional().openapi({
+    description:
+      "Makes the POST safe to retry: a repeat with the same key replays the stored response (24 h).",
+    example: "6f1c1f2e-4b8a-4c1e-9d2a-5a7a0d7c2b11",
+  }),
+});
+
+export const bearerSecurity = [{ bearerAuth: [] }];
