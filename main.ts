@@ -11,7 +11,8 @@ import type { Deps } from "./domain/deps.ts";
 import { createDispatcher, type JobHandlers } from "./jobs/dispatcher.ts";
 import { kvQueue } from "./jobs/queue.ts";
 import { RateLimiter } from "./kv/rate_limiter.ts";
-import { buildApp, type RouteGroup } from "./routes/app.ts";
+import { buildApp } from "./routes/app.ts";
+import { capabilities } from "./capabilities.ts";
 import type { Services } from "./routes/env.ts";
 
 /** A running service: its address and how to stop it cleanly. */
@@ -72,15 +73,18 @@ export async function startService(options: StartOptions): Promise<RunningServic
   const deps: Deps = { kv, clock, config, queue: kvQueue(kv) };
   const services = createServices(deps);
 
-  const groups: RouteGroup[] = [];
   const handlers: JobHandlers = {};
   const maintenance: (() => Promise<void>)[] = [
     () => services.keyUsage.flush(),
     () => services.limits.key.flush(),
     () => services.limits.ip.flush(),
   ];
+  for (const cap of capabilities) {
+    Object.assign(handlers, cap.jobs?.(services));
+    if (cap.maintenance) maintenance.push(() => cap.maintenance!(services));
+  }
 
-  const app = buildApp(services, groups);
+  const app = buildApp(services, capabilities.flatMap((c) => (c.routes ? [c.routes] : [])));
   const listening = kv.listenQueue(createDispatcher(handlers));
 
   const tick = async () => {

@@ -90,11 +90,12 @@ export class RateLimiter {
     return this.#decision(allowed, used + (allowed ? 1 : 0), windowStart, now);
   }
 
-  /** Pushes every bucket's unsynced hits to KV (tests and shutdown). */
+  /** Reconciles every bucket with KV now: pushes unsynced hits, learns other processes' counts. */
   async flush(): Promise<void> {
     for (const [id, local] of this.#local) {
       if (local.syncing) await local.syncing;
-      if (local.unsynced > 0) await this.#sync(id, local);
+      if (local.loaded) await local.loaded;
+      await this.#sync(id, local);
     }
   }
 

@@ -1,0 +1,108 @@
+/**
+ * The article pipeline the job layer calls: write → QA → (revise once) → result or WriterError.
+ *
+ * Free of HTTP and KV: the caller persists stages through `onStage` and stores the result.
+ */
+
+import { type ArticleBrief, type Writer, WriterError } from "./writer.ts";
+import { DEFAULT_QA_THRESHOLD, feedbackFrom, type QaResult, scoreArticle } from "./qa.ts";
+import { countWords } from "./markdown_text.ts";
+import { createBuiltinWriter } from "./builtin_writer.ts";
+import { createModelWriter } from "./model_writer.ts";
+
+export interface GeneratedArticle {
+  title: string;
+  meta_description: string;
+  content_markdown: string;
+  /** Words of the visible markdown text, title heading and editor's notes included. */
+  word_count: number;
+  qa_score: number;
+  /** True when the first draft fell under the threshold and the revision passed. */
+  revised: boolean;
+}
+
+export type ArticleStage = "generating" | "qa";
+
+/**
+ * Generates one article. A draft under `qaThreshold` is revised once with the failed assessments
+ * as feedback; if the revision is still under it, this throws `WriterError("qa_failed")`.
+ */
+export async function generateArticle(input: {
+  brief: ArticleBrief;
+  writer: Writer;
+  qaThreshold?: number;
+  onStage?: (stage: ArticleStage) => Promise<void>;
+}): Promise<GeneratedArticle> {
+  const { brief, writer } = input;
+  const threshold = input.qaThreshold ?? DEFAULT_QA_THRESHOLD;
+  if (!brief.topic.trim() || !brief.primaryKeyword.trim()) {
+    throw new WriterError("invalid_brief", "The brief needs a topic and a primary keyword.");
+  }
+  await input.onStage?.("generating");
+  let draft = await guard(() => writer.write(brief));
+  await input.onStage?.("qa");
+  let qa: QaResult = scoreArticle(draft, brief);
+  let revised = false;
+  if (qa.score < threshold) {
+    const feedback = feedbackFrom(qa);
+    draft = await guard(() => writer.revise(brief, draft, feedback));
+    qa = scoreArticle(draft, brief);
+    revised = true;
+    if (qa.score < threshold) {
+      const failed = feedbackFrom(qa);
+      throw new WriterError(
+        "qa_failed",
+        `The article scored ${qa.score} after one revision (threshold ${threshold}). ` +
+          `Failed: ${failed.map((f) => f.id).join(", ") || "none"}.`,
+        { qa_score: qa.score, threshold, failed },
+      );
+    }
+  }
+  return {
+    title: draft.title,
+    meta_description: draft.metaDescription,
+    content_markdown: draft.markdown,
+    word_count: countWords(draft.markdown),
+    qa_score: qa.score,
+    revised,
+  };
+}
+
+/** Lets only WriterError out, so the job layer branches on one type. */
+async function guard<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof WriterError) throw e;
+    throw new WriterError("writer_failed", `The writer failed: ${String(e)}`, undefined, {
+      cause: e,
+    });
+  }
+}
+
+export interface WriterConfig {
+  openaiApiKey?: string;
+  openaiBaseUrl?: string;
+  openaiModel?: string;
+  timeoutMs?: number;
+  maxRetries?: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** The model writer when an API key is configured, otherwise the offline built-in writer. */
+export function createWriter(config: WriterConfig): Writer {
+  if (config.openaiApiKey) {
+    return createModelWriter({
+      apiKey: config.openaiApiKey,
+      baseURL: config.openaiBaseUrl,
+      model: config.openaiModel,
+      timeoutMs: config.timeoutMs,
+      maxRetries: config.maxRetries,
+      sleep: config.sleep,
+    });
+  }
+  return createBuiltinWriter();
+}
+
+export { WriterError } from "./writer.ts";
+export type { ArticleBrief, Draft, QaFeedback, Writer } from "./writer.ts";

@@ -1,0 +1,255 @@
+import assert from "node:assert/strict";
+import { createModelWriter } from "../../domain/writing/model_writer.ts";
+import { generateArticle } from "../../domain/writing/generate_article.ts";
+import { WriterError } from "../../domain/writing/writer.ts";
+import { type Reply, schemaName, startFakeOpenAI, userText } from "./fake_openai.ts";
+import { brief, HOST, sectionProse } from "./fixtures.ts";
+
+const KW = "running shoes";
+
+const OUTLINE = {
+  title: "Running shoes for beginners",
+  meta_description:
+    "Running shoes for beginners: how to judge comfort and fit, what to spend, how to care for them and where to try a pair before you buy.",
+  sections: [
+    { heading: "Running shoes and comfort", subheadings: [], key_points: ["a"], link_urls: [] },
+    { heading: "Getting the fit right", subheadings: [], key_points: ["b"], link_urls: [] },
+    { heading: "Running shoes on a budget", subheadings: [], key_points: ["c"], link_urls: [] },
+    { heading: "Caring for your pair", subheadings: [], key_points: ["d"], link_urls: [] },
+    { heading: "Summary", subheadings: [], key_points: ["e"], link_urls: [] },
+  ],
+  faq_heading: "Running shoes: questions",
+  faq_questions: ["How often should I replace them?"],
+};
+
+/** A well-behaved model: answers each call with content that passes QA. */
+// deno-lint-ignore no-explicit-any
+function goodModel(body: any): Reply {
+  const name = schemaName(body);
+  const prompt = userText(body);
+  if (name === "article_outline") return { content: JSON.stringify(OUTLINE) };
+  if (name === "article_revision") {
+    return {
+      content: JSON.stringify({
+        title: "ignored",
+        meta_description: OUTLINE.meta_description,
+        markdown: `# Running shoes for beginners\n\nRevised text on ${KW}. See the ` +
+          `[made-up page](https://${HOST}/nowhere) and [fit guide](https://${HOST}/guides/fit).\n`,
+      }),
+    };
+  }
+  if (prompt.startsWith("Write the introduction")) {
+    return {
+      content: JSON.stringify({
+        markdown: `Choosing ${KW} is easier with a plan. Start with our ` +
+          `[fitting guide](https://${HOST}/guides/fit) or browse [trail shoes](https://${HOST}/shop/trail).`,
+      }),
+    };
+  }
+  const section = /section "([^"]+)"/.exec(prompt)?.[1] ?? "faq";
+  const seed = section.toLowerCase().replace(/[^a-z ]/g, "").split(" ").at(-1)!;
+  return { content: JSON.stringify({ markdown: sectionProse(seed, KW) }) };
+}
+
+function fastWriter(baseURL: string, extra: Partial<Parameters<typeof createModelWriter>[0]> = {}) {
+  const sleeps: number[] = [];
+  const writer = createModelWriter({
+    apiKey: "test-key",
+    baseURL,
+    model: "fake-model-1",
+    maxRetries: 2,
+    timeoutMs: 5_000,
+    sleep: (ms) => {
+      sleeps.push(ms);
+      return Promise.resolve();
+    },
+    ...extra,
+  });
+  return { writer, sleeps };
+}
+
+async function rejectsWith(p: Promise<unknown>, code: string): Promise<WriterError> {
+  try {
+    await p;
+  } catch (e) {
+    assert.ok(e instanceof WriterError, `expected WriterError, got ${e}`);
+    assert.equal(e.code, code, e.message);
+    return e;
+  }
+  throw new Error(`expected WriterError ${code}, but it resolved`);
+}
+
+Deno.test("model writer: outline then sections, structured output, passes QA", async () => {
+  const fake = startFakeOpenAI((body) => goodModel(body));
+  try {
+    const { writer, sleeps } = fastWriter(fake.baseURL);
+    const result = await generateArticle({ brief: brief(), writer });
+    assert.equal(result.title, "Running shoes for beginners");
+    assert.ok(result.qa_score >= 70, `qa ${result.qa_score}`);
+    assert.equal(result.revised, false);
+    assert.match(result.content_markdown, /^# Running shoes for beginners\n/);
+    assert.match(result.content_markdown, /## Running shoes and comfort/);
+    assert.match(result.content_markdown, /\]\(https:\/\/shoes\.example\/guides\/fit\)/);
+    assert.equal(sleeps.length, 0);
+
+    // 1 outline + 1 intro + 5 sections + 1 FAQ, in that order.
+    assert.equal(fake.requests.length, 8);
+    const first = fake.requests[0];
+    assert.equal(first.auth, "Bearer test-key");
+    assert.equal(first.body.model, "fake-model-1");
+    assert.equal(first.body.response_format.type, "json_schema");
+    assert.equal(first.body.response_format.json_schema.name, "article_outline");
+    assert.equal(first.body.response_format.json_schema.strict, true);
+    const schema = first.body.response_format.json_schema.schema;
+    assert.equal(schema.additionalProperties, false);
+    assert.deepEqual(schema.required.sort(), Object.keys(OUTLINE).sort());
+    assert.equal(schema.properties.sections.items.additionalProperties, false);
+    assert.equal(schemaName(fake.requests[1].body), "article_section");
+    // Language, country and the real site pages reach the prompt.
+    const system = first.body.messages[0].content as string;
+    assert.match(system, /language "en"/);
+    assert.match(system, /country "GB"/);
+    assert.match(userText(first.body), /https:\/\/shoes\.example\/guides\/fit/);
+  } finally {
+    await fake.close();
+  }
+});
+
+Deno.test("model writer: malformed JSON every time → WriterError model_malformed", async () => {
+  const fake = startFakeOpenAI(() => ({ content: "{not json" }));
+  try {
+    const { writer, sleeps } = fastWriter(fake.baseURL);
+    const e = await rejectsWith(writer.write(brief()), "model_malformed");
+    assert.match(e.message, /not valid JSON/);
+    assert.equal(fake.requests.length, 3); // first try + maxRetries 2
+    assert.equal(sleeps.length, 2);
+  } finally {
+    await fake.close();
+  }
+});
+
+Deno.test("model writer: valid JSON of the wrong shape → model_malformed", async () => {
+  const fake = startFakeOpenAI(() => ({ content: JSON.stringify({ hello: "world" }) }));
+  try {
+    const { writer } = fastWriter(fake.baseURL, { maxRetries: 0 });
+    const e = await rejectsWith(writer.write(brief()), "model_malformed");
+    assert.match(e.message, /does not match the schema/);
+    assert.equal(fake.requests.length, 1);
+  } finally {
+    await fake.close();
+  }
+});
+
+Deno.test("model writer: truncated reply (finish_reason length) → model_malformed", async () => {
+  const fake = startFakeOpenAI(() => ({ content: '{"title": "Run', finishReason: "length" }));
+  try {
+    const { writer } = fastWriter(fake.baseURL, { maxRetries: 0 });
+    const e = await rejectsWith(writer.write(brief()), "model_malformed");
+    assert.match(e.message, /cut off/);
+  } finally {
+    await fake.close();
+  }
+});
+
+Deno.test("model writer: 429 then success retries with backoff", async () => {
+  const fake = startFakeOpenAI((body, i) =>
+    i === 0 ? { status: 429, headers: { "retry-after": "3" } } : goodModel(body)
+  );
+  try {
+    const { writer, sleeps } = fastWriter(fake.baseURL);
+    const draft = await writer.write(brief());
+    assert.equal(draft.title, "Running shoes for beginners");
+    assert.equal(draft.generator, "model:fake-model-1");
+    assert.equal(fake.requests.length, 9); // one 429 + 8 successful calls
+    assert.deepEqual(sleeps, [3000]); // Retry-After beats the 1 s first backoff step
+  } finally {
+    await fake.close();
+  }
+});
+
+Deno.test("model writer: 500 every time → WriterError model_failed after the retry budget", async () => {
+  const fake = startFakeOpenAI(() => ({ status: 500 }));
+  try {
+    const { writer, sleeps } = fastWriter(fake.baseURL, { maxRetries: 3 });
+    const e = await rejectsWith(
+      generateArticle({ brief: brief(), writer }),
+      "model_failed",
+    );
+    assert.match(e.message, /HTTP 500/);
+    assert.match(e.message, /4 attempt/);
+    assert.equal(e.details?.status, 500);
+    assert.equal(fake.requests.length, 4);
+    assert.deepEqual(sleeps, [1000, 2000, 4000]);
+  } finally {
+    await fake.close();
+  }
+});
+
+Deno.test("model writer: 401 is not retried", async () => {
+  const fake = startFakeOpenAI(() => ({ status: 401 }));
+  try {
+    const { writer, sleeps } = fastWriter(fake.baseURL);
+    await rejectsWith(writer.write(brief()), "model_failed");
+    assert.equal(fake.requests.length, 1);
+    assert.equal(sleeps.length, 0);
+  } finally {
+    await fake.close();
+  }
+});
+
+Deno.test("model writer: a server without json_schema gets JSON mode", async () => {
+  const fake = startFakeOpenAI((body) =>
+    body.response_format?.type === "json_schema"
+      ? { status: 400, body: { error: { message: "response_format json_schema not supported" } } }
+      : goodModel({
+        ...body,
+        response_format: {
+          json_schema: {
+            name: /Plan an article/.test(userText(body)) ? "article_outline" : "article_section",
+          },
+        },
+      })
+  );
+  try {
+    const { writer, sleeps } = fastWriter(fake.baseURL);
+    const draft = await writer.write(brief());
+    assert.match(draft.markdown, /## Getting the fit right/);
+    assert.equal(fake.requests[1].body.response_format.type, "json_object");
+    assert.match(JSON.stringify(fake.requests[1].body.messages), /matching this JSON schema/);
+    assert.equal(fake.requests.length, 9); // one refusal, then 8 calls in JSON mode
+    assert.equal(sleeps.length, 0);
+  } finally {
+    await fake.close();
+  }
+});
+
+Deno.test("model writer: a reply slower than the timeout fails as model_failed", async () => {
+  const fake = startFakeOpenAI(() => ({ delayMs: 2_000, then: { content: "{}" } }));
+  try {
+    const { writer } = fastWriter(fake.baseURL, { maxRetries: 0, timeoutMs: 100 });
+    const e = await rejectsWith(writer.write(brief()), "model_failed");
+    assert.match(e.message, /timed out/);
+  } finally {
+    await fake.close();
+  }
+});
+
+Deno.test("model writer: revise sends the failed checks and unlinks unknown pages", async () => {
+  const fake = startFakeOpenAI((body) => goodModel(body));
+  try {
+    const { writer } = fastWriter(fake.baseURL);
+    const b = brief();
+    const revised = await writer.revise(
+      b,
+      { title: b.topic, metaDescription: "x", markdown: "# x\n", generator: "model:x" },
+      [{ id: "text_length", message: "The body has only 10 words." }],
+    );
+    assert.equal(revised.title, "Running shoes for beginners");
+    assert.ok(!revised.markdown.includes("/nowhere"));
+    assert.match(revised.markdown, /made-up page/);
+    assert.match(revised.markdown, /\[fit guide\]\(https:\/\/shoes\.example\/guides\/fit\)/);
+    assert.match(userText(fake.requests[0].body), /text_length: The body has only 10 words/);
+  } finally {
+    await fake.close();
+  }
+});
