@@ -3,8 +3,16 @@
  * periodic maintenance into the one app and the one dispatcher; main.ts wires them in order.
  */
 import type { JobHandlers } from "./jobs/dispatcher.ts";
+import { auditJobs, auditMaintenance } from "./jobs/audit_jobs.ts";
+import { auditRoutes } from "./routes/audits.ts";
+import { articleJobs, articleMaintenance } from "./jobs/article_jobs.ts";
+import { articleRoutes } from "./routes/articles.ts";
 import type { RouteGroup } from "./routes/app.ts";
 import type { Services } from "./routes/env.ts";
+import { webhookJobs, webhookMaintenance } from "./jobs/webhook_jobs.ts";
+import { webhookRoutes } from "./routes/webhooks.ts";
+import { billingRoutes } from "./routes/billing.ts";
+import { pageRoutes } from "./routes/pages.ts";
 
 export interface Capability {
   name: string;
@@ -16,4 +24,25 @@ export interface Capability {
   maintenance?: (s: Services) => Promise<void>;
 }
 
-export const capabilities: Capability[] = [];
+export const capabilities: Capability[] = [
+  {
+    name: "webhooks",
+    routes: webhookRoutes,
+    jobs: (s) => webhookJobs(s.deps),
+    maintenance: (s) => webhookMaintenance(s.deps),
+  },
+  { name: "billing", routes: billingRoutes },
+  {
+    name: "audits",
+    routes: auditRoutes,
+    jobs: (s) => auditJobs(s.deps),
+    maintenance: (s) => auditMaintenance(s.deps),
+  },
+  {
+    name: "articles",
+    routes: articleRoutes,
+    jobs: (s) => articleJobs(s.deps),
+    maintenance: (s) => articleMaintenance(s.deps),
+  },
+  { name: "pages", routes: pageRoutes },
+];

@@ -10,6 +10,7 @@ import { type Config, ConfigError, loadConfig } from "./domain/config.ts";
 import type { Deps } from "./domain/deps.ts";
 import { createDispatcher, type JobHandlers } from "./jobs/dispatcher.ts";
 import { kvQueue } from "./jobs/queue.ts";
+import { tableQueue } from "./jobs/table_queue.ts";
 import { RateLimiter } from "./kv/rate_limiter.ts";
 import { buildApp } from "./routes/app.ts";
 import { capabilities } from "./capabilities.ts";
@@ -45,13 +46,13 @@ export function createServices(deps: Deps): Services {
     limits: {
       key: new RateLimiter(deps.kv, deps.clock, {
         name: "key",
-        limit: 600,
+        limit: deps.config.rateLimitPerMinute,
         windowMs: 60_000,
         mode: "batched",
       }),
       ip: new RateLimiter(deps.kv, deps.clock, {
         name: "ip",
-        limit: 600,
+        limit: deps.config.rateLimitPerMinute,
         windowMs: 60_000,
         mode: "batched",
       }),
@@ -70,7 +71,8 @@ export async function startService(options: StartOptions): Promise<RunningServic
   const { config } = options;
   const kv = options.kv ?? await openKv(config.kvPath);
   const clock = options.clock ?? systemClock;
-  const deps: Deps = { kv, clock, config, queue: kvQueue(kv) };
+  const table = config.jobQueue === "table" ? tableQueue(kv) : null;
+  const deps: Deps = { kv, clock, config, queue: table ?? kvQueue(kv) };
   const services = createServices(deps);
 
   const handlers: JobHandlers = {};
@@ -85,7 +87,10 @@ export async function startService(options: StartOptions): Promise<RunningServic
   }
 
   const app = buildApp(services, capabilities.flatMap((c) => (c.routes ? [c.routes] : [])));
-  const listening = kv.listenQueue(createDispatcher(handlers));
+  const dispatch = createDispatcher(handlers);
+  const stopPolling = new AbortController();
+  const listening = table ? table.listen(dispatch, stopPolling.signal) : kv.listenQueue(dispatch);
+  if (table) maintenance.push(async () => void await table.drain(dispatch));
 
   const tick = async () => {
     for (const task of maintenance) {
@@ -127,6 +132,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
     tick,
     async close() {
       clearInterval(timer);
+      stopPolling.abort();
       ac.abort();
       await server.finished;
       await tick();
@@ -158,9 +164,15 @@ if (import.meta.main) {
     }
     throw err;
   }
-  await startService({
+  const service = await startService({
     config,
     crons: true,
     onListen: (a) => console.log(`Serpwright listening on http://${a.hostname}:${a.port}`),
   });
+  // Graceful stop: finish in-flight requests, flush in-memory usage and counters, close KV.
+  const shutdown = async () => {
+    await service.close();
+    Deno.exit(0);
+  };
+  for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, shutdown);
 }

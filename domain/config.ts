@@ -25,6 +25,13 @@ export interface Config {
   openai: { apiKey: string | null; baseUrl: string | null; model: string };
   crawlMaxPages: number;
   crawlConcurrency: number;
+  /**
+   * `kv`: Deno KV's native queue (a local file or `:memory:`); `table`: a polled KV job table, for
+   * KV Connect URLs and hosts without queues. Defaults to `table` for http(s) KV paths.
+   */
+  jobQueue: "kv" | "table";
+  /** Requests per minute per API key (the interface's 600; raised only for benchmarks). */
+  rateLimitPerMinute: number;
   /** How long a cached API-key lookup may be trusted before KV is asked again (other processes' revocations). */
   authCacheTtlMs: number;
 }
@@ -139,6 +146,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     crawlMaxPages: int("CRAWL_MAX_PAGES", 200, 1, 10_000),
     crawlConcurrency: int("CRAWL_CONCURRENCY", 4, 1, 32),
+    jobQueue: jobQueueOf(get("JOB_QUEUE"), kvPath),
+    rateLimitPerMinute: int("RATE_LIMIT_PER_MINUTE", 600, 1, 1_000_000_000),
     authCacheTtlMs: int("AUTH_CACHE_TTL_MS", 2_000, 0, 60_000),
   };
+}
+
+function jobQueueOf(value: string | null, kvPath: string): "kv" | "table" {
+  if (value === null) return /^https?:\/\//.test(kvPath) ? "table" : "kv";
+  if (value === "kv" || value === "table") return value;
+  throw new ConfigError("JOB_QUEUE", `expected kv or table, got '${value}'`);
 }

@@ -80,3 +80,55 @@ export interface SubscriptionRecord {
   activatedAt: number;
   updatedAt: number;
 }
+
+/** An account's prepaid credit balance; changed only by a checked read-modify-write with a ledger entry. */
+export interface BalanceRecord {
+  credits: number;
+  /** Number of ledger entries so far; entry ids are this gapless sequence, so the ledger lists in order. */
+  seq: number;
+  updatedAt: number;
+}
+
+/** One movement of credits, written in the same commit as the balance it produced. */
+export interface LedgerEntry {
+  id: string;
+  accountId: string;
+  kind: "grant" | "debit" | "refund";
+  /** Always positive; `kind` gives the direction. */
+  amount: number;
+  balanceAfter: number;
+  /** Why, e.g. `credit_pack`, `technical_audit`, `article_generated`. */
+  reason: string;
+  /** What it belongs to, e.g. a checkout session, audit or article id. */
+  ref: string;
+  createdAt: number;
+}
+
+/** A Stripe Checkout Session the service created, by session id. */
+export interface CheckoutRecord {
+  sessionId: string;
+  kind: "subscription" | "credit_pack";
+  accountId: string;
+  projectId: string | null;
+  planId: PlanId | null;
+  packId: string | null;
+  url: string;
+  createdAt: number;
+  completedAt: number | null;
+}
+
+/** The latest API-created subscription checkout of a project; reported as pending for 24 h. */
+export interface PendingCheckoutRecord {
+  sessionId: string;
+  planId: PlanId;
+  url: string;
+  createdAt: number;
+}
+
+/** A Stripe event applied once; its presence makes a redelivery a no-op. */
+export interface StripeEventRecord {
+  id: string;
+  type: string;
+  processedAt: number;
+  outcome: string;
+}

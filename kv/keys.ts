@@ -33,6 +33,9 @@ export const keys = {
   /** The one generating API article of a project, if any. */
   activeArticle: (projectId: string) => ["active_article", projectId] as const,
 
+  /** What the latest completed audit learnt about a project's site (pages for internal links). */
+  siteFacts: (projectId: string) => ["site_facts", projectId] as const,
+
   /** Jobs that were started and not finished, swept by the stale-job cron. */
   runningJob: (kind: string, id: string) => ["running_jobs", kind, id] as const,
   runningJobs: () => ["running_jobs"] as const,
@@ -48,18 +51,32 @@ export const keys = {
   checkout: (sessionId: string) => ["checkouts", sessionId] as const,
   pendingCheckout: (projectId: string) => ["pending_checkouts", projectId] as const,
   stripeEvent: (eventId: string) => ["stripe_events", eventId] as const,
+  /** Marks a grant or refund reference as applied, so each is credited once (`kind`: grant|refund). */
+  ledgerRef: (accountId: string, kind: string, ref: string) =>
+    ["credit_ledger_refs", accountId, kind, ref] as const,
+  /** Stripe subscription id → {projectId, accountId}, for renewals whose metadata is missing. */
+  stripeSubscription: (subscriptionId: string) => ["stripe_subscriptions", subscriptionId] as const,
 
   webhook: (accountId: string, webhookId: string) => ["webhooks", accountId, webhookId] as const,
   webhooksOfAccount: (accountId: string) => ["webhooks", accountId] as const,
   webhookCount: (accountId: string) => ["webhook_counts", accountId] as const,
+  /** Last 2xx time of an endpoint as a KvU64 written with `max`, so successes never conflict. */
+  webhookLastSuccess: (webhookId: string) => ["webhook_last_success", webhookId] as const,
   delivery: (deliveryId: string) => ["deliveries", deliveryId] as const,
   deliveriesOfWebhook: (webhookId: string, deliveryId: string) =>
     ["deliveries_by_webhook", webhookId, deliveryId] as const,
   deliveriesOfWebhookPrefix: (webhookId: string) => ["deliveries_by_webhook", webhookId] as const,
+  /** Pending deliveries by the time after which the sweep treats their queue message as lost. */
+  deliveryDue: (sweepAt: number, deliveryId: string) =>
+    ["deliveries_due", sweepAt, deliveryId] as const,
+  deliveriesDue: () => ["deliveries_due"] as const,
 
   /** Events written with the change that caused them, drained into deliveries. */
   outbox: (eventId: string) => ["outbox", eventId] as const,
   outboxAll: () => ["outbox"] as const,
+
+  /** Due jobs of the table queue (stores without native queues), ordered by due time. */
+  jobQueue: (dueAt: number, id: string) => ["job_queue", dueAt, id] as const,
 
   /** Lease so that one process runs a cron tick. */
   lease: (name: string) => ["leases", name] as const,

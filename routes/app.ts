@@ -30,7 +30,7 @@ export function buildApp(s: Services, extraGroups: RouteGroup[] = []): OpenAPIHo
   });
 
   app.onError(errorHandler(baseUrl));
-  app.use("*", requestId({ trustProxy: s.deps.config.trustProxy }));
+  app.use("*", requestId());
   app.use("/v1/*", identify(s));
   const general = rateLimit(s);
   const signups = rateLimit(s, { limiter: s.limits.signup });
@@ -39,7 +39,8 @@ export function buildApp(s: Services, extraGroups: RouteGroup[] = []): OpenAPIHo
       ? signups(c, next)
       : general(c, next);
   });
-  app.use("*", jsonBody());
+  // Only requests that carry a body pay for the body reader; /webhooks/stripe reads its raw body.
+  app.on(["POST", "PUT", "PATCH"], ["/v1/*", "/admin/*"], jsonBody());
 
   for (const group of [accountRoutes, apiKeyRoutes, projectRoutes, ...extraGroups, adminRoutes]) {
     group(app, s);

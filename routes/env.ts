@@ -22,7 +22,6 @@ export interface Services {
 export interface AppEnv {
   Variables: {
     requestId: string;
-    clientIp: string;
     /** Set by `identify` when the bearer key resolved; `requireKey` makes it mandatory. */
     principal: Principal | null;
     /** Why the bearer key did not resolve, thrown by `requireKey`. */

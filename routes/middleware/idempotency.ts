@@ -6,6 +6,7 @@ import {
   releaseIdempotencyKey,
 } from "../../kv/idempotency_store.ts";
 import type { AppEnv, Services } from "../env.ts";
+import { clientIp } from "./request_id.ts";
 
 const MAX_KEY_LENGTH = 200;
 /** How long a request waits for a concurrent twin with the same key before answering 409. */
@@ -36,7 +37,9 @@ export function idempotency(services: Services): MiddlewareHandler<AppEnv> {
       );
     }
     const principal = c.get("principal");
-    const scope = principal ? `acct:${principal.account.id}` : `ip:${c.get("clientIp")}`;
+    const scope = principal
+      ? `acct:${principal.account.id}`
+      : `ip:${clientIp(c, services.deps.config.trustProxy)}`;
     const endpoint = `${c.req.method} ${c.req.path}`;
 
     const deadline = Date.now() + WAIT_FOR_TWIN_MS;

@@ -2,6 +2,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { ApiError } from "../../domain/errors.ts";
 import type { RateDecision, RateLimiter } from "../../kv/rate_limiter.ts";
 import type { AppEnv, Services } from "../env.ts";
+import { clientIp } from "./request_id.ts";
 
 function setHeaders(c: Context<AppEnv>, d: RateDecision): void {
   c.header("X-RateLimit-Limit", String(d.limit));
@@ -21,10 +22,10 @@ export function rateLimit(
   return async function rateLimitMiddleware(c, next) {
     const principal = c.get("principal");
     const decision = options.limiter
-      ? await options.limiter.hit(c.get("clientIp"))
+      ? await options.limiter.hit(clientIp(c, services.deps.config.trustProxy))
       : principal
       ? await services.limits.key.hit(principal.key.id)
-      : await services.limits.ip.hit(c.get("clientIp"));
+      : await services.limits.ip.hit(clientIp(c, services.deps.config.trustProxy));
     setHeaders(c, decision);
     if (!decision.allowed) {
       throw new ApiError(

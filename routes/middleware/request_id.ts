@@ -1,18 +1,22 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { randomPart } from "../../domain/ids.ts";
 import type { AppEnv } from "../env.ts";
 
+/** A random per-process prefix and a counter: unique ids without a CSPRNG call per request. */
+const PROCESS_PREFIX = randomPart(8);
+let counter = 0;
+
 /**
  * Gives every request an id (echoing a sane `X-Request-Id` from the caller), exposes it in the
- * response header and in logs, and records the client IP used for signup limits and scoping.
+ * response header and in logs.
  */
-export function requestId(options: { trustProxy?: boolean } = {}): MiddlewareHandler<AppEnv> {
-  const trustProxy = options.trustProxy ?? false;
+export function requestId(): MiddlewareHandler<AppEnv> {
   return async function requestIdMiddleware(c, next) {
     const given = c.req.header("x-request-id");
-    const id = given && /^[A-Za-z0-9._-]{1,100}$/.test(given) ? given : `req_${randomPart(20)}`;
+    const id = given && given.length <= 100 && /^[A-Za-z0-9._-]+$/.test(given)
+      ? given
+      : `req_${PROCESS_PREFIX}${(counter++).toString(36)}`;
     c.set("requestId", id);
-    c.set("clientIp", clientIp(c.req.raw, c.env, trustProxy));
     c.set("principal", null);
     c.set("authError", null);
     c.header("X-Request-Id", id);
@@ -20,11 +24,16 @@ export function requestId(options: { trustProxy?: boolean } = {}): MiddlewareHan
   };
 }
 
-function clientIp(req: Request, env: unknown, trustProxy: boolean): string {
+/**
+ * The client's IP, for signup limits, unauthenticated rate limits and signup idempotency scope:
+ * the first `X-Forwarded-For` entry behind a trusted proxy (`TRUST_PROXY=1`), else the socket's
+ * remote address. Computed only where needed, as the socket lookup is not free.
+ */
+export function clientIp(c: Context<AppEnv>, trustProxy: boolean): string {
   if (trustProxy) {
-    const first = req.headers.get("x-forwarded-for")?.split(",")[0]?.trim();
+    const first = c.req.header("x-forwarded-for")?.split(",")[0]?.trim();
     if (first && first.length <= 64 && /^[0-9A-Fa-f:.]+$/.test(first)) return first;
   }
-  const addr = (env as { remoteAddr?: { hostname?: string } } | undefined)?.remoteAddr;
+  const addr = (c.env as { remoteAddr?: { hostname?: string } } | undefined)?.remoteAddr;
   return addr?.hostname ?? "unknown";
 }

@@ -1,0 +1,385 @@
+import { atomically } from "../kv/atomic.ts";
+import { keys } from "../kv/keys.ts";
+import type { Principal } from "./auth.ts";
+import type { Deps } from "./deps.ts";
+import { ApiError } from "./errors.ts";
+import { recordEvent } from "./events.ts";
+import { addRefund, chargeFor, type Funding } from "./funding.ts";
+import { newId } from "./ids.ts";
+import type { ProjectRecord, SubscriptionRecord } from "./records.ts";
+import { isActive } from "./subscription_state.ts";
+import type { ArticleStage, GeneratedArticle } from "./writing/generate_article.ts";
+import type { ArticleBrief } from "./writing/writer.ts";
+
+export type ArticleStatus = "queued" | "generating" | "qa" | "ready" | "failed" | "published";
+
+export interface ArticleRecord {
+  id: string;
+  accountId: string;
+  projectId: string;
+  status: ArticleStatus;
+  topic: string;
+  primaryKeyword: string;
+  language: string;
+  country: string;
+  sandbox: boolean;
+  funding: Funding;
+  createdAt: number;
+  updatedAt: number;
+  title: string | null;
+  metaDescription: string | null;
+  contentMarkdown: string | null;
+  wordCount: number | null;
+  qaScore: number | null;
+  error: { code: string; message: string } | null;
+  attempts: number;
+  leaseUntil: number;
+  publishedAt: number | null;
+  slug: string | null;
+  url: string | null;
+}
+
+export const ARTICLE_LEASE_MS = 10 * 60_000;
+export const ARTICLE_QUEUE_GRACE_MS = 2 * 60_000;
+export const MAX_ARTICLE_ATTEMPTS = 3;
+/** Markdown over this size is cut: a KV value holds at most 64 KiB with the rest of the record. */
+const MAX_MARKDOWN_CHARS = 48_000;
+
+export const SANDBOX_WATERMARK_NOTE =
+  "Sandbox draft: generated on a free trial key. Draft-only, never published by the service; " +
+  "upgrade to publish without this watermark.";
+
+const GENERATING: ArticleStatus[] = ["queued", "generating", "qa"];
+
+/**
+ * Accepts an article: one API article may generate per project at a time (the project's
+ * active-article marker is checked absent in the same commit), then the charge (subscription,
+ * sandbox budget or 15 credits), the record, the count and the queue message commit together.
+ */
+export function createArticle(
+  deps: Deps,
+  caller: Principal,
+  projectId: string,
+  input: { topic?: string; primaryKeyword?: string },
+): Promise<ArticleRecord> {
+  const { kv, clock } = deps;
+  const topic = (input.topic ?? titleFromKeyword(input.primaryKeyword!)).trim();
+  const primaryKeyword = (input.primaryKeyword ?? input.topic!.toLowerCase()).trim();
+  return atomically(kv, async () => {
+    const [projectEntry, activeEntry, subEntry] = await kv.getMany<
+      [ProjectRecord, string, SubscriptionRecord]
+    >([
+      keys.project(caller.account.id, projectId),
+      keys.activeArticle(projectId),
+      keys.subscription(projectId),
+    ]);
+    const project = projectEntry.value;
+    if (!project) throw new ApiError("not_found", 404, `No project '${projectId}' on this account`);
+    if (activeEntry.value) {
+      const current = await kv.get<ArticleRecord>(
+        keys.article(caller.account.id, activeEntry.value),
+      );
+      if (current.value && GENERATING.includes(current.value.status)) {
+        throw new ApiError(
+          "article_in_progress",
+          409,
+          `Article '${current.value.id}' is still generating for this project; poll it, then retry`,
+        );
+      }
+    }
+    const now = clock.now();
+    const id = newId("art", now);
+    const op = kv.atomic().check(projectEntry, activeEntry);
+    const funding = await chargeFor(kv, op, {
+      caller,
+      project,
+      subscription: subEntry,
+      unit: "articles",
+      ref: id,
+      now,
+    });
+    const article: ArticleRecord = {
+      id,
+      accountId: caller.account.id,
+      projectId,
+      status: "queued",
+      topic,
+      primaryKeyword,
+      language: project.language,
+      country: project.country,
+      sandbox: caller.key.mode === "sandbox",
+      funding,
+      createdAt: now,
+      updatedAt: now,
+      title: null,
+      metaDescription: null,
+      contentMarkdown: null,
+      wordCount: null,
+      qaScore: null,
+      error: null,
+      attempts: 0,
+      leaseUntil: now + ARTICLE_QUEUE_GRACE_MS,
+      publishedAt: null,
+      slug: null,
+      url: null,
+    };
+    op
+      .check({ key: keys.article(caller.account.id, id), versionstamp: null })
+      .set(keys.article(caller.account.id, id), article)
+      .set(keys.articleOwner(id), caller.account.id)
+      .set(keys.activeArticle(projectId), id)
+      .set(keys.runningJob("article", id), {
+        id,
+        accountId: caller.account.id,
+        leaseUntil: article.leaseUntil,
+      })
+      .set(projectEntry.key, {
+        ...project,
+        status: "running",
+        counts: { ...project.counts, articles: project.counts.articles + 1 },
+      });
+    deps.queue.enqueueIn(op, { type: "article", id });
+    return { op, result: article };
+  });
+}
+
+function titleFromKeyword(keyword: string): string {
+  const k = keyword.trim();
+  return k.charAt(0).toUpperCase() + k.slice(1);
+}
+
+/** An article of the account, or 404. */
+export async function getArticle(
+  deps: Deps,
+  accountId: string,
+  articleId: string,
+): Promise<ArticleRecord> {
+  const article = (await deps.kv.get<ArticleRecord>(keys.article(accountId, articleId))).value;
+  if (!article) throw new ApiError("not_found", 404, `No article '${articleId}' on this account`);
+  return article;
+}
+
+/** Writes an article for a brief; the pipeline, injected so tests can swap it. */
+export type ArticleGenerator = (
+  brief: ArticleBrief,
+  onStage: (stage: ArticleStage) => Promise<void>,
+) => Promise<GeneratedArticle>;
+
+interface SiteFactsRecord {
+  host: string;
+  language: string | null;
+  pages: ArticleBrief["siteFacts"]["pages"];
+}
+
+/**
+ * The queue handler: claims the article (lease), runs the pipeline while recording its stages,
+ * then stores the draft as `ready` or marks it `failed` and refunds the charge, releasing the
+ * project's in-progress slot either way. Safe to run any number of times for one article.
+ */
+export async function runArticleJob(
+  deps: Deps,
+  articleId: string,
+  generate: ArticleGenerator,
+): Promise<void> {
+  const { kv, clock } = deps;
+  const accountId = (await kv.get<string>(keys.articleOwner(articleId))).value;
+  if (!accountId) return;
+  const key = keys.article(accountId, articleId);
+  const entry = await kv.get<ArticleRecord>(key);
+  const article = entry.value;
+  if (!article || !GENERATING.includes(article.status)) return;
+  const now = clock.now();
+  if (article.status !== "queued" && article.leaseUntil > now) return; // another worker has it
+  if (article.attempts >= MAX_ARTICLE_ATTEMPTS) {
+    await finishArticle(deps, articleId, {
+      kind: "failed",
+      error: { code: "generation_interrupted", message: "Generation was interrupted too often" },
+    });
+    return;
+  }
+  const claimed: ArticleRecord = {
+    ...article,
+    status: "generating",
+    attempts: article.attempts + 1,
+    leaseUntil: now + ARTICLE_LEASE_MS,
+    updatedAt: now,
+  };
+  const claim = await kv.atomic().check(entry).set(key, claimed)
+    .set(keys.runningJob("article", articleId), {
+      id: articleId,
+      accountId,
+      leaseUntil: claimed.leaseUntil,
+    })
+    .commit();
+  if (!claim.ok) return;
+
+  const facts = (await kv.get<SiteFactsRecord>(keys.siteFacts(article.projectId))).value;
+  const project = (await kv.get<ProjectRecord>(keys.project(accountId, article.projectId))).value;
+  const host = facts?.host ?? (project ? new URL(project.url).hostname : "");
+  const brief: ArticleBrief = {
+    topic: article.topic,
+    primaryKeyword: article.primaryKeyword,
+    language: article.language,
+    country: article.country,
+    siteFacts: { host, pages: facts?.pages ?? [] },
+  };
+  const onStage = async (stage: ArticleStage) => {
+    if (stage !== "qa") return;
+    const cur = await kv.get<ArticleRecord>(key);
+    if (cur.value?.status === "generating") {
+      await kv.atomic().check(cur).set(key, { ...cur.value, status: "qa", updatedAt: clock.now() })
+        .commit();
+    }
+  };
+  try {
+    const result = await generate(brief, onStage);
+    await finishArticle(deps, articleId, { kind: "ready", result });
+  } catch (err) {
+    const e = err as { code?: string; message?: string };
+    await finishArticle(deps, articleId, {
+      kind: "failed",
+      error: {
+        code: typeof e.code === "string" ? e.code : "generation_failed",
+        message: (e.message ?? "Generation failed").slice(0, 500),
+      },
+    });
+  }
+}
+
+type ArticleOutcome =
+  | { kind: "ready"; result: GeneratedArticle }
+  | { kind: "failed"; error: { code: string; message: string } };
+
+function finishArticle(deps: Deps, articleId: string, outcome: ArticleOutcome): Promise<void> {
+  const { kv, clock } = deps;
+  return atomically(kv, async () => {
+    const accountId = (await kv.get<string>(keys.articleOwner(articleId))).value!;
+    const entry = await kv.get<ArticleRecord>(keys.article(accountId, articleId));
+    const article = entry.value;
+    if (!article || !GENERATING.includes(article.status)) {
+      return { op: kv.atomic().check(entry), result: undefined };
+    }
+    const now = clock.now();
+    const op = kv.atomic().check(entry).delete(keys.runningJob("article", articleId));
+    const active = await kv.get<string>(keys.activeArticle(article.projectId));
+    if (active.value === articleId) op.check(active).delete(active.key);
+    if (outcome.kind === "ready") {
+      const r = outcome.result;
+      op.set(
+        entry.key,
+        {
+          ...article,
+          status: "ready",
+          updatedAt: now,
+          title: r.title,
+          metaDescription: r.meta_description,
+          contentMarkdown: r.content_markdown.slice(0, MAX_MARKDOWN_CHARS),
+          wordCount: r.word_count,
+          qaScore: r.qa_score,
+        } satisfies ArticleRecord,
+      );
+    } else {
+      op.set(entry.key, { ...article, status: "failed", updatedAt: now, error: outcome.error });
+      await addRefund(kv, op, {
+        accountId,
+        funding: article.funding,
+        unit: "articles",
+        ref: articleId,
+        now,
+      });
+    }
+    return { op, result: undefined };
+  });
+}
+
+/** Re-sends the queue message of every article whose lease ran out (lost message, dead worker). */
+export async function sweepStaleArticles(deps: Deps): Promise<number> {
+  const now = deps.clock.now();
+  let resent = 0;
+  for await (
+    const e of deps.kv.list<{ id: string; leaseUntil: number }>({
+      prefix: [...keys.runningJobs(), "article"],
+    })
+  ) {
+    if (e.value.leaseUntil <= now) {
+      // Expire the lease of a generating article so the handler may take it over.
+      await deps.queue.enqueue({ type: "article", id: e.value.id });
+      resent++;
+    }
+  }
+  return resent;
+}
+
+/** A URL-safe slug of a title. */
+export function slugify(title: string): string {
+  return title.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 80) || "article";
+}
+
+/**
+ * The operator publishes a ready article of a subscribed project. Sandbox and credit-funded
+ * articles stay draft-only (403 `publish_not_allowed`); anything but `ready` is 409 `invalid_state`.
+ * Records `article.published` in the same commit.
+ */
+export function publishArticle(
+  deps: Deps,
+  articleId: string,
+  input: { url?: string },
+): Promise<ArticleRecord> {
+  const { kv, clock } = deps;
+  return atomically(kv, async () => {
+    const accountId = (await kv.get<string>(keys.articleOwner(articleId))).value;
+    if (!accountId) throw new ApiError("not_found", 404, `No article '${articleId}'`);
+    const entry = await kv.get<ArticleRecord>(keys.article(accountId, articleId));
+    const article = entry.value;
+    if (!article) throw new ApiError("not_found", 404, `No article '${articleId}'`);
+    if (article.status !== "ready") {
+      throw new ApiError(
+        "invalid_state",
+        409,
+        `Only ready articles can be published; this one is ${article.status}`,
+      );
+    }
+    const [projectEntry, subEntry] = await kv.getMany<[ProjectRecord, SubscriptionRecord]>([
+      keys.project(accountId, article.projectId),
+      keys.subscription(article.projectId),
+    ]);
+    const now = clock.now();
+    if (article.sandbox || article.funding.kind !== "subscription") {
+      throw new ApiError(
+        "publish_not_allowed",
+        403,
+        "Sandbox and credit-funded articles are draft-only; publishing needs a project subscription",
+      );
+    }
+    if (!isActive(subEntry.value, now)) {
+      throw new ApiError("publish_not_allowed", 403, "The project's subscription is not active");
+    }
+    const slug = slugify(article.title ?? article.topic);
+    const base = projectEntry.value?.url.replace(/\/+$/, "") ?? "";
+    const published: ArticleRecord = {
+      ...article,
+      status: "published",
+      updatedAt: now,
+      publishedAt: now,
+      slug,
+      url: input.url ?? `${base}/${slug}`,
+    };
+    const op = kv.atomic().check(entry, subEntry).set(entry.key, published);
+    recordEvent(op, deps.queue, {
+      accountId,
+      event: "article.published",
+      now,
+      data: {
+        article_id: article.id,
+        project_id: article.projectId,
+        title: published.title ?? article.topic,
+        slug,
+        language: article.language,
+        url: published.url!,
+        published_at: new Date(now).toISOString(),
+      },
+    });
+    return { op, result: published };
+  });
+}

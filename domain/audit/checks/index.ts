@@ -1,0 +1,29 @@
+/**
+ * The check catalogue: every check once, in one list. Ids are stable API (they appear in
+ * `top_issues`), so rename nothing; add new ids instead.
+ *
+ * @module
+ */
+import type { Check, PageCheck, SiteCheck } from "../types.ts";
+import { indexabilityChecks } from "./indexability.ts";
+import { structureChecks } from "./structure.ts";
+import { securityChecks } from "./security.ts";
+import { performanceChecks } from "./performance.ts";
+import { mobileChecks } from "./mobile.ts";
+
+export const ALL_CHECKS: readonly Check[] = [
+  ...indexabilityChecks,
+  ...structureChecks,
+  ...securityChecks,
+  ...performanceChecks,
+  ...mobileChecks,
+];
+
+export const PAGE_CHECKS: readonly PageCheck[] = ALL_CHECKS.filter((c): c is PageCheck =>
+  c.scope === "page"
+);
+export const SITE_CHECKS: readonly SiteCheck[] = ALL_CHECKS.filter((c): c is SiteCheck =>
+  c.scope === "site"
+);
+
+export const CHECKS_BY_ID: ReadonlyMap<string, Check> = new Map(ALL_CHECKS.map((c) => [c.id, c]));

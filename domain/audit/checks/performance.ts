@@ -1,0 +1,113 @@
+/**
+ * Performance: what raw HTTP and HTML can measure without a browser (server response time,
+ * document size and compression, render-blocking scripts, DOM size, unsized images). Lab metrics
+ * (LCP, CLS, INP, TBT) need rendering and are not measured.
+ *
+ * @module
+ */
+import type { Check, CrawlResult } from "../types.ts";
+
+const MB = 1024 * 1024;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+function ttfbOutcome(s: CrawlResult, threshold: number) {
+  if (s.htmlTtfbs.length === 0) return null;
+  const bad = median(s.htmlTtfbs) > threshold;
+  // Site-level (median): affected_count is the number of pages over the threshold.
+  return {
+    eligible: 1,
+    affected: bad ? Math.max(1, s.htmlTtfbs.filter((t) => t > threshold).length) : 0,
+  };
+}
+
+export const performanceChecks: Check[] = [
+  {
+    id: "slow_ttfb",
+    category: "performance",
+    severity: "warning",
+    title: "Slow server response (median TTFB over 800 ms)",
+    detects: "Median time to first byte of HTML pages above 800 ms.",
+    scope: "site",
+    evaluate: (s) => {
+      const very = ttfbOutcome(s, 1800);
+      if (very && very.affected > 0) return { eligible: 1, affected: 0 }; // reported as very_slow
+      return ttfbOutcome(s, 800);
+    },
+  },
+  {
+    id: "very_slow_ttfb",
+    category: "performance",
+    severity: "critical",
+    title: "Very slow server response (median TTFB over 1.8 s)",
+    detects: "Median time to first byte of HTML pages above 1,800 ms.",
+    scope: "site",
+    evaluate: (s) => ttfbOutcome(s, 1800),
+  },
+  {
+    id: "html_too_large",
+    category: "performance",
+    severity: "warning",
+    title: "HTML over 2 MB",
+    detects: "Uncompressed HTML above 2 MB; Google stops reading there.",
+    scope: "page",
+    eligibility: "html",
+    evaluate: (p) => p.facts.bytes > 2 * MB,
+  },
+  {
+    id: "html_large",
+    category: "performance",
+    severity: "info",
+    title: "HTML over 1 MB",
+    detects: "Uncompressed HTML between 1 and 2 MB.",
+    scope: "page",
+    eligibility: "html",
+    evaluate: (p) => p.facts.bytes > MB && p.facts.bytes <= 2 * MB,
+  },
+  {
+    id: "no_text_compression",
+    category: "performance",
+    severity: "warning",
+    title: "HTML served without compression",
+    detects: "HTML over 1 KB with no gzip, br, zstd or deflate Content-Encoding.",
+    scope: "page",
+    eligibility: "html",
+    evaluate: (p) =>
+      p.facts.bytes > 1024 &&
+      !/\b(gzip|br|zstd|deflate)\b/i.test(p.headers.get("content-encoding") ?? ""),
+  },
+  {
+    id: "render_blocking_scripts",
+    category: "performance",
+    severity: "info",
+    title: "Render-blocking scripts in <head>",
+    detects: "External scripts in <head> without async, defer or type=module.",
+    scope: "page",
+    eligibility: "indexable",
+    evaluate: (p) => p.facts.renderBlockingScripts > 0,
+  },
+  {
+    id: "unsized_images",
+    category: "performance",
+    severity: "info",
+    title: "Images without width and height",
+    detects: "<img> lacking width or height attributes (layout-shift risk).",
+    scope: "page",
+    eligibility: "indexable",
+    evaluate: (p) => p.facts.imgUnsized > 0,
+  },
+  {
+    id: "dom_size",
+    category: "performance",
+    severity: "info",
+    title: "Large or deeply nested DOM",
+    detects: "Over 1,500 elements or nesting depth of 30 or more.",
+    scope: "page",
+    eligibility: "indexable",
+    evaluate: (p) => p.facts.elementCount > 1500 || p.facts.maxDepth >= 30,
+  },
+];

@@ -1,0 +1,125 @@
+/**
+ * Audit scoring: transparent, monotone and deterministic (reference audit-checks.md §2).
+ *
+ * 1. Per check: eligible E, affected A, r = A/E. Check score s = 1 when A = 0, else
+ *    1 - (BASE_PENALTY + SPREAD_PENALTY * r): any occurrence costs, spread costs more, and a big
+ *    site is not punished for size. Checks with E = 0 are not applicable and drop out.
+ * 2. Category score = 100 * sum(w * s) / sum(w) over applicable checks, w by severity
+ *    (info weighs 0: listed and counted, never scored). No weighted check: the category is 100
+ *    and carries no weight in the overall score.
+ * 3. Overall = weighted mean of the categories, then capped by the worst fired cap.
+ * Every step is non-increasing in A and in severity; rounding happens once, at the end.
+ *
+ * @module
+ */
+import type { Category, CheckBase, CheckTally, Severity } from "./types.ts";
+import { CATEGORIES } from "./types.ts";
+
+/** THE weight table. docs/audit.md mirrors it; change both together. */
+export const SCORING = {
+  severityWeight: { critical: 10, warning: 3, info: 0 } as Record<Severity, number>,
+  basePenalty: 0.25,
+  spreadPenalty: 0.75,
+  categoryWeight: {
+    indexability: 0.30,
+    structure: 0.25,
+    security: 0.15,
+    performance: 0.15,
+    mobile: 0.15,
+  } as Record<Category, number>,
+  /** Overall score ceilings when these checks fire. */
+  caps: {
+    start_url_blocked: 30,
+    home_page_error: 30,
+    noindex_sitewide: 30,
+    robots_txt_unreachable: 79,
+    tls_invalid: 79,
+    very_slow_ttfb: 79,
+  } as Record<string, number>,
+  topIssues: 10,
+} as const;
+
+const SEVERITY_RANK: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
+
+export interface TopIssue {
+  check: string;
+  severity: Severity;
+  title: string;
+  affected_count: number;
+}
+
+export interface ScoreResult {
+  score: number;
+  summary: {
+    issues_critical: number;
+    issues_warning: number;
+    issues_info: number;
+    top_issues: TopIssue[];
+    categories: Record<Category, number>;
+  };
+}
+
+/** Score of one check in [0, 1]. */
+export function checkScore(t: CheckTally): number {
+  if (t.affected <= 0) return 1;
+  const r = Math.min(1, t.affected / t.eligible);
+  return 1 - (SCORING.basePenalty + SCORING.spreadPenalty * r);
+}
+
+/** Scores a finished audit from each check's tally (missing tally = not applicable). */
+export function scoreAudit(
+  checks: readonly CheckBase[],
+  tallies: ReadonlyMap<string, CheckTally>,
+): ScoreResult {
+  const num: Record<string, number> = {};
+  const den: Record<string, number> = {};
+  for (const c of CATEGORIES) num[c] = den[c] = 0;
+  const counts: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
+  const fired: TopIssue[] = [];
+  let cap = 100;
+  for (const check of checks) {
+    const t = tallies.get(check.id);
+    if (!t || t.eligible <= 0) continue;
+    const w = SCORING.severityWeight[check.severity];
+    num[check.category] += w * checkScore(t);
+    den[check.category] += w;
+    if (t.affected > 0) {
+      counts[check.severity] += t.affected;
+      fired.push({
+        check: check.id,
+        severity: check.severity,
+        title: check.title,
+        affected_count: t.affected,
+      });
+      const c = SCORING.caps[check.id];
+      if (c !== undefined) cap = Math.min(cap, c);
+    }
+  }
+  const categories = {} as Record<Category, number>;
+  let overallNum = 0;
+  let overallDen = 0;
+  for (const c of CATEGORIES) {
+    if (den[c] > 0) {
+      const s = num[c] / den[c];
+      categories[c] = Math.round(100 * s);
+      overallNum += SCORING.categoryWeight[c] * s;
+      overallDen += SCORING.categoryWeight[c];
+    } else categories[c] = 100;
+  }
+  const overall = overallDen > 0 ? (100 * overallNum) / overallDen : 100;
+  fired.sort((a, b) =>
+    SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] ||
+    b.affected_count - a.affected_count ||
+    (a.check < b.check ? -1 : a.check > b.check ? 1 : 0)
+  );
+  return {
+    score: Math.max(0, Math.min(cap, Math.round(overall))),
+    summary: {
+      issues_critical: counts.critical,
+      issues_warning: counts.warning,
+      issues_info: counts.info,
+      top_issues: fired.slice(0, SCORING.topIssues),
+      categories,
+    },
+  };
+}

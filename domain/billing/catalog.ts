@@ -1,0 +1,263 @@
+/**
+ * THE price catalogue: plans, credit packs, unit prices and sandbox terms. `GET /v1/plans`,
+ * `GET /v1/credits`, the checkout code, the credit debits of audits and articles and the pricing
+ * page all read these constants, so a price changes in exactly one place.
+ */
+import { SANDBOX_LIMITS } from "../accounts.ts";
+import type { Config } from "../config.ts";
+import type { PlanId } from "../records.ts";
+
+/** When the catalogue last changed; bump it with any price or feature change. */
+export const CATALOG_UPDATED_AT = "2026-11-01T00:00:00.000Z";
+
+export const CURRENCY = "USD";
+/** 1 credit is worth 1 USD of list price. */
+export const CREDIT_USD_VALUE = 1;
+
+export interface Plan {
+  id: PlanId;
+  name: string;
+  monthlyPrice: number;
+  featured: boolean;
+  features: string[];
+}
+
+export const PLANS: readonly Plan[] = [
+  {
+    id: "basic",
+    name: "Basic",
+    monthlyPrice: 199,
+    featured: false,
+    features: [
+      "One project (site), billed per project per month",
+      "Technical audits included, no credit charges",
+      "Draft SEO articles included, no credit charges",
+      "Publishing of generated articles",
+      "Signed webhooks for audit, article and billing events",
+    ],
+  },
+  {
+    id: "pro",
+    name: "Pro",
+    monthlyPrice: 299,
+    featured: true,
+    features: [
+      "Everything in Basic",
+      "Higher audit and article throughput per project",
+      "Priority processing of audits and articles",
+      "Priority support",
+    ],
+  },
+];
+
+export const PLAN_IDS = ["basic", "pro"] as const satisfies readonly PlanId[];
+
+export type PackId = "pack_500" | "pack_2000" | "pack_10000";
+export const PACK_IDS = [
+  "pack_500",
+  "pack_2000",
+  "pack_10000",
+] as const satisfies readonly PackId[];
+
+export interface CreditPack {
+  id: PackId;
+  /** USD paid. */
+  usd: number;
+  /** Credits landing on the balance, bonus included (2000 USD buys 2000 + 200 bonus = 2200). */
+  credits: number;
+  bonusCredits: number;
+}
+
+export const CREDIT_PACKS: readonly CreditPack[] = [
+  { id: "pack_500", usd: 500, credits: 500, bonusCredits: 0 },
+  { id: "pack_2000", usd: 2000, credits: 2200, bonusCredits: 200 },
+  { id: "pack_10000", usd: 10000, credits: 12500, bonusCredits: 2500 },
+];
+
+export type UnitId =
+  | "technical_audit"
+  | "article_generated"
+  | "article_published"
+  | "article_language_version"
+  | "deep_audit"
+  | "seo_strategy"
+  | "keyword_research_content_plan";
+
+export interface UnitItem {
+  id: UnitId;
+  unit: string;
+  /** Price in credits, equal to its USD list price. */
+  credits: number;
+  description: string;
+}
+
+export const UNIT_ITEMS: readonly UnitItem[] = [
+  {
+    id: "technical_audit",
+    unit: "audit",
+    credits: 25,
+    description: "One technical site audit (POST /v1/projects/{projectId}/audits)",
+  },
+  {
+    id: "article_generated",
+    unit: "article",
+    credits: 15,
+    description: "One generated draft article (POST /v1/projects/{projectId}/articles)",
+  },
+  {
+    id: "article_published",
+    unit: "article",
+    credits: 5,
+    description: "Publishing an article; not auto-charged: publishing needs a project subscription",
+  },
+  {
+    id: "article_language_version",
+    unit: "article",
+    credits: 8,
+    description: "An article's version in another language",
+  },
+  {
+    id: "deep_audit",
+    unit: "audit",
+    credits: 99,
+    description: "An in-depth audit with content and competitor review",
+  },
+  {
+    id: "seo_strategy",
+    unit: "strategy",
+    credits: 75,
+    description: "An SEO strategy for a project",
+  },
+  {
+    id: "keyword_research_content_plan",
+    unit: "plan",
+    credits: 50,
+    description: "Keyword research with a content plan",
+  },
+];
+
+/** Credits per unit, e.g. `UNIT_PRICES.technical_audit === 25`. */
+export const UNIT_PRICES: Readonly<Record<UnitId, number>> = Object.fromEntries(
+  UNIT_ITEMS.map((u) => [u.id, u.credits]),
+) as Record<UnitId, number>;
+
+export function findPlan(id: string): Plan | undefined {
+  return PLANS.find((p) => p.id === id);
+}
+
+export function findPack(id: string): CreditPack | undefined {
+  return CREDIT_PACKS.find((p) => p.id === id);
+}
+
+/** The configured Stripe price of a plan or pack, or null when the operator has not set it. */
+export function stripePriceOf(config: Config, id: PlanId | PackId): string | null {
+  return config.stripe.prices[id] ?? null;
+}
+
+/** Whether a plan or pack can be bought on this server: a secret key and its price are set. */
+export function isPurchasable(config: Config, id: PlanId | PackId): boolean {
+  return config.stripe.secretKey !== null && stripePriceOf(config, id) !== null;
+}
+
+/** How to buy credits, for `GET /v1/credits` and the 402 `insufficient_credits` body. */
+export const PURCHASE_HINT =
+  'POST /v1/credits/purchases with {"pack_id": "pack_500" | "pack_2000" | "pack_10000"} returns a ' +
+  "checkout_url; a human pays there and the credits land on the balance automatically.";
+
+/** The all-inclusive alternative, for the 402 `insufficient_credits` body. */
+export const SUBSCRIPTION_HINT =
+  'POST /v1/subscriptions with {"project_id": "...", "plan_id": "basic" | "pro"} (199 or 299 USD ' +
+  "per project per month) makes the project's audits and articles all-inclusive.";
+
+/** The notes of `GET /v1/credits`. */
+export const CREDIT_NOTES: readonly string[] = [
+  "1 credit equals 1 USD of list price; credits never expire.",
+  "Credits are spent only by projects without an active subscription: technical_audit 25 and " +
+  "article_generated 15 credits, charged when the job is accepted and refunded if it fails.",
+  "article_published is not auto-charged: credit-funded articles are draft-only, and publishing " +
+  "requires a project subscription.",
+  "Sandbox keys cannot buy credits (403 sandbox_not_billable); use a live key.",
+];
+
+/**
+ * The Plans document of `GET /v1/plans`, built from the catalogue. `baseUrl` is the public base
+ * (`PUBLIC_BASE_URL`) for the absolute links.
+ */
+export function plansDocument(baseUrl: string) {
+  return {
+    currency: CURRENCY,
+    updated_at: CATALOG_UPDATED_AT,
+    merchant_of_record:
+      "Stripe processes every payment as merchant of record; card details never reach this service.",
+    plans: PLANS.map((p) => ({
+      id: p.id,
+      name: p.name,
+      audience: "human" as const,
+      monthly_price: p.monthlyPrice,
+      currency: CURRENCY,
+      period: "month" as const,
+      featured: p.featured,
+      features: [...p.features],
+      checkout_url: `${baseUrl}/pricing#plan-${p.id}`,
+    })),
+    agent_channel: {
+      audience: "agent" as const,
+      model: "per_project" as const,
+      note:
+        "Agents subscribe one project at a time: POST /v1/subscriptions returns a checkout_url for " +
+        "a human to pay; the project activates on payment. Without a subscription, live keys pay " +
+        "per unit from prepaid credits.",
+      signup: `POST ${baseUrl}/v1/accounts`,
+      subscriptions: `POST ${baseUrl}/v1/subscriptions`,
+      subscription_status: `GET ${baseUrl}/v1/subscription?project_id=<project_id>`,
+      base_monthly_fee: 0,
+      docs: `${baseUrl}/docs/agents`,
+    },
+    a_la_carte: {
+      note:
+        "Live keys without a project subscription pay per unit from a prepaid credit balance; " +
+        "1 credit equals 1 USD.",
+      payment: `Prepaid credit packs: POST ${baseUrl}/v1/credits/purchases returns a checkout_url.`,
+      credit_packs: CREDIT_PACKS.map((p) => ({
+        id: p.id,
+        usd: p.usd,
+        credits: p.credits,
+        bonus_credits: p.bonusCredits,
+      })),
+      currency: CURRENCY,
+      items: UNIT_ITEMS.map((u) => ({
+        id: u.id,
+        unit: u.unit,
+        usd_price: u.credits * CREDIT_USD_VALUE,
+        description: u.description,
+      })),
+    },
+    sandbox: {
+      note: "Free trial with hard caps, no card: a sandbox key at signup, watermarked draft-only " +
+        "articles, no purchases.",
+      audits: SANDBOX_LIMITS.audits,
+      articles: SANDBOX_LIMITS.articles,
+      expires_days: SANDBOX_LIMITS.expires_days,
+      price: 0,
+      signup: `POST ${baseUrl}/v1/accounts`,
+    },
+    links: {
+      pricing_page: `${baseUrl}/pricing`,
+      for_agents: `${baseUrl}/docs/agents`,
+      llms_txt: `${baseUrl}/llms.txt`,
+    },
+  };
+}
+
+export type PlansDocument = ReturnType<typeof plansDocument>;
+
+/** The `packs` of `GET /v1/credits`: `available` is false when the pack cannot be bought here. */
+export function packsWithAvailability(config: Config) {
+  return CREDIT_PACKS.map((p) => ({
+    id: p.id,
+    usd: p.usd,
+    credits: p.credits,
+    bonus_credits: p.bonusCredits,
+    available: isPurchasable(config, p.id),
+  }));
+}

@@ -1,0 +1,77 @@
+/**
+ * The Subscription state of `GET /v1/subscription`, and the checks other capabilities use to decide
+ * whether a project's work is included or paid per unit.
+ */
+import { keys } from "../../kv/keys.ts";
+import { iso } from "../clock.ts";
+import type { Deps } from "../deps.ts";
+import { ApiError } from "../errors.ts";
+import type {
+  PendingCheckoutRecord,
+  PlanId,
+  ProjectRecord,
+  SubscriptionRecord,
+} from "../records.ts";
+import { isActive } from "../subscription_state.ts";
+import { PENDING_CHECKOUT_MS } from "./checkout.ts";
+
+export interface SubscriptionState {
+  project_id: string;
+  plan: PlanId | null;
+  status: "active" | "pending_payment" | "none";
+  paid_until?: string;
+}
+
+/**
+ * `active` while the paid period covers now; else `pending_payment` while the API-created checkout
+ * is under 24 hours old; else `none`. Sandbox projects are always `none`. 404 for foreign ids.
+ */
+export async function getSubscriptionState(
+  deps: Deps,
+  accountId: string,
+  projectId: string,
+): Promise<SubscriptionState> {
+  const [projectEntry, subEntry, pendingEntry] = await deps.kv.getMany<
+    [ProjectRecord, SubscriptionRecord, PendingCheckoutRecord]
+  >([
+    keys.project(accountId, projectId),
+    keys.subscription(projectId),
+    keys.pendingCheckout(projectId),
+  ]);
+  const project = projectEntry.value;
+  if (!project) throw new ApiError("not_found", 404, `No project '${projectId}' on this account`);
+  return subscriptionStateOf(project, subEntry.value, pendingEntry.value, deps.clock.now());
+}
+
+/** The pure rule behind `getSubscriptionState`. */
+export function subscriptionStateOf(
+  project: ProjectRecord,
+  sub: SubscriptionRecord | null,
+  pending: PendingCheckoutRecord | null,
+  now: number,
+): SubscriptionState {
+  const none: SubscriptionState = { project_id: project.id, plan: null, status: "none" };
+  if (project.sandbox) return none;
+  if (sub && isActive(sub, now)) {
+    return {
+      project_id: project.id,
+      plan: sub.plan,
+      status: "active",
+      paid_until: iso(sub.paidUntil)!,
+    };
+  }
+  if (pending && now - pending.createdAt < PENDING_CHECKOUT_MS) {
+    return { project_id: project.id, plan: pending.planId, status: "pending_payment" };
+  }
+  return none;
+}
+
+/**
+ * Whether the project's audits and articles are included (an active subscription) at `now`. For
+ * use inside an atomic operation, read `keys.subscription(projectId)` yourself and pass the value
+ * to `isActive` from domain/subscription_state.ts.
+ */
+export async function hasActiveSubscription(deps: Deps, projectId: string): Promise<boolean> {
+  const sub = await deps.kv.get<SubscriptionRecord>(keys.subscription(projectId));
+  return isActive(sub.value, deps.clock.now());
+}

@@ -1,0 +1,110 @@
+import { keys } from "../kv/keys.ts";
+import { UNIT_PRICES } from "./billing/catalog.ts";
+import { addCredit, addDebit, readBalance, readRefMarker } from "./billing/credits.ts";
+import { ApiError } from "./errors.ts";
+import type { Principal } from "./auth.ts";
+import type { ProjectRecord, SandboxUsage, SubscriptionRecord } from "./records.ts";
+import { isActive } from "./subscription_state.ts";
+import { SANDBOX_LIMITS } from "./accounts.ts";
+
+/** What a job is paid with, kept on its record so a failure refunds exactly that. */
+export type Funding =
+  | { kind: "sandbox" }
+  | { kind: "subscription" }
+  | { kind: "credits"; amount: number; unit: string };
+
+export type Unit = "audits" | "articles";
+
+/** The catalogue's unit each job is charged as. */
+const UNIT_OF = { audits: "technical_audit", articles: "article_generated" } as const;
+
+/**
+ * Decides how a new audit or article is paid for and adds the charge to the caller's atomic
+ * operation, so the charge and the job record commit together or not at all:
+ * - a project with an active subscription: included;
+ * - a sandbox key on its sandbox project: the trial budget (1 audit, 2 articles), else 403;
+ * - a sandbox key on a paid-for project without subscription: 402 `payment_required`;
+ * - a live key without subscription: the unit price in credits, else 402 `insufficient_credits`.
+ */
+export async function chargeFor(
+  kv: Deno.Kv,
+  op: Deno.AtomicOperation,
+  input: {
+    caller: Principal;
+    project: ProjectRecord;
+    subscription: Deno.KvEntryMaybe<SubscriptionRecord>;
+    unit: Unit;
+    ref: string;
+    now: number;
+  },
+): Promise<Funding> {
+  const { caller, project, unit, now } = input;
+  op.check(input.subscription);
+  if (isActive(input.subscription.value, now)) return { kind: "subscription" };
+  if (caller.key.mode === "sandbox") {
+    if (!project.sandbox) {
+      throw new ApiError(
+        "payment_required",
+        402,
+        "This project has no active subscription and sandbox keys cannot pay per unit",
+      );
+    }
+    const usageEntry = await kv.get<SandboxUsage>(keys.sandboxUsage(caller.account.id));
+    const usage = usageEntry.value ?? { audits: 0, articles: 0 };
+    if (usage[unit] >= SANDBOX_LIMITS[unit]) {
+      throw new ApiError(
+        "sandbox_limit_reached",
+        403,
+        `The sandbox allows ${SANDBOX_LIMITS[unit]} ${unit === "audits" ? "audit" : "articles"}; ` +
+          "hand a human the upgrade_url to continue",
+      );
+    }
+    op.check(usageEntry).set(keys.sandboxUsage(caller.account.id), {
+      ...usage,
+      [unit]: usage[unit] + 1,
+    });
+    return { kind: "sandbox" };
+  }
+  const unitId = UNIT_OF[unit];
+  const amount = UNIT_PRICES[unitId];
+  const balance = await readBalance(kv, caller.account.id);
+  addDebit(op, balance, {
+    accountId: caller.account.id,
+    amount,
+    reason: unitId,
+    ref: input.ref,
+    now,
+  });
+  return { kind: "credits", amount, unit: unitId };
+}
+
+/**
+ * Adds the refund of a failed job's charge to an atomic operation: credits come back once per job
+ * (a ledger refund marker), sandbox usage goes back down. Subscription work costs nothing.
+ */
+export async function addRefund(
+  kv: Deno.Kv,
+  op: Deno.AtomicOperation,
+  input: { accountId: string; funding: Funding; unit: Unit; ref: string; now: number },
+): Promise<void> {
+  const { funding } = input;
+  if (funding.kind === "credits") {
+    const marker = await readRefMarker(kv, input.accountId, "refund", input.ref);
+    if (marker.value !== null) return;
+    const balance = await readBalance(kv, input.accountId);
+    addCredit(op, balance, "refund", {
+      accountId: input.accountId,
+      amount: funding.amount,
+      reason: `refund_${funding.unit}`,
+      ref: input.ref,
+      now: input.now,
+    });
+  } else if (funding.kind === "sandbox") {
+    const usageEntry = await kv.get<SandboxUsage>(keys.sandboxUsage(input.accountId));
+    const usage = usageEntry.value ?? { audits: 0, articles: 0 };
+    op.check(usageEntry).set(keys.sandboxUsage(input.accountId), {
+      ...usage,
+      [input.unit]: Math.max(0, usage[input.unit] - 1),
+    });
+  }
+}

@@ -1,0 +1,25 @@
+import type { ArticleGenerator } from "../domain/articles.ts";
+import { runArticleJob, sweepStaleArticles } from "../domain/articles.ts";
+import type { Deps } from "../domain/deps.ts";
+import { createWriter, generateArticle } from "../domain/writing/generate_article.ts";
+import type { JobHandlers } from "./dispatcher.ts";
+
+/** The writing pipeline with the configured writer: the model when OPENAI_API_KEY is set. */
+export function articleGenerator(deps: Deps): ArticleGenerator {
+  const { openai } = deps.config;
+  const writer = createWriter({
+    openaiApiKey: openai.apiKey ?? undefined,
+    openaiBaseUrl: openai.baseUrl ?? undefined,
+    openaiModel: openai.model,
+  });
+  return (brief, onStage) => generateArticle({ brief, writer, onStage });
+}
+
+export function articleJobs(deps: Deps): JobHandlers {
+  const generate = articleGenerator(deps);
+  return { article: (id) => runArticleJob(deps, id, generate) };
+}
+
+export async function articleMaintenance(deps: Deps): Promise<void> {
+  await sweepStaleArticles(deps);
+}

@@ -1,0 +1,24 @@
+import { runAudit } from "../domain/audit/run_audit.ts";
+import { type AuditEngine, runAuditJob, sweepStaleAudits } from "../domain/audits.ts";
+import type { Deps } from "../domain/deps.ts";
+import type { JobHandlers } from "./dispatcher.ts";
+
+/** The crawler and checks engine with the operator's limits. */
+export function auditEngine(deps: Deps): AuditEngine {
+  return ({ startUrl }) =>
+    runAudit({
+      startUrl,
+      maxPages: deps.config.crawlMaxPages,
+      concurrency: deps.config.crawlConcurrency,
+      allowPrivate: deps.config.allowPrivateTargets,
+    });
+}
+
+export function auditJobs(deps: Deps): JobHandlers {
+  const engine = auditEngine(deps);
+  return { audit: (id) => runAuditJob(deps, id, engine) };
+}
+
+export async function auditMaintenance(deps: Deps): Promise<void> {
+  await sweepStaleAudits(deps);
+}

@@ -1,0 +1,183 @@
+/**
+ * Fake websites for the audit tests: real `Deno.serve` servers on 127.0.0.1 port 0, each route a
+ * canned response with known defects. Always `close()` them (test sanitizers are on).
+ */
+
+export interface Route {
+  status?: number;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array<ArrayBuffer>;
+  /** Delay before answering, ms. */
+  delayMs?: number;
+  /** Serve HTML uncompressed even when the client accepts gzip. */
+  noCompress?: boolean;
+  /** Full control when the canned fields are not enough. */
+  handler?: (req: Request) => Response | Promise<Response>;
+}
+
+export interface FakeSite {
+  origin: string;
+  url: (path: string) => string;
+  /** Paths requested, in order. */
+  hits: string[];
+  close: () => Promise<void>;
+}
+
+const CERT_DIR = new URL("./fixtures/", import.meta.url);
+export const TEST_CA = Deno.readTextFileSync(new URL("cert.pem", CERT_DIR));
+const TEST_KEY = Deno.readTextFileSync(new URL("key.pem", CERT_DIR));
+
+/** Headers a well-run https site sends with its HTML. */
+export const GOOD_HEADERS: Record<string, string> = {
+  "content-type": "text/html; charset=utf-8",
+  "strict-transport-security": "max-age=63072000; includeSubDomains",
+  "content-security-policy": "default-src 'self'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "strict-origin-when-cross-origin",
+};
+
+/**
+ * Serves `routes` (path incl. query → Route, or a function of the path). Unknown paths answer
+ * 404 text/html. `tls: true` serves https with the fixture certificate (trust it with TEST_CA).
+ */
+export function serveSite(
+  routes: Record<string, Route> | ((path: string) => Route | undefined),
+  opts: { tls?: boolean } = {},
+): FakeSite {
+  const hits: string[] = [];
+  const lookup = typeof routes === "function" ? routes : (p: string) => routes[p];
+  const timers = new Set<ReturnType<typeof setTimeout>>();
+  const ac = new AbortController();
+  const handler = async (req: Request): Promise<Response> => {
+    const u = new URL(req.url);
+    const path = u.pathname + u.search;
+    hits.push(path);
+    const r = lookup(path);
+    if (!r) {
+      return new Response("<!doctype html><title>Not found</title>", {
+        status: 404,
+        headers: { "content-type": "text/html; charset=utf-8" },
+      });
+    }
+    if (r.delayMs) {
+      await new Promise<void>((res) => {
+        const t = setTimeout(() => {
+          timers.delete(t);
+          res();
+        }, r.delayMs);
+        timers.add(t);
+        ac.signal.addEventListener("abort", () => {
+          clearTimeout(t);
+          timers.delete(t);
+          res();
+        });
+      });
+    }
+    if (r.handler) return r.handler(req);
+    const headers = new Headers(r.headers ?? GOOD_HEADERS);
+    const gzip = !r.noCompress && typeof r.body === "string" &&
+      (headers.get("content-type") ?? "").includes("html") &&
+      (req.headers.get("accept-encoding") ?? "").includes("gzip");
+    if (gzip) {
+      // Real servers compress HTML; Deno.serve does not do it for us here.
+      headers.set("content-encoding", "gzip");
+      const zipped = new Blob([r.body as string]).stream().pipeThrough(
+        new CompressionStream("gzip"),
+      );
+      return new Response(zipped, { status: r.status ?? 200, headers });
+    }
+    return new Response(r.body ?? null, { status: r.status ?? 200, headers });
+  };
+  const server = opts.tls
+    ? Deno.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      cert: TEST_CA,
+      key: TEST_KEY,
+      onListen() {},
+      signal: ac.signal,
+    }, handler)
+    : Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {}, signal: ac.signal }, handler);
+  const origin = `${opts.tls ? "https" : "http"}://127.0.0.1:${server.addr.port}`;
+  return {
+    origin,
+    url: (p) => origin + p,
+    hits,
+    close: async () => {
+      ac.abort();
+      for (const t of timers) clearTimeout(t);
+      await server.finished;
+    },
+  };
+}
+
+const FILLER = ("Serpwright builds careful technical audits for small business websites and " +
+  "explains every finding in plain words so owners can fix problems quickly and keep their " +
+  "pages healthy for search engines and for the people who read them every single day. ")
+  .repeat(8);
+
+export interface PageSpec {
+  title?: string | null;
+  description?: string | null;
+  h1?: string | null;
+  lang?: string | null;
+  viewport?: string | null;
+  doctype?: boolean;
+  head?: string;
+  body?: string;
+  links?: string[];
+  words?: boolean;
+  /** Makes the visible text unique (duplicate-content detection). */
+  key?: string;
+}
+
+/** A clean HTML page (every on-page check passes) with the given overrides. */
+export function page(spec: PageSpec = {}): string {
+  const title = spec.title === undefined ? "A well made page about technical SEO" : spec.title;
+  const desc = spec.description === undefined
+    ? "A clean test page with a helpful description that is long enough for search results."
+    : spec.description;
+  const h1 = spec.h1 === undefined ? "Technical SEO made simple" : spec.h1;
+  const lang = spec.lang === undefined ? "en" : spec.lang;
+  const viewport = spec.viewport === undefined
+    ? "width=device-width, initial-scale=1"
+    : spec.viewport;
+  const links = (spec.links ?? []).map((l, i) => `<li><a href="${l}">Guide number ${i}</a></li>`)
+    .join("");
+  return [
+    spec.doctype === false ? "" : "<!DOCTYPE html>",
+    lang === null ? "<html>" : `<html lang="${lang}">`,
+    '<head><meta charset="utf-8">',
+    title === null ? "" : `<title>${title}</title>`,
+    desc === null ? "" : `<meta name="description" content="${desc}">`,
+    viewport === null ? "" : `<meta name="viewport" content="${viewport}">`,
+    spec.head ?? "",
+    "</head><body>",
+    h1 === null ? "" : `<h1>${h1}</h1>`,
+    `<nav><ul>${links}</ul></nav>`,
+    spec.words === false
+      ? ""
+      : `<main><h2>Overview</h2><p>Page ${spec.key ?? ""}. ${FILLER}</p></main>`,
+    spec.body ?? "",
+    "</body></html>",
+  ].join("\n");
+}
+
+/** An HTML route with good headers. */
+export function html(body: string, extra: Record<string, string> = {}, status = 200): Route {
+  return { status, body, headers: { ...GOOD_HEADERS, ...extra } };
+}
+
+export function robotsRoute(text: string): Route {
+  return { body: text, headers: { "content-type": "text/plain" } };
+}
+
+export function sitemapRoute(urls: string[]): Route {
+  return {
+    body: `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+${urls.map((u) => `<url><loc>${u}</loc></url>`).join("\n")}
+</urlset>`,
+    headers: { "content-type": "application/xml" },
+  };
+}

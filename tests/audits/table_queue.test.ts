@@ -1,0 +1,51 @@
+import assert from "node:assert/strict";
+import { tableQueue } from "../../jobs/table_queue.ts";
+import { withApp } from "../helpers/app.ts";
+import { html, page, serveSite } from "../audit/sites.ts";
+
+Deno.test("with JOB_QUEUE=table (stores without native queues) audits and articles still run", () =>
+  withApp(async (app) => {
+    const site = serveSite({ "/": html(page({ title: "Table queue home page" })) });
+    try {
+      const { key } = await app.signup();
+      const proj = await app.req("POST", "/v1/projects", { key, body: { url: site.origin } });
+      const audit = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, { key });
+      const article = await app.req("POST", `/v1/projects/${proj.body.project_id}/articles`, {
+        key,
+        body: { topic: "Queue without queues" },
+      });
+      let a = "", b = "";
+      for (let i = 0; i < 200 && (a !== "completed" || b !== "ready"); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        a = (await app.req("GET", `/v1/audits/${audit.body.audit_id}`, { key })).body.status;
+        b = (await app.req("GET", `/v1/articles/${article.body.article_id}`, { key })).body.status;
+      }
+      assert.equal(a, "completed");
+      assert.equal(b, "ready");
+      let rows = 0;
+      for await (const _ of app.kv.list({ prefix: ["job_queue"] })) rows++;
+      assert.equal(rows, 0, "every job row was claimed");
+    } finally {
+      await site.close();
+    }
+  }, { env: { JOB_QUEUE: "table" } }));
+
+Deno.test("table queue: two pollers on one KV run each job exactly once", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const q1 = tableQueue(kv);
+    const q2 = tableQueue(kv);
+    for (let i = 0; i < 40; i++) await q1.enqueue({ type: "audit", id: `a${i}` });
+    const seen: string[] = [];
+    const handler = async (m: { id: string }) => {
+      seen.push(m.id);
+      await new Promise((r) => setTimeout(r, 1));
+    };
+    await Promise.all([q1.drain(handler), q2.drain(handler), q1.drain(handler)]);
+    await q2.drain(handler);
+    assert.equal(seen.length, 40);
+    assert.equal(new Set(seen).size, 40);
+  } finally {
+    kv.close();
+  }
+});

@@ -1,0 +1,27 @@
+/**
+ * `deno task bench`: runs every benchmark script in this folder, each in its own process (so one's
+ * memory and warm JIT do not colour another's), and prints their lines. Each script measures its
+ * baseline in the same run and prints ratios against it, since these machines are noisy.
+ */
+const here = new URL(".", import.meta.url);
+const only = Deno.args;
+const scripts: string[] = [];
+for await (const entry of Deno.readDir(here)) {
+  if (entry.isFile && entry.name.endsWith("_bench.ts")) scripts.push(entry.name);
+}
+scripts.sort();
+let failed = 0;
+for (const name of scripts) {
+  if (only.length > 0 && !only.some((o) => name.includes(o))) continue;
+  console.log(`\n== ${name}`);
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--unstable-kv", "--unstable-cron", new URL(name, here).pathname],
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  if (out.code !== 0) {
+    failed++;
+    console.log(`${name} exited with ${out.code}`);
+  }
+}
+if (failed > 0) Deno.exit(1);

@@ -1,0 +1,205 @@
+/**
+ * A fake Stripe API on loopback: real HTTP, form-encoded requests exactly as the `stripe` SDK sends
+ * them. It answers the calls the service makes (create and expire Checkout Sessions), records
+ * every request so tests can assert the price, mode, metadata and Idempotency-Key, and replays a
+ * session for a repeated Idempotency-Key as Stripe does. Also signs webhook events the way Stripe
+ * signs them.
+ */
+import { stripeWebhooks, subtleCrypto } from "../../domain/billing/stripe_client.ts";
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: Headers;
+  /** The form body, flattened as sent: `metadata[account_id]`, `line_items[0][price]`, … */
+  form: Record<string, string>;
+}
+
+export interface FakeStripe {
+  url: string;
+  requests: RecordedRequest[];
+  /** Session-create requests only. */
+  sessionCreates(): RecordedRequest[];
+  /** The next request answers this status and Stripe error body instead. */
+  failNext(status: number, error: { type: string; code?: string; message?: string }): void;
+  close(): Promise<void>;
+}
+
+export function startFakeStripe(): Promise<FakeStripe> {
+  const requests: RecordedRequest[] = [];
+  const byIdempotencyKey = new Map<string, unknown>();
+  let counter = 0;
+  let failure: { status: number; error: Record<string, unknown> } | null = null;
+
+  const json = (body: unknown, status = 200) =>
+    new Response(JSON.stringify(body), {
+      status,
+      headers: { "content-type": "application/json", "request-id": `req_${++counter}` },
+    });
+
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const url = new URL(req.url);
+    const text = await req.text();
+    const form = Object.fromEntries(new URLSearchParams(text));
+    requests.push({ method: req.method, path: url.pathname, headers: req.headers, form });
+
+    if (!/^Bearer sk_test_/.test(req.headers.get("authorization") ?? "")) {
+      return json({ error: { type: "invalid_request_error", message: "Invalid API Key" } }, 401);
+    }
+    if (failure) {
+      const f = failure;
+      failure = null;
+      return json({ error: f.error }, f.status);
+    }
+    if (req.method === "POST" && url.pathname === "/v1/checkout/sessions") {
+      const key = req.headers.get("idempotency-key");
+      if (key && byIdempotencyKey.has(key)) return json(byIdempotencyKey.get(key));
+      const id = `cs_test_${++counter}${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+      const metadata: Record<string, string> = {};
+      for (const [k, v] of Object.entries(form)) {
+        const m = /^metadata\[(.+)\]$/.exec(k);
+        if (m) metadata[m[1]] = v;
+      }
+      const session = {
+        id,
+        object: "checkout.session",
+        mode: form.mode,
+        status: "open",
+        payment_status: "unpaid",
+        client_reference_id: form.client_reference_id ?? null,
+        metadata,
+        success_url: form.success_url,
+        cancel_url: form.cancel_url,
+        url: `https://checkout.stripe.test/c/pay/${id}`,
+        subscription: null,
+        customer: null,
+        expires_at: Math.floor(Date.now() / 1000) + 86_400,
+      };
+      if (key) byIdempotencyKey.set(key, session);
+      return json(session);
+    }
+    const expire = /^\/v1\/checkout\/sessions\/([^/]+)\/expire$/.exec(url.pathname);
+    if (req.method === "POST" && expire) {
+      return json({ id: expire[1], object: "checkout.session", status: "expired", url: null });
+    }
+    return json({
+      error: { type: "invalid_request_error", message: `Unrecognized request URL ${url.pathname}` },
+    }, 404);
+  });
+
+  return Promise.resolve({
+    url: `http://127.0.0.1:${server.addr.port}`,
+    requests,
+    sessionCreates: () =>
+      requests.filter((r) => r.method === "POST" && r.path === "/v1/checkout/sessions"),
+    failNext(status, error) {
+      failure = { status, error: { ...error } };
+    },
+    async close() {
+      await server.shutdown();
+    },
+  });
+}
+
+export const WEBHOOK_SECRET = "whsec_test_serpwright";
+
+/** The env that points the service at the fake, with every price configured. */
+export function stripeEnv(fake: FakeStripe, overrides: Record<string, string> = {}) {
+  return {
+    STRIPE_SECRET_KEY: "sk_test_x",
+    STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+    STRIPE_API_BASE: fake.url,
+    STRIPE_PRICE_BASIC: "price_basic",
+    STRIPE_PRICE_PRO: "price_pro",
+    STRIPE_PRICE_PACK_500: "price_pack_500",
+    STRIPE_PRICE_PACK_2000: "price_pack_2000",
+    STRIPE_PRICE_PACK_10000: "price_pack_10000",
+    ...overrides,
+  };
+}
+
+/** A `Stripe-Signature` header for `payload`, signed at `timestampMs` as Stripe does. */
+export async function signPayload(
+  payload: string,
+  timestampMs: number,
+  secret = WEBHOOK_SECRET,
+): Promise<string> {
+  return await stripeWebhooks.generateTestHeaderStringAsync({
+    payload,
+    secret,
+    timestamp: Math.floor(timestampMs / 1000),
+    cryptoProvider: subtleCrypto,
+  });
+}
+
+let eventCounter = 0;
+
+/** A Stripe event envelope of the pinned API version. */
+export function stripeEvent(type: string, object: Record<string, unknown>, id?: string) {
+  return {
+    id: id ?? `evt_test_${++eventCounter}_${crypto.randomUUID().slice(0, 8)}`,
+    object: "event",
+    api_version: "2026-10-28.endive",
+    created: Math.floor(Date.now() / 1000),
+    type,
+    livemode: false,
+    pending_webhooks: 1,
+    data: { object },
+  };
+}
+
+/** A completed, paid Checkout Session carrying the metadata the service set. */
+export function paidSession(
+  metadata: Record<string, string>,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    id: `cs_test_paid_${crypto.randomUUID().slice(0, 8)}`,
+    object: "checkout.session",
+    mode: metadata.kind === "subscription" ? "subscription" : "payment",
+    status: "complete",
+    payment_status: "paid",
+    metadata,
+    subscription: metadata.kind === "subscription"
+      ? `sub_${crypto.randomUUID().slice(0, 8)}`
+      : null,
+    customer: "cus_test_1",
+    ...extra,
+  };
+}
+
+/** A paid invoice of a subscription (shape of API versions since 2025-03-31.basil). */
+export function paidInvoice(input: {
+  subscription: string;
+  metadata: Record<string, string> | null;
+  billingReason: "subscription_create" | "subscription_cycle";
+  periodStartMs: number;
+  periodEndMs: number;
+}): Record<string, unknown> {
+  return {
+    id: `in_test_${crypto.randomUUID().slice(0, 8)}`,
+    object: "invoice",
+    billing_reason: input.billingReason,
+    status: "paid",
+    customer: "cus_test_1",
+    parent: {
+      type: "subscription_details",
+      quote_details: null,
+      subscription_details: {
+        subscription: input.subscription,
+        metadata: input.metadata,
+      },
+    },
+    lines: {
+      object: "list",
+      data: [{
+        id: "il_1",
+        object: "line_item",
+        period: {
+          start: Math.floor(input.periodStartMs / 1000),
+          end: Math.floor(input.periodEndMs / 1000),
+        },
+      }],
+    },
+  };
+}
