@@ -60,11 +60,15 @@ export class RateLimiter {
     readonly options: RateLimiterOptions,
   ) {}
 
-  async hit(bucket: string): Promise<RateDecision> {
+  /**
+   * Counts one request. Answers synchronously once the bucket's window is loaded (the common case
+   * on the hot path), so callers only await when it actually waits on KV.
+   */
+  hit(bucket: string): RateDecision | Promise<RateDecision> {
     const now = this.clock.now();
     const { windowMs } = this.options;
     const windowStart = Math.floor(now / windowMs) * windowMs;
-    if (this.options.mode === "strict") return await this.#strictHit(bucket, windowStart, now);
+    if (this.options.mode === "strict") return this.#strictHit(bucket, windowStart, now);
 
     const id = `${this.options.name}:${bucket}`;
     let local = this.#local.get(id);
@@ -78,7 +82,14 @@ export class RateLimiter {
       });
       this.#sweep(now);
     }
-    if (local.loaded) await local.loaded;
+    if (local.loaded) {
+      const pending = local;
+      return pending.loaded!.then(() => this.#count(id, pending, windowStart, now));
+    }
+    return this.#count(id, local, windowStart, now);
+  }
+
+  #count(id: string, local: Local, windowStart: number, now: number): RateDecision {
     const used = local.base + local.unsynced;
     const allowed = used < this.options.limit;
     if (allowed) local.unsynced++;

@@ -11,6 +11,7 @@ import { jsonBody } from "./middleware/json_body.ts";
 import { rateLimit } from "./middleware/rate_limit.ts";
 import { requestId } from "./middleware/request_id.ts";
 import { projectRoutes } from "./projects.ts";
+import { registerEventWebhooks, TAGS } from "./openapi_events.ts";
 
 /** The extra route groups later capabilities add, each registering on the same app. */
 export type RouteGroup = (app: OpenAPIHono<AppEnv>, s: Services) => void;
@@ -51,6 +52,7 @@ export function buildApp(s: Services, extraGroups: RouteGroup[] = []): OpenAPIHo
     scheme: "bearer",
     description: "An API key: `sk_sandbox_…` from signup, or `sk_live_…` after upgrade.",
   });
+  registerEventWebhooks(app);
   app.doc31("/v1/openapi.json", {
     openapi: "3.1.0",
     info: {
@@ -60,6 +62,8 @@ export function buildApp(s: Services, extraGroups: RouteGroup[] = []): OpenAPIHo
         "SEO automation for agents: signup, projects, technical audits, draft articles, billing and webhooks.",
     },
     servers: [{ url: baseUrl }],
+    tags: TAGS,
+    externalDocs: { description: "Agent quickstart", url: `${baseUrl}/docs/agents` },
   });
 
   const routeTable = app.routes

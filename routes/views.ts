@@ -12,7 +12,19 @@ export const sandboxLimits = () => ({
   expires_days: SANDBOX_LIMITS.expires_days,
 });
 
+const accountViews = new WeakMap<Principal, ReturnType<typeof buildAccountView>>();
+
+/**
+ * The Account resource of a principal. Memoised per cached principal: it is the hottest read,
+ * and a principal object is replaced whenever what it shows changes.
+ */
 export function accountView(p: Principal) {
+  let view = accountViews.get(p);
+  if (!view) accountViews.set(p, view = buildAccountView(p));
+  return view;
+}
+
+function buildAccountView(p: Principal) {
   const base = {
     account_id: p.account.id,
     email: p.account.email,

@@ -21,11 +21,12 @@ export function rateLimit(
 ): MiddlewareHandler<AppEnv> {
   return async function rateLimitMiddleware(c, next) {
     const principal = c.get("principal");
-    const decision = options.limiter
-      ? await options.limiter.hit(clientIp(c, services.deps.config.trustProxy))
+    const hit = options.limiter
+      ? options.limiter.hit(clientIp(c, services.deps.config.trustProxy))
       : principal
-      ? await services.limits.key.hit(principal.key.id)
-      : await services.limits.ip.hit(clientIp(c, services.deps.config.trustProxy));
+      ? services.limits.key.hit(principal.key.id)
+      : services.limits.ip.hit(clientIp(c, services.deps.config.trustProxy));
+    const decision = hit instanceof Promise ? await hit : hit;
     setHeaders(c, decision);
     if (!decision.allowed) {
       throw new ApiError(
