@@ -12,6 +12,7 @@ import type { Services } from "./routes/env.ts";
 import { webhookJobs, webhookMaintenance } from "./jobs/webhook_jobs.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
 import { billingRoutes } from "./routes/billing.ts";
+import { pageRoutes } from "./routes/pages.ts";
 
 export interface Capability {
   name: string;
@@ -43,4 +44,5 @@ export const capabilities: Capability[] = [
     jobs: (s) => articleJobs(s.deps),
     maintenance: (s) => articleMaintenance(s.deps),
   },
+  { name: "pages", routes: pageRoutes },
 ];

@@ -11,6 +11,7 @@ import type { Deps } from "./domain/deps.ts";
 import { createDispatcher, type JobHandlers } from "./jobs/dispatcher.ts";
 import { kvQueue } from "./jobs/queue.ts";
 import { tableQueue } from "./jobs/table_queue.ts";
+import { withBusyRetry } from "./kv/busy_retry.ts";
 import { RateLimiter } from "./kv/rate_limiter.ts";
 import { buildApp } from "./routes/app.ts";
 import { capabilities } from "./capabilities.ts";
@@ -150,7 +151,8 @@ export async function openKv(path: string): Promise<Deno.Kv> {
     const dir = path.replace(/\/[^/]*$/, "");
     if (dir && dir !== path) await Deno.mkdir(dir, { recursive: true });
   }
-  return await Deno.openKv(path);
+  // Processes sharing a local KV file meet each other's SQLite locks: retried, never a 500.
+  return withBusyRetry(await Deno.openKv(path));
 }
 
 if (import.meta.main) {

@@ -42,6 +42,11 @@ export interface ArticleRecord {
 export const ARTICLE_LEASE_MS = 10 * 60_000;
 export const ARTICLE_QUEUE_GRACE_MS = 2 * 60_000;
 export const MAX_ARTICLE_ATTEMPTS = 3;
+
+/** The lease of a run and the grace of a queued article: `JOB_LEASE_MS` when set, else the above. */
+function leaseMs(deps: Deps, fallback: number): number {
+  return deps.config.jobLeaseMs ?? fallback;
+}
 /** Markdown over this size is cut: a KV value holds at most 64 KiB with the rest of the record. */
 const MAX_MARKDOWN_CHARS = 48_000;
 
@@ -118,7 +123,7 @@ export function createArticle(
       qaScore: null,
       error: null,
       attempts: 0,
-      leaseUntil: now + ARTICLE_QUEUE_GRACE_MS,
+      leaseUntil: now + leaseMs(deps, ARTICLE_QUEUE_GRACE_MS),
       publishedAt: null,
       slug: null,
       url: null,
@@ -201,7 +206,7 @@ export async function runArticleJob(
     ...article,
     status: "generating",
     attempts: article.attempts + 1,
-    leaseUntil: now + ARTICLE_LEASE_MS,
+    leaseUntil: now + leaseMs(deps, ARTICLE_LEASE_MS),
     updatedAt: now,
   };
   const claim = await kv.atomic().check(entry).set(key, claimed)

@@ -43,6 +43,11 @@ export const QUEUE_GRACE_MS = 2 * 60_000;
 export const AUDIT_LEASE_MS = 15 * 60_000;
 export const MAX_AUDIT_ATTEMPTS = 3;
 
+/** The lease of a run and the grace of a queued audit: `JOB_LEASE_MS` when set, else the above. */
+function leaseMs(deps: Deps, fallback: number): number {
+  return deps.config.jobLeaseMs ?? fallback;
+}
+
 /**
  * Accepts an audit: returns the project's queued or running audit if there is one (nothing
  * charged), else charges it (subscription, sandbox budget or 25 credits) and creates it in one
@@ -99,7 +104,7 @@ export function createAudit(
       summary: null,
       error: null,
       attempts: 0,
-      leaseUntil: now + QUEUE_GRACE_MS,
+      leaseUntil: now + leaseMs(deps, QUEUE_GRACE_MS),
       jobsCompleted: 0,
       jobsFailed: 0,
     };
@@ -138,6 +143,16 @@ export async function getAudit(
 /** What running an audit needs from the outside: the engine, injected so tests can swap it. */
 export type AuditEngine = (input: { startUrl: string }) => Promise<AuditReport>;
 
+/** Why the address guard refused a site, in words that name no resolved address. */
+const REFUSAL_TEXT: Record<string, string> = {
+  invalid_url: "not a valid URL",
+  bad_scheme: "only http and https are allowed",
+  https_required: "only https is allowed",
+  userinfo: "URLs with credentials are not allowed",
+  private_address: "the host is a loopback, private, link-local or other internal address",
+  dns_failure: "the host name does not resolve",
+};
+
 /**
  * The queue handler: claims the audit (a lease, so a duplicate message or a second process does
  * nothing), runs the engine, then completes or fails it in one commit with the project update,
@@ -167,7 +182,7 @@ export async function runAuditJob(deps: Deps, auditId: string, engine: AuditEngi
     status: "running",
     runningAt: audit.runningAt ?? now,
     attempts: audit.attempts + 1,
-    leaseUntil: now + AUDIT_LEASE_MS,
+    leaseUntil: now + leaseMs(deps, AUDIT_LEASE_MS),
   };
   const claim = await kv.atomic().check(entry).set(key, claimed)
     .set(keys.runningJob("audit", auditId), {
@@ -196,7 +211,10 @@ export async function runAuditJob(deps: Deps, auditId: string, engine: AuditEngi
       error: refused
         ? {
           code: "target_refused",
-          message: `The site address is not allowed: ${(err as Error).message}`,
+          // Never echo resolved addresses: they would let a caller map internal DNS.
+          message: `The site address is not allowed: ${
+            REFUSAL_TEXT[(err as { reason?: string }).reason ?? ""] ?? "refused"
+          }`,
         }
         : { code: "audit_failed", message: "The audit could not run; the charge was refunded" },
     });

@@ -34,6 +34,14 @@ export interface Config {
   rateLimitPerMinute: number;
   /** How long a cached API-key lookup may be trusted before KV is asked again (other processes' revocations). */
   authCacheTtlMs: number;
+  /**
+   * `JOB_LEASE_MS`: when set, how long a worker holds an audit, an article or a webhook attempt
+   * (and a queued job may wait) before the stale-job sweep hands it to another worker; null keeps
+   * each job's built-in default (audits 15 min, articles 10 min, queued jobs 2 min, webhook
+   * attempts 1 min). Short values make a dead process's work resume within seconds; keep it above
+   * the longest job, or a slow live run is started a second time (harmless, but wasted work).
+   */
+  jobLeaseMs: number | null;
 }
 
 /** Thrown when a set variable is malformed; main.ts prints it and exits. */
@@ -149,6 +157,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     jobQueue: jobQueueOf(get("JOB_QUEUE"), kvPath),
     rateLimitPerMinute: int("RATE_LIMIT_PER_MINUTE", 600, 1, 1_000_000_000),
     authCacheTtlMs: int("AUTH_CACHE_TTL_MS", 2_000, 0, 60_000),
+    jobLeaseMs: get("JOB_LEASE_MS") === null ? null : int("JOB_LEASE_MS", 0, 100, 86_400_000),
   };
 }
 

@@ -25,6 +25,17 @@ export interface RateLimiterOptions {
    */
   mode: "strict" | "batched";
   syncMs?: number;
+  /**
+   * `batched`: also reconcile as soon as this many hits are unsynced (default: 1/50 of the limit),
+   * so a burst that fits in one `syncMs` interval cannot pass the limit once per process.
+   */
+  syncEvery?: number;
+  /**
+   * `batched`: once this few requests are left by the local view (default: 1/5 of the limit),
+   * each allowed hit is a checked KV increment, so the end of the budget is exact across
+   * processes however fast they are hit; refusals past the limit stay in memory.
+   */
+  exactBelow?: number;
 }
 
 interface Local {
@@ -33,6 +44,8 @@ interface Local {
   base: number;
   /** Hits counted here and not yet added to KV. */
   unsynced: number;
+  /** Hits being added to KV by a running sync or exact hit. */
+  pushing: number;
   lastSync: number;
   syncing: Promise<void> | null;
   loaded: Promise<void> | null;
@@ -73,13 +86,22 @@ export class RateLimiter {
     const id = `${this.options.name}:${bucket}`;
     let local = this.#local.get(id);
     if (!local || local.windowStart !== windowStart) {
-      local = { windowStart, base: 0, unsynced: 0, lastSync: now, syncing: null, loaded: null };
+      local = {
+        windowStart,
+        base: 0,
+        unsynced: 0,
+        pushing: 0,
+        lastSync: now,
+        syncing: null,
+        loaded: null,
+      };
       this.#local.set(id, local);
       const fresh = local;
-      fresh.loaded = this.#read(id, windowStart).then((n) => {
-        fresh.base = n;
-        fresh.loaded = null;
-      });
+      // A failed read must not fail requests: count from 0 here; the next sync learns the total.
+      fresh.loaded = this.#read(id, windowStart).then(
+        (n) => void (fresh.base = n),
+        (err) => logSyncFailure(this.options.name, err),
+      ).finally(() => (fresh.loaded = null));
       this.#sweep(now);
     }
     if (local.loaded) {
@@ -89,14 +111,34 @@ export class RateLimiter {
     return this.#count(id, local, windowStart, now);
   }
 
-  #count(id: string, local: Local, windowStart: number, now: number): RateDecision {
-    const used = local.base + local.unsynced;
-    const allowed = used < this.options.limit;
+  #count(
+    id: string,
+    local: Local,
+    windowStart: number,
+    now: number,
+  ): RateDecision | Promise<RateDecision> {
+    const { limit } = this.options;
+    const used = local.base + local.unsynced + local.pushing;
+    const every = this.options.syncEvery ?? Math.max(1, Math.ceil(limit / 50));
+    // A sync that is slow to commit (other processes writing the same counter) leaves `base` stale:
+    // past one batch of hits waiting behind it, count exactly instead of trusting it.
+    const stale = local.syncing !== null && local.unsynced >= every;
+    // `base` is a KV total: at the limit, the window is spent whatever the other processes did.
+    const nearLimit = used >= limit - (this.options.exactBelow ?? Math.ceil(limit / 5));
+    if (local.base < limit && (nearLimit || stale)) {
+      return this.#exactHit(id, local, windowStart, now);
+    }
+    const allowed = used < limit;
     if (allowed) local.unsynced++;
-    if (!local.syncing && now - local.lastSync >= (this.options.syncMs ?? 250)) {
+    const due = now - local.lastSync >= (this.options.syncMs ?? 250) || local.unsynced >= every;
+    if (!local.syncing && due) {
       local.lastSync = now;
       const l = local;
-      l.syncing = this.#sync(id, l).finally(() => (l.syncing = null));
+      // In the background, so a KV failure must not become an unhandled rejection (which ends
+      // the process): the hits stay unsynced and the next sync pushes them.
+      l.syncing = this.#sync(id, l)
+        .catch((err) => logSyncFailure(this.options.name, err))
+        .finally(() => (l.syncing = null));
     }
     return this.#decision(allowed, used + (allowed ? 1 : 0), windowStart, now);
   }
@@ -144,20 +186,72 @@ export class RateLimiter {
   async #sync(id: string, local: Local): Promise<void> {
     const delta = local.unsynced;
     if (delta === 0) {
-      local.base = await this.#read(id, local.windowStart);
+      const read = await this.#read(id, local.windowStart);
+      local.base = Math.max(local.base, read);
       return;
     }
-    const key = keys.rateLimit(id, local.windowStart);
-    const total = await atomically(this.kv, async () => {
-      const entry = await this.kv.get<number>(key);
-      const next = (entry.value ?? 0) + delta;
-      return {
-        op: this.kv.atomic().check(entry).set(key, next, { expireIn: 2 * this.options.windowMs }),
-        result: next,
-      };
-    });
+    const { total } = await this.#push(id, local, delta, false);
+    local.base = Math.max(local.base, total);
+  }
+
+  /**
+   * Near the limit: adds this process's unsynced hits and, if the KV total leaves room, this hit,
+   * in one checked write. Exact across processes up to their own unsynced hits.
+   */
+  async #exactHit(
+    id: string,
+    local: Local,
+    windowStart: number,
+    now: number,
+  ): Promise<RateDecision> {
+    let result: { allowed: boolean; total: number };
+    try {
+      result = await this.#push(id, local, local.unsynced, true);
+    } catch (err) {
+      // KV unavailable: decide on the local view, as the batched path does.
+      logSyncFailure(this.options.name, err);
+      const used = local.base + local.unsynced + local.pushing;
+      const allowed = used < this.options.limit;
+      if (allowed) local.unsynced++;
+      return this.#decision(allowed, used + (allowed ? 1 : 0), windowStart, now);
+    }
+    local.base = Math.max(local.base, result.total);
+    const used = local.base + local.unsynced + local.pushing;
+    return this.#decision(result.allowed, used, windowStart, now);
+  }
+
+  /**
+   * Moves `delta` unsynced hits (plus one new hit when `withHit` and the total is under the
+   * limit) into the KV counter. The hits count as `pushing` meanwhile, and go back to `unsynced`
+   * if the write fails, so nothing is lost or counted twice.
+   */
+  async #push(
+    id: string,
+    local: Local,
+    delta: number,
+    withHit: boolean,
+  ): Promise<{ allowed: boolean; total: number }> {
     local.unsynced -= delta;
-    local.base = total;
+    local.pushing += delta;
+    const key = keys.rateLimit(id, local.windowStart);
+    try {
+      return await atomically(this.kv, async () => {
+        const entry = await this.kv.get<number>(key);
+        const before = (entry.value ?? 0) + delta;
+        const allowed = withHit && before < this.options.limit;
+        const next = before + (allowed ? 1 : 0);
+        const op = this.kv.atomic().check(entry);
+        if (next !== (entry.value ?? 0)) {
+          op.set(key, next, { expireIn: 2 * this.options.windowMs });
+        }
+        return { op, result: { allowed, total: next } };
+      });
+    } catch (err) {
+      local.unsynced += delta;
+      throw err;
+    } finally {
+      local.pushing -= delta;
+    }
   }
 
   #sweep(now: number): void {
@@ -171,4 +265,13 @@ export class RateLimiter {
       }
     }
   }
+}
+
+function logSyncFailure(limiter: string, err: unknown): void {
+  console.error(JSON.stringify({
+    level: "error",
+    msg: "rate limit sync with KV failed; counting locally until the next sync",
+    limiter,
+    error: String(err),
+  }));
 }

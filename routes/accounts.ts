@@ -60,7 +60,7 @@ export function accountRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
             schema: SignupResponse,
           },
         },
-        ["account_exists", "rate_limited"],
+        ["account_exists", "rate_limited", "idempotency_conflict", "payload_too_large"],
       ),
     }),
     async (c) => {

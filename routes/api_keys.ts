@@ -47,7 +47,7 @@ export function apiKeyRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       },
       responses: responses(
         { 201: { description: "The new key, with the raw `api_key` shown once", schema: ApiKey } },
-        [...AUTH_ERRORS, "key_limit_reached"],
+        [...AUTH_ERRORS, "key_limit_reached", "idempotency_conflict", "payload_too_large"],
       ),
     }),
     async (c) => {

@@ -101,6 +101,8 @@ export function articleRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
           "insufficient_credits",
           "sandbox_limit_reached",
           "article_in_progress",
+          "idempotency_conflict",
+          "payload_too_large",
         ],
       ),
     }),

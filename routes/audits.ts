@@ -78,6 +78,8 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
           "payment_required",
           "insufficient_credits",
           "sandbox_limit_reached",
+          "idempotency_conflict",
+          "payload_too_large",
         ],
       ),
     }),

@@ -198,7 +198,13 @@ export function billingRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       },
       responses: responses(
         { 201: { description: "Checkout opened", schema: PackCheckout } },
-        [...AUTH_ERRORS, "sandbox_not_billable", "billing_not_configured"],
+        [
+          ...AUTH_ERRORS,
+          "sandbox_not_billable",
+          "billing_not_configured",
+          "idempotency_conflict",
+          "payload_too_large",
+        ],
       ),
     }),
     async (c) => {
@@ -246,6 +252,8 @@ export function billingRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
           "not_found",
           "already_subscribed",
           "billing_not_configured",
+          "idempotency_conflict",
+          "payload_too_large",
         ],
       ),
     }),

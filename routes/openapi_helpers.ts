@@ -1,11 +1,20 @@
 import { z } from "@hono/zod-openapi";
 import { ERROR_CODES, type ErrorCode } from "../domain/errors.ts";
 
+/** The base URL the document's examples use: the `deno task dev` server. */
+const EXAMPLE_BASE = "http://localhost:8000";
+
 export const ErrorSchema = z.object({
   error: z.object({
-    code: z.string().openapi({ example: "invalid_request" }),
+    code: z.string().openapi({
+      description: "Stable machine-readable code; branch on it. Every code is on /docs/errors.",
+      example: "invalid_request",
+    }),
     message: z.string().openapi({ example: "email: Invalid email address" }),
-    doc_url: z.string().openapi({ example: "http://localhost:8000/docs/errors#invalid_request" }),
+    doc_url: z.string().openapi({
+      description: "The code's entry on the error reference: `<base>/docs/errors#<code>`",
+      example: `${EXAMPLE_BASE}/docs/errors#invalid_request`,
+    }),
   }),
 }).passthrough().openapi("Error");
 
@@ -60,7 +69,22 @@ export function responses(
     out[String(status)] = {
       description: codes.map((code) => `\`${code}\`: ${ERROR_CODES[code].meaning}`).join(" "),
       headers: { ...rateHeaders, ...retry },
-      content: { "application/json": { schema: ErrorSchema } },
+      content: {
+        "application/json": {
+          schema: ErrorSchema,
+          // One example per code, from the same table the error reference page is built from.
+          examples: Object.fromEntries(codes.map((code) => [code, {
+            summary: ERROR_CODES[code].meaning,
+            value: {
+              error: {
+                code,
+                message: ERROR_CODES[code].meaning,
+                doc_url: `${EXAMPLE_BASE}/docs/errors#${code}`,
+              },
+            },
+          }])),
+        },
+      },
     };
   }
   // deno-lint-ignore no-explicit-any
@@ -68,9 +92,12 @@ export function responses(
 }
 
 export const IdempotencyHeader = z.object({
-  "idempotency-key": z.string().min(1).max(200).optional().openapi({
-    description:
-      "Makes the POST safe to retry: a repeat with the same key replays the stored response (24 h).",
+  // Header names are matched case-insensitively by the validator; this is the documented spelling.
+  "Idempotency-Key": z.string().min(1).max(200).optional().openapi({
+    description: "Makes the POST safe to retry: a repeat with the same key (per account; per " +
+      "client IP on signup) replays the stored 2xx response verbatim with " +
+      "`Idempotent-Replayed: true` instead of running again. Kept 24 h. The same key on another " +
+      "endpoint answers 409 `idempotency_conflict`.",
     example: "6f1c1f2e-4b8a-4c1e-9d2a-5a7a0d7c2b11",
   }),
 });

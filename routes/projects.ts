@@ -69,7 +69,7 @@ export function projectRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       },
       responses: responses(
         { 201: { description: "The project (without counts)", schema: Project } },
-        [...AUTH_ERRORS, "sandbox_limit_reached"],
+        [...AUTH_ERRORS, "sandbox_limit_reached", "idempotency_conflict", "payload_too_large"],
       ),
     }),
     async (c) => {

@@ -23,7 +23,7 @@ import {
   MAX_ATTEMPTS,
   MAX_RETRY_DELAY_MS,
   SIGNATURE_HEADER,
-  SWEEP_GRACE_MS,
+  webhookGraceMs,
   type WebhookRecord,
 } from "./types.ts";
 
@@ -258,7 +258,10 @@ function deferForMissingKey(deps: Deps, d: DeliveryRecord): Promise<DeliveryOutc
     if (!cur || cur.state !== "pending" || cur.attempts !== d.attempts) {
       return { op: kv.atomic(), result: "stale" as const };
     }
-    const delay = Math.max(SWEEP_GRACE_MS, deps.config.webhookRetryBaseMs);
+    const delay = Math.max(
+      webhookGraceMs(deps.config).sweepGraceMs,
+      deps.config.webhookRetryBaseMs,
+    );
     const op = kv.atomic().check(entry);
     reschedule(
       op,
@@ -285,7 +288,7 @@ function reschedule(
   next: number,
   delayMs: number,
 ): void {
-  const sweepAt = after.nextAttemptAt! + SWEEP_GRACE_MS;
+  const sweepAt = after.nextAttemptAt! + webhookGraceMs(deps.config).sweepGraceMs;
   if (before.sweepAt != null) op.delete(keys.deliveryDue(before.sweepAt, before.id));
   op.set(keys.delivery(before.id), { ...after, sweepAt })
     .set(keys.deliveryDue(sweepAt, before.id), true);

@@ -13,12 +13,7 @@ import { iso } from "../clock.ts";
 import type { Deps } from "../deps.ts";
 import type { OutboxEvent } from "../records.ts";
 import { deliveryMessage } from "./messages.ts";
-import {
-  type DeliveryRecord,
-  FIRST_ATTEMPT_FALLBACK_MS,
-  SWEEP_GRACE_MS,
-  type WebhookRecord,
-} from "./types.ts";
+import { type DeliveryRecord, webhookGraceMs, type WebhookRecord } from "./types.ts";
 
 /** Names accepted as filters that never produce deliveries (interface: Event catalog). */
 export const RESERVED_EVENTS: ReadonlySet<string> = new Set([
@@ -61,9 +56,10 @@ export function fanOutEvent(deps: Deps, eventId: string): Promise<string[]> {
     // No check on the endpoints: one deleted meanwhile gets a delivery that drops itself when
     // its attempt finds no endpoint, which keeps this commit at one check however many match.
     const now = deps.clock.now();
+    const { sweepGraceMs, firstAttemptFallbackMs } = webhookGraceMs(deps.config);
     for (const hook of hooks) {
       const id = deliveryIdFor(event.id, hook.id);
-      const sweepAt = now + SWEEP_GRACE_MS;
+      const sweepAt = now + sweepGraceMs;
       const record: DeliveryRecord = {
         id,
         accountId: event.accountId,
@@ -90,7 +86,7 @@ export function fanOutEvent(deps: Deps, eventId: string): Promise<string[]> {
       op.set(keys.delivery(id), record)
         .set(keys.deliveriesOfWebhook(hook.id, id), true)
         .set(keys.deliveryDue(sweepAt, id), true);
-      deps.queue.enqueueIn(op, deliveryMessage(id, 1), FIRST_ATTEMPT_FALLBACK_MS);
+      deps.queue.enqueueIn(op, deliveryMessage(id, 1), firstAttemptFallbackMs);
     }
     return { op, result: hooks.map((h) => deliveryIdFor(event.id, h.id)) };
   });

@@ -13,7 +13,7 @@ import { keys } from "../../kv/keys.ts";
 import type { Deps } from "../deps.ts";
 import type { OutboxEvent } from "../records.ts";
 import { deliveryMessage } from "./messages.ts";
-import { type DeliveryRecord, SWEEP_GRACE_MS } from "./types.ts";
+import { type DeliveryRecord, webhookGraceMs } from "./types.ts";
 
 /** Items looked at per sweep; the next sweep continues. */
 const BATCH = 500;
@@ -30,9 +30,10 @@ export async function sweepWebhooks(
 
 async function sweepOutbox(deps: Deps, now: number): Promise<number> {
   const { kv } = deps;
+  const grace = webhookGraceMs(deps.config).sweepGraceMs;
   let resent = 0;
   for await (const e of kv.list<OutboxEvent>({ prefix: keys.outboxAll() }, { limit: BATCH })) {
-    if (e.value.createdAt > now - SWEEP_GRACE_MS) continue;
+    if (e.value.createdAt > now - grace) continue;
     // Rewriting the same value bumps the versionstamp: a concurrent sweeper's check then fails.
     const op = kv.atomic().check(e).set(e.key, e.value);
     deps.queue.enqueueIn(op, { type: "outbox", id: e.value.id });
@@ -58,7 +59,7 @@ async function sweepDeliveries(deps: Deps, now: number): Promise<number> {
       await kv.atomic().check(due).check(entry).delete(due.key).commit();
       continue;
     }
-    const next = now + SWEEP_GRACE_MS;
+    const next = now + webhookGraceMs(deps.config).sweepGraceMs;
     const op = kv.atomic()
       .check(entry)
       .check(due)

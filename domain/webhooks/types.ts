@@ -26,6 +26,24 @@ export const SWEEP_GRACE_MS = 60_000;
  * past the attempt timeout, so it only acts when that handler died mid-way.
  */
 export const FIRST_ATTEMPT_FALLBACK_MS = 30_000;
+
+/**
+ * The sweep grace and first-attempt fallback in force: the operator's `JOB_LEASE_MS` replaces both
+ * when set (the fallback never later than the grace), so a dead process's attempts resume sooner.
+ */
+export function webhookGraceMs(config: { jobLeaseMs: number | null }): {
+  sweepGraceMs: number;
+  firstAttemptFallbackMs: number;
+} {
+  const lease = config.jobLeaseMs;
+  if (lease === null) {
+    return { sweepGraceMs: SWEEP_GRACE_MS, firstAttemptFallbackMs: FIRST_ATTEMPT_FALLBACK_MS };
+  }
+  return {
+    sweepGraceMs: lease,
+    firstAttemptFallbackMs: Math.min(FIRST_ATTEMPT_FALLBACK_MS, lease),
+  };
+}
 /** Finished delivery records are kept this long for inspection, then KV expires them. */
 export const FINISHED_DELIVERY_TTL_MS = 7 * 86_400_000;
 

@@ -21,6 +21,8 @@ export function requestId(): MiddlewareHandler<AppEnv> {
     c.set("authError", null);
     c.header("X-Request-Id", id);
     await next();
+    // Responses built outright (idempotent replays) bypass Hono's prepared headers.
+    if (!c.res.headers.has("X-Request-Id")) c.header("X-Request-Id", id);
   };
 }
 

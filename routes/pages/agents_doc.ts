@@ -1,0 +1,402 @@
+/**
+ * `GET /docs/agents`: the agent quickstart. Every `curl` line runs as written against
+ * `deno task dev` (`http://localhost:8000`, the `.env.dev` operator token); tests check each one
+ * against the served routes. Limits and prices are read from the same constants the API uses.
+ */
+import { SANDBOX_LIMITS } from "../../domain/accounts.ts";
+import { PACK_IDS, PLANS, UNIT_PRICES } from "../../domain/billing/catalog.ts";
+import { EVENT_NAMES } from "../../domain/events.ts";
+import {
+  DELIVERY_HEADER,
+  EVENT_HEADER,
+  MAX_ATTEMPTS,
+  MAX_ENDPOINTS,
+  SIGNATURE_HEADER,
+} from "../../domain/webhooks/types.ts";
+import { codeBlock, html, layout, table } from "./layout.ts";
+
+/** The address the quickstart's commands use: the `deno task dev` server. */
+export const DEV_BASE = "http://localhost:8000";
+/** The operator token of `.env.dev`. */
+export const DEV_ADMIN_TOKEN = "dev-admin-token-not-secret";
+
+const D = DEV_BASE;
+
+/** The receiver's signature check, shown on the page (and exercised by examples/agent.ts). */
+export const VERIFY_SNIPPET = `
+/** True when \`header\` is the hex HMAC-SHA256 of the raw body, keyed with the endpoint secret. */
+async function verifySignature(
+  secret: string,
+  rawBody: string | Uint8Array,
+  header: string | null,
+): Promise<boolean> {
+  if (!header || !/^[0-9a-f]{64}$/i.test(header)) return false;
+  const enc = new TextEncoder();
+  const key = await crypto.subtle.importKey(
+    "raw",
+    enc.encode(secret), // the 64 hex characters as text, exactly as the create response gave them
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const body = typeof rawBody === "string" ? enc.encode(rawBody) : rawBody;
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, body));
+  const expected = Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("");
+  const given = header.toLowerCase();
+  // Constant-time compare: look at every character, whatever the first difference.
+  let diff = 0;
+  for (let i = 0; i < expected.length; i++) diff |= expected.charCodeAt(i) ^ given.charCodeAt(i);
+  return diff === 0;
+}
+
+// A receiver (Deno): verify on the RAW body before parsing, dedupe on the delivery id, answer 2xx fast.
+const seen = new Set<string>(); // use durable storage in production
+Deno.serve({ port: 8787 }, async (req) => {
+  const raw = await req.text();
+  const ok = await verifySignature(
+    Deno.env.get("SERPWRIGHT_WEBHOOK_SECRET")!,
+    raw,
+    req.headers.get("${SIGNATURE_HEADER}"),
+  );
+  if (!ok) return new Response("bad signature", { status: 401 });
+  const delivery = req.headers.get("${DELIVERY_HEADER}")!;
+  if (seen.has(delivery)) return new Response("duplicate"); // a retry of one already handled
+  seen.add(delivery);
+  const envelope = JSON.parse(raw); // {id, event, created_at, data}
+  console.log(req.headers.get("${EVENT_HEADER}"), envelope.data);
+  return new Response("ok");
+});
+`;
+
+export function agentsPage(baseUrl: string): string {
+  const b = baseUrl;
+  const basic = PLANS.find((p) => p.id === "basic")!;
+  const pro = PLANS.find((p) => p.id === "pro")!;
+  const body = html`
+    <h1>Agent quickstart</h1>
+    <p>From nothing to a finished technical audit and a draft SEO article, over plain HTTP. Every
+    command below runs as written against a local server started with <code>deno task dev</code>
+    (<code>${D}</code>)${b === D
+      ? ""
+      : html`; against this deployment, use <code>${b}</code> instead of <code>${D}</code>`}. The full contract, with every field, bound and error code, is the
+    <a href="${b}/v1/openapi.json">OpenAPI 3.1 document</a>. A runnable client that walks this whole
+    page is <code>examples/agent.ts</code> in the repository
+    (<code>deno run -A examples/agent.ts --base ${D}</code>).</p>
+
+    <nav aria-label="Steps">
+      <ol>
+        <li><a href="#signup">Sign up</a></li>
+        <li><a href="#project">Register a project</a></li>
+        <li><a href="#audit">Run an audit and poll it</a></li>
+        <li><a href="#article">Generate an article and poll it</a></li>
+        <li><a href="#webhooks">Webhooks and signature verification</a></li>
+        <li><a href="#billing">Billing and checkout</a></li>
+        <li><a href="#keys">Key rotation</a></li>
+        <li><a href="#errors">Error handling</a></li>
+        <li><a href="#idempotency">Idempotent retries</a></li>
+        <li><a href="#limits">Rate limits and other limits</a></li>
+      </ol>
+    </nav>
+
+    <h2 id="conventions">Conventions</h2>
+    <ul>
+      <li>Every path starts with <code>/v1</code>; bodies are JSON (<code>Content-Type: application/json</code>); fields are snake_case; timestamps are ISO 8601 UTC.</li>
+      <li>Authenticated calls send <code>Authorization: Bearer $KEY</code>. Only <code>POST /v1/accounts</code> and <code>GET /v1/plans</code> are public.</li>
+      <li>Unknown body fields are refused (400 <code>invalid_request</code> naming the field). Bodies over 64 KiB answer 413.</li>
+      <li>Save the ids each answer gives you; the commands below use shell variables for them.</li>
+    </ul>
+
+    <h2 id="signup">1. Sign up</h2>
+    <p>Public, no CAPTCHA. The answer holds a sandbox key, valid at once and <strong>shown only this
+    once</strong> (a retry with the same <code>Idempotency-Key</code> replays it).</p>
+    ${codeBlock(`
+curl -s -X POST ${D}/v1/accounts \\
+  -H 'Content-Type: application/json' -H 'Idempotency-Key: signup-agent-1' \\
+  -d '{"email":"agent@example.com","origin":"agent"}'
+# 201 {"account_id":"acct_…","api_key":"sk_sandbox_…","mode":"sandbox",
+#      "sandbox_limits":{"audits":${SANDBOX_LIMITS.audits},"articles":${SANDBOX_LIMITS.articles},"expires_days":${SANDBOX_LIMITS.expires_days}},
+#      "upgrade_url":"${b}/pricing","docs":"${b}/docs/agents"}
+export KEY=sk_sandbox_...     # the api_key from the answer
+export ACCOUNT=acct_...       # the account_id
+
+curl -s ${D}/v1/account -H "Authorization: Bearer $KEY"
+# 200 {"account_id":…,"mode":"sandbox","sandbox_usage":{"audits":0,"articles":0},"sandbox_limits":{…},…}
+`)}
+    <p>The sandbox allows ${SANDBOX_LIMITS.projects} project, ${SANDBOX_LIMITS.audits} audit and
+    ${SANDBOX_LIMITS.articles} watermarked draft articles, for ${SANDBOX_LIMITS.expires_days} days.
+    When it runs out, hand a human the <code>upgrade_url</code> (the <a href="${b}/pricing">pricing
+    page</a>).</p>
+
+    <h2 id="project">2. Register a project</h2>
+    <p>A project is one site. <code>url</code> (1 to 500 characters, http or https) is normalised
+    server-side; <code>name</code> (1 to 120) defaults to the host name, <code>language</code> (2 to 10)
+    to <code>en</code>, <code>country</code> (2 to 10) to <code>US</code>.</p>
+    ${codeBlock(`
+curl -s -X POST ${D}/v1/projects \\
+  -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
+  -H 'Idempotency-Key: project-example-com' \\
+  -d '{"url":"https://example.com","language":"en","country":"US"}'
+# 201 {"project_id":"proj_…","url":"https://example.com","name":"example.com","status":"setup",
+#      "language":"en","country":"US","sandbox":true,"access":"sandbox","created_at":"…"}
+export PROJECT=proj_...
+
+curl -s ${D}/v1/projects -H "Authorization: Bearer $KEY"
+curl -s ${D}/v1/projects/$PROJECT -H "Authorization: Bearer $KEY"
+`)}
+
+    <h2 id="audit">3. Run a technical audit and poll it</h2>
+    <p>No body. The answer is <code>202</code> with a <code>poll</code> path. An audit already queued or
+    running for the project is returned as is (nothing charged twice). A typical audit takes a few
+    minutes: <strong>poll every 30 to 60 seconds</strong>, or register a webhook for
+    <code>audit.completed</code> first (<a href="#webhooks">below</a>) and skip polling.</p>
+    ${codeBlock(`
+curl -s -X POST ${D}/v1/projects/$PROJECT/audits \\
+  -H "Authorization: Bearer $KEY" -H 'Idempotency-Key: audit-example-com-1'
+# 202 {"audit_id":"aud_…","status":"queued","poll":"/v1/audits/aud_…"}
+export AUDIT=aud_...
+
+# Poll every 30 s until completed or failed.
+while true; do
+  R=$(curl -s ${D}/v1/audits/$AUDIT -H "Authorization: Bearer $KEY")
+  echo "$R" | grep -Eq '"status":"(completed|failed)"' && break
+  sleep 30
+done
+echo "$R"
+# 200 {"audit_id":…,"status":"completed","score":87,"summary":{"issues_critical":0,
+#      "issues_warning":3,"issues_info":5,"top_issues":[{"check":…,"severity":"warning",
+#      "title":…,"affected_count":2},…],"categories":{"performance":…,"security":…,
+#      "indexability":…,"mobile":…,"structure":…}},"started_at":…,"completed_at":…}
+`)}
+    <p>Statuses: <code>queued</code> → <code>running</code> → <code>completed</code> (with
+    <code>score</code> 0 to 100 and <code>summary</code>) or <code>failed</code> (with
+    <code>error</code>). The summary lists at most 10 top issues, worst first. Locally, point the project
+    at a site your machine can reach.</p>
+
+    <h2 id="article">4. Generate a draft article and poll it</h2>
+    <p>Give <code>topic</code> (3 to 180 characters, used verbatim as the title) and/or
+    <code>primary_keyword</code> (2 to 120). One article generates per project at a time (409
+    <code>article_in_progress</code>). Typical completion is 10 to 30 minutes: <strong>poll every 60
+    seconds</strong>. Articles are drafts: they are never published automatically; fetch
+    <code>content_markdown</code> and publish it yourself.</p>
+    ${codeBlock(`
+curl -s -X POST ${D}/v1/projects/$PROJECT/articles \\
+  -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
+  -H 'Idempotency-Key: article-flat-feet-1' \\
+  -d '{"topic":"How to choose running shoes for flat feet","primary_keyword":"running shoes for flat feet"}'
+# 202 {"article_id":"art_…","status":"queued","poll":"/v1/articles/art_…"}
+export ARTICLE=art_...
+
+# Poll every 60 s until ready or failed.
+while true; do
+  R=$(curl -s ${D}/v1/articles/$ARTICLE -H "Authorization: Bearer $KEY")
+  echo "$R" | grep -Eq '"status":"(ready|failed|published)"' && break
+  sleep 60
+done
+echo "$R"
+# 200 {"article_id":…,"status":"ready","title":"How to choose running shoes for flat feet",
+#      "meta_description":…,"content_markdown":"# How to choose…","word_count":…,"qa_score":…,
+#      "language":"en","watermark":{"sandbox":true,"note":…}}
+`)}
+    <p>Statuses: <code>queued</code> → <code>generating</code> → <code>qa</code> → <code>ready</code>
+    (content fields appear), or <code>failed</code>; <code>published</code> once the operator publishes
+    a subscribed project's article. While generating, only the status is returned.</p>
+
+    <h2 id="webhooks">5. Webhooks and signature verification</h2>
+    <p>Register an endpoint to receive signed events instead of polling. Register it
+    <em>before</em> starting the audit to receive that audit's <code>audit.completed</code>. In
+    production the URL must be public <code>https://</code>; private and loopback hosts are refused.
+    The local server (<code>.env.dev</code> sets <code>ALLOW_PRIVATE_TARGETS=1</code>) also accepts
+    <code>http://127.0.0.1</code>, so the receiver below works as written. Up to ${MAX_ENDPOINTS}
+    endpoints per account. <code>POST /v1/webhooks</code> takes no <code>Idempotency-Key</code>.</p>
+    ${codeBlock(`
+curl -s -X POST ${D}/v1/webhooks \\
+  -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
+  -d '{"url":"http://127.0.0.1:8787/hook","events":["audit.completed","article.published"]}'
+# 201 {"webhook_id":"wh_…","url":…,"events":[…],"active":true,"created_at":…,
+#      "secret":"<64 hex characters, shown once>","signature_header":"${SIGNATURE_HEADER}",
+#      "signature_scheme":"hex(hmac_sha256(secret, raw_body))"}
+export WEBHOOK=wh_...
+
+curl -s ${D}/v1/webhooks -H "Authorization: Bearer $KEY"          # secrets masked
+curl -s -X DELETE ${D}/v1/webhooks/$WEBHOOK -H "Authorization: Bearer $KEY"
+`)}
+    <p>Each delivery is a <code>POST</code> of the JSON envelope
+    <code>{"id", "event", "created_at", "data"}</code> with these headers:</p>
+    ${table(["Header", "Meaning"], [
+      [
+        html`<code>${SIGNATURE_HEADER}</code>`,
+        "Lowercase hex HMAC-SHA256 of the raw request body, keyed with the endpoint secret. Verify it before trusting the payload.",
+      ],
+      [html`<code>${EVENT_HEADER}</code>`, "The event name."],
+      [
+        html`<code>${DELIVERY_HEADER}</code>`,
+        "The delivery id, stable across retries: deduplicate on it.",
+      ],
+    ])}
+    <p>Answer any 2xx within 10 seconds. Failed deliveries are retried with exponential backoff (at
+    most ${MAX_ATTEMPTS} attempts, at most 6 hours apart); 50 consecutive failures deactivate the
+    endpoint. Events: ${EVENT_NAMES.map((e, i) => html`${i ? ", " : ""}<code>${e}</code>`)}
+    (<code>article.generated</code> and <code>usage.threshold_reached</code> are reserved: accepted as
+    filters, not sent yet). Verify on the raw bytes, with a constant-time compare:</p>
+    ${codeBlock(VERIFY_SNIPPET, "TypeScript signature verification")}
+    <p>Run it with <code>SERPWRIGHT_WEBHOOK_SECRET=&lt;secret&gt; deno run --allow-net --allow-env receiver.ts</code>.</p>
+
+    <h2 id="billing">6. Billing and checkout</h2>
+    <p>Billing is per project. A subscription (<code>basic</code> ${basic.monthlyPrice} USD or
+    <code>pro</code> ${pro.monthlyPrice} USD per project per month) makes the project's audits and
+    articles all-inclusive. Without one, a live key pays per unit from prepaid credits
+    (<code>technical_audit</code> ${UNIT_PRICES.technical_audit} credits,
+    <code>article_generated</code> ${UNIT_PRICES.article_generated}; 1 credit = 1 USD). Sandbox keys
+    cannot buy (403 <code>sandbox_not_billable</code>). Payment is always completed by a human in a
+    browser at the <code>checkout_url</code> the API returns; the project activates, or the credits
+    land, automatically. Prices: <a href="${b}/pricing">pricing page</a> and <code>GET /v1/plans</code>.</p>
+    ${codeBlock(`
+curl -s ${D}/v1/plans
+
+# After a human upgraded, the operator mints a live key (local server: the .env.dev token).
+curl -s -X POST ${D}/admin/accounts/$ACCOUNT/live-keys \\
+  -H 'Authorization: Bearer ${DEV_ADMIN_TOKEN}'
+export LIVE=sk_live_...
+
+# Live keys create live projects; their access is pending_payment until paid.
+curl -s -X POST ${D}/v1/projects \\
+  -H "Authorization: Bearer $LIVE" -H 'Content-Type: application/json' \\
+  -H 'Idempotency-Key: project-shop-example-com' \\
+  -d '{"url":"https://shop.example.com"}'
+export LIVE_PROJECT=proj_...
+
+# Subscribe that project: a human pays at checkout_url.
+curl -s -X POST ${D}/v1/subscriptions \\
+  -H "Authorization: Bearer $LIVE" -H 'Content-Type: application/json' \\
+  -H 'Idempotency-Key: subscribe-shop-basic' \\
+  -d '{"project_id":"'"$LIVE_PROJECT"'","plan_id":"basic"}'
+# 201 {"status":"pending_payment","checkout_url":"https://checkout.stripe.com/…","project_id":…,"plan":"basic","note":…}
+curl -s "${D}/v1/subscription?project_id=$LIVE_PROJECT" -H "Authorization: Bearer $LIVE"
+# 200 {"project_id":…,"plan":"basic","status":"pending_payment"}   later "active" with "paid_until"
+
+# Or pay per unit: read the balance, buy a pack (${PACK_IDS.join(", ")}).
+curl -s ${D}/v1/credits -H "Authorization: Bearer $LIVE"
+curl -s -X POST ${D}/v1/credits/purchases \\
+  -H "Authorization: Bearer $LIVE" -H 'Content-Type: application/json' \\
+  -H 'Idempotency-Key: credits-500-1' \\
+  -d '{"pack_id":"pack_500"}'
+# 201 {"status":"pending_payment","checkout_url":…,"pack_id":"pack_500","usd":500,"credits":500,"bonus_credits":0,"note":…}
+`)}
+    <p>The local server has no payment provider configured, so both purchases answer 503
+    <code>billing_not_configured</code> there; with <code>STRIPE_*</code> set they return a
+    <code>checkout_url</code>. A live project without a subscription and with too few credits answers
+    402 <code>insufficient_credits</code>, whose body adds <code>required_credits</code>,
+    <code>balance_credits</code>, <code>purchase</code> and <code>subscription_alternative</code>. Poll
+    <code>GET /v1/subscription</code> or receive <code>subscription.updated</code> and
+    <code>credits.updated</code> webhooks.</p>
+
+    <h2 id="keys">7. Key rotation</h2>
+    <p>Order matters: <strong>create the new key first, switch to it, then revoke the old one</strong>.
+    The last active key cannot be revoked (400 <code>cannot_revoke_last_key</code>); an account has at
+    most 5 active keys (400 <code>key_limit_reached</code>). A key mints keys of its own mode only;
+    sandbox rotations keep the trial's expiry and usage.</p>
+    ${codeBlock(`
+curl -s -X POST ${D}/v1/api-keys \\
+  -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
+  -H 'Idempotency-Key: rotate-2026-11' \\
+  -d '{"name":"rotated"}'
+# 201 {"id":"key_…","name":"rotated","key_prefix":"sk_sandbox_","last4":…,"api_key":"sk_sandbox_…",…}
+export NEW_KEY=sk_sandbox_...
+
+curl -s ${D}/v1/api-keys -H "Authorization: Bearer $NEW_KEY"    # find the old key's id
+export OLD_KEY_ID=key_...
+curl -s -X DELETE ${D}/v1/api-keys/$OLD_KEY_ID -H "Authorization: Bearer $NEW_KEY"
+# 200 {"key":{"id":…,"revoked_at":"…",…}}   the old key now answers 401 key_revoked
+export KEY=$NEW_KEY           # from now on, the new key
+`)}
+
+    <h2 id="errors">8. Error handling</h2>
+    <p>Every non-2xx answer has the body <code>{"error": {"code", "message", "doc_url"}}</code>.
+    Branch on <code>error.code</code>, never on the message. <code>doc_url</code> points at the code's
+    entry on the <a href="${b}/docs/errors">error reference</a>.</p>
+    ${table(["error.code", "What the agent does"], [
+      [html`<code>rate_limited</code> (429)`, "Sleep Retry-After seconds, then retry."],
+      [
+        html`<code>internal_error</code> (500)`,
+        "Retry with the same Idempotency-Key after a short backoff.",
+      ],
+      [
+        html`<code>invalid_request</code> (400)`,
+        "Fix the field the message names; do not retry unchanged.",
+      ],
+      [
+        html`<code>unauthorized</code>, <code>key_revoked</code>, <code>key_expired</code> (401)`,
+        "Switch to another active key; an expired sandbox needs a human upgrade.",
+      ],
+      [
+        html`<code>sandbox_limit_reached</code> (403)`,
+        "Hand a human the upgrade_url (the pricing page).",
+      ],
+      [
+        html`<code>insufficient_credits</code>, <code>payment_required</code> (402)`,
+        "Buy credits or subscribe the project, then retry.",
+      ],
+      [
+        html`<code>article_in_progress</code> (409)`,
+        "Poll the running article, then start the next.",
+      ],
+      [html`<code>not_found</code> (404)`, "Check the id; list the resources."],
+    ])}
+    ${codeBlock(`
+curl -s -i ${D}/v1/projects/proj_does_not_exist -H "Authorization: Bearer $KEY"
+# HTTP/1.1 404 Not Found
+# x-ratelimit-limit: 600
+# {"error":{"code":"not_found","message":"…","doc_url":"${b}/docs/errors#not_found"}}
+`)}
+
+    <h2 id="idempotency">9. Idempotent retries</h2>
+    <p>Every POST except <code>POST /v1/webhooks</code> accepts an optional <code>Idempotency-Key</code>
+    header (up to 200 characters; use a fresh UUID per logical operation). Repeating a request with the
+    same key replays the stored answer verbatim, with <code>Idempotent-Replayed: true</code>, instead of
+    running it again, one-time secrets included. So after a timeout or a 500, resend the same request
+    with the same key: at most one account, project, audit or checkout comes of it.</p>
+    <ul>
+      <li>Scope: per account; on signup (no key yet), per client IP. Keys are kept for 24 hours.</li>
+      <li>Only 2xx answers are stored. Errors change nothing, so after fixing the cause (buying credits,
+    say) the same key may be reused.</li>
+      <li>The same key on a different endpoint (method and path) answers 409
+    <code>idempotency_conflict</code>. A second request arriving while the first with that key still
+    runs waits for it (up to 10 s) and replays its answer.</li>
+    </ul>
+    ${codeBlock(`
+# Sent twice: the second answer is the first one replayed (same project_id).
+curl -s -i -X POST ${D}/v1/projects \\
+  -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
+  -H 'Idempotency-Key: project-example-com' \\
+  -d '{"url":"https://example.com"}'
+# idempotent-replayed: true
+`)}
+
+    <h2 id="limits">10. Rate limits and other limits</h2>
+    <p>Every <code>/v1</code> answer carries <code>X-RateLimit-Limit</code>,
+    <code>X-RateLimit-Remaining</code> and <code>X-RateLimit-Reset</code> (Unix seconds); every 429 adds
+    <code>Retry-After</code> (seconds).</p>
+    ${table(["Limit", "Value"], [
+      ["Authenticated requests", "600 per minute per API key"],
+      ["Unauthenticated /v1 requests", "600 per minute per client IP"],
+      ["Signups", "5 per hour per client IP"],
+      ["Active API keys", "5 per account"],
+      [
+        "Sandbox",
+        `${SANDBOX_LIMITS.projects} project, ${SANDBOX_LIMITS.audits} audit, ${SANDBOX_LIMITS.articles} articles, ${SANDBOX_LIMITS.expires_days} days`,
+      ],
+      ["Concurrent articles", "1 generating per project"],
+      ["Webhook endpoints", `${MAX_ENDPOINTS} per account`],
+      ["Request body", "64 KiB"],
+      ["Polling", "audits every 30 to 60 s; articles every 60 s"],
+    ])}
+  `;
+  return layout({
+    baseUrl: b,
+    path: "/docs/agents",
+    title: "Agent quickstart: Serpwright API",
+    description:
+      "Sign up, register a site, run an SEO audit and generate a draft article with curl; webhooks, billing, keys, errors and retries.",
+    body,
+  });
+}

@@ -1,0 +1,41 @@
+/**
+ * `GET /llms.txt`, following the llms.txt convention (https://llmstxt.org): an H1 with the name, a
+ * blockquote summary, a few plain facts, then H2 sections of `- [name](url): notes` links, with
+ * the skippable ones under "Optional".
+ */
+import { SANDBOX_LIMITS } from "../../domain/accounts.ts";
+import { PLANS, UNIT_PRICES } from "../../domain/billing/catalog.ts";
+
+export function llmsTxt(baseUrl: string): string {
+  const b = baseUrl;
+  const plans = PLANS.map((p) => `${p.id} ${p.monthlyPrice} USD`).join(", ");
+  return `# Serpwright
+
+> SEO automation API for AI agents: sign up over HTTP with no human and no CAPTCHA, get a sandbox
+> API key at once, register a site as a project, run technical SEO audits and generate draft SEO
+> articles. A human pays per project through a checkout link when the trial runs out.
+
+- API base: ${b}/v1 (JSON, snake_case). Auth: \`Authorization: Bearer <API_KEY>\`.
+- Start: \`POST ${b}/v1/accounts\` with \`{"email": "..."}\` returns \`api_key\` (shown once).
+- Sandbox: ${SANDBOX_LIMITS.projects} project, ${SANDBOX_LIMITS.audits} audit, ${SANDBOX_LIMITS.articles} draft articles, ${SANDBOX_LIMITS.expires_days} days.
+- Audits and articles are asynchronous: 202 with a \`poll\` path; poll audits every 30-60 s, articles every 60 s, or receive signed webhooks.
+- Errors: \`{"error": {"code", "message", "doc_url"}}\`; branch on \`error.code\`. 429 carries \`Retry-After\`.
+- Retries: send \`Idempotency-Key\` on POSTs; a repeat replays the stored answer.
+- Prices: plans per project per month (${plans}); or prepaid credits (technical_audit ${UNIT_PRICES.technical_audit}, article_generated ${UNIT_PRICES.article_generated}; 1 credit = 1 USD).
+
+## Docs
+
+- [Agent quickstart](${b}/docs/agents): signup, project, audit, polling, article, webhooks with signature verification, billing, key rotation, errors, idempotent retries, with curl lines
+- [OpenAPI 3.1 document](${b}/v1/openapi.json): every /v1 endpoint, request body, response schema, error code and header
+- [Error codes](${b}/docs/errors): every error.code with its HTTP status, cause and what to do
+
+## Pricing
+
+- [Pricing page](${b}/pricing): plans, credit packs and unit prices, for humans
+- [Plans document](${b}/v1/plans): the same catalogue as JSON
+
+## Optional
+
+- [Home](${b}/): what the service is
+`;
+}

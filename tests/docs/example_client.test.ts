@@ -1,0 +1,169 @@
+/**
+ * examples/agent.ts against the real app: a fake site to audit and a webhook receiver, both real
+ * servers on loopback (the test app allows private targets), with tiny poll intervals.
+ */
+import assert from "node:assert/strict";
+import {
+  call,
+  type Delivery,
+  runAgentFlow,
+  ServiceError,
+  verifySignature,
+} from "../../examples/agent.ts";
+import { html, page, serveSite } from "../audit/sites.ts";
+import { withApp } from "../helpers/app.ts";
+import { startReceiver } from "../webhooks/helpers.ts";
+
+Deno.test("examples/agent.ts walks signup → project → audit → article → verified webhook", () =>
+  withApp(async (app) => {
+    const site = serveSite({
+      "/": html(page({ title: "Home of the example site", links: ["/a"] })),
+      "/a": html(page({ title: "Page A of the example site", key: "a" })),
+    });
+    const receiver = startReceiver();
+    try {
+      const lines: string[] = [];
+      let taken = 0;
+      const receiveDelivery = async (timeoutMs: number): Promise<Delivery> => {
+        while (true) {
+          const all = await receiver.waitFor(taken + 1, timeoutMs);
+          const r = all[taken++];
+          if (r.headers.get("x-serpwright-event") === "audit.completed") {
+            return { headers: r.headers, rawBody: r.raw };
+          }
+        }
+      };
+      const result = await runAgentFlow({
+        baseUrl: app.url,
+        email: "example-agent@example.com",
+        siteUrl: site.origin,
+        webhookUrl: receiver.url,
+        receiveDelivery,
+        auditPollSeconds: 0.02,
+        articlePollSeconds: 0.02,
+        maxWaitSeconds: 30,
+        log: (l) => lines.push(l),
+      });
+      assert.equal(result.audit.status, "completed", lines.join("\n"));
+      assert.ok(result.audit.score !== null && result.audit.score >= 0);
+      assert.equal(result.article.status, "ready", lines.join("\n"));
+      assert.ok(result.article.title && result.article.wordCount! > 0);
+      assert.ok(result.webhook, "a webhook was registered");
+      assert.equal(result.webhook.verified, true, "the delivery's signature verified");
+      assert.equal(result.webhook.event, "audit.completed");
+      assert.match(result.webhook.deliveryId ?? "", /^dlv_/);
+      assert.equal(new URL(result.upgradeUrl).pathname, "/pricing");
+      const out = lines.join("\n");
+      assert.match(out, /Summary/);
+      assert.match(out, /signature verified/);
+      // The delivery the client verified is really the one the service signed, and tampering fails.
+      const d = receiver.received.find((r) =>
+        r.headers.get("x-serpwright-event") === "audit.completed"
+      )!;
+      const sig = d.headers.get("x-serpwright-signature");
+      assert.equal(await verifySignature("0".repeat(64), d.raw, sig), false, "wrong secret");
+      assert.equal(await verifySignature("x", d.raw + " ", sig), false);
+    } finally {
+      await receiver.close();
+      await site.close();
+    }
+  }));
+
+Deno.test("verifySignature: hex HMAC-SHA256 of the raw body keyed with the secret's text", async () => {
+  const secret = "a".repeat(64);
+  const body = '{"id":"dlv_1","event":"audit.completed","created_at":"x","data":{}}';
+  const key = await crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(body)));
+  const hex = Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("");
+  assert.equal(await verifySignature(secret, body, hex), true);
+  assert.equal(await verifySignature(secret, body, hex.toUpperCase()), true);
+  const flipped = hex.slice(0, -1) + (hex.endsWith("0") ? "1" : "0");
+  assert.equal(await verifySignature(secret, body, flipped), false);
+  assert.equal(await verifySignature("b".repeat(64), body, hex), false);
+  assert.equal(await verifySignature(secret, body, null), false);
+  assert.equal(await verifySignature(secret, body, "zz"), false);
+});
+
+Deno.test("the client honours Retry-After on 429 and branches on error.code", async () => {
+  let n = 0;
+  const ac = new AbortController();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen: () => {} },
+    (req) => {
+      n++;
+      if (new URL(req.url).pathname === "/v1/missing") {
+        return Response.json({
+          error: { code: "not_found", message: "nope", doc_url: "http://x/docs/errors#not_found" },
+        }, { status: 404 });
+      }
+      if (n === 1) {
+        return Response.json(
+          { error: { code: "rate_limited", message: "slow down", doc_url: "" } },
+          { status: 429, headers: { "Retry-After": "1" } },
+        );
+      }
+      return Response.json({ ok: true, idem: req.headers.get("idempotency-key") });
+    },
+  );
+  try {
+    const base = `http://127.0.0.1:${server.addr.port}`;
+    const logs: string[] = [];
+    const t0 = Date.now();
+    const body = await call(base, "POST", "/v1/projects", {
+      body: {},
+      idempotencyKey: "k-1",
+      log: (l) => logs.push(l),
+    });
+    assert.ok(Date.now() - t0 >= 900, "waited Retry-After");
+    assert.deepEqual(body, { ok: true, idem: "k-1" });
+    assert.equal(n, 2);
+    assert.match(logs.join("\n"), /Retry-After/);
+    const err = await call(base, "GET", "/v1/missing").catch((e) => e);
+    assert.ok(err instanceof ServiceError);
+    assert.equal(err.code, "not_found");
+    assert.equal(err.status, 404);
+  } finally {
+    ac.abort();
+    await server.finished;
+  }
+});
+
+Deno.test("the CLI runs as documented: deno run -A examples/agent.ts --base … --webhook-port 0", () =>
+  withApp(async (app) => {
+    const site = serveSite({ "/": html(page({ title: "Home of the CLI test site" })) });
+    try {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "-A",
+          new URL("../../examples/agent.ts", import.meta.url).pathname,
+          "--base",
+          app.url,
+          "--site",
+          site.origin,
+          "--webhook-port",
+          "0",
+          "--audit-poll",
+          "0.05",
+          "--article-poll",
+          "0.05",
+        ],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const stdout = new TextDecoder().decode(out.stdout);
+      const stderr = new TextDecoder().decode(out.stderr);
+      assert.equal(out.code, 0, stdout + stderr);
+      assert.match(stdout, /audit +aud_\S+ completed score \d+/);
+      assert.match(stdout, /article +art_\S+ ready/);
+      assert.match(stdout, /audit\.completed delivery dlv_\S+: signature verified/);
+    } finally {
+      await site.close();
+    }
+  }));

@@ -1,0 +1,246 @@
+/**
+ * The real server as a child process on a KV file, for the crash and scale-out proofs: start it
+ * (`deno run main.ts` with an env), wait until it answers, talk HTTP to it, kill it with SIGKILL
+ * or stop it with SIGTERM, and start another on the same file. Children's output is kept (not
+ * printed) and shown when a test fails through `logs()`.
+ */
+import { signPayload, stripeEvent } from "../billing/fake_stripe.ts";
+import { WEBHOOK_SECRET } from "../billing/fake_stripe.ts";
+import { ADMIN_TOKEN, type TestResponse, WEBHOOK_KEY_B64 } from "../helpers/app.ts";
+
+export { ADMIN_TOKEN };
+
+const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+const REPO = new URL("../../", import.meta.url).pathname;
+
+/** A free loopback port (bound, read and released). */
+export function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+/** A fresh temporary KV file path, and a way to remove it (with SQLite's -wal/-shm files). */
+export async function tempKvPath(): Promise<{ path: string; remove(): Promise<void> }> {
+  const dir = await Deno.makeTempDir({ prefix: "serpwright-proof-" });
+  return {
+    path: `${dir}/kv.sqlite`,
+    remove: () => Deno.remove(dir, { recursive: true }).catch(() => {}),
+  };
+}
+
+export interface ReqOptions {
+  key?: string;
+  body?: unknown;
+  rawBody?: string;
+  headers?: Record<string, string>;
+  ip?: string;
+}
+
+export interface ServerProcess {
+  url: string;
+  port: number;
+  pid: number;
+  req(method: string, path: string, opts?: ReqOptions): Promise<TestResponse>;
+  /** SIGKILL, as a crash or an OOM kill would: no shutdown hook runs. Idempotent. */
+  kill(): Promise<void>;
+  /** SIGTERM: the graceful stop of main.ts. Idempotent. */
+  stop(): Promise<void>;
+  /** Everything the child wrote so far. */
+  logs(): string;
+  /** Resolves with the exit status once the child has gone. */
+  status: Promise<Deno.CommandStatus>;
+}
+
+/** The env every proof child gets; tests add or override. */
+export function baseEnv(kvPath: string): Record<string, string> {
+  return {
+    HOST: "127.0.0.1",
+    KV_PATH: kvPath,
+    ADMIN_TOKEN,
+    ALLOW_PRIVATE_TARGETS: "1",
+    TRUST_PROXY: "1",
+    WEBHOOK_ENCRYPTION_KEY: WEBHOOK_KEY_B64,
+    WEBHOOK_RETRY_BASE_MS: "1000",
+    STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+    JOB_LEASE_MS: "1500",
+    NO_COLOR: "1",
+  };
+}
+
+/**
+ * Starts `main.ts` in a child on `kvPath` and resolves once `GET /v1/plans` answers 200 (or
+ * rejects after `timeoutMs`, having killed the child).
+ */
+export async function startServer(
+  kvPath: string,
+  env: Record<string, string> = {},
+  timeoutMs = 30_000,
+): Promise<ServerProcess> {
+  const port = freePort();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--unstable-kv", "--unstable-cron", MAIN],
+    cwd: REPO,
+    env: { ...baseEnv(kvPath), PORT: String(port), ...env },
+    clearEnv: false,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let out = "";
+  const collect = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) out += chunk;
+  };
+  const drained = Promise.all([collect(child.stdout), collect(child.stderr)]);
+  const status = child.status.then(async (s) => {
+    await drained;
+    return s;
+  });
+  let gone = false;
+  status.then(() => (gone = true));
+  const url = `http://127.0.0.1:${port}`;
+
+  const signal = async (sig: Deno.Signal) => {
+    if (!gone) {
+      try {
+        child.kill(sig);
+      } catch { /* already exited */ }
+    }
+    await status;
+  };
+  const server: ServerProcess = {
+    url,
+    port,
+    pid: child.pid,
+    req: (method, path, opts) => request(url, method, path, opts),
+    kill: () => signal("SIGKILL"),
+    stop: () => signal("SIGTERM"),
+    logs: () => out,
+    status,
+  };
+
+  const deadline = Date.now() + timeoutMs;
+  while (true) {
+    if (gone) throw new Error(`server exited during start:\n${out}`);
+    try {
+      const res = await fetch(`${url}/v1/plans`);
+      await res.body?.cancel();
+      if (res.status === 200) return server;
+    } catch { /* not listening yet */ }
+    if (Date.now() > deadline) {
+      await server.kill();
+      throw new Error(`server did not answer within ${timeoutMs} ms:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** One JSON request; `ip` sets X-Forwarded-For (TRUST_PROXY is on in the children). */
+export async function request(
+  base: string,
+  method: string,
+  path: string,
+  opts: ReqOptions = {},
+): Promise<TestResponse> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  if (opts.ip) headers["x-forwarded-for"] = opts.ip;
+  let body: string | undefined = opts.rawBody;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers["content-type"] ??= "application/json";
+  }
+  const res = await fetch(base + path, { method, headers, body });
+  const text = await res.text();
+  // deno-lint-ignore no-explicit-any
+  let parsed: any = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = null;
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+let ipCounter = 1;
+/** A distinct client IP per call (signups are limited per IP). */
+export function nextIp(): string {
+  const n = ipCounter++;
+  return `203.0.${(n >> 8) & 255}.${n & 255}`;
+}
+
+/** A fresh account with its sandbox key and a live key minted by the operator. */
+export async function liveAccount(
+  server: ServerProcess,
+): Promise<{ accountId: string; sandboxKey: string; key: string }> {
+  const signup = await server.req("POST", "/v1/accounts", {
+    body: { email: `proof-${crypto.randomUUID()}@example.com` },
+    ip: nextIp(),
+  });
+  if (signup.status !== 201) throw new Error(`signup: ${signup.status} ${signup.text}`);
+  const accountId = signup.body.account_id as string;
+  const live = await server.req("POST", `/admin/accounts/${accountId}/live-keys`, {
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  });
+  if (live.status !== 201) throw new Error(`live key: ${live.status} ${live.text}`);
+  return { accountId, sandboxKey: signup.body.api_key, key: live.body.api_key };
+}
+
+/** Creates a project and returns its id. */
+export async function newProject(server: ServerProcess, key: string, url: string) {
+  const res = await server.req("POST", "/v1/projects", { key, body: { url } });
+  if (res.status !== 201) throw new Error(`project: ${res.status} ${res.text}`);
+  return res.body.project_id as string;
+}
+
+/** A signed, paid credit-pack `checkout.session.completed` for an account: what Stripe sends. */
+export function packPaidEvent(accountId: string, packId = "pack_500") {
+  const sessionId = `cs_test_proof_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
+  return stripeEvent("checkout.session.completed", {
+    id: sessionId,
+    object: "checkout.session",
+    mode: "payment",
+    status: "complete",
+    payment_status: "paid",
+    metadata: {
+      service: "serpwright",
+      kind: "credit_pack",
+      account_id: accountId,
+      pack_id: packId,
+    },
+    customer: "cus_test_proof",
+  });
+}
+
+/** Posts a Stripe event to `/webhooks/stripe`, signed now with the children's secret. */
+export async function postStripe(server: ServerProcess, event: unknown): Promise<TestResponse> {
+  const payload = JSON.stringify(event);
+  const signature = await signPayload(payload, Date.now());
+  return await server.req("POST", "/webhooks/stripe", {
+    rawBody: payload,
+    headers: { "content-type": "application/json", "stripe-signature": signature },
+  });
+}
+
+/** Polls `check` until it returns a truthy value; throws after `timeoutMs`. */
+export async function until<T>(
+  check: () => Promise<T | null | undefined | false>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (true) {
+    const v = await check().catch(() => null);
+    if (v) return v;
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Kills every given child (SIGKILL), ignoring ones already gone. For `finally` blocks. */
+export async function killAll(...servers: (ServerProcess | null | undefined)[]): Promise<void> {
+  await Promise.all(servers.map((s) => s?.kill()));
+}
