@@ -297,24 +297,6 @@ function finishArticle(deps: Deps, articleId: string, outcome: ArticleOutcome): 
   });
 }
 
-/** Re-sends the queue message of every article whose lease ran out (lost message, dead worker). */
-export async function sweepStaleArticles(deps: Deps): Promise<number> {
-  const now = deps.clock.now();
-  let resent = 0;
-  for await (
-    const e of deps.kv.list<{ id: string; leaseUntil: number }>({
-      prefix: [...keys.runningJobs(), "article"],
-    })
-  ) {
-    if (e.value.leaseUntil <= now) {
-      // Expire the lease of a generating article so the handler may take it over.
-      await deps.queue.enqueue({ type: "article", id: e.value.id });
-      resent++;
-    }
-  }
-  return resent;
-}
-
 /** A URL-safe slug of a title. */
 export function slugify(title: string): string {
   return title.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase()

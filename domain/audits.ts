@@ -7,6 +7,7 @@ import { ApiError } from "./errors.ts";
 import { recordEvent } from "./events.ts";
 import { addRefund, chargeFor, type Funding } from "./funding.ts";
 import { newId } from "./ids.ts";
+import type { RunningJobMarker } from "./job_leases.ts";
 import type { ProjectRecord, SubscriptionRecord } from "./records.ts";
 
 export type AuditStatus = "queued" | "running" | "completed" | "failed";
@@ -29,13 +30,6 @@ export interface AuditRecord {
   leaseUntil: number;
   jobsCompleted: number;
   jobsFailed: number;
-}
-
-/** Marker of unfinished work, swept by the maintenance cron. */
-export interface RunningJobMarker {
-  id: string;
-  accountId: string;
-  leaseUntil: number;
 }
 
 /** How long a queued message may take to be picked up, and a worker may hold a run. */
@@ -311,23 +305,4 @@ async function finishAudit(deps: Deps, auditId: string, outcome: Outcome): Promi
     }
     return { op, result: undefined };
   });
-}
-
-/**
- * The stale-job sweep: re-sends the queue message of every audit whose lease ran out (a lost
- * message, or a process that died mid-run); the handler then resumes or fails it. Nothing is
- * charged again: the charge was taken once, when the audit was created.
- */
-export async function sweepStaleAudits(deps: Deps): Promise<number> {
-  const now = deps.clock.now();
-  let resent = 0;
-  for await (
-    const e of deps.kv.list<RunningJobMarker>({ prefix: [...keys.runningJobs(), "audit"] })
-  ) {
-    if (e.value.leaseUntil <= now) {
-      await deps.queue.enqueue({ type: "audit", id: e.value.id });
-      resent++;
-    }
-  }
-  return resent;
 }

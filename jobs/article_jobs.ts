@@ -1,5 +1,6 @@
 import type { ArticleGenerator } from "../domain/articles.ts";
-import { runArticleJob, sweepStaleArticles } from "../domain/articles.ts";
+import { runArticleJob } from "../domain/articles.ts";
+import { resendExpiredJobs } from "../domain/job_leases.ts";
 import type { Deps } from "../domain/deps.ts";
 import { createWriter, generateArticle } from "../domain/writing/generate_article.ts";
 import type { JobHandlers } from "./dispatcher.ts";
@@ -21,5 +22,5 @@ export function articleJobs(deps: Deps): JobHandlers {
 }
 
 export async function articleMaintenance(deps: Deps): Promise<void> {
-  await sweepStaleArticles(deps);
+  await resendExpiredJobs(deps, "article");
 }

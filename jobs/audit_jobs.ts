@@ -1,5 +1,6 @@
 import { runAudit } from "../domain/audit/run_audit.ts";
-import { type AuditEngine, runAuditJob, sweepStaleAudits } from "../domain/audits.ts";
+import { type AuditEngine, runAuditJob } from "../domain/audits.ts";
+import { resendExpiredJobs } from "../domain/job_leases.ts";
 import type { Deps } from "../domain/deps.ts";
 import type { JobHandlers } from "./dispatcher.ts";
 
@@ -20,5 +21,5 @@ export function auditJobs(deps: Deps): JobHandlers {
 }
 
 export async function auditMaintenance(deps: Deps): Promise<void> {
-  await sweepStaleAudits(deps);
+  await resendExpiredJobs(deps, "audit");
 }

@@ -16,10 +16,10 @@ import { getBalance } from "../domain/billing/credits.ts";
 import { createStripeClient } from "../domain/billing/stripe_client.ts";
 import { handleStripeWebhook } from "../domain/billing/stripe_events.ts";
 import { getSubscriptionState } from "../domain/billing/subscription_status.ts";
-import { ApiError } from "../domain/errors.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { requireKey } from "./middleware/auth.ts";
 import { idempotency } from "./middleware/idempotency.ts";
+import { readBodyCapped } from "./middleware/json_body.ts";
 import { AUTH_ERRORS, bearerSecurity, IdempotencyHeader, responses } from "./openapi_helpers.ts";
 
 const PlansDocument = z.object({
@@ -308,32 +308,8 @@ export function billingRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
   // Stripe's inbound webhook: signed by Stripe, not by a bearer key; verified on the raw bytes,
   // which is why the JSON body middleware does not run outside /v1 and /admin.
   app.post("/webhooks/stripe", async (c) => {
-    const raw = await readRawBody(c.req.raw);
+    const raw = new TextDecoder().decode(await readBodyCapped(c.req.raw, MAX_WEBHOOK_BYTES));
     const result = await handleStripeWebhook(deps, raw, c.req.header("stripe-signature") ?? null);
     return c.json({ received: true, event_id: result.eventId, outcome: result.outcome }, 200);
   });
-}
-
-/** The body as text, refusing more than MAX_WEBHOOK_BYTES without reading it all. */
-async function readRawBody(req: Request): Promise<string> {
-  if (Number(req.headers.get("content-length") ?? "0") > MAX_WEBHOOK_BYTES) throw tooLarge();
-  if (!req.body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of req.body) {
-    size += chunk.byteLength;
-    if (size > MAX_WEBHOOK_BYTES) throw tooLarge();
-    chunks.push(chunk);
-  }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return new TextDecoder().decode(all);
-}
-
-function tooLarge(): ApiError {
-  return new ApiError("payload_too_large", 413, `Webhook body exceeds ${MAX_WEBHOOK_BYTES} bytes`);
 }

@@ -15,9 +15,7 @@ export function jsonBody(): MiddlewareHandler<AppEnv> {
   return async function jsonBodyMiddleware(c, next) {
     const method = c.req.method;
     if (method !== "POST" && method !== "PUT" && method !== "PATCH") return await next();
-    const declared = Number(c.req.header("content-length") ?? "0");
-    if (declared > MAX_BODY_BYTES) throw tooLarge();
-    const text = await readCapped(c.req.raw);
+    const text = await readText(c.req.raw);
     let value: unknown = {};
     if (text.trim() !== "") {
       const type = c.req.header("content-type") ?? "";
@@ -43,12 +41,18 @@ export function jsonBody(): MiddlewareHandler<AppEnv> {
   };
 }
 
-function tooLarge(): ApiError {
-  return new ApiError("payload_too_large", 413, `Request body exceeds ${MAX_BODY_BYTES} bytes`);
+function tooLarge(maxBytes = MAX_BODY_BYTES): ApiError {
+  return new ApiError("payload_too_large", 413, `Request body exceeds ${maxBytes} bytes`);
 }
 
-async function readCapped(req: Request): Promise<string> {
-  if (!req.body) return "";
+/**
+ * Reads a request body, refusing with 413 `payload_too_large` as soon as more than `maxBytes`
+ * arrive (a declared Content-Length over the cap is refused before reading; chunked bodies are
+ * counted as they come).
+ */
+export async function readBodyCapped(req: Request, maxBytes: number): Promise<Uint8Array> {
+  if (Number(req.headers.get("content-length") ?? "0") > maxBytes) throw tooLarge(maxBytes);
+  if (!req.body) return new Uint8Array(0);
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -56,9 +60,9 @@ async function readCapped(req: Request): Promise<string> {
     const { done, value } = await reader.read();
     if (done) break;
     size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
+    if (size > maxBytes) {
       await reader.cancel().catch(() => {});
-      throw tooLarge();
+      throw tooLarge(maxBytes);
     }
     chunks.push(value);
   }
@@ -68,8 +72,13 @@ async function readCapped(req: Request): Promise<string> {
     all.set(ch, at);
     at += ch.byteLength;
   }
+  return all;
+}
+
+async function readText(req: Request): Promise<string> {
+  const bytes = await readBodyCapped(req, MAX_BODY_BYTES);
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(all);
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
     throw new ApiError("invalid_request", 400, "Request body is not valid UTF-8");
   }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { grantCredits } from "../../domain/billing/credits.ts";
 import { keys } from "../../kv/keys.ts";
-import { ADMIN_TOKEN, errorCode, type TestApp, withApp } from "../helpers/app.ts";
+import { ADMIN_TOKEN, errorCode, subscribeProject, type TestApp, withApp } from "../helpers/app.ts";
 import { startFakeOpenAI } from "../writing/fake_openai.ts";
 
 async function poll(app: TestApp, key: string, id: string, until: string[]) {
@@ -15,19 +15,6 @@ async function poll(app: TestApp, key: string, id: string, until: string[]) {
 
 async function balanceOf(app: TestApp, accountId: string): Promise<number> {
   return (await app.kv.get<{ credits: number }>(keys.balance(accountId))).value?.credits ?? 0;
-}
-
-async function subscribe(app: TestApp, accountId: string, projectId: string) {
-  await app.kv.set(keys.subscription(projectId), {
-    projectId,
-    accountId,
-    plan: "pro",
-    paidUntil: app.clock.now() + 30 * 86_400_000,
-    stripeSubscriptionId: "sub_1",
-    stripeCustomerId: "cus_1",
-    activatedAt: app.clock.now(),
-    updatedAt: app.clock.now(),
-  });
 }
 
 const CONTENT_FIELDS = [
@@ -200,7 +187,7 @@ Deno.test("operator publish: subscribed ready article is published; others refus
       key: live,
       body: { url: "https://credit.example" },
     });
-    await subscribe(app, accountId, subscribed.body.project_id);
+    await subscribeProject(app, accountId, subscribed.body.project_id, "pro");
     await grantCredits(app.service.services.deps, {
       accountId,
       amount: 15,

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { keys } from "../../kv/keys.ts";
-import { ADMIN_TOKEN, withApp } from "../helpers/app.ts";
+import { ADMIN_TOKEN, subscribeProject, withApp } from "../helpers/app.ts";
 import { html, page, serveSite } from "../audit/sites.ts";
 import { startReceiver, verifySignature } from "../webhooks/helpers.ts";
 
@@ -21,16 +20,7 @@ Deno.test("audit.completed and article.published reach a webhook receiver, signe
         body: { url: site.origin, name: "Events" },
       });
       const projectId = proj.body.project_id;
-      await app.kv.set(keys.subscription(projectId), {
-        projectId,
-        accountId,
-        plan: "basic",
-        paidUntil: app.clock.now() + 30 * 86_400_000,
-        stripeSubscriptionId: "sub_e",
-        stripeCustomerId: "cus_e",
-        activatedAt: app.clock.now(),
-        updatedAt: app.clock.now(),
-      });
+      await subscribeProject(app, accountId, projectId);
 
       await app.req("POST", `/v1/projects/${projectId}/audits`, { key: live });
       const [auditEvent] = await receiver.waitFor(1, 15_000);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { grantCredits } from "../../domain/billing/credits.ts";
 import { keys } from "../../kv/keys.ts";
-import { errorCode, type TestApp, withApp } from "../helpers/app.ts";
+import { errorCode, subscribeProject, type TestApp, withApp } from "../helpers/app.ts";
 import { html, page, serveSite } from "../audit/sites.ts";
 
 async function poll(app: TestApp, key: string, auditId: string, until: string[]) {
@@ -154,16 +154,7 @@ Deno.test("a subscribed project's audits are included: no credits move", () =>
       const live = await app.liveKey(accountId);
       const proj = await app.req("POST", "/v1/projects", { key: live, body: { url: site.origin } });
       const projectId = proj.body.project_id;
-      await app.kv.set(keys.subscription(projectId), {
-        projectId,
-        accountId,
-        plan: "basic",
-        paidUntil: app.clock.now() + 30 * 86_400_000,
-        stripeSubscriptionId: "sub_1",
-        stripeCustomerId: "cus_1",
-        activatedAt: app.clock.now(),
-        updatedAt: app.clock.now(),
-      });
+      await subscribeProject(app, accountId, projectId);
       const res = await app.req("POST", `/v1/projects/${projectId}/audits`, { key: live });
       assert.equal(res.status, 202);
       assert.equal(await balanceOf(app, accountId), 0);

@@ -144,3 +144,23 @@ export function errorCode(res: TestResponse): string {
   if (!e.doc_url.endsWith(`#${e.code}`)) throw new Error(`doc_url does not point at ${e.code}`);
   return e.code;
 }
+
+/** Gives a project a paid subscription directly in KV, as the payment webhook would. */
+export async function subscribeProject(
+  app: TestApp,
+  accountId: string,
+  projectId: string,
+  plan: "basic" | "pro" = "basic",
+): Promise<void> {
+  const now = app.clock.now();
+  await app.kv.set(["subscriptions", projectId], {
+    projectId,
+    accountId,
+    plan,
+    paidUntil: now + 30 * 86_400_000,
+    stripeSubscriptionId: `sub_${projectId}`,
+    stripeCustomerId: `cus_${accountId}`,
+    activatedAt: now,
+    updatedAt: now,
+  });
+}

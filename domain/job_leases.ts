@@ -1,0 +1,33 @@
+import { keys } from "../kv/keys.ts";
+import type { Deps } from "./deps.ts";
+
+/** Marker of an audit or article that was accepted and has not finished, with its lease. */
+export interface RunningJobMarker {
+  id: string;
+  accountId: string;
+  leaseUntil: number;
+}
+
+/**
+ * The stale-job sweep: re-sends the queue message of every audit or article whose lease ran out
+ * (a lost message, or a process that died mid-run); the handler then resumes or fails it. Nothing
+ * is charged again, since the charge was taken once, when the job was accepted.
+ *
+ * @example
+ * ```ts
+ * await resendExpiredJobs(deps, "audit"); // from the maintenance tick
+ * ```
+ */
+export async function resendExpiredJobs(deps: Deps, kind: "audit" | "article"): Promise<number> {
+  const now = deps.clock.now();
+  let resent = 0;
+  for await (
+    const e of deps.kv.list<RunningJobMarker>({ prefix: [...keys.runningJobs(), kind] })
+  ) {
+    if (e.value.leaseUntil <= now) {
+      await deps.queue.enqueue({ type: kind, id: e.value.id });
+      resent++;
+    }
+  }
+  return resent;
+}
