@@ -134,8 +134,13 @@ export async function getAudit(
   return audit;
 }
 
-/** What running an audit needs from the outside: the engine, injected so tests can swap it. */
-export type AuditEngine = (input: { startUrl: string }) => Promise<AuditReport>;
+/**
+ * What running an audit needs from the outside: the engine, injected so tests can swap it.
+ * `depth` is the crawl allowance: `pro` subscriptions crawl deeper than everything else.
+ */
+export type AuditEngine = (
+  input: { startUrl: string; depth: "standard" | "pro" },
+) => Promise<AuditReport>;
 
 /** Why the address guard refused a site, in words that name no resolved address. */
 const REFUSAL_TEXT: Record<string, string> = {
@@ -197,7 +202,7 @@ export async function runAuditJob(deps: Deps, auditId: string, engine: AuditEngi
   }
   let report: AuditReport;
   try {
-    report = await engine({ startUrl: project.url });
+    report = await engine({ startUrl: project.url, depth: await crawlDepth(deps, audit) });
   } catch (err) {
     const refused = (err as Error)?.name === "TargetRefusedError";
     await finishAudit(deps, auditId, {
@@ -305,4 +310,11 @@ async function finishAudit(deps: Deps, auditId: string, outcome: Outcome): Promi
     }
     return { op, result: undefined };
   });
+}
+
+/** A `pro` subscription's audits crawl deeper; the plan is read when the audit runs. */
+async function crawlDepth(deps: Deps, audit: AuditRecord): Promise<"standard" | "pro"> {
+  if (audit.funding.kind !== "subscription") return "standard";
+  const sub = (await deps.kv.get<SubscriptionRecord>(keys.subscription(audit.projectId))).value;
+  return sub?.plan === "pro" ? "pro" : "standard";
 }

@@ -4,12 +4,15 @@ import { resendExpiredJobs } from "../domain/job_leases.ts";
 import type { Deps } from "../domain/deps.ts";
 import type { JobHandlers } from "./dispatcher.ts";
 
+/** How many times more pages a `pro` project's audit may crawl than `CRAWL_MAX_PAGES`. */
+export const PRO_CRAWL_FACTOR = 5;
+
 /** The crawler and checks engine with the operator's limits. */
 export function auditEngine(deps: Deps): AuditEngine {
-  return ({ startUrl }) =>
+  return ({ startUrl, depth }) =>
     runAudit({
       startUrl,
-      maxPages: deps.config.crawlMaxPages,
+      maxPages: deps.config.crawlMaxPages * (depth === "pro" ? PRO_CRAWL_FACTOR : 1),
       concurrency: deps.config.crawlConcurrency,
       allowPrivate: deps.config.allowPrivateTargets,
     });

@@ -43,9 +43,7 @@ export const PLANS: readonly Plan[] = [
     featured: true,
     features: [
       "Everything in Basic",
-      "Higher audit and article throughput per project",
-      "Priority processing of audits and articles",
-      "Priority support",
+      "Audits crawl up to 5 times as many pages of the site",
     ],
   },
 ];
