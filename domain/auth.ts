@@ -11,6 +11,16 @@ export interface Principal {
   usage: SandboxUsage | null;
 }
 
+/** The principal if its key may be used at `now`; 401 `key_revoked` or `key_expired` otherwise. */
+function usable(principal: Principal, now: number): Principal {
+  const { key } = principal;
+  if (key.revokedAt !== null) throw new ApiError("key_revoked", 401, "This API key was revoked");
+  if (key.expiresAt !== null && key.expiresAt <= now) {
+    throw new ApiError("key_expired", 401, "This sandbox key has expired");
+  }
+  return principal;
+}
+
 interface CacheEntry {
   principal: Principal;
   fetchedAt: number;
@@ -30,26 +40,25 @@ export class KeyResolver {
 
   constructor(private deps: Deps) {}
 
-  /** The principal of a raw key, or throws 401 with the precise code. */
-  async resolve(raw: string): Promise<Principal> {
+  /**
+   * The principal of a raw key, or throws 401 with the precise code. Answers synchronously from a
+   * fresh cache entry (the hot path), so callers only await when KV must be asked.
+   */
+  resolve(raw: string): Principal | Promise<Principal> {
     const hash = hashKey(raw);
     const now = this.deps.clock.now();
-    let entry = this.#cache.get(hash);
-    if (!entry || now - entry.fetchedAt > this.deps.config.authCacheTtlMs) {
-      const principal = await this.#load(hash);
+    const entry = this.#cache.get(hash);
+    if (entry && now - entry.fetchedAt <= this.deps.config.authCacheTtlMs) {
+      return usable(entry.principal, now);
+    }
+    return this.#load(hash).then((principal) => {
       if (!principal) {
         this.#drop(hash);
         throw new ApiError("unauthorized", 401, "Unknown API key");
       }
-      entry = { principal, fetchedAt: now };
-      this.#store(hash, entry);
-    }
-    const { key } = entry.principal;
-    if (key.revokedAt !== null) throw new ApiError("key_revoked", 401, "This API key was revoked");
-    if (key.expiresAt !== null && key.expiresAt <= now) {
-      throw new ApiError("key_expired", 401, "This sandbox key has expired");
-    }
-    return entry.principal;
+      this.#store(hash, { principal, fetchedAt: now });
+      return usable(principal, now);
+    });
   }
 
   /** Forgets every cached key of an account; called after any write that changes what they show. */

@@ -32,13 +32,16 @@ export function buildApp(s: Services, extraGroups: RouteGroup[] = []): OpenAPIHo
 
   app.onError(errorHandler(baseUrl));
   app.use("*", requestId());
-  app.use("/v1/*", identify(s));
+  const whoIsCalling = identify(s);
   const general = rateLimit(s);
   const signups = rateLimit(s, { limiter: s.limits.signup });
-  app.use("/v1/*", function chooseRateLimit(c: Context<AppEnv>, next: Next) {
-    return c.req.method === "POST" && c.req.path === "/v1/accounts"
-      ? signups(c, next)
-      : general(c, next);
+  // Identification feeds the limiter (whose budget a request spends), so the two run as one
+  // layer: a Hono dispatch level less on every request.
+  app.use("/v1/*", function identifyAndLimit(c: Context<AppEnv>, next: Next) {
+    const limit = c.req.method === "POST" && c.req.path === "/v1/accounts" ? signups : general;
+    return whoIsCalling(c, async () => {
+      await limit(c, next);
+    });
   });
   // Only requests that carry a body pay for the body reader; /webhooks/stripe reads its raw body.
   app.on(["POST", "PUT", "PATCH"], ["/v1/*", "/admin/*"], jsonBody());

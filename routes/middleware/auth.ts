@@ -25,7 +25,8 @@ export function identify(services: Services): MiddlewareHandler<AppEnv> {
         );
       } else {
         try {
-          const principal = await services.resolver.resolve(match[1]);
+          const found = services.resolver.resolve(match[1]);
+          const principal = found instanceof Promise ? await found : found;
           c.set("principal", principal);
           services.keyUsage.touch(principal.key.id, services.deps.clock.now());
         } catch (err) {
