@@ -22,6 +22,9 @@ export function toApiError(err: unknown): ApiError {
     if (err.status === 413) {
       return new ApiError("payload_too_large", 413, "Request body is too large");
     }
+    if (err.status === 415) {
+      return new ApiError("invalid_request", 400, "Content-Type must be application/json");
+    }
     if (err.status >= 400 && err.status < 500) {
       return new ApiError("invalid_request", 400, err.message || "Malformed request");
     }
