@@ -20,8 +20,8 @@ import {
   startReceiver,
   verifySignature,
 } from "../webhooks/helpers.ts";
-import { type Reply, schemaName, startFakeOpenAI, userText } from "../writing/fake_openai.ts";
-import { sectionProse } from "../writing/fixtures.ts";
+import { startFakeOpenAI } from "../writing/fake_openai.ts";
+import { KW, OUTLINE, scriptedModel } from "../writing/scripted_model.ts";
 import {
   killAll,
   liveAccount,
@@ -126,49 +126,11 @@ const quiet = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // ---------------------------------------------------------------------------------------------
 // The model that writes the article after the restart
 
-const KW = "running shoes";
 const HOST = "shoes.example";
-const OUTLINE = {
-  title: "Running shoes for beginners",
-  meta_description:
-    "Running shoes for beginners: how to judge comfort and fit, what to spend, how to care for them and where to try a pair before you buy.",
-  sections: [
-    { heading: "Running shoes and comfort", subheadings: [], key_points: ["a"], link_urls: [] },
-    { heading: "Getting the fit right", subheadings: [], key_points: ["b"], link_urls: [] },
-    { heading: "Running shoes on a budget", subheadings: [], key_points: ["c"], link_urls: [] },
-    { heading: "Caring for your pair", subheadings: [], key_points: ["d"], link_urls: [] },
-    { heading: "Summary", subheadings: [], key_points: ["e"], link_urls: [] },
-  ],
-  faq_heading: "Running shoes: questions",
-  faq_questions: ["How often should I replace them?"],
-};
-
-// deno-lint-ignore no-explicit-any
-function goodModel(body: any): Reply {
-  const name = schemaName(body);
-  const prompt = userText(body);
-  if (name === "article_outline") return { content: JSON.stringify(OUTLINE) };
-  if (name === "article_revision") {
-    return {
-      content: JSON.stringify({
-        title: OUTLINE.title,
-        meta_description: OUTLINE.meta_description,
-        markdown: `# ${OUTLINE.title}\n\nRevised text on ${KW}.\n`,
-      }),
-    };
-  }
-  if (prompt.startsWith("Write the introduction")) {
-    return {
-      content: JSON.stringify({
-        markdown: `Choosing ${KW} is easier with a plan. Start with our ` +
-          `[home page](https://${HOST}/) before you buy.`,
-      }),
-    };
-  }
-  const section = /section "([^"]+)"/.exec(prompt)?.[1] ?? "faq";
-  const seed = section.toLowerCase().replace(/[^a-z ]/g, "").split(" ").at(-1)!;
-  return { content: JSON.stringify({ markdown: sectionProse(seed, KW) }) };
-}
+const goodModel = scriptedModel({
+  introLinks: `Start with our [home page](https://${HOST}/) before you buy.`,
+  revision: { title: OUTLINE.title, markdown: `# ${OUTLINE.title}\n\nRevised text on ${KW}.\n` },
+});
 
 // ---------------------------------------------------------------------------------------------
 

@@ -2,54 +2,20 @@ import assert from "node:assert/strict";
 import { createModelWriter } from "../../domain/writing/model_writer.ts";
 import { generateArticle } from "../../domain/writing/generate_article.ts";
 import { WriterError } from "../../domain/writing/writer.ts";
-import { type Reply, schemaName, startFakeOpenAI, userText } from "./fake_openai.ts";
-import { brief, HOST, sectionProse } from "./fixtures.ts";
-
-const KW = "running shoes";
-
-const OUTLINE = {
-  title: "Running shoes for beginners",
-  meta_description:
-    "Running shoes for beginners: how to judge comfort and fit, what to spend, how to care for them and where to try a pair before you buy.",
-  sections: [
-    { heading: "Running shoes and comfort", subheadings: [], key_points: ["a"], link_urls: [] },
-    { heading: "Getting the fit right", subheadings: [], key_points: ["b"], link_urls: [] },
-    { heading: "Running shoes on a budget", subheadings: [], key_points: ["c"], link_urls: [] },
-    { heading: "Caring for your pair", subheadings: [], key_points: ["d"], link_urls: [] },
-    { heading: "Summary", subheadings: [], key_points: ["e"], link_urls: [] },
-  ],
-  faq_heading: "Running shoes: questions",
-  faq_questions: ["How often should I replace them?"],
-};
+import { schemaName, startFakeOpenAI, userText } from "./fake_openai.ts";
+import { brief, HOST } from "./fixtures.ts";
+import { KW, OUTLINE, scriptedModel } from "./scripted_model.ts";
 
 /** A well-behaved model: answers each call with content that passes QA. */
-// deno-lint-ignore no-explicit-any
-function goodModel(body: any): Reply {
-  const name = schemaName(body);
-  const prompt = userText(body);
-  if (name === "article_outline") return { content: JSON.stringify(OUTLINE) };
-  if (name === "article_revision") {
-    return {
-      content: JSON.stringify({
-        title: "ignored",
-        meta_description: OUTLINE.meta_description,
-        markdown: `# Running shoes for beginners\n\nRevised text on ${KW}. See the ` +
-          `[made-up page](https://${HOST}/nowhere) and [fit guide](https://${HOST}/guides/fit).\n`,
-      }),
-    };
-  }
-  if (prompt.startsWith("Write the introduction")) {
-    return {
-      content: JSON.stringify({
-        markdown: `Choosing ${KW} is easier with a plan. Start with our ` +
-          `[fitting guide](https://${HOST}/guides/fit) or browse [trail shoes](https://${HOST}/shop/trail).`,
-      }),
-    };
-  }
-  const section = /section "([^"]+)"/.exec(prompt)?.[1] ?? "faq";
-  const seed = section.toLowerCase().replace(/[^a-z ]/g, "").split(" ").at(-1)!;
-  return { content: JSON.stringify({ markdown: sectionProse(seed, KW) }) };
-}
+const goodModel = scriptedModel({
+  introLinks: `Start with our [fitting guide](https://${HOST}/guides/fit) or browse ` +
+    `[trail shoes](https://${HOST}/shop/trail).`,
+  revision: {
+    title: "ignored",
+    markdown: `# Running shoes for beginners\n\nRevised text on ${KW}. See the ` +
+      `[made-up page](https://${HOST}/nowhere) and [fit guide](https://${HOST}/guides/fit).\n`,
+  },
+});
 
 function fastWriter(baseURL: string, extra: Partial<Parameters<typeof createModelWriter>[0]> = {}) {
   const sleeps: number[] = [];
