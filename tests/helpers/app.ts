@@ -39,6 +39,33 @@ export interface TestResponse {
   text: string;
 }
 
+/** One JSON request to a running server: `key` sets the bearer, `ip` sets X-Forwarded-For. */
+export async function jsonRequest(
+  base: string,
+  method: string,
+  path: string,
+  opts: ReqOptions = {},
+): Promise<TestResponse> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  if (opts.ip) headers["x-forwarded-for"] = opts.ip;
+  let body: string | undefined = opts.rawBody;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers["content-type"] ??= "application/json";
+  }
+  const res = await fetch(base + path, { method, headers, body });
+  const text = await res.text();
+  // deno-lint-ignore no-explicit-any
+  let parsed: any = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = null;
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
 let ipCounter = 1;
 /** A distinct client IP per call, so per-IP limits of one test do not leak into another. */
 export function freshIp(): string {
@@ -64,30 +91,8 @@ export async function startTestApp(
   });
   const service = await startService({ config, kv, clock });
 
-  const req = async (
-    method: string,
-    path: string,
-    opts: ReqOptions = {},
-  ): Promise<TestResponse> => {
-    const headers: Record<string, string> = { ...opts.headers };
-    if (opts.key) headers.authorization = `Bearer ${opts.key}`;
-    if (opts.ip) headers["x-forwarded-for"] = opts.ip;
-    let body: string | undefined = opts.rawBody;
-    if (opts.body !== undefined) {
-      body = JSON.stringify(opts.body);
-      headers["content-type"] ??= "application/json";
-    }
-    const res = await fetch(service.url + path, { method, headers, body });
-    const text = await res.text();
-    // deno-lint-ignore no-explicit-any
-    let parsed: any = null;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      parsed = null;
-    }
-    return { status: res.status, headers: res.headers, body: parsed, text };
-  };
+  const req = (method: string, path: string, opts: ReqOptions = {}) =>
+    jsonRequest(service.url, method, path, opts);
 
   let emailCounter = 0;
   return {

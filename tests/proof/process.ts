@@ -6,7 +6,13 @@
  */
 import { signPayload, stripeEvent } from "../billing/fake_stripe.ts";
 import { WEBHOOK_SECRET } from "../billing/fake_stripe.ts";
-import { ADMIN_TOKEN, type TestResponse, WEBHOOK_KEY_B64 } from "../helpers/app.ts";
+import {
+  ADMIN_TOKEN,
+  jsonRequest,
+  type ReqOptions,
+  type TestResponse,
+  WEBHOOK_KEY_B64,
+} from "../helpers/app.ts";
 
 export { ADMIN_TOKEN };
 
@@ -30,13 +36,7 @@ export async function tempKvPath(): Promise<{ path: string; remove(): Promise<vo
   };
 }
 
-export interface ReqOptions {
-  key?: string;
-  body?: unknown;
-  rawBody?: string;
-  headers?: Record<string, string>;
-  ip?: string;
-}
+export type { ReqOptions };
 
 export interface ServerProcess {
   url: string;
@@ -136,32 +136,8 @@ export async function startServer(
   }
 }
 
-/** One JSON request; `ip` sets X-Forwarded-For (TRUST_PROXY is on in the children). */
-export async function request(
-  base: string,
-  method: string,
-  path: string,
-  opts: ReqOptions = {},
-): Promise<TestResponse> {
-  const headers: Record<string, string> = { ...opts.headers };
-  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
-  if (opts.ip) headers["x-forwarded-for"] = opts.ip;
-  let body: string | undefined = opts.rawBody;
-  if (opts.body !== undefined) {
-    body = JSON.stringify(opts.body);
-    headers["content-type"] ??= "application/json";
-  }
-  const res = await fetch(base + path, { method, headers, body });
-  const text = await res.text();
-  // deno-lint-ignore no-explicit-any
-  let parsed: any = null;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    parsed = null;
-  }
-  return { status: res.status, headers: res.headers, body: parsed, text };
-}
+/** One JSON request to a child server (the test helper's, re-exported for the proof tests). */
+export const request = jsonRequest;
 
 let ipCounter = 1;
 /** A distinct client IP per call (signups are limited per IP). */
