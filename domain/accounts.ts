@@ -70,9 +70,3 @@ export function signup(
 export async function getAccount(deps: Deps, accountId: string): Promise<AccountRecord | null> {
   return (await deps.kv.get<AccountRecord>(keys.account(accountId))).value;
 }
-
-/** Trial usage of the sandbox keys of an account (they share one ledger). */
-export async function getSandboxUsage(deps: Deps, accountId: string): Promise<SandboxUsage> {
-  return (await deps.kv.get<SandboxUsage>(keys.sandboxUsage(accountId))).value ??
-    { audits: 0, articles: 0 };
-}

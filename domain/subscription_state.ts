@@ -1,4 +1,3 @@
-import { keys } from "../kv/keys.ts";
 import type { ProjectAccess, ProjectRecord, SubscriptionRecord } from "./records.ts";
 
 /** Whether a subscription covers the moment `now`. */
@@ -14,12 +13,4 @@ export function accessOf(
 ): ProjectAccess {
   if (project.sandbox) return "sandbox";
   return isActive(sub, now) ? "active" : "pending_payment";
-}
-
-/** Reads a project's subscription record (null when none was ever paid). */
-export async function getSubscription(
-  kv: Deno.Kv,
-  projectId: string,
-): Promise<Deno.KvEntryMaybe<SubscriptionRecord>> {
-  return await kv.get<SubscriptionRecord>(keys.subscription(projectId));
 }

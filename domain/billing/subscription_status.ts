@@ -65,13 +65,3 @@ export function subscriptionStateOf(
   }
   return none;
 }
-
-/**
- * Whether the project's audits and articles are included (an active subscription) at `now`. For
- * use inside an atomic operation, read `keys.subscription(projectId)` yourself and pass the value
- * to `isActive` from domain/subscription_state.ts.
- */
-export async function hasActiveSubscription(deps: Deps, projectId: string): Promise<boolean> {
-  const sub = await deps.kv.get<SubscriptionRecord>(keys.subscription(projectId));
-  return isActive(sub.value, deps.clock.now());
-}

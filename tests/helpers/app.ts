@@ -5,6 +5,7 @@
 import { manualClock } from "../../domain/clock.ts";
 import { loadConfig } from "../../domain/config.ts";
 import { type RunningService, startService } from "../../main.ts";
+import { keys } from "../../kv/keys.ts";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
 export const WEBHOOK_KEY_B64 = btoa(String.fromCharCode(...new Uint8Array(32).fill(3)));
@@ -158,7 +159,7 @@ export async function subscribeProject(
   plan: "basic" | "pro" = "basic",
 ): Promise<void> {
   const now = app.clock.now();
-  await app.kv.set(["subscriptions", projectId], {
+  await app.kv.set(keys.subscription(projectId), {
     projectId,
     accountId,
     plan,
