@@ -6,7 +6,7 @@
  */
 import { KeyResolver, KeyUsageTracker } from "./domain/auth.ts";
 import { type Clock, systemClock } from "./domain/clock.ts";
-import { type Config, ConfigError, loadConfig } from "./domain/config.ts";
+import { type Config, ConfigError, configNotices, loadConfig } from "./domain/config.ts";
 import type { Deps } from "./domain/deps.ts";
 import { createDispatcher, type JobHandlers } from "./jobs/dispatcher.ts";
 import { kvQueue } from "./jobs/queue.ts";
@@ -165,6 +165,9 @@ if (import.meta.main) {
       Deno.exit(1);
     }
     throw err;
+  }
+  for (const notice of configNotices(config)) {
+    console.warn(JSON.stringify({ level: "warn", msg: "feature off", notice }));
   }
   const service = await startService({
     config,

@@ -166,3 +166,42 @@ function jobQueueOf(value: string | null, kvPath: string): "kv" | "table" {
   if (value === "kv" || value === "table") return value;
   throw new ConfigError("JOB_QUEUE", `expected kv or table, got '${value}'`);
 }
+
+/**
+ * What this configuration leaves switched off, one line per unset variable, so an operator reads
+ * at start what is missing instead of meeting it as an error later. Empty when nothing is off.
+ *
+ * @example
+ * ```ts
+ * for (const line of configNotices(loadConfig(Deno.env.toObject()))) console.warn(line);
+ * ```
+ */
+export function configNotices(config: Config): string[] {
+  const out: string[] = [];
+  if (!config.webhookEncryptionKey) {
+    out.push(
+      "WEBHOOK_ENCRYPTION_KEY is unset: POST /v1/webhooks answers 503 webhooks_not_configured",
+    );
+  }
+  const s = config.stripe;
+  if (!s.secretKey || !s.webhookSecret) {
+    const missing = [
+      !s.secretKey && "STRIPE_SECRET_KEY",
+      !s.webhookSecret && "STRIPE_WEBHOOK_SECRET",
+    ]
+      .filter(Boolean).join(" and ");
+    out.push(`${missing} unset: purchases answer 503 billing_not_configured`);
+  } else {
+    const prices = Object.entries(s.prices).filter(([, v]) => v === null).map(([k]) =>
+      `STRIPE_PRICE_${k.replace(/^pack_/, "PACK_").toUpperCase()}`
+    );
+    if (prices.length > 0) {
+      out.push(`${prices.join(", ")} unset: those purchases answer 503 billing_not_configured`);
+    }
+  }
+  if (!config.adminToken) out.push("ADMIN_TOKEN is unset: every /admin/* path answers 404");
+  if (!config.openai.apiKey) {
+    out.push("OPENAI_API_KEY is unset: articles are written by the built-in offline writer");
+  }
+  return out;
+}

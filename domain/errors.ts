@@ -145,6 +145,12 @@ export const ERROR_CODES = {
     meaning: "The requested purchase's product is not configured on this server.",
     action: "Contact the operator, or choose another plan or pack.",
   },
+  webhooks_not_configured: {
+    status: 503,
+    meaning:
+      "This server cannot store webhook signing secrets: the operator has not set WEBHOOK_ENCRYPTION_KEY.",
+    action: "Contact the operator; poll the resources meanwhile. Nothing was registered.",
+  },
 } as const satisfies Record<string, { status: number; meaning: string; action: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

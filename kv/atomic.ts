@@ -1,4 +1,14 @@
-import { ApiError } from "../domain/errors.ts";
+/**
+ * An atomic write that kept conflicting past its attempts. Storage knows no business errors: the
+ * one error handler renders this, like any unexpected failure, as 500 `internal_error` (safe to
+ * retry with the same Idempotency-Key).
+ */
+export class AtomicConflictError extends Error {
+  constructor(attempts: number) {
+    super(`atomic write still conflicting after ${attempts} attempts`);
+    this.name = "AtomicConflictError";
+  }
+}
 
 /** One attempt's write and what to return when it commits. */
 export interface Attempt<T> {
@@ -41,5 +51,5 @@ export async function atomically<T>(
     const cap = Math.min(50, 2 ** Math.min(i, 6));
     await new Promise((r) => setTimeout(r, Math.random() * cap));
   }
-  throw new ApiError("internal_error", 500, "The write kept conflicting; retry the request");
+  throw new AtomicConflictError(maxAttempts);
 }

@@ -1,6 +1,11 @@
-import type { Clock } from "../domain/clock.ts";
 import { atomically } from "./atomic.ts";
 import { keys } from "./keys.ts";
+
+/** The time source the limiter reads (any object with `now()`, e.g. the service clock). */
+export interface TimeSource {
+  /** Epoch milliseconds. */
+  now(): number;
+}
 
 /** What a hit on a limiter decided, with everything the response headers need. */
 export interface RateDecision {
@@ -69,7 +74,7 @@ export class RateLimiter {
 
   constructor(
     private kv: Deno.Kv,
-    private clock: Clock,
+    private clock: TimeSource,
     readonly options: RateLimiterOptions,
   ) {}
 

@@ -41,30 +41,50 @@ export const AUTH_ERRORS: ErrorCode[] = [
   "rate_limited",
 ];
 
+const replayedHeader = {
+  "Idempotent-Replayed": {
+    schema: { type: "string" as const, enum: ["true"] },
+    description: "Present (`true`) when this is the stored response of an earlier request with " +
+      "the same Idempotency-Key, replayed verbatim instead of running again",
+  },
+};
+
 /**
  * The `responses` object of a route: its success response and one entry per error status, each
- * listing the codes it carries. Rate-limit headers on all of them.
+ * listing the codes it carries. Rate-limit headers on all of them; `Idempotent-Replayed` on the
+ * success of every operation that takes an Idempotency-Key (those that can answer
+ * `idempotency_conflict`); 405 `method_not_allowed` on every operation, since its path answers
+ * any other method with it (and `Allow`).
  */
 export function responses(
   success: Record<number, { description: string; schema: z.ZodType }>,
   errors: ErrorCode[],
 ) {
   const out: Record<string, unknown> = {};
+  const idempotent = errors.includes("idempotency_conflict");
   for (const [status, s] of Object.entries(success)) {
     out[status] = {
       description: s.description,
-      headers: rateHeaders,
+      headers: idempotent ? { ...rateHeaders, ...replayedHeader } : rateHeaders,
       content: { "application/json": { schema: s.schema } },
     };
   }
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of new Set<ErrorCode>([...errors, "invalid_request", "internal_error"])) {
+  const always: ErrorCode[] = ["invalid_request", "method_not_allowed", "internal_error"];
+  for (const code of new Set<ErrorCode>([...errors, ...always])) {
     const status = ERROR_CODES[code].status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {
     const retry = status === 429
       ? { "Retry-After": { schema: { type: "integer" as const }, description: "Seconds to wait" } }
+      : status === 405
+      ? {
+        Allow: {
+          schema: { type: "string" as const },
+          description: "The methods this path answers",
+        },
+      }
       : {};
     out[String(status)] = {
       description: codes.map((code) => `\`${code}\`: ${ERROR_CODES[code].meaning}`).join(" "),

@@ -127,7 +127,7 @@ export function webhookRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
             schema: CreatedWebhook,
           },
         },
-        [...AUTH_ERRORS, "limit_reached", "payload_too_large"],
+        [...AUTH_ERRORS, "limit_reached", "payload_too_large", "webhooks_not_configured"],
       ),
     }),
     async (c) => {

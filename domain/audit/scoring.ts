@@ -1,5 +1,5 @@
 /**
- * Audit scoring: transparent, monotone and deterministic (reference audit-checks.md §2).
+ * Audit scoring: transparent, monotone and deterministic (README "Audit scoring").
  *
  * 1. Per check: eligible E, affected A, r = A/E. Check score s = 1 when A = 0, else
  *    1 - (BASE_PENALTY + SPREAD_PENALTY * r): any occurrence costs, spread costs more, and a big

@@ -2,7 +2,8 @@
  * The credit ledger. Every grant, debit and refund is a ledger entry written in the same atomic
  * commit as the new balance, and every commit checks the balance entry it read, so concurrent
  * writers cannot lose or double an update and a debit can never take the balance below zero.
- * The balance is a plain number in a checked read-modify-write, never `KvU64`/`sum` (see design.md).
+ * The balance is a plain number in a checked read-modify-write, never `KvU64`/`sum` (on the
+ * SQLite backend `sum` drops the key's expiry and `KvU64` wraps).
  *
  * Building blocks (`readBalance`, `addDebit`, `addCredit`) let other domain code charge credits in
  * the SAME atomic operation as creating its own record; the wrappers (`debitCredits`,

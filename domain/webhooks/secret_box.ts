@@ -63,9 +63,10 @@ export async function openSecret(
 export function requireEncryptionKey(key: Uint8Array | null): Uint8Array {
   if (!key) {
     throw new ApiError(
-      "internal_error",
-      500,
-      "Webhook secrets cannot be stored: the server has no WEBHOOK_ENCRYPTION_KEY",
+      "webhooks_not_configured",
+      503,
+      "Webhook endpoints are not available on this server: it has no WEBHOOK_ENCRYPTION_KEY to " +
+        "encrypt signing secrets with",
     );
   }
   return key;

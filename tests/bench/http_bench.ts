@@ -63,8 +63,8 @@ console.log(line("Hono constant route", hono));
 console.log(line("Hono + SHA-256 + 3 headers", ceiling));
 console.log(line("GET /v1/account (auth)", account));
 console.log(
-  `http: account/bare ${pct(account.rps, bare.rps)} (issue target >= 35%; design.md reads it ` +
-    `as >= 25%), account/Hono-constant ${pct(account.rps, hono.rps)}, account/Hono-ceiling ` +
-    `${pct(account.rps, ceiling.rps)} (design.md: ~75%)`,
+  `http: account/bare ${pct(account.rps, bare.rps)} (target >= 35%, read against the ` +
+    `performance budget as >= 25%), account/Hono-constant ${pct(account.rps, hono.rps)}, ` +
+    `account/Hono-ceiling ${pct(account.rps, ceiling.rps)} (budget: ~75%)`,
 );
 console.log(`http: p99 ${account.p99Ms.toFixed(2)} ms (target < 10 ms)`);

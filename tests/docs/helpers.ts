@@ -9,7 +9,7 @@ import { buildApp } from "../../routes/app.ts";
 import type { AppEnv } from "../../routes/env.ts";
 import type { TestApp } from "../helpers/app.ts";
 
-/** The interface's endpoint table (spec/interface.md, "Endpoints"), OpenAPI path syntax. */
+/** The interface's 20-endpoint table (the public /v1 contract), in OpenAPI path syntax. */
 export const INTERFACE_ENDPOINTS = [
   "POST /v1/accounts",
   "GET /v1/account",

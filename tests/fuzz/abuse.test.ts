@@ -423,8 +423,8 @@ Deno.test("secret comparisons are constant-time: the admin token and Stripe sign
     );
   }
   // Stripe-Signature is verified by the Stripe SDK (`constructEventAsync`), whose comparison is its
-  // constant-time `secureCompare` (XOR-accumulate over equal-length hex digests; see
-  // node_modules stripe/esm/platform/PlatformFunctions.js). Our code never compares it itself.
+  // constant-time `secureCompare` (XOR-accumulate over equal-length hex digests, in the SDK's
+  // platform functions). Our code never compares it itself.
   const stripe = await Deno.readTextFile(new URL("domain/billing/stripe_events.ts", root));
   assert.match(stripe, /constructEventAsync\(/);
   // API keys are never compared at all: the SHA-256 of the presented key is the KV lookup key.

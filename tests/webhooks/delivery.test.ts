@@ -180,10 +180,26 @@ Deno.test("a receiver that hangs past the timeout counts as a failure and is ret
     }));
 });
 
-Deno.test("the attempt timeout is 10 s by default", async () => {
-  const { DELIVERY_TIMEOUT_MS } = await import("../../domain/webhooks/types.ts");
-  assert.equal(DELIVERY_TIMEOUT_MS, 10_000);
-});
+Deno.test("without an override, a receiver answering slowly but within 10 s succeeds at once", () =>
+  // The interface gives receivers 10 s: a 1.5 s answer must be a first-attempt success, not a
+  // timeout and a retry (the hanging-receiver test above shows the timeout itself firing).
+  withReceiver(async () => {
+    await new Promise((r) => setTimeout(r, 1_500));
+    return new Response("ok");
+  }, (rx) =>
+    withApp(async (app) => {
+      const { key, accountId } = await app.signup();
+      await register(app, key, rx.url);
+      await emit(app, accountId, "audit.completed");
+      const [got] = await rx.waitFor(1);
+      const id = got.headers.get("x-serpwright-delivery")!;
+      const rec = await eventually(async () => {
+        const d = await delivery(app, id);
+        return d?.state === "delivered" ? d : null;
+      });
+      assert.equal(rec.attempts, 1);
+      assert.equal(rx.received.length, 1, "no retry was sent");
+    })));
 
 Deno.test("redirects are not followed: a 3xx is a failed attempt", () =>
   withReceiver(() => new Response("ok"), (target) =>

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { configNotices, loadConfig } from "../../domain/config.ts";
 import { keys } from "../../kv/keys.ts";
 import type { Resolver } from "../../domain/net/address_guard.ts";
 import { setWebhookNetOverrides } from "../../domain/webhooks/target.ts";
@@ -180,15 +181,36 @@ Deno.test("DELETE /v1/webhooks/{id} removes it; missing and foreign ids are 404"
     assert.equal(await count(app, a.accountId), 0);
   }));
 
-Deno.test("without WEBHOOK_ENCRYPTION_KEY, POST /v1/webhooks answers 500 internal_error", () =>
+Deno.test("without WEBHOOK_ENCRYPTION_KEY, POST /v1/webhooks answers 503 webhooks_not_configured and stores nothing", () =>
   withApp(async (app) => {
     const { key, accountId } = await app.signup();
     const res = await app.req("POST", "/v1/webhooks", { key, body: { url: HOOK } });
-    assert.equal(res.status, 500);
-    assert.equal(errorCode(res), "internal_error");
+    assert.equal(res.status, 503);
+    assert.equal(errorCode(res), "webhooks_not_configured");
+    assert.match(res.body.error.message, /WEBHOOK_ENCRYPTION_KEY/);
     assert.equal(await count(app, accountId), 0);
     assert.deepEqual((await app.req("GET", "/v1/webhooks", { key })).body.webhooks, []);
   }, { env: { WEBHOOK_ENCRYPTION_KEY: "" } }));
+
+Deno.test("at start, the service names each unset variable that turns a feature off", () => {
+  const bare = configNotices(loadConfig({}));
+  for (const name of ["WEBHOOK_ENCRYPTION_KEY", "STRIPE_SECRET_KEY", "ADMIN_TOKEN"]) {
+    assert.ok(bare.some((n) => n.includes(name)), `${name} is named in ${bare.join(" | ")}`);
+  }
+  const full = configNotices(loadConfig({
+    WEBHOOK_ENCRYPTION_KEY: btoa("k".repeat(32)),
+    STRIPE_SECRET_KEY: "sk_test_x",
+    STRIPE_WEBHOOK_SECRET: "whsec_x",
+    STRIPE_PRICE_BASIC: "price_a",
+    STRIPE_PRICE_PRO: "price_b",
+    STRIPE_PRICE_PACK_500: "price_c",
+    STRIPE_PRICE_PACK_2000: "price_d",
+    STRIPE_PRICE_PACK_10000: "price_e",
+    ADMIN_TOKEN: "t".repeat(20),
+    OPENAI_API_KEY: "sk-x",
+  }));
+  assert.deepEqual(full, []);
+});
 
 /** A fake DNS: the names the refusal test uses, and one public name. */
 const fakeDns: Resolver = (host) => {

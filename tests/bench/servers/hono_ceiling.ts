@@ -1,4 +1,4 @@
-// Baseline: design.md's "Hono's own ceiling on this path" — a Hono route answering constant JSON
+// Baseline: Hono's own ceiling on the authenticated read path — a Hono route answering constant JSON
 // after a synchronous SHA-256 of the bearer and with the three rate-limit headers.
 import { Hono } from "hono";
 import { createHash } from "node:crypto";
