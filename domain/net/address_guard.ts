@@ -34,6 +34,11 @@ export class TargetRefusedError extends Error {
 export interface TargetOptions {
   /** Lift the address check (dev and tests only; from env ALLOW_PRIVATE_TARGETS=1). */
   allowPrivate: boolean;
+  /**
+   * Lift it for loopback only (127.0.0.0/8, ::1): local test fixtures, while private networks,
+   * link-local (169.254.169.254) and the rest stay refused, so tests can prove the refusal.
+   */
+  allowLoopback?: boolean;
   /** Refuse plain http (webhooks). */
   requireHttps?: boolean;
   /** DNS resolver; defaults to `Deno.resolveDns` A + AAAA. */
@@ -102,6 +107,16 @@ export function bareHostname(url: URL): string {
   return h.startsWith("[") ? h.slice(1, -1) : h;
 }
 
+/** 127.0.0.0/8 or ::1 (or an IPv4-mapped loopback). */
+export function isLoopback(ip: string): boolean {
+  try {
+    const a = ipaddr.process(ip.startsWith("[") ? ip.slice(1, -1) : ip);
+    return a.range() === "loopback";
+  } catch {
+    return false;
+  }
+}
+
 function isIpLiteral(host: string): boolean {
   return host.includes(":") || ipaddr.IPv4.isValidFourPartDecimal(host);
 }
@@ -148,7 +163,7 @@ export async function checkUrlTarget(
     }
   }
   if (!opts.allowPrivate) {
-    const bad = addresses.find((a) => !isPublicAddress(a));
+    const bad = addresses.find((a) => !isPublicAddress(a) && !(opts.allowLoopback && isLoopback(a)));
     if (bad !== undefined) {
       throw new TargetRefusedError(
         "private_address",

@@ -33,6 +33,8 @@ export class FetchFailedError extends Error {
 export interface SafeFetchOptions {
   /** Lift the address guard (dev/tests only). */
   allowPrivate: boolean;
+  /** Lift it for loopback addresses only (see `TargetOptions.allowLoopback`). */
+  allowLoopback?: boolean;
   method?: string;
   headers?: Record<string, string>;
   body?: string | Uint8Array;
@@ -104,6 +106,7 @@ export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<Sa
   try {
     target = await checkUrlTarget(url, {
       allowPrivate: opts.allowPrivate,
+      allowLoopback: opts.allowLoopback,
       requireHttps: opts.requireHttps,
       resolver: opts.resolver,
       signal: dnsAbort.signal,
