@@ -163,7 +163,9 @@ export async function checkUrlTarget(
     }
   }
   if (!opts.allowPrivate) {
-    const bad = addresses.find((a) => !isPublicAddress(a) && !(opts.allowLoopback && isLoopback(a)));
+    const bad = addresses.find((a) =>
+      !isPublicAddress(a) && !(opts.allowLoopback && isLoopback(a))
+    );
     if (bad !== undefined) {
       throw new TargetRefusedError(
         "private_address",

@@ -166,7 +166,9 @@ export async function guardNetwork(
           return;
         }
         if (hop >= maxRedirects) throw new FetchFailedError("network", "Too many redirects", url);
-        if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === "POST")) {
+        if (
+          res.status === 303 || ((res.status === 301 || res.status === 302) && method === "POST")
+        ) {
           method = "GET";
           body = undefined;
         }

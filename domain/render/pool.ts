@@ -14,7 +14,7 @@
  */
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { renderLaunchOptions } from "./chromium.ts";
-import { findProcessTree, killAll, treeMemoryBytes } from "./processes.ts";
+import { findProcessTree, findRootProcesses, killAll, treeMemoryBytes } from "./processes.ts";
 
 /** Why a render did not produce a result. */
 export type RenderFailureKind = "timeout" | "crashed" | "unavailable" | "closed";
@@ -173,6 +173,11 @@ export class BrowserPool {
   /** Pids of the current browser's processes (empty when none runs). */
   browserPids(): number[] {
     return this.#slot ? findProcessTree(this.#slot.marker) : [];
+  }
+
+  /** The current browser's own process (not its renderers), or null when none runs. */
+  browserMainPid(): number | null {
+    return this.#slot ? (findRootProcesses(this.#slot.marker)[0] ?? null) : null;
   }
 
   /** Memory (PSS) of the current browser's processes, bytes. */

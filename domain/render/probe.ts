@@ -67,8 +67,9 @@ export const INIT_SCRIPT = `(() => {
   observe("largest-contentful-paint", (e) => {
     s.lcp = e.startTime; s.lcpElement = describe(e.element); s.lcpUrl = e.url || null;
   });
+  // hadRecentInput is not consulted: the renderer never sends input, and Chromium's mobile
+  // emulation marks every shift as if it followed one (measured), which would hide them all.
   observe("layout-shift", (e) => {
-    if (e.hadRecentInput) return;
     const src = e.sources && e.sources[0] ? describe(e.sources[0].node) : null;
     s.shifts.push([e.startTime, e.value, src]);
   });

@@ -144,7 +144,12 @@ export async function renderPage(url: string, o: RenderOptions): Promise<RenderR
       if (hop >= MAX_NAV_REDIRECTS) throw new Error(`More than ${MAX_NAV_REDIRECTS} redirects`);
       target = log.navigationRedirect;
     }
-    await settle(page, log, o.quietMs ?? (o.lab ? 1000 : 300), o.settleMaxMs ?? (o.lab ? 5000 : 2000));
+    await settle(
+      page,
+      log,
+      o.quietMs ?? (o.lab ? 1000 : 300),
+      o.settleMaxMs ?? (o.lab ? 5000 : 2000),
+    );
     const probe = await page.evaluate(collectScript(PROBE_LIMITS)) as ProbeResult;
     const finalUrl = new URL(page.url());
     const siteKey = siteKeyOf(new URL(url));
