@@ -38,6 +38,8 @@ export interface PoolOptions {
   maxBrowserBytes?: number;
   /** How long closing a context or the browser may take before processes are killed. Default 5 s. */
   closeTimeoutMs?: number;
+  /** Memory is read after the first page and every this many pages. Default 4. */
+  memoryCheckEvery?: number;
   /** Starts a browser whose command line carries `marker` (tests inject failures here). */
   launch?: (marker: string) => Promise<Browser>;
 }
@@ -74,6 +76,7 @@ const DEFAULTS = {
   maxPagesPerBrowser: 100,
   maxBrowserBytes: 1024 * 1024 * 1024,
   closeTimeoutMs: 5_000,
+  memoryCheckEvery: 4,
 };
 
 async function defaultLaunch(marker: string): Promise<Browser> {
@@ -105,6 +108,7 @@ export class BrowserPool {
       maxPagesPerBrowser: Math.max(1, opts.maxPagesPerBrowser ?? DEFAULTS.maxPagesPerBrowser),
       maxBrowserBytes: opts.maxBrowserBytes ?? DEFAULTS.maxBrowserBytes,
       closeTimeoutMs: opts.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs,
+      memoryCheckEvery: Math.max(1, opts.memoryCheckEvery ?? DEFAULTS.memoryCheckEvery),
     };
     this.#launch = opts.launch ?? defaultLaunch;
   }
@@ -261,8 +265,12 @@ export class BrowserPool {
       return;
     }
     slot.pids = findProcessTree(slot.marker);
-    const bytes = treeMemoryBytes(slot.pids);
-    this.stats.peakBrowserBytes = Math.max(this.stats.peakBrowserBytes, bytes);
+    // PSS costs ~50 ms to read (the kernel walks every mapping): every few pages, not each.
+    let bytes = 0;
+    if (slot.pages % this.#opts.memoryCheckEvery === 0 || slot.pages === 1) {
+      bytes = treeMemoryBytes(slot.pids);
+      this.stats.peakBrowserBytes = Math.max(this.stats.peakBrowserBytes, bytes);
+    }
     if (slot.pages >= this.#opts.maxPagesPerBrowser || bytes > this.#opts.maxBrowserBytes) {
       this.#retire(slot, true);
     }

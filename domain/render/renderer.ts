@@ -100,6 +100,9 @@ export interface RenderResult {
 }
 
 const MAX_NAV_REDIRECTS = 5;
+/** The rendered document as HTML, doctype included (the extractor reads it). */
+const SERIALIZE = `(document.doctype ? "<!DOCTYPE " + document.doctype.name + ">" : "") +
+  (document.documentElement ? document.documentElement.outerHTML : "")`;
 const KEEP_ERRORS = 20;
 
 /** Renders `url`. Throws `RenderFailedError` (pool) or playwright's navigation error. */
@@ -153,7 +156,10 @@ export async function renderPage(url: string, o: RenderOptions): Promise<RenderR
     const probe = await page.evaluate(collectScript(PROBE_LIMITS)) as ProbeResult;
     const finalUrl = new URL(page.url());
     const siteKey = siteKeyOf(new URL(url));
-    const rendered = extractPageFacts(await page.content(), finalUrl, siteKey);
+    // Serialised in the page's own world: `page.content()` first injects playwright's utility
+    // script into the page, which cost ~0.4 s per page (measured).
+    const html = await page.evaluate(SERIALIZE) as string;
+    const rendered = extractPageFacts(html, finalUrl, siteKey);
     const doc = log.document;
     const raw = doc ? extractPageFacts(doc.body, new URL(doc.url), siteKey) : null;
     return {
