@@ -1,13 +1,102 @@
 /**
- * Internal-link candidates from the project's crawled pages, ranked by how well they match the
- * keyword. Shared by both writers so the built-in draft and the model prompt link to the same,
- * real pages, and by the repair step that unlinks anything the crawl never saw.
+ * Internal links: which URLs count as the project's own, which of them the crawl fetched, and the
+ * candidates a writer may link, ranked by how well they match the keyword. Shared by both writers,
+ * the repair step and QA, so all of them agree on one rule: an internal link is a URL the crawl
+ * fetched, scheme and port included, never one rebuilt from the host name.
  */
 
-import type { ArticleBrief, SitePage } from "./writer.ts";
+import type { ArticleBrief, SiteFacts, SitePage } from "./writer.ts";
 import { contentWords, sameWord } from "./keyphrase.ts";
 import { lowerWords } from "./markdown_text.ts";
-import { isInternal, normaliseUrl } from "./qa.ts";
+
+/** Scheme, host and port relative links resolve against. */
+export function siteOrigin(facts: SiteFacts): string {
+  if (facts.origin) return facts.origin;
+  for (const p of facts.pages) {
+    try {
+      const u = new URL(p.url);
+      if (hostKey(u.hostname) === hostKey(hostnameOf(facts.host))) return u.origin;
+    } catch { /* a malformed crawled URL is skipped */ }
+  }
+  return `https://${facts.host}`;
+}
+
+/** Relative links and links to the project's host name (with or without `www.`) are internal. */
+export function isInternal(url: string, facts: SiteFacts): boolean {
+  if (url.startsWith("#") || url.startsWith("mailto:") || url.startsWith("tel:")) return false;
+  if (!/^[a-z][a-z0-9+.-]*:/i.test(url) && !url.startsWith("//")) return true;
+  try {
+    return hostKey(new URL(url, siteOrigin(facts)).hostname) === hostKey(hostnameOf(facts.host));
+  } catch {
+    return false;
+  }
+}
+
+/** The absolute form of a link as a browser would request it (relative resolved, fragment cut). */
+export function resolveLink(url: string, facts: SiteFacts): string | null {
+  try {
+    const u = new URL(url, siteOrigin(facts) + "/");
+    u.hash = "";
+    return u.href;
+  } catch {
+    return null;
+  }
+}
+
+/** Looks up crawled pages by their exact URL and by a scheme-, `www.`- and slash-blind key. */
+export interface CrawledIndex {
+  /** True when the link resolves to exactly a URL the crawl fetched. */
+  has(url: string): boolean;
+  /** The crawled URL a near-miss link means (`https://` for an http site, a trailing slash), or null. */
+  match(url: string): string | null;
+}
+
+export function crawledIndex(facts: SiteFacts): CrawledIndex {
+  const exact = new Set<string>();
+  const loose = new Map<string, string>();
+  for (const p of facts.pages) {
+    const href = resolveLink(p.url, facts);
+    if (!href) continue;
+    exact.add(href);
+    const key = looseKey(href);
+    if (key && !loose.has(key)) loose.set(key, p.url);
+  }
+  return {
+    has: (url) => {
+      const href = resolveLink(url, facts);
+      return href !== null && exact.has(href);
+    },
+    match: (url) => {
+      const href = resolveLink(url, facts);
+      if (!href) return null;
+      if (exact.has(href)) return href;
+      const key = looseKey(href);
+      return key ? loose.get(key) ?? null : null;
+    },
+  };
+}
+
+function looseKey(href: string): string | null {
+  try {
+    const u = new URL(href);
+    return `${hostKey(u.hostname)}${u.pathname.replace(/\/+$/, "") || "/"}${u.search}`;
+  } catch {
+    return null;
+  }
+}
+
+function hostKey(h: string): string {
+  return h.toLowerCase().replace(/^www\./, "").replace(/\.$/, "");
+}
+
+/** `127.0.0.1:8080` → `127.0.0.1`; `[::1]:80` → `[::1]`. */
+function hostnameOf(host: string): string {
+  try {
+    return new URL(`http://${host}`).hostname;
+  } catch {
+    return host;
+  }
+}
 
 export interface LinkCandidate {
   url: string;
@@ -23,15 +112,16 @@ export interface LinkCandidate {
  * Pages on other hosts and duplicate URLs are dropped.
  */
 export function linkCandidates(brief: ArticleBrief, limit = 5): LinkCandidate[] {
-  const host = brief.siteFacts.host;
+  const facts = brief.siteFacts;
+  const host = facts.host;
   const kw = contentWords(brief.primaryKeyword, brief.language);
   const kwPhrase = lowerWords(brief.primaryKeyword).join(" ");
   const seen = new Set<string>();
   const out: LinkCandidate[] = [];
-  for (const p of brief.siteFacts.pages) {
-    if (!isInternal(p.url, host)) continue;
-    const key = normaliseUrl(p.url, host);
-    if (seen.has(key)) continue;
+  for (const p of facts.pages) {
+    if (!isInternal(p.url, facts)) continue;
+    const key = resolveLink(p.url, facts);
+    if (!key || seen.has(key)) continue;
     seen.add(key);
     out.push({
       url: p.url,
