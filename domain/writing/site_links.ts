@@ -9,16 +9,32 @@ import type { ArticleBrief, SiteFacts, SitePage } from "./writer.ts";
 import { contentWords, sameWord } from "./keyphrase.ts";
 import { lowerWords } from "./markdown_text.ts";
 
+/** Derived once per facts object: link checks run per link, and URL parsing is not free. */
+const derived = new WeakMap<SiteFacts, { origin: string; hostKey: string }>();
+
+function derive(facts: SiteFacts): { origin: string; hostKey: string } {
+  let d = derived.get(facts);
+  if (!d) {
+    const key = hostKey(hostnameOf(facts.host));
+    let origin = facts.origin ?? null;
+    for (const p of origin ? [] : facts.pages) {
+      try {
+        const u = new URL(p.url);
+        if (hostKey(u.hostname) === key) {
+          origin = u.origin;
+          break;
+        }
+      } catch { /* a malformed crawled URL is skipped */ }
+    }
+    d = { origin: origin ?? `https://${facts.host}`, hostKey: key };
+    derived.set(facts, d);
+  }
+  return d;
+}
+
 /** Scheme, host and port relative links resolve against. */
 export function siteOrigin(facts: SiteFacts): string {
-  if (facts.origin) return facts.origin;
-  for (const p of facts.pages) {
-    try {
-      const u = new URL(p.url);
-      if (hostKey(u.hostname) === hostKey(hostnameOf(facts.host))) return u.origin;
-    } catch { /* a malformed crawled URL is skipped */ }
-  }
-  return `https://${facts.host}`;
+  return derive(facts).origin;
 }
 
 /** Relative links and links to the project's host name (with or without `www.`) are internal. */
@@ -26,7 +42,8 @@ export function isInternal(url: string, facts: SiteFacts): boolean {
   if (url.startsWith("#") || url.startsWith("mailto:") || url.startsWith("tel:")) return false;
   if (!/^[a-z][a-z0-9+.-]*:/i.test(url) && !url.startsWith("//")) return true;
   try {
-    return hostKey(new URL(url, siteOrigin(facts)).hostname) === hostKey(hostnameOf(facts.host));
+    const d = derive(facts);
+    return hostKey(new URL(url, d.origin).hostname) === d.hostKey;
   } catch {
     return false;
   }
@@ -112,6 +129,15 @@ export interface LinkCandidate {
  * Pages on other hosts and duplicate URLs are dropped.
  */
 export function linkCandidates(brief: ArticleBrief, limit = 5): LinkCandidate[] {
+  // The writer and QA both rank the same brief's pages: rank once per brief object.
+  let ranked = rankedCache.get(brief);
+  if (!ranked) rankedCache.set(brief, ranked = rankAll(brief));
+  return ranked.slice(0, limit);
+}
+
+const rankedCache = new WeakMap<ArticleBrief, LinkCandidate[]>();
+
+function rankAll(brief: ArticleBrief): LinkCandidate[] {
   const facts = brief.siteFacts;
   const host = facts.host;
   const kw = contentWords(brief.primaryKeyword, brief.language);
@@ -133,7 +159,7 @@ export function linkCandidates(brief: ArticleBrief, limit = 5): LinkCandidate[] 
   out.sort((a, b) =>
     b.relevance - a.relevance || a.url.length - b.url.length || (a.url < b.url ? -1 : 1)
   );
-  return out.slice(0, limit);
+  return out;
 }
 
 function relevance(p: SitePage, kw: string[]): number {
