@@ -7,7 +7,7 @@ import {
 import { generateArticle } from "../../domain/writing/generate_article.ts";
 import { WriterError } from "../../domain/writing/writer.ts";
 import { schemaName, startFakeOpenAI, userText } from "./fake_openai.ts";
-import { brief, HOST } from "./fixtures.ts";
+import { brief, GOOD_MARKDOWN, HOST } from "./fixtures.ts";
 import { KW, OUTLINE, scriptedModel } from "./scripted_model.ts";
 
 /** A well-behaved model: answers each call with content that passes QA. */
@@ -320,6 +320,31 @@ Deno.test("model writer: revise sends the failed checks and unlinks unknown page
     assert.match(revised.markdown, /made-up page/);
     assert.match(revised.markdown, /\[fit guide\]\(https:\/\/shoes\.example\/guides\/fit\)/);
     assert.match(userText(fake.requests[0].body), /text_length: The body has only 10 words/);
+  } finally {
+    await fake.close();
+  }
+});
+
+Deno.test("model writer: a placeholder reaches QA as written; the revision gets it as feedback", async () => {
+  const holed = scriptedModel({
+    introLinks: "A good first pair costs [insert price].",
+    revision: {
+      title: OUTLINE.title,
+      markdown: `# ${OUTLINE.title}\n\n${GOOD_MARKDOWN.replace(/^# .*\n/, "")}`,
+    },
+  });
+  const fake = startFakeOpenAI((body) => holed(body));
+  try {
+    const { writer } = fastWriter(fake.baseURL);
+    const result = await generateArticle({ brief: brief(), writer });
+    assert.equal(result.revised, true);
+    const revision = fake.requests.find((r) => schemaName(r.body) === "article_revision")!;
+    const prompt = userText(revision.body);
+    assert.match(prompt, /no_placeholders: A leftover placeholder remains: "\[insert price\]"/);
+    // The draft it was asked to revise still had the hole, not "costs ."
+    assert.match(prompt, /costs \[insert price\]\./);
+    assert.doesNotMatch(result.content_markdown, /insert price|costs \./);
+    assert.equal(result.usage?.calls, 9, "8 calls for the draft, 1 for the revision");
   } finally {
     await fake.close();
   }
