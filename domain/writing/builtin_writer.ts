@@ -353,10 +353,17 @@ function classify(k: string, pack: OutlinePack): Intent {
   return "general";
 }
 
+/** Building an `Intl.DisplayNames` costs about a millisecond; one per language is enough. */
+const regionNames = new Map<string, Intl.DisplayNames>();
+
 function countryName(code: string, lang: string): string | null {
   if (!/^[A-Za-z]{2}$/.test(code)) return null;
   try {
-    const name = new Intl.DisplayNames([lang, "en"], { type: "region" }).of(code.toUpperCase());
+    let names = regionNames.get(lang);
+    if (!names) {
+      regionNames.set(lang, names = new Intl.DisplayNames([lang, "en"], { type: "region" }));
+    }
+    const name = names.of(code.toUpperCase());
     if (!name || name.toUpperCase() === code.toUpperCase()) return null;
     // "United States" reads better with the article in running English text.
     return lang === "en" && /^(United|Netherlands|Philippines|Czech)/.test(name)
