@@ -9,7 +9,8 @@ import { newId } from "./ids.ts";
 import type { ProjectRecord, SubscriptionRecord } from "./records.ts";
 import { isActive } from "./subscription_state.ts";
 import type { ArticleStage, GeneratedArticle } from "./writing/generate_article.ts";
-import type { ArticleBrief } from "./writing/writer.ts";
+import type { ArticleBrief, GeneratorInfo, TokenUsage } from "./writing/writer.ts";
+import { articleUnit } from "./billing/catalog.ts";
 
 export type ArticleStatus = "queued" | "generating" | "qa" | "ready" | "failed" | "published";
 
@@ -31,6 +32,10 @@ export interface ArticleRecord {
   contentMarkdown: string | null;
   wordCount: number | null;
   qaScore: number | null;
+  /** How it was written (set when generation ends); absent on records older than the field. */
+  generator?: GeneratorInfo | null;
+  /** Model tokens spent on it, also when it failed; null without a model. */
+  usage?: TokenUsage | null;
   error: { code: string; message: string } | null;
   attempts: number;
   leaseUntil: number;
@@ -42,6 +47,15 @@ export interface ArticleRecord {
 export const ARTICLE_LEASE_MS = 10 * 60_000;
 export const ARTICLE_QUEUE_GRACE_MS = 2 * 60_000;
 export const MAX_ARTICLE_ATTEMPTS = 3;
+
+/**
+ * How long one run may generate: well inside its lease, so the stale-job sweep (which resends a
+ * job only once the lease has run out) can never start a second, paid generation while the first
+ * is still talking to the model. The run is aborted at this point and fails `generation_timeout`.
+ */
+export function generationBudgetMs(leaseMs: number): number {
+  return Math.max(Math.floor(leaseMs * 0.8), leaseMs - 60_000);
+}
 
 /** The lease of a run and the grace of a queued article: `JOB_LEASE_MS` when set, else the above. */
 function leaseMs(deps: Deps, fallback: number): number {
@@ -100,6 +114,8 @@ export function createArticle(
       project,
       subscription: subEntry,
       unit: "articles",
+      // Without a model the built-in writer can only deliver an outline: see the catalogue.
+      unitId: articleUnit(Boolean(deps.config.openai.apiKey)),
       ref: id,
       now,
     });
@@ -121,6 +137,8 @@ export function createArticle(
       contentMarkdown: null,
       wordCount: null,
       qaScore: null,
+      generator: null,
+      usage: null,
       error: null,
       attempts: 0,
       leaseUntil: now + leaseMs(deps, ARTICLE_QUEUE_GRACE_MS),
@@ -164,10 +182,14 @@ export async function getArticle(
   return article;
 }
 
-/** Writes an article for a brief; the pipeline, injected so tests can swap it. */
+/**
+ * Writes an article for a brief; the pipeline, injected so tests can swap it. It must stop and
+ * throw when `signal` aborts (the run's time budget ran out).
+ */
 export type ArticleGenerator = (
   brief: ArticleBrief,
   onStage: (stage: ArticleStage) => Promise<void>,
+  options: { signal: AbortSignal },
 ) => Promise<GeneratedArticle>;
 
 interface SiteFactsRecord {
@@ -202,11 +224,12 @@ export async function runArticleJob(
     });
     return;
   }
+  const lease = leaseMs(deps, ARTICLE_LEASE_MS);
   const claimed: ArticleRecord = {
     ...article,
     status: "generating",
     attempts: article.attempts + 1,
-    leaseUntil: now + leaseMs(deps, ARTICLE_LEASE_MS),
+    leaseUntil: now + lease,
     updatedAt: now,
   };
   const claim = await kv.atomic().check(entry).set(key, claimed)
@@ -220,13 +243,19 @@ export async function runArticleJob(
 
   const facts = (await kv.get<SiteFactsRecord>(keys.siteFacts(article.projectId))).value;
   const project = (await kv.get<ProjectRecord>(keys.project(accountId, article.projectId))).value;
-  const host = facts?.host ?? (project ? new URL(project.url).hostname : "");
+  const projectUrl = project ? new URL(project.url) : null;
+  const host = facts?.host ?? projectUrl?.host ?? "";
   const brief: ArticleBrief = {
     topic: article.topic,
     primaryKeyword: article.primaryKeyword,
     language: article.language,
     country: article.country,
-    siteFacts: { host, pages: facts?.pages ?? [] },
+    // The project's scheme and port: relative links resolve to what the crawl fetched.
+    siteFacts: {
+      host,
+      ...(projectUrl ? { origin: projectUrl.origin } : {}),
+      pages: facts?.pages ?? [],
+    },
   };
   const onStage = async (stage: ArticleStage) => {
     if (stage !== "qa") return;
@@ -236,32 +265,50 @@ export async function runArticleJob(
         .commit();
     }
   };
+  // The budget is a real timer, not the injected clock: it bounds real calls to the model.
+  const budget = new AbortController();
+  const timer = setTimeout(() => budget.abort(), generationBudgetMs(lease));
   try {
-    const result = await generate(brief, onStage);
-    await finishArticle(deps, articleId, { kind: "ready", result });
+    const result = await generate(brief, onStage, { signal: budget.signal });
+    await finishArticle(deps, articleId, { kind: "ready", result }, claimed.attempts);
   } catch (err) {
-    const e = err as { code?: string; message?: string };
+    const e = err as { code?: string; message?: string; details?: { usage?: TokenUsage } };
     await finishArticle(deps, articleId, {
       kind: "failed",
       error: {
         code: typeof e.code === "string" ? e.code : "generation_failed",
         message: (e.message ?? "Generation failed").slice(0, 500),
       },
-    });
+      usage: e.details?.usage ?? null,
+    }, claimed.attempts);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
 type ArticleOutcome =
   | { kind: "ready"; result: GeneratedArticle }
-  | { kind: "failed"; error: { code: string; message: string } };
+  | { kind: "failed"; error: { code: string; message: string }; usage?: TokenUsage | null };
 
-function finishArticle(deps: Deps, articleId: string, outcome: ArticleOutcome): Promise<void> {
+/**
+ * Stores the outcome. `attempt` is the run's claim: a run whose claim was taken over (its lease
+ * ran out and another worker claimed the article) has lost and writes nothing.
+ */
+function finishArticle(
+  deps: Deps,
+  articleId: string,
+  outcome: ArticleOutcome,
+  attempt?: number,
+): Promise<void> {
   const { kv, clock } = deps;
   return atomically(kv, async () => {
     const accountId = (await kv.get<string>(keys.articleOwner(articleId))).value!;
     const entry = await kv.get<ArticleRecord>(keys.article(accountId, articleId));
     const article = entry.value;
-    if (!article || !GENERATING.includes(article.status)) {
+    if (
+      !article || !GENERATING.includes(article.status) ||
+      (attempt !== undefined && article.attempts !== attempt)
+    ) {
       return { op: kv.atomic().check(entry), result: undefined };
     }
     const now = clock.now();
@@ -270,21 +317,41 @@ function finishArticle(deps: Deps, articleId: string, outcome: ArticleOutcome): 
     if (active.value === articleId) op.check(active).delete(active.key);
     if (outcome.kind === "ready") {
       const r = outcome.result;
+      let funding = article.funding;
+      if (
+        r.generator.kind === "builtin_outline" && funding.kind === "credits" &&
+        funding.unit !== "article_outline"
+      ) {
+        // Charged as a model article (the server's writer changed since acceptance) but an
+        // outline came back: the outline is free (the catalogue's article_outline is 0), so the
+        // whole charge goes back.
+        await addRefund(kv, op, { accountId, funding, unit: "articles", ref: articleId, now });
+        funding = { kind: "credits", amount: 0, unit: "article_outline" };
+      }
       op.set(
         entry.key,
         {
           ...article,
           status: "ready",
           updatedAt: now,
+          funding,
           title: r.title,
           metaDescription: r.meta_description,
           contentMarkdown: r.content_markdown.slice(0, MAX_MARKDOWN_CHARS),
           wordCount: r.word_count,
           qaScore: r.qa_score,
+          generator: r.generator,
+          usage: r.usage ?? null,
         } satisfies ArticleRecord,
       );
     } else {
-      op.set(entry.key, { ...article, status: "failed", updatedAt: now, error: outcome.error });
+      op.set(entry.key, {
+        ...article,
+        status: "failed",
+        updatedAt: now,
+        error: outcome.error,
+        usage: outcome.usage ?? null,
+      });
       await addRefund(kv, op, {
         accountId,
         funding: article.funding,

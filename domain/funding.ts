@@ -1,5 +1,5 @@
 import { keys } from "../kv/keys.ts";
-import { UNIT_PRICES } from "./billing/catalog.ts";
+import { UNIT_PRICES, type UnitId } from "./billing/catalog.ts";
 import { addCredit, addDebit, readBalance, readRefMarker } from "./billing/credits.ts";
 import { ApiError } from "./errors.ts";
 import type { Principal } from "./auth.ts";
@@ -34,6 +34,8 @@ export async function chargeFor(
     project: ProjectRecord;
     subscription: Deno.KvEntryMaybe<SubscriptionRecord>;
     unit: Unit;
+    /** The catalogue unit to charge when it is not the default of `unit` (an article outline). */
+    unitId?: UnitId;
     ref: string;
     now: number;
   },
@@ -65,8 +67,10 @@ export async function chargeFor(
     });
     return { kind: "sandbox" };
   }
-  const unitId = UNIT_OF[unit];
+  const unitId = input.unitId ?? UNIT_OF[unit];
   const amount = UNIT_PRICES[unitId];
+  // A free unit writes no ledger line and needs no balance.
+  if (amount === 0) return { kind: "credits", amount: 0, unit: unitId };
   const balance = await readBalance(kv, caller.account.id);
   addDebit(op, balance, {
     accountId: caller.account.id,
@@ -89,6 +93,7 @@ export async function addRefund(
 ): Promise<void> {
   const { funding } = input;
   if (funding.kind === "credits") {
+    if (funding.amount <= 0) return;
     const marker = await readRefMarker(kv, input.accountId, "refund", input.ref);
     if (marker.value !== null) return;
     const balance = await readBalance(kv, input.accountId);

@@ -13,7 +13,7 @@ export function articleGenerator(deps: Deps): ArticleGenerator {
     openaiBaseUrl: openai.baseUrl ?? undefined,
     openaiModel: openai.model,
   });
-  return (brief, onStage) => generateArticle({ brief, writer, onStage });
+  return (brief, onStage, { signal }) => generateArticle({ brief, writer, onStage, signal });
 }
 
 export function articleJobs(deps: Deps): JobHandlers {

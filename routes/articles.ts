@@ -16,6 +16,26 @@ import { ProjectIdParam } from "./projects.ts";
 
 const ArticleStatus = z.enum(["queued", "generating", "qa", "ready", "failed", "published"]);
 
+const TokenUsage = z.object({
+  prompt_tokens: z.number().int(),
+  completion_tokens: z.number().int(),
+  total_tokens: z.number().int(),
+  calls: z.number().int().openapi({ description: "Model calls that answered, retries included" }),
+}).openapi("TokenUsage");
+
+const Generator = z.object({
+  kind: z.enum(["model", "builtin_outline"]).openapi({
+    description: "`model`: written by a language model. `builtin_outline`: the server has no " +
+      "model configured; the built-in writer delivered an outline (a writer's brief with " +
+      "editor's notes), not an article. It scores low in QA and is charged as `article_outline`.",
+  }),
+  model: z.string().optional().openapi({ description: "The model id, for `kind: model`" }),
+  usage: TokenUsage.optional().openapi({
+    description: "Tokens the model spent on this article (write and revision, retries " +
+      "included); `kind: model` only",
+  }),
+}).openapi("ArticleGenerator");
+
 const Article = z.object({
   article_id: z.string(),
   project_id: z.string(),
@@ -25,6 +45,10 @@ const Article = z.object({
   content_markdown: z.string().optional().openapi({ description: "Draft markdown" }),
   word_count: z.number().int().optional(),
   qa_score: z.number().int().min(0).max(100).optional(),
+  generator: Generator.optional().openapi({
+    description: "How the article was written; present once generation has ended (ready, " +
+      "published, and failed articles that reached a model)",
+  }),
   language: z.string().optional(),
   watermark: z.object({ sandbox: z.boolean(), note: z.string() }).optional(),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
@@ -67,12 +91,31 @@ export function articleView(a: ArticleRecord) {
         language: a.language,
       }
       : {}),
+    ...generatorView(a),
     ...(a.sandbox ? { watermark: { sandbox: true, note: SANDBOX_WATERMARK_NOTE } } : {}),
     ...(a.status === "failed" && a.error ? { error: a.error } : {}),
     ...(a.status === "published"
       ? { slug: a.slug!, url: a.url!, published_at: iso(a.publishedAt)! }
       : {}),
   };
+}
+
+/** The `generator` field: the stored generator, with the model's token usage where there was one. */
+function generatorView(a: ArticleRecord) {
+  if (a.generator) {
+    return {
+      generator: {
+        kind: a.generator.kind,
+        ...(a.generator.model ? { model: a.generator.model } : {}),
+        ...(a.usage ? { usage: { ...a.usage } } : {}),
+      },
+    };
+  }
+  // A failed article that spent tokens before it failed still says what it cost.
+  if (a.status === "failed" && a.usage) {
+    return { generator: { kind: "model" as const, usage: { ...a.usage } } };
+  }
+  return {};
 }
 
 export function articleRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {

@@ -64,6 +64,14 @@ const PlansDocument = z.object({
       description: z.string(),
     })),
   }),
+  article_pricing: z.object({
+    model_article: z.object({ unit_id: z.literal("article_generated"), credits: z.number() }),
+    builtin_outline: z.object({ unit_id: z.literal("article_outline"), credits: z.number() }),
+    rule: z.string(),
+  }).openapi({
+    description: "How an article is charged: by whether a model wrote it or the server's " +
+      "built-in writer delivered an outline (the article's `generator.kind`)",
+  }),
   sandbox: z.object({
     note: z.string(),
     audits: z.number().int(),

@@ -75,6 +75,7 @@ export const CREDIT_PACKS: readonly CreditPack[] = [
 export type UnitId =
   | "technical_audit"
   | "article_generated"
+  | "article_outline"
   | "article_published"
   | "article_language_version"
   | "deep_audit"
@@ -101,6 +102,13 @@ export const UNIT_ITEMS: readonly UnitItem[] = [
     unit: "article",
     credits: 15,
     description: "One generated draft article (POST /v1/projects/{projectId}/articles)",
+  },
+  {
+    id: "article_outline",
+    unit: "article",
+    credits: 0,
+    description: "An outline from the built-in writer, on a server with no language model " +
+      "configured (generator.kind builtin_outline): free; it is a writer's brief, not an article",
   },
   {
     id: "article_published",
@@ -134,10 +142,30 @@ export const UNIT_ITEMS: readonly UnitItem[] = [
   },
 ];
 
+/**
+ * What an article request is charged as: a model-written article is `article_generated`; on a
+ * server with no model (`OPENAI_API_KEY` unset) the built-in writer can only deliver an outline,
+ * and charging the article price for a template would not be honest, so it is `article_outline`.
+ * Decided when the request is accepted (the server's configuration says which writer runs); an
+ * article that still comes back as an outline is refunded down to the outline price.
+ */
+export function articleUnit(modelConfigured: boolean): "article_generated" | "article_outline" {
+  return modelConfigured ? "article_generated" : "article_outline";
+}
+
 /** Credits per unit, e.g. `UNIT_PRICES.technical_audit === 25`. */
 export const UNIT_PRICES: Readonly<Record<UnitId, number>> = Object.fromEntries(
   UNIT_ITEMS.map((u) => [u.id, u.credits]),
 ) as Record<UnitId, number>;
+
+/** The rule of {@link articleUnit} in words, for the plans document, pricing page and README. */
+export const ARTICLE_PRICING_RULE =
+  "Articles are charged by how they are written: one written by a language model is " +
+  `article_generated (${UNIT_PRICES.article_generated} credits); on a server with no model ` +
+  "configured the built-in writer delivers an outline (generator.kind builtin_outline), charged " +
+  `as article_outline (${UNIT_PRICES.article_outline} credits). Subscribed projects pay nothing ` +
+  "per article either way; sandbox keys count both against their " +
+  `${SANDBOX_LIMITS.articles}-article trial.`;
 
 export function findPlan(id: string): Plan | undefined {
   return PLANS.find((p) => p.id === id);
@@ -174,6 +202,7 @@ export const CREDIT_NOTES: readonly string[] = [
   "article_generated 15 credits, charged when the job is accepted and refunded if it fails.",
   "article_published is not auto-charged: credit-funded articles are draft-only, and publishing " +
   "requires a project subscription.",
+  ARTICLE_PRICING_RULE,
   "Sandbox keys cannot buy credits (403 sandbox_not_billable); use a live key.",
 ];
 
@@ -229,6 +258,17 @@ export function plansDocument(baseUrl: string) {
         usd_price: u.credits * CREDIT_USD_VALUE,
         description: u.description,
       })),
+    },
+    article_pricing: {
+      model_article: {
+        unit_id: "article_generated" as const,
+        credits: UNIT_PRICES.article_generated,
+      },
+      builtin_outline: {
+        unit_id: "article_outline" as const,
+        credits: UNIT_PRICES.article_outline,
+      },
+      rule: ARTICLE_PRICING_RULE,
     },
     sandbox: {
       note: "Free trial with hard caps, no card: a sandbox key at signup, watermarked draft-only " +

@@ -4,7 +4,15 @@
  * Free of HTTP and KV: the caller persists stages through `onStage` and stores the result.
  */
 
-import { type ArticleBrief, type Writer, WriterError } from "./writer.ts";
+import {
+  addUsage,
+  type ArticleBrief,
+  emptyUsage,
+  type GeneratorInfo,
+  type TokenUsage,
+  type Writer,
+  WriterError,
+} from "./writer.ts";
 import { DEFAULT_QA_THRESHOLD, feedbackFrom, type QaResult, scoreArticle } from "./qa.ts";
 import { countWords } from "./markdown_text.ts";
 import { createBuiltinWriter } from "./builtin_writer.ts";
@@ -19,33 +27,47 @@ export interface GeneratedArticle {
   qa_score: number;
   /** True when the first draft fell under the threshold and the revision passed. */
   revised: boolean;
+  /** How the article was written: a model (which one) or the built-in outline. */
+  generator: GeneratorInfo;
+  /** Tokens the model spent on this article, write and revision together; absent without a model. */
+  usage?: TokenUsage;
 }
 
 export type ArticleStage = "generating" | "qa";
 
 /**
- * Generates one article. A draft under `qaThreshold` is revised once with the failed assessments
- * as feedback; if the revision is still under it, this throws `WriterError("qa_failed")`.
+ * Generates one article. A model draft under `qaThreshold` is revised once with the failed
+ * assessments as feedback; if the revision is still under it, this throws
+ * `WriterError("qa_failed")`. A built-in outline is returned as it is, with its (low) score: it
+ * cannot be revised into an article, and `generator.kind` tells the caller what it got.
+ *
+ * `signal` bounds the whole generation: when it aborts, the writer stops its calls and this
+ * throws `WriterError("generation_timeout")`.
  */
 export async function generateArticle(input: {
   brief: ArticleBrief;
   writer: Writer;
   qaThreshold?: number;
+  signal?: AbortSignal;
   onStage?: (stage: ArticleStage) => Promise<void>;
 }): Promise<GeneratedArticle> {
-  const { brief, writer } = input;
+  const { brief, writer, signal } = input;
   const threshold = input.qaThreshold ?? DEFAULT_QA_THRESHOLD;
   if (!brief.topic.trim() || !brief.primaryKeyword.trim()) {
     throw new WriterError("invalid_brief", "The brief needs a topic and a primary keyword.");
   }
   await input.onStage?.("generating");
-  let draft = await guard(() => writer.write(brief));
+  let usage = emptyUsage();
+  let draft = await guard(() => writer.write(brief, { signal }), signal);
+  usage = addUsage(usage, draft.usage);
   await input.onStage?.("qa");
   let qa: QaResult = scoreArticle(draft, brief);
   let revised = false;
-  if (qa.score < threshold) {
+  if (writer.kind === "model" && qa.score < threshold) {
     const feedback = feedbackFrom(qa);
-    draft = await guard(() => writer.revise(brief, draft, feedback));
+    const first = draft;
+    draft = await guard(() => writer.revise(brief, first, feedback, { signal }), signal, usage);
+    usage = addUsage(usage, draft.usage);
     qa = scoreArticle(draft, brief);
     revised = true;
     if (qa.score < threshold) {
@@ -54,7 +76,7 @@ export async function generateArticle(input: {
         "qa_failed",
         `The article scored ${qa.score} after one revision (threshold ${threshold}). ` +
           `Failed: ${failed.map((f) => f.id).join(", ") || "none"}.`,
-        { qa_score: qa.score, threshold, failed },
+        { qa_score: qa.score, threshold, failed, usage },
       );
     }
   }
@@ -65,15 +87,38 @@ export async function generateArticle(input: {
     word_count: countWords(draft.markdown),
     qa_score: qa.score,
     revised,
+    generator: draft.generator,
+    ...(writer.kind === "model" ? { usage } : {}),
   };
 }
 
-/** Lets only WriterError out, so the job layer branches on one type. */
-async function guard<T>(fn: () => Promise<T>): Promise<T> {
+/**
+ * Lets only WriterError out, so the job layer branches on one type; an abort of the budget is
+ * `generation_timeout` whatever the writer threw. Usage spent before this step rides along.
+ */
+async function guard<T>(
+  fn: () => Promise<T>,
+  signal?: AbortSignal,
+  before?: TokenUsage,
+): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof WriterError) throw e;
+    const spent = (w: WriterError) =>
+      before ? addUsage(before, w.details?.usage as TokenUsage | undefined) : w.details?.usage;
+    if (signal?.aborted) {
+      const prior = e instanceof WriterError ? spent(e) : before;
+      throw new WriterError(
+        "generation_timeout",
+        "The article ran out of its time budget and was aborted.",
+        prior ? { usage: prior } : undefined,
+        { cause: e },
+      );
+    }
+    if (e instanceof WriterError) {
+      if (!before) throw e;
+      throw new WriterError(e.code, e.message, { ...e.details, usage: spent(e) }, { cause: e });
+    }
     throw new WriterError("writer_failed", `The writer failed: ${String(e)}`, undefined, {
       cause: e,
     });

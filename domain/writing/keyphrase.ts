@@ -49,6 +49,20 @@ export function sameWord(word: string, kw: string): boolean {
   return short.length >= 4 && long.length - short.length <= 2 && long.startsWith(short);
 }
 
+/**
+ * Looser than {@link sameWord}, for topic vocabulary: words sharing a stem of 4+ letters that
+ * covers all but the last two letters of the shorter one ("runner" ~ "running", "shoe" ~
+ * "shoes"); words under 4 letters only take a plural ending ("tax" ~ "taxes").
+ */
+export function sameStem(a: string, b: string): boolean {
+  if (a === b) return true;
+  const [s, l] = a.length <= b.length ? [a, b] : [b, a];
+  if (s.length < 4) return l === `${s}s` || l === `${s}es`;
+  let p = 0;
+  while (p < s.length && s[p] === l[p]) p++;
+  return p >= Math.max(4, s.length - 2);
+}
+
 /** How many of the keyword's content words occur in `unitWords` (lower-cased). */
 export function matchedCount(unitWords: string[], kwWords: string[]): number {
   let n = 0;

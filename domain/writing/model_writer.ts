@@ -11,10 +11,14 @@
 import OpenAI from "openai";
 import { z } from "zod";
 import {
+  addUsage,
   type ArticleBrief,
   type Draft,
+  emptyUsage,
   NOTE_MARKER,
   type QaFeedback,
+  type TokenUsage,
+  type WriteOptions,
   type Writer,
   WriterError,
 } from "./writer.ts";
@@ -34,9 +38,23 @@ export interface ModelWriterConfig {
   sleep?: (ms: number) => Promise<void>;
   /** First backoff step; doubles per attempt, capped at 30 s. */
   backoffBaseMs?: number;
-  /** Output token budget per call; generous, since a truncated reply is invalid JSON. */
+  /**
+   * First output token budget per call (`max_completion_tokens`). A reply cut off at the limit
+   * (`finish_reason: "length"`) is retried with twice the budget, up to `maxTokensCeiling`.
+   */
   maxTokens?: number;
+  /** The largest output budget a truncated call is retried with. */
+  maxTokensCeiling?: number;
+  /** Largest reply body accepted from the endpoint; a bigger one fails the call unread. */
+  maxReplyBytes?: number;
+  /** The fetch the SDK uses (tests inject one); the reply-size cap wraps it. */
+  fetch?: typeof fetch;
 }
+
+export const DEFAULT_MAX_TOKENS = 4096;
+export const MAX_TOKENS_CEILING = 16_384;
+/** 2 MiB: a 16k-token JSON reply is well under 200 KB; anything far bigger is not an answer. */
+export const MAX_REPLY_BYTES = 2 * 1024 * 1024;
 
 export const DEFAULT_MODEL = "gpt-4o-mini";
 
@@ -70,57 +88,87 @@ export function createModelWriter(config: ModelWriterConfig): Writer {
   const maxRetries = config.maxRetries ?? 3;
   const sleep = config.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
   const baseDelay = config.backoffBaseMs ?? 1000;
+  const ceiling = Math.max(config.maxTokensCeiling ?? MAX_TOKENS_CEILING, config.maxTokens ?? 0);
   const client = new OpenAI({
     apiKey: config.apiKey,
     baseURL: config.baseURL || undefined,
     timeout: config.timeoutMs ?? 120_000,
     maxRetries: 0,
+    fetch: cappedFetch(config.fetch ?? fetch, config.maxReplyBytes ?? MAX_REPLY_BYTES),
   });
   /** Flips to JSON mode once the server says it does not know `json_schema`. */
   let jsonSchemaSupported = true;
 
-  async function call<T>(
+  /** One article's calls: the abort signal of its time budget and the tokens they spent. */
+  interface Run {
+    signal?: AbortSignal;
+    usage: TokenUsage;
+  }
+
+  async function callIn<T>(
+    run: Run,
     name: string,
     schema: z.ZodType<T>,
     messages: Message[],
   ): Promise<T> {
     const jsonSchema = strictJsonSchema(schema);
     let lastError: WriterError | null = null;
+    let maxTokens = config.maxTokens ?? DEFAULT_MAX_TOKENS;
     for (let attempt = 0; attempt <= maxRetries; attempt++) {
-      if (attempt > 0) await sleep(backoff(attempt, baseDelay, lastError));
+      if (attempt > 0) await abortableSleep(sleep, backoff(attempt, baseDelay, lastError), run);
+      throwIfAborted(run, name);
       const useSchema = jsonSchemaSupported;
       const msgs = useSchema ? messages : withSchemaHint(messages, jsonSchema);
       try {
         const res = await client.chat.completions.create({
           model,
           messages: msgs,
-          max_tokens: config.maxTokens ?? 4096,
+          // Reasoning models refuse the deprecated `max_tokens`; every current server takes this.
+          max_completion_tokens: maxTokens,
           response_format: useSchema
             ? { type: "json_schema", json_schema: { name, strict: true, schema: jsonSchema } }
             : { type: "json_object" },
-        });
+        }, { signal: run.signal ?? undefined });
+        run.usage = addUsage(run.usage, usageOf(res));
         return parseReply(res, schema, name);
       } catch (e) {
+        throwIfAborted(run, name);
         if (useSchema && isSchemaUnsupported(e)) {
           jsonSchemaSupported = false;
           attempt--; // the switch itself is not a failed attempt
           continue;
         }
         lastError = toWriterError(e, name);
+        if (lastError.details?.truncated) {
+          // The same budget would be cut off again: retry with a larger one, or give up.
+          if (maxTokens >= ceiling) {
+            lastError = new WriterError(
+              "model_malformed",
+              `Model call ${name}: the reply was cut off even at ${maxTokens} output tokens.`,
+              { retryable: false, truncated: true, max_completion_tokens: maxTokens },
+            );
+            break;
+          }
+          maxTokens = Math.min(ceiling, maxTokens * 2);
+        }
         if (!lastError.details?.retryable) break;
       }
     }
     throw new WriterError(
       lastError!.code,
       `${lastError!.message} (gave up after ${maxRetries + 1} attempt(s))`,
-      { ...lastError!.details, call: name },
+      { ...lastError!.details, call: name, usage: run.usage },
       { cause: lastError },
     );
   }
 
   return {
     name: "model",
-    async write(brief: ArticleBrief): Promise<Draft> {
+    kind: "model",
+    async write(brief: ArticleBrief, options?: WriteOptions): Promise<Draft> {
+      const run: Run = { signal: options?.signal, usage: emptyUsage() };
+      const call = <T>(name: string, schema: z.ZodType<T>, messages: Message[]) =>
+        callIn(run, name, schema, messages);
       const system = systemPrompt(brief);
       const facts = factsBlock(brief);
       const outline = await call("article_outline", Outline, [
@@ -148,28 +196,126 @@ export function createModelWriter(config: ModelWriterConfig): Writer {
         ]);
         parts.push(`## ${oneLine(outline.faq_heading)}`, "", stripLeadingHeading(faq.markdown), "");
       }
-      return repairDraft({
-        // The topic is the planned title verbatim (interface contract); the model's is advisory.
-        title: brief.topic.trim(),
-        metaDescription: oneLine(outline.meta_description),
-        markdown: parts.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd() + "\n",
-        generator: `model:${model}`,
-      }, brief);
+      return {
+        ...repairDraft({
+          // The topic is the planned title verbatim (interface contract); the model's is advisory.
+          title: brief.topic.trim(),
+          metaDescription: oneLine(outline.meta_description),
+          markdown: parts.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd() + "\n",
+          generator: { kind: "model", model },
+        }, brief),
+        usage: run.usage,
+      };
     },
-    async revise(brief: ArticleBrief, draft: Draft, feedback: QaFeedback[]): Promise<Draft> {
-      const r = await call("article_revision", Revision, [
+    async revise(
+      brief: ArticleBrief,
+      draft: Draft,
+      feedback: QaFeedback[],
+      options?: WriteOptions,
+    ): Promise<Draft> {
+      const run: Run = { signal: options?.signal, usage: emptyUsage() };
+      const r = await callIn(run, "article_revision", Revision, [
         { role: "system", content: systemPrompt(brief) },
         { role: "user", content: revisePrompt(brief, factsBlock(brief), draft, feedback) },
       ]);
       let markdown = r.markdown.trim();
       if (!/^#\s/.test(markdown)) markdown = `# ${brief.topic.trim()}\n\n${markdown}`;
-      return repairDraft({
-        title: brief.topic.trim(),
-        metaDescription: oneLine(r.meta_description),
-        markdown: markdown + "\n",
-        generator: `model:${model}`,
-      }, brief);
+      return {
+        ...repairDraft({
+          title: brief.topic.trim(),
+          metaDescription: oneLine(r.meta_description),
+          markdown: markdown + "\n",
+          generator: { kind: "model", model },
+        }, brief),
+        usage: run.usage,
+      };
     },
+  };
+}
+
+/** The `usage` block of a chat completion, when the server sent one. */
+function usageOf(res: unknown): TokenUsage | undefined {
+  const u = (res as { usage?: Record<string, unknown> } | null)?.usage;
+  if (!u || typeof u !== "object") return undefined;
+  const n = (x: unknown) => (typeof x === "number" && Number.isFinite(x) && x >= 0 ? x : 0);
+  const prompt = n(u.prompt_tokens);
+  const completion = n(u.completion_tokens);
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: n(u.total_tokens) || prompt + completion,
+    calls: 1,
+  };
+}
+
+function throwIfAborted(run: { signal?: AbortSignal }, name: string): void {
+  if (run.signal?.aborted) {
+    throw new WriterError(
+      "generation_timeout",
+      `The article ran out of its time budget during model call ${name}; generation was aborted.`,
+      { retryable: false },
+    );
+  }
+}
+
+/** The injected sleep, cut short when the article's budget runs out. */
+function abortableSleep(
+  sleep: (ms: number) => Promise<void>,
+  ms: number,
+  run: { signal?: AbortSignal },
+): Promise<void> {
+  const signal = run.signal;
+  if (!signal) return sleep(ms);
+  if (signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve, reject) => {
+    const done = () => {
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    signal.addEventListener("abort", done);
+    sleep(ms).then(done, (e) => {
+      signal.removeEventListener("abort", done);
+      reject(e);
+    });
+  });
+}
+
+/** Thrown by the capped body stream; `toWriterError` turns it into a non-retryable failure. */
+export class ReplyTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`the model's reply is larger than ${limit} bytes`);
+    this.name = "ReplyTooLargeError";
+  }
+}
+
+/**
+ * A fetch whose response body errors after `limit` bytes (and at once when Content-Length says
+ * more), so a runaway or hostile endpoint cannot make the SDK buffer an unbounded reply.
+ */
+export function cappedFetch(inner: typeof fetch, limit: number): typeof fetch {
+  return async (input, init) => {
+    const res = await inner(input, init);
+    const declared = Number(res.headers.get("content-length"));
+    if (Number.isFinite(declared) && declared > limit) {
+      await res.body?.cancel();
+      throw new ReplyTooLargeError(limit);
+    }
+    if (!res.body) return res;
+    let seen = 0;
+    const body = res.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, ctrl) {
+          seen += chunk.byteLength;
+          if (seen > limit) ctrl.error(new ReplyTooLargeError(limit));
+          else ctrl.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(body, {
+      status: res.status,
+      statusText: res.statusText,
+      headers: res.headers,
+    });
   };
 }
 
@@ -181,7 +327,11 @@ function parseReply<T>(res: unknown, schema: z.ZodType<T>, name: string): T {
       ?.choices?.[0];
   if (!choice) throw malformed(name, "the reply has no choices");
   if (choice.finish_reason === "length") {
-    throw malformed(name, "the reply was cut off at the token limit");
+    throw new WriterError(
+      "model_malformed",
+      `Model call ${name}: the reply was cut off at the token limit.`,
+      { retryable: true, truncated: true },
+    );
   }
   const content = choice.message?.content;
   if (typeof content !== "string" || !content.trim()) throw malformed(name, "the reply is empty");
@@ -208,6 +358,14 @@ function malformed(name: string, why: string): WriterError {
 
 function toWriterError(e: unknown, name: string): WriterError {
   if (e instanceof WriterError) return e;
+  const tooLarge = causes(e).find((c) => c instanceof ReplyTooLargeError);
+  if (tooLarge) {
+    return new WriterError(
+      "model_failed",
+      `Model call ${name}: the reply is larger than the ${tooLarge.limit}-byte cap.`,
+      { retryable: false },
+    );
+  }
   if (e instanceof OpenAI.APIConnectionTimeoutError) {
     return new WriterError("model_failed", `Model call ${name} timed out.`, { retryable: true });
   }
@@ -229,6 +387,13 @@ function toWriterError(e: unknown, name: string): WriterError {
   return new WriterError("model_failed", `Model call ${name} failed: ${String(e).slice(0, 200)}`, {
     retryable: false,
   });
+}
+
+/** An error and its `cause` chain (the SDK wraps body-read failures). */
+function causes(e: unknown): unknown[] {
+  const out: unknown[] = [];
+  for (let c = e, i = 0; c && i < 5; c = (c as { cause?: unknown }).cause, i++) out.push(c);
+  return out;
 }
 
 /** Exponential backoff (base × 2^(attempt−1), ≤ 30 s), or the server's Retry-After if longer. */

@@ -22,8 +22,11 @@ import {
   matchedCount,
   normalisePhrase,
   occurrences,
+  sameStem,
 } from "./keyphrase.ts";
 import { hasReadingEase, longSentenceLimit, primary, readingEase } from "./readability.ts";
+import { compareLanguage } from "./language.ts";
+import { crawledIndex, isInternal, linkCandidates } from "./site_links.ts";
 
 /** A draft at or above this score passes QA (the job's default threshold). */
 export const DEFAULT_QA_THRESHOLD = 70;
@@ -31,6 +34,12 @@ export const DEFAULT_QA_THRESHOLD = 70;
 export const QA_FAIL_CAP = 60;
 /** A draft with open editor's notes is not finished, so it never scores above this. */
 export const QA_DRAFT_CAP = 85;
+/** Under 300 body words a text is an outline or a stub, not an article a reader can use. */
+export const QA_OUTLINE_CAP = 40;
+/** Text that would read the same for any topic (boilerplate) never scores above this. */
+export const QA_GENERIC_CAP = 45;
+/** Text in another language than the project's is of no use to its readers. */
+export const QA_LANGUAGE_CAP = 20;
 /** An assessment passes at or above this 0–9 score (Yoast's "good" starts at 8, "ok" at 5). */
 export const PASS_AT = 7;
 
@@ -57,7 +66,8 @@ export interface QaResult {
   assessments: AssessmentResult[];
 }
 
-type Outcome = { score: number | null; message: string };
+/** `cap`: while this outcome stands, the total cannot exceed it (for caps that depend on the score). */
+type Outcome = { score: number | null; message: string; cap?: number };
 
 interface AssessmentDef {
   id: string;
@@ -87,11 +97,12 @@ interface QaContext {
   fullMarkdown: string;
 }
 
-const s = (score: number | null, message: string): Outcome => ({ score, message });
+const s = (score: number | null, message: string, cap?: number): Outcome =>
+  cap === undefined ? { score, message } : { score, message, cap };
 
 /**
- * THE assessment table: ids, weights and rules in one place. Weights sum to 52: SEO 27,
- * readability 11, integrity 14. Thresholds are documented in docs/writing.md.
+ * THE assessment table: ids, weights and rules in one place. Weights sum to 58: SEO 27,
+ * readability 11, integrity 20. Thresholds are documented in docs/writing.md.
  */
 export const ASSESSMENTS: readonly AssessmentDef[] = [
   // ---- SEO -------------------------------------------------------------------------------
@@ -114,6 +125,8 @@ export const ASSESSMENTS: readonly AssessmentDef[] = [
   { id: "subheading_distribution", category: "readability", weight: 2, run: subheadingDist },
   { id: "consecutive_sentences", category: "readability", weight: 1, run: consecutive },
   // ---- integrity -------------------------------------------------------------------------
+  { id: "language_match", category: "integrity", weight: 3, run: languageMatch },
+  { id: "topic_specificity", category: "integrity", weight: 3, run: topicSpecificity },
   {
     id: "no_placeholders",
     category: "integrity",
@@ -147,7 +160,7 @@ export function scoreArticle(draft: Draft, brief: ArticleBrief): QaResult {
   let cap = 100;
   const assessments: AssessmentResult[] = [];
   for (const def of ASSESSMENTS) {
-    const { score, message } = def.run(ctx);
+    const { score, message, cap: outcomeCap } = def.run(ctx);
     const clamped = score === null ? null : Math.max(0, Math.min(9, score));
     const pass = clamped === null ? null : clamped >= PASS_AT;
     if (clamped !== null) {
@@ -155,6 +168,7 @@ export function scoreArticle(draft: Draft, brief: ArticleBrief): QaResult {
       possible += def.weight * 9;
       if (def.capAt !== undefined && !pass) cap = Math.min(cap, def.capAt);
     }
+    if (outcomeCap !== undefined) cap = Math.min(cap, outcomeCap);
     assessments.push({
       id: def.id,
       category: def.category,
@@ -320,8 +334,10 @@ function textLength(c: QaContext): Outcome {
   const n = c.bodyWords.length;
   if (n >= 600) return s(9, `The body has ${n} words (600 or more wanted).`);
   if (n >= 300) return s(6, `The body has ${n} words; 600 or more covers a topic properly.`);
-  if (n >= 200) return s(3, `The body has only ${n} words; 600 or more wanted.`);
-  return s(0, `The body has only ${n} words; 600 or more wanted.`);
+  const stub =
+    `; under 300 words this is an outline, not an article (score capped at ${QA_OUTLINE_CAP})`;
+  if (n >= 200) return s(3, `The body has only ${n} words${stub}.`, QA_OUTLINE_CAP);
+  return s(0, `The body has only ${n} words${stub}.`, QA_OUTLINE_CAP);
 }
 
 function headingStructure(c: QaContext): Outcome {
@@ -344,7 +360,10 @@ function headingStructure(c: QaContext): Outcome {
 }
 
 function internalLinks(c: QaContext): Outcome {
-  const n = c.links.filter((l) => isInternal(l.url, c.brief.siteFacts.host)).length;
+  if (!c.brief.siteFacts.pages.length) {
+    return s(null, "Skipped: the crawl has fetched no page of the site yet (run an audit).");
+  }
+  const n = c.links.filter((l) => isInternal(l.url, c.brief.siteFacts)).length;
   if (n >= 2) return s(9, `${n} internal links to the site's own pages.`);
   if (n === 1) return s(7, "One internal link; two or more help readers and crawlers.");
   return s(3, "No internal links to the site's own pages.");
@@ -457,21 +476,91 @@ function duplicates(c: QaContext): Outcome {
 }
 
 function linksKnown(c: QaContext): Outcome {
-  const host = c.brief.siteFacts.host;
-  const known = new Set<string>([normaliseUrl(`https://${host}/`, host)]);
-  for (const p of c.brief.siteFacts.pages) known.add(normaliseUrl(p.url, host));
-  const internal = c.links.filter((l) => isInternal(l.url, host));
-  const unknown = internal.filter((l) => !known.has(normaliseUrl(l.url, host)));
+  const facts = c.brief.siteFacts;
+  const index = crawledIndex(facts);
+  const internal = c.links.filter((l) => isInternal(l.url, facts));
+  const unknown = internal.filter((l) => !index.has(l.url));
   if (!internal.length) return s(9, "No internal links to verify.");
   if (unknown.length) {
     return s(
       0,
-      `${unknown.length} internal link(s) point at pages the crawl never found, e.g. ${
-        unknown[0].url
-      }.`,
+      `${unknown.length} internal link(s) are not URLs the crawl fetched (scheme included), ` +
+        `e.g. ${unknown[0].url}.`,
     );
   }
-  return s(9, `All ${internal.length} internal links point at crawled pages.`);
+  return s(9, `All ${internal.length} internal links are URLs the crawl fetched.`);
+}
+
+function languageMatch(c: QaContext): Outcome {
+  // Everything a reader sees except the title, which is the caller's topic verbatim.
+  const text = [
+    c.draft.metaDescription,
+    ...c.body.filter((b) => !(b.kind === "heading" && b.level === 1)).map((b) => b.text),
+    ...c.notes.map((b) => b.text),
+  ].join("\n");
+  const v = compareLanguage(text, c.brief.language);
+  if (v.kind === "match") {
+    return s(9, `The text is written in the project's language (${c.language}).`);
+  }
+  if (v.kind === "mismatch") {
+    return s(
+      0,
+      `The text reads as "${v.detected}", not the project's language "${c.language}" ` +
+        `(score capped at ${QA_LANGUAGE_CAP}).`,
+      QA_LANGUAGE_CAP,
+    );
+  }
+  return s(null, `Skipped: ${v.reason}.`);
+}
+
+/** Languages written without spaces: topic terms are found as substrings there. */
+const UNSPACED = new Set(["ja", "zh", "th", "lo", "km", "my"]);
+
+/**
+ * Share of body sentences that name the subject: a word of the keyword or the topic, or of the
+ * title of a crawled page relevant to the keyword, allowing inflections. Boilerplate that would
+ * read the same for any topic names it only where the keyword was slotted in.
+ */
+function topicSpecificity(c: QaContext): Outcome {
+  const terms = topicTerms(c);
+  const prose = c.sentences.filter((x) => x.kind !== "table" && x.words.length >= 4);
+  if (!terms.length || prose.length < 5) {
+    return s(null, "Skipped: too few sentences or no topic words to measure.");
+  }
+  const unspaced = UNSPACED.has(c.language);
+  const names = (x: (typeof prose)[number]) =>
+    unspaced
+      ? terms.some((t) => x.text.toLowerCase().includes(t))
+      : x.words.some((w) => terms.some((t) => sameStem(w, t)));
+  const hits = prose.filter(names).length;
+  const share = hits / prose.length;
+  const pct = Math.round(share * 100);
+  const msg = `${hits} of ${prose.length} sentences (${pct}%) name the subject ` +
+    `(${terms.slice(0, 6).join(", ")})`;
+  if (share >= 0.3) return s(9, `${msg}; 30% or more wanted.`);
+  if (share >= 0.2) return s(5, `${msg}; much of the text would read the same for any topic.`);
+  return s(
+    1,
+    `${msg}: the text would read the same for any topic (score capped at ${QA_GENERIC_CAP}).`,
+    QA_GENERIC_CAP,
+  );
+}
+
+function topicTerms(c: QaContext): string[] {
+  const b = c.brief;
+  // Page titles add the site's own words for the subject ("trail"); short ones ("fit") are too
+  // common in any advice text to count.
+  const related = linkCandidates(b, 12).filter((l) => l.relevance > 0)
+    .flatMap((l) => contentWords(l.anchor, b.language)).filter((w) => w.length >= 4);
+  return [
+    ...new Set(
+      [...contentWords(b.primaryKeyword, b.language), ...contentWords(b.topic, b.language)]
+        .concat(related)
+        .filter((w) =>
+          (UNSPACED.has(c.language) ? w.length >= 2 : w.length >= 3) && !/^\d+$/.test(w)
+        ),
+    ),
+  ];
 }
 
 const NUMBER = /(?:[$€£¥]\s?)?\d[\d.,]*\s?%?/g;
@@ -513,30 +602,4 @@ function draftNotes(c: QaContext): Outcome {
 
 function numberKey(raw: string): string {
   return raw.replace(/[\s$€£¥%]/g, "").replace(/[.,]+$/, "");
-}
-
-function bareHost(h: string): string {
-  return h.toLowerCase().replace(/^www\./, "").replace(/\.$/, "");
-}
-
-/** Relative links and links to the project's host (with or without `www.`) are internal. */
-export function isInternal(url: string, host: string): boolean {
-  if (url.startsWith("#") || url.startsWith("mailto:") || url.startsWith("tel:")) return false;
-  if (!/^[a-z][a-z0-9+.-]*:/i.test(url) && !url.startsWith("//")) return true;
-  try {
-    return bareHost(new URL(url, `https://${host}/`).hostname) === bareHost(host);
-  } catch {
-    return false;
-  }
-}
-
-/** Scheme-, `www.`-, fragment- and trailing-slash-insensitive form used to compare URLs. */
-export function normaliseUrl(url: string, host: string): string {
-  try {
-    const u = new URL(url, `https://${host}/`);
-    const path = u.pathname.replace(/\/+$/, "") || "/";
-    return `${bareHost(u.hostname)}${path}${u.search}`;
-  } catch {
-    return url;
-  }
 }

@@ -1,41 +1,46 @@
 /**
- * Mechanical repairs any writer can apply without a model: unlink internal links the crawl never
- * saw, drop repeated lines, strip leftover placeholders and fit the meta description. They fix
- * integrity failures QA would otherwise cap, and they never add content.
+ * Mechanical repairs any writer can apply without a model. Each one leaves text a reader can use
+ * as it stands, so it never hides a defect from QA:
+ * - an internal link that means a crawled page (another scheme, `www.`, a trailing slash, a
+ *   relative path) is pointed at the exact URL the crawl fetched; one the crawl never saw becomes
+ *   plain text (its anchor text still reads);
+ * - a paragraph or list line repeating an earlier one word for word is dropped;
+ * - a too-long meta description is cut at a word boundary.
+ *
+ * Placeholders ("costs [insert price].") are deliberately NOT touched: deleting one leaves a hole
+ * ("costs .") that no check can see any more. QA sees them as the model wrote them, fails
+ * `no_placeholders`, and the one revision gets them back as feedback.
  */
 
 import type { ArticleBrief, Draft } from "./writer.ts";
-import { isInternal, normaliseUrl } from "./qa.ts";
+import { crawledIndex, isInternal } from "./site_links.ts";
 import { lowerWords } from "./markdown_text.ts";
 
 const LINK = /(!?)\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g;
-const PLACEHOLDERS =
-  /\{\{[^}]*\}\}|\[\s*(?:insert|add|your|placeholder|enter|name of)\b[^\]]*\]|\b(?:TODO|TBD|FIXME)\b:?|lorem ipsum[^.]*\.?/gi;
 
 /** Applies every repair; the result is the same for the same input. */
 export function repairDraft(draft: Draft, brief: ArticleBrief): Draft {
-  const markdown = dropRepeatedLines(stripPlaceholders(unlinkUnknown(draft.markdown, brief)));
+  const markdown = dropRepeatedLines(fixInternalLinks(draft.markdown, brief));
   return {
     ...draft,
     title: draft.title.trim(),
-    metaDescription: fitMeta(stripPlaceholders(draft.metaDescription).trim()),
+    metaDescription: fitMeta(draft.metaDescription.trim()),
     markdown,
   };
 }
 
-/** Internal links whose target is not a crawled page (or the home page) become plain text. */
-export function unlinkUnknown(markdown: string, brief: ArticleBrief): string {
-  const host = brief.siteFacts.host;
-  const known = new Set([normaliseUrl(`https://${host}/`, host)]);
-  for (const p of brief.siteFacts.pages) known.add(normaliseUrl(p.url, host));
+/**
+ * Internal links end up as a URL the crawl fetched, scheme included, or as plain text: a link
+ * to `https://host/` on a site crawled over http is rewritten to the crawled `http://host/`.
+ */
+export function fixInternalLinks(markdown: string, brief: ArticleBrief): string {
+  const facts = brief.siteFacts;
+  const index = crawledIndex(facts);
   return markdown.replace(LINK, (m, bang: string, text: string, url: string) => {
-    if (bang || !isInternal(url, host)) return m;
-    return known.has(normaliseUrl(url, host)) ? m : text;
+    if (bang || !isInternal(url, facts)) return m;
+    const crawled = index.match(url);
+    return crawled ? `[${text}](${crawled})` : text;
   });
-}
-
-function stripPlaceholders(s: string): string {
-  return s.replace(PLACEHOLDERS, "").replace(/[ \t]{2,}/g, " ");
 }
 
 /** Removes a paragraph or list line that repeats an earlier one word for word. */

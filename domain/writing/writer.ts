@@ -14,8 +14,14 @@ export interface SitePage {
 
 /** What the project knows about its own site. Facts come from here, never from thin air. */
 export interface SiteFacts {
-  /** Bare host, e.g. `example.com`; links to it count as internal. */
+  /** Host as crawled, port included (`example.com`, `127.0.0.1:8080`); links to it are internal. */
   host: string;
+  /**
+   * Scheme, host and port of the site (`http://127.0.0.1:8080`): relative links resolve against
+   * it. Defaults to `https://{host}`.
+   */
+  origin?: string;
+  /** Pages the crawl fetched: the only URLs an article may link internally, scheme included. */
   pages: SitePage[];
 }
 
@@ -31,13 +37,53 @@ export interface ArticleBrief {
   siteFacts: SiteFacts;
 }
 
+/** How a draft was written; stored on the article and shown as its `generator` field. */
+export type GeneratorKind = "model" | "builtin_outline";
+
+/** Tokens a model spent on one article, summed over every call (retries included). */
+export interface TokenUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  /** Chat-completion calls that answered (failed attempts without a usage block add nothing). */
+  calls: number;
+}
+
+export function emptyUsage(): TokenUsage {
+  return { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, calls: 0 };
+}
+
+export function addUsage(a: TokenUsage, b: TokenUsage | undefined): TokenUsage {
+  if (!b) return a;
+  return {
+    prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+    completion_tokens: a.completion_tokens + b.completion_tokens,
+    total_tokens: a.total_tokens + b.total_tokens,
+    calls: a.calls + b.calls,
+  };
+}
+
+/** Which generator made a draft; recorded for disclosure and stored with the article. */
+export interface GeneratorInfo {
+  kind: GeneratorKind;
+  /** The model id, for `kind: "model"`. */
+  model?: string;
+}
+
 /** A finished (or revised) draft. `markdown` opens with `# {title}`. */
 export interface Draft {
   title: string;
   metaDescription: string;
   markdown: string;
-  /** Which generator made it: `builtin-template` or `model:<id>`; recorded for disclosure. */
-  generator: string;
+  generator: GeneratorInfo;
+  /** Tokens this draft cost (this call of `write` or `revise` only); absent for the built-in writer. */
+  usage?: TokenUsage;
+}
+
+/** Per-article options of one `write` or `revise` call. */
+export interface WriteOptions {
+  /** Aborted when the article's time budget runs out: the writer stops and throws. */
+  signal?: AbortSignal;
 }
 
 /** One failed QA assessment handed back to the writer on the single revision pass. */
@@ -50,15 +96,27 @@ export interface QaFeedback {
 export interface Writer {
   /** Short stable name for logs, e.g. `builtin` or `model`. */
   readonly name: string;
-  write(brief: ArticleBrief): Promise<Draft>;
+  /**
+   * What this writer produces. Only `model` drafts are held to the QA threshold; a
+   * `builtin_outline` is returned as the outline it is, with its (low) score.
+   */
+  readonly kind: GeneratorKind;
+  write(brief: ArticleBrief, options?: WriteOptions): Promise<Draft>;
   /** Called at most once per article, with the assessments that failed. */
-  revise(brief: ArticleBrief, draft: Draft, feedback: QaFeedback[]): Promise<Draft>;
+  revise(
+    brief: ArticleBrief,
+    draft: Draft,
+    feedback: QaFeedback[],
+    options?: WriteOptions,
+  ): Promise<Draft>;
 }
 
 /** Stable failure codes; the job layer stores them on the failed article. */
 export type WriterErrorCode =
   /** The model endpoint kept failing (429/5xx/timeouts past the retry budget, or a 4xx). */
   | "model_failed"
+  /** The whole generation ran past its time budget (kept under the job's lease) and was aborted. */
+  | "generation_timeout"
   /** The model answered, but not with the JSON shape asked for (also: truncated replies). */
   | "model_malformed"
   /** The draft stayed under the QA threshold after its one revision. */

@@ -195,11 +195,15 @@ done
 echo "$R"
 # 200 {"article_id":…,"status":"ready","title":"How to choose running shoes for flat feet",
 #      "meta_description":…,"content_markdown":"# How to choose…","word_count":…,"qa_score":…,
+#      "generator":{"kind":"model","model":…,"usage":{…}},
 #      "language":"en","watermark":{"sandbox":true,"note":…}}
 `)}
     <p>Statuses: <code>queued</code> → <code>generating</code> → <code>qa</code> → <code>ready</code>
     (content fields appear), or <code>failed</code>; <code>published</code> once the operator publishes
-    a subscribed project's article. While generating, only the status is returned.</p>
+    a subscribed project's article. While generating, only the status is returned.
+    <code>generator.kind</code> says how it was written: <code>model</code>, or
+    <code>builtin_outline</code> when the server has no model configured: then it is an outline to
+    complete (low <code>qa_score</code>), charged as <code>article_outline</code> (0 credits).</p>
 
     <h2 id="webhooks">5. Webhooks and signature verification</h2>
     <p>Register an endpoint to receive signed events instead of polling. Register it

@@ -73,6 +73,11 @@ export function pricingPage(baseUrl: string): string {
     <h2 id="unit-prices">Unit prices</h2>
     ${items}
 
+    <h2 id="article-pricing">Articles written without a model</h2>
+    <p>${doc.article_pricing.rule} Every article says how it was written in its
+    <code>generator</code> field (<code>kind</code> <code>model</code> or
+    <code>builtin_outline</code>).</p>
+
     <h2 id="machine-readable">Machine-readable</h2>
     <p>The same catalogue as JSON: <a href="${b}/v1/plans"><code>GET ${b}/v1/plans</code></a>
     (updated ${doc.updated_at.slice(0, 10)}).</p>

@@ -26,7 +26,7 @@ const CONTENT_FIELDS = [
   "language",
 ];
 
-Deno.test("sandbox article: 202, built-in writer, ready draft with watermark; 2 per key", () =>
+Deno.test("sandbox article: 202, built-in writer, ready outline with watermark; 2 per key", () =>
   withApp(async (app) => {
     const { key } = await app.signup();
     const proj = await app.req("POST", "/v1/projects", {
@@ -44,8 +44,10 @@ Deno.test("sandbox article: 202, built-in writer, ready draft with watermark; 2 
     assert.equal(ready.body.status, "ready", ready.text);
     assert.equal(ready.body.title, topic, "topic placed verbatim as the title");
     assert.ok(ready.body.content_markdown.includes("running shoes for flat feet"));
-    assert.ok(ready.body.word_count > 300);
-    assert.ok(ready.body.qa_score >= 70 && ready.body.qa_score <= 100);
+    assert.ok(ready.body.word_count > 100);
+    // No model on this server: an outline, said so, and scored as one.
+    assert.deepEqual(ready.body.generator, { kind: "builtin_outline" });
+    assert.ok(ready.body.qa_score <= 40, String(ready.body.qa_score));
     assert.equal(ready.body.language, "en");
     assert.equal(ready.body.watermark.sandbox, true);
     assert.equal(typeof ready.body.watermark.note, "string");
@@ -148,7 +150,7 @@ Deno.test("one article generates per project: parallel requests get one 202 and 
   }
 });
 
-Deno.test("live key without subscription: 402 insufficient_credits with details below 15 credits", () =>
+Deno.test("live key without subscription: 402 insufficient_credits with details below 15 credits (model articles)", () =>
   withApp(async (app) => {
     const { key: sandboxKey, accountId } = await app.signup();
     const live = await app.liveKey(accountId);
@@ -172,7 +174,7 @@ Deno.test("live key without subscription: 402 insufficient_credits with details 
     const sb = await app.req("POST", path, { key: sandboxKey, body: { topic: "Needs credits" } });
     assert.equal(sb.status, 402);
     assert.equal(errorCode(sb), "payment_required");
-  }));
+  }, { env: { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: "http://127.0.0.1:9/v1" } }));
 
 Deno.test("operator publish: subscribed ready article is published; others refused", () =>
   withApp(async (app) => {
@@ -205,7 +207,9 @@ Deno.test("operator publish: subscribed ready article is published; others refus
       key: live,
       body: { topic: "Credit funded draft" },
     });
-    assert.equal(await balanceOf(app, accountId), 0);
+    // No model on this server: the built-in outline is article_outline, 0 credits.
+    assert.equal(b.status, 202);
+    assert.equal(await balanceOf(app, accountId), 15);
     await poll(app, live, a.body.article_id, ["ready"]);
     await poll(app, live, b.body.article_id, ["ready"]);
 

@@ -12,9 +12,11 @@ Deno.test("GET /v1/plans is public, cached 5 minutes, and carries every field of
     assert.match(res.headers.get("content-type") ?? "", /^application\/json/);
     assert.ok(res.headers.get("x-ratelimit-limit"), "rate headers on /v1");
     const doc = res.body;
+    // The interface's fields, plus the additive `article_pricing` (how articles are charged).
     assert.deepEqual(Object.keys(doc).sort(), [
       "a_la_carte",
       "agent_channel",
+      "article_pricing",
       "currency",
       "links",
       "merchant_of_record",
@@ -74,6 +76,7 @@ Deno.test("GET /v1/plans is public, cached 5 minutes, and carries every field of
     assert.deepEqual(items, {
       technical_audit: 25,
       article_generated: 15,
+      article_outline: 0,
       article_published: 5,
       article_language_version: 8,
       deep_audit: 99,

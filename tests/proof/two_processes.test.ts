@@ -181,7 +181,8 @@ Deno.test("two processes: credit debits are exact and each accepted audit runs o
       assert.equal(hook.status, 201, hook.text);
       const secret = hook.body.secret as string;
 
-      // 500 credits, then a 15-credit article (built-in writer): 485 left, room for 19 audits.
+      // 500 credits, then an article from the built-in writer: an outline, article_outline at 0
+      // credits, so all 500 are left: room for 20 audits.
       const paid = await postStripe(a, packPaidEvent(accountId));
       assert.equal(paid.body.outcome, "credits_granted", paid.text);
       const firstProject = await newProject(b, key, site.origin);
@@ -203,14 +204,14 @@ Deno.test("two processes: credit debits are exact and each accepted audit runs o
       );
       assertNo5xx(results);
       const accepted = results.filter((r) => r.status === 202);
-      assert.equal(accepted.length, 19, "exactly floor(485 / 25) audits accepted");
+      assert.equal(accepted.length, 20, "exactly floor(500 / 25) audits accepted");
       for (const r of results.filter((r) => r.status !== 202)) {
         assert.equal(r.status, 402, r.text);
         assert.equal(r.body.error.code, "insufficient_credits");
       }
       for (const server of [a, b]) {
         const credits = await server.req("GET", "/v1/credits", { key });
-        assert.equal(credits.body.balance_credits, 10, "485 - 19 × 25");
+        assert.equal(credits.body.balance_credits, 0, "500 - 20 × 25");
       }
 
       // Every accepted audit completes, polled through the process that did not take it.

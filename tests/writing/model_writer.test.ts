@@ -1,9 +1,13 @@
 import assert from "node:assert/strict";
-import { createModelWriter } from "../../domain/writing/model_writer.ts";
+import {
+  cappedFetch,
+  createModelWriter,
+  ReplyTooLargeError,
+} from "../../domain/writing/model_writer.ts";
 import { generateArticle } from "../../domain/writing/generate_article.ts";
 import { WriterError } from "../../domain/writing/writer.ts";
 import { schemaName, startFakeOpenAI, userText } from "./fake_openai.ts";
-import { brief, HOST } from "./fixtures.ts";
+import { brief, GOOD_MARKDOWN, HOST } from "./fixtures.ts";
 import { KW, OUTLINE, scriptedModel } from "./scripted_model.ts";
 
 /** A well-behaved model: answers each call with content that passes QA. */
@@ -53,6 +57,14 @@ Deno.test("model writer: outline then sections, structured output, passes QA", a
     assert.equal(result.title, "Running shoes for beginners");
     assert.ok(result.qa_score >= 70, `qa ${result.qa_score}`);
     assert.equal(result.revised, false);
+    assert.deepEqual(result.generator, { kind: "model", model: "fake-model-1" });
+    // The fake reports 10 prompt + 20 completion tokens per call: 8 calls.
+    assert.deepEqual(result.usage, {
+      prompt_tokens: 80,
+      completion_tokens: 160,
+      total_tokens: 240,
+      calls: 8,
+    });
     assert.match(result.content_markdown, /^# Running shoes for beginners\n/);
     assert.match(result.content_markdown, /## Running shoes and comfort/);
     assert.match(result.content_markdown, /\]\(https:\/\/shoes\.example\/guides\/fit\)/);
@@ -63,6 +75,9 @@ Deno.test("model writer: outline then sections, structured output, passes QA", a
     const first = fake.requests[0];
     assert.equal(first.auth, "Bearer test-key");
     assert.equal(first.body.model, "fake-model-1");
+    // Reasoning models refuse `max_tokens`; the writer only sends `max_completion_tokens`.
+    assert.equal(first.body.max_completion_tokens, 4096);
+    assert.equal("max_tokens" in first.body, false);
     assert.equal(first.body.response_format.type, "json_schema");
     assert.equal(first.body.response_format.json_schema.name, "article_outline");
     assert.equal(first.body.response_format.json_schema.strict, true);
@@ -106,15 +121,100 @@ Deno.test("model writer: valid JSON of the wrong shape → model_malformed", asy
   }
 });
 
-Deno.test("model writer: truncated reply (finish_reason length) → model_malformed", async () => {
-  const fake = startFakeOpenAI(() => ({ content: '{"title": "Run', finishReason: "length" }));
+Deno.test("model writer: truncated reply (finish_reason length) is retried with a larger limit", async () => {
+  // Cut off while the budget is under 8192 tokens; a complete answer once it is.
+  const fake = startFakeOpenAI((body) =>
+    body.max_completion_tokens < 8192
+      ? { content: '{"title": "Run', finishReason: "length" }
+      : goodModel(body)
+  );
   try {
-    const { writer } = fastWriter(fake.baseURL, { maxRetries: 0 });
-    const e = await rejectsWith(writer.write(brief()), "model_malformed");
-    assert.match(e.message, /cut off/);
+    const { writer } = fastWriter(fake.baseURL, { maxRetries: 2 });
+    const draft = await writer.write(brief());
+    assert.match(draft.markdown, /## Getting the fit right/);
+    const limits = fake.requests.map((r) => r.body.max_completion_tokens);
+    assert.deepEqual(limits.slice(0, 2), [4096, 8192], "not the same limit again");
+    // Every later call starts at the first budget again and is cut off once.
+    assert.equal(fake.requests.length, 16);
   } finally {
     await fake.close();
   }
+});
+
+Deno.test("model writer: cut off even at the ceiling → model_malformed, no pointless retries", async () => {
+  const fake = startFakeOpenAI(() => ({ content: '{"title": "Run', finishReason: "length" }));
+  try {
+    const { writer } = fastWriter(fake.baseURL, {
+      maxRetries: 5,
+      maxTokens: 1000,
+      maxTokensCeiling: 4000,
+    });
+    const e = await rejectsWith(writer.write(brief()), "model_malformed");
+    assert.match(e.message, /cut off even at 4000 output tokens/);
+    assert.deepEqual(fake.requests.map((r) => r.body.max_completion_tokens), [1000, 2000, 4000]);
+    // The failed calls still cost tokens, and the error says how many.
+    assert.equal((e.details?.usage as { calls: number }).calls, 3);
+  } finally {
+    await fake.close();
+  }
+});
+
+Deno.test("model writer: the article budget aborts an in-flight call and stops", async () => {
+  let aborted = 0;
+  const fake = startFakeOpenAI(() => ({ delayMs: 3_000, then: { content: "{}" } }));
+  try {
+    const { writer } = fastWriter(fake.baseURL, {
+      maxRetries: 3,
+      timeoutMs: 10_000,
+      fetch: (input, init) => {
+        init?.signal?.addEventListener("abort", () => aborted++);
+        return fetch(input, init);
+      },
+    });
+    const budget = new AbortController();
+    const t0 = performance.now();
+    setTimeout(() => budget.abort(), 100);
+    const e = await rejectsWith(
+      generateArticle({ brief: brief(), writer, signal: budget.signal }),
+      "generation_timeout",
+    );
+    assert.ok(performance.now() - t0 < 2_000, "did not wait for the model");
+    assert.equal(fake.requests.length, 1, "no retry after the budget ran out");
+    assert.equal(aborted, 1, "the request itself was aborted");
+    assert.match(e.message, /time budget/);
+  } finally {
+    await fake.close();
+  }
+});
+
+Deno.test("model writer: a reply body over the cap fails unread, without retries", async () => {
+  const big = "x".repeat(64 * 1024);
+  const fake = startFakeOpenAI(() => ({ content: JSON.stringify({ markdown: big }) }));
+  try {
+    const { writer } = fastWriter(fake.baseURL, { maxReplyBytes: 16 * 1024 });
+    const e = await rejectsWith(writer.write(brief()), "model_failed");
+    assert.match(e.message, /larger than the 16384-byte cap/);
+    assert.equal(fake.requests.length, 1);
+  } finally {
+    await fake.close();
+  }
+});
+
+Deno.test("cappedFetch: a streamed body without Content-Length is cut at the cap", async () => {
+  const chunks = new ReadableStream<Uint8Array>({
+    start(c) {
+      for (let i = 0; i < 10; i++) c.enqueue(new Uint8Array(1024));
+      c.close();
+    },
+  });
+  const inner = () => Promise.resolve(new Response(chunks));
+  const res = await cappedFetch(inner as typeof fetch, 4096)("http://x.invalid/");
+  await assert.rejects(res.arrayBuffer(), (e) => e instanceof ReplyTooLargeError);
+  const small = await cappedFetch(
+    (() => Promise.resolve(new Response("ok"))) as unknown as typeof fetch,
+    4096,
+  )("http://x.invalid/");
+  assert.equal(await small.text(), "ok");
 });
 
 Deno.test("model writer: 429 then success retries with backoff", async () => {
@@ -125,7 +225,7 @@ Deno.test("model writer: 429 then success retries with backoff", async () => {
     const { writer, sleeps } = fastWriter(fake.baseURL);
     const draft = await writer.write(brief());
     assert.equal(draft.title, "Running shoes for beginners");
-    assert.equal(draft.generator, "model:fake-model-1");
+    assert.deepEqual(draft.generator, { kind: "model", model: "fake-model-1" });
     assert.equal(fake.requests.length, 9); // one 429 + 8 successful calls
     assert.deepEqual(sleeps, [3000]); // Retry-After beats the 1 s first backoff step
   } finally {
@@ -207,7 +307,12 @@ Deno.test("model writer: revise sends the failed checks and unlinks unknown page
     const b = brief();
     const revised = await writer.revise(
       b,
-      { title: b.topic, metaDescription: "x", markdown: "# x\n", generator: "model:x" },
+      {
+        title: b.topic,
+        metaDescription: "x",
+        markdown: "# x\n",
+        generator: { kind: "model", model: "x" },
+      },
       [{ id: "text_length", message: "The body has only 10 words." }],
     );
     assert.equal(revised.title, "Running shoes for beginners");
@@ -215,6 +320,31 @@ Deno.test("model writer: revise sends the failed checks and unlinks unknown page
     assert.match(revised.markdown, /made-up page/);
     assert.match(revised.markdown, /\[fit guide\]\(https:\/\/shoes\.example\/guides\/fit\)/);
     assert.match(userText(fake.requests[0].body), /text_length: The body has only 10 words/);
+  } finally {
+    await fake.close();
+  }
+});
+
+Deno.test("model writer: a placeholder reaches QA as written; the revision gets it as feedback", async () => {
+  const holed = scriptedModel({
+    introLinks: "A good first pair costs [insert price].",
+    revision: {
+      title: OUTLINE.title,
+      markdown: `# ${OUTLINE.title}\n\n${GOOD_MARKDOWN.replace(/^# .*\n/, "")}`,
+    },
+  });
+  const fake = startFakeOpenAI((body) => holed(body));
+  try {
+    const { writer } = fastWriter(fake.baseURL);
+    const result = await generateArticle({ brief: brief(), writer });
+    assert.equal(result.revised, true);
+    const revision = fake.requests.find((r) => schemaName(r.body) === "article_revision")!;
+    const prompt = userText(revision.body);
+    assert.match(prompt, /no_placeholders: A leftover placeholder remains: "\[insert price\]"/);
+    // The draft it was asked to revise still had the hole, not "costs ."
+    assert.match(prompt, /costs \[insert price\]\./);
+    assert.doesNotMatch(result.content_markdown, /insert price|costs \./);
+    assert.equal(result.usage?.calls, 9, "8 calls for the draft, 1 for the revision");
   } finally {
     await fake.close();
   }
