@@ -16,7 +16,7 @@ import { ProjectIdParam } from "./projects.ts";
 
 const ArticleStatus = z.enum(["queued", "generating", "qa", "ready", "failed", "published"]);
 
-const Article = z.object({
+export const Article = z.object({
   article_id: z.string(),
   project_id: z.string(),
   status: ArticleStatus,
@@ -33,7 +33,7 @@ const Article = z.object({
   published_at: z.string().optional(),
 }).openapi("Article");
 
-const CreateArticleBody = z.object({
+export const CreateArticleBody = z.object({
   topic: z.string().trim().min(3).max(180).optional().openapi({
     example: "How to choose running shoes for flat feet",
   }),
