@@ -31,11 +31,11 @@ export async function connectMcp(app: TestApp | string, opts: McpOptions = {}): 
 }
 
 /** A tool call's structured result; throws with the text when it is a tool error. */
-// deno-lint-ignore no-explicit-any
 export async function call(
   client: Client,
   name: string,
   args: Record<string, unknown> = {},
+  // deno-lint-ignore no-explicit-any
 ): Promise<any> {
   const res = await client.callTool({ name, arguments: args });
   if (res.isError) {
