@@ -20,6 +20,11 @@ export interface McpCaller {
   ip: string;
   /** Set when this request is over the rate limit: tool calls answer it as a tool error. */
   rateLimited: ApiError | null;
+  /**
+   * The tool a `tools/call` request names, if that is what the request is: its per-request
+   * server then registers only that tool (everything else is unreachable from the request).
+   */
+  toolCall: string | null;
 }
 
 /** Packs a caller into the SDK's pass-through `AuthInfo`. */

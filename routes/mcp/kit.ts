@@ -99,6 +99,7 @@ export function registerTools(
 ): void {
   const baseUrl = services.deps.config.publicBaseUrl;
   for (const { def, inputSchema, outputSchema } of tools) {
+    if (caller.toolCall !== null && def.name !== caller.toolCall) continue;
     if (def.access === "key" && !caller.principal) continue;
     if (def.access === "anonymous" && caller.principal) continue;
     server.registerTool(

@@ -79,10 +79,13 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
         parsed = undefined; // the SDK answers its own parse error
       }
     }
+    const message = parsed as { method?: unknown; params?: { name?: unknown } } | undefined;
+    const toolCall = message?.method === "tools/call" && typeof message.params?.name === "string"
+      ? message.params.name
+      : null;
     if (rateLimited) {
       // Only a tool call can carry the refusal to the model; everything else is the plain 429.
-      const toolCall = (parsed as { method?: unknown } | undefined)?.method === "tools/call";
-      if (!toolCall || c.get("authError")) throw rateLimited;
+      if (toolCall === null || c.get("authError")) throw rateLimited;
       for (const [k, v] of Object.entries(rateLimited.headers ?? {})) c.header(k, v);
     }
 
@@ -103,13 +106,17 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       bearer: principal ? BEARER.exec(c.req.header("authorization") ?? "")?.[1] ?? null : null,
       ip: clientIp(c, s.deps.config.trustProxy),
       rateLimited,
+      toolCall,
     };
-    const request = body === undefined ? c.req.raw : new Request(c.req.raw.url, {
-      method: "POST",
-      headers: c.req.raw.headers,
-      body,
-      signal: c.req.raw.signal,
-    });
+    // With the parsed body handed over, the SDK does not read the request's (spent) body again.
+    const request = body === undefined || parsed !== undefined
+      ? c.req.raw
+      : new Request(c.req.raw.url, {
+        method: "POST",
+        headers: c.req.raw.headers,
+        body,
+        signal: c.req.raw.signal,
+      });
     const res = await handler.fetch(request, {
       authInfo: toAuthInfo(caller),
       ...(parsed !== undefined ? { parsedBody: parsed } : {}),

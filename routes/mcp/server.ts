@@ -87,6 +87,8 @@ export function buildMcpServer(services: Services, caller: McpCaller): McpServer
     { instructions: SERVER_INSTRUCTIONS },
   );
   registerTools(server, TOOLS, services, caller);
+  // A tool call reaches nothing else: the resources and prompts are built for other requests.
+  if (caller.toolCall !== null) return server;
 
   server.registerResource("quickstart", "serpwright://docs/quickstart", {
     title: "Quickstart (MCP)",
