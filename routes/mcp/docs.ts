@@ -20,7 +20,8 @@ export const SERVER_INSTRUCTIONS =
   `Sandbox: ${SANDBOX_LIMITS.projects} project, ${SANDBOX_LIMITS.audits} audit, ` +
   `${SANDBOX_LIMITS.articles} articles, ${SANDBOX_LIMITS.expires_days} days. After that, billing ` +
   "returns a checkout_url that a human must open and pay; never claim a purchase is done.\n" +
-  "Failures are tool errors with structuredContent.error.code: branch on it (e.g. " +
+  "Failures are tool errors (isError) whose text starts with `Error <code>:` and ends with the " +
+  'API\'s error body as JSON (also in _meta["com.serpwright/error"]): branch on the code (e.g. ' +
   "insufficient_credits → billing buy_credits, sandbox_limit_reached → hand a human the " +
   "upgrade_url). Creating actions take idempotency_key: reuse it when retrying the same action.";
 
@@ -71,8 +72,9 @@ ${hostConfigSnippet(baseUrl)}
 7. Optional: \`webhooks\` \`{"action": "create", "url": "https://…"}\` for signed deliveries instead
    of polling.
 
-Errors are tool results with \`isError: true\` and \`structuredContent.error\` = \`{code, message,
-doc_url}\`, the same codes as the HTTP API (resource \`serpwright://docs/errors\`). Retries of creating
+Errors are tool results with \`isError: true\`: the text starts with \`Error <code>:\` and ends with the
+API's error body \`{"error": {code, message, doc_url}}\` as JSON, also in \`_meta["com.serpwright/error"]\`;
+the same codes as the HTTP API (resource \`serpwright://docs/errors\`). Retries of creating
 actions are safe with the same \`idempotency_key\` (shared with the HTTP API's Idempotency-Key).
 Rate limit: 600 calls per minute per key (\`rate_limited\` with \`retry_after_seconds\`).
 `;
@@ -85,7 +87,8 @@ export function errorsMarkdown(baseUrl: string): string {
   );
   return `# Serpwright error codes
 
-Tool errors carry \`structuredContent.error.code\`; branch on it, never on the message. Each code's
+Tool errors carry the code in their text (\`Error <code>: …\`) and in
+\`_meta["com.serpwright/error"].error.code\`; branch on it, never on the message. Each code's
 entry: ${baseUrl}/docs/errors#<code>.
 
 | code | HTTP | meaning | what to do |

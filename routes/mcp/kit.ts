@@ -98,10 +98,15 @@ export function registerTools(
   caller: McpCaller,
 ): void {
   const baseUrl = services.deps.config.publicBaseUrl;
+  const listed = (def: ToolDef) =>
+    def.access === "public" || (def.access === "key") === (caller.principal !== null);
+  // A call of a tool this caller has gets only that tool; any other call (an unknown name) gets
+  // them all, so the SDK answers "Tool … not found" as usual.
+  const only = tools.some((t) => t.def.name === caller.toolCall && listed(t.def))
+    ? caller.toolCall
+    : null;
   for (const { def, inputSchema, outputSchema } of tools) {
-    if (caller.toolCall !== null && def.name !== caller.toolCall) continue;
-    if (def.access === "key" && !caller.principal) continue;
-    if (def.access === "anonymous" && caller.principal) continue;
+    if (!listed(def) || (only !== null && def.name !== only)) continue;
     server.registerTool(
       def.name,
       {
@@ -186,7 +191,10 @@ const TOOL_ACTIONS: Partial<Record<ErrorCode, string>> = {
   internal_error: "Retry the call with the same idempotency_key; it is safe.",
 };
 
-/** An API error as an MCP tool error: `isError`, the `/v1` error body, and advice in the text. */
+/**
+ * An API error as an MCP tool error: `isError`, advice in the text, and the `/v1` error body
+ * (`{error: {code, message, doc_url}, ...}`) both as the text's last line and in `_meta`.
+ */
 export function toolError(baseUrl: string, err: ApiError) {
   const body: Record<string, unknown> = errorBody(baseUrl, err);
   const retryAfter = err.headers?.["Retry-After"];
@@ -199,8 +207,17 @@ export function toolError(baseUrl: string, err: ApiError) {
     `Docs: ${baseUrl}/docs/errors#${err.code}`,
     `\n${JSON.stringify(body)}`,
   ].filter(Boolean).join("\n");
-  return { content: [{ type: "text" as const, text }], structuredContent: body, isError: true };
+  // Not in structuredContent: clients on the 2025 SDKs validate it against the output schema even
+  // on errors, so the body rides in the text (its last line) and in `_meta`.
+  return {
+    content: [{ type: "text" as const, text }],
+    _meta: { [ERROR_META]: body },
+    isError: true,
+  };
 }
+
+/** Where a tool error's `/v1` error body sits in the result's `_meta`. */
+export const ERROR_META = "com.serpwright/error";
 
 /** "field: what is wrong" for the first failed check, as `/v1` words validation errors. */
 export function describeIssue(error: z.ZodError): string {

@@ -400,7 +400,8 @@ curl -s -i -X POST ${D}/v1/projects \\
     <code>Authorization: Bearer $KEY</code>, and keeps every rule of this page: the same sandbox
     and credits, rate limit (a tool call counts as a request), idempotency keys (the
     <code>idempotency_key</code> argument shares the store with <code>Idempotency-Key</code>),
-    and error codes (tool errors carry <code>structuredContent.error.code</code>). Without a key a
+    and error codes (a tool error's text starts with <code>Error &lt;code&gt;:</code> and its
+    <code>_meta["com.serpwright/error"]</code> holds the error body). Without a key a
     host sees the <code>signup</code>, <code>billing</code> (plans) and <code>docs</code> tools;
     sign up there, then add the key to the host's configuration:</p>
     ${codeBlock(hostConfigSnippet(b), "MCP host configuration")}

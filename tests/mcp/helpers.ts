@@ -39,7 +39,7 @@ export async function call(
 ): Promise<any> {
   const res = await client.callTool({ name, arguments: args });
   if (res.isError) {
-    throw new Error(`${name} failed: ${JSON.stringify(res.structuredContent ?? res.content)}`);
+    throw new Error(`${name} failed: ${JSON.stringify(res.content)}`);
   }
   return res.structuredContent;
 }
@@ -54,7 +54,10 @@ export async function callError(
   const res = await client.callTool({ name, arguments: args });
   if (!res.isError) throw new Error(`${name} succeeded: ${JSON.stringify(res.structuredContent)}`);
   // deno-lint-ignore no-explicit-any
-  const body = res.structuredContent as any;
+  const body = (res._meta as any)?.["com.serpwright/error"];
+  if (res.structuredContent !== undefined) {
+    throw new Error("tool errors carry no structuredContent");
+  }
   const e = body?.error;
   if (
     !e || typeof e.code !== "string" || typeof e.message !== "string" ||
@@ -64,5 +67,11 @@ export async function callError(
   }
   // deno-lint-ignore no-explicit-any
   const text = (res.content as any[]).map((c) => c.text).join("\n");
+  if (!text.startsWith(`Error ${e.code}: `)) {
+    throw new Error(`text does not lead with the code: ${text}`);
+  }
+  if (JSON.stringify(JSON.parse(text.split("\n").at(-1)!)) !== JSON.stringify(body)) {
+    throw new Error("the text's last line is not the error body");
+  }
   return { code: e.code, body, text };
 }

@@ -80,7 +80,10 @@ Deno.test("auth: unknown, malformed, revoked and expired keys get 401 with their
 
     // Without a key the keyed tools do not exist for the caller.
     const anon = await connectMcp(app);
-    await assert.rejects(anon.callTool({ name: "account", arguments: {} }), /not found/);
+    await assert.rejects(
+      anon.callTool({ name: "account", arguments: {} }),
+      /Tool account not found/,
+    );
     await anon.close();
   }));
 
@@ -231,7 +234,7 @@ Deno.test("rate limits: /mcp spends the key's /v1 budget; tool calls past it are
     const refused = await rawMcp(app, toolCall("account"), auth);
     assert.equal(refused.status, 200);
     assert.equal(refused.body.result.isError, true);
-    const sc = refused.body.result.structuredContent;
+    const sc = refused.body.result._meta["com.serpwright/error"];
     assert.equal(sc.error.code, "rate_limited");
     assert.ok(sc.retry_after_seconds >= 1);
     assert.equal(refused.headers.get("retry-after"), String(sc.retry_after_seconds));
