@@ -13,6 +13,7 @@ import { webhookJobs, webhookMaintenance } from "./jobs/webhook_jobs.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
 import { billingRoutes } from "./routes/billing.ts";
 import { pageRoutes } from "./routes/pages.ts";
+import { mcpRoutes } from "./routes/mcp/route.ts";
 
 export interface Capability {
   name: string;
@@ -45,4 +46,6 @@ export const capabilities: Capability[] = [
     maintenance: (s) => articleMaintenance(s.deps),
   },
   { name: "pages", routes: pageRoutes },
+  /** The same capabilities as MCP tools at /mcp, on the same rules (routes/mcp/). */
+  { name: "mcp", routes: mcpRoutes },
 ];

@@ -12,13 +12,13 @@ const SandboxLimits = z.object({
   expires_days: z.number().int(),
 }).openapi("SandboxLimits");
 
-const SignupBody = z.object({
+export const SignupBody = z.object({
   email: z.string().trim().max(320).pipe(z.email()).openapi({ example: "agent@example.com" }),
   company_name: z.string().min(1).max(200).optional().openapi({ example: "Acme" }),
   origin: z.enum(["agent", "human"]).optional().openapi({ example: "agent" }),
 }).strict().openapi("SignupRequest");
 
-const SignupResponse = z.object({
+export const SignupResponse = z.object({
   account_id: z.string(),
   api_key: z.string().openapi({ description: "Raw sandbox key, shown once" }),
   mode: z.literal("sandbox"),
@@ -27,7 +27,7 @@ const SignupResponse = z.object({
   docs: z.string(),
 }).openapi("SignupResponse");
 
-const Account = z.object({
+export const Account = z.object({
   account_id: z.string(),
   email: z.string(),
   email_verified: z.boolean(),

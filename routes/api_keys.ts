@@ -19,7 +19,7 @@ export const ApiKey = z.object({
   api_key: z.string().optional().openapi({ description: "Only in the create response" }),
 }).openapi("ApiKey");
 
-const CreateKeyBody = z.object({
+export const CreateKeyBody = z.object({
   name: z.string().min(1).max(100).optional().openapi({ example: "ci-runner" }),
 }).strict().openapi("CreateApiKeyRequest");
 

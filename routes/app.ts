@@ -62,7 +62,16 @@ export function buildApp(s: Services, extraGroups: RouteGroup[] = []): OpenAPIHo
       title: "Serpwright API",
       version: "1.0.0",
       description:
-        "SEO automation for agents: signup, projects, technical audits, draft articles, billing and webhooks.",
+        "SEO automation for agents: signup, projects, technical audits, draft articles, billing and webhooks. " +
+        `The same capabilities are an MCP server at ${baseUrl}/mcp (Streamable HTTP, same Bearer keys and rules; see x-mcp).`,
+    },
+    // An extension field, outside /v1: where an MCP host connects and the registry entry.
+    "x-mcp": {
+      url: `${baseUrl}/mcp`,
+      transport: "streamable-http",
+      authorization: "Bearer <API_KEY>, as for /v1",
+      server_json: `${baseUrl}/server.json`,
+      docs: `${baseUrl}/docs/agents#mcp`,
     },
     servers: [{ url: baseUrl }],
     tags: TAGS,

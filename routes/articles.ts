@@ -36,7 +36,7 @@ const Generator = z.object({
   }),
 }).openapi("ArticleGenerator");
 
-const Article = z.object({
+export const Article = z.object({
   article_id: z.string(),
   project_id: z.string(),
   status: ArticleStatus,
@@ -57,7 +57,7 @@ const Article = z.object({
   published_at: z.string().optional(),
 }).openapi("Article");
 
-const CreateArticleBody = z.object({
+export const CreateArticleBody = z.object({
   topic: z.string().trim().min(3).max(180).optional().openapi({
     example: "How to choose running shoes for flat feet",
   }),

@@ -28,7 +28,7 @@ export const AuditSummary = z.object({
   }),
 }).openapi("AuditSummary");
 
-const Audit = z.object({
+export const Audit = z.object({
   audit_id: z.string(),
   project_id: z.string(),
   status: z.enum(["queued", "running", "completed", "failed"]),
@@ -45,7 +45,7 @@ const Accepted = z.object({
   poll: z.string().openapi({ example: "/v1/audits/aud_0abc" }),
 }).openapi("AuditAccepted");
 
-function auditView(a: AuditRecord) {
+export function auditView(a: AuditRecord) {
   return {
     audit_id: a.id,
     project_id: a.projectId,

@@ -22,7 +22,7 @@ import { idempotency } from "./middleware/idempotency.ts";
 import { readBodyCapped } from "./middleware/json_body.ts";
 import { AUTH_ERRORS, bearerSecurity, IdempotencyHeader, responses } from "./openapi_helpers.ts";
 
-const PlansDocument = z.object({
+export const PlansDocument = z.object({
   currency: z.literal("USD"),
   updated_at: z.string(),
   merchant_of_record: z.string(),
@@ -83,7 +83,7 @@ const PlansDocument = z.object({
   links: z.object({ pricing_page: z.string(), for_agents: z.string(), llms_txt: z.string() }),
 }).openapi("Plans");
 
-const Credits = z.object({
+export const Credits = z.object({
   balance_credits: z.number().int(),
   currency: z.literal("USD"),
   credit_usd_value: z.number(),
@@ -101,14 +101,14 @@ const Credits = z.object({
   notes: z.array(z.string()),
 }).openapi("Credits");
 
-const SubscriptionState = z.object({
+export const SubscriptionState = z.object({
   project_id: z.string(),
   plan: z.enum(PLAN_IDS).nullable(),
   status: z.enum(["active", "pending_payment", "none"]),
   paid_until: z.string().optional().openapi({ example: "2026-12-23T12:00:00.000Z" }),
 }).openapi("SubscriptionState");
 
-const SubscriptionCheckout = z.object({
+export const SubscriptionCheckout = z.object({
   status: z.literal("pending_payment"),
   checkout_url: z.string(),
   project_id: z.string(),
@@ -116,7 +116,7 @@ const SubscriptionCheckout = z.object({
   note: z.string(),
 }).openapi("SubscriptionCheckout");
 
-const PackCheckout = z.object({
+export const PackCheckout = z.object({
   status: z.literal("pending_payment"),
   checkout_url: z.string(),
   pack_id: z.enum(PACK_IDS),
@@ -126,12 +126,12 @@ const PackCheckout = z.object({
   note: z.string(),
 }).openapi("CreditPackCheckout");
 
-const CreateSubscriptionBody = z.object({
+export const CreateSubscriptionBody = z.object({
   project_id: z.string().min(1).max(100).openapi({ example: "proj_0abc" }),
   plan_id: z.enum(PLAN_IDS).openapi({ example: "basic" }),
 }).strict().openapi("CreateSubscriptionRequest");
 
-const PurchaseCreditsBody = z.object({
+export const PurchaseCreditsBody = z.object({
   pack_id: z.enum(PACK_IDS).openapi({ example: "pack_500" }),
 }).strict().openapi("PurchaseCreditsRequest");
 

@@ -34,7 +34,7 @@ export const Project = z.object({
   latest_audit: LatestAudit.nullable().optional(),
 }).openapi("Project");
 
-const CreateProjectBody = z.object({
+export const CreateProjectBody = z.object({
   url: z.string().min(1).max(500).openapi({ example: "https://example.com" }),
   name: z.string().min(1).max(120).optional(),
   language: z.string().min(2).max(10).regex(/^[A-Za-z0-9-]+$/).optional().openapi({

@@ -27,7 +27,7 @@ const base = {
   created_at: z.string(),
 };
 
-const CreatedWebhook = z.object({
+export const CreatedWebhook = z.object({
   ...base,
   secret: z.string().openapi({
     description: "Raw signing secret (64 hex characters), shown only here",
@@ -37,7 +37,7 @@ const CreatedWebhook = z.object({
   signature_scheme: z.string().openapi({ example: SIGNATURE_SCHEME }),
 }).openapi("WebhookCreated");
 
-const ListedWebhook = z.object({
+export const ListedWebhook = z.object({
   ...base,
   secret: z.string().openapi({ description: "Masked: at most the last 4 characters" }),
   failure_count: z.number().int(),
@@ -45,7 +45,7 @@ const ListedWebhook = z.object({
   last_failure_at: z.string().nullable(),
 }).openapi("Webhook");
 
-const CreateWebhookBody = z.object({
+export const CreateWebhookBody = z.object({
   url: z.string().min(1).openapi({ example: "https://agent.example.com/hooks/serpwright" }),
   events: z.array(z.enum(EVENT_NAMES)).max(50).optional().openapi({
     description: "Event names to deliver; omitted or [] means all events",
@@ -60,7 +60,7 @@ const WebhookIdParam = z.object({
   }),
 });
 
-function baseView(w: WebhookRecord) {
+export function baseView(w: WebhookRecord) {
   return {
     webhook_id: w.id,
     url: w.url,

@@ -14,6 +14,7 @@ import {
   SIGNATURE_HEADER,
 } from "../../domain/webhooks/types.ts";
 import { codeBlock, html, layout, table } from "./layout.ts";
+import { hostConfigSnippet } from "../mcp/docs.ts";
 
 /** The address the quickstart's commands use: the `deno task dev` server. */
 export const DEV_BASE = "http://localhost:8000";
@@ -95,6 +96,7 @@ export function agentsPage(baseUrl: string): string {
         <li><a href="#errors">Error handling</a></li>
         <li><a href="#idempotency">Idempotent retries</a></li>
         <li><a href="#limits">Rate limits and other limits</a></li>
+        <li><a href="#mcp">Connect over MCP</a></li>
       </ol>
     </nav>
 
@@ -394,6 +396,26 @@ curl -s -i -X POST ${D}/v1/projects \\
       ["Request body", "64 KiB"],
       ["Polling", "audits every 30 to 60 s; articles every 60 s"],
     ])}
+
+    <h2 id="mcp">11. Connect over MCP</h2>
+    <p>Everything above is also a remote MCP server at <code>${b}/mcp</code> (Streamable HTTP,
+    stateless; protocol revisions 2026-07-28, 2025-11-25 and 2025-06-18), for agent hosts that reach
+    tools through the Model Context Protocol. It authenticates with the same API keys, as the header
+    <code>Authorization: Bearer $KEY</code>, and keeps every rule of this page: the same sandbox
+    and credits, rate limit (a tool call counts as a request), idempotency keys (the
+    <code>idempotency_key</code> argument shares the store with <code>Idempotency-Key</code>),
+    and error codes (a tool error's text starts with <code>Error &lt;code&gt;:</code> and its
+    <code>_meta["com.serpwright/error"]</code> holds the error body). Without a key a
+    host sees the <code>signup</code>, <code>billing</code> (plans) and <code>docs</code> tools;
+    sign up there, then add the key to the host's configuration:</p>
+    ${codeBlock(hostConfigSnippet(b), "MCP host configuration")}
+    <p>Tools, one per resource with an <code>action</code>: <code>account</code>,
+    <code>api_keys</code>, <code>projects</code>, <code>audits</code> and <code>articles</code>
+    (<code>start</code> returns at once; <code>wait</code> up to 60 s holds the call with progress
+    notifications), <code>billing</code> (plans, credits, <code>buy_credits</code> and
+    <code>subscribe</code> return a <code>checkout_url</code> for a human), <code>webhooks</code>,
+    <code>signup</code> and <code>docs</code>. The registry entry is
+    <a href="${b}/server.json">server.json</a>.</p>
   `;
   return layout({
     baseUrl: b,

@@ -24,6 +24,10 @@ export function homePage(baseUrl: string): string {
       <li><a href="${b}/pricing">Pricing</a>: per-project plans, credit packs and unit prices (the same data
     as <a href="${b}/v1/plans"><code>GET /v1/plans</code></a>).</li>
       <li><a href="${b}/llms.txt">llms.txt</a>: a short plain-text map of the service for language models.</li>
+      <li><a href="${b}/docs/agents#mcp">MCP server</a>: the same capabilities as tools at
+    <code>${b}/mcp</code> for agent hosts (Claude, ChatGPT connectors, Cursor, VS Code), with the
+    same key as <code>Authorization: Bearer &lt;API_KEY&gt;</code>; registry entry
+    <a href="${b}/server.json">server.json</a>.</li>
     </ul>
 
     <h2 id="at-a-glance">At a glance</h2>

@@ -21,6 +21,7 @@ export function llmsTxt(baseUrl: string): string {
 - Audits and articles are asynchronous: 202 with a \`poll\` path; poll audits every 30-60 s, articles every 60 s, or receive signed webhooks.
 - Errors: \`{"error": {"code", "message", "doc_url"}}\`; branch on \`error.code\`. 429 carries \`Retry-After\`.
 - Retries: send \`Idempotency-Key\` on POSTs; a repeat replays the stored answer.
+- MCP: the same capabilities as tools at ${b}/mcp (Streamable HTTP); header \`Authorization: Bearer <API_KEY>\`; without a key: signup, billing (plans) and docs. Host config: \`{"mcpServers": {"serpwright": {"type": "http", "url": "${b}/mcp", "headers": {"Authorization": "Bearer sk_sandbox_..."}}}}\`.
 - Prices: plans per project per month (${plans}); or prepaid credits (technical_audit ${UNIT_PRICES.technical_audit}, article_generated ${UNIT_PRICES.article_generated}, article_outline ${UNIT_PRICES.article_outline} when the server has no model and delivers an outline; 1 credit = 1 USD).
 
 ## Docs
@@ -28,6 +29,8 @@ export function llmsTxt(baseUrl: string): string {
 - [Agent quickstart](${b}/docs/agents): signup, project, audit, polling, article, webhooks with signature verification, billing, key rotation, errors, idempotent retries, with curl lines
 - [OpenAPI 3.1 document](${b}/v1/openapi.json): every /v1 endpoint, request body, response schema, error code and header
 - [Error codes](${b}/docs/errors): every error.code with its HTTP status, cause and what to do
+- [Connect over MCP](${b}/docs/agents#mcp): the MCP endpoint, its tools and the host configuration with the Bearer header
+- [MCP registry entry](${b}/server.json): server.json with the streamable-http remote
 
 ## Pricing
 

@@ -1,0 +1,254 @@
+/**
+ * The shape every Serpwright tool shares: zod input and output schemas (the `/v1` ones where they
+ * exist), converted to JSON Schema once per process; argument validation that answers
+ * `invalid_request` like `/v1`; errors as tool errors carrying the API's `error.code`, message and
+ * doc URL; results as `structuredContent` plus a short text rendering.
+ */
+import type { McpServer, StandardSchemaWithJSON } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import { ApiError, ERROR_CODES, type ErrorCode } from "../../domain/errors.ts";
+import type { Services } from "../env.ts";
+import { errorBody, toApiError } from "../middleware/errors.ts";
+import { callerOf, type McpCaller } from "./caller.ts";
+
+/** What a tool's `run` gets besides its arguments. */
+export interface ToolContext {
+  services: Services;
+  caller: McpCaller;
+  baseUrl: string;
+  /** Sends `notifications/progress` when the client asked for progress; a no-op otherwise. */
+  progress(progress: number, total: number | undefined, message: string): Promise<void>;
+  /** Aborted when the client cancels the call or goes away. */
+  signal: AbortSignal;
+}
+
+/** A tool's answer: the machine-readable result and a short line or two for the model to read. */
+export interface ToolAnswer {
+  structured: Record<string, unknown>;
+  summary: string;
+}
+
+export interface ToolDef<I extends z.ZodType = z.ZodType> {
+  name: string;
+  title: string;
+  description: string;
+  input: I;
+  output: z.ZodType;
+  /**
+   * `public`: listed for everyone (signup, docs). `key`: only with an API key. `anonymous`: only
+   * without one (the public face of a tool whose keyed twin shares its name).
+   */
+  access: "public" | "key" | "anonymous";
+  annotations: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean };
+  run(args: z.output<I>, ctx: ToolContext): Promise<ToolAnswer>;
+}
+
+interface CompiledTool {
+  def: ToolDef;
+  inputSchema: StandardSchemaWithJSON;
+  outputSchema: StandardSchemaWithJSON;
+}
+
+const TARGET = "draft-2020-12" as const;
+
+/**
+ * A Standard Schema whose JSON Schema is computed once. Input validation is done by the tool
+ * wrapper (so failures carry `invalid_request`), hence `validateInput: false`; outputs are
+ * validated by the SDK against the zod schema before they leave.
+ */
+function standard(schema: z.ZodType, validate: boolean): StandardSchemaWithJSON {
+  const input = z.toJSONSchema(schema, { target: TARGET, io: "input", unrepresentable: "any" });
+  const output = z.toJSONSchema(schema, { target: TARGET, io: "output", unrepresentable: "any" });
+  return {
+    "~standard": {
+      version: 1,
+      vendor: "serpwright",
+      validate: (value: unknown) => {
+        if (!validate) return { value };
+        const r = schema.safeParse(value);
+        return r.success ? { value: r.data } : {
+          issues: r.error.issues.map((i) => ({
+            message: i.message,
+            path: i.path as PropertyKey[],
+          })),
+        };
+      },
+      jsonSchema: { input: () => input, output: () => output },
+    },
+  } as unknown as StandardSchemaWithJSON;
+}
+
+/** Compiles tool definitions once per process; the per-request factory only registers them. */
+export function compileTools(defs: ToolDef[]): CompiledTool[] {
+  return defs.map((def) => ({
+    def,
+    inputSchema: standard(def.input, false),
+    outputSchema: standard(def.output, true),
+  }));
+}
+
+// deno-lint-ignore no-explicit-any
+type SdkContext = any;
+
+/** Registers compiled tools on a per-request server instance. */
+export function registerTools(
+  server: McpServer,
+  tools: CompiledTool[],
+  services: Services,
+  caller: McpCaller,
+): void {
+  const baseUrl = services.deps.config.publicBaseUrl;
+  const listed = (def: ToolDef) =>
+    def.access === "public" || (def.access === "key") === (caller.principal !== null);
+  // A call of a tool this caller has gets only that tool; any other call (an unknown name) gets
+  // them all, so the SDK answers "Tool … not found" as usual.
+  const only = tools.some((t) => t.def.name === caller.toolCall && listed(t.def))
+    ? caller.toolCall
+    : null;
+  for (const { def, inputSchema, outputSchema } of tools) {
+    if (!listed(def) || (only !== null && def.name !== only)) continue;
+    server.registerTool(
+      def.name,
+      {
+        title: def.title,
+        description: def.description,
+        inputSchema,
+        outputSchema,
+        annotations: { ...def.annotations, openWorldHint: false },
+      },
+      (async (args: unknown, sdk: SdkContext) => {
+        const who = sdk?.http?.authInfo ? callerOf(sdk.http.authInfo) : caller;
+        if (who.rateLimited) return toolError(baseUrl, who.rateLimited);
+        const parsed = def.input.safeParse(args ?? {});
+        if (!parsed.success) {
+          return toolError(
+            baseUrl,
+            new ApiError("invalid_request", 400, describeIssue(parsed.error)),
+          );
+        }
+        const token = sdk?.mcpReq?._meta?.progressToken;
+        const ctx: ToolContext = {
+          services,
+          caller: who,
+          baseUrl,
+          signal: sdk?.mcpReq?.signal ?? new AbortController().signal,
+          progress: async (progress, total, message) => {
+            if (token === undefined) return;
+            await sdk.mcpReq.notify({
+              method: "notifications/progress",
+              params: { progressToken: token, progress, ...(total ? { total } : {}), message },
+            });
+          },
+        };
+        try {
+          const answer = await def.run(parsed.data, ctx);
+          return {
+            content: [{ type: "text", text: render(answer) }],
+            structuredContent: answer.structured,
+          };
+        } catch (err) {
+          const apiError = toApiError(err);
+          if (apiError.status >= 500) {
+            console.error(JSON.stringify({
+              level: "error",
+              msg: "mcp tool failed",
+              tool: def.name,
+              error: err instanceof ApiError ? err.message : String((err as Error)?.stack ?? err),
+            }));
+          }
+          return toolError(baseUrl, apiError);
+        }
+        // deno-lint-ignore no-explicit-any
+      }) as any,
+    );
+  }
+}
+
+/** The summary, then the full result as JSON for hosts that show the model only `content`. */
+function render(answer: ToolAnswer): string {
+  return `${answer.summary}\n\n${JSON.stringify(answer.structured)}`;
+}
+
+/** What to do next, in tool terms, where the API's own advice names an HTTP endpoint. */
+const TOOL_ACTIONS: Partial<Record<ErrorCode, string>> = {
+  key_limit_reached: "Revoke a key you no longer use (api_keys, action revoke), then create one.",
+  cannot_revoke_last_key: "Create a new key first (api_keys, action create), then revoke the old.",
+  unauthorized: "Configure the MCP host with the header `Authorization: Bearer <API_KEY>`; " +
+    "get a key with the signup tool.",
+  insufficient_credits: "Buy a credit pack (billing, action buy_credits) and hand the human the " +
+    "checkout_url, or subscribe the project (billing, action subscribe).",
+  payment_required: "Use a live key with credits, or subscribe the project " +
+    "(billing, action subscribe, with a live key).",
+  sandbox_limit_reached: "Hand a human the upgrade_url (billing, action plans) to move to a " +
+    "paid plan.",
+  not_found: "Check the id; list the resources (action list) to find it.",
+  article_in_progress: "Poll the running article (articles, action get) until it is ready or " +
+    "failed, then try again.",
+  idempotency_conflict: "Use a fresh idempotency_key for a new operation; retry the same " +
+    "operation later to get its stored answer.",
+  limit_reached: "Delete a webhook endpoint you no longer use (webhooks, action delete).",
+  rate_limited: "Wait retry_after_seconds, then call again.",
+  internal_error: "Retry the call with the same idempotency_key; it is safe.",
+};
+
+/**
+ * An API error as an MCP tool error: `isError`, advice in the text, and the `/v1` error body
+ * (`{error: {code, message, doc_url}, ...}`) both as the text's last line and in `_meta`.
+ */
+export function toolError(baseUrl: string, err: ApiError) {
+  const body: Record<string, unknown> = errorBody(baseUrl, err);
+  const retryAfter = err.headers?.["Retry-After"];
+  if (retryAfter) body.retry_after_seconds = Number(retryAfter);
+  const known = ERROR_CODES[err.code as ErrorCode];
+  const advice = TOOL_ACTIONS[err.code as ErrorCode] ?? known?.action;
+  const text = [
+    `Error ${err.code}: ${err.message}`,
+    advice ? `What to do: ${advice}` : null,
+    `Docs: ${baseUrl}/docs/errors#${err.code}`,
+    `\n${JSON.stringify(body)}`,
+  ].filter(Boolean).join("\n");
+  // Not in structuredContent: clients on the 2025 SDKs validate it against the output schema even
+  // on errors, so the body rides in the text (its last line) and in `_meta`.
+  return {
+    content: [{ type: "text" as const, text }],
+    _meta: { [ERROR_META]: body },
+    isError: true,
+  };
+}
+
+/** Where a tool error's `/v1` error body sits in the result's `_meta`. */
+export const ERROR_META = "com.serpwright/error";
+
+/** "field: what is wrong" for the first failed check, as `/v1` words validation errors. */
+export function describeIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return "Invalid arguments";
+  const path = issue.path.map(String).join(".");
+  return `${path || "arguments"}: ${issue.message}`;
+}
+
+/** Throws `invalid_request` naming the field an action needs. */
+export function required<T>(value: T | undefined, field: string, action: string): T {
+  if (value === undefined) {
+    throw new ApiError("invalid_request", 400, `${field}: required for action '${action}'`);
+  }
+  return value;
+}
+
+/** Validates the fields an action takes with the `/v1` body schema, so the rules are the same. */
+export function asBody<S extends z.ZodType>(
+  schema: S,
+  fields: Record<string, unknown>,
+): z.output<S> {
+  const body = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+  const r = schema.safeParse(body);
+  if (!r.success) throw new ApiError("invalid_request", 400, describeIssue(r.error));
+  return r.data;
+}
+
+/** The idempotency key argument shared by creating tools. */
+export const IdempotencyKeyArg = z.string().min(1).max(200).optional().describe(
+  "Makes a creating action safe to retry: repeating it with the same key (per account) returns " +
+    "the stored answer instead of acting again (24 h; shared with the HTTP API's " +
+    "Idempotency-Key). Use a fresh random key per new operation.",
+);

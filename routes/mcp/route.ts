@@ -1,0 +1,133 @@
+/**
+ * `/mcp`: the service as a remote MCP server (Streamable HTTP) on the same Hono app and process as
+ * `/v1`. Stateless: every request is served by a fresh server instance for its caller, nothing is
+ * pinned to a process or a session, so several processes and Deno Deploy serve it as they serve
+ * `/v1`. 2026-07-28 requests and 2025-era ones (2025-11-25, 2025-06-18: `initialize`, then
+ * stateless calls) are both answered by the SDK's `createMcpHandler`.
+ *
+ * The HTTP rules are `/v1`'s: the bearer is resolved by the same `identify` middleware (same key
+ * cache), every request spends the same rate-limit budget with the same `X-RateLimit-*` headers,
+ * bodies are capped at 64 KiB, and HTTP-level errors use the `/v1` error shape. Two MCP-specific
+ * choices: a present but unusable key is refused with 401 and a `WWW-Authenticate: Bearer`
+ * challenge (where an RFC 9728 `resource_metadata` parameter will go once OAuth exists), and a
+ * `tools/call` over the rate limit is answered as a `rate_limited` tool error the model can act
+ * on (with `Retry-After`), while other methods over the limit get the 429.
+ */
+import { hostHeaderValidation, originValidation } from "@modelcontextprotocol/hono";
+import { createMcpHandler } from "@modelcontextprotocol/server";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { ApiError } from "../../domain/errors.ts";
+import type { AppEnv, Services } from "../env.ts";
+import { identify } from "../middleware/auth.ts";
+import { MAX_BODY_BYTES, readBodyCapped } from "../middleware/json_body.ts";
+import { rateLimit } from "../middleware/rate_limit.ts";
+import { clientIp } from "../middleware/request_id.ts";
+import serverJson from "../../server.json" with { type: "json" };
+import { callerOf, type McpCaller, toAuthInfo } from "./caller.ts";
+import { MCP_PATH } from "./docs.ts";
+import { buildMcpServer, MCP_SERVER_VERSION } from "./server.ts";
+
+const LOCAL_HOSTS = ["localhost", "127.0.0.1", "[::1]"];
+const BEARER = /^Bearer (\S+)$/;
+
+/** The registry entry, pointing at this deployment's endpoint. */
+export function serverJsonFor(baseUrl: string) {
+  return {
+    ...serverJson,
+    version: MCP_SERVER_VERSION,
+    websiteUrl: `${baseUrl}/docs/agents`,
+    remotes: serverJson.remotes.map((r) => ({ ...r, url: `${baseUrl}${MCP_PATH}` })),
+  };
+}
+
+export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
+  const baseUrl = s.deps.config.publicBaseUrl;
+  const publicHost = new URL(baseUrl).hostname;
+  const handler = createMcpHandler(({ authInfo }) => buildMcpServer(s, callerOf(authInfo)), {
+    maxRequestBodySize: MAX_BODY_BYTES,
+  });
+  const whoIsCalling = identify(s);
+  const limit = rateLimit(s);
+  // DNS rebinding only threatens a server on a local address: there the Host must be local too.
+  // Browser origins are checked everywhere (requests without Origin, i.e. non-browser clients, pass).
+  const isLocal = LOCAL_HOSTS.includes(publicHost) ||
+    LOCAL_HOSTS.includes(`[${publicHost}]`);
+  const guards = [
+    ...(isLocal ? [hostHeaderValidation(LOCAL_HOSTS)] : []),
+    originValidation([...new Set([publicHost, ...LOCAL_HOSTS])]),
+  ];
+
+  for (const guard of guards) app.use(MCP_PATH, guard);
+  app.on(["GET", "POST", "DELETE"], MCP_PATH, async (c: Context<AppEnv>) => {
+    await whoIsCalling(c, () => Promise.resolve());
+    let rateLimited: ApiError | null = null;
+    try {
+      await limit(c, () => Promise.resolve());
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.code !== "rate_limited") throw err;
+      rateLimited = err;
+    }
+
+    let body: string | undefined;
+    let parsed: unknown = undefined;
+    if (c.req.method === "POST") {
+      body = new TextDecoder().decode(await readBodyCapped(c.req.raw, MAX_BODY_BYTES));
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        parsed = undefined; // the SDK answers its own parse error
+      }
+    }
+    const message = parsed as { method?: unknown; params?: { name?: unknown } } | undefined;
+    const toolCall = message?.method === "tools/call" && typeof message.params?.name === "string"
+      ? message.params.name
+      : null;
+    if (rateLimited) {
+      // Only a tool call can carry the refusal to the model; everything else is the plain 429.
+      if (toolCall === null || c.get("authError")) throw rateLimited;
+      for (const [k, v] of Object.entries(rateLimited.headers ?? {})) c.header(k, v);
+    }
+
+    const authError = c.get("authError");
+    if (authError) {
+      const e = authError instanceof ApiError
+        ? authError
+        : new ApiError("unauthorized", 401, "Unknown API key");
+      throw new ApiError(e.code, e.status, e.message, e.extra, {
+        "WWW-Authenticate": `Bearer realm="serpwright", error="invalid_token", ` +
+          `error_description="${e.code}"`,
+      });
+    }
+
+    const principal = c.get("principal");
+    const caller: McpCaller = {
+      principal,
+      bearer: principal ? BEARER.exec(c.req.header("authorization") ?? "")?.[1] ?? null : null,
+      ip: clientIp(c, s.deps.config.trustProxy),
+      rateLimited,
+      toolCall,
+    };
+    // With the parsed body handed over, the SDK does not read the request's (spent) body again.
+    const request = body === undefined || parsed !== undefined
+      ? c.req.raw
+      : new Request(c.req.raw.url, {
+        method: "POST",
+        headers: c.req.raw.headers,
+        body,
+        signal: c.req.raw.signal,
+      });
+    const res = await handler.fetch(request, {
+      authInfo: toAuthInfo(caller),
+      ...(parsed !== undefined ? { parsedBody: parsed } : {}),
+    });
+    // Through Hono, so the request id and rate-limit headers set above are merged in.
+    return c.newResponse(res.body, res);
+  });
+
+  const registryEntry = JSON.stringify(serverJsonFor(baseUrl), null, 2);
+  app.get(
+    "/server.json",
+    (c) => c.body(registryEntry, 200, { "Content-Type": "application/json" }),
+  );
+}

@@ -1,0 +1,170 @@
+/**
+ * The MCP server one request is served by: built per request (stateless, so any process can serve
+ * any request) for its caller, from tool definitions compiled once per process.
+ */
+import { McpServer, ResourceNotFoundError, ResourceTemplate } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import { getAudit } from "../../domain/audits.ts";
+import { ApiError } from "../../domain/errors.ts";
+import { auditView } from "../audits.ts";
+import type { Services } from "../env.ts";
+import type { McpCaller } from "./caller.ts";
+import {
+  errorsMarkdown,
+  hostConfigSnippet,
+  quickstartMarkdown,
+  SERVER_INSTRUCTIONS,
+} from "./docs.ts";
+import { compileTools, registerTools, type ToolDef } from "./kit.ts";
+import { accountTool, apiKeysTool, signupTool } from "./tools/accounts.ts";
+import { billingTool, publicBillingTool } from "./tools/billing.ts";
+import { articlesTool, auditsTool } from "./tools/jobs.ts";
+import { projectsTool } from "./tools/projects.ts";
+import { webhooksTool } from "./tools/webhooks.ts";
+
+/** The server's version in `serverInfo` and server.json; the tool surface's, not the API's. */
+export const MCP_SERVER_VERSION = "1.0.0";
+
+const DocsInput = z.object({
+  topic: z.enum(["quickstart", "errors", "connect"]).describe(
+    "quickstart: the whole flow in tool calls. errors: every error code, its meaning and what " +
+      "to do. connect: the MCP host configuration with the Bearer header.",
+  ),
+}).strict();
+
+const docsTool: ToolDef<typeof DocsInput> = {
+  name: "docs",
+  title: "Serpwright docs",
+  description: "How Serpwright works, for an agent: the quickstart in tool calls, the error " +
+    "codes and what to do about each, or how to configure an MCP host with an API key.",
+  input: DocsInput,
+  output: z.object({ topic: z.string(), markdown: z.string(), url: z.string() }),
+  access: "public",
+  annotations: { readOnlyHint: true, idempotentHint: true },
+  run(args, ctx) {
+    const b = ctx.baseUrl;
+    const docs = {
+      quickstart: { markdown: quickstartMarkdown(b), url: `${b}/docs/agents#mcp` },
+      errors: { markdown: errorsMarkdown(b), url: `${b}/docs/errors` },
+      connect: {
+        markdown: "Add this to the MCP host's configuration (replace the key with yours):\n\n" +
+          "```json\n" + hostConfigSnippet(b) + "\n```\n",
+        url: `${b}/docs/agents#mcp`,
+      },
+    }[args.topic];
+    return Promise.resolve({
+      structured: { topic: args.topic, ...docs },
+      summary: docs.markdown,
+    });
+  },
+};
+
+/** Every tool, in the order `tools/list` shows them; which are listed depends on the key. */
+const TOOLS = compileTools([
+  signupTool,
+  accountTool,
+  apiKeysTool,
+  projectsTool,
+  auditsTool,
+  articlesTool,
+  publicBillingTool,
+  billingTool,
+  webhooksTool,
+  docsTool,
+] as unknown as ToolDef[]);
+
+const AuditSiteArgs = z.object({ url: z.string().describe("The site to audit") });
+const WriteArticleArgs = z.object({
+  topic: z.string().describe("What the article is about"),
+  project_id: z.string().optional().describe("The project, if it exists already"),
+});
+
+/** Builds the server for one request of `caller`. */
+export function buildMcpServer(services: Services, caller: McpCaller): McpServer {
+  const baseUrl = services.deps.config.publicBaseUrl;
+  const server = new McpServer(
+    { name: "serpwright", title: "Serpwright SEO automation", version: MCP_SERVER_VERSION },
+    { instructions: SERVER_INSTRUCTIONS },
+  );
+  registerTools(server, TOOLS, services, caller);
+  // A tool call reaches nothing else: the resources and prompts are built for other requests.
+  if (caller.toolCall !== null) return server;
+
+  server.registerResource("quickstart", "serpwright://docs/quickstart", {
+    title: "Quickstart (MCP)",
+    description: "The whole flow in tool calls, and how to connect with a key",
+    mimeType: "text/markdown",
+  }, (uri) => ({
+    contents: [{ uri: uri.href, mimeType: "text/markdown", text: quickstartMarkdown(baseUrl) }],
+  }));
+  server.registerResource("errors", "serpwright://docs/errors", {
+    title: "Error codes",
+    description: "Every error.code with its HTTP status, meaning and what to do",
+    mimeType: "text/markdown",
+  }, (uri) => ({
+    contents: [{ uri: uri.href, mimeType: "text/markdown", text: errorsMarkdown(baseUrl) }],
+  }));
+  const principal = caller.principal;
+  if (principal) {
+    server.registerResource(
+      "audit_report",
+      new ResourceTemplate("serpwright://audits/{audit_id}", { list: undefined }),
+      {
+        title: "Audit report",
+        description: "An audit of this account as JSON: status, score and summary",
+        mimeType: "application/json",
+      },
+      async (uri, vars) => {
+        try {
+          const audit = await getAudit(services.deps, principal.account.id, String(vars.audit_id));
+          return {
+            contents: [{
+              uri: uri.href,
+              mimeType: "application/json",
+              text: JSON.stringify(auditView(audit), null, 2),
+            }],
+          };
+        } catch (err) {
+          if (err instanceof ApiError && err.code === "not_found") {
+            throw new ResourceNotFoundError(uri.href);
+          }
+          throw err;
+        }
+      },
+    );
+  }
+
+  server.registerPrompt("audit_site", {
+    title: "Audit a site",
+    description: "Run a technical SEO audit of a site and explain what to fix first",
+    argsSchema: AuditSiteArgs,
+  }, ({ url }) => ({
+    messages: [{
+      role: "user",
+      content: {
+        type: "text",
+        text: `Audit ${url} with the Serpwright tools. List the projects and reuse the one for ` +
+          `this site, or create it. Start an audit with wait 60 and poll audits get every 30-60 s ` +
+          `until it completes. Then give the score and, for the top issues, what each means and ` +
+          `what to fix first. If a tool answers an error, act on its error.code.`,
+      },
+    }],
+  }));
+  server.registerPrompt("write_article", {
+    title: "Write a draft article",
+    description: "Generate a draft SEO article for a project and hand back the markdown",
+    argsSchema: WriteArticleArgs,
+  }, ({ topic, project_id }) => ({
+    messages: [{
+      role: "user",
+      content: {
+        type: "text",
+        text: `Write a draft SEO article about "${topic}" with the Serpwright tools` +
+          (project_id ? ` for project ${project_id}` : " (list the projects to pick the site)") +
+          `. Start it with articles start, poll articles get every 60 s until it is ready, then ` +
+          `show the title, QA score and the markdown. It is a draft: nothing is published.`,
+      },
+    }],
+  }));
+  return server;
+}

@@ -1,0 +1,77 @@
+/**
+ * Connects the MCP SDK's own client to `/mcp` of a running test app over HTTP, in the era asked
+ * for, with an optional API key and a client IP of its own (TRUST_PROXY is on in tests).
+ */
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { freshIp, type TestApp } from "../helpers/app.ts";
+
+export type Era = "modern" | "2025-11-25" | "2025-06-18";
+
+export interface McpOptions {
+  key?: string;
+  era?: Era;
+  ip?: string;
+}
+
+export async function connectMcp(app: TestApp | string, opts: McpOptions = {}): Promise<Client> {
+  const base = typeof app === "string" ? app : app.url;
+  const era = opts.era ?? "modern";
+  const headers: Record<string, string> = { "x-forwarded-for": opts.ip ?? freshIp() };
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  const client = new Client(
+    { name: "serpwright-tests", version: "1.0.0" },
+    era === "modern"
+      ? { versionNegotiation: { mode: { pin: "2026-07-28" } } }
+      : { supportedProtocolVersions: [era] },
+  );
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers } }),
+  );
+  return client;
+}
+
+/** A tool call's structured result; throws with the text when it is a tool error. */
+export async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+  // deno-lint-ignore no-explicit-any
+): Promise<any> {
+  const res = await client.callTool({ name, arguments: args });
+  if (res.isError) {
+    throw new Error(`${name} failed: ${JSON.stringify(res.content)}`);
+  }
+  return res.structuredContent;
+}
+
+/** A tool call expected to fail: returns its `error.code` after checking the error shape. */
+export async function callError(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+  // deno-lint-ignore no-explicit-any
+): Promise<{ code: string; body: any; text: string }> {
+  const res = await client.callTool({ name, arguments: args });
+  if (!res.isError) throw new Error(`${name} succeeded: ${JSON.stringify(res.structuredContent)}`);
+  // deno-lint-ignore no-explicit-any
+  const body = (res._meta as any)?.["com.serpwright/error"];
+  if (res.structuredContent !== undefined) {
+    throw new Error("tool errors carry no structuredContent");
+  }
+  const e = body?.error;
+  if (
+    !e || typeof e.code !== "string" || typeof e.message !== "string" ||
+    !String(e.doc_url).endsWith(`#${e.code}`)
+  ) {
+    throw new Error(`not the error shape: ${JSON.stringify(res)}`);
+  }
+  // deno-lint-ignore no-explicit-any
+  const text = (res.content as any[]).map((c) => c.text).join("\n");
+  if (!text.startsWith(`Error ${e.code}: `)) {
+    throw new Error(`text does not lead with the code: ${text}`);
+  }
+  if (JSON.stringify(JSON.parse(text.split("\n").at(-1)!)) !== JSON.stringify(body)) {
+    throw new Error("the text's last line is not the error body");
+  }
+  return { code: e.code, body, text };
+}
