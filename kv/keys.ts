@@ -40,7 +40,10 @@ export const keys = {
   runningJob: (kind: string, id: string) => ["running_jobs", kind, id] as const,
   runningJobs: () => ["running_jobs"] as const,
 
-  idempotency: (scope: string, key: string) => ["idempotency", scope, key] as const,
+  /** An idempotent request's record, by scope and the SHA-256 of its Idempotency-Key. */
+  idempotency: (scope: string, keyDigest: string) => ["idempotency", scope, keyDigest] as const,
+  /** Sandbox accounts opened by one address block on one UTC day (signup abuse limit). */
+  signupBlock: (block: string, dayStart: number) => ["signup_blocks", block, dayStart] as const,
   rateLimit: (bucket: string, windowStart: number) => ["rate_limits", bucket, windowStart] as const,
 
   balance: (accountId: string) => ["balances", accountId] as const,

@@ -9,6 +9,7 @@ import {
   PLAN_IDS,
   plansDocument,
   PURCHASE_HINT,
+  SANDBOX_BALANCE_NOTE,
   UNIT_PRICES,
 } from "../domain/billing/catalog.ts";
 import { createPackCheckout, createSubscriptionCheckout } from "../domain/billing/checkout.ts";
@@ -169,15 +170,17 @@ export function billingRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     }),
     async (c) => {
       const caller = c.get("principal")!;
+      // A sandbox key does not see the account's balance (`canSee`): it reads 0 and says why.
+      const sandbox = caller.key.mode === "sandbox";
       return c.json(
         {
-          balance_credits: await getBalance(deps.kv, caller.account.id),
+          balance_credits: sandbox ? 0 : await getBalance(deps.kv, caller.account.id),
           currency: CURRENCY,
           credit_usd_value: CREDIT_USD_VALUE,
           unit_prices: { ...UNIT_PRICES },
           packs: packsWithAvailability(deps.config),
           purchase: PURCHASE_HINT,
-          notes: [...CREDIT_NOTES],
+          notes: sandbox ? [...CREDIT_NOTES, SANDBOX_BALANCE_NOTE] : [...CREDIT_NOTES],
         } as const,
         200,
       );
@@ -298,7 +301,7 @@ export function billingRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       const caller = c.get("principal")!;
       const state = await getSubscriptionState(
         deps,
-        caller.account.id,
+        { accountId: caller.account.id, mode: caller.key.mode },
         c.req.valid("query").project_id,
       );
       return c.json(state, 200);
@@ -308,7 +311,9 @@ export function billingRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
   // Stripe's inbound webhook: signed by Stripe, not by a bearer key; verified on the raw bytes,
   // which is why the JSON body middleware does not run outside /v1 and /admin.
   app.post("/webhooks/stripe", async (c) => {
-    const raw = new TextDecoder().decode(await readBodyCapped(c.req.raw, MAX_WEBHOOK_BYTES));
+    const raw = new TextDecoder().decode(
+      await readBodyCapped(c.req.raw, MAX_WEBHOOK_BYTES, deps.config.bodyTimeoutMs),
+    );
     const result = await handleStripeWebhook(deps, raw, c.req.header("stripe-signature") ?? null);
     return c.json({ received: true, event_id: result.eventId, outcome: result.outcome }, 200);
   });

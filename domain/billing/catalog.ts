@@ -177,6 +177,10 @@ export const CREDIT_NOTES: readonly string[] = [
   "Sandbox keys cannot buy credits (403 sandbox_not_billable); use a live key.",
 ];
 
+/** Added to `GET /v1/credits` notes for sandbox keys, whose balance reads 0. */
+export const SANDBOX_BALANCE_NOTE =
+  "Sandbox keys do not see the account's credit balance (it reads 0 here); ask with a live key.";
+
 /**
  * The Plans document of `GET /v1/plans`, built from the catalogue. `baseUrl` is the public base
  * (`PUBLIC_BASE_URL`) for the absolute links.

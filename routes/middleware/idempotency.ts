@@ -1,8 +1,16 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { ApiError } from "../../domain/errors.ts";
+import {
+  canonicalJson,
+  openText,
+  replayKey,
+  sealText,
+  sha256Hex,
+} from "../../domain/replay_seal.ts";
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
+  type ConflictReason,
   releaseIdempotencyKey,
 } from "../../kv/idempotency_store.ts";
 import type { AppEnv, Services } from "../env.ts";
@@ -13,19 +21,32 @@ const MAX_KEY_LENGTH = 200;
 const WAIT_FOR_TWIN_MS = 10_000;
 const POLL_MS = 25;
 /** Headers that describe the response itself and are replayed verbatim. */
-const REPLAYED_HEADERS = ["content-type", "location"];
+const REPLAYED_HEADERS = ["content-type", "location", "cache-control"];
+
+const CONFLICT_TEXT: Record<ConflictReason, string> = {
+  endpoint: "This Idempotency-Key was already used on a different endpoint; " +
+    "use a new key for a new request",
+  body: "This Idempotency-Key was already used with a different request body; " +
+    "use a new key for a new request",
+  api_key: "This Idempotency-Key was already used by another API key of this account; " +
+    "its answer is replayed only to the key that sent it",
+};
 
 /**
  * `Idempotency-Key` on POSTs: the first request with a key claims it, runs, and stores its 2xx
- * response for 24 hours; later requests with the key get that response verbatim with
- * `Idempotent-Replayed: true`. A concurrent twin waits for the first to finish and replays it (or
- * answers 409 `idempotency_conflict` if the first is still running after 10 s). Error responses
- * are not stored: every error leaves state unchanged, so running the request again is equivalent,
- * a retry after `internal_error` is safe, and an agent that fixes the cause (buys credits, say)
- * can retry with the same key. Scope: the account, or the client IP on unauthenticated signup.
+ * response for 24 hours; a later request with the key gets that response verbatim with
+ * `Idempotent-Replayed: true`, but only when it is the same request: same endpoint, same body
+ * (canonical JSON fingerprint) and same API key, as Stripe does. Anything else is 409
+ * `idempotency_conflict` saying why, so a key another client picked (two agents behind one NAT
+ * choosing `signup-1`) can never hand over someone else's answer.
+ *
+ * Scope: the account and the calling key's mode (a sandbox key never shares a record with a live
+ * key), or the client IP on unauthenticated signup. Stored bodies are sealed (`replay_seal.ts`).
+ * Error responses are not stored: every error leaves state unchanged, a retry after
+ * `internal_error` is safe, and an agent that fixes the cause may retry with the same key.
  */
 export function idempotency(services: Services): MiddlewareHandler<AppEnv> {
-  const { kv, clock } = services.deps;
+  const { kv, clock, config } = services.deps;
   return async function idempotencyMiddleware(c, next) {
     const key = c.req.header("idempotency-key");
     if (key === undefined || c.req.method !== "POST") return await next();
@@ -38,24 +59,41 @@ export function idempotency(services: Services): MiddlewareHandler<AppEnv> {
     }
     const principal = c.get("principal");
     const scope = principal
-      ? `acct:${principal.account.id}`
-      : `ip:${clientIp(c, services.deps.config.trustProxy)}`;
-    const endpoint = `${c.req.method} ${c.req.path}`;
+      ? `acct:${principal.account.id}:${principal.key.mode}`
+      : `ip:${clientIp(c, config)}`;
+    const identity = {
+      endpoint: `${c.req.method} ${c.req.path}`,
+      fingerprint: await sha256Hex(canonicalJson(await bodyOf(c))),
+      keyId: principal?.key.id ?? null,
+    };
+    const keyDigest = await sha256Hex(key);
+    const sealKey = await replayKey({
+      idempotencyKey: key,
+      callerSecret: principal ? bearerOf(c) : "",
+      context: `${scope}\u0000${identity.endpoint}\u0000${identity.fingerprint}`,
+      pepper: config.webhookEncryptionKey,
+    });
 
     const deadline = Date.now() + WAIT_FOR_TWIN_MS;
     while (true) {
-      const claim = await claimIdempotencyKey(kv, { scope, key, endpoint, now: clock.now() });
+      const claim = await claimIdempotencyKey(kv, {
+        ...identity,
+        scope,
+        keyDigest,
+        now: clock.now(),
+      });
       if (claim.kind === "conflict") {
-        throw new ApiError(
-          "idempotency_conflict",
-          409,
-          "This Idempotency-Key was already used on a different endpoint",
-        );
+        throw new ApiError("idempotency_conflict", 409, CONFLICT_TEXT[claim.reason]);
       }
       if (claim.kind === "replay") {
+        const body = await openText(sealKey, claim.response);
+        if (body === null) {
+          // Same key hash, endpoint, body and API key id, yet it does not open: not this caller's.
+          throw new ApiError("idempotency_conflict", 409, CONFLICT_TEXT.api_key);
+        }
         const headers = new Headers(claim.response.headers);
         headers.set("Idempotent-Replayed", "true");
-        c.res = new Response(claim.response.body, { status: claim.response.status, headers });
+        c.res = new Response(body, { status: claim.response.status, headers });
         return;
       }
       if (claim.kind === "in_progress") {
@@ -77,25 +115,38 @@ export function idempotency(services: Services): MiddlewareHandler<AppEnv> {
       } finally {
         const res = c.res;
         if (ok && res.status >= 200 && res.status < 300) {
-          const body = await res.clone().text();
+          const sealed = await sealText(sealKey, await res.clone().text());
           const headers: [string, string][] = [];
           for (const name of REPLAYED_HEADERS) {
             const v = res.headers.get(name);
             if (v !== null) headers.push([name, v]);
           }
           await completeIdempotencyKey(kv, {
+            ...identity,
             scope,
-            key,
-            endpoint,
+            keyDigest,
             versionstamp: claim.versionstamp,
             now: clock.now(),
-            response: { status: res.status, headers, body },
+            response: { status: res.status, headers, ...sealed },
           });
         } else {
-          await releaseIdempotencyKey(kv, { scope, key, versionstamp: claim.versionstamp });
+          await releaseIdempotencyKey(kv, { scope, keyDigest, versionstamp: claim.versionstamp });
         }
       }
       return;
     }
   };
+}
+
+/** The parsed body `jsonBody` cached (`{}` for an empty one). */
+async function bodyOf(c: Context<AppEnv>): Promise<unknown> {
+  try {
+    return await c.req.json();
+  } catch {
+    return null;
+  }
+}
+
+function bearerOf(c: Context<AppEnv>): string {
+  return /^Bearer (.+)$/.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
 }

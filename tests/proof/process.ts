@@ -143,7 +143,7 @@ let ipCounter = 1;
 /** A distinct client IP per call (signups are limited per IP). */
 export function nextIp(): string {
   const n = ipCounter++;
-  return `203.0.${(n >> 8) & 255}.${n & 255}`;
+  return `203.0.${n & 255}.${((n >> 8) & 255) + 1}`;
 }
 
 /** A fresh account with its sandbox key and a live key minted by the operator. */
