@@ -42,7 +42,10 @@ export interface Config {
   jobQueue: "kv" | "table";
   /** Requests per minute per API key (the interface's 600; raised only for benchmarks). */
   rateLimitPerMinute: number;
-  /** Requests per minute per account, all its keys together (revoke-and-mint gains nothing). */
+  /**
+   * Requests per minute per account, all its keys together, so five keys or revoke-and-mint gain
+   * nothing; default twice the per-key limit.
+   */
   accountRateLimitPerMinute: number;
   /** Abuse limits of the public signup (section "Signup limits" of the README). */
   signup: {
@@ -149,6 +152,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
 
   const kvPath = get("KV_PATH") ?? "./data/kv.sqlite";
+  const rateLimitPerMinute = int("RATE_LIMIT_PER_MINUTE", 600, 1, 1_000_000_000);
   const adminToken = get("ADMIN_TOKEN");
   if (adminToken !== null && adminToken.length < 16) {
     throw new ConfigError("ADMIN_TOKEN", "expected at least 16 characters");
@@ -185,8 +189,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     crawlMaxPages: int("CRAWL_MAX_PAGES", 200, 1, 10_000),
     crawlConcurrency: int("CRAWL_CONCURRENCY", 4, 1, 32),
     jobQueue: jobQueueOf(get("JOB_QUEUE"), kvPath),
-    rateLimitPerMinute: int("RATE_LIMIT_PER_MINUTE", 600, 1, 1_000_000_000),
-    accountRateLimitPerMinute: int("ACCOUNT_RATE_LIMIT_PER_MINUTE", 1_200, 1, 1_000_000_000),
+    rateLimitPerMinute,
+    // Two keys' worth by default: room to rotate (old and new key both busy), no more.
+    accountRateLimitPerMinute: int(
+      "ACCOUNT_RATE_LIMIT_PER_MINUTE",
+      2 * rateLimitPerMinute,
+      1,
+      2_000_000_000,
+    ),
     signup: {
       perIpPerHour: int("SIGNUP_RATE_PER_IP_PER_HOUR", 5, 1, 1_000_000),
       globalPerHour: int("SIGNUP_RATE_GLOBAL_PER_HOUR", 500, 1, 10_000_000),

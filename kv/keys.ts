@@ -57,6 +57,8 @@ export const keys = {
   /** Marks a grant or refund reference as applied, so each is credited once (`kind`: grant|refund). */
   ledgerRef: (accountId: string, kind: string, ref: string) =>
     ["credit_ledger_refs", accountId, kind, ref] as const,
+  /** A paid credit pack by Stripe PaymentIntent id, for its refunds and disputes. */
+  stripePayment: (paymentIntentId: string) => ["stripe_payments", paymentIntentId] as const,
   /** Stripe subscription id → {projectId, accountId}, for renewals whose metadata is missing. */
   stripeSubscription: (subscriptionId: string) => ["stripe_subscriptions", subscriptionId] as const,
 

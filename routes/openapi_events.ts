@@ -12,6 +12,10 @@ import {
   EVENT_HEADER,
   SIGNATURE_HEADER,
   SIGNATURE_SCHEME,
+  SIGNATURE_TOLERANCE_S,
+  SIGNATURE_V2_HEADER,
+  SIGNATURE_V2_SCHEME,
+  TIMESTAMP_HEADER,
 } from "../domain/webhooks/types.ts";
 import type { AppEnv } from "./env.ts";
 
@@ -40,6 +44,14 @@ const DeliveryHeaders = z.object({
   [SIGNATURE_HEADER]: z.string().regex(/^[0-9a-f]{64}$/).openapi({
     description: `Lowercase ${SIGNATURE_SCHEME}, keyed with the endpoint secret. Verify it on ` +
       "the raw body, with a constant-time compare, before trusting the payload.",
+  }),
+  [TIMESTAMP_HEADER]: z.string().regex(/^\d+$/).openapi({
+    description: "Unix seconds at which this attempt was signed; refuse it when more than " +
+      `${SIGNATURE_TOLERANCE_S} s from your clock`,
+  }),
+  [SIGNATURE_V2_HEADER]: z.string().regex(/^v2=[0-9a-f]{64}$/).openapi({
+    description: `${SIGNATURE_V2_SCHEME}: covers the delivery id and the timestamp too, so a ` +
+      "captured request cannot be replayed later; deduplicate on the signed delivery id",
   }),
   [EVENT_HEADER]: z.enum(EVENT_NAMES).openapi({ description: "The event name" }),
   [DELIVERY_HEADER]: z.string().openapi({
