@@ -24,8 +24,12 @@ const RESERVED = new Set<string>(["article.generated", "usage.threshold_reached"
 const WHEN: Record<string, string> = {
   "audit.completed": "A project's audit run completed.",
   "article.published": "An article on a project was published.",
-  "subscription.updated": "A payment activated or renewed a project subscription.",
-  "credits.updated": "A paid credit pack checkout completed and credits were added.",
+  "subscription.updated": "A payment activated or renewed a project subscription; also a failed " +
+    "renewal payment (`payment_failed: true`) or a cancellation (`canceled: true`), which keep " +
+    "the subscription active to `paid_until`.",
+  "credits.updated": "A paid credit pack checkout completed and credits were added; also a " +
+    "refund or dispute of a pack taking credits back (negative `credits_added`, with " +
+    "`written_off` for credits already spent) or a won dispute giving them back.",
 };
 
 const EventEnvelope = z.object({

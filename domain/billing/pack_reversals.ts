@@ -232,7 +232,7 @@ function reverse(
       event: "credits.updated",
       data: {
         pack_id: pack.packId,
-        credits_added: -taken,
+        credits_added: taken === 0 ? 0 : -taken,
         balance_credits: balanceAfter,
         written_off: r.writtenOff,
         stripe_event: event.type,
