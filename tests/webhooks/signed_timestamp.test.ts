@@ -6,6 +6,9 @@
 import assert from "node:assert/strict";
 import { withApp } from "../helpers/app.ts";
 import { keys } from "../../kv/keys.ts";
+import { signedV2 } from "../../domain/webhooks/deliver.ts";
+import { signHex } from "../../domain/webhooks/secret_box.ts";
+import { VERIFY_SNIPPET } from "../../routes/pages/agents_doc.ts";
 import type { DeliveryRecord } from "../../domain/webhooks/types.ts";
 import {
   acceptV2,
@@ -72,4 +75,31 @@ Deno.test("v2 signs id.timestamp.body; a replayed or re-labelled capture is refu
   } finally {
     await rx.close();
   }
+});
+
+Deno.test("the receiver code on /docs/agents verifies what the service signs, and refuses replays", async () => {
+  const source = VERIFY_SNIPPET.slice(0, VERIFY_SNIPPET.indexOf("// A receiver"));
+  const mod = await import(
+    `data:application/typescript;base64,${
+      btoa(unescape(encodeURIComponent(`${source}\nexport { verifyDelivery };`)))
+    }`
+  );
+  const verify = mod.verifyDelivery as (
+    secret: string,
+    raw: string,
+    id: string | null,
+    ts: string | null,
+    header: string | null,
+  ) => Promise<boolean>;
+  const secret = "a".repeat(64);
+  const raw = '{"id":"dlv_1","event":"credits.updated"}';
+  const sign = async (id: string, ts: number) =>
+    `v2=${await signHex(secret, signedV2(id, ts, new TextEncoder().encode(raw)))}`;
+  const now = Math.floor(Date.now() / 1000);
+  assert.equal(await verify(secret, raw, "dlv_1", String(now), await sign("dlv_1", now)), true);
+  const header = await sign("dlv_1", now);
+  assert.equal(await verify(secret, raw, "dlv_2", String(now), header), false, "another id");
+  assert.equal(await verify(secret, raw + " ", "dlv_1", String(now), header), false, "body");
+  const old = now - 301;
+  assert.equal(await verify(secret, raw, "dlv_1", String(old), await sign("dlv_1", old)), false);
 });
