@@ -136,7 +136,7 @@ Deno.test("two processes: concurrent article POSTs for one project across both g
   try {
     await withTwo(async (a, b) => {
       const { accountId, key } = await liveAccount(a);
-      const paid = await postStripe(b, packPaidEvent(accountId));
+      const paid = await postStripe(b, await packPaidEvent(b, accountId));
       assert.equal(paid.body.outcome, "credits_granted", paid.text);
       const projectId = await newProject(a, key, "https://one-article.example");
       const results = await Promise.all(
@@ -182,7 +182,7 @@ Deno.test("two processes: credit debits are exact and each accepted audit runs o
       const secret = hook.body.secret as string;
 
       // 500 credits, then a 15-credit article (built-in writer): 485 left, room for 19 audits.
-      const paid = await postStripe(a, packPaidEvent(accountId));
+      const paid = await postStripe(a, await packPaidEvent(a, accountId));
       assert.equal(paid.body.outcome, "credits_granted", paid.text);
       const firstProject = await newProject(b, key, site.origin);
       const article = await b.req("POST", `/v1/projects/${firstProject}/articles`, {
