@@ -79,10 +79,9 @@ Deno.test("v2 signs id.timestamp.body; a replayed or re-labelled capture is refu
 
 Deno.test("the receiver code on /docs/agents verifies what the service signs, and refuses replays", async () => {
   const source = VERIFY_SNIPPET.slice(0, VERIFY_SNIPPET.indexOf("// A receiver"));
+  const code = new TextEncoder().encode(`${source}\nexport { verifyDelivery };`);
   const mod = await import(
-    `data:application/typescript;base64,${
-      btoa(unescape(encodeURIComponent(`${source}\nexport { verifyDelivery };`)))
-    }`
+    `data:application/typescript;base64,${btoa(String.fromCharCode(...code))}`
   );
   const verify = mod.verifyDelivery as (
     secret: string,
