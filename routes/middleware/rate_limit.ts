@@ -22,31 +22,24 @@ export function rateLimited(d: RateDecision): ApiError {
 }
 
 /**
- * Hits the budgets in order, stopping at the first refusal (so a refused request does not spend
- * the wider budgets), and returns the decision the headers show: the refusal, else the tightest.
+ * Hits `first`, then (only when it allows) `second`, so a refused request does not spend the
+ * wider budget; the decision shown is the refusal, else the tighter of the two. Synchronous when
+ * both limiters answer from memory (the hot path).
  */
-function hitAll(
-  hits: (() => RateDecision | Promise<RateDecision>)[],
+function hitBoth(
+  first: RateDecision | Promise<RateDecision>,
+  second: () => RateDecision | Promise<RateDecision>,
 ): RateDecision | Promise<RateDecision> {
-  let shown: RateDecision | null = null;
-  for (let i = 0; i < hits.length; i++) {
-    const d = hits[i]();
-    if (d instanceof Promise) {
-      return d.then(async (first) => {
-        let s = shown === null || first.remaining < shown.remaining ? first : shown;
-        if (!first.allowed) return first;
-        for (let j = i + 1; j < hits.length; j++) {
-          const next = await hits[j]();
-          if (!next.allowed) return next;
-          if (next.remaining < s.remaining) s = next;
-        }
-        return s;
-      });
-    }
-    if (!d.allowed) return d;
-    if (shown === null || d.remaining < shown.remaining) shown = d;
-  }
-  return shown!;
+  if (first instanceof Promise) return first.then((d) => hitBoth(d, second));
+  if (!first.allowed) return first;
+  const d = second();
+  if (d instanceof Promise) return d.then((s) => tighter(first, s));
+  return tighter(first, d);
+}
+
+function tighter(a: RateDecision, b: RateDecision): RateDecision {
+  if (!b.allowed) return b;
+  return b.remaining < a.remaining ? b : a;
 }
 
 /**
@@ -66,12 +59,12 @@ export function rateLimit(
     let hit: RateDecision | Promise<RateDecision>;
     if (options.signup) {
       const ip = clientIp(c, config);
-      hit = hitAll([() => limits.signup.hit(ip), () => limits.signupGlobal.hit("all")]);
+      hit = hitBoth(limits.signup.hit(ip), () => limits.signupGlobal.hit("all"));
     } else if (principal) {
-      hit = hitAll([
-        () => limits.key.hit(principal.key.id),
+      hit = hitBoth(
+        limits.key.hit(principal.key.id),
         () => limits.account.hit(principal.account.id),
-      ]);
+      );
     } else {
       hit = limits.ip.hit(clientIp(c, config));
     }

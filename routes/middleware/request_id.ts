@@ -24,15 +24,16 @@ export function requestId(): MiddlewareHandler<AppEnv> {
     c.set("authError", null);
     c.header("X-Request-Id", id);
     c.header("X-Content-Type-Options", "nosniff");
+    // API answers are JSON; a route that may be cached says so itself (`GET /v1/plans`).
+    const api = c.req.path.startsWith("/v1/") || c.req.path.startsWith("/admin/");
+    if (api) c.header("Cache-Control", "no-store");
     await next();
-    const headers = c.res.headers;
     // Responses built outright (idempotent replays) bypass Hono's prepared headers.
-    if (!headers.has("X-Request-Id")) c.header("X-Request-Id", id);
-    if (!headers.has("X-Content-Type-Options")) c.header("X-Content-Type-Options", "nosniff");
-    if (
-      !headers.has("Cache-Control") && /^application\/json/i.test(headers.get("content-type") ?? "")
-    ) {
-      c.header("Cache-Control", "no-store");
+    const headers = c.res.headers;
+    if (!headers.has("X-Request-Id")) {
+      c.header("X-Request-Id", id);
+      c.header("X-Content-Type-Options", "nosniff");
+      if (api && !headers.has("Cache-Control")) c.header("Cache-Control", "no-store");
     }
   };
 }
