@@ -13,6 +13,7 @@ import { kvQueue } from "./jobs/queue.ts";
 import { tableQueue } from "./jobs/table_queue.ts";
 import { withBusyRetry } from "./kv/busy_retry.ts";
 import { RateLimiter } from "./kv/rate_limiter.ts";
+import { ADMIN_AUTH_FAILURES_PER_WINDOW, ADMIN_AUTH_WINDOW_MS } from "./routes/middleware/auth.ts";
 import { buildApp } from "./routes/app.ts";
 import { capabilities } from "./capabilities.ts";
 import type { Services } from "./routes/env.ts";
@@ -57,10 +58,28 @@ export function createServices(deps: Deps): Services {
         windowMs: 60_000,
         mode: "batched",
       }),
+      account: new RateLimiter(deps.kv, deps.clock, {
+        name: "account",
+        limit: deps.config.accountRateLimitPerMinute,
+        windowMs: 60_000,
+        mode: "batched",
+      }),
       signup: new RateLimiter(deps.kv, deps.clock, {
         name: "signup",
-        limit: 5,
+        limit: deps.config.signup.perIpPerHour,
         windowMs: 3_600_000,
+        mode: "strict",
+      }),
+      signupGlobal: new RateLimiter(deps.kv, deps.clock, {
+        name: "signup_global",
+        limit: deps.config.signup.globalPerHour,
+        windowMs: 3_600_000,
+        mode: "strict",
+      }),
+      adminFailures: new RateLimiter(deps.kv, deps.clock, {
+        name: "admin_auth_failures",
+        limit: ADMIN_AUTH_FAILURES_PER_WINDOW,
+        windowMs: ADMIN_AUTH_WINDOW_MS,
         mode: "strict",
       }),
     },
@@ -81,6 +100,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
     () => services.keyUsage.flush(),
     () => services.limits.key.flush(),
     () => services.limits.ip.flush(),
+    () => services.limits.account.flush(),
   ];
   for (const cap of capabilities) {
     Object.assign(handlers, cap.jobs?.(services));

@@ -4,6 +4,7 @@ import { buildKey, SANDBOX_KEY_LIFETIME_MS, writeKey } from "./api_keys.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { newId } from "./ids.ts";
+import { blockExhausted, DAY_MS, disposableRefused, isDisposableEmail } from "./signup_limits.ts";
 import type { AccountRecord, ApiKeyRecord, SandboxUsage } from "./records.ts";
 
 /** The trial's hard caps. */
@@ -13,11 +14,20 @@ export interface SignupInput {
   email: string;
   companyName: string | null;
   origin: "agent" | "human";
+  /**
+   * The client's address block (`addressBlock`), counted against
+   * `SIGNUP_SANDBOXES_PER_BLOCK_PER_DAY` in the signup's own commit; null skips the count
+   * (operator and test tooling).
+   */
+  addressBlock?: string | null;
 }
 
 /**
  * Creates an account with its first sandbox key in one commit; the email index is checked empty
- * in the same commit, so two signups racing for one email cannot both win.
+ * in the same commit, so two signups racing for one email cannot both win. The operator's abuse
+ * limits apply first: a disposable address is refused when configured so, and the address
+ * block's count of sandbox accounts today is checked and bumped in the same commit (exact under
+ * concurrency and across processes).
  *
  * @example
  * ```ts
@@ -30,12 +40,27 @@ export function signup(
 ): Promise<{ account: AccountRecord; key: ApiKeyRecord; raw: string }> {
   const { kv, clock } = deps;
   const email = input.email.trim().toLowerCase();
+  const limits = deps.config.signup;
+  if (
+    limits.disposableEmails === "refuse" && isDisposableEmail(email, limits.disposableDomains)
+  ) {
+    throw disposableRefused();
+  }
   return atomically(kv, async () => {
-    const existing = await kv.get(keys.accountByEmail(email));
+    const now = clock.now();
+    const dayStart = Math.floor(now / DAY_MS) * DAY_MS;
+    const blockKey = input.addressBlock ? keys.signupBlock(input.addressBlock, dayStart) : null;
+    const [existing, blockEntry] = await kv.getMany<[string, number]>([
+      keys.accountByEmail(email),
+      blockKey ?? keys.signupBlock("-", 0),
+    ]);
     if (existing.value) {
       throw new ApiError("account_exists", 409, "An account with this email already exists");
     }
-    const now = clock.now();
+    const opened = blockEntry.value ?? 0;
+    if (blockKey && opened >= limits.perBlockPerDay) {
+      throw blockExhausted(limits.perBlockPerDay, Math.ceil((dayStart + DAY_MS - now) / 1000));
+    }
     const account: AccountRecord = {
       id: newId("acct", now),
       email,
@@ -61,6 +86,9 @@ export function signup(
       .set(keys.account(account.id), account)
       .set(keys.accountByEmail(email), account.id)
       .set(keys.sandboxUsage(account.id), usage);
+    if (blockKey) {
+      op.check(blockEntry).set(blockKey, opened + 1, { expireIn: 2 * DAY_MS });
+    }
     writeKey(op, record);
     return { op, result: { account, key: record, raw } };
   });

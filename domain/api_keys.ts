@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { atomically } from "../kv/atomic.ts";
 import { keys } from "../kv/keys.ts";
+import { canSee } from "./auth.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { newId } from "./ids.ts";
@@ -100,8 +101,12 @@ export function createKey(
   });
 }
 
-/** The account's keys, newest first. */
-export async function listKeys(deps: Deps, accountId: string): Promise<ApiKeyRecord[]> {
+/** The account's keys a caller of `mode` may see (`canSee`), newest first. */
+export async function listKeys(
+  deps: Deps,
+  accountId: string,
+  mode: KeyMode,
+): Promise<ApiKeyRecord[]> {
   const hashes: string[] = [];
   for await (const e of deps.kv.list<string>({ prefix: keys.apiKeysOfAccount(accountId) })) {
     hashes.push(e.value);
@@ -111,15 +116,23 @@ export async function listKeys(deps: Deps, accountId: string): Promise<ApiKeyRec
     const batch = await deps.kv.getMany<ApiKeyRecord[]>(
       hashes.slice(i, i + 10).map((h) => keys.apiKey(h)),
     );
-    for (const e of batch) if (e.value) records.push(e.value);
+    for (const e of batch) {
+      if (e.value && canSee(mode, e.value.mode === "sandbox")) records.push(e.value);
+    }
   }
   return records.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
 }
 
 /**
- * Revokes a key. Revoking a revoked key returns it unchanged; the last active key cannot go.
+ * Revokes a key. Revoking a revoked key returns it unchanged; the last active key cannot go. A
+ * sandbox caller cannot touch live keys: they answer 404 as if absent.
  */
-export function revokeKey(deps: Deps, accountId: string, keyId: string): Promise<ApiKeyRecord> {
+export function revokeKey(
+  deps: Deps,
+  caller: { accountId: string; mode: KeyMode },
+  keyId: string,
+): Promise<ApiKeyRecord> {
+  const { accountId } = caller;
   const { kv, clock } = deps;
   return atomically(kv, async () => {
     const index = await kv.get<string>(keys.apiKeyOfAccount(accountId, keyId));
@@ -130,7 +143,7 @@ export function revokeKey(deps: Deps, accountId: string, keyId: string): Promise
     ]);
     const key = keyEntry.value;
     const account = accountEntry.value;
-    if (!key || !account) {
+    if (!key || !account || !canSee(caller.mode, key.mode === "sandbox")) {
       throw new ApiError("not_found", 404, `No API key '${keyId}' on this account`);
     }
     if (key.revokedAt !== null) return { op: kv.atomic().check(keyEntry), result: key };

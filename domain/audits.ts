@@ -2,6 +2,7 @@ import { atomically } from "../kv/atomic.ts";
 import { keys } from "../kv/keys.ts";
 import type { AuditReport } from "./audit/run_audit.ts";
 import type { Principal } from "./auth.ts";
+import type { CrawlAllowance } from "./billing/catalog.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { recordEvent } from "./events.ts";
@@ -139,7 +140,7 @@ export async function getAudit(
  * `depth` is the crawl allowance: `pro` subscriptions crawl deeper than everything else.
  */
 export type AuditEngine = (
-  input: { startUrl: string; depth: "standard" | "pro" },
+  input: { startUrl: string; depth: CrawlAllowance },
 ) => Promise<AuditReport>;
 
 /** Why the address guard refused a site, in words that name no resolved address. */
@@ -312,8 +313,12 @@ async function finishAudit(deps: Deps, auditId: string, outcome: Outcome): Promi
   });
 }
 
-/** A `pro` subscription's audits crawl deeper; the plan is read when the audit runs. */
-async function crawlDepth(deps: Deps, audit: AuditRecord): Promise<"standard" | "pro"> {
+/**
+ * The crawl budget the audit's funding buys (`crawlLimitsFor`): sandbox audits get the trial's
+ * small budget, a `pro` subscription's audits crawl deeper; the plan is read when the audit runs.
+ */
+async function crawlDepth(deps: Deps, audit: AuditRecord): Promise<CrawlAllowance> {
+  if (audit.funding.kind === "sandbox") return "sandbox";
   if (audit.funding.kind !== "subscription") return "standard";
   const sub = (await deps.kv.get<SubscriptionRecord>(keys.subscription(audit.projectId))).value;
   return sub?.plan === "pro" ? "pro" : "standard";

@@ -2,13 +2,24 @@ import { keys } from "../kv/keys.ts";
 import { hashKey } from "./api_keys.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
-import type { AccountRecord, ApiKeyRecord, SandboxUsage } from "./records.ts";
+import type { AccountRecord, ApiKeyRecord, KeyMode, SandboxUsage } from "./records.ts";
 
 /** Who is calling: the key, its account and (for sandbox keys) the trial usage. */
 export interface Principal {
   key: ApiKeyRecord;
   account: AccountRecord;
   usage: SandboxUsage | null;
+}
+
+/**
+ * What a key may see of its account. A sandbox key is a trial credential, often handed to an agent
+ * before anyone upgrades, so it sees only the sandbox side: sandbox keys and sandbox projects.
+ * Live keys, live projects (their details and subscription state) and the credit balance are
+ * invisible to it, answered as `not_found` like foreign ids. Live keys see everything. The
+ * interface's 402 `payment_required` for a sandbox key starting work on a live project stays.
+ */
+export function canSee(caller: KeyMode, resourceIsSandbox: boolean): boolean {
+  return caller === "live" || resourceIsSandbox;
 }
 
 /** The principal if its key may be used at `now`; 401 `key_revoked` or `key_expired` otherwise. */

@@ -5,7 +5,17 @@ export interface Config {
   kvPath: string;
   publicBaseUrl: string;
   adminToken: string | null;
-  trustProxy: boolean;
+  /**
+   * `TRUST_PROXY`: how many trusted proxies append to `X-Forwarded-For` in front of the service
+   * (0: none, the socket address is the client). The client is the entry that many places from
+   * the right: the address the outermost trusted proxy saw, which the client cannot write.
+   */
+  trustProxyHops: number;
+  /**
+   * `CLIENT_IP_HEADER`: a header the trusted proxy overwrites with the client address (such as
+   * `cf-connecting-ip` or `fly-client-ip`); read instead of `X-Forwarded-For` when set.
+   */
+  clientIpHeader: string | null;
   allowPrivateTargets: boolean;
   /** Raw 32-byte AES-GCM key for stored webhook secrets, or null when unset. */
   webhookEncryptionKey: Uint8Array | null;
@@ -32,6 +42,28 @@ export interface Config {
   jobQueue: "kv" | "table";
   /** Requests per minute per API key (the interface's 600; raised only for benchmarks). */
   rateLimitPerMinute: number;
+  /**
+   * Requests per minute per account, all its keys together, so five keys or revoke-and-mint gain
+   * nothing; default twice the per-key limit.
+   */
+  accountRateLimitPerMinute: number;
+  /** Abuse limits of the public signup (section "Signup limits" of the README). */
+  signup: {
+    /** Signups per hour per client IP (the interface's 5). */
+    perIpPerHour: number;
+    /** Signups per hour from everywhere together. */
+    globalPerHour: number;
+    /** Sandbox accounts per day per address block (IPv4 /24, IPv6 /48). */
+    perBlockPerDay: number;
+    /** `allow`, or `refuse` emails at known disposable-address domains. */
+    disposableEmails: "allow" | "refuse";
+    /** Extra disposable domains the operator adds to the built-in list. */
+    disposableDomains: string[];
+  };
+  /** The crawl budget of a sandbox audit (the catalogue's `crawlLimitsFor`). */
+  sandboxCrawl: { maxPages: number; maxBytes: number; maxDurationMs: number };
+  /** How long a client may take to send a request body before 408 (slow-body connections). */
+  bodyTimeoutMs: number;
   /** How long a cached API-key lookup may be trusted before KV is asked again (other processes' revocations). */
   authCacheTtlMs: number;
   /**
@@ -120,6 +152,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
 
   const kvPath = get("KV_PATH") ?? "./data/kv.sqlite";
+  const rateLimitPerMinute = int("RATE_LIMIT_PER_MINUTE", 600, 1, 1_000_000_000);
   const adminToken = get("ADMIN_TOKEN");
   if (adminToken !== null && adminToken.length < 16) {
     throw new ConfigError("ADMIN_TOKEN", "expected at least 16 characters");
@@ -131,7 +164,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     kvPath,
     publicBaseUrl: url("PUBLIC_BASE_URL", "http://localhost:8000")!,
     adminToken,
-    trustProxy: flag("TRUST_PROXY"),
+    trustProxyHops: trustProxyOf(get("TRUST_PROXY")),
+    clientIpHeader: headerNameOf(get("CLIENT_IP_HEADER")),
     allowPrivateTargets: flag("ALLOW_PRIVATE_TARGETS"),
     webhookEncryptionKey,
     webhookRetryBaseMs: int("WEBHOOK_RETRY_BASE_MS", 30_000, 1, 6 * 3_600_000),
@@ -155,7 +189,27 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     crawlMaxPages: int("CRAWL_MAX_PAGES", 200, 1, 10_000),
     crawlConcurrency: int("CRAWL_CONCURRENCY", 4, 1, 32),
     jobQueue: jobQueueOf(get("JOB_QUEUE"), kvPath),
-    rateLimitPerMinute: int("RATE_LIMIT_PER_MINUTE", 600, 1, 1_000_000_000),
+    rateLimitPerMinute,
+    // Two keys' worth by default: room to rotate (old and new key both busy), no more.
+    accountRateLimitPerMinute: int(
+      "ACCOUNT_RATE_LIMIT_PER_MINUTE",
+      2 * rateLimitPerMinute,
+      1,
+      2_000_000_000,
+    ),
+    signup: {
+      perIpPerHour: int("SIGNUP_RATE_PER_IP_PER_HOUR", 5, 1, 1_000_000),
+      globalPerHour: int("SIGNUP_RATE_GLOBAL_PER_HOUR", 500, 1, 10_000_000),
+      perBlockPerDay: int("SIGNUP_SANDBOXES_PER_BLOCK_PER_DAY", 20, 1, 10_000_000),
+      disposableEmails: disposableOf(get("SIGNUP_DISPOSABLE_EMAILS")),
+      disposableDomains: domainsOf(get("SIGNUP_DISPOSABLE_DOMAINS")),
+    },
+    sandboxCrawl: {
+      maxPages: int("SANDBOX_CRAWL_MAX_PAGES", 25, 1, 10_000),
+      maxBytes: int("SANDBOX_CRAWL_MAX_BYTES", 10 * 1024 * 1024, 1024, 10 * 1024 * 1024 * 1024),
+      maxDurationMs: int("SANDBOX_CRAWL_MAX_SECONDS", 120, 1, 86_400) * 1000,
+    },
+    bodyTimeoutMs: int("REQUEST_BODY_TIMEOUT_MS", 10_000, 100, 600_000),
     authCacheTtlMs: int("AUTH_CACHE_TTL_MS", 2_000, 0, 60_000),
     jobLeaseMs: get("JOB_LEASE_MS") === null ? null : int("JOB_LEASE_MS", 0, 100, 86_400_000),
   };
@@ -202,6 +256,39 @@ export function configNotices(config: Config): string[] {
   if (!config.adminToken) out.push("ADMIN_TOKEN is unset: every /admin/* path answers 404");
   if (!config.openai.apiKey) {
     out.push("OPENAI_API_KEY is unset: articles are written by the built-in offline writer");
+  }
+  return out;
+}
+
+/** `TRUST_PROXY`: unset/`0`/`false` none; `1`/`true` one proxy; `2`… that many proxies in a row. */
+function trustProxyOf(value: string | null): number {
+  if (value === null || value === "0" || value === "false") return 0;
+  if (value === "true") return 1;
+  if (/^\d{1,2}$/.test(value) && Number(value) <= 10) return Number(value);
+  throw new ConfigError("TRUST_PROXY", `expected 0 to 10 (trusted proxy hops), got '${value}'`);
+}
+
+function headerNameOf(value: string | null): string | null {
+  if (value === null) return null;
+  if (!/^[A-Za-z0-9-]{1,64}$/.test(value)) {
+    throw new ConfigError("CLIENT_IP_HEADER", `expected a header name, got '${value}'`);
+  }
+  return value.toLowerCase();
+}
+
+function disposableOf(value: string | null): "allow" | "refuse" {
+  if (value === null || value === "allow") return "allow";
+  if (value === "refuse") return "refuse";
+  throw new ConfigError("SIGNUP_DISPOSABLE_EMAILS", `expected allow or refuse, got '${value}'`);
+}
+
+function domainsOf(value: string | null): string[] {
+  if (value === null) return [];
+  const out = value.split(",").map((d) => d.trim().toLowerCase()).filter((d) => d !== "");
+  for (const d of out) {
+    if (!/^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(d)) {
+      throw new ConfigError("SIGNUP_DISPOSABLE_DOMAINS", `expected domain names, got '${d}'`);
+    }
   }
   return out;
 }

@@ -1,5 +1,6 @@
 import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
+import type { Resolver } from "./net/address_guard.ts";
 
 /** Sends a job message; the KV record named by the message is the truth of the job. */
 export interface JobQueue {
@@ -21,4 +22,6 @@ export interface Deps {
   clock: Clock;
   config: Config;
   queue: JobQueue;
+  /** DNS for the address guard where the domain checks a target itself; tests set a fake. */
+  resolver?: Resolver;
 }

@@ -94,6 +94,12 @@ export const ERROR_CODES = {
     meaning: "The request body exceeds 64 KiB.",
     action: "Send a smaller body; no endpoint needs more.",
   },
+  request_timeout: {
+    status: 408,
+    meaning: "The request body did not arrive in full within the server's time limit " +
+      "(10 s by default).",
+    action: "Send the body at once; retry with the same Idempotency-Key.",
+  },
   not_found: {
     status: 404,
     meaning: "No such resource on this account (other accounts' ids look the same).",

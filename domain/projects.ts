@@ -1,9 +1,11 @@
 import { atomically } from "../kv/atomic.ts";
 import { keys } from "../kv/keys.ts";
 import { SANDBOX_LIMITS } from "./accounts.ts";
+import { canSee } from "./auth.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { newId } from "./ids.ts";
+import { checkUrlTarget, PUBLIC_HOST_TEXT, TargetRefusedError } from "./net/address_guard.ts";
 import type { AccountRecord, KeyMode, ProjectRecord, SubscriptionRecord } from "./records.ts";
 
 /**
@@ -43,10 +45,32 @@ export interface CreateProjectInput {
 }
 
 /**
+ * Refuses a site whose host is an internal address (loopback, private, link-local, the cloud
+ * metadata address, …) or does not resolve, through the one address guard, so such a URL is
+ * refused at creation rather than when its first audit runs, after a sandbox's one project slot
+ * is spent. Same words for both cases (`PUBLIC_HOST_TEXT`). `ALLOW_PRIVATE_TARGETS` lifts it.
+ */
+async function refuseInternalSite(deps: Deps, url: string): Promise<void> {
+  if (deps.config.allowPrivateTargets) return;
+  try {
+    await checkUrlTarget(url, {
+      allowPrivate: false,
+      resolver: deps.resolver,
+      signal: AbortSignal.timeout(5_000),
+    });
+  } catch (err) {
+    if (err instanceof TargetRefusedError) {
+      throw new ApiError("invalid_request", 400, `url: ${PUBLIC_HOST_TEXT}`);
+    }
+    throw err;
+  }
+}
+
+/**
  * Creates a project. Sandbox keys are capped at one project per account: the account's counter is
  * checked and bumped in the same commit, so parallel requests cannot create two.
  */
-export function createProject(
+export async function createProject(
   deps: Deps,
   caller: { accountId: string; mode: KeyMode },
   input: CreateProjectInput,
@@ -54,8 +78,9 @@ export function createProject(
   const { kv, clock } = deps;
   const url = normalizeSiteUrl(input.url);
   if (!url) throw new ApiError("invalid_request", 400, "url: must be a valid http(s) URL");
+  await refuseInternalSite(deps, url);
   const sandbox = caller.mode === "sandbox";
-  return atomically(kv, async () => {
+  return await atomically(kv, async () => {
     const accountEntry = await kv.get<AccountRecord>(keys.account(caller.accountId));
     const account = accountEntry.value;
     if (!account) throw new ApiError("unauthorized", 401, "Unknown account");
@@ -94,16 +119,17 @@ export function createProject(
   });
 }
 
-/** The account's projects with their subscriptions, newest first. */
+/** The account's projects a caller of `mode` may see (`canSee`), with subscriptions, newest first. */
 export async function listProjects(
   deps: Deps,
   accountId: string,
+  mode: KeyMode,
 ): Promise<{ project: ProjectRecord; subscription: SubscriptionRecord | null }[]> {
   const projects: ProjectRecord[] = [];
   for await (
     const e of deps.kv.list<ProjectRecord>({ prefix: keys.projectsOfAccount(accountId) })
   ) {
-    projects.push(e.value);
+    if (canSee(mode, e.value.sandbox)) projects.push(e.value);
   }
   projects.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
   const out: { project: ProjectRecord; subscription: SubscriptionRecord | null }[] = [];
@@ -117,17 +143,21 @@ export async function listProjects(
   return out;
 }
 
-/** One project of the account, or 404 (foreign ids look the same as missing ones). */
+/**
+ * One project of the account, or 404 (foreign ids look the same as missing ones, and so do live
+ * projects to a sandbox caller).
+ */
 export async function getProject(
   deps: Deps,
   accountId: string,
   projectId: string,
+  mode: KeyMode,
 ): Promise<{ entry: Deno.KvEntry<ProjectRecord>; subscription: SubscriptionRecord | null }> {
   const [entry, sub] = await deps.kv.getMany<[ProjectRecord, SubscriptionRecord]>([
     keys.project(accountId, projectId),
     keys.subscription(projectId),
   ]);
-  if (!entry.value) {
+  if (!entry.value || !canSee(mode, entry.value.sandbox)) {
     throw new ApiError("not_found", 404, `No project '${projectId}' on this account`);
   }
   return { entry: entry as Deno.KvEntry<ProjectRecord>, subscription: sub.value };

@@ -79,6 +79,40 @@ export interface SubscriptionRecord {
   stripeCustomerId: string | null;
   activatedAt: number;
   updatedAt: number;
+  /**
+   * When Stripe reported the subscription deleted (`customer.subscription.deleted`): it stays
+   * active to `paidUntil`, then reads `none`; no later invoice renews it.
+   */
+  canceledAt?: number | null;
+  /** The last `invoice.payment_failed` since the last paid invoice (paidUntil did not move). */
+  paymentFailedAt?: number | null;
+}
+
+/**
+ * A paid credit pack, by Stripe PaymentIntent id: what refunds and disputes of its charge are
+ * measured against. Credits are taken back in proportion to the money returned, only as far as
+ * the balance has them (it never goes negative); the rest was spent and is written off.
+ */
+export interface PackPaymentRecord {
+  paymentIntentId: string;
+  accountId: string;
+  sessionId: string;
+  packId: string;
+  /** Credits the pack granted, bonus included. */
+  credits: number;
+  /** What the customer paid, in the currency's minor unit. */
+  amount: number;
+  currency: string;
+  /** Credits owed back by refunds so far (taken + written off), from the cumulative refund. */
+  refundDue: number;
+  /** Open or lost disputes: credits owed back by each, and how many were actually taken. */
+  disputes: Record<string, { due: number; taken: number; status: "open" | "lost" | "won" }>;
+  /** Credits taken back from the balance, all reasons. */
+  taken: number;
+  /** Credits owed back that had already been spent. */
+  writtenOff: number;
+  createdAt: number;
+  updatedAt: number;
 }
 
 /** An account's prepaid credit balance; changed only by a checked read-modify-write with a ledger entry. */

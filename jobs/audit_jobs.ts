@@ -1,21 +1,32 @@
 import { runAudit } from "../domain/audit/run_audit.ts";
 import { type AuditEngine, runAuditJob } from "../domain/audits.ts";
+import { crawlLimitsFor } from "../domain/billing/catalog.ts";
 import { resendExpiredJobs } from "../domain/job_leases.ts";
 import type { Deps } from "../domain/deps.ts";
 import type { JobHandlers } from "./dispatcher.ts";
 
-/** How many times more pages a `pro` project's audit may crawl than `CRAWL_MAX_PAGES`. */
-export const PRO_CRAWL_FACTOR = 5;
+/** Per-response body cap of the crawler when the budget leaves more (its own default). */
+const PAGE_BYTES = 5 * 1024 * 1024;
 
-/** The crawler and checks engine with the operator's limits. */
+/**
+ * The crawler and checks engine with the catalogue's crawl budget for what pays for the audit
+ * (`crawlLimitsFor`: sandbox, standard or pro). The total-bytes budget is passed as
+ * `maxTotalBytes` for the crawl engine to enforce, and bounded meanwhile by capping each response
+ * at its share of it.
+ */
 export function auditEngine(deps: Deps): AuditEngine {
-  return ({ startUrl, depth }) =>
-    runAudit({
+  return ({ startUrl, depth }) => {
+    const limits = crawlLimitsFor(depth, deps.config);
+    return runAudit({
       startUrl,
-      maxPages: deps.config.crawlMaxPages * (depth === "pro" ? PRO_CRAWL_FACTOR : 1),
-      concurrency: deps.config.crawlConcurrency,
+      maxPages: limits.maxPages,
+      concurrency: limits.concurrency,
       allowPrivate: deps.config.allowPrivateTargets,
+      deadlineMs: limits.maxDurationMs,
+      maxBytes: Math.min(PAGE_BYTES, Math.ceil(limits.maxBytes / limits.maxPages)),
+      maxTotalBytes: limits.maxBytes,
     });
+  };
 }
 
 export function auditJobs(deps: Deps): JobHandlers {

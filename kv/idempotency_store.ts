@@ -5,44 +5,79 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 /** How long a claim may stay in progress before another request may take it over (crashed process). */
 export const IDEMPOTENCY_LEASE_MS = 60_000;
 
+/**
+ * A stored answer. The body is sealed by the caller (AES-GCM under a key the store never sees),
+ * because replays can hold one-time secrets such as raw API keys.
+ */
 export interface StoredResponse {
   status: number;
   headers: [string, string][];
-  body: string;
+  /** base64 nonce and ciphertext of the body. */
+  iv: string;
+  ct: string;
+}
+
+/** What a stored request must match for its answer to be replayed. */
+export interface RequestIdentity {
+  /** Method and concrete path. */
+  endpoint: string;
+  /** SHA-256 hex of the canonical request body. */
+  fingerprint: string;
+  /** The calling API key's id; null on signup, which has none. */
+  keyId: string | null;
 }
 
 type Record_ =
-  | { state: "in_progress"; endpoint: string; createdAt: number; leaseUntil: number }
-  | { state: "done"; endpoint: string; createdAt: number; response: StoredResponse };
+  & RequestIdentity
+  & (
+    | { state: "in_progress"; createdAt: number; leaseUntil: number }
+    | { state: "done"; createdAt: number; response: StoredResponse }
+  );
+
+/** Why a key cannot serve this request. */
+export type ConflictReason = "endpoint" | "body" | "api_key";
 
 export type ClaimResult =
   | { kind: "claimed"; versionstamp: string }
   | { kind: "replay"; response: StoredResponse }
-  | { kind: "conflict" }
+  | { kind: "conflict"; reason: ConflictReason }
   | { kind: "in_progress" };
+
+function mismatch(rec: RequestIdentity, req: RequestIdentity): ConflictReason | null {
+  if (rec.endpoint !== req.endpoint) return "endpoint";
+  if (rec.fingerprint !== req.fingerprint) return "body";
+  if (rec.keyId !== req.keyId) return "api_key";
+  return null;
+}
 
 /**
  * Claims an idempotency key for one request: a `versionstamp: null` check makes the claim
- * exclusive, so two concurrent requests with one key never both execute.
+ * exclusive, so two concurrent requests with one key never both execute. A live record answers
+ * only a request that matches it (endpoint, body fingerprint and API key), as Stripe does;
+ * anything else is a conflict, never a replay of someone else's answer. `keyDigest` is a hash
+ * of the Idempotency-Key, so the store does not hold the key the sealed body is opened with.
  */
 export async function claimIdempotencyKey(
   kv: Deno.Kv,
-  input: { scope: string; key: string; endpoint: string; now: number },
+  input: RequestIdentity & { scope: string; keyDigest: string; now: number },
 ): Promise<ClaimResult> {
-  const k = keys.idempotency(input.scope, input.key);
+  const k = keys.idempotency(input.scope, input.keyDigest);
   for (let i = 0; i < 10; i++) {
     const entry = await kv.get<Record_>(k);
     const rec = entry.value;
     // `expireIn` is the earliest deletion, not a deadline: treat old records as gone ourselves.
     const live = rec !== null && input.now - rec.createdAt < IDEMPOTENCY_TTL_MS;
-    if (live && rec.endpoint !== input.endpoint) return { kind: "conflict" };
-    if (live && rec.state === "done") return { kind: "replay", response: rec.response };
-    if (live && rec.state === "in_progress" && rec.leaseUntil > input.now) {
-      return { kind: "in_progress" };
+    if (live) {
+      const reason = mismatch(rec, input);
+      if (reason) return { kind: "conflict", reason };
+      if (rec.state === "done") return { kind: "replay", response: rec.response };
+      if (rec.leaseUntil > input.now) return { kind: "in_progress" };
     }
     const claim: Record_ = {
       state: "in_progress",
       endpoint: input.endpoint,
+      fingerprint: input.fingerprint,
+      keyId: input.keyId,
       createdAt: input.now,
       leaseUntil: input.now + IDEMPOTENCY_LEASE_MS,
     };
@@ -53,22 +88,23 @@ export async function claimIdempotencyKey(
   return { kind: "in_progress" };
 }
 
-/** Stores the finished response for replay, if the claim is still ours. */
+/** Stores the finished (sealed) response for replay, if the claim is still ours. */
 export async function completeIdempotencyKey(
   kv: Deno.Kv,
-  input: {
+  input: RequestIdentity & {
     scope: string;
-    key: string;
-    endpoint: string;
+    keyDigest: string;
     versionstamp: string;
     now: number;
     response: StoredResponse;
   },
 ): Promise<void> {
-  const k = keys.idempotency(input.scope, input.key);
+  const k = keys.idempotency(input.scope, input.keyDigest);
   const rec: Record_ = {
     state: "done",
     endpoint: input.endpoint,
+    fingerprint: input.fingerprint,
+    keyId: input.keyId,
     createdAt: input.now,
     response: input.response,
   };
@@ -76,11 +112,11 @@ export async function completeIdempotencyKey(
     .set(k, rec, { expireIn: IDEMPOTENCY_TTL_MS }).commit();
 }
 
-/** Drops a claim whose request failed with a 5xx, so a retry runs afresh. */
+/** Drops a claim whose request failed, so a retry runs afresh. */
 export async function releaseIdempotencyKey(
   kv: Deno.Kv,
-  input: { scope: string; key: string; versionstamp: string },
+  input: { scope: string; keyDigest: string; versionstamp: string },
 ): Promise<void> {
-  const k = keys.idempotency(input.scope, input.key);
+  const k = keys.idempotency(input.scope, input.keyDigest);
   await kv.atomic().check({ key: k, versionstamp: input.versionstamp }).delete(k).commit();
 }

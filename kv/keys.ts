@@ -40,7 +40,10 @@ export const keys = {
   runningJob: (kind: string, id: string) => ["running_jobs", kind, id] as const,
   runningJobs: () => ["running_jobs"] as const,
 
-  idempotency: (scope: string, key: string) => ["idempotency", scope, key] as const,
+  /** An idempotent request's record, by scope and the SHA-256 of its Idempotency-Key. */
+  idempotency: (scope: string, keyDigest: string) => ["idempotency", scope, keyDigest] as const,
+  /** Sandbox accounts opened by one address block on one UTC day (signup abuse limit). */
+  signupBlock: (block: string, dayStart: number) => ["signup_blocks", block, dayStart] as const,
   rateLimit: (bucket: string, windowStart: number) => ["rate_limits", bucket, windowStart] as const,
 
   balance: (accountId: string) => ["balances", accountId] as const,
@@ -54,6 +57,8 @@ export const keys = {
   /** Marks a grant or refund reference as applied, so each is credited once (`kind`: grant|refund). */
   ledgerRef: (accountId: string, kind: string, ref: string) =>
     ["credit_ledger_refs", accountId, kind, ref] as const,
+  /** A paid credit pack by Stripe PaymentIntent id, for its refunds and disputes. */
+  stripePayment: (paymentIntentId: string) => ["stripe_payments", paymentIntentId] as const,
   /** Stripe subscription id → {projectId, accountId}, for renewals whose metadata is missing. */
   stripeSubscription: (subscriptionId: string) => ["stripe_subscriptions", subscriptionId] as const,
 

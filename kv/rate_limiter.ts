@@ -168,6 +168,14 @@ export class RateLimiter {
     };
   }
 
+  /** The decision a hit on a strict limiter's bucket would meet now, without counting one. */
+  async peek(bucket: string): Promise<RateDecision> {
+    const now = this.clock.now();
+    const windowStart = Math.floor(now / this.options.windowMs) * this.options.windowMs;
+    const used = await this.#read(`${this.options.name}:${bucket}`, windowStart);
+    return this.#decision(used < this.options.limit, used, windowStart, now);
+  }
+
   async #strictHit(bucket: string, windowStart: number, now: number): Promise<RateDecision> {
     const key = keys.rateLimit(`${this.options.name}:${bucket}`, windowStart);
     const { allowed, used } = await atomically(this.kv, async () => {

@@ -1,8 +1,10 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { signup } from "../domain/accounts.ts";
+import { addressBlock } from "../domain/signup_limits.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { idempotency } from "./middleware/idempotency.ts";
 import { requireKey } from "./middleware/auth.ts";
+import { clientIp } from "./middleware/request_id.ts";
 import { AUTH_ERRORS, bearerSecurity, IdempotencyHeader, responses } from "./openapi_helpers.ts";
 import { accountView, sandboxLimits } from "./views.ts";
 
@@ -69,6 +71,7 @@ export function accountRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
         email: body.email,
         companyName: body.company_name ?? null,
         origin: body.origin ?? "agent",
+        addressBlock: addressBlock(clientIp(c, deps.config)),
       });
       const base = deps.config.publicBaseUrl;
       return c.json({

@@ -5,15 +5,15 @@ import { ApiError } from "../domain/errors.ts";
 import { keys } from "../kv/keys.ts";
 import { ApiKey } from "./api_keys.ts";
 import type { AppEnv, Services } from "./env.ts";
-import { requireAdmin } from "./middleware/auth.ts";
 import { responses } from "./openapi_helpers.ts";
 import { apiKeyView } from "./views.ts";
 
-/** Operator endpoints under `/admin`, guarded by ADMIN_TOKEN; absent (404) when it is unset. */
+/**
+ * Operator endpoints under `/admin`, guarded by ADMIN_TOKEN (`requireAdmin`, mounted in app.ts
+ * before the body reader); absent (404) when it is unset.
+ */
 export function adminRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
   const { deps } = s;
-  const guard = requireAdmin(deps.config.adminToken);
-  app.use("/admin/*", guard);
 
   app.openapi(
     createRoute({

@@ -80,7 +80,7 @@ export function apiKeyRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     }),
     async (c) => {
       const caller = c.get("principal")!;
-      const records = await listKeys(deps, caller.account.id);
+      const records = await listKeys(deps, caller.account.id, caller.key.mode);
       const used = await s.keyUsage.lastUsed(records.map((r) => r.id));
       return c.json({ keys: records.map((r) => apiKeyView(r, used.get(r.id) ?? null)) }, 200);
     },
@@ -102,7 +102,11 @@ export function apiKeyRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     }),
     async (c) => {
       const caller = c.get("principal")!;
-      const record = await revokeKey(deps, caller.account.id, c.req.valid("param").id);
+      const record = await revokeKey(
+        deps,
+        { accountId: caller.account.id, mode: caller.key.mode },
+        c.req.valid("param").id,
+      );
       s.resolver.invalidateAccount(caller.account.id);
       const used = await s.keyUsage.lastUsed([record.id]);
       return c.json({ key: apiKeyView(record, used.get(record.id) ?? null) }, 200);

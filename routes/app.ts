@@ -5,7 +5,7 @@ import { accountRoutes } from "./accounts.ts";
 import { adminRoutes } from "./admin.ts";
 import { apiKeyRoutes } from "./api_keys.ts";
 import type { AppEnv, Services } from "./env.ts";
-import { identify } from "./middleware/auth.ts";
+import { identify, requireAdmin } from "./middleware/auth.ts";
 import { errorBody, errorHandler, notFoundHandler } from "./middleware/errors.ts";
 import { jsonBody } from "./middleware/json_body.ts";
 import { rateLimit } from "./middleware/rate_limit.ts";
@@ -34,7 +34,7 @@ export function buildApp(s: Services, extraGroups: RouteGroup[] = []): OpenAPIHo
   app.use("*", requestId());
   const whoIsCalling = identify(s);
   const general = rateLimit(s);
-  const signups = rateLimit(s, { limiter: s.limits.signup });
+  const signups = rateLimit(s, { signup: true });
   // Identification feeds the limiter (whose budget a request spends), so the two run as one
   // layer: a Hono dispatch level less on every request.
   app.use("/v1/*", function identifyAndLimit(c: Context<AppEnv>, next: Next) {
@@ -43,8 +43,10 @@ export function buildApp(s: Services, extraGroups: RouteGroup[] = []): OpenAPIHo
       await limit(c, next);
     });
   });
+  // The operator token is checked before any body is read.
+  app.use("/admin/*", requireAdmin(s));
   // Only requests that carry a body pay for the body reader; /webhooks/stripe reads its raw body.
-  app.on(["POST", "PUT", "PATCH"], ["/v1/*", "/admin/*"], jsonBody());
+  app.on(["POST", "PUT", "PATCH"], ["/v1/*", "/admin/*"], jsonBody(s.deps.config.bodyTimeoutMs));
 
   for (const group of [accountRoutes, apiKeyRoutes, projectRoutes, ...extraGroups, adminRoutes]) {
     group(app, s);
@@ -90,7 +92,7 @@ export function buildApp(s: Services, extraGroups: RouteGroup[] = []): OpenAPIHo
       const err = new ApiError(
         "method_not_allowed",
         405,
-        `Method ${c.req.method} is not allowed on ${c.req.path}; allowed: ${allowed.join(", ")}`,
+        `Method ${c.req.method} is not allowed on this path; allowed: ${allowed.join(", ")}`,
       );
       return c.json(errorBody(baseUrl, err), 405);
     }

@@ -9,7 +9,7 @@ import {
 import { iso } from "../domain/clock.ts";
 import { ApiError } from "../domain/errors.ts";
 import type { AppEnv, Services } from "./env.ts";
-import { requireAdmin, requireKey } from "./middleware/auth.ts";
+import { requireKey } from "./middleware/auth.ts";
 import { idempotency } from "./middleware/idempotency.ts";
 import { AUTH_ERRORS, bearerSecurity, IdempotencyHeader, responses } from "./openapi_helpers.ts";
 import { ProjectIdParam } from "./projects.ts";
@@ -192,7 +192,6 @@ export function articleRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     },
   );
 
-  app.use("/admin/articles/*", requireAdmin(deps.config.adminToken));
   app.openapi(
     createRoute({
       method: "post",

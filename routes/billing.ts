@@ -1,3 +1,4 @@
+import type { Deps } from "../domain/deps.ts";
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import {
   CREDIT_NOTES,
@@ -9,6 +10,7 @@ import {
   PLAN_IDS,
   plansDocument,
   PURCHASE_HINT,
+  SANDBOX_BALANCE_NOTE,
   UNIT_PRICES,
 } from "../domain/billing/catalog.ts";
 import { createPackCheckout, createSubscriptionCheckout } from "../domain/billing/checkout.ts";
@@ -175,21 +177,7 @@ export function billingRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       middleware: [requireKey()] as const,
       responses: responses({ 200: { description: "Credits", schema: Credits } }, AUTH_ERRORS),
     }),
-    async (c) => {
-      const caller = c.get("principal")!;
-      return c.json(
-        {
-          balance_credits: await getBalance(deps.kv, caller.account.id),
-          currency: CURRENCY,
-          credit_usd_value: CREDIT_USD_VALUE,
-          unit_prices: { ...UNIT_PRICES },
-          packs: packsWithAvailability(deps.config),
-          purchase: PURCHASE_HINT,
-          notes: [...CREDIT_NOTES],
-        } as const,
-        200,
-      );
-    },
+    async (c) => c.json(await creditsView(deps, c.get("principal")!), 200),
   );
 
   app.openapi(
@@ -306,7 +294,7 @@ export function billingRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       const caller = c.get("principal")!;
       const state = await getSubscriptionState(
         deps,
-        caller.account.id,
+        { accountId: caller.account.id, mode: caller.key.mode },
         c.req.valid("query").project_id,
       );
       return c.json(state, 200);
@@ -316,8 +304,30 @@ export function billingRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
   // Stripe's inbound webhook: signed by Stripe, not by a bearer key; verified on the raw bytes,
   // which is why the JSON body middleware does not run outside /v1 and /admin.
   app.post("/webhooks/stripe", async (c) => {
-    const raw = new TextDecoder().decode(await readBodyCapped(c.req.raw, MAX_WEBHOOK_BYTES));
+    const raw = new TextDecoder().decode(
+      await readBodyCapped(c.req.raw, MAX_WEBHOOK_BYTES, deps.config.bodyTimeoutMs),
+    );
     const result = await handleStripeWebhook(deps, raw, c.req.header("stripe-signature") ?? null);
     return c.json({ received: true, event_id: result.eventId, outcome: result.outcome }, 200);
   });
+}
+
+/**
+ * The Credits object of `GET /v1/credits` (and the MCP billing tool). A sandbox key does not see
+ * the account's balance (`canSee`): it reads 0 and says why.
+ */
+export async function creditsView(
+  deps: Deps,
+  caller: { account: { id: string }; key: { mode: string } },
+) {
+  const sandbox = caller.key.mode === "sandbox";
+  return {
+    balance_credits: sandbox ? 0 : await getBalance(deps.kv, caller.account.id),
+    currency: CURRENCY,
+    credit_usd_value: CREDIT_USD_VALUE,
+    unit_prices: { ...UNIT_PRICES },
+    packs: packsWithAvailability(deps.config),
+    purchase: PURCHASE_HINT,
+    notes: sandbox ? [...CREDIT_NOTES, SANDBOX_BALANCE_NOTE] : [...CREDIT_NOTES],
+  } as const;
 }

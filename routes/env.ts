@@ -13,8 +13,14 @@ export interface Services {
     key: RateLimiter;
     /** Unauthenticated `/v1` traffic, per client IP. */
     ip: RateLimiter;
-    /** 5 signups per hour per client IP. */
+    /** All keys of an account together (`ACCOUNT_RATE_LIMIT_PER_MINUTE`). */
+    account: RateLimiter;
+    /** 5 signups per hour per client IP (`SIGNUP_RATE_PER_IP_PER_HOUR`). */
     signup: RateLimiter;
+    /** Signups per hour from everywhere (`SIGNUP_RATE_GLOBAL_PER_HOUR`). */
+    signupGlobal: RateLimiter;
+    /** Failed operator-token attempts per client IP. */
+    adminFailures: RateLimiter;
   };
 }
 

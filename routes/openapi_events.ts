@@ -12,6 +12,10 @@ import {
   EVENT_HEADER,
   SIGNATURE_HEADER,
   SIGNATURE_SCHEME,
+  SIGNATURE_TOLERANCE_S,
+  SIGNATURE_V2_HEADER,
+  SIGNATURE_V2_SCHEME,
+  TIMESTAMP_HEADER,
 } from "../domain/webhooks/types.ts";
 import type { AppEnv } from "./env.ts";
 
@@ -20,8 +24,12 @@ const RESERVED = new Set<string>(["article.generated", "usage.threshold_reached"
 const WHEN: Record<string, string> = {
   "audit.completed": "A project's audit run completed.",
   "article.published": "An article on a project was published.",
-  "subscription.updated": "A payment activated or renewed a project subscription.",
-  "credits.updated": "A paid credit pack checkout completed and credits were added.",
+  "subscription.updated": "A payment activated or renewed a project subscription; also a failed " +
+    "renewal payment (`payment_failed: true`) or a cancellation (`canceled: true`), which keep " +
+    "the subscription active to `paid_until`.",
+  "credits.updated": "A paid credit pack checkout completed and credits were added; also a " +
+    "refund or dispute of a pack taking credits back (negative `credits_added`, with " +
+    "`written_off` for credits already spent) or a won dispute giving them back.",
 };
 
 const EventEnvelope = z.object({
@@ -40,6 +48,14 @@ const DeliveryHeaders = z.object({
   [SIGNATURE_HEADER]: z.string().regex(/^[0-9a-f]{64}$/).openapi({
     description: `Lowercase ${SIGNATURE_SCHEME}, keyed with the endpoint secret. Verify it on ` +
       "the raw body, with a constant-time compare, before trusting the payload.",
+  }),
+  [TIMESTAMP_HEADER]: z.string().regex(/^\d+$/).openapi({
+    description: "Unix seconds at which this attempt was signed; refuse it when more than " +
+      `${SIGNATURE_TOLERANCE_S} s from your clock`,
+  }),
+  [SIGNATURE_V2_HEADER]: z.string().regex(/^v2=[0-9a-f]{64}$/).openapi({
+    description: `${SIGNATURE_V2_SCHEME}: covers the delivery id and the timestamp too, so a ` +
+      "captured request cannot be replayed later; deduplicate on the signed delivery id",
   }),
   [EVENT_HEADER]: z.enum(EVENT_NAMES).openapi({ description: "The event name" }),
   [DELIVERY_HEADER]: z.string().openapi({

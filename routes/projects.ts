@@ -100,7 +100,7 @@ export function projectRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     async (c) => {
       const caller = c.get("principal")!;
       const now = deps.clock.now();
-      const rows = await listProjects(deps, caller.account.id);
+      const rows = await listProjects(deps, caller.account.id, caller.key.mode);
       return c.json({
         projects: rows.map((r) => projectView(r.project, r.subscription, now, "list")),
       }, 200);
@@ -127,6 +127,7 @@ export function projectRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
         deps,
         caller.account.id,
         c.req.valid("param").projectId,
+        caller.key.mode,
       );
       return c.json(projectView(entry.value, subscription, deps.clock.now(), "detail"), 200);
     },

@@ -32,7 +32,8 @@ function buildAccountView(p: Principal) {
     mode: p.key.mode,
     plan: null,
     created_at: iso(p.account.createdAt)!,
-    projects_count: p.account.projectsCount,
+    // A sandbox key sees only the sandbox project(s) of its account (`canSee`).
+    projects_count: p.key.mode === "sandbox" ? p.account.sandboxProjects : p.account.projectsCount,
   };
   if (p.key.mode !== "sandbox") return base;
   return {

@@ -19,6 +19,8 @@ export interface AuditInput {
   timeoutMs?: number;
   /** Per-response body cap; default 5 MiB. */
   maxBytes?: number;
+  /** Bytes of all responses together (the catalogue's crawl budget); enforced by the crawl engine. */
+  maxTotalBytes?: number;
   resolver?: Resolver;
   now?: () => number;
   /** Audit-wide deadline after which no new fetch starts; default 10 minutes. */

@@ -22,6 +22,9 @@ export interface Plan {
   features: string[];
 }
 
+/** How many times more pages a `pro` project's audit may crawl than `CRAWL_MAX_PAGES`. */
+export const PRO_CRAWL_FACTOR = 5;
+
 export const PLANS: readonly Plan[] = [
   {
     id: "basic",
@@ -43,7 +46,7 @@ export const PLANS: readonly Plan[] = [
     featured: true,
     features: [
       "Everything in Basic",
-      "Audits crawl up to 5 times as many pages of the site",
+      `Audits crawl up to ${PRO_CRAWL_FACTOR} times as many pages of the site`,
     ],
   },
 ];
@@ -180,6 +183,57 @@ export function stripePriceOf(config: Config, id: PlanId | PackId): string | nul
   return config.stripe.prices[id] ?? null;
 }
 
+/**
+ * Which crawl an audit gets, by what pays for it: the sandbox trial, a standard audit (credits or
+ * a `basic` subscription), or a `pro` subscription's deeper crawl.
+ */
+export type CrawlAllowance = "sandbox" | "standard" | "pro";
+
+/** What one audit may make the crawler do to a site. */
+export interface CrawlLimits {
+  maxPages: number;
+  /** Bytes of all responses together. */
+  maxBytes: number;
+  /** Wall time after which no new fetch starts. */
+  maxDurationMs: number;
+  /** Requests in flight at once. */
+  concurrency: number;
+}
+
+const MIB = 1024 * 1024;
+
+/**
+ * The crawl budget of an audit, a business rule like the prices: a free sandbox key must not be
+ * able to make the service crawl a third-party site hard, so its audits get the operator's
+ * `SANDBOX_CRAWL_*` budget (default 25 pages, 10 MiB, 2 minutes, 2 requests at a time); paid
+ * audits crawl `CRAWL_MAX_PAGES` (200 MiB, 10 minutes); `pro` five times the pages (1 GiB,
+ * 12 minutes, under the 15-minute audit lease so a long crawl is never started twice).
+ */
+export function crawlLimitsFor(allowance: CrawlAllowance, config: Config): CrawlLimits {
+  if (allowance === "sandbox") {
+    return {
+      maxPages: Math.min(config.sandboxCrawl.maxPages, config.crawlMaxPages),
+      maxBytes: config.sandboxCrawl.maxBytes,
+      maxDurationMs: config.sandboxCrawl.maxDurationMs,
+      concurrency: Math.min(2, config.crawlConcurrency),
+    };
+  }
+  if (allowance === "pro") {
+    return {
+      maxPages: config.crawlMaxPages * PRO_CRAWL_FACTOR,
+      maxBytes: 1024 * MIB,
+      maxDurationMs: 12 * 60_000,
+      concurrency: config.crawlConcurrency,
+    };
+  }
+  return {
+    maxPages: config.crawlMaxPages,
+    maxBytes: 200 * MIB,
+    maxDurationMs: 10 * 60_000,
+    concurrency: config.crawlConcurrency,
+  };
+}
+
 /** Whether a plan or pack can be bought on this server: a secret key and its price are set. */
 export function isPurchasable(config: Config, id: PlanId | PackId): boolean {
   return config.stripe.secretKey !== null && stripePriceOf(config, id) !== null;
@@ -205,6 +259,10 @@ export const CREDIT_NOTES: readonly string[] = [
   ARTICLE_PRICING_RULE,
   "Sandbox keys cannot buy credits (403 sandbox_not_billable); use a live key.",
 ];
+
+/** Added to `GET /v1/credits` notes for sandbox keys, whose balance reads 0. */
+export const SANDBOX_BALANCE_NOTE =
+  "Sandbox keys do not see the account's credit balance (it reads 0 here); ask with a live key.";
 
 /**
  * The Plans document of `GET /v1/plans`, built from the catalogue. `baseUrl` is the public base

@@ -1,6 +1,9 @@
 /**
  * The inbound Stripe webhook: verify the signature on the raw body, then apply each event exactly
- * once. Every state change is ONE atomic operation that checks `["stripe_events", id]` absent, makes
+ * once. A signed event is still checked against what the service stored: a checkout is granted
+ * only when its session is one the service created, for the same account, project, plan or pack,
+ * amount and currency; invoices only for subscriptions the service activated (or the checkout it
+ * opened); refunds and disputes only for packs it granted. Every state change is ONE atomic operation that checks `["stripe_events", id]` absent, makes
  * the change (subscription or ledger), writes the outbox event and marks the event id, so a
  * redelivery (even a concurrent one) finds the mark and changes nothing. A thrown error marks
  * nothing and answers 5xx, so Stripe retries; events the service does not handle answer 200.
@@ -15,42 +18,33 @@ import type {
   AccountRecord,
   BalanceRecord,
   CheckoutRecord,
+  PackPaymentRecord,
+  PendingCheckoutRecord,
   PlanId,
   ProjectRecord,
   StripeEventRecord,
   SubscriptionRecord,
 } from "../records.ts";
 import { isActive } from "../subscription_state.ts";
-import { findPack, PLAN_IDS } from "./catalog.ts";
+import { CURRENCY, findPack, findPlan, PLAN_IDS } from "./catalog.ts";
 import { METADATA_SERVICE } from "./checkout.ts";
 import { addCredit } from "./credits.ts";
+import { applyChargeRefunded, applyDisputeClosed, applyDisputeCreated } from "./pack_reversals.ts";
+import {
+  count,
+  type EventOutcome,
+  idOf,
+  logAnomaly,
+  markEvent,
+  str,
+  type StripeEventLike,
+} from "./stripe_common.ts";
 import { stripeWebhooks, subtleCrypto } from "./stripe_client.ts";
+
+export type { EventOutcome, StripeEventLike } from "./stripe_common.ts";
 
 /** Stripe's own signature tolerance: a signed timestamp older than this is refused. */
 export const SIGNATURE_TOLERANCE_S = 300;
-/** Processed event ids are kept past Stripe's 3-day retry window and 30-day event history. */
-const EVENT_MARK_TTL_MS = 90 * 86_400_000;
-
-/** The parts of a Stripe event the handlers read; payloads are treated as untrusted shapes. */
-export interface StripeEventLike {
-  id: string;
-  type: string;
-  data: { object: Record<string, unknown> };
-}
-
-/** What became of an event, echoed in the 200 body and stored with the event mark. */
-export type EventOutcome =
-  | "activated"
-  | "renewed"
-  | "first_period_already_applied"
-  | "stale_renewal"
-  | "duplicate_subscription"
-  | "credits_granted"
-  | "pack_already_granted"
-  | "unknown_project"
-  | "unknown_account"
-  | "duplicate_event"
-  | "ignored";
 
 /**
  * Verifies `Stripe-Signature` over the raw body (HMAC-SHA256 of `t.body`, 5 minutes tolerance
@@ -102,40 +96,106 @@ export function applyStripeEvent(deps: Deps, event: StripeEventLike): Promise<Ev
       return onCheckoutPaid(deps, event);
     case "invoice.paid":
       return onInvoicePaid(deps, event);
+    case "invoice.payment_failed":
+      return onInvoicePaymentFailed(deps, event);
+    case "customer.subscription.deleted":
+      return onSubscriptionDeleted(deps, event);
+    case "charge.refunded":
+      return applyChargeRefunded(deps, event);
+    case "charge.dispute.created":
+      return applyDisputeCreated(deps, event);
+    case "charge.dispute.closed":
+      return applyDisputeClosed(deps, event);
     default:
       return Promise.resolve("ignored");
   }
 }
 
-/** A paid checkout: activates the subscription or grants the pack's credits. */
-function onCheckoutPaid(deps: Deps, event: StripeEventLike): Promise<EventOutcome> {
+/**
+ * A paid checkout: activates the subscription or grants the pack's credits, but only for a
+ * session the service created, with the account, project, plan or pack it stored, and the
+ * catalogue's price in USD (`amount_subtotal`, before discounts and tax). Anything else is logged
+ * and marked `unknown_checkout`, changing nothing: a valid signature alone grants nothing.
+ */
+async function onCheckoutPaid(deps: Deps, event: StripeEventLike): Promise<EventOutcome> {
   const session = event.data.object;
   const meta = ourMetadata(session.metadata);
   // Unpaid (delayed payment methods) sessions wait for async_payment_succeeded; sessions of
   // other products on the same Stripe account are not ours.
-  if (!meta || session.payment_status !== "paid") return Promise.resolve("ignored");
+  if (!meta || session.payment_status !== "paid") return "ignored";
   const sessionId = str(session.id);
-  if (meta.kind === "credit_pack" && meta.pack_id && meta.account_id && sessionId) {
-    return applyPackPayment(deps, event, {
-      accountId: meta.account_id,
-      packId: meta.pack_id,
+  if (!sessionId) return "ignored";
+  const checkout = (await deps.kv.get<CheckoutRecord>(keys.checkout(sessionId))).value;
+  const mismatch = checkoutMismatch(checkout, meta, session);
+  if (mismatch || !checkout) {
+    logAnomaly(`paid session not granted: ${mismatch}`, event, { session_id: sessionId });
+    return await markOnly(deps, event, "unknown_checkout");
+  }
+  if (checkout.kind === "credit_pack") {
+    return await applyPackPayment(deps, event, {
+      accountId: checkout.accountId,
+      packId: checkout.packId!,
       sessionId,
+      paymentIntentId: idOf(session.payment_intent),
+      amount: amountOf(session)!,
+      currency: CURRENCY.toLowerCase(),
     });
   }
-  if (meta.kind === "subscription" && meta.account_id && meta.project_id) {
-    return applySubscriptionPayment(deps, event, {
-      accountId: meta.account_id,
-      projectId: meta.project_id,
-      plan: planOf(meta.plan_id),
-      stripeSubscriptionId: idOf(session.subscription),
-      customerId: idOf(session.customer),
-      // The session does not carry the period; the invoice does (whichever arrives first wins).
-      periodEnd: null,
-      renewal: false,
-      sessionId,
-    });
+  return await applySubscriptionPayment(deps, event, {
+    accountId: checkout.accountId,
+    projectId: checkout.projectId!,
+    plan: checkout.planId,
+    stripeSubscriptionId: idOf(session.subscription),
+    customerId: idOf(session.customer),
+    // The session does not carry the period; the invoice does (whichever arrives first wins).
+    periodEnd: null,
+    renewal: false,
+    sessionId,
+  });
+}
+
+/** What the session paid, before discounts and tax, in minor units. */
+function amountOf(session: Record<string, unknown>): number | null {
+  return count(session.amount_subtotal) ?? count(session.amount_total);
+}
+
+/** Why a paid session does not match the checkout the service stored, or null when it does. */
+function checkoutMismatch(
+  checkout: CheckoutRecord | null,
+  meta: OurMetadata,
+  session: Record<string, unknown>,
+): string | null {
+  if (!checkout) return "no checkout was created for this session";
+  if (checkout.kind !== meta.kind) return "kind differs from the stored checkout";
+  if (checkout.accountId !== meta.account_id) return "account differs from the stored checkout";
+  let price: number | undefined;
+  if (checkout.kind === "credit_pack") {
+    if (checkout.packId !== meta.pack_id) return "pack differs from the stored checkout";
+    price = findPack(checkout.packId ?? "")?.usd;
+  } else {
+    if (checkout.projectId !== meta.project_id || checkout.planId !== meta.plan_id) {
+      return "project or plan differs from the stored checkout";
+    }
+    price = findPlan(checkout.planId ?? "")?.monthlyPrice;
   }
-  return Promise.resolve("ignored");
+  if (price === undefined) return "the stored checkout names nothing in the catalogue";
+  if (str(session.currency)?.toUpperCase() !== CURRENCY) return "currency is not USD";
+  if (amountOf(session) !== price * 100) {
+    return `amount ${amountOf(session)} is not the catalogue price ${price * 100}`;
+  }
+  return null;
+}
+
+/** Marks an event applied with an outcome that changed nothing (so a redelivery is a no-op). */
+function markOnly(deps: Deps, event: StripeEventLike, outcome: EventOutcome) {
+  const { kv, clock } = deps;
+  return atomically<EventOutcome>(kv, async () => {
+    const mark = await kv.get<StripeEventRecord>(keys.stripeEvent(event.id));
+    const op = kv.atomic().check(mark);
+    if (mark.value) return { op, result: "duplicate_event" };
+    markEvent(op, event, outcome, clock.now());
+    return { op, result: outcome };
+  });
 }
 
 /**
@@ -149,21 +209,13 @@ async function onInvoicePaid(deps: Deps, event: StripeEventLike): Promise<EventO
     ?.subscription_details as Record<string, unknown> | null | undefined;
   const subscriptionId = idOf(details?.subscription) ?? idOf(invoice.subscription);
   if (!subscriptionId) return "ignored";
-  let owner: { accountId: string; projectId: string } | null = null;
-  let plan: PlanId | null = null;
   // Before 2025-03-31.basil the metadata sat at `invoice.subscription_details`.
   const legacy = invoice.subscription_details as Record<string, unknown> | null | undefined;
   const meta = ourMetadata(details?.metadata) ?? ourMetadata(legacy?.metadata);
-  if (meta?.kind === "subscription" && meta.account_id && meta.project_id) {
-    owner = { accountId: meta.account_id, projectId: meta.project_id };
-    plan = planOf(meta.plan_id);
-  } else {
-    // Metadata can be missing on invoices Stripe built before it was set; our own index knows.
-    owner = (await deps.kv.get<{ accountId: string; projectId: string }>(
-      keys.stripeSubscription(subscriptionId),
-    )).value;
-  }
-  if (!owner) return "ignored";
+  const found = await invoiceOwner(deps, event, subscriptionId, meta, invoice.billing_reason);
+  if (found === "unknown_checkout") return await markOnly(deps, event, "unknown_checkout");
+  if (!found) return "ignored";
+  const { owner, plan } = found;
   const lines = (invoice.lines as { data?: { period?: { end?: unknown } }[] } | undefined)?.data;
   const end = lines?.[0]?.period?.end;
   return await applySubscriptionPayment(deps, event, {
@@ -175,6 +227,58 @@ async function onInvoicePaid(deps: Deps, event: StripeEventLike): Promise<EventO
     renewal: invoice.billing_reason !== "subscription_create",
     sessionId: null,
   });
+}
+
+/**
+ * Whose subscription an invoice is. The index of Stripe subscriptions the service activated
+ * decides (metadata can be missing on invoices Stripe built before it was set, and is not trusted
+ * over the index); before activation, only the first invoice (`subscription_create`) of a
+ * checkout the service opened for that project, account and plan counts.
+ */
+async function invoiceOwner(
+  deps: Deps,
+  event: StripeEventLike,
+  subscriptionId: string,
+  meta: OurMetadata | null,
+  billingReason: unknown,
+): Promise<
+  | { owner: { accountId: string; projectId: string }; plan: PlanId | null }
+  | null
+  | "unknown_checkout"
+> {
+  const { kv } = deps;
+  const indexed = (await kv.get<{ accountId: string; projectId: string }>(
+    keys.stripeSubscription(subscriptionId),
+  )).value;
+  if (indexed) {
+    const plan = meta?.project_id === indexed.projectId ? planOf(meta.plan_id) : null;
+    return { owner: indexed, plan };
+  }
+  if (meta?.kind !== "subscription" || !meta.account_id || !meta.project_id) return null;
+  if (billingReason !== "subscription_create") {
+    logAnomaly("invoice of a subscription never activated here", event, {
+      subscription: subscriptionId,
+    });
+    return "unknown_checkout";
+  }
+  const pending = (await kv.get<PendingCheckoutRecord>(keys.pendingCheckout(meta.project_id)))
+    .value;
+  const checkout = pending
+    ? (await kv.get<CheckoutRecord>(keys.checkout(pending.sessionId))).value
+    : null;
+  if (
+    !checkout || checkout.kind !== "subscription" || checkout.accountId !== meta.account_id ||
+    checkout.projectId !== meta.project_id || checkout.planId !== meta.plan_id
+  ) {
+    logAnomaly("first invoice without a matching checkout", event, {
+      subscription: subscriptionId,
+    });
+    return "unknown_checkout";
+  }
+  return {
+    owner: { accountId: checkout.accountId, projectId: meta.project_id },
+    plan: checkout.planId,
+  };
 }
 
 interface SubscriptionPayment {
@@ -261,6 +365,10 @@ function applySubscriptionPayment(
     }
 
     if (!p.renewal) return finish("first_period_already_applied");
+    if (sub.canceledAt) {
+      logAnomaly("paid invoice of a deleted subscription; refund it", event, p);
+      return finish("subscription_canceled");
+    }
 
     const paidUntil = p.periodEnd ?? addMonthsUtc(Math.max(sub.paidUntil, now), 1);
     if (paidUntil <= sub.paidUntil) return finish("stale_renewal");
@@ -269,6 +377,7 @@ function applySubscriptionPayment(
       plan: p.plan ?? sub.plan,
       paidUntil,
       stripeCustomerId: p.customerId ?? sub.stripeCustomerId,
+      paymentFailedAt: null,
       updatedAt: now,
     };
     op.set(keys.subscription(p.projectId), record);
@@ -278,13 +387,108 @@ function applySubscriptionPayment(
 }
 
 /**
+ * A Stripe subscription the service activated, found through its index, with the project's
+ * subscription record it is (or was) the payer of; null when the event is not ours.
+ */
+async function ownSubscription(deps: Deps, subscriptionId: string | null) {
+  if (!subscriptionId) return null;
+  return (await deps.kv.get<{ accountId: string; projectId: string }>(
+    keys.stripeSubscription(subscriptionId),
+  )).value;
+}
+
+/**
+ * Applies a change to the subscription record of the Stripe subscription an event names, in one
+ * commit with the event mark and `subscription.updated`. `change` returns the new record and the
+ * extra event fields, or an outcome when nothing changes.
+ */
+async function changeSubscription(
+  deps: Deps,
+  event: StripeEventLike,
+  subscriptionId: string | null,
+  change: (
+    sub: SubscriptionRecord,
+    now: number,
+  ) =>
+    | { record: SubscriptionRecord; extra: Record<string, unknown>; outcome: EventOutcome }
+    | EventOutcome,
+): Promise<EventOutcome> {
+  const owner = await ownSubscription(deps, subscriptionId);
+  if (!owner) return "ignored";
+  const { kv, clock } = deps;
+  return await atomically(kv, async () => {
+    const now = clock.now();
+    const [mark, subEntry] = await kv.getMany<[StripeEventRecord, SubscriptionRecord]>([
+      keys.stripeEvent(event.id),
+      keys.subscription(owner.projectId),
+    ]);
+    if (mark.value) return { op: kv.atomic().check(mark), result: "duplicate_event" as const };
+    const op = kv.atomic().check(mark, subEntry);
+    const finish = (outcome: EventOutcome) => {
+      markEvent(op, event, outcome, now);
+      return { op, result: outcome };
+    };
+    const sub = subEntry.value;
+    // A subscription replaced by a newer one on the project: its events no longer apply.
+    if (!sub || sub.stripeSubscriptionId !== subscriptionId) return finish("stale_subscription");
+    const result = change(sub, now);
+    if (typeof result === "string") return finish(result);
+    op.set(subEntry.key, result.record);
+    emitSubscriptionUpdated(deps, op, event, result.record, false, now, result.extra);
+    return finish(result.outcome);
+  });
+}
+
+/**
+ * `customer.subscription.deleted`: the customer (or Stripe, after failed retries) ended it. The
+ * period already paid stays active to `paid_until`, then the project reads `none`; later invoices
+ * of this subscription renew nothing.
+ */
+function onSubscriptionDeleted(deps: Deps, event: StripeEventLike): Promise<EventOutcome> {
+  const subscription = event.data.object;
+  return changeSubscription(deps, event, str(subscription.id), (sub, now) => {
+    if (sub.canceledAt) return "already_canceled";
+    return {
+      record: { ...sub, canceledAt: now, updatedAt: now },
+      extra: { canceled: true },
+      outcome: "canceled",
+    };
+  });
+}
+
+/**
+ * `invoice.payment_failed` for a subscription the service activated: `paid_until` does not move
+ * (the project lapses when it passes unless a later retry is paid); the failure is recorded and
+ * sent as `subscription.updated` with `payment_failed: true`, so the agent can tell its human.
+ */
+function onInvoicePaymentFailed(deps: Deps, event: StripeEventLike): Promise<EventOutcome> {
+  const invoice = event.data.object;
+  const details = (invoice.parent as Record<string, unknown> | null | undefined)
+    ?.subscription_details as Record<string, unknown> | null | undefined;
+  const subscriptionId = idOf(details?.subscription) ?? idOf(invoice.subscription);
+  return changeSubscription(deps, event, subscriptionId, (sub, now) => ({
+    record: { ...sub, paymentFailedAt: now, updatedAt: now },
+    extra: { payment_failed: true },
+    outcome: "payment_failed_recorded",
+  }));
+}
+
+/**
  * One commit: event mark + the pack's credits (bonus included) on the balance with a ledger entry,
- * once per checkout session even if two event types report it + `credits.updated` in the outbox.
+ * once per checkout session even if two event types report it + `credits.updated` in the outbox,
+ * + the pack payment record its refunds and disputes are measured against.
  */
 function applyPackPayment(
   deps: Deps,
   event: StripeEventLike,
-  p: { accountId: string; packId: string; sessionId: string },
+  p: {
+    accountId: string;
+    packId: string;
+    sessionId: string;
+    paymentIntentId: string | null;
+    amount: number;
+    currency: string;
+  },
 ): Promise<EventOutcome> {
   const { kv, clock } = deps;
   const pack = findPack(p.packId);
@@ -325,6 +529,25 @@ function applyPackPayment(
     if (checkoutEntry.value) {
       op.set(checkoutEntry.key, { ...checkoutEntry.value, completedAt: now });
     }
+    if (p.paymentIntentId) {
+      const payment: PackPaymentRecord = {
+        paymentIntentId: p.paymentIntentId,
+        accountId: p.accountId,
+        sessionId: p.sessionId,
+        packId: pack.id,
+        credits: pack.credits,
+        amount: p.amount,
+        currency: p.currency,
+        refundDue: 0,
+        disputes: {},
+        taken: 0,
+        writtenOff: 0,
+        createdAt: now,
+        updatedAt: now,
+      };
+      const key = keys.stripePayment(p.paymentIntentId);
+      op.check({ key, versionstamp: null }).set(key, payment, { expireIn: PAYMENT_TTL_MS });
+    }
     recordEvent(op, deps.queue, {
       accountId: p.accountId,
       event: "credits.updated",
@@ -339,6 +562,9 @@ function applyPackPayment(
   });
 }
 
+/** Pack payments are kept as long as Stripe lets a customer dispute a card payment (120 days+). */
+const PAYMENT_TTL_MS = 200 * 86_400_000;
+
 function emitSubscriptionUpdated(
   deps: Deps,
   op: Deno.AtomicOperation,
@@ -346,30 +572,23 @@ function emitSubscriptionUpdated(
   record: SubscriptionRecord,
   firstActivation: boolean,
   now: number,
+  extra: Record<string, unknown> = {},
 ): void {
   recordEvent(op, deps.queue, {
     accountId: record.accountId,
     event: "subscription.updated",
     data: {
       project_id: record.projectId,
-      status: "active",
+      // A cancelled or unpaid subscription stays active until its paid period ends.
+      status: isActive(record, now) ? "active" : "none",
       plan: record.plan,
       paid_until: iso(record.paidUntil),
       first_activation: firstActivation,
+      ...extra,
       stripe_event: event.type,
     },
     now,
   });
-}
-
-function markEvent(
-  op: Deno.AtomicOperation,
-  event: StripeEventLike,
-  outcome: EventOutcome,
-  now: number,
-): void {
-  const record: StripeEventRecord = { id: event.id, type: event.type, processedAt: now, outcome };
-  op.set(keys.stripeEvent(event.id), record, { expireIn: EVENT_MARK_TTL_MS });
 }
 
 /**
@@ -407,25 +626,4 @@ function ourMetadata(value: unknown): OurMetadata | null {
 
 function planOf(value: string | undefined): PlanId | null {
   return (PLAN_IDS as readonly string[]).includes(value ?? "") ? value as PlanId : null;
-}
-
-/** Stripe expandable fields are an id string or an object with `id`. */
-function idOf(value: unknown): string | null {
-  if (typeof value === "string" && value) return value;
-  if (typeof value === "object" && value !== null) return str((value as { id?: unknown }).id);
-  return null;
-}
-
-function str(value: unknown): string | null {
-  return typeof value === "string" && value ? value : null;
-}
-
-function logAnomaly(msg: string, event: StripeEventLike, detail: object): void {
-  console.error(JSON.stringify({
-    level: "error",
-    msg: `stripe webhook: ${msg}`,
-    stripe_event_id: event.id,
-    stripe_event: event.type,
-    ...detail,
-  }));
 }

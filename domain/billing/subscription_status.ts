@@ -4,9 +4,11 @@
  */
 import { keys } from "../../kv/keys.ts";
 import { iso } from "../clock.ts";
+import { canSee } from "../auth.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import type {
+  KeyMode,
   PendingCheckoutRecord,
   PlanId,
   ProjectRecord,
@@ -28,9 +30,10 @@ export interface SubscriptionState {
  */
 export async function getSubscriptionState(
   deps: Deps,
-  accountId: string,
+  caller: { accountId: string; mode: KeyMode },
   projectId: string,
 ): Promise<SubscriptionState> {
+  const { accountId } = caller;
   const [projectEntry, subEntry, pendingEntry] = await deps.kv.getMany<
     [ProjectRecord, SubscriptionRecord, PendingCheckoutRecord]
   >([
@@ -39,7 +42,9 @@ export async function getSubscriptionState(
     keys.pendingCheckout(projectId),
   ]);
   const project = projectEntry.value;
-  if (!project) throw new ApiError("not_found", 404, `No project '${projectId}' on this account`);
+  if (!project || !canSee(caller.mode, project.sandbox)) {
+    throw new ApiError("not_found", 404, `No project '${projectId}' on this account`);
+  }
   return subscriptionStateOf(project, subEntry.value, pendingEntry.value, deps.clock.now());
 }
 

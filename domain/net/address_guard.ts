@@ -54,6 +54,13 @@ export interface CheckedTarget {
   addresses: string[];
 }
 
+/**
+ * The one refusal text for hosts that are not public and hosts that do not resolve (webhook
+ * registration, project creation): the same words for both, so a caller cannot probe which
+ * internal host names exist.
+ */
+export const PUBLIC_HOST_TEXT = "must name a host that resolves to public internet addresses only";
+
 /** IPv6 global unicast is 2000::/3; everything outside it is special-purpose or unassigned. */
 const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parseCIDR("2000::/3");
 

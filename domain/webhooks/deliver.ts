@@ -23,6 +23,8 @@ import {
   MAX_ATTEMPTS,
   MAX_RETRY_DELAY_MS,
   SIGNATURE_HEADER,
+  SIGNATURE_V2_HEADER,
+  TIMESTAMP_HEADER,
   webhookGraceMs,
   type WebhookRecord,
 } from "./types.ts";
@@ -75,6 +77,15 @@ export async function runDelivery(deps: Deps, messageId: string): Promise<Delive
   return await recordAttempt(deps, d.id, n, result);
 }
 
+/** The bytes the v2 signature covers: `{delivery id}.{timestamp}.{raw body}`. */
+export function signedV2(deliveryId: string, timestamp: number, body: Uint8Array): Uint8Array {
+  const head = encoder.encode(`${deliveryId}.${timestamp}.`);
+  const out = new Uint8Array(head.byteLength + body.byteLength);
+  out.set(head);
+  out.set(body, head.byteLength);
+  return out;
+}
+
 /** POSTs the envelope once; every way it can go wrong becomes a failed result, never a throw. */
 async function send(
   deps: Deps,
@@ -84,6 +95,7 @@ async function send(
   secret: string,
 ): Promise<AttemptResult> {
   const body = encoder.encode(d.body);
+  const timestamp = Math.floor(deps.clock.now() / 1000);
   const net = webhookNet(deps);
   try {
     const res = await safeFetch(hook.url, {
@@ -96,6 +108,8 @@ async function send(
         "content-type": "application/json",
         "user-agent": "Serpwright-Webhooks/1.0",
         [SIGNATURE_HEADER]: await signHex(secret, body),
+        [TIMESTAMP_HEADER]: String(timestamp),
+        [SIGNATURE_V2_HEADER]: `v2=${await signHex(secret, signedV2(d.id, timestamp, body))}`,
         [EVENT_HEADER]: d.event,
         [DELIVERY_HEADER]: d.id,
         [ATTEMPT_HEADER]: String(n),

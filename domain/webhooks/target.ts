@@ -5,7 +5,12 @@
  *
  * @module
  */
-import { checkUrlTarget, type Resolver, TargetRefusedError } from "../net/address_guard.ts";
+import {
+  checkUrlTarget,
+  PUBLIC_HOST_TEXT,
+  type Resolver,
+  TargetRefusedError,
+} from "../net/address_guard.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { DELIVERY_TIMEOUT_MS } from "./types.ts";
@@ -72,7 +77,11 @@ export async function checkWebhookUrl(deps: Deps, input: string): Promise<string
   }
 }
 
-/** Human text for a guard refusal, without addresses. */
+/**
+ * Human text for a guard refusal, without addresses. A name that does not resolve and a name that
+ * resolves to an internal address get the same words: telling them apart would let a caller probe
+ * which internal host names exist.
+ */
 export function refusalText(reason: TargetRefusedError["reason"]): string {
   switch (reason) {
     case "invalid_url":
@@ -83,9 +92,8 @@ export function refusalText(reason: TargetRefusedError["reason"]): string {
     case "userinfo":
       return "must not contain credentials";
     case "private_address":
-      return "must be public; the host is a loopback, private, link-local or other internal address";
     case "dns_failure":
-      return "the host name does not resolve";
+      return PUBLIC_HOST_TEXT;
   }
 }
 

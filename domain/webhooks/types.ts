@@ -52,6 +52,18 @@ export const EVENT_HEADER = "X-Serpwright-Event";
 export const DELIVERY_HEADER = "X-Serpwright-Delivery";
 export const ATTEMPT_HEADER = "X-Serpwright-Attempt";
 export const SIGNATURE_SCHEME = "hex(hmac_sha256(secret, raw_body))";
+/** Unix seconds at which this attempt was signed (Standard Webhooks style). */
+export const TIMESTAMP_HEADER = "X-Serpwright-Timestamp";
+/**
+ * `v2=` and the hex HMAC-SHA256 of `{delivery id}.{timestamp}.{raw body}`: binds the body to the
+ * id receivers dedupe on and to the time it was sent, so a captured delivery cannot be replayed
+ * later or under another id. The body-only `X-Serpwright-Signature` stays for existing receivers.
+ */
+export const SIGNATURE_V2_HEADER = "X-Serpwright-Signature-V2";
+export const SIGNATURE_V2_SCHEME =
+  "v2=hex(hmac_sha256(secret, delivery_id + '.' + timestamp + '.' + raw_body))";
+/** How far a receiver should accept a v2 timestamp from its own clock (documented, seconds). */
+export const SIGNATURE_TOLERANCE_S = 300;
 
 /** The signing secret as AES-GCM ciphertext; the raw secret is never stored. */
 export interface SealedSecret {

@@ -104,7 +104,7 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     const caller: McpCaller = {
       principal,
       bearer: principal ? BEARER.exec(c.req.header("authorization") ?? "")?.[1] ?? null : null,
-      ip: clientIp(c, s.deps.config.trustProxy),
+      ip: clientIp(c, s.deps.config),
       rateLimited,
       toolCall,
     };

@@ -2,6 +2,9 @@ import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../../domain/errors.ts";
 import { secureEqual } from "../../domain/secure_compare.ts";
 import type { AppEnv, Services } from "../env.ts";
+import { noRoute } from "./errors.ts";
+import { rateLimited } from "./rate_limit.ts";
+import { clientIp } from "./request_id.ts";
 
 const BEARER = /^Bearer ([A-Za-z0-9_]{8,200})$/;
 
@@ -53,12 +56,27 @@ export function requireKey(): MiddlewareHandler<AppEnv> {
   };
 }
 
-/** Guards operator endpoints with `ADMIN_TOKEN`; without one configured, `/admin/*` does not exist. */
-export function requireAdmin(adminToken: string | null): MiddlewareHandler<AppEnv> {
+/** Wrong operator tokens one client IP may send per window before `/admin/*` answers 429. */
+export const ADMIN_AUTH_FAILURES_PER_WINDOW = 10;
+export const ADMIN_AUTH_WINDOW_MS = 10 * 60_000;
+
+/**
+ * Guards operator endpoints with `ADMIN_TOKEN`; without one configured, `/admin/*` does not exist.
+ * Runs before any body is read or parsed. Failed tokens are counted per client IP (a checked KV
+ * write each, shared by processes); past 10 in 10 minutes that IP gets 429 `rate_limited` with
+ * `Retry-After`, right token or not, so guessing is throttled rather than answered.
+ */
+export function requireAdmin(services: Services): MiddlewareHandler<AppEnv> {
+  const { adminToken } = services.deps.config;
+  const failures = services.limits.adminFailures;
   return async function requireAdminMiddleware(c, next) {
-    if (!adminToken) throw new ApiError("not_found", 404, `No route ${c.req.method} ${c.req.path}`);
+    if (!adminToken) throw noRoute();
+    const ip = clientIp(c, services.deps.config);
+    const state = await failures.peek(ip);
+    if (!state.allowed) throw rateLimited(state);
     const given = /^Bearer (.+)$/.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
     if (!secureEqual(given, adminToken)) {
+      await failures.hit(ip);
       throw new ApiError("unauthorized", 401, "Invalid operator token");
     }
     await next();

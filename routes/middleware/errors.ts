@@ -59,12 +59,21 @@ export function errorHandler(baseUrl: string): ErrorHandler<AppEnv> {
   };
 }
 
-/** Unknown paths answer 404 `not_found` in the error shape. */
+/**
+ * Unknown paths answer 404 `not_found` in the error shape. The message never echoes the path:
+ * it arrives percent-decoded, and reflecting it would put caller-chosen text in our answers.
+ */
 export function notFoundHandler(baseUrl: string): NotFoundHandler<AppEnv> {
   return function notFound(c: Context<AppEnv>) {
-    return c.json(
-      errorBody(baseUrl, new ApiError("not_found", 404, `No route ${c.req.method} ${c.req.path}`)),
-      404,
-    );
+    return c.json(errorBody(baseUrl, noRoute()), 404);
   };
+}
+
+/** The one 404 of an unknown route (also `/admin/*` without an operator token). */
+export function noRoute(): ApiError {
+  return new ApiError(
+    "not_found",
+    404,
+    "No route matches this method and path; see /v1/openapi.json",
+  );
 }

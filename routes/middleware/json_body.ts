@@ -11,11 +11,11 @@ const MAX_DEPTH = 20;
  * (Content-Length is not trusted), so the zod validators downstream see a parsed object. An empty
  * body counts as `{}` (several endpoints take an optional body); anything else must be JSON.
  */
-export function jsonBody(): MiddlewareHandler<AppEnv> {
+export function jsonBody(timeoutMs = DEFAULT_BODY_TIMEOUT_MS): MiddlewareHandler<AppEnv> {
   return async function jsonBodyMiddleware(c, next) {
     const method = c.req.method;
     if (method !== "POST" && method !== "PUT" && method !== "PATCH") return await next();
-    const text = await readText(c.req.raw);
+    const text = await readText(c.req.raw, timeoutMs);
     let value: unknown = {};
     if (text.trim() !== "") {
       const type = c.req.header("content-type") ?? "";
@@ -45,26 +45,58 @@ function tooLarge(maxBytes = MAX_BODY_BYTES): ApiError {
   return new ApiError("payload_too_large", 413, `Request body exceeds ${maxBytes} bytes`);
 }
 
+/** How long a whole request body may take to arrive (`REQUEST_BODY_TIMEOUT_MS`). */
+export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
+
+function tooSlow(timeoutMs: number): ApiError {
+  return new ApiError(
+    "request_timeout",
+    408,
+    `The request body did not arrive within ${timeoutMs} ms`,
+    undefined,
+    { Connection: "close" },
+  );
+}
+
 /**
  * Reads a request body, refusing with 413 `payload_too_large` as soon as more than `maxBytes`
  * arrive (a declared Content-Length over the cap is refused before reading; chunked bodies are
- * counted as they come).
+ * counted as they come), and with 408 `request_timeout` when the whole body has not arrived within
+ * `timeoutMs`, so a client trickling a body cannot hold a connection and a handler open. (Deno
+ * bounds slow request heads itself; see the README's "Slow clients".)
  */
-export async function readBodyCapped(req: Request, maxBytes: number): Promise<Uint8Array> {
+export async function readBodyCapped(
+  req: Request,
+  maxBytes: number,
+  timeoutMs = DEFAULT_BODY_TIMEOUT_MS,
+): Promise<Uint8Array> {
   if (Number(req.headers.get("content-length") ?? "0") > maxBytes) throw tooLarge(maxBytes);
   if (!req.body) return new Uint8Array(0);
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  while (true) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge(maxBytes);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), timeoutMs);
+  });
+  try {
+    while (true) {
+      const next = await Promise.race([reader.read(), expired]);
+      if (next === "timeout") {
+        await reader.cancel().catch(() => {});
+        throw tooSlow(timeoutMs);
+      }
+      const { done, value } = next;
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge(maxBytes);
+      }
+      chunks.push(value);
     }
-    chunks.push(value);
+  } finally {
+    clearTimeout(timer);
   }
   const all = new Uint8Array(size);
   let at = 0;
@@ -75,8 +107,8 @@ export async function readBodyCapped(req: Request, maxBytes: number): Promise<Ui
   return all;
 }
 
-async function readText(req: Request): Promise<string> {
-  const bytes = await readBodyCapped(req, MAX_BODY_BYTES);
+async function readText(req: Request, timeoutMs: number): Promise<string> {
+  const bytes = await readBodyCapped(req, MAX_BODY_BYTES, timeoutMs);
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {

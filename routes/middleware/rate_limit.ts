@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { ApiError } from "../../domain/errors.ts";
-import type { RateDecision, RateLimiter } from "../../kv/rate_limiter.ts";
+import type { RateDecision } from "../../kv/rate_limiter.ts";
 import type { AppEnv, Services } from "../env.ts";
 import { clientIp } from "./request_id.ts";
 
@@ -10,33 +10,67 @@ function setHeaders(c: Context<AppEnv>, d: RateDecision): void {
   c.header("X-RateLimit-Reset", String(d.reset));
 }
 
+/** The 429 of a refused decision. */
+export function rateLimited(d: RateDecision): ApiError {
+  return new ApiError(
+    "rate_limited",
+    429,
+    `Rate limit of ${d.limit} requests exceeded; retry in ${d.retryAfter} s`,
+    undefined,
+    { "Retry-After": String(d.retryAfter) },
+  );
+}
+
 /**
- * Counts the request against its budget and puts the `X-RateLimit-*` headers on every `/v1`
- * response, errors included: per API key when one resolved, otherwise per client IP. Signups
- * use their own strict per-IP limiter (`limiter` option).
+ * Hits `first`, then (only when it allows) `second`, so a refused request does not spend the
+ * wider budget; the decision shown is the refusal, else the tighter of the two. Synchronous when
+ * both limiters answer from memory (the hot path).
+ */
+function hitBoth(
+  first: RateDecision | Promise<RateDecision>,
+  second: () => RateDecision | Promise<RateDecision>,
+): RateDecision | Promise<RateDecision> {
+  if (first instanceof Promise) return first.then((d) => hitBoth(d, second));
+  if (!first.allowed) return first;
+  const d = second();
+  if (d instanceof Promise) return d.then((s) => tighter(first, s));
+  return tighter(first, d);
+}
+
+function tighter(a: RateDecision, b: RateDecision): RateDecision {
+  if (!b.allowed) return b;
+  return b.remaining < a.remaining ? b : a;
+}
+
+/**
+ * Counts the request against its budgets and puts the `X-RateLimit-*` headers on every `/v1`
+ * response, errors included: per API key and per account (all its keys together, so five keys
+ * or revoke-and-mint gain nothing) when a key resolved, otherwise per client IP. Signups have their
+ * own strict budgets (`signup` option): per client IP, then all signups together.
  */
 export function rateLimit(
   services: Services,
-  options: { limiter?: RateLimiter } = {},
+  options: { signup?: boolean } = {},
 ): MiddlewareHandler<AppEnv> {
+  const { limits } = services;
+  const config = services.deps.config;
   return async function rateLimitMiddleware(c, next) {
     const principal = c.get("principal");
-    const hit = options.limiter
-      ? options.limiter.hit(clientIp(c, services.deps.config.trustProxy))
-      : principal
-      ? services.limits.key.hit(principal.key.id)
-      : services.limits.ip.hit(clientIp(c, services.deps.config.trustProxy));
+    let hit: RateDecision | Promise<RateDecision>;
+    if (options.signup) {
+      const ip = clientIp(c, config);
+      hit = hitBoth(limits.signup.hit(ip), () => limits.signupGlobal.hit("all"));
+    } else if (principal) {
+      hit = hitBoth(
+        limits.key.hit(principal.key.id),
+        () => limits.account.hit(principal.account.id),
+      );
+    } else {
+      hit = limits.ip.hit(clientIp(c, config));
+    }
     const decision = hit instanceof Promise ? await hit : hit;
     setHeaders(c, decision);
-    if (!decision.allowed) {
-      throw new ApiError(
-        "rate_limited",
-        429,
-        `Rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfter} s`,
-        undefined,
-        { "Retry-After": String(decision.retryAfter) },
-      );
-    }
+    if (!decision.allowed) throw rateLimited(decision);
     await next();
     // Handlers that build their own Response bypass Hono's prepared headers.
     if (!c.res.headers.has("X-RateLimit-Limit")) setHeaders(c, decision);

@@ -12,6 +12,9 @@ import {
   MAX_ATTEMPTS,
   MAX_ENDPOINTS,
   SIGNATURE_HEADER,
+  SIGNATURE_TOLERANCE_S,
+  SIGNATURE_V2_HEADER,
+  TIMESTAMP_HEADER,
 } from "../../domain/webhooks/types.ts";
 import { codeBlock, html, layout, table } from "./layout.ts";
 import { hostConfigSnippet } from "../mcp/docs.ts";
@@ -25,13 +28,20 @@ const D = DEV_BASE;
 
 /** The receiver's signature check, shown on the page (and exercised by examples/agent.ts). */
 export const VERIFY_SNIPPET = `
-/** True when \`header\` is the hex HMAC-SHA256 of the raw body, keyed with the endpoint secret. */
-async function verifySignature(
+/**
+ * True when \`header\` is "v2=" and the hex HMAC-SHA256 of "{delivery id}.{timestamp}.{raw body}",
+ * keyed with the endpoint secret, and the timestamp is within ${SIGNATURE_TOLERANCE_S} s of now.
+ */
+async function verifyDelivery(
   secret: string,
-  rawBody: string | Uint8Array,
+  rawBody: string,
+  id: string | null,
+  timestamp: string | null,
   header: string | null,
 ): Promise<boolean> {
-  if (!header || !/^[0-9a-f]{64}$/i.test(header)) return false;
+  const given = /^v2=([0-9a-f]{64})$/.exec(header ?? "")?.[1];
+  if (!given || !id || !timestamp || !/^\\d+$/.test(timestamp)) return false;
+  if (Math.abs(Date.now() / 1000 - Number(timestamp)) > ${SIGNATURE_TOLERANCE_S}) return false; // replayed later
   const enc = new TextEncoder();
   const key = await crypto.subtle.importKey(
     "raw",
@@ -40,29 +50,31 @@ async function verifySignature(
     false,
     ["sign"],
   );
-  const body = typeof rawBody === "string" ? enc.encode(rawBody) : rawBody;
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, body));
+  const signed = enc.encode(\`\${id}.\${timestamp}.\${rawBody}\`);
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, signed));
   const expected = Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("");
-  const given = header.toLowerCase();
   // Constant-time compare: look at every character, whatever the first difference.
   let diff = 0;
   for (let i = 0; i < expected.length; i++) diff |= expected.charCodeAt(i) ^ given.charCodeAt(i);
   return diff === 0;
 }
 
-// A receiver (Deno): verify on the RAW body before parsing, dedupe on the delivery id, answer 2xx fast.
-const seen = new Set<string>(); // use durable storage in production
+// A receiver (Deno): verify on the RAW body before parsing, dedupe on the SIGNED delivery id,
+// answer 2xx fast.
+const seen = new Set<string>(); // durable storage in production; keep ids at least a day
 Deno.serve({ port: 8787 }, async (req) => {
   const raw = await req.text();
-  const ok = await verifySignature(
+  const id = req.headers.get("${DELIVERY_HEADER}");
+  const ok = await verifyDelivery(
     Deno.env.get("SERPWRIGHT_WEBHOOK_SECRET")!,
     raw,
-    req.headers.get("${SIGNATURE_HEADER}"),
+    id,
+    req.headers.get("${TIMESTAMP_HEADER}"),
+    req.headers.get("${SIGNATURE_V2_HEADER}"),
   );
   if (!ok) return new Response("bad signature", { status: 401 });
-  const delivery = req.headers.get("${DELIVERY_HEADER}")!;
-  if (seen.has(delivery)) return new Response("duplicate"); // a retry of one already handled
-  seen.add(delivery);
+  if (seen.has(id!)) return new Response("duplicate"); // a retry of one already handled
+  seen.add(id!);
   const envelope = JSON.parse(raw); // {id, event, created_at, data}
   console.log(req.headers.get("${EVENT_HEADER}"), envelope.data);
   return new Response("ok");
@@ -110,10 +122,13 @@ export function agentsPage(baseUrl: string): string {
 
     <h2 id="signup">1. Sign up</h2>
     <p>Public, no CAPTCHA. The answer holds a sandbox key, valid at once and <strong>shown only this
-    once</strong> (a retry with the same <code>Idempotency-Key</code> replays it).</p>
+    once</strong> (a retry of the same request with the same <code>Idempotency-Key</code> replays
+    it). Make every <code>Idempotency-Key</code> a fresh random value (a UUID), never a name
+    someone else could pick too.</p>
     ${codeBlock(`
+export IDEM=$(uuidgen)        # a fresh random key per operation; resend it only to retry that one
 curl -s -X POST ${D}/v1/accounts \\
-  -H 'Content-Type: application/json' -H 'Idempotency-Key: signup-agent-1' \\
+  -H 'Content-Type: application/json' -H "Idempotency-Key: $IDEM" \\
   -d '{"email":"agent@example.com","origin":"agent"}'
 # 201 {"account_id":"acct_…","api_key":"sk_sandbox_…","mode":"sandbox",
 #      "sandbox_limits":{"audits":${SANDBOX_LIMITS.audits},"articles":${SANDBOX_LIMITS.articles},"expires_days":${SANDBOX_LIMITS.expires_days}},
@@ -132,11 +147,14 @@ curl -s ${D}/v1/account -H "Authorization: Bearer $KEY"
     <h2 id="project">2. Register a project</h2>
     <p>A project is one site. <code>url</code> (1 to 500 characters, http or https) is normalised
     server-side; <code>name</code> (1 to 120) defaults to the host name, <code>language</code> (2 to 10)
-    to <code>en</code>, <code>country</code> (2 to 10) to <code>US</code>.</p>
+    to <code>en</code>, <code>country</code> (2 to 10) to <code>US</code>. A host that does not resolve
+    to public addresses (loopback, private networks, cloud metadata) is refused with 400 when the
+    project is created.</p>
     ${codeBlock(`
+export PROJECT_IDEM=$(uuidgen)
 curl -s -X POST ${D}/v1/projects \\
   -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
-  -H 'Idempotency-Key: project-example-com' \\
+  -H "Idempotency-Key: $PROJECT_IDEM" \\
   -d '{"url":"https://example.com","language":"en","country":"US"}'
 # 201 {"project_id":"proj_…","url":"https://example.com","name":"example.com","status":"setup",
 #      "language":"en","country":"US","sandbox":true,"access":"sandbox","created_at":"…"}
@@ -152,8 +170,9 @@ curl -s ${D}/v1/projects/$PROJECT -H "Authorization: Bearer $KEY"
     minutes: <strong>poll every 30 to 60 seconds</strong>, or register a webhook for
     <code>audit.completed</code> first (<a href="#webhooks">below</a>) and skip polling.</p>
     ${codeBlock(`
+export IDEM=$(uuidgen)
 curl -s -X POST ${D}/v1/projects/$PROJECT/audits \\
-  -H "Authorization: Bearer $KEY" -H 'Idempotency-Key: audit-example-com-1'
+  -H "Authorization: Bearer $KEY" -H "Idempotency-Key: $IDEM"
 # 202 {"audit_id":"aud_…","status":"queued","poll":"/v1/audits/aud_…"}
 export AUDIT=aud_...
 
@@ -181,9 +200,10 @@ echo "$R"
     seconds</strong>. Articles are drafts: they are never published automatically; fetch
     <code>content_markdown</code> and publish it yourself.</p>
     ${codeBlock(`
+export IDEM=$(uuidgen)
 curl -s -X POST ${D}/v1/projects/$PROJECT/articles \\
   -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
-  -H 'Idempotency-Key: article-flat-feet-1' \\
+  -H "Idempotency-Key: $IDEM" \\
   -d '{"topic":"How to choose running shoes for flat feet","primary_keyword":"running shoes for flat feet"}'
 # 202 {"article_id":"art_…","status":"queued","poll":"/v1/articles/art_…"}
 export ARTICLE=art_...
@@ -230,13 +250,21 @@ curl -s -X DELETE ${D}/v1/webhooks/$WEBHOOK -H "Authorization: Bearer $KEY"
     <code>{"id", "event", "created_at", "data"}</code> with these headers:</p>
     ${table(["Header", "Meaning"], [
       [
+        html`<code>${SIGNATURE_V2_HEADER}</code>`,
+        html`<code>v2=</code> and the lowercase hex HMAC-SHA256 of <code>{delivery id}.{timestamp}.{raw body}</code>, keyed with the endpoint secret. Verify it, and the timestamp, before trusting the payload.`,
+      ],
+      [
+        html`<code>${TIMESTAMP_HEADER}</code>`,
+        `Unix seconds at which this attempt was signed; refuse deliveries more than ${SIGNATURE_TOLERANCE_S} s from your clock.`,
+      ],
+      [
         html`<code>${SIGNATURE_HEADER}</code>`,
-        "Lowercase hex HMAC-SHA256 of the raw request body, keyed with the endpoint secret. Verify it before trusting the payload.",
+        "Lowercase hex HMAC-SHA256 of the raw body alone (the first scheme, kept for existing receivers; it does not stop replays).",
       ],
       [html`<code>${EVENT_HEADER}</code>`, "The event name."],
       [
         html`<code>${DELIVERY_HEADER}</code>`,
-        "The delivery id, stable across retries: deduplicate on it.",
+        "The delivery id, stable across retries and covered by the v2 signature: deduplicate on it.",
       ],
     ])}
     <p>Answer any 2xx within 10 seconds. Failed deliveries are retried with exponential backoff (at
@@ -265,16 +293,18 @@ curl -s -X POST ${D}/admin/accounts/$ACCOUNT/live-keys \\
 export LIVE=sk_live_...
 
 # Live keys create live projects; their access is pending_payment until paid.
+export IDEM=$(uuidgen)
 curl -s -X POST ${D}/v1/projects \\
   -H "Authorization: Bearer $LIVE" -H 'Content-Type: application/json' \\
-  -H 'Idempotency-Key: project-shop-example-com' \\
+  -H "Idempotency-Key: $IDEM" \\
   -d '{"url":"https://shop.example.com"}'
 export LIVE_PROJECT=proj_...
 
 # Subscribe that project: a human pays at checkout_url.
+export IDEM=$(uuidgen)
 curl -s -X POST ${D}/v1/subscriptions \\
   -H "Authorization: Bearer $LIVE" -H 'Content-Type: application/json' \\
-  -H 'Idempotency-Key: subscribe-shop-basic' \\
+  -H "Idempotency-Key: $IDEM" \\
   -d '{"project_id":"'"$LIVE_PROJECT"'","plan_id":"basic"}'
 # 201 {"status":"pending_payment","checkout_url":"https://checkout.stripe.com/…","project_id":…,"plan":"basic","note":…}
 curl -s "${D}/v1/subscription?project_id=$LIVE_PROJECT" -H "Authorization: Bearer $LIVE"
@@ -282,9 +312,10 @@ curl -s "${D}/v1/subscription?project_id=$LIVE_PROJECT" -H "Authorization: Beare
 
 # Or pay per unit: read the balance, buy a pack (${PACK_IDS.join(", ")}).
 curl -s ${D}/v1/credits -H "Authorization: Bearer $LIVE"
+export IDEM=$(uuidgen)
 curl -s -X POST ${D}/v1/credits/purchases \\
   -H "Authorization: Bearer $LIVE" -H 'Content-Type: application/json' \\
-  -H 'Idempotency-Key: credits-500-1' \\
+  -H "Idempotency-Key: $IDEM" \\
   -d '{"pack_id":"pack_500"}'
 # 201 {"status":"pending_payment","checkout_url":…,"pack_id":"pack_500","usd":500,"credits":500,"bonus_credits":0,"note":…}
 `)}
@@ -302,9 +333,10 @@ curl -s -X POST ${D}/v1/credits/purchases \\
     most 5 active keys (400 <code>key_limit_reached</code>). A key mints keys of its own mode only;
     sandbox rotations keep the trial's expiry and usage.</p>
     ${codeBlock(`
+export IDEM=$(uuidgen)
 curl -s -X POST ${D}/v1/api-keys \\
   -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
-  -H 'Idempotency-Key: rotate-2026-11' \\
+  -H "Idempotency-Key: $IDEM" \\
   -d '{"name":"rotated"}'
 # 201 {"id":"key_…","name":"rotated","key_prefix":"sk_sandbox_","last4":…,"api_key":"sk_sandbox_…",…}
 export NEW_KEY=sk_sandbox_...
@@ -357,12 +389,18 @@ curl -s -i ${D}/v1/projects/proj_does_not_exist -H "Authorization: Bearer $KEY"
 
     <h2 id="idempotency">9. Idempotent retries</h2>
     <p>Every POST except <code>POST /v1/webhooks</code> accepts an optional <code>Idempotency-Key</code>
-    header (up to 200 characters; use a fresh UUID per logical operation). Repeating a request with the
-    same key replays the stored answer verbatim, with <code>Idempotent-Replayed: true</code>, instead of
-    running it again, one-time secrets included. So after a timeout or a 500, resend the same request
-    with the same key: at most one account, project, audit or checkout comes of it.</p>
+    header (up to 200 characters; use a fresh random UUID per logical operation). Repeating the same
+    request with the same key replays the stored answer verbatim, with
+    <code>Idempotent-Replayed: true</code>, instead of running it again, one-time secrets included. So
+    after a timeout or a 500, resend the same request with the same key: at most one account, project,
+    audit or checkout comes of it.</p>
     <ul>
-      <li>Scope: per account; on signup (no key yet), per client IP. Keys are kept for 24 hours.</li>
+      <li>Scope: per account and key mode (a sandbox key never sees a live key's answers); on signup
+    (no key yet), per client IP. Keys are kept for 24 hours, and the stored answers are encrypted with
+    a key derived from your Idempotency-Key and API key.</li>
+      <li>A replay needs the same request: the same endpoint, the same body (key order and spacing
+    aside) and the same API key. Anything else answers 409 <code>idempotency_conflict</code> with a
+    message saying which differs.</li>
       <li>Only 2xx answers are stored. Errors change nothing, so after fixing the cause (buying credits,
     say) the same key may be reused.</li>
       <li>The same key on a different endpoint (method and path) answers 409
@@ -370,11 +408,16 @@ curl -s -i ${D}/v1/projects/proj_does_not_exist -H "Authorization: Bearer $KEY"
     runs waits for it (up to 10 s) and replays its answer.</li>
     </ul>
     ${codeBlock(`
-# Sent twice: the second answer is the first one replayed (same project_id).
-curl -s -i -X POST ${D}/v1/projects \\
+# The same request sent twice with one key: the second answer is the first one replayed
+# (the same key id and raw key, not a second key). Another body, or another API key, with this
+# Idempotency-Key would answer 409 idempotency_conflict.
+export IDEM=$(uuidgen)
+curl -s -i -X POST ${D}/v1/api-keys \\
   -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
-  -H 'Idempotency-Key: project-example-com' \\
-  -d '{"url":"https://example.com"}'
+  -H "Idempotency-Key: $IDEM" -d '{"name":"ci"}'
+curl -s -i -X POST ${D}/v1/api-keys \\
+  -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
+  -H "Idempotency-Key: $IDEM" -d '{"name":"ci"}'
 # idempotent-replayed: true
 `)}
 

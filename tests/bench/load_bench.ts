@@ -73,6 +73,10 @@ const child = await spawnServer(`${here}../../main.ts`, {
   HOST: "127.0.0.1",
   KV_PATH: `${kvDir}/kv.sqlite`,
   TRUST_PROXY: "1",
+  // The bench opens all its accounts from one /24.
+  SIGNUP_SANDBOXES_PER_BLOCK_PER_DAY: "100000",
+  // Projects on made-up hosts (`site1.example`, …): no DNS check at creation.
+  ALLOW_PRIVATE_TARGETS: "1",
 }, `${base}/v1/plans`);
 
 let mixed: Stats;

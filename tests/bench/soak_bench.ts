@@ -31,6 +31,8 @@ const child = await spawnServer(`${here}../../main.ts`, {
   HOST: "127.0.0.1",
   KV_PATH: kvPath,
   TRUST_PROXY: "1",
+  // The bench opens all its accounts from one /24.
+  SIGNUP_SANDBOXES_PER_BLOCK_PER_DAY: "100000",
 }, `${base}/v1/plans`);
 
 interface Sample {

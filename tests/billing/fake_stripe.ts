@@ -5,6 +5,7 @@
  * session for a repeated Idempotency-Key as Stripe does. Also signs webhook events the way Stripe
  * signs them.
  */
+import { findPack, findPlan } from "../../domain/billing/catalog.ts";
 import { stripeWebhooks, subtleCrypto } from "../../domain/billing/stripe_client.ts";
 
 export interface RecordedRequest {
@@ -148,11 +149,18 @@ export function stripeEvent(type: string, object: Record<string, unknown>, id?: 
   };
 }
 
-/** A completed, paid Checkout Session carrying the metadata the service set. */
+/**
+ * A completed, paid Checkout Session carrying the metadata the service set, with the amounts
+ * Stripe reports for the catalogue's price (USD cents) and, in payment mode, its PaymentIntent.
+ */
 export function paidSession(
   metadata: Record<string, string>,
   extra: Record<string, unknown> = {},
 ): Record<string, unknown> {
+  const usd = metadata.kind === "subscription"
+    ? findPlan(metadata.plan_id ?? "")?.monthlyPrice
+    : findPack(metadata.pack_id ?? "")?.usd;
+  const cents = (usd ?? 0) * 100;
   return {
     id: `cs_test_paid_${crypto.randomUUID().slice(0, 8)}`,
     object: "checkout.session",
@@ -160,11 +168,67 @@ export function paidSession(
     status: "complete",
     payment_status: "paid",
     metadata,
+    currency: "usd",
+    amount_subtotal: cents,
+    amount_total: cents,
+    payment_intent: metadata.kind === "subscription"
+      ? null
+      : `pi_${crypto.randomUUID().replaceAll("-", "").slice(0, 14)}`,
     subscription: metadata.kind === "subscription"
       ? `sub_${crypto.randomUUID().slice(0, 8)}`
       : null,
     customer: "cus_test_1",
     ...extra,
+  };
+}
+
+/** A charge of a paid pack after `amountRefunded` cents of `amount` went back (cumulative). */
+export function refundedCharge(input: {
+  paymentIntent: string;
+  amount: number;
+  amountRefunded: number;
+}): Record<string, unknown> {
+  return {
+    id: `ch_${input.paymentIntent.slice(3)}`,
+    object: "charge",
+    amount: input.amount,
+    amount_refunded: input.amountRefunded,
+    currency: "usd",
+    payment_intent: input.paymentIntent,
+    refunded: input.amountRefunded >= input.amount,
+    metadata: {},
+  };
+}
+
+/** A dispute of a pack's charge (`status`: needs_response when created, won or lost when closed). */
+export function dispute(input: {
+  id?: string;
+  paymentIntent: string;
+  amount: number;
+  status: string;
+}): Record<string, unknown> {
+  return {
+    id: input.id ?? `dp_${crypto.randomUUID().replaceAll("-", "").slice(0, 14)}`,
+    object: "dispute",
+    amount: input.amount,
+    currency: "usd",
+    charge: `ch_${input.paymentIntent.slice(3)}`,
+    payment_intent: input.paymentIntent,
+    reason: "fraudulent",
+    status: input.status,
+  };
+}
+
+/** A subscription as `customer.subscription.deleted` carries it. */
+export function deletedSubscription(id: string, metadata: Record<string, string> | null) {
+  return {
+    id,
+    object: "subscription",
+    status: "canceled",
+    metadata: metadata ?? {},
+    customer: "cus_test_1",
+    canceled_at: Math.floor(Date.now() / 1000),
+    ended_at: Math.floor(Date.now() / 1000),
   };
 }
 
@@ -175,12 +239,13 @@ export function paidInvoice(input: {
   billingReason: "subscription_create" | "subscription_cycle";
   periodStartMs: number;
   periodEndMs: number;
+  status?: "paid" | "open";
 }): Record<string, unknown> {
   return {
     id: `in_test_${crypto.randomUUID().slice(0, 8)}`,
     object: "invoice",
     billing_reason: input.billingReason,
-    status: "paid",
+    status: input.status ?? "paid",
     customer: "cus_test_1",
     parent: {
       type: "subscription_details",

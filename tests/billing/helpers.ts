@@ -8,10 +8,16 @@ import { manualClock } from "../../domain/clock.ts";
 import { loadConfig } from "../../domain/config.ts";
 import type { Deps, JobMessage } from "../../domain/deps.ts";
 import { createProject } from "../../domain/projects.ts";
-import type { OutboxEvent } from "../../domain/records.ts";
+import type { CheckoutRecord, OutboxEvent, PendingCheckoutRecord } from "../../domain/records.ts";
 import { keys } from "../../kv/keys.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
-import { type FakeStripe, signPayload, startFakeStripe, stripeEnv } from "./fake_stripe.ts";
+import {
+  type FakeStripe,
+  paidSession,
+  signPayload,
+  startFakeStripe,
+  stripeEnv,
+} from "./fake_stripe.ts";
 
 export const START = Date.parse("2026-11-23T12:00:00Z");
 
@@ -58,6 +64,14 @@ export async function postStripeEvent(
 }
 
 export interface Harness {
+  /**
+   * Stores a checkout as `POST /v1/subscriptions` or `/v1/credits/purchases` would have, and
+   * returns the paid session Stripe reports for it.
+   */
+  checkout(
+    meta: Record<string, string>,
+    extra?: Record<string, unknown>,
+  ): Promise<Record<string, unknown>>;
   deps: Deps;
   clock: ReturnType<typeof manualClock>;
   messages: JobMessage[];
@@ -75,7 +89,12 @@ export async function harness(env: Record<string, string> = {}): Promise<Harness
   const deps: Deps = {
     kv,
     clock,
-    config: loadConfig({ KV_PATH: ":memory:", STRIPE_WEBHOOK_SECRET: "whsec_test", ...env }),
+    config: loadConfig({
+      KV_PATH: ":memory:",
+      STRIPE_WEBHOOK_SECRET: "whsec_test",
+      ALLOW_PRIVATE_TARGETS: "1",
+      ...env,
+    }),
     queue: {
       enqueue(message) {
         messages.push(message);
@@ -87,6 +106,36 @@ export async function harness(env: Record<string, string> = {}): Promise<Harness
     },
   };
   return {
+    async checkout(meta, extra = {}) {
+      const session = paidSession(meta, extra);
+      const sessionId = session.id as string;
+      const now = clock.now();
+      const record: CheckoutRecord = {
+        sessionId,
+        kind: meta.kind as CheckoutRecord["kind"],
+        accountId: meta.account_id,
+        projectId: meta.project_id ?? null,
+        planId: (meta.plan_id ?? null) as CheckoutRecord["planId"],
+        packId: meta.pack_id ?? null,
+        url: `https://checkout.stripe.test/c/pay/${sessionId}`,
+        createdAt: now,
+        completedAt: null,
+      };
+      const op = kv.atomic().set(keys.checkout(sessionId), record);
+      if (record.kind === "subscription") {
+        op.set(
+          keys.pendingCheckout(record.projectId!),
+          {
+            sessionId,
+            planId: record.planId!,
+            url: record.url,
+            createdAt: now,
+          } satisfies PendingCheckoutRecord,
+        );
+      }
+      await op.commit();
+      return session;
+    },
     deps,
     clock,
     messages,

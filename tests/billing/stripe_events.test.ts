@@ -7,7 +7,7 @@ import { getBalance } from "../../domain/billing/credits.ts";
 import { addMonthsUtc, applyStripeEvent } from "../../domain/billing/stripe_events.ts";
 import type { SubscriptionRecord } from "../../domain/records.ts";
 import { keys } from "../../kv/keys.ts";
-import { paidInvoice, paidSession, stripeEvent } from "./fake_stripe.ts";
+import { paidInvoice, stripeEvent } from "./fake_stripe.ts";
 import { harness, START } from "./helpers.ts";
 
 const DAY = 86_400_000;
@@ -26,7 +26,9 @@ Deno.test("checkout first, then invoice.paid(subscription_create): one activatio
   const h = await harness();
   try {
     const { accountId, projectId } = await h.liveProject();
-    const session = paidSession(subMeta(accountId, projectId, "pro"), { subscription: "sub_A" });
+    const session = await h.checkout(subMeta(accountId, projectId, "pro"), {
+      subscription: "sub_A",
+    });
     const outcome = await applyStripeEvent(
       h.deps,
       stripeEvent("checkout.session.completed", session),
@@ -91,6 +93,7 @@ Deno.test("invoice.paid(subscription_create) first, then checkout: the invoice a
   const h = await harness();
   try {
     const { accountId, projectId } = await h.liveProject();
+    const session = await h.checkout(subMeta(accountId, projectId), { subscription: "sub_B" });
     const periodEnd = Date.parse("2026-12-23T11:59:00Z");
     const invoice = paidInvoice({
       subscription: "sub_B",
@@ -100,7 +103,6 @@ Deno.test("invoice.paid(subscription_create) first, then checkout: the invoice a
       periodEndMs: periodEnd,
     });
     assert.equal(await applyStripeEvent(h.deps, stripeEvent("invoice.paid", invoice)), "activated");
-    const session = paidSession(subMeta(accountId, projectId), { subscription: "sub_B" });
     assert.equal(
       await applyStripeEvent(h.deps, stripeEvent("checkout.session.completed", session)),
       "first_period_already_applied",
@@ -123,12 +125,15 @@ Deno.test("a pack payment records credits.updated with the credits added and the
     const meta = { service: "serpwright", kind: "credit_pack", account_id: accountId };
     await applyStripeEvent(
       h.deps,
-      stripeEvent("checkout.session.completed", paidSession({ ...meta, pack_id: "pack_500" })),
+      stripeEvent("checkout.session.completed", await h.checkout({ ...meta, pack_id: "pack_500" })),
     );
     h.clock.advance(1000); // outbox ids are time-ordered
     await applyStripeEvent(
       h.deps,
-      stripeEvent("checkout.session.completed", paidSession({ ...meta, pack_id: "pack_2000" })),
+      stripeEvent(
+        "checkout.session.completed",
+        await h.checkout({ ...meta, pack_id: "pack_2000" }),
+      ),
     );
     assert.equal(await getBalance(h.deps.kv, accountId), 2700);
     const events = (await h.outbox()).map((e) => [e.event, e.data]);
@@ -147,7 +152,7 @@ Deno.test("concurrent redelivery of a subscription event: one activation, one ou
     const { accountId, projectId } = await h.liveProject();
     const event = stripeEvent(
       "checkout.session.completed",
-      paidSession(subMeta(accountId, projectId), { subscription: "sub_C" }),
+      await h.checkout(subMeta(accountId, projectId), { subscription: "sub_C" }),
     );
     const outcomes = await Promise.all(
       Array.from({ length: 10 }, () => applyStripeEvent(h.deps, event)),
@@ -167,7 +172,7 @@ Deno.test("a renewal whose invoice lacks metadata is matched through the subscri
       h.deps,
       stripeEvent(
         "checkout.session.completed",
-        paidSession(subMeta(accountId, projectId), { subscription: "sub_D" }),
+        await h.checkout(subMeta(accountId, projectId), { subscription: "sub_D" }),
       ),
     );
     const before = (await h.deps.kv.get<SubscriptionRecord>(keys.subscription(projectId))).value!;
@@ -202,12 +207,12 @@ Deno.test("a second subscription paid for an already active project does not sta
     const meta = subMeta(accountId, projectId);
     await applyStripeEvent(
       h.deps,
-      stripeEvent("checkout.session.completed", paidSession(meta, { subscription: "sub_E1" })),
+      stripeEvent("checkout.session.completed", await h.checkout(meta, { subscription: "sub_E1" })),
     );
     const before = (await h.deps.kv.get<SubscriptionRecord>(keys.subscription(projectId))).value!;
     const outcome = await applyStripeEvent(
       h.deps,
-      stripeEvent("checkout.session.completed", paidSession(meta, { subscription: "sub_E2" })),
+      stripeEvent("checkout.session.completed", await h.checkout(meta, { subscription: "sub_E2" })),
     );
     assert.equal(outcome, "duplicate_subscription");
     const after = (await h.deps.kv.get<SubscriptionRecord>(keys.subscription(projectId))).value!;

@@ -197,12 +197,16 @@ Deno.test("every curl line of /docs/agents runs as written against the app", () 
     const vars: Record<string, string> = {};
     // deno-lint-ignore no-explicit-any
     let last: any = null;
+    // deno-lint-ignore no-explicit-any
+    let previous: any = null;
     const ran: string[] = [];
     for (const line of lines) {
       const exp = /^export ([A-Z_]+)=(\S+)/.exec(line.trim());
       if (exp) {
         const [, name, value] = exp;
-        if (value.startsWith("$")) vars[name] = vars[value.slice(1)];
+        // A fresh random Idempotency-Key, as `uuidgen` prints one.
+        if (value === "$(uuidgen)") vars[name] = crypto.randomUUID();
+        else if (value.startsWith("$")) vars[name] = vars[value.slice(1)];
         else if (name === "OLD_KEY_ID") {
           const old = last.keys.find((k: { last4: string }) => k.last4 === vars.KEY.slice(-4));
           vars[name] = old.id;
@@ -238,6 +242,7 @@ Deno.test("every curl line of /docs/agents runs as written against the app", () 
       }
       const r = await fetch(app.url + url.slice(DEV_BASE.length), { method, headers, body });
       const text = await r.text();
+      previous = last;
       last = text ? JSON.parse(text) : null;
       const what = `${method} ${url} -> ${r.status} ${text.slice(0, 300)}`;
       ran.push(`${method} ${new URL(url).pathname} ${r.status}`);
@@ -251,8 +256,9 @@ Deno.test("every curl line of /docs/agents runs as written against the app", () 
         assert.ok(r.status >= 200 && r.status < 300, what);
       }
     }
-    // The last command repeats the project creation with its Idempotency-Key: a replay.
-    assert.equal(last.project_id, vars.PROJECT);
+    // The last command repeats the one before with its Idempotency-Key: a replay of the same key.
+    assert.match(last.api_key, /^sk_sandbox_/);
+    assert.deepEqual(last, previous);
     // Every step was exercised.
     for (
       const step of [

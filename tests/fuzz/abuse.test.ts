@@ -240,17 +240,7 @@ Deno.test("strings that become URLs or slugs cannot smuggle CR/LF, credentials o
     }
   }));
 
-/** Polls an audit until it leaves queued/running. */
-async function settle(app: TestApp, key: string, auditId: string) {
-  for (let i = 0; i < 200; i++) {
-    const res = await app.req("GET", `/v1/audits/${auditId}`, { key });
-    if (res.body.status === "completed" || res.body.status === "failed") return res.body;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`audit ${auditId} did not settle`);
-}
-
-Deno.test("project audits refuse decimal, octal, hex and IPv6-mapped forms of loopback end to end", async () => {
+Deno.test("projects refuse decimal, octal, hex and IPv6-mapped forms of loopback at creation", async () => {
   const site = serveSite({
     "/": { body: "<title>secret</title>", headers: { "content-type": "text/html" } },
   });
@@ -267,20 +257,17 @@ Deno.test("project audits refuse decimal, octal, hex and IPv6-mapped forms of lo
       `http://[::ffff:7f00:1]:${port}/`,
       `http://localhost:${port}/`,
     ];
+    const { key } = await app.signup();
     for (const url of forms) {
-      const { key } = await app.signup();
+      // Refused when the project is created (issue 16), before the sandbox's one slot is spent;
+      // the audit-time guard behind it is covered by the redirect test below.
       const project = await app.req("POST", "/v1/projects", { key, body: { url } });
-      assert.equal(project.status, 201, `${url}: ${project.text}`);
-      const audit = await app.req("POST", `/v1/projects/${project.body.project_id}/audits`, {
-        key,
-      });
-      assert.equal(audit.status, 202, audit.text);
-      const done = await settle(app, key, audit.body.audit_id);
-      assert.equal(done.status, "failed", `${url} → ${JSON.stringify(done)}`);
-      assert.equal(done.error.code, "target_refused");
+      assert.equal(project.status, 400, `${url}: ${project.text}`);
+      assert.equal(errorCode(project), "invalid_request");
       // The refusal names no address (a DNS name's answer would map the internal network).
-      assert.ok(!/127\.0\.0\.1|7f00|::ffff/.test(done.error.message), done.error.message);
+      assert.ok(!/127\.0\.0\.1|7f00|::ffff/.test(project.body.error.message), project.text);
     }
+    assert.deepEqual((await app.req("GET", "/v1/projects", { key })).body.projects, []);
     assert.deepEqual(site.hits, [], "the loopback site was never contacted");
   } finally {
     await app.close();

@@ -176,6 +176,9 @@ Deno.test({
       env: {
         ...stripeEnv(fake, { STRIPE_PRICE_PRO: "", STRIPE_PRICE_PACK_10000: "" }),
         RATE_LIMIT_PER_MINUTE: "100000000",
+        // The fuzz signs up thousands of accounts; the per-IP limit is checked at the end.
+        SIGNUP_RATE_GLOBAL_PER_HOUR: "10000000",
+        SIGNUP_SANDBOXES_PER_BLOCK_PER_DAY: "10000000",
         CRAWL_MAX_PAGES: "2",
       },
     });

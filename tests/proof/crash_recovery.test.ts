@@ -116,7 +116,7 @@ function byDelivery(received: Received[], secret: string, event: string): Map<st
 
 /** Grants a 500-credit pack through a signed Stripe webhook. */
 async function buyPack(server: ServerProcess, accountId: string): Promise<void> {
-  const res = await postStripe(server, packPaidEvent(accountId));
+  const res = await postStripe(server, await packPaidEvent(server, accountId));
   assert.equal(res.status, 200, res.text);
   assert.equal(res.body.outcome, "credits_granted");
 }
@@ -300,7 +300,9 @@ Deno.test("crash amid credit-purchase webhooks: Stripe redelivers, each pack gra
     first = await startServer(kvFile.path);
     const { accountId, key } = await liveAccount(first);
     const secret = await registerHook(first, key, receiver, ["credits.updated"]);
-    const events = Array.from({ length: PACKS }, () => packPaidEvent(accountId));
+    const events = await Promise.all(
+      Array.from({ length: PACKS }, () => packPaidEvent(first!, accountId)),
+    );
 
     // Stripe sends them all at once; the process dies while they are in flight.
     const f = first;

@@ -4,6 +4,10 @@
  * or stop it with SIGTERM, and start another on the same file. Children's output is kept (not
  * printed) and shown when a test fails through `logs()`.
  */
+import { findPack } from "../../domain/billing/catalog.ts";
+import type { CheckoutRecord } from "../../domain/records.ts";
+import { withBusyRetry } from "../../kv/busy_retry.ts";
+import { keys } from "../../kv/keys.ts";
 import { signPayload, stripeEvent } from "../billing/fake_stripe.ts";
 import { WEBHOOK_SECRET } from "../billing/fake_stripe.ts";
 import {
@@ -42,6 +46,8 @@ export interface ServerProcess {
   url: string;
   port: number;
   pid: number;
+  /** The KV file it runs on. */
+  kvPath: string;
   req(method: string, path: string, opts?: ReqOptions): Promise<TestResponse>;
   /** SIGKILL, as a crash or an OOM kill would: no shutdown hook runs. Idempotent. */
   kill(): Promise<void>;
@@ -113,6 +119,7 @@ export async function startServer(
     url,
     port,
     pid: child.pid,
+    kvPath,
     req: (method, path, opts) => request(url, method, path, opts),
     kill: () => signal("SIGKILL"),
     stop: () => signal("SIGTERM"),
@@ -143,7 +150,7 @@ let ipCounter = 1;
 /** A distinct client IP per call (signups are limited per IP). */
 export function nextIp(): string {
   const n = ipCounter++;
-  return `203.0.${(n >> 8) & 255}.${n & 255}`;
+  return `203.0.${n & 255}.${((n >> 8) & 255) + 1}`;
 }
 
 /** A fresh account with its sandbox key and a live key minted by the operator. */
@@ -170,15 +177,44 @@ export async function newProject(server: ServerProcess, key: string, url: string
   return res.body.project_id as string;
 }
 
-/** A signed, paid credit-pack `checkout.session.completed` for an account: what Stripe sends. */
-export function packPaidEvent(accountId: string, packId = "pack_500") {
+/**
+ * A signed, paid credit-pack `checkout.session.completed` for an account: what Stripe sends. The
+ * children have no Stripe API, so the checkout `POST /v1/credits/purchases` would have stored is
+ * written into their KV file first (the webhook grants only sessions the service created).
+ */
+export async function packPaidEvent(
+  server: ServerProcess,
+  accountId: string,
+  packId: "pack_500" | "pack_2000" | "pack_10000" = "pack_500",
+) {
   const sessionId = `cs_test_proof_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
+  const record: CheckoutRecord = {
+    sessionId,
+    kind: "credit_pack",
+    accountId,
+    projectId: null,
+    planId: null,
+    packId,
+    url: `https://checkout.stripe.test/c/pay/${sessionId}`,
+    createdAt: Date.now(),
+    completedAt: null,
+  };
+  const kv = withBusyRetry(await Deno.openKv(server.kvPath));
+  try {
+    await kv.set(keys.checkout(sessionId), record);
+  } finally {
+    kv.close();
+  }
   return stripeEvent("checkout.session.completed", {
     id: sessionId,
     object: "checkout.session",
     mode: "payment",
     status: "complete",
     payment_status: "paid",
+    currency: "usd",
+    amount_subtotal: findPack(packId)!.usd * 100,
+    amount_total: findPack(packId)!.usd * 100,
+    payment_intent: `pi_proof_${sessionId.slice(-12)}`,
     metadata: {
       service: "serpwright",
       kind: "credit_pack",

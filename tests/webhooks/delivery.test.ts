@@ -329,7 +329,7 @@ Deno.test("the address is re-checked at send time: a name now resolving privatel
     assert.ok(w.last_failure_at);
     const [id] = await listKeys(app, keys.deliveriesOfWebhookPrefix(w.webhook_id));
     const rec = await delivery(app, String(id));
-    assert.match(rec!.lastError!, /^target refused: must be public/);
+    assert.match(rec!.lastError!, /^target refused: must name a host that resolves to public/);
     assert.equal(rec!.lastStatus, null);
   }, { env: { ALLOW_PRIVATE_TARGETS: "0", WEBHOOK_RETRY_BASE_MS: "60000" } }));
 

@@ -103,6 +103,30 @@ export function verifySignature(secret: string, rawBody: string, header: string 
   return timingSafeEqual(expected, Buffer.from(header, "hex"));
 }
 
+/**
+ * What a receiver of docs/webhooks.md does with the v2 scheme: the timestamp within 300 s of its
+ * clock, the HMAC of `{id}.{timestamp}.{body}` in constant time, then dedupe on that signed id.
+ * Answers why it refused, or null when the delivery is new and authentic.
+ */
+export function acceptV2(
+  secret: string,
+  headers: Headers,
+  rawBody: string,
+  nowS: number,
+  seen: Set<string>,
+): "bad_signature" | "stale" | "duplicate" | null {
+  const id = headers.get("x-serpwright-delivery") ?? "";
+  const ts = headers.get("x-serpwright-timestamp") ?? "";
+  const sig = /^v2=([0-9a-f]{64})$/.exec(headers.get("x-serpwright-signature-v2") ?? "")?.[1];
+  if (!sig || !/^\d+$/.test(ts)) return "bad_signature";
+  const expected = createHmac("sha256", secret).update(`${id}.${ts}.${rawBody}`).digest();
+  if (!timingSafeEqual(expected, Buffer.from(sig, "hex"))) return "bad_signature";
+  if (Math.abs(nowS - Number(ts)) > 300) return "stale";
+  if (seen.has(id)) return "duplicate";
+  seen.add(id);
+  return null;
+}
+
 /** Polls `check` until it returns a truthy value or the time runs out. */
 export async function eventually<T>(
   check: () => Promise<T | null | undefined | false>,

@@ -63,7 +63,7 @@ export const signupTool: ToolDef<typeof SignupInput> = {
     const answer = await idempotent(
       services,
       caller,
-      { key: args.idempotency_key, endpoint: "POST /v1/accounts" },
+      { key: args.idempotency_key, endpoint: "POST /v1/accounts", body },
       async () => {
         const { account, raw } = await signup(services.deps, {
           email: body.email,
@@ -154,7 +154,7 @@ export const apiKeysTool: ToolDef<typeof ApiKeysInput> = {
     const p = caller.principal!;
     switch (args.action) {
       case "list": {
-        const records = await listKeys(deps, p.account.id);
+        const records = await listKeys(deps, p.account.id, p.key.mode);
         const used = await services.keyUsage.lastUsed(records.map((r) => r.id));
         const keys = records.map((r) => apiKeyView(r, used.get(r.id) ?? null));
         const active = keys.filter((k) => k.revoked_at === null).length;
@@ -170,7 +170,7 @@ export const apiKeysTool: ToolDef<typeof ApiKeysInput> = {
         const answer = await idempotent(
           services,
           caller,
-          { key: args.idempotency_key, endpoint: "POST /v1/api-keys" },
+          { key: args.idempotency_key, endpoint: "POST /v1/api-keys", body },
           async () => {
             const { record, raw } = await createKey(deps, {
               accountId: p.account.id,
@@ -190,7 +190,7 @@ export const apiKeysTool: ToolDef<typeof ApiKeysInput> = {
       }
       case "revoke": {
         const keyId = required(args.key_id, "key_id", "revoke");
-        const record = await revokeKey(deps, p.account.id, keyId);
+        const record = await revokeKey(deps, { accountId: p.account.id, mode: p.key.mode }, keyId);
         services.resolver.invalidateAccount(p.account.id);
         const used = await services.keyUsage.lastUsed([record.id]);
         return {

@@ -4,26 +4,17 @@
  * only the public plans document is offered, as on `/v1`.
  */
 import { z } from "zod";
-import {
-  CREDIT_NOTES,
-  CREDIT_USD_VALUE,
-  CURRENCY,
-  findPack,
-  packsWithAvailability,
-  plansDocument,
-  PURCHASE_HINT,
-  UNIT_PRICES,
-} from "../../../domain/billing/catalog.ts";
+import { findPack, plansDocument, UNIT_PRICES } from "../../../domain/billing/catalog.ts";
 import {
   createPackCheckout,
   createSubscriptionCheckout,
 } from "../../../domain/billing/checkout.ts";
-import { getBalance } from "../../../domain/billing/credits.ts";
 import { createStripeClient, type StripeClient } from "../../../domain/billing/stripe_client.ts";
 import { getSubscriptionState } from "../../../domain/billing/subscription_status.ts";
 import {
   CreateSubscriptionBody,
   Credits,
+  creditsView,
   PackCheckout,
   PlansDocument,
   PurchaseCreditsBody,
@@ -116,15 +107,7 @@ export const billingTool: ToolDef<typeof BillingInput> = {
       case "plans":
         return plansAnswer(baseUrl);
       case "credits": {
-        const credits = {
-          balance_credits: await getBalance(deps.kv, p.account.id),
-          currency: CURRENCY,
-          credit_usd_value: CREDIT_USD_VALUE,
-          unit_prices: { ...UNIT_PRICES },
-          packs: packsWithAvailability(deps.config),
-          purchase: PURCHASE_HINT,
-          notes: [...CREDIT_NOTES],
-        };
+        const credits = await creditsView(deps, p);
         return {
           structured: { credits },
           summary: `Balance: ${credits.balance_credits} credits (1 credit = 1 USD). Audit ` +
@@ -136,7 +119,7 @@ export const billingTool: ToolDef<typeof BillingInput> = {
         const answer = await idempotent(
           services,
           caller,
-          { key: args.idempotency_key, endpoint: "POST /v1/credits/purchases" },
+          { key: args.idempotency_key, endpoint: "POST /v1/credits/purchases", body: { pack_id } },
           async () => {
             const checkout = await createPackCheckout(deps, stripeOf(services), {
               accountId: p.account.id,
@@ -176,7 +159,7 @@ export const billingTool: ToolDef<typeof BillingInput> = {
         const answer = await idempotent(
           services,
           caller,
-          { key: args.idempotency_key, endpoint: "POST /v1/subscriptions" },
+          { key: args.idempotency_key, endpoint: "POST /v1/subscriptions", body },
           async () => {
             const checkout = await createSubscriptionCheckout(deps, stripeOf(services), {
               accountId: p.account.id,
@@ -206,7 +189,10 @@ export const billingTool: ToolDef<typeof BillingInput> = {
       }
       case "subscription": {
         const id = required(args.project_id, "project_id", "subscription");
-        const subscription = await getSubscriptionState(deps, p.account.id, id);
+        const subscription = await getSubscriptionState(deps, {
+          accountId: p.account.id,
+          mode: p.key.mode,
+        }, id);
         return {
           structured: { subscription },
           summary: `Project ${id}: subscription ${subscription.status}` +

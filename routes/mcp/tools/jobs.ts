@@ -193,7 +193,7 @@ export const articlesTool: ToolDef<typeof ArticlesInput> = {
       const answer = await idempotent(
         services,
         caller,
-        { key: args.idempotency_key, endpoint: `POST /v1/projects/${projectId}/articles` },
+        { key: args.idempotency_key, endpoint: `POST /v1/projects/${projectId}/articles`, body },
         async () => {
           const article = await createArticle(services.deps, p, projectId, {
             topic: body.topic,

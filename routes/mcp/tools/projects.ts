@@ -49,7 +49,7 @@ export const projectsTool: ToolDef<typeof ProjectsInput> = {
         const answer = await idempotent(
           services,
           caller,
-          { key: args.idempotency_key, endpoint: "POST /v1/projects" },
+          { key: args.idempotency_key, endpoint: "POST /v1/projects", body },
           async () => {
             const project = await createProject(
               deps,
@@ -70,7 +70,7 @@ export const projectsTool: ToolDef<typeof ProjectsInput> = {
       }
       case "list": {
         const now = deps.clock.now();
-        const rows = await listProjects(deps, p.account.id);
+        const rows = await listProjects(deps, p.account.id, p.key.mode);
         const projects = rows.map((r) => projectView(r.project, r.subscription, now, "list"));
         return {
           structured: { projects },
@@ -82,7 +82,7 @@ export const projectsTool: ToolDef<typeof ProjectsInput> = {
       }
       case "get": {
         const id = required(args.project_id, "project_id", "get");
-        const { entry, subscription } = await getProject(deps, p.account.id, id);
+        const { entry, subscription } = await getProject(deps, p.account.id, id, p.key.mode);
         const project = projectView(entry.value, subscription, deps.clock.now(), "detail");
         const latest = "latest_audit" in project ? project.latest_audit : null;
         return {

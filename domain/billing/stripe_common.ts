@@ -1,0 +1,80 @@
+/**
+ * What the Stripe event handlers share: the event shape they read, their outcomes, the event mark
+ * that makes each event apply once, and readers for Stripe's loosely typed payloads.
+ */
+import { keys } from "../../kv/keys.ts";
+import type { StripeEventRecord } from "../records.ts";
+
+/** Processed event ids are kept past Stripe's 3-day retry window and 30-day event history. */
+export const EVENT_MARK_TTL_MS = 90 * 86_400_000;
+
+/** The parts of a Stripe event the handlers read; payloads are treated as untrusted shapes. */
+export interface StripeEventLike {
+  id: string;
+  type: string;
+  data: { object: Record<string, unknown> };
+}
+
+/** What became of an event, echoed in the 200 body and stored with the event mark. */
+export type EventOutcome =
+  | "activated"
+  | "renewed"
+  | "first_period_already_applied"
+  | "stale_renewal"
+  | "duplicate_subscription"
+  | "subscription_canceled"
+  | "canceled"
+  | "already_canceled"
+  | "stale_subscription"
+  | "payment_failed_recorded"
+  | "credits_granted"
+  | "pack_already_granted"
+  | "unknown_checkout"
+  | "unknown_project"
+  | "unknown_account"
+  | "credits_reversed"
+  | "nothing_to_reverse"
+  | "credits_held"
+  | "dispute_already_applied"
+  | "credits_restored"
+  | "dispute_lost"
+  | "dispute_already_closed"
+  | "duplicate_event"
+  | "ignored";
+
+/** Adds the event mark (checked absent by the caller) to the commit that applies the event. */
+export function markEvent(
+  op: Deno.AtomicOperation,
+  event: StripeEventLike,
+  outcome: EventOutcome,
+  now: number,
+): void {
+  const record: StripeEventRecord = { id: event.id, type: event.type, processedAt: now, outcome };
+  op.set(keys.stripeEvent(event.id), record, { expireIn: EVENT_MARK_TTL_MS });
+}
+
+/** Stripe expandable fields are an id string or an object with `id`. */
+export function idOf(value: unknown): string | null {
+  if (typeof value === "string" && value) return value;
+  if (typeof value === "object" && value !== null) return str((value as { id?: unknown }).id);
+  return null;
+}
+
+export function str(value: unknown): string | null {
+  return typeof value === "string" && value ? value : null;
+}
+
+/** A non-negative whole number (amounts in minor units), else null. */
+export function count(value: unknown): number | null {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : null;
+}
+
+export function logAnomaly(msg: string, event: StripeEventLike, detail: object): void {
+  console.error(JSON.stringify({
+    level: "error",
+    msg: `stripe webhook: ${msg}`,
+    stripe_event_id: event.id,
+    stripe_event: event.type,
+    ...detail,
+  }));
+}
