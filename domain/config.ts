@@ -25,6 +25,10 @@ export interface Config {
   openai: { apiKey: string | null; baseUrl: string | null; model: string };
   crawlMaxPages: number;
   crawlConcurrency: number;
+  /** `CRAWL_STEP_PAGES`: frontier entries one crawl step takes before it commits (default 100). */
+  crawlStepPages: number;
+  /** `CRAWL_STEP_SECONDS`: wall time after which a step starts no new fetch (default 20). */
+  crawlStepSeconds: number;
   /**
    * `kv`: Deno KV's native queue (a local file or `:memory:`); `table`: a polled KV job table, for
    * KV Connect URLs and hosts without queues. Defaults to `table` for http(s) KV paths.
@@ -152,8 +156,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       baseUrl: url("OPENAI_BASE_URL", null),
       model: get("OPENAI_MODEL") ?? "gpt-4o-mini",
     },
-    crawlMaxPages: int("CRAWL_MAX_PAGES", 200, 1, 10_000),
+    crawlMaxPages: int("CRAWL_MAX_PAGES", 200, 1, 100_000),
     crawlConcurrency: int("CRAWL_CONCURRENCY", 4, 1, 32),
+    crawlStepPages: int("CRAWL_STEP_PAGES", 100, 1, 5_000),
+    crawlStepSeconds: int("CRAWL_STEP_SECONDS", 20, 1, 600),
     jobQueue: jobQueueOf(get("JOB_QUEUE"), kvPath),
     rateLimitPerMinute: int("RATE_LIMIT_PER_MINUTE", 600, 1, 1_000_000_000),
     authCacheTtlMs: int("AUTH_CACHE_TTL_MS", 2_000, 0, 60_000),

@@ -41,32 +41,31 @@ export class SitemapStream {
   constructor(onUrl: (loc: string) => void, onSitemap: (loc: string) => void) {
     const stack: string[] = [];
     let locBuf: string | null = null;
-    const self = this;
     this.parser = new Parser({
-      onopentag(name) {
+      onopentag: (name) => {
         const n = localName(name);
-        if (stack.length === 0 && self.root === null) self.root = n;
+        if (stack.length === 0 && this.root === null) this.root = n;
         stack.push(n);
         if (n === "loc") locBuf = "";
       },
-      ontext(text) {
+      ontext: (text) => {
         if (locBuf !== null && locBuf.length < 4096) locBuf += text;
       },
-      onclosetag(name) {
+      onclosetag: (name) => {
         const n = localName(name);
         const top = stack.pop();
-        if (top !== n && self.errors.length < 5) self.errors.push(`mismatched </${n}>`);
+        if (top !== n && this.errors.length < 5) this.errors.push(`mismatched </${n}>`);
         if (n === "loc" && locBuf !== null) {
           const parent = stack[stack.length - 1];
           const loc = locBuf.trim();
           locBuf = null;
-          self.totalEntries++;
+          this.totalEntries++;
           if (parent === "url") onUrl(loc);
           else if (parent === "sitemap") onSitemap(loc);
         }
       },
-      onend() {
-        if (stack.length > 0) self.errors.push("unclosed elements");
+      onend: () => {
+        if (stack.length > 0) this.errors.push("unclosed elements");
       },
     }, { xmlMode: true, decodeEntities: true });
   }

@@ -52,7 +52,7 @@ export interface StepHooks {
    * Adds the caller's checks and mutations to the step's state commit (the job layer checks its
    * lease token there, releases the step and enqueues the next one in the same commit).
    */
-  beforeCommit?: (op: Deno.AtomicOperation, done: boolean) => void;
+  beforeCommit?: (op: Deno.AtomicOperation, done: boolean) => void | Promise<void>;
 }
 
 export interface StepOutcome {
@@ -107,7 +107,7 @@ export async function runCrawlStep(
   await batch.flush();
   const done = state.phase === "done";
   const op = kv.atomic().check(entry).set(keys.auditCrawl(auditId), state);
-  hooks.beforeCommit?.(op, done);
+  await hooks.beforeCommit?.(op, done);
   const res = await op.commit();
   return { done, committed: res.ok, state: res.ok ? state : null };
 }
@@ -295,12 +295,13 @@ async function crawlBatch(
       const i = next++;
       const e = entries[i];
       const u = new URL(e.url);
+      reserved++; // before any await, so concurrent workers see the budget taken
       const r = await robots.for(u.origin);
       if (!r.isAllowed(e.url)) {
-        results[i] = { kind: "blocked" }; // not fetched: no page budget used
+        reserved--; // not fetched: no page budget used
+        results[i] = { kind: "blocked" };
         continue;
       }
-      reserved++;
       results[i] = await fetchOne(s, politeness, e, u, state, input, tally);
     }
   };
