@@ -19,6 +19,7 @@ export function llmsTxt(baseUrl: string): string {
 - Start: \`POST ${b}/v1/accounts\` with \`{"email": "..."}\` returns \`api_key\` (shown once).
 - Sandbox: ${SANDBOX_LIMITS.projects} project, ${SANDBOX_LIMITS.audits} audit, ${SANDBOX_LIMITS.articles} draft articles, ${SANDBOX_LIMITS.expires_days} days.
 - Audits and articles are asynchronous: 202 with a \`poll\` path; poll audits every 30-60 s, articles every 60 s, or receive signed webhooks.
+- Audit findings: \`GET ${b}/v1/audits/{id}/issues\` (each issue with what it means, how to fix it and new/persisting/fixed since the last audit), \`/issues/{check}\` (affected URLs with evidence), \`/pages\` (page inventory); cursor pagination (\`limit\` up to 100, \`next_cursor\`).
 - Errors: \`{"error": {"code", "message", "doc_url"}}\`; branch on \`error.code\`. 429 carries \`Retry-After\`.
 - Retries: send \`Idempotency-Key\` on POSTs; a repeat replays the stored answer.
 - Prices: plans per project per month (${plans}); or prepaid credits (technical_audit ${UNIT_PRICES.technical_audit}, article_generated ${UNIT_PRICES.article_generated}; 1 credit = 1 USD).
@@ -28,6 +29,7 @@ export function llmsTxt(baseUrl: string): string {
 - [Agent quickstart](${b}/docs/agents): signup, project, audit, polling, article, webhooks with signature verification, billing, key rotation, errors, idempotent retries, with curl lines
 - [OpenAPI 3.1 document](${b}/v1/openapi.json): every /v1 endpoint, request body, response schema, error code and header
 - [Error codes](${b}/docs/errors): every error.code with its HTTP status, cause and what to do
+- [Audit checks](${b}/docs/checks): every audit check id with what it means and how to fix it
 
 ## Pricing
 
