@@ -267,7 +267,8 @@ export async function finalizeCrawl(
   for (const [id, o] of outcomes) {
     if (!o) continue;
     tallies.set(id, { eligible: o.eligible, affected: o.affected });
-    if (o.affected > 0 && o.items) findings.add(id, "", o.items);
+    // A site check that names no item is about the site: its evidence is the start URL.
+    if (o.affected > 0) findings.add(id, "", o.items?.length ? o.items : [{ url: state.startUrl }]);
   }
   await batch.flush();
   const scored = scoreAudit(ALL_CHECKS, tallies);
