@@ -213,14 +213,18 @@ export const AUDIT_JOB: JobSpec<AuditRecord> = {
  * own commit releases the audit and enqueues the next step; the last step completes the audit
  * with its issues, changes and the `audit.completed` event. A step whose worker died is repeated
  * (not the crawl) by whichever process gets the next message or the stale-job sweep. Safe to
- * call any number of times.
+ * call any number of times. Returns "next" when a further step is due (already enqueued).
  */
-export async function runAuditJob(deps: Deps, auditId: string, runner: AuditRunner): Promise<void> {
+export async function runAuditJob(
+  deps: Deps,
+  auditId: string,
+  runner: AuditRunner,
+): Promise<"next" | "idle"> {
   const { kv, clock } = deps;
   const claim = await claimJob(deps, AUDIT_JOB, auditId, (op, token) => {
     op.set(keys.auditStep(auditId), token);
   });
-  if (!claim) return;
+  if (!claim) return "idle";
   const audit = claim.record;
   const project = (await kv.get<ProjectRecord>(keys.project(claim.accountId, audit.projectId)))
     .value;
@@ -229,7 +233,7 @@ export async function runAuditJob(deps: Deps, auditId: string, runner: AuditRunn
       code: "project_missing",
       message: "The project no longer exists",
     });
-    return;
+    return "idle";
   }
 
   // Renew the lease while the step runs; stop when the audit is no longer ours.
@@ -247,6 +251,7 @@ export async function runAuditJob(deps: Deps, auditId: string, runner: AuditRunn
   };
 
   let outcome: CrawlOutcome | null = null;
+  let next = false;
   try {
     const input = await runner.input(audit, project);
     const step = await runCrawlStep(kv, auditId, input, runner.limits, {
@@ -272,6 +277,7 @@ export async function runAuditJob(deps: Deps, auditId: string, runner: AuditRunn
       },
     });
     if (step.committed && step.done) outcome = step.state!.result;
+    next = step.committed && !step.done;
   } catch (err) {
     await stop();
     const refused = (err as Error)?.name === "TargetRefusedError";
@@ -293,11 +299,12 @@ export async function runAuditJob(deps: Deps, auditId: string, runner: AuditRunn
         JSON.stringify({ level: "error", msg: "audit step failed", auditId, error: String(err) }),
       );
     }
-    return;
+    return "idle";
   } finally {
     await stop();
   }
   if (outcome) await completeAudit(deps, auditId, outcome);
+  return next ? "next" : "idle";
 }
 
 function failAudit(

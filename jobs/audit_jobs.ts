@@ -27,9 +27,29 @@ export function auditRunner(deps: Deps): AuditRunner {
   };
 }
 
+/**
+ * The queue handler: runs one step, and when another is due, takes it at once in this process
+ * (detached, so a long crawl never holds the queue handler). The next step's message is already
+ * enqueued by then; whoever claims first runs the step and the other finds it held, so the
+ * message is the fallback (another process, a crash), and a step does not wait for the queue's
+ * delivery latency (hundreds of ms on the local queue, a poll on the table queue).
+ */
 export function auditJobs(deps: Deps): JobHandlers {
   const runner = auditRunner(deps);
-  return { audit: (id) => runAuditJob(deps, id, runner) };
+  const chain = async (id: string) => {
+    try {
+      while ((await runAuditJob(deps, id, runner)) === "next") { /* next step */ }
+    } catch (err) {
+      console.error(
+        JSON.stringify({ level: "error", msg: "audit step chain stopped", id, error: String(err) }),
+      );
+    }
+  };
+  return {
+    audit: async (id) => {
+      if ((await runAuditJob(deps, id, runner)) === "next") setTimeout(() => chain(id), 0);
+    },
+  };
 }
 
 export async function auditMaintenance(deps: Deps): Promise<void> {
