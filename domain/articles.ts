@@ -1,10 +1,11 @@
 import { atomically } from "../kv/atomic.ts";
 import { keys } from "../kv/keys.ts";
+import { claimJob, finishJob, type JobSpec } from "./job_lifecycle.ts";
 import type { Principal } from "./auth.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { recordEvent } from "./events.ts";
-import { addRefund, chargeFor, type Funding } from "./funding.ts";
+import { chargeFor, type Funding } from "./funding.ts";
 import { newId } from "./ids.ts";
 import type { ProjectRecord, SubscriptionRecord } from "./records.ts";
 import { isActive } from "./subscription_state.ts";
@@ -176,6 +177,29 @@ interface SiteFactsRecord {
   pages: ArticleBrief["siteFacts"]["pages"];
 }
 
+/** The article's place in the one job lifecycle (domain/job_lifecycle.ts). */
+export const ARTICLE_JOB: JobSpec<ArticleRecord> = {
+  kind: "article",
+  ownerKey: keys.articleOwner,
+  recordKey: keys.article,
+  activeKey: keys.activeArticle,
+  unit: "articles",
+  open: (a) => GENERATING.includes(a.status),
+  held: (a, now) => a.status !== "queued" && a.leaseUntil > now,
+  newAttempt: () => true,
+  maxAttempts: MAX_ARTICLE_ATTEMPTS,
+  leaseMs: (deps) => leaseMs(deps, ARTICLE_LEASE_MS),
+  claimed: (a, c) => ({
+    ...a,
+    status: "generating",
+    attempts: c.attempts,
+    leaseUntil: c.leaseUntil,
+    updatedAt: c.now,
+  }),
+  interrupted: { code: "generation_interrupted", message: "Generation was interrupted too often" },
+  failed: (a, error, now) => ({ ...a, status: "failed", updatedAt: now, error }),
+};
+
 /**
  * The queue handler: claims the article (lease), runs the pipeline while recording its stages,
  * then stores the draft as `ready` or marks it `failed` and refunds the charge, releasing the
@@ -187,36 +211,10 @@ export async function runArticleJob(
   generate: ArticleGenerator,
 ): Promise<void> {
   const { kv, clock } = deps;
-  const accountId = (await kv.get<string>(keys.articleOwner(articleId))).value;
-  if (!accountId) return;
+  const claim = await claimJob(deps, ARTICLE_JOB, articleId);
+  if (!claim) return; // finished, held by another worker, or out of attempts (then failed)
+  const { accountId, record: article } = claim;
   const key = keys.article(accountId, articleId);
-  const entry = await kv.get<ArticleRecord>(key);
-  const article = entry.value;
-  if (!article || !GENERATING.includes(article.status)) return;
-  const now = clock.now();
-  if (article.status !== "queued" && article.leaseUntil > now) return; // another worker has it
-  if (article.attempts >= MAX_ARTICLE_ATTEMPTS) {
-    await finishArticle(deps, articleId, {
-      kind: "failed",
-      error: { code: "generation_interrupted", message: "Generation was interrupted too often" },
-    });
-    return;
-  }
-  const claimed: ArticleRecord = {
-    ...article,
-    status: "generating",
-    attempts: article.attempts + 1,
-    leaseUntil: now + leaseMs(deps, ARTICLE_LEASE_MS),
-    updatedAt: now,
-  };
-  const claim = await kv.atomic().check(entry).set(key, claimed)
-    .set(keys.runningJob("article", articleId), {
-      id: articleId,
-      accountId,
-      leaseUntil: claimed.leaseUntil,
-    })
-    .commit();
-  if (!claim.ok) return;
 
   const facts = (await kv.get<SiteFactsRecord>(keys.siteFacts(article.projectId))).value;
   const project = (await kv.get<ProjectRecord>(keys.project(accountId, article.projectId))).value;
@@ -256,22 +254,12 @@ type ArticleOutcome =
   | { kind: "failed"; error: { code: string; message: string } };
 
 function finishArticle(deps: Deps, articleId: string, outcome: ArticleOutcome): Promise<void> {
-  const { kv, clock } = deps;
-  return atomically(kv, async () => {
-    const accountId = (await kv.get<string>(keys.articleOwner(articleId))).value!;
-    const entry = await kv.get<ArticleRecord>(keys.article(accountId, articleId));
-    const article = entry.value;
-    if (!article || !GENERATING.includes(article.status)) {
-      return { op: kv.atomic().check(entry), result: undefined };
-    }
-    const now = clock.now();
-    const op = kv.atomic().check(entry).delete(keys.runningJob("article", articleId));
-    const active = await kv.get<string>(keys.activeArticle(article.projectId));
-    if (active.value === articleId) op.check(active).delete(active.key);
+  return finishJob(deps, ARTICLE_JOB, articleId, ({ op, record: article, accountId, now }) => {
+    const key = keys.article(accountId, articleId);
     if (outcome.kind === "ready") {
       const r = outcome.result;
       op.set(
-        entry.key,
+        key,
         {
           ...article,
           status: "ready",
@@ -283,17 +271,10 @@ function finishArticle(deps: Deps, articleId: string, outcome: ArticleOutcome): 
           qaScore: r.qa_score,
         } satisfies ArticleRecord,
       );
-    } else {
-      op.set(entry.key, { ...article, status: "failed", updatedAt: now, error: outcome.error });
-      await addRefund(kv, op, {
-        accountId,
-        funding: article.funding,
-        unit: "articles",
-        ref: articleId,
-        now,
-      });
+      return Promise.resolve("completed");
     }
-    return { op, result: undefined };
+    op.set(key, ARTICLE_JOB.failed(article, outcome.error, now));
+    return Promise.resolve("failed");
   });
 }
 
