@@ -1,5 +1,6 @@
 import { atomically } from "../kv/atomic.ts";
 import { keys } from "../kv/keys.ts";
+import { claimJob, finishJob, type JobSpec } from "./job_lifecycle.ts";
 import type { Principal } from "./auth.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
@@ -198,6 +199,29 @@ interface SiteFactsRecord {
   pages: ArticleBrief["siteFacts"]["pages"];
 }
 
+/** The article's place in the one job lifecycle (domain/job_lifecycle.ts). */
+export const ARTICLE_JOB: JobSpec<ArticleRecord> = {
+  kind: "article",
+  ownerKey: keys.articleOwner,
+  recordKey: keys.article,
+  activeKey: keys.activeArticle,
+  unit: "articles",
+  open: (a) => GENERATING.includes(a.status),
+  held: (a, now) => a.status !== "queued" && a.leaseUntil > now,
+  newAttempt: () => true,
+  maxAttempts: MAX_ARTICLE_ATTEMPTS,
+  leaseMs: (deps) => leaseMs(deps, ARTICLE_LEASE_MS),
+  claimed: (a, c) => ({
+    ...a,
+    status: "generating",
+    attempts: c.attempts,
+    leaseUntil: c.leaseUntil,
+    updatedAt: c.now,
+  }),
+  interrupted: { code: "generation_interrupted", message: "Generation was interrupted too often" },
+  failed: (a, error, now) => ({ ...a, status: "failed", updatedAt: now, error }),
+};
+
 /**
  * The queue handler: claims the article (lease), runs the pipeline while recording its stages,
  * then stores the draft as `ready` or marks it `failed` and refunds the charge, releasing the
@@ -209,37 +233,10 @@ export async function runArticleJob(
   generate: ArticleGenerator,
 ): Promise<void> {
   const { kv, clock } = deps;
-  const accountId = (await kv.get<string>(keys.articleOwner(articleId))).value;
-  if (!accountId) return;
+  const claim = await claimJob(deps, ARTICLE_JOB, articleId);
+  if (!claim) return; // finished, held by another worker, or out of attempts (then failed)
+  const { accountId, record: article } = claim;
   const key = keys.article(accountId, articleId);
-  const entry = await kv.get<ArticleRecord>(key);
-  const article = entry.value;
-  if (!article || !GENERATING.includes(article.status)) return;
-  const now = clock.now();
-  if (article.status !== "queued" && article.leaseUntil > now) return; // another worker has it
-  if (article.attempts >= MAX_ARTICLE_ATTEMPTS) {
-    await finishArticle(deps, articleId, {
-      kind: "failed",
-      error: { code: "generation_interrupted", message: "Generation was interrupted too often" },
-    });
-    return;
-  }
-  const lease = leaseMs(deps, ARTICLE_LEASE_MS);
-  const claimed: ArticleRecord = {
-    ...article,
-    status: "generating",
-    attempts: article.attempts + 1,
-    leaseUntil: now + lease,
-    updatedAt: now,
-  };
-  const claim = await kv.atomic().check(entry).set(key, claimed)
-    .set(keys.runningJob("article", articleId), {
-      id: articleId,
-      accountId,
-      leaseUntil: claimed.leaseUntil,
-    })
-    .commit();
-  if (!claim.ok) return;
 
   const facts = (await kv.get<SiteFactsRecord>(keys.siteFacts(article.projectId))).value;
   const project = (await kv.get<ProjectRecord>(keys.project(accountId, article.projectId))).value;
@@ -267,10 +264,10 @@ export async function runArticleJob(
   };
   // The budget is a real timer, not the injected clock: it bounds real calls to the model.
   const budget = new AbortController();
-  const timer = setTimeout(() => budget.abort(), generationBudgetMs(lease));
+  const timer = setTimeout(() => budget.abort(), generationBudgetMs(ARTICLE_JOB.leaseMs(deps)));
   try {
     const result = await generate(brief, onStage, { signal: budget.signal });
-    await finishArticle(deps, articleId, { kind: "ready", result }, claimed.attempts);
+    await finishArticle(deps, articleId, { kind: "ready", result }, article.attempts);
   } catch (err) {
     const e = err as { code?: string; message?: string; details?: { usage?: TokenUsage } };
     await finishArticle(deps, articleId, {
@@ -280,7 +277,7 @@ export async function runArticleJob(
         message: (e.message ?? "Generation failed").slice(0, 500),
       },
       usage: e.details?.usage ?? null,
-    }, claimed.attempts);
+    }, article.attempts);
   } finally {
     clearTimeout(timer);
   }
@@ -291,30 +288,18 @@ type ArticleOutcome =
   | { kind: "failed"; error: { code: string; message: string }; usage?: TokenUsage | null };
 
 /**
- * Stores the outcome. `attempt` is the run's claim: a run whose claim was taken over (its lease
- * ran out and another worker claimed the article) has lost and writes nothing.
+ * Stores the outcome through the one job lifecycle. `attempt` is the run's claim: a run whose
+ * claim was taken over (its lease ran out and another worker claimed the article) has lost and
+ * writes nothing.
  */
 function finishArticle(
   deps: Deps,
   articleId: string,
   outcome: ArticleOutcome,
-  attempt?: number,
+  attempt: number,
 ): Promise<void> {
-  const { kv, clock } = deps;
-  return atomically(kv, async () => {
-    const accountId = (await kv.get<string>(keys.articleOwner(articleId))).value!;
-    const entry = await kv.get<ArticleRecord>(keys.article(accountId, articleId));
-    const article = entry.value;
-    if (
-      !article || !GENERATING.includes(article.status) ||
-      (attempt !== undefined && article.attempts !== attempt)
-    ) {
-      return { op: kv.atomic().check(entry), result: undefined };
-    }
-    const now = clock.now();
-    const op = kv.atomic().check(entry).delete(keys.runningJob("article", articleId));
-    const active = await kv.get<string>(keys.activeArticle(article.projectId));
-    if (active.value === articleId) op.check(active).delete(active.key);
+  return finishJob(deps, ARTICLE_JOB, articleId, async ({ op, record: article, accountId, now }) => {
+    const key = keys.article(accountId, articleId);
     if (outcome.kind === "ready") {
       const r = outcome.result;
       let funding = article.funding;
@@ -325,16 +310,16 @@ function finishArticle(
         // Charged as a model article (the server's writer changed since acceptance) but an
         // outline came back: the outline is free (the catalogue's article_outline is 0), so the
         // whole charge goes back.
-        await addRefund(kv, op, { accountId, funding, unit: "articles", ref: articleId, now });
+        await addRefund(deps.kv, op, { accountId, funding, unit: "articles", ref: articleId, now });
         funding = { kind: "credits", amount: 0, unit: "article_outline" };
       }
       op.set(
-        entry.key,
+        key,
         {
           ...article,
+          funding,
           status: "ready",
           updatedAt: now,
-          funding,
           title: r.title,
           metaDescription: r.meta_description,
           contentMarkdown: r.content_markdown.slice(0, MAX_MARKDOWN_CHARS),
@@ -344,24 +329,14 @@ function finishArticle(
           usage: r.usage ?? null,
         } satisfies ArticleRecord,
       );
-    } else {
-      op.set(entry.key, {
-        ...article,
-        status: "failed",
-        updatedAt: now,
-        error: outcome.error,
-        usage: outcome.usage ?? null,
-      });
-      await addRefund(kv, op, {
-        accountId,
-        funding: article.funding,
-        unit: "articles",
-        ref: articleId,
-        now,
-      });
+      return "completed";
     }
-    return { op, result: undefined };
-  });
+    op.set(key, {
+      ...ARTICLE_JOB.failed(article, outcome.error, now),
+      usage: outcome.usage ?? null,
+    });
+    return "failed";
+  }, { attempt });
 }
 
 /** A URL-safe slug of a title. */

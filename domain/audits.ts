@@ -1,13 +1,18 @@
 import { atomically } from "../kv/atomic.ts";
 import { keys } from "../kv/keys.ts";
-import type { AuditReport } from "./audit/run_audit.ts";
+import { ALL_CHECKS, CHECKS_BY_ID } from "./audit/checks/index.ts";
+import { runCrawlStep } from "./audit/crawl/engine.ts";
+import type { CrawlInput, CrawlOutcome, CrawlState, StepLimits } from "./audit/crawl/state.ts";
+import { type AuditReport, reportOf } from "./audit/run_audit.ts";
+import type { Severity } from "./audit/types.ts";
 import type { Principal } from "./auth.ts";
 import type { CrawlAllowance } from "./billing/catalog.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { recordEvent } from "./events.ts";
-import { addRefund, chargeFor, type Funding } from "./funding.ts";
+import { chargeFor, type Funding } from "./funding.ts";
 import { newId } from "./ids.ts";
+import { claimJob, finishJob, type JobSpec, renewLease } from "./job_lifecycle.ts";
 import type { RunningJobMarker } from "./job_leases.ts";
 import type { ProjectRecord, SubscriptionRecord } from "./records.ts";
 
@@ -31,6 +36,23 @@ export interface AuditRecord {
   leaseUntil: number;
   jobsCompleted: number;
   jobsFailed: number;
+  /** A worker is inside a step (a claim that never released it means the worker died). */
+  inStep?: boolean;
+  /** The token of the claim that owns the current step. */
+  stepToken?: string | null;
+  /** New, persisting and fixed issues against the project's previous completed audit. */
+  changes?: AuditChanges | null;
+}
+
+/** How a completed audit compares with the project's previous completed audit. */
+export interface AuditChanges {
+  previous_audit_id: string | null;
+  /** Checks that fire now and did not before (all fired checks when there is no previous audit). */
+  new: number;
+  /** Checks that fired before and still fire. */
+  persisting: number;
+  /** Checks that fired before and no longer fire. */
+  fixed: number;
 }
 
 /** How long a queued message may take to be picked up, and a worker may hold a run. */
@@ -102,6 +124,9 @@ export function createAudit(
       leaseUntil: now + leaseMs(deps, QUEUE_GRACE_MS),
       jobsCompleted: 0,
       jobsFailed: 0,
+      inStep: false,
+      stepToken: null,
+      changes: null,
     };
     const marker: RunningJobMarker = {
       id,
@@ -136,12 +161,13 @@ export async function getAudit(
 }
 
 /**
- * What running an audit needs from the outside: the engine, injected so tests can swap it.
- * `depth` is the crawl allowance: `pro` subscriptions crawl deeper than everything else.
+ * How the job layer runs an audit: the crawl input for an audit (the operator's and the plan's
+ * budgets) and the size of one step. Injected so tests and benchmarks can change them.
  */
-export type AuditEngine = (
-  input: { startUrl: string; depth: CrawlAllowance },
-) => Promise<AuditReport>;
+export interface AuditRunner {
+  input: (audit: AuditRecord, project: ProjectRecord) => Promise<CrawlInput>;
+  limits: StepLimits;
+}
 
 /** Why the address guard refused a site, in words that name no resolved address. */
 const REFUSAL_TEXT: Record<string, string> = {
@@ -153,62 +179,113 @@ const REFUSAL_TEXT: Record<string, string> = {
   dns_failure: "the host name does not resolve",
 };
 
-/**
- * The queue handler: claims the audit (a lease, so a duplicate message or a second process does
- * nothing), runs the engine, then completes or fails it in one commit with the project update,
- * the refund on failure and the `audit.completed` event. Safe to call any number of times.
- */
-export async function runAuditJob(deps: Deps, auditId: string, engine: AuditEngine): Promise<void> {
-  const { kv, clock } = deps;
-  const accountId = (await kv.get<string>(keys.auditOwner(auditId))).value;
-  if (!accountId) return;
-  const key = keys.audit(accountId, auditId);
+const OPEN: AuditStatus[] = ["queued", "running"];
 
-  // Claim.
-  const entry = await kv.get<AuditRecord>(key);
-  const audit = entry.value;
-  if (!audit || audit.status === "completed" || audit.status === "failed") return;
-  const now = clock.now();
-  if (audit.status === "running" && audit.leaseUntil > now) return; // another worker owns it
-  if (audit.attempts >= MAX_AUDIT_ATTEMPTS) {
-    await finishAudit(deps, auditId, {
-      kind: "failed",
-      error: { code: "audit_interrupted", message: "The audit was interrupted too many times" },
-    });
-    return;
-  }
-  const claimed: AuditRecord = {
-    ...audit,
+/** The audit's place in the one job lifecycle (domain/job_lifecycle.ts). */
+export const AUDIT_JOB: JobSpec<AuditRecord> = {
+  kind: "audit",
+  ownerKey: keys.auditOwner,
+  recordKey: keys.audit,
+  activeKey: keys.activeAudit,
+  unit: "audits",
+  open: (a) => OPEN.includes(a.status),
+  held: (a, now) => a.status === "running" && a.inStep !== false && a.leaseUntil > now,
+  // Between steps a running audit is released (inStep false): taking the next step is no new
+  // attempt. A claim that finds a step never released starts one (its worker died).
+  newAttempt: (a) => a.status === "queued" || a.inStep !== false,
+  maxAttempts: MAX_AUDIT_ATTEMPTS,
+  leaseMs: (deps) => leaseMs(deps, AUDIT_LEASE_MS),
+  claimed: (a, c) => ({
+    ...a,
     status: "running",
-    runningAt: audit.runningAt ?? now,
-    attempts: audit.attempts + 1,
-    leaseUntil: now + leaseMs(deps, AUDIT_LEASE_MS),
-  };
-  const claim = await kv.atomic().check(entry).set(key, claimed)
-    .set(keys.runningJob("audit", auditId), {
-      id: auditId,
-      accountId,
-      leaseUntil: claimed.leaseUntil,
-    })
-    .commit();
-  if (!claim.ok) return;
+    runningAt: a.runningAt ?? c.now,
+    attempts: c.attempts,
+    leaseUntil: c.leaseUntil,
+    inStep: true,
+    stepToken: c.token,
+  }),
+  interrupted: { code: "audit_interrupted", message: "The audit was interrupted too many times" },
+  failed: (a, error, now) => ({ ...a, status: "failed", completedAt: now, error }),
+};
 
-  const project = (await kv.get<ProjectRecord>(keys.project(accountId, audit.projectId))).value;
+/**
+ * The queue handler: takes ONE step of the audit's crawl. It claims the audit (a lease, renewed
+ * while the step runs, so a live step is never started twice), runs the step, and in the step's
+ * own commit releases the audit and enqueues the next step; the last step completes the audit
+ * with its issues, changes and the `audit.completed` event. A step whose worker died is repeated
+ * (not the crawl) by whichever process gets the next message or the stale-job sweep. Safe to
+ * call any number of times. Returns "next" when a further step is due (already enqueued).
+ */
+export async function runAuditJob(
+  deps: Deps,
+  auditId: string,
+  runner: AuditRunner,
+): Promise<"next" | "idle"> {
+  const { kv, clock } = deps;
+  const claim = await claimJob(deps, AUDIT_JOB, auditId, (op, token) => {
+    op.set(keys.auditStep(auditId), token);
+  });
+  if (!claim) return "idle";
+  const audit = claim.record;
+  const project = (await kv.get<ProjectRecord>(keys.project(claim.accountId, audit.projectId)))
+    .value;
   if (!project) {
-    await finishAudit(deps, auditId, {
-      kind: "failed",
-      error: { code: "project_missing", message: "The project no longer exists" },
+    await failAudit(deps, auditId, {
+      code: "project_missing",
+      message: "The project no longer exists",
     });
-    return;
+    return "idle";
   }
-  let report: AuditReport;
+
+  // Renew the lease while the step runs; stop when the audit is no longer ours.
+  let lost = false;
+  let renewing: Promise<void> = Promise.resolve();
+  const every = Math.max(50, Math.floor(AUDIT_JOB.leaseMs(deps) / 3));
+  const heartbeat = setInterval(() => {
+    renewing = renewing.then(async () => {
+      if (!lost && !(await renewLease(deps, AUDIT_JOB, claim, auditId))) lost = true;
+    }).catch(() => {});
+  }, every);
+  const stop = async () => {
+    clearInterval(heartbeat);
+    await renewing;
+  };
+
+  let outcome: CrawlOutcome | null = null;
+  let next = false;
   try {
-    report = await engine({ startUrl: project.url, depth: await crawlDepth(deps, audit) });
+    const input = await runner.input(audit, project);
+    const step = await runCrawlStep(kv, auditId, input, runner.limits, {
+      now: () => clock.now(),
+      beforeCommit: async (op, done) => {
+        await stop();
+        // Only the owner of this step may count it.
+        op.check({ key: keys.auditStep(auditId), versionstamp: claim.versionstamp });
+        if (done) return;
+        // Another claim would have rewritten the step key too, so the check above covers it.
+        const entry = await kv.get<AuditRecord>(keys.audit(claim.accountId, auditId));
+        const a = entry.value;
+        if (!a) return;
+        const leaseUntil = clock.now() + leaseMs(deps, QUEUE_GRACE_MS);
+        op.check(entry)
+          .set(entry.key, { ...a, inStep: false, leaseUntil } satisfies AuditRecord)
+          .set(keys.runningJob("audit", auditId), {
+            id: auditId,
+            accountId: claim.accountId,
+            leaseUntil,
+          });
+        deps.queue.enqueueIn(op, { type: "audit", id: auditId });
+      },
+    });
+    if (step.committed && step.done) outcome = step.state!.result;
+    next = step.committed && !step.done;
   } catch (err) {
+    await stop();
     const refused = (err as Error)?.name === "TargetRefusedError";
-    await finishAudit(deps, auditId, {
-      kind: "failed",
-      error: refused
+    await failAudit(
+      deps,
+      auditId,
+      refused
         ? {
           code: "target_refused",
           // Never echo resolved addresses: they would let a caller map internal DNS.
@@ -217,99 +294,177 @@ export async function runAuditJob(deps: Deps, auditId: string, engine: AuditEngi
           }`,
         }
         : { code: "audit_failed", message: "The audit could not run; the charge was refunded" },
-    });
+    );
     if (!refused) {
       console.error(
-        JSON.stringify({ level: "error", msg: "audit engine failed", auditId, error: String(err) }),
+        JSON.stringify({ level: "error", msg: "audit step failed", auditId, error: String(err) }),
       );
     }
-    return;
+    return "idle";
+  } finally {
+    await stop();
   }
-  await finishAudit(deps, auditId, { kind: "completed", report });
+  if (outcome) await completeAudit(deps, auditId, outcome);
+  return next ? "next" : "idle";
 }
 
-type Outcome =
-  | { kind: "completed"; report: AuditReport }
-  | { kind: "failed"; error: { code: string; message: string } };
+function failAudit(
+  deps: Deps,
+  auditId: string,
+  error: { code: string; message: string },
+): Promise<void> {
+  return finishJob(deps, AUDIT_JOB, auditId, ({ op, record, accountId, now }) => {
+    op.set(keys.audit(accountId, auditId), AUDIT_JOB.failed(record, error, now));
+    return Promise.resolve("failed");
+  });
+}
 
 const MAX_FACT_PAGES = 60;
 const clip = (s: string | null, n: number) => (s === null ? null : s.slice(0, n));
+const SEVERITY_RANK: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
 
-async function finishAudit(deps: Deps, auditId: string, outcome: Outcome): Promise<void> {
-  const { kv, clock } = deps;
-  await atomically(kv, async () => {
-    const accountId = (await kv.get<string>(keys.auditOwner(auditId))).value!;
-    const entry = await kv.get<AuditRecord>(keys.audit(accountId, auditId));
-    const audit = entry.value;
-    if (!audit || audit.status === "completed" || audit.status === "failed") {
-      return { op: kv.atomic().check(entry), result: undefined };
-    }
+export type IssueChange = "new" | "persisting" | "fixed";
+
+/** One check of a finished audit, as stored under `auditIssues` (one small value per audit). */
+export interface StoredIssue {
+  check: string;
+  /** Affected items (pages or URLs); 0 for a fixed check. */
+  affected: number;
+  /** Pages or URLs the check applied to. */
+  eligible: number;
+  /** Evidence items stored (at most the cap; `affected` stays the true count). */
+  stored: number;
+  change: IssueChange;
+}
+
+export interface StoredIssues {
+  previousAuditId: string | null;
+  issues: StoredIssue[];
+}
+
+/**
+ * The issues of a finished crawl against the previous completed audit's: fired checks worst
+ * first (severity, affected count, id), then the checks that no longer fire.
+ */
+export function compareIssues(
+  tallies: Record<string, [number, number]>,
+  stored: Record<string, number>,
+  previous: StoredIssues | null,
+  previousAuditId: string | null,
+): { issues: StoredIssues; changes: AuditChanges } {
+  const before = new Set(
+    (previous?.issues ?? []).filter((i) => i.change !== "fixed").map((i) => i.check),
+  );
+  const fired: StoredIssue[] = [];
+  for (const c of ALL_CHECKS) {
+    const t = tallies[c.id];
+    if (!t || t[1] <= 0) continue;
+    fired.push({
+      check: c.id,
+      affected: t[1],
+      eligible: t[0],
+      stored: stored[c.id] ?? 0,
+      change: before.has(c.id) ? "persisting" : "new",
+    });
+  }
+  const rank = (id: string) => SEVERITY_RANK[CHECKS_BY_ID.get(id)?.severity ?? "info"];
+  fired.sort((a, b) =>
+    rank(a.check) - rank(b.check) || b.affected - a.affected ||
+    (a.check < b.check ? -1 : a.check > b.check ? 1 : 0)
+  );
+  const now = new Set(fired.map((i) => i.check));
+  const fixed: StoredIssue[] = [...before].filter((id) => !now.has(id) && CHECKS_BY_ID.has(id))
+    .sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : 1))
+    .map((check) => ({
+      check,
+      affected: 0,
+      eligible: tallies[check]?.[0] ?? 0,
+      stored: 0,
+      change: "fixed" as const,
+    }));
+  const changes: AuditChanges = {
+    previous_audit_id: previousAuditId,
+    new: fired.filter((i) => i.change === "new").length,
+    persisting: fired.filter((i) => i.change === "persisting").length,
+    fixed: fixed.length,
+  };
+  return { issues: { previousAuditId, issues: [...fired, ...fixed] }, changes };
+}
+
+/**
+ * Completes an audit in one commit: the record with score, summary and changes, its issues
+ * (compared with the project's previous completed audit), the project's latest audit, the site
+ * facts articles link to, and the `audit.completed` event.
+ */
+async function completeAudit(deps: Deps, auditId: string, outcome: CrawlOutcome): Promise<void> {
+  const { kv } = deps;
+  const report: AuditReport = await reportOf(kv, auditId, outcome);
+  const state = (await kv.get<CrawlState>(keys.auditCrawl(auditId))).value;
+  await finishJob(deps, AUDIT_JOB, auditId, async ({ op, record: audit, accountId, now }) => {
     const projectEntry = await kv.get<ProjectRecord>(keys.project(accountId, audit.projectId));
-    const now = clock.now();
-    const op = kv.atomic().check(entry, projectEntry)
-      .delete(keys.runningJob("audit", auditId));
-    const active = await kv.get<string>(keys.activeAudit(audit.projectId));
-    if (active.value === auditId) op.check(active).delete(active.key);
-
-    if (outcome.kind === "completed") {
-      const { report } = outcome;
-      const done: AuditRecord = {
-        ...audit,
-        status: "completed",
-        completedAt: now,
-        score: report.score,
-        summary: report.summary,
-        jobsCompleted: report.jobs_completed,
-        jobsFailed: report.jobs_failed,
-      };
-      op.set(entry.key, done);
-      const project = projectEntry.value;
-      if (project) {
-        op.set(projectEntry.key, {
-          ...project,
-          latestAudit: {
-            audit_id: auditId,
-            status: "completed",
-            completed_at: new Date(now).toISOString(),
-            score: report.score,
-            summary: report.summary,
-          },
-        });
-        op.set(keys.siteFacts(project.id), {
-          host: report.site.host,
-          language: report.site.language,
-          pages: report.site.pages.slice(0, MAX_FACT_PAGES).map((p) => ({
-            url: p.url.slice(0, 300),
-            title: clip(p.title, 120),
-            h1: clip(p.h1, 120),
-            description: clip(p.description, 200),
-          })),
-        });
-        recordEvent(op, deps.queue, {
-          accountId,
-          event: "audit.completed",
-          now,
-          data: {
-            project_id: project.id,
-            project_name: project.name,
-            status: "completed",
-            jobs_completed: report.jobs_completed,
-            jobs_failed: report.jobs_failed,
-            completed_at: new Date(now).toISOString(),
-          },
-        });
-      }
-    } else {
-      op.set(entry.key, { ...audit, status: "failed", completedAt: now, error: outcome.error });
-      await addRefund(kv, op, {
+    op.check(projectEntry);
+    const project = projectEntry.value;
+    const prevId = project?.latestAudit?.audit_id && project.latestAudit.audit_id !== auditId
+      ? project.latestAudit.audit_id
+      : null;
+    const previous = prevId ? (await kv.get<StoredIssues>(keys.auditIssues(prevId))).value : null;
+    const { issues, changes } = compareIssues(
+      outcome.tallies,
+      state?.stored ?? {},
+      previous,
+      previous ? prevId : null,
+    );
+    op.set(keys.auditIssues(auditId), issues);
+    const done: AuditRecord = {
+      ...audit,
+      status: "completed",
+      completedAt: now,
+      score: report.score,
+      summary: report.summary,
+      jobsCompleted: report.jobs_completed,
+      jobsFailed: report.jobs_failed,
+      inStep: false,
+      changes,
+    };
+    op.set(keys.audit(accountId, auditId), done);
+    if (project) {
+      op.set(projectEntry.key, {
+        ...project,
+        latestAudit: {
+          audit_id: auditId,
+          status: "completed",
+          completed_at: new Date(now).toISOString(),
+          score: report.score,
+          summary: report.summary,
+        },
+      });
+      op.set(keys.siteFacts(project.id), {
+        host: report.site.host,
+        language: report.site.language,
+        pages: report.site.pages.slice(0, MAX_FACT_PAGES).map((p) => ({
+          url: p.url.slice(0, 300),
+          title: clip(p.title, 120),
+          h1: clip(p.h1, 120),
+          description: clip(p.description, 200),
+        })),
+      });
+      recordEvent(op, deps.queue, {
         accountId,
-        funding: audit.funding,
-        unit: "audits",
-        ref: auditId,
+        event: "audit.completed",
         now,
+        data: {
+          project_id: project.id,
+          project_name: project.name,
+          status: "completed",
+          jobs_completed: report.jobs_completed,
+          jobs_failed: report.jobs_failed,
+          completed_at: new Date(now).toISOString(),
+          audit_id: auditId,
+          changes,
+        },
       });
     }
-    return { op, result: undefined };
+    return "completed";
   });
 }
 
@@ -317,7 +472,7 @@ async function finishAudit(deps: Deps, auditId: string, outcome: Outcome): Promi
  * The crawl budget the audit's funding buys (`crawlLimitsFor`): sandbox audits get the trial's
  * small budget, a `pro` subscription's audits crawl deeper; the plan is read when the audit runs.
  */
-async function crawlDepth(deps: Deps, audit: AuditRecord): Promise<CrawlAllowance> {
+export async function crawlDepth(deps: Deps, audit: AuditRecord): Promise<CrawlAllowance> {
   if (audit.funding.kind === "sandbox") return "sandbox";
   if (audit.funding.kind !== "subscription") return "standard";
   const sub = (await deps.kv.get<SubscriptionRecord>(keys.subscription(audit.projectId))).value;

@@ -35,6 +35,10 @@ export interface Config {
   openai: { apiKey: string | null; baseUrl: string | null; model: string };
   crawlMaxPages: number;
   crawlConcurrency: number;
+  /** `CRAWL_STEP_PAGES`: frontier entries one crawl step takes before it commits (default 100). */
+  crawlStepPages: number;
+  /** `CRAWL_STEP_SECONDS`: wall time after which a step starts no new fetch (default 20). */
+  crawlStepSeconds: number;
   /**
    * `kv`: Deno KV's native queue (a local file or `:memory:`); `table`: a polled KV job table, for
    * KV Connect URLs and hosts without queues. Defaults to `table` for http(s) KV paths.
@@ -186,8 +190,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       baseUrl: url("OPENAI_BASE_URL", null),
       model: get("OPENAI_MODEL") ?? "gpt-4o-mini",
     },
-    crawlMaxPages: int("CRAWL_MAX_PAGES", 200, 1, 10_000),
+    crawlMaxPages: int("CRAWL_MAX_PAGES", 200, 1, 100_000),
     crawlConcurrency: int("CRAWL_CONCURRENCY", 4, 1, 32),
+    crawlStepPages: int("CRAWL_STEP_PAGES", 100, 1, 5_000),
+    crawlStepSeconds: int("CRAWL_STEP_SECONDS", 20, 1, 600),
     jobQueue: jobQueueOf(get("JOB_QUEUE"), kvPath),
     rateLimitPerMinute,
     // Two keys' worth by default: room to rotate (old and new key both busy), no more.

@@ -64,6 +64,15 @@ export interface AgentFlowResult {
   keyLast4: string;
   projectId: string;
   audit: { id: string; status: string; score: number | null; criticalIssues: number | null };
+  /** The worst issue of the audit: what to fix, and where (its affected URLs with evidence). */
+  topIssue: null | {
+    check: string;
+    title: string;
+    fix: string;
+    docUrl: string;
+    affectedCount: number;
+    urls: string[];
+  };
   article: { id: string; status: string; title: string | null; wordCount: number | null };
   webhook: null | {
     id: string;
@@ -256,6 +265,7 @@ export async function runAgentFlow(o: AgentFlowOptions): Promise<AgentFlowResult
   } catch (err) {
     throw explain(err, signup.upgrade_url);
   }
+  let topIssue: AgentFlowResult["topIssue"] = null;
   const audit = await pollUntil(
     () => api("GET", auditStart.poll, { key }),
     ["completed", "failed"],
@@ -271,6 +281,38 @@ export async function runAgentFlow(o: AgentFlowOptions): Promise<AgentFlowResult
     );
     for (const t of audit.summary.top_issues.slice(0, 3)) {
       log(`   - [${t.severity}] ${t.title} (${t.affected_count})`);
+    }
+    // What to fix first: the worst issue, its fix, and the URLs it affects (with evidence).
+    const issues = await api("GET", `/v1/audits/${audit.audit_id}/issues?limit=1`, { key });
+    const worst = issues.data[0];
+    if (worst) {
+      const urls: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: Json = await api(
+          "GET",
+          `${worst.items_url}?limit=100${cursor ? `&cursor=${cursor}` : ""}`,
+          { key },
+        );
+        for (const item of page.data) {
+          const extra = Object.entries(item).filter(([k]) => k !== "url")
+            .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(",") : v}`).join(" ");
+          urls.push(item.url);
+          if (urls.length <= 10) log(`     ${item.url}${extra ? `  (${extra})` : ""}`);
+        }
+        cursor = page.next_cursor;
+      } while (cursor && urls.length < 1000);
+      log(`   top issue: ${worst.check} (${worst.change}), ${worst.affected_count} affected`);
+      log(`   fix: ${worst.fix}`);
+      log(`   more: ${worst.doc_url}`);
+      topIssue = {
+        check: worst.check,
+        title: worst.title,
+        fix: worst.fix,
+        docUrl: worst.doc_url,
+        affectedCount: worst.affected_count,
+        urls,
+      };
     }
   } else {
     log(`   audit failed: ${JSON.stringify(audit.error ?? null)}`);
@@ -329,6 +371,7 @@ export async function runAgentFlow(o: AgentFlowOptions): Promise<AgentFlowResult
       score: audit.score ?? null,
       criticalIssues: audit.summary?.issues_critical ?? null,
     },
+    topIssue,
     article: {
       id: article.article_id,
       status: article.status,
@@ -343,6 +386,12 @@ export async function runAgentFlow(o: AgentFlowOptions): Promise<AgentFlowResult
   log(`  account   ${result.accountId} (key …${result.keyLast4})`);
   log(`  project   ${result.projectId} ${siteUrl}`);
   log(`  audit     ${result.audit.id} ${result.audit.status} score ${result.audit.score}`);
+  if (result.topIssue) {
+    log(
+      `  top issue ${result.topIssue.check}: ${result.topIssue.urls.length} URLs; fix: ` +
+        result.topIssue.fix,
+    );
+  }
   log(`  article   ${result.article.id} ${result.article.status} "${result.article.title}"`);
   if (webhook) {
     log(`  webhook   ${webhook.id} ${webhook.event ?? "-"} verified ${webhook.verified}`);

@@ -1,37 +1,57 @@
-import { runAudit } from "../domain/audit/run_audit.ts";
-import { type AuditEngine, runAuditJob } from "../domain/audits.ts";
+import { type AuditRunner, crawlDepth, runAuditJob } from "../domain/audits.ts";
 import { crawlLimitsFor } from "../domain/billing/catalog.ts";
 import { resendExpiredJobs } from "../domain/job_leases.ts";
 import type { Deps } from "../domain/deps.ts";
 import type { JobHandlers } from "./dispatcher.ts";
 
-/** Per-response body cap of the crawler when the budget leaves more (its own default). */
-const PAGE_BYTES = 5 * 1024 * 1024;
-
 /**
- * The crawler and checks engine with the catalogue's crawl budget for what pays for the audit
- * (`crawlLimitsFor`: sandbox, standard or pro). The total-bytes budget is passed as
- * `maxTotalBytes` for the crawl engine to enforce, and bounded meanwhile by capping each response
- * at its share of it.
+ * The crawl budgets of an audit and the step size. The budgets are the catalogue's business rule
+ * (`crawlLimitsFor`: the sandbox's small budget, `CRAWL_MAX_PAGES`, a `pro` plan's deeper crawl),
+ * read for what pays for the audit when it runs.
  */
-export function auditEngine(deps: Deps): AuditEngine {
-  return ({ startUrl, depth }) => {
-    const limits = crawlLimitsFor(depth, deps.config);
-    return runAudit({
-      startUrl,
-      maxPages: limits.maxPages,
-      concurrency: limits.concurrency,
-      allowPrivate: deps.config.allowPrivateTargets,
-      deadlineMs: limits.maxDurationMs,
-      maxBytes: Math.min(PAGE_BYTES, Math.ceil(limits.maxBytes / limits.maxPages)),
-      maxTotalBytes: limits.maxBytes,
-    });
+export function auditRunner(deps: Deps): AuditRunner {
+  const c = deps.config;
+  return {
+    limits: { pages: c.crawlStepPages, ms: c.crawlStepSeconds * 1000 },
+    input: async (audit, project) => {
+      const limits = crawlLimitsFor(await crawlDepth(deps, audit), c);
+      const started = audit.runningAt ?? audit.createdAt;
+      return {
+        startUrl: project.url,
+        maxPages: limits.maxPages,
+        concurrency: limits.concurrency,
+        allowPrivate: c.allowPrivateTargets,
+        maxTotalBytes: limits.maxBytes,
+        deadlineAt: started + limits.maxDurationMs,
+        now: started,
+      };
+    },
   };
 }
 
+/**
+ * The queue handler: runs one step, and when another is due, takes it at once in this process
+ * (detached, so a long crawl never holds the queue handler). The next step's message is already
+ * enqueued by then; whoever claims first runs the step and the other finds it held, so the
+ * message is the fallback (another process, a crash), and a step does not wait for the queue's
+ * delivery latency (hundreds of ms on the local queue, a poll on the table queue).
+ */
 export function auditJobs(deps: Deps): JobHandlers {
-  const engine = auditEngine(deps);
-  return { audit: (id) => runAuditJob(deps, id, engine) };
+  const runner = auditRunner(deps);
+  const chain = async (id: string) => {
+    try {
+      while ((await runAuditJob(deps, id, runner)) === "next") { /* next step */ }
+    } catch (err) {
+      console.error(
+        JSON.stringify({ level: "error", msg: "audit step chain stopped", id, error: String(err) }),
+      );
+    }
+  };
+  return {
+    audit: async (id) => {
+      if ((await runAuditJob(deps, id, runner)) === "next") setTimeout(() => chain(id), 0);
+    },
+  };
 }
 
 export async function auditMaintenance(deps: Deps): Promise<void> {

@@ -33,6 +33,44 @@ export const keys = {
   /** The one generating API article of a project, if any. */
   activeArticle: (projectId: string) => ["active_article", projectId] as const,
 
+  /**
+   * An audit's crawl, stored as it goes so any process can take the next step (docs/audit.md,
+   * "Storage"). Each collection sorts the way the API lists it.
+   */
+  auditCrawl: (auditId: string) => ["audit_crawl", auditId] as const,
+  /** The token of the worker that owns the audit's current step; the step's last commit checks it. */
+  auditStep: (auditId: string) => ["audit_step", auditId] as const,
+  /** One record per URL the crawl met (seen set and page inventory), by URL. */
+  auditPage: (auditId: string, url: string) => ["audit_pages", auditId, url] as const,
+  auditPages: (auditId: string) => ["audit_pages", auditId] as const,
+  /** URLs to fetch, in breadth-first order. */
+  auditFrontier: (auditId: string, seq: number) => ["audit_frontier", auditId, seq] as const,
+  auditFrontierAll: (auditId: string) => ["audit_frontier", auditId] as const,
+  /** A page's internal links (hashed targets and anchor texts), in chunks. */
+  auditLinks: (auditId: string, url: string, chunk: number) =>
+    ["audit_links", auditId, url, chunk] as const,
+  auditLinksAll: (auditId: string) => ["audit_links", auditId] as const,
+  /** Evidence of one affected item of a check, by check, then URL. */
+  auditFinding: (auditId: string, check: string, url: string, n: number) =>
+    ["audit_findings", auditId, check, url, n] as const,
+  auditFindings: (auditId: string, check: string) => ["audit_findings", auditId, check] as const,
+  auditFindingsAll: (auditId: string) => ["audit_findings", auditId] as const,
+  /** The finished audit's issues (one small value: at most one entry per check). */
+  auditIssues: (auditId: string) => ["audit_issues", auditId] as const,
+  /** Duplicate-detection index: pages by title, description or text fingerprint. */
+  auditDup: (auditId: string, kind: string, value: string, url: string) =>
+    ["audit_dups", auditId, kind, value, url] as const,
+  auditDups: (auditId: string, kind: string) => ["audit_dups", auditId, kind] as const,
+  /** Sitemap URLs in chunks, crawled after the link graph (orphans). */
+  auditSitemapChunk: (auditId: string, n: number) => ["audit_sitemap_urls", auditId, n] as const,
+  /** Larger texts (robots.txt bodies) split into chunks under a name. */
+  auditBlob: (auditId: string, name: string, n: number) =>
+    ["audit_blobs", auditId, name, n] as const,
+  auditBlobs: (auditId: string, name: string) => ["audit_blobs", auditId, name] as const,
+  /** Indexable pages in crawl order (shallowest first), for article internal links. */
+  auditSitePage: (auditId: string, seq: number) => ["audit_site_pages", auditId, seq] as const,
+  auditSitePages: (auditId: string) => ["audit_site_pages", auditId] as const,
+
   /** What the latest completed audit learnt about a project's site (pages for internal links). */
   siteFacts: (projectId: string) => ["site_facts", projectId] as const,
 

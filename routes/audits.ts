@@ -1,5 +1,12 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { type AuditRecord, createAudit, getAudit } from "../domain/audits.ts";
+import {
+  listAuditIssues,
+  listAuditPages,
+  listIssueItems,
+  MAX_PAGE_SIZE,
+} from "../domain/audit_results.ts";
+import { CATEGORIES } from "../domain/audit/types.ts";
 import { iso } from "../domain/clock.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { requireKey } from "./middleware/auth.ts";
@@ -28,6 +35,15 @@ export const AuditSummary = z.object({
   }),
 }).openapi("AuditSummary");
 
+const Changes = z.object({
+  previous_audit_id: z.string().nullable().openapi({
+    description: "The project's previous completed audit compared against; null when none",
+  }),
+  new: z.number().int().openapi({ description: "Checks that fire now and did not before" }),
+  persisting: z.number().int().openapi({ description: "Checks that fired before and still do" }),
+  fixed: z.number().int().openapi({ description: "Checks that fired before and no longer do" }),
+}).openapi("AuditChanges");
+
 export const Audit = z.object({
   audit_id: z.string(),
   project_id: z.string(),
@@ -36,8 +52,127 @@ export const Audit = z.object({
   completed_at: z.string().optional(),
   score: z.number().int().min(0).max(100).optional(),
   summary: AuditSummary.optional(),
+  changes: Changes.optional().openapi({
+    description: "Completed audits: issues new, persisting and fixed against the project's " +
+      "previous completed audit (additive)",
+  }),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
 }).openapi("Audit");
+
+const Category = z.enum(CATEGORIES as [string, ...string[]]);
+const Change = z.enum(["new", "persisting", "fixed"]);
+
+const AuditIdParam = z.object({
+  auditId: z.string().min(1).max(100).openapi({ param: { name: "auditId", in: "path" } }),
+});
+
+const PageQuery = {
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().openapi({
+    description: `Items per page, 1 to ${MAX_PAGE_SIZE} (default 50)`,
+    example: 50,
+  }),
+  cursor: z.string().min(1).max(3000).optional().openapi({
+    description: "The `next_cursor` of the previous page; omit for the first page",
+  }),
+};
+
+const NextCursor = z.string().nullable().openapi({
+  description: "Pass as `cursor` to get the next page; null on the last page",
+});
+
+const IssueBase = {
+  check: z.string().openapi({ example: "broken_internal_links" }),
+  category: Category,
+  severity: Severity,
+  title: z.string(),
+  meaning: z.string().openapi({ description: "What the finding means for the site" }),
+  fix: z.string().openapi({ description: "How to fix it" }),
+  doc_url: z.string().openapi({
+    description: "The check's entry on /docs/checks",
+    example: "http://localhost:8000/docs/checks#broken_internal_links",
+  }),
+  affected_count: z.number().int().openapi({
+    description: "Affected pages or URLs (the true count, also beyond the stored items)",
+  }),
+  eligible_count: z.number().int().openapi({ description: "Pages or URLs the check applied to" }),
+  items_stored: z.number().int().openapi({
+    description: "Evidence items stored and listed (at most 2,000 per check)",
+  }),
+  change: Change.openapi({
+    description: "Against the project's previous completed audit: new, persisting, or fixed " +
+      "(fired before, not now; affected_count 0)",
+  }),
+};
+
+const Issue = z.object({
+  ...IssueBase,
+  items_url: z.string().openapi({ example: "/v1/audits/aud_0abc/issues/broken_internal_links" }),
+}).openapi("AuditIssue");
+
+const IssueList = z.object({
+  audit_id: z.string(),
+  changes: Changes.nullable(),
+  data: z.array(Issue),
+  next_cursor: NextCursor,
+}).openapi("AuditIssueList");
+
+const Evidence = z.record(z.string(), z.unknown()).openapi("AuditEvidence", {
+  description: "One affected item: `url` (the page it is on) and facts that fit the check, e.g. " +
+    "target, anchor and status for a broken link, every hop of a redirect chain, the value and " +
+    "its length for a title, the measured figure for TTFB",
+  example: {
+    url: "https://example.com/blog",
+    target: "https://example.com/old-page",
+    anchor: "our old guide",
+    status: 404,
+  },
+});
+
+const IssueItems = z.object({
+  audit_id: z.string(),
+  ...IssueBase,
+  data: z.array(Evidence),
+  next_cursor: NextCursor,
+}).openapi("AuditIssueItems");
+
+const PageItem = z.object({
+  url: z.string(),
+  fetch_state: z.enum(["fetched", "failed", "blocked", "not_fetched"]),
+  status: z.number().int().nullable().openapi({ description: "HTTP status; null if not fetched" }),
+  failure: z.string().nullable().openapi({ description: "timeout, network, tls, dns, ..." }),
+  redirect_target: z.string().nullable(),
+  depth: z.number().int().nullable().openapi({
+    description: "Clicks from the start URL; null when only reachable through the sitemap",
+  }),
+  in_sitemap: z.boolean(),
+  indexable: z.boolean(),
+  not_indexable_reason: z.enum([
+    "blocked_by_robots",
+    "fetch_failed",
+    "not_fetched",
+    "redirect",
+    "error_status",
+    "not_html",
+    "noindex",
+    "canonicalised",
+  ]).nullable(),
+  title: z.string().nullable(),
+  word_count: z.number().int().nullable().openapi({
+    description: "Visible words (counted up to the audit engine's word cap); HTML pages only",
+  }),
+  inlinks: z.number().int().openapi({ description: "Followable internal links pointing here" }),
+  outlinks: z.number().int().nullable().openapi({ description: "Internal links on the page" }),
+  response_time_ms: z.number().int().nullable().openapi({ description: "Time to first byte" }),
+  size_bytes: z.number().int().nullable().openapi({ description: "HTML bytes (decoded)" }),
+  canonical: z.string().nullable().openapi({ description: "Canonical URL when it is another URL" }),
+  checks: z.array(z.string()).openapi({ description: "Checks that fired on this URL" }),
+}).openapi("AuditPage");
+
+const PageList = z.object({
+  audit_id: z.string(),
+  data: z.array(PageItem),
+  next_cursor: NextCursor,
+}).openapi("AuditPageList");
 
 const Accepted = z.object({
   audit_id: z.string(),
@@ -53,6 +188,7 @@ export function auditView(a: AuditRecord) {
     started_at: iso(a.createdAt)!,
     ...(a.completedAt !== null ? { completed_at: iso(a.completedAt)! } : {}),
     ...(a.status === "completed" ? { score: a.score!, summary: a.summary! } : {}),
+    ...(a.status === "completed" && a.changes ? { changes: a.changes } : {}),
     ...(a.status === "failed" && a.error ? { error: a.error } : {}),
   };
 }
@@ -103,11 +239,7 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       summary: "An audit: status, and score and summary once completed",
       security: bearerSecurity,
       middleware: [requireKey()] as const,
-      request: {
-        params: z.object({
-          auditId: z.string().min(1).max(100).openapi({ param: { name: "auditId", in: "path" } }),
-        }),
-      },
+      request: { params: AuditIdParam },
       responses: responses(
         { 200: { description: "The audit", schema: Audit } },
         [...AUTH_ERRORS, "not_found"],
@@ -117,6 +249,116 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       const caller = c.get("principal")!;
       const audit = await getAudit(deps, caller.account.id, c.req.valid("param").auditId);
       return c.json(auditView(audit), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/audits/{auditId}/issues",
+      tags: ["Audits"],
+      summary: "A completed audit's issues: each fired check with what it means, how to fix it, " +
+        "its affected count and its change since the previous audit (plus the fixed ones)",
+      security: bearerSecurity,
+      middleware: [requireKey()] as const,
+      request: {
+        params: AuditIdParam,
+        query: z.object({
+          severity: Severity.optional(),
+          category: Category.optional(),
+          change: Change.optional(),
+          ...PageQuery,
+        }),
+      },
+      responses: responses(
+        { 200: { description: "Issues, worst first, then the fixed ones", schema: IssueList } },
+        [...AUTH_ERRORS, "not_found", "invalid_state"],
+      ),
+    }),
+    async (c) => {
+      const caller = c.get("principal")!;
+      const q = c.req.valid("query");
+      const page = await listAuditIssues(deps, caller.account.id, c.req.valid("param").auditId, {
+        severity: q.severity,
+        category: q.category as never,
+        change: q.change,
+        limit: q.limit,
+        cursor: q.cursor,
+      });
+      return c.json(page, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/audits/{auditId}/issues/{check}",
+      tags: ["Audits"],
+      summary: "The affected items of one check, with their evidence, by URL",
+      security: bearerSecurity,
+      middleware: [requireKey()] as const,
+      request: {
+        params: AuditIdParam.extend({
+          check: z.string().min(1).max(100).openapi({
+            param: { name: "check", in: "path" },
+            example: "broken_internal_links",
+          }),
+        }),
+        query: z.object(PageQuery),
+      },
+      responses: responses(
+        { 200: { description: "The check and a page of its items", schema: IssueItems } },
+        [...AUTH_ERRORS, "not_found", "invalid_state"],
+      ),
+    }),
+    async (c) => {
+      const caller = c.get("principal")!;
+      const { auditId, check } = c.req.valid("param");
+      const q = c.req.valid("query");
+      const page = await listIssueItems(deps, caller.account.id, auditId, check, q);
+      return c.json(page, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/audits/{auditId}/pages",
+      tags: ["Audits"],
+      summary: "The page inventory of a completed audit: every URL the crawl met, by URL",
+      description: "Filtered pages examine at most 1,000 URLs per request, so a page may hold " +
+        "fewer than `limit` items: follow `next_cursor` until it is null.",
+      security: bearerSecurity,
+      middleware: [requireKey()] as const,
+      request: {
+        params: AuditIdParam,
+        query: z.object({
+          status: z.enum(["2xx", "3xx", "4xx", "5xx", "failed", "blocked", "not_fetched"])
+            .optional(),
+          indexable: z.enum(["true", "false"]).optional(),
+          check: z.string().min(1).max(100).optional().openapi({
+            description: "Only URLs this check fired on",
+            example: "title_missing",
+          }),
+          ...PageQuery,
+        }),
+      },
+      responses: responses(
+        { 200: { description: "A page of the inventory", schema: PageList } },
+        [...AUTH_ERRORS, "not_found", "invalid_state"],
+      ),
+    }),
+    async (c) => {
+      const caller = c.get("principal")!;
+      const q = c.req.valid("query");
+      const page = await listAuditPages(deps, caller.account.id, c.req.valid("param").auditId, {
+        status: q.status,
+        indexable: q.indexable === undefined ? undefined : q.indexable === "true",
+        check: q.check,
+        limit: q.limit,
+        cursor: q.cursor,
+      });
+      return c.json(page, 200);
     },
   );
 }

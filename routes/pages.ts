@@ -1,11 +1,12 @@
 /**
- * The public pages outside `/v1`: home, pricing, the agent quickstart, the error reference and
+ * The public pages outside `/v1`: home, pricing, the agent quickstart, the error and check references and
  * llms.txt. Plain Hono GETs, not part of the OpenAPI document. Each page is built once per app
  * (its inputs are constants and the configured public base URL) and served from memory.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv, Services } from "./env.ts";
 import { agentsPage } from "./pages/agents_doc.ts";
+import { checksPage } from "./pages/checks_doc.ts";
 import { errorsPage } from "./pages/errors_doc.ts";
 import { homePage } from "./pages/home.ts";
 import { llmsTxt } from "./pages/llms_txt.ts";
@@ -30,6 +31,7 @@ export function pageRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     ["/pricing", HTML, pricingPage(base)],
     ["/docs/agents", HTML, agentsPage(base)],
     ["/docs/errors", HTML, errorsPage(base)],
+    ["/docs/checks", HTML, checksPage(base)],
     ["/llms.txt", TEXT, llmsTxt(base)],
   ];
   for (const [path, type, body] of pages) {

@@ -33,8 +33,11 @@ export interface PageFacts {
   headingSkip: boolean;
   /** Internal, followable link targets (canonicalised, deduplicated). */
   links: string[];
+  /** Anchor text of each entry of `links` (first occurrence, at most 60 characters). */
+  linkAnchors: string[];
   /** Internal links marked rel=nofollow (not followed, still checked as targets). */
   nofollowLinks: string[];
+  nofollowAnchors: string[];
   externalLinks: number;
   /** Internal `<a href="http://...">` found while the page itself is https. */
   httpInternalLinks: number;
@@ -62,6 +65,28 @@ export interface PageFacts {
   scriptCount: number;
   appRoot: boolean;
   renderBlockingScripts: number;
+  /** Evidence samples (at most SAMPLE_CAP each): what the counters above counted. */
+  samples: {
+    imgNoAlt: string[];
+    imgUnsized: string[];
+    uncrawlable: string[];
+    genericLinks: string[];
+    httpInternalLinks: string[];
+    /** "element url", e.g. "script http://cdn.example/app.js". */
+    mixedActive: string[];
+    mixedPassive: string[];
+    protocolRelative: string[];
+    insecureFormActions: string[];
+    renderBlocking: string[];
+    plugins: string[];
+  };
+}
+
+/** Evidence samples kept per counter and page: enough to find the element, small enough to store. */
+export const SAMPLE_CAP = 5;
+
+function sample(list: string[], value: string): void {
+  if (list.length < SAMPLE_CAP) list.push(value.length > 200 ? value.slice(0, 200) : value);
 }
 
 const GENERIC_LINK_TEXT = new Set([
@@ -138,6 +163,9 @@ class Collector {
   baseOrigin: string;
   baseInternal: boolean;
   textLen = 0;
+  /** Where the open `<a>`'s link landed: index in links (>= 0), in nofollowLinks (< -1), or -1. */
+  linkSlot = -1;
+  aHref = "";
 
   constructor(page: URL, siteKey: string, bytes: number) {
     this.base = page;
@@ -164,7 +192,9 @@ class Collector {
       h1: null,
       headingSkip: false,
       links: [],
+      linkAnchors: [],
       nofollowLinks: [],
+      nofollowAnchors: [],
       externalLinks: 0,
       httpInternalLinks: 0,
       uncrawlableLinks: 0,
@@ -189,6 +219,19 @@ class Collector {
       scriptCount: 0,
       appRoot: false,
       renderBlockingScripts: 0,
+      samples: {
+        imgNoAlt: [],
+        imgUnsized: [],
+        uncrawlable: [],
+        genericLinks: [],
+        httpInternalLinks: [],
+        mixedActive: [],
+        mixedPassive: [],
+        protocolRelative: [],
+        insecureFormActions: [],
+        renderBlocking: [],
+        plugins: [],
+      },
     };
   }
 
@@ -257,10 +300,16 @@ class Collector {
         break;
       case "img":
         f.imgCount++;
-        if (a.alt === undefined && a.role !== "presentation" && a.role !== "none") f.imgNoAlt++;
-        if (a.width === undefined || a.height === undefined) f.imgUnsized++;
+        if (a.alt === undefined && a.role !== "presentation" && a.role !== "none") {
+          f.imgNoAlt++;
+          sample(f.samples.imgNoAlt, a.src ?? "(no src)");
+        }
+        if (a.width === undefined || a.height === undefined) {
+          f.imgUnsized++;
+          sample(f.samples.imgUnsized, a.src ?? "(no src)");
+        }
         if (this.pictureDepth > 0) this.pictureImgs++;
-        this.subresource(a.src, false);
+        this.subresource(a.src, false, name);
         break;
       case "picture":
         if (this.pictureDepth++ === 0) this.pictureImgs = 0;
@@ -271,26 +320,30 @@ class Collector {
           this.inJsonLd = true;
           this.jsonBuf = "";
         } else if (a.src !== undefined) {
-          this.subresource(a.src, true);
+          this.subresource(a.src, true, name);
           if (
             !this.headDone && a.async === undefined && a.defer === undefined &&
             a.type !== "module"
-          ) f.renderBlockingScripts++;
+          ) {
+            f.renderBlockingScripts++;
+            sample(f.samples.renderBlocking, a.src);
+          }
         }
         break;
       case "iframe":
-        this.subresource(a.src, true);
+        this.subresource(a.src, true, name);
         break;
       case "audio":
       case "video":
       case "source":
-        this.subresource(a.src, false);
+        this.subresource(a.src, false, name);
         break;
       case "form": {
         f.forms++;
         const action = a.action;
         if (action !== undefined && action.trim().toLowerCase().startsWith("http:")) {
           f.insecureFormActions++;
+          sample(f.samples.insecureFormActions, action.trim());
         }
         break;
       }
@@ -298,6 +351,7 @@ class Collector {
       case "embed":
       case "applet":
         f.plugins++;
+        sample(f.samples.plugins, `${name} ${a.data ?? a.src ?? a.code ?? ""}`.trim());
         break;
       case "div":
         if (a.id !== undefined && APP_ROOT_IDS.has(a.id)) f.appRoot = true;
@@ -358,18 +412,25 @@ class Collector {
     } else if (r === "alternate" && a.hreflang !== undefined) {
       if (f.hreflangs.length < 100) f.hreflangs.push({ lang: a.hreflang, href: a.href ?? "" });
     } else if (r.includes("stylesheet")) {
-      this.subresource(a.href, true);
+      this.subresource(a.href, true, "link");
     }
   }
 
-  subresource(src: string | undefined, active: boolean) {
+  subresource(src: string | undefined, active: boolean, element: string) {
     if (src === undefined || !this.pageHttps) return;
     const c0 = src.charCodeAt(0);
+    const f = this.f;
     if (c0 === 47 /* / */ && src.charCodeAt(1) === 47) {
-      this.f.protocolRelative++;
+      f.protocolRelative++;
+      sample(f.samples.protocolRelative, `${element} ${src}`);
     } else if ((c0 === 104 || c0 === 72) && /^http:/i.test(src)) {
-      if (active) this.f.mixedActive++;
-      else this.f.mixedPassive++;
+      if (active) {
+        f.mixedActive++;
+        sample(f.samples.mixedActive, `${element} ${src}`);
+      } else {
+        f.mixedPassive++;
+        sample(f.samples.mixedPassive, `${element} ${src}`);
+      }
     }
   }
 
@@ -378,20 +439,27 @@ class Collector {
     this.inA = true;
     this.aText = "";
     this.aCountable = false;
+    this.linkSlot = -1;
     const raw = a.href;
+    this.aHref = raw ?? "";
     if (raw === undefined) {
-      if (a.name === undefined && a.id === undefined && a.role === undefined) f.uncrawlableLinks++;
+      if (a.name === undefined && a.id === undefined && a.role === undefined) {
+        f.uncrawlableLinks++;
+        sample(f.samples.uncrawlable, "<a> without href");
+      }
       return;
     }
     const href = raw.trim();
     if (href === "") {
       f.uncrawlableLinks++;
+      sample(f.samples.uncrawlable, 'href=""');
       return;
     }
     const c0 = href.charCodeAt(0);
     if (c0 === 35 /* # */) return;
     if (c0 !== 47 && /^(javascript|file):/i.test(href)) {
       f.uncrawlableLinks++;
+      sample(f.samples.uncrawlable, href);
       return;
     }
     if (c0 !== 47 && /^(mailto|tel|sms|data):/i.test(href)) return;
@@ -407,22 +475,36 @@ class Collector {
     }
     const u = tryUrl(href, this.base);
     if (u === null || (u.protocol !== "http:" && u.protocol !== "https:")) {
-      if (u === null) f.uncrawlableLinks++;
+      if (u === null) {
+        f.uncrawlableLinks++;
+        sample(f.samples.uncrawlable, href);
+      }
       return;
     }
     if (siteKeyOf(u) !== this.siteKey) {
       f.externalLinks++;
       return;
     }
-    if (this.pageHttps && u.protocol === "http:") f.httpInternalLinks++;
+    if (this.pageHttps && u.protocol === "http:") {
+      f.httpInternalLinks++;
+      sample(f.samples.httpInternalLinks, href);
+    }
     this.addLink(canonicalUrl(u), nofollow);
   }
 
   addLink(key: string, nofollow: boolean) {
     if (this.seenLinks.has(key)) return;
     this.seenLinks.add(key);
-    if (nofollow) this.f.nofollowLinks.push(key);
-    else this.f.links.push(key);
+    const f = this.f;
+    if (nofollow) {
+      this.linkSlot = -2 - f.nofollowLinks.length;
+      f.nofollowLinks.push(key);
+      f.nofollowAnchors.push("");
+    } else {
+      this.linkSlot = f.links.length;
+      f.links.push(key);
+      f.linkAnchors.push("");
+    }
   }
 
   ontext(text: string) {
@@ -489,9 +571,15 @@ class Collector {
       case "a":
         if (this.inA) {
           this.inA = false;
-          if (this.aCountable && GENERIC_LINK_TEXT.has(collapse(this.aText).toLowerCase())) {
+          const text = collapse(this.aText);
+          if (this.aCountable && GENERIC_LINK_TEXT.has(text.toLowerCase())) {
             this.f.genericLinkTexts++;
+            sample(this.f.samples.genericLinks, `"${text}" → ${this.aHref.trim()}`);
           }
+          const slot = this.linkSlot;
+          if (slot >= 0) this.f.linkAnchors[slot] = text.slice(0, 60);
+          else if (slot < -1) this.f.nofollowAnchors[-2 - slot] = text.slice(0, 60);
+          this.linkSlot = -1;
         }
         break;
       case "picture":

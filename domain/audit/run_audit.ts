@@ -1,14 +1,17 @@
 /**
- * Audit entry point: crawl, run every check, score. Free of HTTP routes and KV so it can be
- * tested and benchmarked alone; the job layer stores what it returns.
+ * Audit entry point for tests, benchmarks and tools: runs the stepped crawl (crawl/engine.ts) to
+ * its end on a fresh in-memory KV and reads the result back. The service runs the same steps
+ * through the job queue instead (domain/audits.ts), on its own KV.
  *
  * @module
  */
+import { keys } from "../../kv/keys.ts";
 import type { Resolver } from "../net/address_guard.ts";
-import { crawlSite } from "./crawler.ts";
-import { ALL_CHECKS, PAGE_CHECKS, SITE_CHECKS } from "./checks/index.ts";
-import { scoreAudit } from "./scoring.ts";
-import type { Category, CheckTally, PageContext, Severity, UrlRecord } from "./types.ts";
+import { runCrawlStep } from "./crawl/engine.ts";
+import type { CrawlOutcome, StepLimits } from "./crawl/state.ts";
+import type { Category, CheckTally, Evidence, Severity } from "./types.ts";
+
+export { PageTally } from "./page_checks.ts";
 
 export interface AuditInput {
   startUrl: string;
@@ -27,6 +30,8 @@ export interface AuditInput {
   deadlineMs?: number;
   /** Extra trusted CA (PEM) for private https servers in tests. */
   ca?: string;
+  /** Pages per step (default 50, so small sites already take several steps). */
+  stepPages?: number;
 }
 
 export interface AuditPage {
@@ -66,29 +71,25 @@ export interface AuditReport {
   };
 }
 
-const MAX_SITE_PAGES = 200;
-
-/** Per-page check tallies: eligible/affected counters, one pair per page check. */
-export class PageTally {
-  readonly eligible = new Uint32Array(PAGE_CHECKS.length);
-  readonly affected = new Uint32Array(PAGE_CHECKS.length);
-
-  /** Runs every page check on one page. */
-  add(ctx: PageContext): void {
-    for (let i = 0; i < PAGE_CHECKS.length; i++) {
-      const c = PAGE_CHECKS[i];
-      if (c.eligibility === "indexable" && !ctx.indexable) continue;
-      if (c.applies && !c.applies(ctx)) continue;
-      this.eligible[i]++;
-      if (c.evaluate(ctx)) this.affected[i]++;
-    }
+/** The report of a finished crawl, with the site pages read from KV (shallowest first). */
+export async function reportOf(
+  kv: Deno.Kv,
+  auditId: string,
+  outcome: CrawlOutcome,
+): Promise<AuditReport> {
+  const pages: AuditPage[] = [];
+  const deep: AuditPage[] = [];
+  for await (const e of kv.list<AuditPage>({ prefix: keys.auditSitePages(auditId) })) {
+    (e.value.depth < 0 ? deep : pages).push(e.value);
   }
-
-  into(map: Map<string, CheckTally>): void {
-    for (let i = 0; i < PAGE_CHECKS.length; i++) {
-      map.set(PAGE_CHECKS[i].id, { eligible: this.eligible[i], affected: this.affected[i] });
-    }
-  }
+  return {
+    score: outcome.score,
+    summary: outcome.summary,
+    pages_crawled: outcome.pagesCrawled,
+    jobs_completed: outcome.jobsCompleted,
+    jobs_failed: outcome.jobsFailed,
+    site: { pages: [...pages, ...deep], host: outcome.host, language: outcome.language },
+  };
 }
 
 /**
@@ -99,61 +100,55 @@ export async function runAudit(input: AuditInput): Promise<AuditReport> {
   return (await runAuditDetailed(input)).report;
 }
 
-/** `runAudit` plus every check's tally (tests and diagnostics read which checks fired). */
-export async function runAuditDetailed(
-  input: AuditInput,
-): Promise<{ report: AuditReport; tallies: Map<string, CheckTally> }> {
-  const now = (input.now ?? Date.now)();
-  const tally = new PageTally();
-  const pages: AuditPage[] = [];
-  let language: string | null = null;
-  const crawl = await crawlSite({
-    startUrl: input.startUrl,
-    maxPages: input.maxPages,
-    concurrency: input.concurrency,
-    allowPrivate: input.allowPrivate,
-    timeoutMs: input.timeoutMs ?? 10_000,
-    maxBytes: input.maxBytes ?? 5 * 1024 * 1024,
-    resolver: input.resolver,
-    now,
-    deadlineMs: input.deadlineMs ?? 10 * 60_000,
-    ca: input.ca,
-    onPage: (ctx: PageContext, rec: UrlRecord) => {
-      tally.add(ctx);
-      if (ctx.isHome && language === null) language = ctx.facts.htmlLang || null;
-      if (ctx.indexable && rec.canonicalOther === null && pages.length < MAX_SITE_PAGES * 2) {
-        pages.push({
-          url: rec.url,
-          title: rec.title,
-          h1: rec.h1,
-          description: rec.description,
-          depth: rec.depth,
-        });
+/** `runAudit` plus every check's tally and the stored evidence of every fired check. */
+export async function runAuditDetailed(input: AuditInput): Promise<{
+  report: AuditReport;
+  tallies: Map<string, CheckTally>;
+  findings: Map<string, Evidence[]>;
+  steps: number;
+}> {
+  const now = input.now ?? Date.now;
+  const t0 = now();
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const auditId = "aud_local";
+    const limits: StepLimits = { pages: input.stepPages ?? 50, ms: 30_000 };
+    const crawlInput = {
+      startUrl: input.startUrl,
+      maxPages: input.maxPages,
+      concurrency: input.concurrency,
+      allowPrivate: input.allowPrivate,
+      timeoutMs: input.timeoutMs,
+      maxBytes: input.maxBytes,
+      maxTotalBytes: input.maxTotalBytes,
+      deadlineAt: t0 + (input.deadlineMs ?? 10 * 60_000),
+      resolver: input.resolver,
+      ca: input.ca,
+      now: t0,
+    };
+    let steps = 0;
+    while (true) {
+      const out = await runCrawlStep(kv, auditId, crawlInput, limits, { now });
+      steps++;
+      if (out.done) {
+        const outcome = out.state!.result!;
+        const tallies = new Map<string, CheckTally>();
+        for (const [id, [eligible, affected]] of Object.entries(outcome.tallies)) {
+          tallies.set(id, { eligible, affected });
+        }
+        const findings = new Map<string, Evidence[]>();
+        for await (const e of kv.list<Evidence>({ prefix: keys.auditFindingsAll(auditId) })) {
+          const check = e.key[2] as string;
+          const list = findings.get(check) ?? [];
+          list.push(e.value);
+          findings.set(check, list);
+        }
+        return { report: await reportOf(kv, auditId, outcome), tallies, findings, steps };
       }
-    },
-  });
-  const tallies = new Map<string, CheckTally>();
-  tally.into(tallies);
-  for (const c of SITE_CHECKS) {
-    const out = c.evaluate(crawl.result);
-    if (out) tallies.set(c.id, out);
+    }
+  } finally {
+    kv.close();
   }
-  const scored = scoreAudit(ALL_CHECKS, tallies);
-  const depthKey = (d: number) => (d < 0 ? Number.MAX_SAFE_INTEGER : d);
-  pages.sort((a, b) => depthKey(a.depth) - depthKey(b.depth));
-  const report: AuditReport = {
-    score: scored.score,
-    summary: scored.summary,
-    pages_crawled: crawl.jobsCompleted + crawl.jobsFailed,
-    jobs_completed: crawl.jobsCompleted,
-    jobs_failed: crawl.jobsFailed,
-    site: {
-      pages: pages.slice(0, MAX_SITE_PAGES),
-      host: new URL(crawl.result.startUrl).host,
-      language,
-    },
-  };
-  return { report, tallies };
 }
 
 /** Tallies of every check for a finished crawl; exported for tests that inspect a check. */

@@ -6,7 +6,20 @@
  * @module
  */
 import type { PageFacts } from "./page_facts.ts";
-import type { Robots } from "./robots.ts";
+
+/**
+ * What a check says about one affected item: small named facts (the link target, the value and
+ * its length, the measured figure). The engine adds the page `url` to each item of a page check.
+ * Shared contract with every check: keep values short (strings are clipped when stored).
+ */
+export type Evidence = Record<string, string | number | boolean | null | string[]>;
+
+/**
+ * A page check's verdict: `false`/`null`/`undefined` = not fired; `true` = fired (the evidence
+ * is the page URL); an `Evidence` object; or an `Evidence[]` for several items on one page
+ * (each broken link, say). An empty array counts as not fired.
+ */
+export type PageVerdict = boolean | null | undefined | Evidence | Evidence[];
 
 export type Category = "performance" | "security" | "indexability" | "mobile" | "structure";
 export type Severity = "critical" | "warning" | "info";
@@ -33,66 +46,102 @@ export interface PageContext {
   now: number;
 }
 
-/** One URL the crawler met, with only what site-level checks need. */
-export interface UrlRecord {
-  id: number;
+/** Where a crawled URL stands. */
+export type UrlState = "queued" | "blocked" | "fetched" | "failed" | "unvisited";
+
+/** A small view of one URL (the start, the home page, a failed fetch) that site checks read. */
+export interface UrlSummary {
   url: string;
-  /** Click depth from the start URL; -1 when only known from the sitemap. */
-  depth: number;
-  state: "queued" | "blocked" | "fetched" | "failed" | "unvisited";
+  state: UrlState;
   /** HTTP status; 0 when not fetched or failed. */
   status: number;
   /** Failure kind (timeout, network, tls, refused, ...). */
   failure: string | null;
-  /** Redirect target record id, or -1. */
-  location: number;
-  /** Redirect leaves the site (target not crawled). */
-  externalLocation: boolean;
   html: boolean;
   noindex: boolean;
-  title: string | null;
-  description: string | null;
-  h1: string | null;
-  textHash: number;
-  words: number;
-  /** Canonical target URL when it differs from this URL. */
-  canonicalOther: string | null;
-  /** Internal link targets (record ids), followable and nofollow alike. */
-  links: Uint32Array;
-  inlinks: number;
-  inSitemap: boolean;
-  ttfbMs: number;
 }
 
 export interface SitemapInfo {
   /** At least one sitemap answered 200 with a urlset/sitemapindex root. */
   found: boolean;
-  /** Problems that make a sitemap invalid. */
+  /** Problems that make a sitemap invalid (at most 20 kept). */
   problems: string[];
   /** Distinct internal URLs listed. */
   urlCount: number;
 }
 
-/** Everything the site-level checks read once the crawl ended. */
-export interface CrawlResult {
+/** Affected items of one site-level finding: the true count and at most the stored cap of items. */
+export interface ItemGroup {
+  count: number;
+  items: Evidence[];
+}
+
+/**
+ * Everything the site-level checks read, computed by `finalize.ts` from the facts the crawl
+ * stored in KV, in pages, keeping only counters, capped item lists and compact aggregates. Its
+ * size does not grow with the site.
+ */
+export interface SiteFacts {
   startUrl: string;
   siteKey: string;
-  /** The start URL's record. */
-  start: UrlRecord;
+  start: UrlSummary;
   /** Where the start URL's redirects end (the home page), or null on a loop. */
-  home: UrlRecord | null;
-  records: UrlRecord[];
-  byUrl: Map<string, UrlRecord>;
-  robots: Robots;
+  home: UrlSummary | null;
+  robots: {
+    state: "ok" | "missing" | "unreachable";
+    status: number;
+    url: string;
+    /** Lines a strict reader rejects, as "line N: problem". */
+    problems: string[];
+    /** robots.txt blocks the start URL for Googlebot (or `*`). */
+    startBlockedForGoogle: boolean;
+  };
   /** Our own token is disallowed from the start URL (so nothing was crawled). */
   ownBotBlocked: boolean;
   sitemap: SitemapInfo;
   /** `http://host/` outcome when the site is on https. */
   httpProbe: "redirects_to_https" | "serves_http" | "unreachable" | "not_applicable";
-  /** TTFB of fetched HTML pages, ms. */
-  htmlTtfbs: number[];
-  /** The crawl stopped at maxPages with URLs still queued. */
+  /** The crawl stopped at its page, byte or time budget with URLs still queued. */
   truncated: boolean;
+  /**
+   * A bounded sample for checks written against single URLs: the start, the home page, the first
+   * fetched https URL and the failed fetches (capped).
+   */
+  records: UrlSummary[];
+  /** Fetched URLs (responses and failures). */
+  attempted: number;
+  status4xx: ItemGroup;
+  status5xx: ItemGroup;
+  failed: ItemGroup;
+  /** URLs whose fate is known (fetched, failed, blocked). */
+  known: number;
+  blocked: ItemGroup;
+  /** HTML 2xx pages, and how many of them are noindex. */
+  html2xx: number;
+  noindexPages: number;
+  /** Sitemap URLs fetched, failed or blocked; bad = not an indexable canonical 200 page. */
+  sitemapListed: number;
+  sitemapBad: ItemGroup;
+  /** Pages canonicalised to another crawled internal URL; bad = the target is not a 200 page. */
+  canonicalTargets: number;
+  canonicalBad: ItemGroup;
+  /** Pages linking to broken / redirecting internal URLs (count = pages, items = each link). */
+  brokenLinks: ItemGroup;
+  redirectLinks: ItemGroup;
+  /** Redirect chain heads; chains of 2+ hops and loops, each item with every hop. */
+  redirectStarts: number;
+  redirectChains: ItemGroup;
+  redirectLoops: ItemGroup;
+  /** Indexable self-canonical HTML 2xx pages, and the duplicate groups among them. */
+  dupCandidates: number;
+  dupTitle: ItemGroup;
+  dupDescription: ItemGroup;
+  dupContent: ItemGroup;
+  /** Sitemap-listed HTML 2xx pages (not the home page) and those no crawled page links to. */
+  orphanCandidates: number;
+  orphans: ItemGroup;
+  /** TTFB of HTML pages: how many, the median, and the pages over 800 ms and 1,800 ms. */
+  ttfb: { pages: number; medianMs: number; over800: ItemGroup; over1800: ItemGroup };
 }
 
 export interface CheckBase {
@@ -110,19 +159,24 @@ export interface PageCheck extends CheckBase {
   eligibility: "indexable" | "html";
   /** Narrows eligibility further (e.g. https pages only). */
   applies?: (p: PageContext) => boolean;
-  evaluate: (p: PageContext) => boolean;
+  evaluate: (p: PageContext) => PageVerdict;
 }
 
-/** A site-level result: how many were examined and how many were bad; null = not applicable. */
+/**
+ * A site-level result: how many were examined and how many were bad; null = not applicable.
+ * `items` carries the evidence of the affected items (at most the stored cap; `affected` stays
+ * the true count). Items name their page in `url` when they have one.
+ */
 export interface SiteOutcome {
   eligible: number;
   affected: number;
+  items?: Evidence[];
 }
 
 export interface SiteCheck extends CheckBase {
   scope: "site";
   /** Caps the overall score when this check fires (see scoring.ts). */
-  evaluate: (site: CrawlResult) => SiteOutcome | null;
+  evaluate: (site: SiteFacts) => SiteOutcome | null;
 }
 
 export type Check = PageCheck | SiteCheck;

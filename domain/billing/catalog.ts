@@ -201,13 +201,16 @@ export interface CrawlLimits {
 }
 
 const MIB = 1024 * 1024;
+/** The largest crawl the engine takes (`CRAWL_MAX_PAGES` is capped at it too). */
+const MAX_CRAWL_PAGES = 100_000;
 
 /**
  * The crawl budget of an audit, a business rule like the prices: a free sandbox key must not be
  * able to make the service crawl a third-party site hard, so its audits get the operator's
  * `SANDBOX_CRAWL_*` budget (default 25 pages, 10 MiB, 2 minutes, 2 requests at a time); paid
- * audits crawl `CRAWL_MAX_PAGES` (200 MiB, 10 minutes); `pro` five times the pages (1 GiB,
- * 12 minutes, under the 15-minute audit lease so a long crawl is never started twice).
+ * audits crawl `CRAWL_MAX_PAGES` (1 MiB of bodies per page on average, 60 minutes); `pro` five
+ * times the pages and bytes (at most 100,000 pages). The crawl runs as leased steps, so a budget
+ * longer than one lease is never started twice.
  */
 export function crawlLimitsFor(allowance: CrawlAllowance, config: Config): CrawlLimits {
   if (allowance === "sandbox") {
@@ -218,18 +221,13 @@ export function crawlLimitsFor(allowance: CrawlAllowance, config: Config): Crawl
       concurrency: Math.min(2, config.crawlConcurrency),
     };
   }
-  if (allowance === "pro") {
-    return {
-      maxPages: config.crawlMaxPages * PRO_CRAWL_FACTOR,
-      maxBytes: 1024 * MIB,
-      maxDurationMs: 12 * 60_000,
-      concurrency: config.crawlConcurrency,
-    };
-  }
+  const maxPages = allowance === "pro"
+    ? Math.min(MAX_CRAWL_PAGES, config.crawlMaxPages * PRO_CRAWL_FACTOR)
+    : config.crawlMaxPages;
   return {
-    maxPages: config.crawlMaxPages,
-    maxBytes: 200 * MIB,
-    maxDurationMs: 10 * 60_000,
+    maxPages,
+    maxBytes: maxPages * MIB,
+    maxDurationMs: 60 * 60_000,
     concurrency: config.crawlConcurrency,
   };
 }

@@ -189,9 +189,34 @@ echo "$R"
 #      "indexability":…,"mobile":…,"structure":…}},"started_at":…,"completed_at":…}
 `)}
     <p>Statuses: <code>queued</code> → <code>running</code> → <code>completed</code> (with
-    <code>score</code> 0 to 100 and <code>summary</code>) or <code>failed</code> (with
-    <code>error</code>). The summary lists at most 10 top issues, worst first. Locally, point the project
-    at a site your machine can reach.</p>
+    <code>score</code> 0 to 100, <code>summary</code> and <code>changes</code>) or <code>failed</code>
+    (with <code>error</code>). The summary lists at most 10 top issues, worst first. Locally, point the
+    project at a site your machine can reach.</p>
+    <h3 id="audit-findings">What to fix: issues, evidence and the page inventory</h3>
+    <p>Once the audit is <code>completed</code> (before that these answer 409
+    <code>invalid_state</code>), list what it found. Each issue says what it means, how to fix it, links
+    its entry on the <a href="${b}/docs/checks">check reference</a>, and says whether it is
+    <code>new</code>, <code>persisting</code> or <code>fixed</code> since the project's previous completed
+    audit. Every list is paged: <code>limit</code> up to 100, then pass <code>next_cursor</code> as
+    <code>cursor</code> until it is <code>null</code>.</p>
+    ${codeBlock(`
+curl -s "${D}/v1/audits/$AUDIT/issues?severity=critical&limit=20" -H "Authorization: Bearer $KEY"
+# 200 {"audit_id":…,"changes":{"previous_audit_id":null,"new":4,"persisting":0,"fixed":0},
+#      "data":[{"check":"broken_internal_links","severity":"critical","title":…,"meaning":…,
+#      "fix":"Change each listed link to a working URL, or restore the target page.",
+#      "doc_url":"${b}/docs/checks#broken_internal_links","affected_count":3,"change":"new",
+#      "items_url":"/v1/audits/aud_…/issues/broken_internal_links",…}],"next_cursor":null}
+
+# The affected items of one issue, with their evidence, by URL.
+curl -s "${D}/v1/audits/$AUDIT/issues/broken_internal_links?limit=100" -H "Authorization: Bearer $KEY"
+# 200 {…,"data":[{"url":"https://example.com/blog","target":"https://example.com/old-guide",
+#      "anchor":"our old guide","status":404}],"next_cursor":null}
+
+# The page inventory: status, depth, indexability and why not, title, links, timings, checks.
+curl -s "${D}/v1/audits/$AUDIT/pages?indexable=false&limit=100" -H "Authorization: Bearer $KEY"
+# 200 {"audit_id":…,"data":[{"url":…,"status":404,"indexable":false,
+#      "not_indexable_reason":"error_status","inlinks":2,"checks":["http_4xx"],…}],"next_cursor":…}
+`)}
 
     <h2 id="article">4. Generate a draft article and poll it</h2>
     <p>Give <code>topic</code> (3 to 180 characters, used verbatim as the title) and/or

@@ -130,6 +130,7 @@ export function layout(o: PageOptions): string {
               <li><a href="${b}/docs/agents">Agent quickstart</a></li>
               <li><a href="${b}/pricing">Pricing</a></li>
               <li><a href="${b}/docs/errors">Errors</a></li>
+              <li><a href="${b}/docs/checks">Checks</a></li>
               <li><a href="${b}/v1/openapi.json">OpenAPI</a></li>
               <li><a href="${b}/llms.txt">llms.txt</a></li>
             </ul>

@@ -19,6 +19,7 @@ export function llmsTxt(baseUrl: string): string {
 - Start: \`POST ${b}/v1/accounts\` with \`{"email": "..."}\` returns \`api_key\` (shown once).
 - Sandbox: ${SANDBOX_LIMITS.projects} project, ${SANDBOX_LIMITS.audits} audit, ${SANDBOX_LIMITS.articles} draft articles, ${SANDBOX_LIMITS.expires_days} days.
 - Audits and articles are asynchronous: 202 with a \`poll\` path; poll audits every 30-60 s, articles every 60 s, or receive signed webhooks.
+- Audit findings: \`GET ${b}/v1/audits/{id}/issues\` (each issue with what it means, how to fix it and new/persisting/fixed since the last audit), \`/issues/{check}\` (affected URLs with evidence), \`/pages\` (page inventory); cursor pagination (\`limit\` up to 100, \`next_cursor\`).
 - Errors: \`{"error": {"code", "message", "doc_url"}}\`; branch on \`error.code\`. 429 carries \`Retry-After\`.
 - Retries: send \`Idempotency-Key\` on POSTs; a repeat replays the stored answer.
 - MCP: the same capabilities as tools at ${b}/mcp (Streamable HTTP); header \`Authorization: Bearer <API_KEY>\`; without a key: signup, billing (plans) and docs. Host config: \`{"mcpServers": {"serpwright": {"type": "http", "url": "${b}/mcp", "headers": {"Authorization": "Bearer sk_sandbox_..."}}}}\`.
@@ -31,6 +32,7 @@ export function llmsTxt(baseUrl: string): string {
 - [Error codes](${b}/docs/errors): every error.code with its HTTP status, cause and what to do
 - [Connect over MCP](${b}/docs/agents#mcp): the MCP endpoint, its tools and the host configuration with the Bearer header
 - [MCP registry entry](${b}/server.json): server.json with the streamable-http remote
+- [Audit checks](${b}/docs/checks): every audit check id with what it means and how to fix it
 
 ## Pricing
 

@@ -46,6 +46,12 @@ Deno.test("examples/agent.ts walks signup → project → audit → article → 
       });
       assert.equal(result.audit.status, "completed", lines.join("\n"));
       assert.ok(result.audit.score !== null && result.audit.score >= 0);
+      // The top issue comes with its fix and every affected URL (read through the item pages).
+      assert.ok(result.topIssue, "the audit's worst issue is reported");
+      assert.ok(result.topIssue.fix.length > 10);
+      assert.match(result.topIssue.docUrl, /\/docs\/checks#[a-z0-9_]+$/);
+      assert.equal(result.topIssue.urls.length, result.topIssue.affectedCount);
+      for (const u of result.topIssue.urls) assert.ok(u.startsWith(site.origin), u);
       assert.equal(result.article.status, "ready", lines.join("\n"));
       assert.ok(result.article.title && result.article.wordCount! > 0);
       assert.ok(result.webhook, "a webhook was registered");
@@ -56,6 +62,8 @@ Deno.test("examples/agent.ts walks signup → project → audit → article → 
       const out = lines.join("\n");
       assert.match(out, /Summary/);
       assert.match(out, /signature verified/);
+      assert.match(out, /top issue: [a-z0-9_]+ \(new\)/);
+      assert.match(out, /fix: /);
       // The delivery the client verified is really the one the service signed, and tampering fails.
       const d = receiver.received.find((r) =>
         r.headers.get("x-serpwright-event") === "audit.completed"

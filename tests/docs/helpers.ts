@@ -33,6 +33,13 @@ export const INTERFACE_ENDPOINTS = [
   "DELETE /v1/webhooks/{id}",
 ] as const;
 
+/** Endpoints added beyond the interface's table (additive; the 20 above do not change). */
+export const ADDITIVE_ENDPOINTS = [
+  "GET /v1/audits/{auditId}/issues",
+  "GET /v1/audits/{auditId}/issues/{check}",
+  "GET /v1/audits/{auditId}/pages",
+] as const;
+
 /** The public ones; every other interface endpoint needs a bearer key. */
 export const PUBLIC_ENDPOINTS = new Set(["POST /v1/accounts", "GET /v1/plans"]);
 

@@ -136,7 +136,13 @@ Deno.test("crawl limits are one catalogue rule: sandbox small, standard, pro fiv
   });
   assert.equal(crawlLimitsFor("standard", config).maxPages, 200);
   assert.equal(crawlLimitsFor("pro", config).maxPages, 1000);
-  assert.ok(crawlLimitsFor("pro", config).maxDurationMs < 15 * 60_000, "under the audit lease");
+  // The crawl runs as leased steps, so a paid budget may outlast one lease; bytes follow pages.
+  assert.equal(
+    crawlLimitsFor("pro", config).maxBytes,
+    5 * crawlLimitsFor("standard", config).maxBytes,
+  );
+  const big = loadConfig({ CRAWL_MAX_PAGES: "100000" });
+  assert.equal(crawlLimitsFor("pro", big).maxPages, 100_000, "never past the engine's 100,000");
   const tuned = loadConfig({ SANDBOX_CRAWL_MAX_PAGES: "3", SANDBOX_CRAWL_MAX_SECONDS: "30" });
   assert.equal(crawlLimitsFor("sandbox", tuned).maxPages, 3);
   assert.equal(crawlLimitsFor("sandbox", tuned).maxDurationMs, 30_000);

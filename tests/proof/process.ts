@@ -83,10 +83,11 @@ export async function startServer(
   kvPath: string,
   env: Record<string, string> = {},
   timeoutMs = 30_000,
+  denoFlags: string[] = [],
 ): Promise<ServerProcess> {
   const port = freePort();
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--unstable-kv", "--unstable-cron", MAIN],
+    args: ["run", "-A", "--unstable-kv", "--unstable-cron", ...denoFlags, MAIN],
     cwd: REPO,
     env: { ...baseEnv(kvPath), PORT: String(port), ...env },
     clearEnv: false,

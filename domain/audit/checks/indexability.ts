@@ -4,31 +4,31 @@
  *
  * @module
  */
-import type { Check, CrawlResult, PageContext, UrlRecord } from "../types.ts";
-import { flag, isNoindex, resolveCanonicals, stripWww } from "./helpers.ts";
+import type { Check, ItemGroup, PageContext, SiteOutcome } from "../types.ts";
+import { canonicalValues, flag, isNoindex, resolveCanonicals, stripWww } from "./helpers.ts";
 
-/** Fetched internal URLs (responses and failures; not robots-blocked or unvisited). */
-function attempted(site: CrawlResult): UrlRecord[] {
-  return site.records.filter((r) => r.state === "fetched" || r.state === "failed");
-}
-
-function countStatus(site: CrawlResult, lo: number, hi: number) {
-  const tried = attempted(site);
-  if (tried.length === 0) return null;
-  return {
-    eligible: tried.length,
-    affected: tried.filter((r) => r.status >= lo && r.status <= hi).length,
-  };
+function group(eligible: number, g: ItemGroup): SiteOutcome | null {
+  if (eligible === 0) return null;
+  return { eligible, affected: g.count, items: g.items };
 }
 
 const HREFLANG_LANG = /^[a-z]{2,3}$/i;
 
-function hreflangProblems(p: PageContext): { invalid: boolean; cluster: boolean } {
-  let invalid = false;
+interface HreflangReport {
+  /** Values that are not a language code, x-default, or an absolute URL. */
+  bad: string[];
+  selfRef: boolean;
+  xDefault: boolean;
+  /** Languages mapped to two different URLs. */
+  twice: string[];
+}
+
+function hreflangReport(p: PageContext): HreflangReport {
+  const bad: string[] = [];
   let selfRef = false;
   let xDefault = false;
   const langs = new Map<string, string>();
-  let multi = false;
+  const twice: string[] = [];
   for (const h of p.facts.hreflangs) {
     const lang = h.lang.trim().toLowerCase();
     let href: URL | null = null;
@@ -37,26 +37,17 @@ function hreflangProblems(p: PageContext): { invalid: boolean; cluster: boolean 
     } catch {
       href = null;
     }
-    if (href === null) invalid = true;
+    if (href === null) bad.push(`${h.lang} → ${h.href}`.slice(0, 200));
     if (lang === "x-default") xDefault = true;
-    else if (!HREFLANG_LANG.test(lang.split("-")[0])) invalid = true;
+    else if (!HREFLANG_LANG.test(lang.split("-")[0])) bad.push(`hreflang="${h.lang}"`);
     if (href) {
       if (href.href === p.url.href) selfRef = true;
       const prev = langs.get(lang);
-      if (prev !== undefined && prev !== href.href) multi = true;
+      if (prev !== undefined && prev !== href.href && !twice.includes(lang)) twice.push(lang);
       langs.set(lang, href.href);
     }
   }
-  return { invalid, cluster: !selfRef || !xDefault || multi };
-}
-
-function finalOf(site: CrawlResult, r: UrlRecord): UrlRecord | null {
-  let cur = r;
-  for (let i = 0; i < 11; i++) {
-    if (cur.location < 0) return cur;
-    cur = site.records[cur.location];
-  }
-  return null;
+  return { bad, selfRef, xDefault, twice };
 }
 
 export const indexabilityChecks: Check[] = [
@@ -67,7 +58,10 @@ export const indexabilityChecks: Check[] = [
     title: "robots.txt answers 5xx or cannot be fetched",
     detects: "/robots.txt answers a server error or times out; Google may stop crawling the site.",
     scope: "site",
-    evaluate: (s) => flag(s.robots.state === "unreachable"),
+    evaluate: (s) => ({
+      ...flag(s.robots.state === "unreachable"),
+      items: [{ url: s.robots.url, status: s.robots.status || null }],
+    }),
   },
   {
     id: "robots_txt_invalid",
@@ -78,7 +72,13 @@ export const indexabilityChecks: Check[] = [
       "Unknown directives, rules before any User-agent, patterns not starting with / or *, a " +
       "misplaced $, a relative Sitemap URL, or a file over 500 KiB.",
     scope: "site",
-    evaluate: (s) => s.robots.state === "ok" ? flag(s.robots.problems.length > 0) : null,
+    evaluate: (s) =>
+      s.robots.state === "ok"
+        ? {
+          ...flag(s.robots.problems.length > 0),
+          items: s.robots.problems.map((line) => ({ url: s.robots.url, line })),
+        }
+        : null,
   },
   {
     id: "robots_txt_missing",
@@ -87,7 +87,10 @@ export const indexabilityChecks: Check[] = [
     title: "No robots.txt file",
     detects: "/robots.txt answers 404/410 (allowed: crawlers treat it as allow-all).",
     scope: "site",
-    evaluate: (s) => flag(s.robots.state === "missing"),
+    evaluate: (s) => ({
+      ...flag(s.robots.state === "missing"),
+      items: [{ url: s.robots.url, status: s.robots.status }],
+    }),
   },
   {
     id: "start_url_blocked",
@@ -96,7 +99,10 @@ export const indexabilityChecks: Check[] = [
     title: "robots.txt blocks the home page for search engines",
     detects: "The start URL is disallowed for Googlebot (or, without a Googlebot group, for *).",
     scope: "site",
-    evaluate: (s) => flag(!s.robots.isAllowed(s.startUrl, "Googlebot")),
+    evaluate: (s) => ({
+      ...flag(s.robots.startBlockedForGoogle),
+      items: [{ url: s.startUrl, robots_txt: s.robots.url }],
+    }),
   },
   {
     id: "crawler_blocked",
@@ -105,7 +111,10 @@ export const indexabilityChecks: Check[] = [
     title: "robots.txt blocks SerpwrightBot, so the site could not be audited",
     detects: "The start URL is disallowed for our own token; we honour it and crawl nothing.",
     scope: "site",
-    evaluate: (s) => flag(s.ownBotBlocked),
+    evaluate: (s) => ({
+      ...flag(s.ownBotBlocked),
+      items: [{ url: s.startUrl, robots_txt: s.robots.url, user_agent: "SerpwrightBot" }],
+    }),
   },
   {
     id: "blocked_by_robots",
@@ -114,14 +123,7 @@ export const indexabilityChecks: Check[] = [
     title: "Internal URLs blocked by robots.txt",
     detects: "Internal URLs found in links or the sitemap that robots.txt disallows (not fetched).",
     scope: "site",
-    evaluate: (s) => {
-      const known = s.records.filter((r) => r.state !== "unvisited" && r.state !== "queued");
-      if (known.length === 0) return null;
-      return {
-        eligible: known.length,
-        affected: known.filter((r) => r.state === "blocked").length,
-      };
-    },
+    evaluate: (s) => group(s.known, s.blocked),
   },
   {
     id: "home_page_error",
@@ -133,7 +135,15 @@ export const indexabilityChecks: Check[] = [
     evaluate: (s) => {
       if (s.ownBotBlocked) return null;
       const h = s.home;
-      return flag(h === null || h.state === "failed" || h.status >= 400);
+      return {
+        ...flag(h === null || h.state === "failed" || h.status >= 400),
+        items: [{
+          url: h?.url ?? s.startUrl,
+          start_url: s.startUrl,
+          status: h?.status ?? null,
+          failure: h === null ? "redirect_loop" : h.failure,
+        }],
+      };
     },
   },
   {
@@ -143,7 +153,7 @@ export const indexabilityChecks: Check[] = [
     title: "Internal URLs answer 4xx",
     detects: "Internal URLs that answer a client error (404, 410, 403, ...).",
     scope: "site",
-    evaluate: (s) => countStatus(s, 400, 499),
+    evaluate: (s) => group(s.attempted, s.status4xx),
   },
   {
     id: "http_5xx",
@@ -152,7 +162,7 @@ export const indexabilityChecks: Check[] = [
     title: "Internal URLs answer 5xx",
     detects: "Internal URLs that answer a server error.",
     scope: "site",
-    evaluate: (s) => countStatus(s, 500, 599),
+    evaluate: (s) => group(s.attempted, s.status5xx),
   },
   {
     id: "fetch_failed",
@@ -161,11 +171,7 @@ export const indexabilityChecks: Check[] = [
     title: "Internal URLs could not be fetched",
     detects: "Timeouts, DNS or connection failures, TLS errors, refused redirect targets.",
     scope: "site",
-    evaluate: (s) => {
-      const tried = attempted(s);
-      if (tried.length === 0) return null;
-      return { eligible: tried.length, affected: tried.filter((r) => r.state === "failed").length };
-    },
+    evaluate: (s) => group(s.attempted, s.failed),
   },
   {
     id: "noindex",
@@ -176,7 +182,11 @@ export const indexabilityChecks: Check[] = [
       "meta robots/googlebot or X-Robots-Tag with noindex, none or a past unavailable_after.",
     scope: "page",
     eligibility: "html",
-    evaluate: (p) => isNoindex(p.facts, p.headers, p.now),
+    evaluate: (p) =>
+      isNoindex(p.facts, p.headers, p.now) && {
+        meta_robots: p.facts.robotsMeta || null,
+        x_robots_tag: p.headers.get("x-robots-tag"),
+      },
   },
   {
     id: "noindex_sitewide",
@@ -186,11 +196,17 @@ export const indexabilityChecks: Check[] = [
     detects: "The home page is noindex, or at least 80 % of 10 or more HTML pages are.",
     scope: "site",
     evaluate: (s) => {
-      const html = s.records.filter((r) => r.html && r.status >= 200 && r.status < 300);
-      if (html.length === 0) return null;
-      const noindex = html.filter((r) => r.noindex).length;
+      if (s.html2xx === 0) return null;
       const homeNoindex = s.home !== null && s.home.html && s.home.noindex;
-      return flag(homeNoindex || (html.length >= 10 && noindex / html.length >= 0.8));
+      return {
+        ...flag(homeNoindex || (s.html2xx >= 10 && s.noindexPages / s.html2xx >= 0.8)),
+        items: [{
+          url: s.home?.url ?? s.startUrl,
+          home_noindex: homeNoindex,
+          noindex_pages: s.noindexPages,
+          html_pages: s.html2xx,
+        }],
+      };
     },
   },
   {
@@ -201,7 +217,7 @@ export const indexabilityChecks: Check[] = [
     detects: "Search engines ignore these tags outside <head>.",
     scope: "page",
     eligibility: "indexable",
-    evaluate: (p) => p.facts.headTagsInBody > 0,
+    evaluate: (p) => p.facts.headTagsInBody > 0 && { tags_in_body: p.facts.headTagsInBody },
   },
   {
     id: "sitemap_missing",
@@ -210,7 +226,10 @@ export const indexabilityChecks: Check[] = [
     title: "No XML sitemap",
     detects: "No Sitemap: line in robots.txt and /sitemap.xml is not a 200 XML sitemap.",
     scope: "site",
-    evaluate: (s) => flag(!s.sitemap.found && s.sitemap.problems.length === 0),
+    evaluate: (s) => ({
+      ...flag(!s.sitemap.found && s.sitemap.problems.length === 0),
+      items: [{ url: new URL("/sitemap.xml", s.startUrl).href, robots_txt: s.robots.url }],
+    }),
   },
   {
     id: "sitemap_invalid",
@@ -220,7 +239,10 @@ export const indexabilityChecks: Check[] = [
     detects: "Unparseable XML, a root other than urlset/sitemapindex, over 50,000 URLs or 50 MB, " +
       "relative or off-site <loc> values, or a sitemap robots.txt blocks.",
     scope: "site",
-    evaluate: (s) => flag(s.sitemap.problems.length > 0),
+    evaluate: (s) => ({
+      ...flag(s.sitemap.problems.length > 0),
+      items: s.sitemap.problems.map((problem) => ({ problem })),
+    }),
   },
   {
     id: "sitemap_bad_entries",
@@ -229,17 +251,7 @@ export const indexabilityChecks: Check[] = [
     title: "Sitemap lists URLs that redirect, fail, are noindex, blocked or canonicalised",
     detects: "Sitemap entries that are not indexable canonical 200 pages.",
     scope: "site",
-    evaluate: (s) => {
-      const listed = s.records.filter((r) =>
-        r.inSitemap && (r.state === "fetched" || r.state === "failed" || r.state === "blocked")
-      );
-      if (listed.length === 0) return null;
-      const bad = listed.filter((r) =>
-        r.state !== "fetched" || r.status < 200 || r.status >= 300 || r.noindex ||
-        r.canonicalOther !== null
-      );
-      return { eligible: listed.length, affected: bad.length };
-    },
+    evaluate: (s) => group(s.sitemapListed, s.sitemapBad),
   },
   {
     id: "canonical_invalid",
@@ -252,8 +264,8 @@ export const indexabilityChecks: Check[] = [
     evaluate: (p) => {
       const c = resolveCanonicals(p);
       if (c.length === 0) return false;
-      if (c.some((u) => u === null)) return true;
-      return new Set(c.map((u) => u!.href)).size > 1;
+      const bad = c.some((u) => u === null) || new Set(c.map((u) => u!.href)).size > 1;
+      return bad && { canonicals: canonicalValues(p).map((v) => v.slice(0, 200)).slice(0, 5) };
     },
   },
   {
@@ -270,9 +282,14 @@ export const indexabilityChecks: Check[] = [
       const c = resolveCanonicals(p);
       if (c.length !== 1 || c[0] === null) return false;
       const u = c[0];
-      if (p.url.pathname !== "/" && u.pathname === "/" && u.search === "") return true;
-      if (p.url.protocol === "https:" && u.protocol === "http:") return true;
-      return stripWww(u.host) !== stripWww(p.url.host);
+      const reason = p.url.pathname !== "/" && u.pathname === "/" && u.search === ""
+        ? "points to the home page"
+        : p.url.protocol === "https:" && u.protocol === "http:"
+        ? "https page with an http canonical"
+        : stripWww(u.host) !== stripWww(p.url.host)
+        ? "canonical on another host"
+        : null;
+      return reason !== null && { canonical: u.href, reason };
     },
   },
   {
@@ -282,18 +299,7 @@ export const indexabilityChecks: Check[] = [
     title: "Canonical points to a redirect, error, noindex or blocked URL",
     detects: "The canonical target (internal, crawled) is not an indexable 200 page.",
     scope: "site",
-    evaluate: (s) => {
-      let eligible = 0;
-      let affected = 0;
-      for (const r of s.records) {
-        if (r.canonicalOther === null) continue;
-        const t = s.byUrl.get(r.canonicalOther);
-        if (!t || t.state === "unvisited" || t.state === "queued") continue;
-        eligible++;
-        if (t.state !== "fetched" || t.status < 200 || t.status >= 300 || t.noindex) affected++;
-      }
-      return eligible === 0 ? null : { eligible, affected };
-    },
+    evaluate: (s) => group(s.canonicalTargets, s.canonicalBad),
   },
   {
     id: "hreflang_invalid",
@@ -304,7 +310,10 @@ export const indexabilityChecks: Check[] = [
     scope: "page",
     eligibility: "indexable",
     applies: (p) => p.facts.hreflangs.length > 0,
-    evaluate: (p) => hreflangProblems(p).invalid,
+    evaluate: (p) => {
+      const r = hreflangReport(p);
+      return r.bad.length > 0 && { bad_values: r.bad.slice(0, 10) };
+    },
   },
   {
     id: "hreflang_cluster",
@@ -315,8 +324,14 @@ export const indexabilityChecks: Check[] = [
     scope: "page",
     eligibility: "indexable",
     applies: (p) => p.facts.hreflangs.length > 0,
-    evaluate: (p) => hreflangProblems(p).cluster,
+    evaluate: (p) => {
+      const r = hreflangReport(p);
+      const bad = !r.selfRef || !r.xDefault || r.twice.length > 0;
+      return bad && {
+        self_reference: r.selfRef,
+        x_default: r.xDefault,
+        languages_mapped_twice: r.twice.slice(0, 10),
+      };
+    },
   },
 ];
-
-export { finalOf };

@@ -27,7 +27,7 @@ export const mobileChecks: Check[] = [
     detects: "No <meta name=viewport>, or an empty one: phones render a desktop-width page.",
     scope: "page",
     eligibility: "indexable",
-    evaluate: (p) => !hasViewport(p),
+    evaluate: (p) => !hasViewport(p) && { viewport: p.facts.viewport },
   },
   {
     id: "viewport_not_responsive",
@@ -41,8 +41,9 @@ export const mobileChecks: Check[] = [
     evaluate: (p) => {
       const v = viewportParts(p);
       const width = v.get("width");
-      if (width !== undefined && /^\d/.test(width)) return true;
-      return width !== "device-width" && !v.has("initial-scale");
+      const bad = (width !== undefined && /^\d/.test(width)) ||
+        (width !== "device-width" && !v.has("initial-scale"));
+      return bad && { viewport: p.facts.viewport };
     },
   },
   {
@@ -57,9 +58,9 @@ export const mobileChecks: Check[] = [
     evaluate: (p) => {
       const v = viewportParts(p);
       const us = v.get("user-scalable");
-      if (us === "no" || us === "0") return true;
       const max = v.get("maximum-scale");
-      return max !== undefined && Number.parseFloat(max) < 5;
+      const bad = us === "no" || us === "0" || (max !== undefined && Number.parseFloat(max) < 5);
+      return bad && { viewport: p.facts.viewport };
     },
   },
   {
@@ -70,6 +71,7 @@ export const mobileChecks: Check[] = [
     detects: "Plugin-based content most mobile browsers cannot show.",
     scope: "page",
     eligibility: "indexable",
-    evaluate: (p) => p.facts.plugins > 0,
+    evaluate: (p) =>
+      p.facts.plugins > 0 && { count: p.facts.plugins, elements: p.facts.samples.plugins },
   },
 ];

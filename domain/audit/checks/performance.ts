@@ -5,24 +5,17 @@
  *
  * @module
  */
-import type { Check, CrawlResult } from "../types.ts";
+import type { Check, ItemGroup, SiteFacts, SiteOutcome } from "../types.ts";
 
 const MB = 1024 * 1024;
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
-function ttfbOutcome(s: CrawlResult, threshold: number) {
-  if (s.htmlTtfbs.length === 0) return null;
-  const bad = median(s.htmlTtfbs) > threshold;
+function ttfbOutcome(s: SiteFacts, threshold: number, over: ItemGroup): SiteOutcome | null {
+  if (s.ttfb.pages === 0) return null;
+  const bad = s.ttfb.medianMs > threshold;
   // Site-level (median): affected_count is the number of pages over the threshold.
-  return {
-    eligible: 1,
-    affected: bad ? Math.max(1, s.htmlTtfbs.filter((t) => t > threshold).length) : 0,
-  };
+  return bad
+    ? { eligible: 1, affected: Math.max(1, over.count), items: over.items }
+    : { eligible: 1, affected: 0 };
 }
 
 export const performanceChecks: Check[] = [
@@ -34,9 +27,9 @@ export const performanceChecks: Check[] = [
     detects: "Median time to first byte of HTML pages above 800 ms.",
     scope: "site",
     evaluate: (s) => {
-      const very = ttfbOutcome(s, 1800);
+      const very = ttfbOutcome(s, 1800, s.ttfb.over1800);
       if (very && very.affected > 0) return { eligible: 1, affected: 0 }; // reported as very_slow
-      return ttfbOutcome(s, 800);
+      return ttfbOutcome(s, 800, s.ttfb.over800);
     },
   },
   {
@@ -46,7 +39,7 @@ export const performanceChecks: Check[] = [
     title: "Very slow server response (median TTFB over 1.8 s)",
     detects: "Median time to first byte of HTML pages above 1,800 ms.",
     scope: "site",
-    evaluate: (s) => ttfbOutcome(s, 1800),
+    evaluate: (s) => ttfbOutcome(s, 1800, s.ttfb.over1800),
   },
   {
     id: "html_too_large",
@@ -56,7 +49,7 @@ export const performanceChecks: Check[] = [
     detects: "Uncompressed HTML above 2 MB; Google stops reading there.",
     scope: "page",
     eligibility: "html",
-    evaluate: (p) => p.facts.bytes > 2 * MB,
+    evaluate: (p) => p.facts.bytes > 2 * MB && { bytes: p.facts.bytes },
   },
   {
     id: "html_large",
@@ -66,7 +59,7 @@ export const performanceChecks: Check[] = [
     detects: "Uncompressed HTML between 1 and 2 MB.",
     scope: "page",
     eligibility: "html",
-    evaluate: (p) => p.facts.bytes > MB && p.facts.bytes <= 2 * MB,
+    evaluate: (p) => p.facts.bytes > MB && p.facts.bytes <= 2 * MB && { bytes: p.facts.bytes },
   },
   {
     id: "no_text_compression",
@@ -78,7 +71,8 @@ export const performanceChecks: Check[] = [
     eligibility: "html",
     evaluate: (p) =>
       p.facts.bytes > 1024 &&
-      !/\b(gzip|br|zstd|deflate)\b/i.test(p.headers.get("content-encoding") ?? ""),
+      !/\b(gzip|br|zstd|deflate)\b/i.test(p.headers.get("content-encoding") ?? "") &&
+      { bytes: p.facts.bytes, content_encoding: p.headers.get("content-encoding") },
   },
   {
     id: "render_blocking_scripts",
@@ -88,7 +82,9 @@ export const performanceChecks: Check[] = [
     detects: "External scripts in <head> without async, defer or type=module.",
     scope: "page",
     eligibility: "indexable",
-    evaluate: (p) => p.facts.renderBlockingScripts > 0,
+    evaluate: (p) =>
+      p.facts.renderBlockingScripts > 0 &&
+      { count: p.facts.renderBlockingScripts, scripts: p.facts.samples.renderBlocking },
   },
   {
     id: "unsized_images",
@@ -98,7 +94,8 @@ export const performanceChecks: Check[] = [
     detects: "<img> lacking width or height attributes (layout-shift risk).",
     scope: "page",
     eligibility: "indexable",
-    evaluate: (p) => p.facts.imgUnsized > 0,
+    evaluate: (p) =>
+      p.facts.imgUnsized > 0 && { count: p.facts.imgUnsized, images: p.facts.samples.imgUnsized },
   },
   {
     id: "dom_size",
@@ -108,6 +105,8 @@ export const performanceChecks: Check[] = [
     detects: "Over 1,500 elements or nesting depth of 30 or more.",
     scope: "page",
     eligibility: "indexable",
-    evaluate: (p) => p.facts.elementCount > 1500 || p.facts.maxDepth >= 30,
+    evaluate: (p) =>
+      (p.facts.elementCount > 1500 || p.facts.maxDepth >= 30) &&
+      { elements: p.facts.elementCount, max_depth: p.facts.maxDepth },
   },
 ];

@@ -4,95 +4,16 @@
  *
  * @module
  */
-import type { Check, CrawlResult, PageContext, SiteOutcome, UrlRecord } from "../types.ts";
-import { finalOf } from "./indexability.ts";
+import type { Check, ItemGroup, PageContext, SiteFacts, SiteOutcome } from "../types.ts";
 
-/** HTML 2xx, indexable, self-canonical pages: the ones duplicates are counted among. */
-function dupCandidates(s: CrawlResult): UrlRecord[] {
-  return s.records.filter((r) =>
-    r.html && r.status >= 200 && r.status < 300 && !r.noindex && r.canonicalOther === null
-  );
+function group(eligible: number, g: ItemGroup): SiteOutcome | null {
+  if (eligible === 0) return null;
+  return { eligible, affected: g.count, items: g.items };
 }
 
-function duplicates(
-  s: CrawlResult,
-  key: (r: UrlRecord) => string | number | null,
-): SiteOutcome | null {
-  const pages = dupCandidates(s);
-  if (pages.length < 2) return null;
-  const groups = new Map<string | number, number>();
-  for (const r of pages) {
-    const k = key(r);
-    if (k === null || k === "") continue;
-    groups.set(k, (groups.get(k) ?? 0) + 1);
-  }
-  let affected = 0;
-  for (const n of groups.values()) if (n > 1) affected += n;
-  return { eligible: pages.length, affected };
-}
-
-/** Pages whose links hit an internal URL matching `bad` (after following redirects or not). */
-function linkingPages(s: CrawlResult, bad: (target: UrlRecord) => boolean): SiteOutcome | null {
-  let eligible = 0;
-  let affected = 0;
-  for (const r of s.records) {
-    if (!r.html || r.status < 200 || r.status >= 300) continue;
-    eligible++;
-    for (const id of r.links) {
-      if (bad(s.records[id])) {
-        affected++;
-        break;
-      }
-    }
-  }
-  return eligible === 0 ? null : { eligible, affected };
-}
-
-function isBroken(s: CrawlResult, t: UrlRecord): boolean {
-  if (t.state === "failed") return true;
-  if (t.state !== "fetched") return false;
-  if (t.location >= 0) {
-    const f = finalOf(s, t);
-    return f === null || f.state === "failed" || (f.state === "fetched" && f.status >= 400);
-  }
-  return t.status >= 400;
-}
-
-interface ChainStats {
-  starts: number;
-  chains: number;
-  loops: number;
-}
-
-/** Redirect chains from every redirecting URL that no other redirect points at. */
-function chainStats(s: CrawlResult): ChainStats {
-  const pointedAt = new Set<number>();
-  for (const r of s.records) if (r.location >= 0) pointedAt.add(r.location);
-  const out = { starts: 0, chains: 0, loops: 0 };
-  for (const r of s.records) {
-    if (r.location < 0) continue;
-    const inCycle = pointedAt.has(r.id);
-    let hops = 0;
-    let cur = r;
-    const seen = new Set<number>([r.id]);
-    let loop = false;
-    while (cur.location >= 0) {
-      hops++;
-      cur = s.records[cur.location];
-      if (seen.has(cur.id) || hops > 10) {
-        loop = true;
-        break;
-      }
-      seen.add(cur.id);
-    }
-    // Chain heads only; members of a pure cycle have no head, so count the cycle from its
-    // smallest id once.
-    if (inCycle && !(loop && Math.min(...seen) === r.id && cur.id === r.id)) continue;
-    out.starts++;
-    if (loop) out.loops++;
-    else if (hops >= 2) out.chains++;
-  }
-  return out;
+/** Duplicate groups count among indexable self-canonical pages; two are needed to compare. */
+function duplicates(s: SiteFacts, g: ItemGroup): SiteOutcome | null {
+  return s.dupCandidates < 2 ? null : group(s.dupCandidates, g);
 }
 
 const BCP47 = /^[a-z]{2,3}(-[a-z]{4})?(-([a-z]{2}|\d{3}))?(-[a-z0-9]{5,8}|-\d[a-z0-9]{3})*$/i;
@@ -139,7 +60,10 @@ export const structureChecks: Check[] = [
     scope: "page",
     eligibility: "indexable",
     applies: (p) => !!p.facts.title,
-    evaluate: (p) => p.facts.title!.length < 20 || p.facts.title!.length > 60,
+    evaluate: (p) => {
+      const t = p.facts.title!;
+      return (t.length < 20 || t.length > 60) && { title: t, length: t.length };
+    },
   },
   {
     id: "title_duplicate",
@@ -148,7 +72,7 @@ export const structureChecks: Check[] = [
     title: "Duplicate titles across pages",
     detects: "The same non-empty title on two or more indexable, self-canonical pages.",
     scope: "site",
-    evaluate: (s) => duplicates(s, (r) => r.title),
+    evaluate: (s) => duplicates(s, s.dupTitle),
   },
   {
     id: "meta_description_missing",
@@ -169,7 +93,10 @@ export const structureChecks: Check[] = [
     scope: "page",
     eligibility: "indexable",
     applies: (p) => !!p.facts.description,
-    evaluate: (p) => p.facts.description!.length < 50 || p.facts.description!.length > 160,
+    evaluate: (p) => {
+      const d = p.facts.description!;
+      return (d.length < 50 || d.length > 160) && { description: d, length: d.length };
+    },
   },
   {
     id: "meta_description_duplicate",
@@ -178,7 +105,7 @@ export const structureChecks: Check[] = [
     title: "Duplicate meta descriptions across pages",
     detects: "The same non-empty description on two or more indexable, self-canonical pages.",
     scope: "site",
-    evaluate: (s) => duplicates(s, (r) => r.description),
+    evaluate: (s) => duplicates(s, s.dupDescription),
   },
   {
     id: "duplicate_head_tags",
@@ -188,7 +115,11 @@ export const structureChecks: Check[] = [
     detects: "Several <title> elements or meta descriptions in one page.",
     scope: "page",
     eligibility: "indexable",
-    evaluate: (p) => p.facts.titleCount > 1 || p.facts.descriptionCount > 1,
+    evaluate: (p) =>
+      (p.facts.titleCount > 1 || p.facts.descriptionCount > 1) && {
+        titles: p.facts.titleCount,
+        descriptions: p.facts.descriptionCount,
+      },
   },
   {
     id: "h1_missing",
@@ -230,7 +161,7 @@ export const structureChecks: Check[] = [
     scope: "page",
     eligibility: "indexable",
     applies: (p) => !!p.facts.htmlLang,
-    evaluate: (p) => !langValid(p.facts.htmlLang!),
+    evaluate: (p) => !langValid(p.facts.htmlLang!) && { lang: p.facts.htmlLang },
   },
   {
     id: "thin_content",
@@ -241,7 +172,7 @@ export const structureChecks: Check[] = [
     scope: "page",
     eligibility: "indexable",
     applies: (p) => !likelyClientRendered(p),
-    evaluate: (p) => p.facts.wordCount < 200,
+    evaluate: (p) => p.facts.wordCount < 200 && { words: p.facts.wordCount },
   },
   {
     id: "likely_client_rendered",
@@ -253,7 +184,8 @@ export const structureChecks: Check[] = [
       "which this raw-HTML audit (and some crawlers) cannot see.",
     scope: "page",
     eligibility: "indexable",
-    evaluate: likelyClientRendered,
+    evaluate: (p) =>
+      likelyClientRendered(p) && { words: p.facts.wordCount, scripts: p.facts.scriptCount },
   },
   {
     id: "duplicate_content",
@@ -262,7 +194,7 @@ export const structureChecks: Check[] = [
     title: "Pages with identical content",
     detects: "Identical normalised visible text on two or more indexable, self-canonical URLs.",
     scope: "site",
-    evaluate: (s) => duplicates(s, (r) => (r.words >= 20 ? r.textHash : null)),
+    evaluate: (s) => duplicates(s, s.dupContent),
   },
   {
     id: "broken_internal_links",
@@ -271,7 +203,7 @@ export const structureChecks: Check[] = [
     title: "Pages linking to broken internal URLs",
     detects: "Links to internal URLs that answer 4xx/5xx or fail (after redirects).",
     scope: "site",
-    evaluate: (s) => linkingPages(s, (t) => isBroken(s, t)),
+    evaluate: (s) => group(s.html2xx, s.brokenLinks),
   },
   {
     id: "internal_redirect_links",
@@ -280,7 +212,7 @@ export const structureChecks: Check[] = [
     title: "Pages linking to internal redirects",
     detects: "Links to internal URLs that answer 3xx; link to the final URL instead.",
     scope: "site",
-    evaluate: (s) => linkingPages(s, (t) => t.state === "fetched" && t.location >= 0),
+    evaluate: (s) => group(s.html2xx, s.redirectLinks),
   },
   {
     id: "redirect_chain",
@@ -289,10 +221,7 @@ export const structureChecks: Check[] = [
     title: "Redirect chains (2 or more hops)",
     detects: "A redirect whose target redirects again before the final answer.",
     scope: "site",
-    evaluate: (s) => {
-      const c = chainStats(s);
-      return c.starts === 0 ? null : { eligible: c.starts, affected: c.chains };
-    },
+    evaluate: (s) => group(s.redirectStarts, s.redirectChains),
   },
   {
     id: "redirect_loop",
@@ -301,10 +230,7 @@ export const structureChecks: Check[] = [
     title: "Redirect loops or chains over 10 hops",
     detects: "Redirects that come back to a URL already visited, or never end.",
     scope: "site",
-    evaluate: (s) => {
-      const c = chainStats(s);
-      return c.starts === 0 ? null : { eligible: c.starts, affected: c.loops };
-    },
+    evaluate: (s) => group(s.redirectStarts, s.redirectLoops),
   },
   {
     id: "meta_refresh",
@@ -314,7 +240,9 @@ export const structureChecks: Check[] = [
     detects: "<meta http-equiv=refresh>: a slow, client-side redirect; use a 301 instead.",
     scope: "page",
     eligibility: "html",
-    evaluate: (p) => p.facts.metaRefresh !== null,
+    evaluate: (p) =>
+      p.facts.metaRefresh !== null &&
+      { delay_s: p.facts.metaRefresh.delay, target: p.facts.metaRefresh.url },
   },
   {
     id: "uncrawlable_links",
@@ -324,7 +252,9 @@ export const structureChecks: Check[] = [
     detects: '<a> without href, href="", javascript: or file: links, unparseable hrefs.',
     scope: "page",
     eligibility: "indexable",
-    evaluate: (p) => p.facts.uncrawlableLinks > 0,
+    evaluate: (p) =>
+      p.facts.uncrawlableLinks > 0 &&
+      { count: p.facts.uncrawlableLinks, links: p.facts.samples.uncrawlable },
   },
   {
     id: "link_text_generic",
@@ -334,7 +264,9 @@ export const structureChecks: Check[] = [
     detects: 'Anchor text such as "click here", "read more" or "here".',
     scope: "page",
     eligibility: "indexable",
-    evaluate: (p) => p.facts.genericLinkTexts > 0,
+    evaluate: (p) =>
+      p.facts.genericLinkTexts > 0 &&
+      { count: p.facts.genericLinkTexts, links: p.facts.samples.genericLinks },
   },
   {
     id: "image_alt_missing",
@@ -344,7 +276,8 @@ export const structureChecks: Check[] = [
     detects: '<img> with no alt at all (alt="" and role=presentation are valid decoration).',
     scope: "page",
     eligibility: "indexable",
-    evaluate: (p) => p.facts.imgNoAlt > 0,
+    evaluate: (p) =>
+      p.facts.imgNoAlt > 0 && { count: p.facts.imgNoAlt, images: p.facts.samples.imgNoAlt },
   },
   {
     id: "structured_data_invalid",
@@ -355,7 +288,9 @@ export const structureChecks: Check[] = [
     scope: "page",
     eligibility: "indexable",
     applies: (p) => p.facts.jsonLdCount > 0,
-    evaluate: (p) => p.facts.jsonLdInvalid > 0,
+    evaluate: (p) =>
+      p.facts.jsonLdInvalid > 0 &&
+      { invalid_blocks: p.facts.jsonLdInvalid, blocks: p.facts.jsonLdCount },
   },
   {
     id: "orphan_page",
@@ -366,12 +301,7 @@ export const structureChecks: Check[] = [
     scope: "site",
     evaluate: (s) => {
       if (s.truncated) return null; // an incomplete link graph cannot prove orphanhood
-      const listed = s.records.filter((r) =>
-        r.inSitemap && r.state === "fetched" && r.html && r.status >= 200 && r.status < 300 &&
-        r !== s.home && r !== s.start
-      );
-      if (listed.length === 0) return null;
-      return { eligible: listed.length, affected: listed.filter((r) => r.inlinks === 0).length };
+      return group(s.orphanCandidates, s.orphans);
     },
   },
   {
@@ -382,7 +312,7 @@ export const structureChecks: Check[] = [
     detects: "Shortest click depth from the start URL above 4.",
     scope: "page",
     eligibility: "indexable",
-    evaluate: (p) => p.depth > 4,
+    evaluate: (p) => p.depth > 4 && { depth: p.depth },
   },
   {
     id: "url_hygiene",
@@ -393,7 +323,7 @@ export const structureChecks: Check[] = [
       "URL paths with uppercase letters, underscores, spaces, non-ASCII, or over 2,083 chars.",
     scope: "page",
     eligibility: "indexable",
-    evaluate: (p) => urlHygiene(p.url),
+    evaluate: (p) => urlHygiene(p.url) && { path: p.url.pathname.slice(0, 300) },
   },
   {
     id: "doctype_missing",
@@ -414,7 +344,8 @@ export const structureChecks: Check[] = [
     scope: "page",
     eligibility: "html",
     evaluate: (p) =>
-      !/charset=/i.test(p.headers.get("content-type") ?? "") && !p.facts.charsetEarly,
+      !/charset=/i.test(p.headers.get("content-type") ?? "") && !p.facts.charsetEarly &&
+      { content_type: p.headers.get("content-type") },
   },
   {
     id: "picture_without_img",
@@ -424,7 +355,7 @@ export const structureChecks: Check[] = [
     detects: "A <picture> element that has no <img> inside, so nothing renders in some clients.",
     scope: "page",
     eligibility: "indexable",
-    evaluate: (p) => p.facts.pictureWithoutImg > 0,
+    evaluate: (p) => p.facts.pictureWithoutImg > 0 && { count: p.facts.pictureWithoutImg },
   },
   {
     id: "dead_end_page",

@@ -1,0 +1,358 @@
+/**
+ * What each check means for a site and how to fix it: short, plain texts served by
+ * `GET /v1/audits/{id}/issues` and on `/docs/checks#<check id>`. Kept apart from the check logic
+ * so wording changes never touch a check, and keyed by the stable check id.
+ *
+ * @module
+ */
+import { ALL_CHECKS } from "./checks/index.ts";
+import type { Check } from "./types.ts";
+
+export interface CheckDoc {
+  /** What the finding means for the site and its visitors. */
+  meaning: string;
+  /** What to change so the check passes. */
+  fix: string;
+}
+
+export const CHECK_DOCS: Record<string, CheckDoc> = {
+  robots_txt_unreachable: {
+    meaning:
+      "Search engines treat a robots.txt that answers 5xx or times out as 'crawl nothing' for a while; Google may stop crawling the whole site.",
+    fix: "Make /robots.txt answer 200 (or 404 if you have no rules) quickly and reliably.",
+  },
+  robots_txt_invalid: {
+    meaning:
+      "Crawlers silently skip lines they do not understand, so rules you wrote may not apply.",
+    fix:
+      "Fix each listed line: start with a User-agent group, begin patterns with / or *, put $ last, use absolute Sitemap URLs, stay under 500 KiB.",
+  },
+  robots_txt_missing: {
+    meaning: "Without robots.txt crawlers assume everything may be crawled; this is allowed.",
+    fix:
+      "Optional: add a /robots.txt with your rules and a Sitemap: line so crawlers find the sitemap.",
+  },
+  start_url_blocked: {
+    meaning: "robots.txt forbids search engines to crawl the home page; the site cannot rank.",
+    fix: "Remove or narrow the Disallow rule that matches the home page for Googlebot and *.",
+  },
+  crawler_blocked: {
+    meaning: "robots.txt disallows SerpwrightBot, so this audit crawled nothing.",
+    fix: "Allow the SerpwrightBot user agent in robots.txt if you want the site audited.",
+  },
+  blocked_by_robots: {
+    meaning: "These internal URLs are linked or listed but robots.txt forbids crawling them.",
+    fix:
+      "If they should rank, remove the matching Disallow rule; if not, stop linking to them or keep them out of the sitemap.",
+  },
+  home_page_error: {
+    meaning: "The home page answers an error, fails or loops: visitors and crawlers see nothing.",
+    fix: "Make the start URL answer 200 (directly or after one redirect) and fix server errors.",
+  },
+  http_4xx: {
+    meaning: "Internal URLs answer a client error (404, 410, 403): dead ends for users and bots.",
+    fix:
+      "Restore the page, redirect it (301) to the best replacement, or remove the links pointing to it.",
+  },
+  http_5xx: {
+    meaning: "Internal URLs answer a server error; repeated errors slow down or stop crawling.",
+    fix: "Check the server logs for these URLs and fix the failing code or upstream.",
+  },
+  fetch_failed: {
+    meaning: "These URLs could not be fetched at all (timeout, DNS, connection or TLS failure).",
+    fix: "Make sure the server answers within a few seconds and the certificate is valid.",
+  },
+  noindex: {
+    meaning:
+      "These pages ask search engines not to index them, so they will not appear in results.",
+    fix: "Remove noindex from pages that should rank; keep it only on pages meant to stay out.",
+  },
+  noindex_sitewide: {
+    meaning: "The home page or most of the site is noindex: the site will vanish from results.",
+    fix:
+      "Remove the noindex meta tag or X-Robots-Tag header (often left over from a staging setup).",
+  },
+  head_tags_in_body: {
+    meaning:
+      "robots, description or canonical tags placed in <body> are ignored by search engines.",
+    fix: "Move these tags into <head>, before any element that closes it early.",
+  },
+  sitemap_missing: {
+    meaning:
+      "Without a sitemap crawlers find pages only through links; new or deep pages are slow to show up.",
+    fix: "Publish /sitemap.xml listing your canonical URLs and add a Sitemap: line to robots.txt.",
+  },
+  sitemap_invalid: {
+    meaning: "A sitemap search engines cannot read, or one that breaks the protocol's limits.",
+    fix:
+      "Fix each listed problem: valid XML with a urlset or sitemapindex root, absolute same-site <loc> URLs, at most 50,000 URLs and 50 MB per file.",
+  },
+  sitemap_bad_entries: {
+    meaning:
+      "The sitemap lists URLs that redirect, fail, are noindex, blocked or canonicalised elsewhere, which wastes crawl budget and sends mixed signals.",
+    fix: "List only indexable, canonical URLs that answer 200.",
+  },
+  canonical_invalid: {
+    meaning:
+      "An empty, relative or conflicting canonical is ignored, so search engines pick one themselves.",
+    fix: "Give each page exactly one absolute canonical URL.",
+  },
+  canonical_suspicious: {
+    meaning:
+      "A canonical to the home page, to http or to another host usually comes from a template mistake and can drop pages from results.",
+    fix: "Point the canonical at the page's own preferred https URL unless the move is intended.",
+  },
+  canonical_target_bad: {
+    meaning:
+      "The canonical points to a URL that redirects, fails or is noindex, so the signal is lost.",
+    fix: "Point the canonical at the final, indexable 200 URL.",
+  },
+  hreflang_invalid: {
+    meaning: "Malformed hreflang annotations are ignored, so the wrong language version may rank.",
+    fix: "Use ISO 639-1 language codes (optionally -region) or x-default, with absolute URLs.",
+  },
+  hreflang_cluster: {
+    meaning:
+      "An incomplete hreflang set (no self reference, or a language mapped twice) is unreliable.",
+    fix: "List every language version on every page, including the page itself, once per language.",
+  },
+  viewport_missing: {
+    meaning:
+      "Without a viewport tag phones render a shrunken desktop page; mobile ranking suffers.",
+    fix: 'Add <meta name="viewport" content="width=device-width, initial-scale=1"> to <head>.',
+  },
+  viewport_not_responsive: {
+    meaning: "A fixed-width viewport does not adapt to the screen.",
+    fix: 'Use content="width=device-width, initial-scale=1" instead of a pixel width.',
+  },
+  zoom_disabled: {
+    meaning: "Disabling pinch-zoom hurts readers who need larger text (an accessibility failure).",
+    fix: "Remove user-scalable=no and any maximum-scale below 5 from the viewport.",
+  },
+  legacy_plugins: {
+    meaning: "Plugin content (object, embed, applet) does not show on most phones and browsers.",
+    fix: "Replace plugins with native HTML (video, audio, img, canvas).",
+  },
+  slow_ttfb: {
+    meaning: "The server takes over 800 ms (median) to start answering; every page feels slow.",
+    fix: "Add page caching or a CDN, and profile slow database queries and server code.",
+  },
+  very_slow_ttfb: {
+    meaning:
+      "The server takes over 1.8 s (median) to start answering; users leave, crawling slows.",
+    fix: "Cache rendered pages, move to faster hosting or a CDN, and fix the slow backend calls.",
+  },
+  html_too_large: {
+    meaning: "HTML over 2 MB is cut off by Google and slow to download.",
+    fix: "Remove inlined data, images and repeated markup; paginate very long lists.",
+  },
+  html_large: {
+    meaning: "HTML between 1 and 2 MB slows down every visit.",
+    fix: "Trim inlined scripts, styles, data and repeated markup.",
+  },
+  no_text_compression: {
+    meaning: "HTML sent uncompressed takes several times longer to download.",
+    fix: "Enable gzip or brotli compression for text/html on the server or CDN.",
+  },
+  render_blocking_scripts: {
+    meaning: "Scripts in <head> without async or defer delay the first paint.",
+    fix: "Add defer (or async) to these scripts, or move them to the end of <body>.",
+  },
+  unsized_images: {
+    meaning: "Images without width and height make the layout jump while they load (CLS).",
+    fix: "Set width and height attributes (or a CSS aspect-ratio) on every <img>.",
+  },
+  dom_size: {
+    meaning: "A very large or deep DOM slows rendering and interaction.",
+    fix: "Simplify templates, remove hidden duplicates and lazy-render long lists.",
+  },
+  not_https: {
+    meaning: "Pages served over http are marked 'Not secure' by browsers and rank lower.",
+    fix: "Serve the site over https with a valid certificate and redirect http to https.",
+  },
+  http_not_redirected: {
+    meaning: "http://host/ still serves content, so two versions of the site exist.",
+    fix: "Redirect every http URL to its https version with a 301.",
+  },
+  tls_invalid: {
+    meaning: "The TLS certificate or handshake fails: browsers show an error page.",
+    fix: "Renew or reissue the certificate for the right host names and serve the full chain.",
+  },
+  mixed_content_active: {
+    meaning: "https pages load scripts, styles or frames over http; browsers block them.",
+    fix: "Load every listed resource over https (or host it yourself).",
+  },
+  mixed_content_passive: {
+    meaning: "https pages load images or media over http; browsers warn or upgrade them.",
+    fix: "Change the listed resource URLs to https.",
+  },
+  protocol_relative_resources: {
+    meaning: "//host/path URLs depend on the page's scheme; explicit https is safer.",
+    fix: "Write the listed resource URLs with https://.",
+  },
+  http_links: {
+    meaning:
+      "Internal links to http URLs cost a redirect on every click and leak the plain version.",
+    fix: "Change the listed links to https URLs.",
+  },
+  insecure_form: {
+    meaning: "Forms on http pages or posting to http send what users type in clear text.",
+    fix: "Serve the form page over https and post to an https action.",
+  },
+  hsts_missing: {
+    meaning: "Without HSTS a first visit can be downgraded to http by an attacker.",
+    fix: "Send Strict-Transport-Security: max-age=31536000 (or more) on https responses.",
+  },
+  csp_missing: {
+    meaning: "Without a Content-Security-Policy an injected script runs with full rights.",
+    fix: "Send a Content-Security-Policy header, starting with a report-only policy if needed.",
+  },
+  hardening_headers: {
+    meaning: "Missing clickjacking, MIME-sniffing or referrer protection headers.",
+    fix:
+      "Send X-Frame-Options (or CSP frame-ancestors), X-Content-Type-Options: nosniff and a Referrer-Policy such as strict-origin-when-cross-origin.",
+  },
+  cookie_flags: {
+    meaning: "Cookies without Secure, HttpOnly or SameSite can be stolen or sent cross-site.",
+    fix: "Set Secure (on https), HttpOnly and SameSite=Lax (or Strict) on these cookies.",
+  },
+  title_missing: {
+    meaning: "Without a title search engines invent one, and the result is rarely clicked.",
+    fix: "Give each page a unique, descriptive <title> of 20 to 60 characters.",
+  },
+  title_length: {
+    meaning: "Very short titles say too little; long ones are cut off in results.",
+    fix: "Rewrite the title to 20 to 60 characters with the page's main topic first.",
+  },
+  title_duplicate: {
+    meaning: "Several pages share one title, so search engines cannot tell them apart.",
+    fix: "Write a distinct title for each page of the group, or canonicalise true duplicates.",
+  },
+  meta_description_missing: {
+    meaning: "Without a description search engines pick a snippet, often a poor one.",
+    fix: "Add a meta description of 50 to 160 characters that sums up the page.",
+  },
+  meta_description_length: {
+    meaning: "Very short descriptions are replaced; long ones are cut off in results.",
+    fix: "Rewrite it to 50 to 160 characters.",
+  },
+  meta_description_duplicate: {
+    meaning: "Several pages share one description, which makes their results look the same.",
+    fix: "Write a distinct description for each page of the group.",
+  },
+  duplicate_head_tags: {
+    meaning: "Several titles or descriptions in one page: search engines pick one at random.",
+    fix: "Keep exactly one <title> and one meta description per page.",
+  },
+  h1_missing: {
+    meaning: "Without an h1 the page's main topic is less clear to readers and search engines.",
+    fix: "Add one visible <h1> that states the page's topic.",
+  },
+  heading_order: {
+    meaning: "Skipped heading levels break the outline screen readers and crawlers follow.",
+    fix: "Use heading levels in order (h2 under h1, h3 under h2) without jumps.",
+  },
+  html_lang_missing: {
+    meaning: "Without a lang attribute browsers and search engines must guess the language.",
+    fix: 'Add lang to <html>, e.g. <html lang="en">.',
+  },
+  html_lang_invalid: {
+    meaning: "The lang value is not a valid language tag, so it is ignored.",
+    fix: 'Use a BCP 47 tag such as "en", "en-GB" or "pt-BR".',
+  },
+  thin_content: {
+    meaning: "Pages with little text rarely rank and can look like low-quality content.",
+    fix: "Expand the page with useful text, merge it with a related page, or noindex it.",
+  },
+  likely_client_rendered: {
+    meaning:
+      "The HTML is an empty app shell; content appears only after JavaScript, which some crawlers never run.",
+    fix: "Render the main content on the server (SSR or static generation).",
+  },
+  duplicate_content: {
+    meaning: "Several URLs show the same text, so they compete and split their signals.",
+    fix: "Keep one URL per content: 301-redirect or canonicalise the others to it.",
+  },
+  broken_internal_links: {
+    meaning: "Links on these pages lead to URLs that fail or answer 4xx/5xx: dead ends.",
+    fix: "Change each listed link to a working URL, or restore the target page.",
+  },
+  internal_redirect_links: {
+    meaning: "Links point at URLs that redirect, costing a hop on every click and crawl.",
+    fix: "Update each listed link to the redirect's final URL.",
+  },
+  redirect_chain: {
+    meaning: "Redirects that redirect again are slow and may not be followed to the end.",
+    fix: "Point the first redirect straight at the final URL (one hop).",
+  },
+  redirect_loop: {
+    meaning: "Redirects that loop (or never end) make the URLs unreachable.",
+    fix: "Break the loop: make one URL in the cycle answer 200 and point the others at it.",
+  },
+  meta_refresh: {
+    meaning: "A meta refresh is a slow client-side redirect that search engines handle poorly.",
+    fix: "Replace it with a server-side 301 redirect.",
+  },
+  uncrawlable_links: {
+    meaning:
+      "Links without a real href (javascript:, empty, missing) cannot be followed by crawlers.",
+    fix: "Use <a href> with a real URL; use <button> for actions that are not navigation.",
+  },
+  link_text_generic: {
+    meaning:
+      "Anchor text like 'click here' tells readers and search engines nothing about the target.",
+    fix: "Describe the target in the link text, e.g. 'pricing for teams'.",
+  },
+  image_alt_missing: {
+    meaning: "Images without alt are invisible to screen readers and image search.",
+    fix: 'Add alt text that says what the image shows (alt="" for pure decoration).',
+  },
+  structured_data_invalid: {
+    meaning: "JSON-LD that does not parse or lacks @context/@type is ignored: no rich results.",
+    fix: "Fix the JSON syntax and add @context and @type; check it with a schema validator.",
+  },
+  orphan_page: {
+    meaning: "No crawled page links to these sitemap URLs, so they get little authority.",
+    fix: "Link to each orphan from a relevant page, or remove it from the sitemap if obsolete.",
+  },
+  deep_page: {
+    meaning: "Pages more than 4 clicks from the home page are crawled less and rank worse.",
+    fix: "Link to them from higher-level pages, hubs or navigation.",
+  },
+  url_hygiene: {
+    meaning: "Uppercase letters, underscores, spaces or very long URLs cause duplicates and typos.",
+    fix: "Use lowercase, hyphen-separated paths and redirect the old URLs.",
+  },
+  doctype_missing: {
+    meaning: "Without <!DOCTYPE html> browsers render in quirks mode.",
+    fix: "Start every page with <!DOCTYPE html>.",
+  },
+  charset_missing: {
+    meaning: "An undeclared encoding can garble non-ASCII text.",
+    fix: 'Send charset=utf-8 in Content-Type or put <meta charset="utf-8"> first in <head>.',
+  },
+  picture_without_img: {
+    meaning: "A <picture> with no <img> renders nothing in some clients.",
+    fix: "Add an <img> fallback inside each <picture>.",
+  },
+  dead_end_page: {
+    meaning: "Pages with no links leave readers and crawlers nowhere to go.",
+    fix: "Add links to related pages, the navigation or a next step.",
+  },
+};
+
+/** The texts of a check; a check added without an entry falls back to its `detects` line. */
+export function checkDoc(check: Check): CheckDoc {
+  return CHECK_DOCS[check.id] ??
+    { meaning: check.detects, fix: "See the check's description on /docs/checks." };
+}
+
+/** The doc URL of a check: its anchor on `/docs/checks`. */
+export function checkDocUrl(baseUrl: string, checkId: string): string {
+  return `${baseUrl}/docs/checks#${checkId}`;
+}
+
+/** Check ids without texts (a test keeps this empty). */
+export function undocumentedChecks(): string[] {
+  return ALL_CHECKS.filter((c) => !(c.id in CHECK_DOCS)).map((c) => c.id);
+}

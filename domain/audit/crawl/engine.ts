@@ -1,0 +1,557 @@
+/**
+ * The crawl as a chain of bounded steps. Each call of `runCrawlStep` reads the crawl state,
+ * does one bounded piece of work (the first step: robots.txt, sitemaps, the http probe; then
+ * batches of pages; then the sitemap seeding; then the site-wide checks), writes what it learnt
+ * to KV, and commits the new state in one checked commit. A step that dies before that commit
+ * is simply repeated: its writes are idempotent, and URLs it discovered are only "seen" once a
+ * committed state covers them. Memory is one batch of pages' facts, never the site.
+ *
+ * Breadth-first from the start URL over internal links, robots.txt honoured (our token,
+ * Crawl-delay), sitemap URLs crawled after the link graph, redirects never followed automatically
+ * (each hop is a record), bounded concurrency, per-request timeouts and body caps.
+ *
+ * @module
+ */
+import { keys } from "../../../kv/keys.ts";
+import { checkUrlTarget, TargetRefusedError } from "../../net/address_guard.ts";
+import type { SafeResponse } from "../../net/safe_fetch.ts";
+import { isNofollowPage, isNoindex, resolveCanonicals } from "../checks/helpers.ts";
+import { type FiredCheck, PageTally } from "../page_checks.ts";
+import { extractPageFacts, type PageFacts, siteKeyOf } from "../page_facts.ts";
+import { makeRobots, type Robots } from "../robots.ts";
+import type { PageContext } from "../types.ts";
+import { canonicalize, canonicalUrl } from "../urls.ts";
+import { failureKind, fetchPage, type FetchSettings, isHtmlType, Politeness } from "./fetcher.ts";
+import { finalizeCrawl } from "./finalize.ts";
+import { probeHttp } from "./http_probe.ts";
+import { fetchRobots, RobotsSource } from "./robots_source.ts";
+import { readSitemaps } from "./sitemaps.ts";
+import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
+import {
+  FindingsWriter,
+  getMany,
+  LINKS_PER_CHUNK,
+  MAX_URL_LENGTH,
+  newRecord,
+  type PageRecord,
+  urlHash,
+  WriteBatch,
+} from "./store.ts";
+
+const MAX_CRAWL_DELAY_S = 10;
+/** Pages kept for article internal links (AuditReport.site.pages). */
+export const MAX_SITE_PAGES = 200;
+const SITEMAP_CHUNK = 500;
+/** Sitemap chunks seeded into the frontier per step. */
+const SEED_CHUNKS_PER_STEP = 20;
+
+export interface StepHooks {
+  /** The injected clock (deadlines). */
+  now: () => number;
+  /**
+   * Adds the caller's checks and mutations to the step's state commit (the job layer checks its
+   * lease token there, releases the step and enqueues the next one in the same commit).
+   */
+  beforeCommit?: (op: Deno.AtomicOperation, done: boolean) => void | Promise<void>;
+}
+
+export interface StepOutcome {
+  /** The crawl and its checks are finished (the state holds `result`). */
+  done: boolean;
+  /** False when the state changed under the step (another owner): nothing of it counts. */
+  committed: boolean;
+  state: CrawlState | null;
+}
+
+function settingsOf(input: CrawlInput): FetchSettings {
+  return {
+    allowPrivate: input.allowPrivate,
+    timeoutMs: input.timeoutMs ?? 10_000,
+    maxBytes: input.maxBytes ?? 5 * 1024 * 1024,
+    resolver: input.resolver,
+    ca: input.ca,
+  };
+}
+
+const clip = (s: string | null, n: number) => (s === null ? null : s.slice(0, n));
+
+/**
+ * Runs one step of an audit's crawl. Throws `TargetRefusedError` (first step only) when the start
+ * URL is refused by the address guard for a policy reason; a start host that does not resolve is
+ * a crawl whose start record failed.
+ */
+export async function runCrawlStep(
+  kv: Deno.Kv,
+  auditId: string,
+  input: CrawlInput,
+  limits: StepLimits,
+  hooks: StepHooks,
+): Promise<StepOutcome> {
+  const entry = await kv.get<CrawlState>(keys.auditCrawl(auditId));
+  const batch = new WriteBatch(kv);
+  let state: CrawlState;
+  if (entry.value === null) {
+    state = await initCrawl(kv, auditId, input, batch, hooks);
+  } else {
+    state = structuredClone(entry.value);
+    if (state.phase === "done") return { done: true, committed: true, state };
+    state.steps++;
+    if (state.phase === "crawl") await crawlBatch(kv, auditId, input, limits, hooks, state, batch);
+    else if (state.phase === "seed_sitemap") await seedSitemap(kv, auditId, input, state, batch);
+    else if (state.phase === "finalize") {
+      await batch.flush();
+      state.result = await finalizeCrawl(kv, auditId, state);
+      state.phase = "done";
+    }
+  }
+  await batch.flush();
+  const done = state.phase === "done";
+  const op = kv.atomic().check(entry).set(keys.auditCrawl(auditId), state);
+  await hooks.beforeCommit?.(op, done);
+  const res = await op.commit();
+  return { done, committed: res.ok, state: res.ok ? state : null };
+}
+
+/** The first step: the start URL through the guard, robots.txt, sitemaps, the http probe. */
+async function initCrawl(
+  kv: Deno.Kv,
+  auditId: string,
+  input: CrawlInput,
+  batch: WriteBatch,
+  hooks: StepHooks,
+): Promise<CrawlState> {
+  const s = settingsOf(input);
+  const checked = await checkUrlTarget(input.startUrl, {
+    allowPrivate: input.allowPrivate,
+    resolver: input.resolver,
+  }).catch((e) => {
+    if (e instanceof TargetRefusedError && e.reason !== "dns_failure") throw e;
+    return null;
+  });
+  const startParsed = checked?.url ?? new URL(input.startUrl);
+  const startUrl = canonicalUrl(startParsed);
+  const origin = startParsed.origin;
+  const siteKey = siteKeyOf(startParsed);
+  const state: CrawlState = {
+    v: 1,
+    phase: "crawl",
+    startUrl,
+    origin,
+    siteKey,
+    startChecked: checked !== null,
+    ownBotBlocked: false,
+    startBlockedForGoogle: false,
+    robots: {},
+    robotsProblems: [],
+    crawlDelayMs: 0,
+    nextSlotAt: 0,
+    sitemap: { found: false, problems: [], urlCount: 0 },
+    sitemapChunks: 0,
+    seedChunk: 0,
+    httpProbe: "not_applicable",
+    head: 0,
+    tail: 0,
+    fetches: 0,
+    completed: 0,
+    failed: 0,
+    bytes: 0,
+    truncated: false,
+    tallies: {},
+    stored: {},
+    sitePages: 0,
+    language: null,
+    steps: 1,
+    result: null,
+  };
+  const robotsUrl = `${origin}/robots.txt`;
+  let robots: Robots = makeRobots(robotsUrl, "unreachable", 0, "");
+  if (checked) {
+    const fetched = await fetchRobots(s, origin);
+    const source = new RobotsSource(kv, auditId, s, state.robots, batch);
+    source.record(origin, fetched.meta, fetched.body);
+    robots = makeRobots(fetched.meta.url, fetched.meta.state, fetched.meta.status, fetched.body);
+  } else {
+    state.robots[origin] = { state: "unreachable", status: 0, url: robotsUrl };
+  }
+  state.robotsProblems = robots.problems.slice(0, 50);
+  state.ownBotBlocked = checked !== null && !robots.isAllowed(startUrl);
+  state.startBlockedForGoogle = !robots.isAllowed(startUrl, "Googlebot");
+  state.crawlDelayMs = Math.min(robots.crawlDelay, MAX_CRAWL_DELAY_S) * 1000;
+
+  let startInSitemap = false;
+  if (checked) {
+    let chunk: string[] = [];
+    const flushChunk = () => {
+      if (chunk.length === 0) return;
+      batch.set(keys.auditSitemapChunk(auditId, state.sitemapChunks++), chunk);
+      chunk = [];
+    };
+    state.sitemap = await readSitemaps(s, {
+      origin,
+      siteKey,
+      robots,
+      maxUrls: input.maxPages,
+    }, (url) => {
+      if (url.length > MAX_URL_LENGTH) return;
+      if (url === startUrl) startInSitemap = true;
+      else batch.set(keys.auditPage(auditId, url), newRecord(url, -1, -1, true));
+      chunk.push(url);
+      if (chunk.length >= SITEMAP_CHUNK) flushChunk();
+    });
+    flushChunk();
+    state.httpProbe = await probeHttp(s, startParsed);
+  }
+  if (state.ownBotBlocked || !checked) state.seedChunk = state.sitemapChunks;
+
+  const start = newRecord(startUrl, 0, 0, startInSitemap);
+  if (!checked) {
+    start.state = "failed";
+    start.failure = "dns";
+    state.failed = 1;
+    state.phase = "finalize";
+  } else if (state.ownBotBlocked) {
+    start.state = "blocked";
+    state.phase = "finalize";
+  } else {
+    batch.set(keys.auditFrontier(auditId, 0), { url: startUrl, depth: 0 });
+    state.tail = 1;
+  }
+  batch.set(keys.auditPage(auditId, startUrl), start);
+  state.nextSlotAt = Date.now();
+  void hooks;
+  return state;
+}
+
+interface FrontierEntry {
+  url: string;
+  depth: number;
+}
+
+/** What one fetched frontier entry produced, kept until the step writes it (in frontier order). */
+type Fetched =
+  | { kind: "blocked" }
+  | { kind: "failed"; failure: string }
+  | {
+    kind: "response";
+    status: number;
+    ttfbMs: number;
+    bytes: number;
+    location: string | null;
+    page: null | {
+      facts: PageFacts;
+      noindex: boolean;
+      follow: boolean;
+      canonicalOther: string | null;
+      fired: FiredCheck[];
+    };
+  };
+
+/** One batch of frontier entries: fetch (concurrently), then record in frontier order. */
+async function crawlBatch(
+  kv: Deno.Kv,
+  auditId: string,
+  input: CrawlInput,
+  limits: StepLimits,
+  hooks: StepHooks,
+  state: CrawlState,
+  batch: WriteBatch,
+): Promise<void> {
+  const t0 = performance.now();
+  const s = settingsOf(input);
+  const budget = Math.max(1, input.maxPages);
+  const outOfBudget = (reserved: number) =>
+    state.fetches + reserved >= budget ||
+    (input.maxTotalBytes !== undefined && state.bytes >= input.maxTotalBytes) ||
+    (input.deadlineAt !== undefined && hooks.now() > input.deadlineAt);
+  if (state.head >= state.tail || outOfBudget(0)) {
+    endCrawl(state, outOfBudget(0));
+    return;
+  }
+
+  const entries: FrontierEntry[] = [];
+  for await (
+    const e of kv.list<FrontierEntry>({
+      start: keys.auditFrontier(auditId, state.head),
+      end: keys.auditFrontier(auditId, state.tail),
+    }, { limit: Math.max(1, limits.pages) })
+  ) entries.push(e.value);
+  const records = await getMany<PageRecord>(
+    kv,
+    entries.map((e) => keys.auditPage(auditId, e.url)),
+  );
+  const robots = new RobotsSource(kv, auditId, s, state.robots, batch);
+  const politeness = new Politeness(state.crawlDelayMs, state.nextSlotAt);
+  const tally = PageTally.from(state.tallies);
+  const results: Fetched[] = [];
+  let next = 0;
+  let reserved = 0;
+  let stopped = false;
+  const worker = async () => {
+    while (!stopped && next < entries.length) {
+      if (performance.now() - t0 > limits.ms || outOfBudget(reserved)) {
+        stopped = true;
+        return;
+      }
+      const i = next++;
+      const e = entries[i];
+      const u = new URL(e.url);
+      reserved++; // before any await, so concurrent workers see the budget taken
+      const r = await robots.for(u.origin);
+      if (!r.isAllowed(e.url)) {
+        reserved--; // not fetched: no page budget used
+        results[i] = { kind: "blocked" };
+        continue;
+      }
+      results[i] = await fetchOne(s, politeness, e, u, state, input, tally);
+    }
+  };
+  const concurrency = Math.max(1, Math.min(input.concurrency, 32));
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const taken = next;
+
+  // Record in frontier order, so URL discovery (and so frontier positions) is deterministic.
+  const findings = new FindingsWriter(batch, auditId, state.stored);
+  const discovered: { url: string; depth: number }[] = [];
+  const discover = (url: string, depth: number) => {
+    if (url.length <= MAX_URL_LENGTH) discovered.push({ url, depth });
+  };
+  for (let i = 0; i < taken; i++) {
+    // Let the process answer its HTTP requests between pages (the API shares the event loop).
+    if (i % 8 === 7) await yieldToLoop();
+    const e = entries[i];
+    const res = results[i];
+    const rec = records[i] ?? newRecord(e.url, state.head + i, e.depth, false);
+    const seq = rec.seq;
+    if (res.kind === "blocked") {
+      rec.state = "blocked";
+    } else if (res.kind === "failed") {
+      rec.state = "failed";
+      rec.failure = res.failure;
+      state.fetches++;
+      state.failed++;
+    } else {
+      state.fetches++;
+      state.completed++;
+      state.bytes += res.bytes;
+      recordResponse(rec, res, state, discover);
+      if (res.page) {
+        const { facts } = res.page;
+        for (const f of res.page.fired) findings.add(f.id, rec.url, f.items);
+        writeLinks(batch, auditId, rec.url, facts);
+        if (res.page.follow) { for (const l of facts.links) discover(l, childDepth(rec)); }
+        const extra = [rec.canonicalOther, facts.metaRefresh?.url ?? null];
+        for (const x of extra) {
+          if (x && siteKeyOf(new URL(x)) === state.siteKey) discover(x, childDepth(rec));
+        }
+        indexDuplicates(batch, auditId, rec);
+        if (rec.depth === 0 && state.language === null) state.language = facts.htmlLang || null;
+        if (
+          !rec.noindex && rec.canonicalOther === null && state.sitePages < MAX_SITE_PAGES
+        ) {
+          state.sitePages++;
+          batch.set(keys.auditSitePage(auditId, seq), {
+            url: rec.url,
+            title: rec.title,
+            h1: rec.h1,
+            description: rec.description,
+            depth: rec.depth,
+          });
+        }
+      }
+    }
+    batch.set(keys.auditPage(auditId, rec.url), rec);
+  }
+  state.head += taken;
+  state.tallies = tally.toJSON();
+  state.nextSlotAt = politeness.next;
+  await allocate(kv, auditId, state, discovered, batch);
+  if (state.head >= state.tail || outOfBudget(0)) endCrawl(state, outOfBudget(0));
+}
+
+const yieldToLoop = () => new Promise<void>((r) => setTimeout(r, 0));
+
+const childDepth = (rec: PageRecord) => (rec.depth < 0 ? -1 : rec.depth + 1);
+
+/** After the frontier: seed the sitemap's unvisited URLs, or finish (truncated if cut short). */
+function endCrawl(state: CrawlState, outOfBudget: boolean): void {
+  if (outOfBudget) {
+    state.truncated = state.head < state.tail;
+    state.phase = "finalize";
+  } else if (state.head >= state.tail && state.seedChunk < state.sitemapChunks) {
+    state.phase = "seed_sitemap";
+  } else if (state.head >= state.tail) {
+    state.phase = "finalize";
+  }
+}
+
+async function fetchOne(
+  s: FetchSettings,
+  politeness: Politeness,
+  e: FrontierEntry,
+  u: URL,
+  state: CrawlState,
+  input: CrawlInput,
+  tally: PageTally,
+): Promise<Fetched> {
+  await politeness.wait();
+  let res: SafeResponse;
+  try {
+    res = await fetchPage(s, e.url);
+  } catch (err) {
+    return { kind: "failed", failure: failureKind(err) };
+  }
+  try {
+    const loc = res.headers.get("location");
+    const location = res.status >= 300 && res.status < 400 && loc ? canonicalize(loc, e.url) : null;
+    const base = {
+      kind: "response" as const,
+      status: res.status,
+      ttfbMs: Math.round(res.ttfbMs),
+      bytes: res.body.byteLength,
+      location,
+    };
+    if (res.status < 200 || res.status >= 300 || !isHtmlType(res.headers.get("content-type"))) {
+      return { ...base, page: null };
+    }
+    const facts = extractPageFacts(res.body, u, state.siteKey);
+    const noindex = isNoindex(facts, res.headers, input.now);
+    const ctx: PageContext = {
+      url: u,
+      status: res.status,
+      headers: res.headers,
+      facts,
+      depth: e.depth,
+      isHome: e.depth === 0,
+      indexable: !noindex,
+      now: input.now,
+    };
+    const canon = resolveCanonicals(ctx);
+    let canonicalOther: string | null = null;
+    if (canon.length === 1 && canon[0] !== null) {
+      const c = canonicalUrl(canon[0]);
+      if (c !== e.url) canonicalOther = c;
+    }
+    const fired = tally.add(ctx);
+    return {
+      ...base,
+      page: {
+        facts,
+        noindex,
+        follow: !isNofollowPage(facts.robotsMeta, res.headers),
+        canonicalOther,
+        fired,
+      },
+    };
+  } catch {
+    return { kind: "failed", failure: "internal" };
+  }
+}
+
+function recordResponse(
+  rec: PageRecord,
+  res: Extract<Fetched, { kind: "response" }>,
+  state: CrawlState,
+  discover: (url: string, depth: number) => void,
+): void {
+  rec.state = "fetched";
+  rec.status = res.status;
+  rec.ttfbMs = res.ttfbMs;
+  rec.bytes = res.bytes;
+  if (res.location !== null) {
+    rec.location = res.location;
+    if (siteKeyOf(new URL(res.location)) === state.siteKey) discover(res.location, rec.depth);
+    else rec.externalLocation = true;
+  }
+  const p = res.page;
+  if (!p) return;
+  rec.html = true;
+  rec.noindex = p.noindex;
+  rec.title = clip(p.facts.title, 300);
+  rec.description = clip(p.facts.description, 300);
+  rec.h1 = clip(p.facts.h1, 300);
+  rec.words = p.facts.wordCount;
+  rec.textHash = p.facts.textHash;
+  rec.canonicalOther = p.canonicalOther;
+  rec.outlinks = p.facts.links.length + p.facts.nofollowLinks.length;
+  rec.checks = p.fired.map((f) => f.id);
+}
+
+/** A page's internal links as hashed targets with anchor texts: followable first, then nofollow. */
+function writeLinks(batch: WriteBatch, auditId: string, url: string, facts: PageFacts): void {
+  const targets = [...facts.links, ...facts.nofollowLinks];
+  const anchors = [...facts.linkAnchors, ...facts.nofollowAnchors];
+  const followable = facts.links.length;
+  for (let c = 0; c * LINKS_PER_CHUNK < targets.length; c++) {
+    const from = c * LINKS_PER_CHUNK;
+    const to = Math.min(targets.length, from + LINKS_PER_CHUNK);
+    batch.set(keys.auditLinks(auditId, url, c), {
+      t: targets.slice(from, to).map(urlHash),
+      a: anchors.slice(from, to),
+      f: Math.max(0, Math.min(to, followable) - from),
+    });
+  }
+}
+
+/** Indexable self-canonical HTML pages, indexed by title, description and text fingerprint. */
+function indexDuplicates(batch: WriteBatch, auditId: string, rec: PageRecord): void {
+  if (rec.noindex || rec.canonicalOther !== null) return;
+  if (rec.title) batch.set(keys.auditDup(auditId, "title", rec.title, rec.url), 1);
+  if (rec.description) {
+    batch.set(keys.auditDup(auditId, "description", rec.description, rec.url), 1);
+  }
+  if (rec.words >= 20) {
+    batch.set(keys.auditDup(auditId, "content", String(rec.textHash), rec.url), 1);
+  }
+}
+
+/**
+ * Gives discovered URLs frontier positions, in discovery order. A URL counts as already seen
+ * only when a committed state covers its position (seq < tail): a record left by a step that
+ * died is re-allocated, never trusted.
+ */
+async function allocate(
+  kv: Deno.Kv,
+  auditId: string,
+  state: CrawlState,
+  discovered: { url: string; depth: number }[],
+  batch: WriteBatch,
+): Promise<void> {
+  const distinct = [...new Set(discovered.map((d) => d.url))];
+  const found = await getMany<PageRecord>(kv, distinct.map((u) => keys.auditPage(auditId, u)));
+  const existing = new Map<string, PageRecord | null>();
+  distinct.forEach((u, i) => existing.set(u, found[i]));
+  const committedTail = state.tail;
+  for (const d of discovered) {
+    const rec = existing.get(d.url);
+    if (rec === undefined) continue; // allocated earlier in this step
+    existing.delete(d.url);
+    if (rec && rec.seq >= 0 && rec.seq < committedTail) continue;
+    const seq = state.tail++;
+    batch.set(
+      keys.auditPage(auditId, d.url),
+      newRecord(d.url, seq, d.depth, rec?.inSitemap ?? false),
+    );
+    batch.set(keys.auditFrontier(auditId, seq), { url: d.url, depth: d.depth });
+  }
+}
+
+/** Seeds sitemap URLs the links never reached (depth -1: orphans are found this way). */
+async function seedSitemap(
+  kv: Deno.Kv,
+  auditId: string,
+  input: CrawlInput,
+  state: CrawlState,
+  batch: WriteBatch,
+): Promise<void> {
+  const end = Math.min(state.sitemapChunks, state.seedChunk + SEED_CHUNKS_PER_STEP);
+  const discovered: { url: string; depth: number }[] = [];
+  for (let c = state.seedChunk; c < end; c++) {
+    const urls = (await kv.get<string[]>(keys.auditSitemapChunk(auditId, c))).value ?? [];
+    for (const url of urls) discovered.push({ url, depth: -1 });
+  }
+  await allocate(kv, auditId, state, discovered, batch);
+  state.seedChunk = end;
+  if (state.seedChunk >= state.sitemapChunks) {
+    state.phase = state.head < state.tail && state.fetches < input.maxPages ? "crawl" : "finalize";
+  }
+}

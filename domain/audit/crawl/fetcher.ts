@@ -1,0 +1,129 @@
+/**
+ * The crawl's HTTP side: one configured `safeFetch` for pages (no redirect followed: each hop is
+ * a record) and one that follows redirects by hand for robots.txt, sitemaps and the http probe,
+ * each hop re-checked by the address guard. Politeness (Crawl-delay) and a single back-off on a
+ * short Retry-After live here too.
+ *
+ * @module
+ */
+import {
+  FetchFailedError,
+  type Resolver,
+  safeFetch,
+  type SafeResponse,
+} from "../../net/safe_fetch.ts";
+import { TargetRefusedError } from "../../net/address_guard.ts";
+import { USER_AGENT } from "../robots.ts";
+import { canonicalize } from "../urls.ts";
+
+export interface FetchSettings {
+  allowPrivate: boolean;
+  /** Per-request timeout, ms. */
+  timeoutMs: number;
+  /** Per-response body cap, bytes. */
+  maxBytes: number;
+  resolver?: Resolver;
+  /** Extra CA (PEM) for private https test servers. */
+  ca?: string;
+}
+
+const MAX_REDIRECT_HOPS = 5;
+const MAX_RETRY_AFTER_MS = 5_000;
+const ACCEPT_HTML = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5";
+
+export function isHtmlType(ct: string | null): boolean {
+  if (!ct) return false;
+  const t = ct.toLowerCase();
+  return t.includes("text/html") || t.includes("application/xhtml+xml");
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** The failure kind recorded for a URL that got no HTTP answer. */
+export function failureKind(e: unknown): string {
+  if (e instanceof FetchFailedError) return e.kind;
+  if (e instanceof TargetRefusedError) return e.reason === "dns_failure" ? "dns" : "refused";
+  return "network";
+}
+
+function baseOptions(s: FetchSettings) {
+  return {
+    allowPrivate: s.allowPrivate,
+    timeoutMs: s.timeoutMs,
+    maxBytes: s.maxBytes,
+    resolver: s.resolver,
+    ca: s.ca,
+    headers: { "user-agent": USER_AGENT, accept: ACCEPT_HTML },
+  };
+}
+
+/**
+ * Follows redirects by hand (each hop re-checked by the guard). `maxBytes` caps the body read;
+ * `readBody` false reads headers only.
+ */
+export async function fetchFollow(
+  s: FetchSettings,
+  url: string,
+  opts: { readBody: boolean; maxBytes?: number; timeoutMs?: number },
+): Promise<{ res: SafeResponse | null; error: unknown }> {
+  let cur = url;
+  for (let hop = 0; hop <= MAX_REDIRECT_HOPS; hop++) {
+    let res: SafeResponse;
+    try {
+      res = await safeFetch(cur, {
+        ...baseOptions(s),
+        timeoutMs: opts.timeoutMs ?? s.timeoutMs,
+        maxBytes: opts.maxBytes ?? s.maxBytes,
+        shouldReadBody: (st) => opts.readBody && st >= 200 && st < 300,
+      });
+    } catch (e) {
+      return { res: null, error: e };
+    }
+    const loc = res.headers.get("location");
+    if (res.status >= 300 && res.status < 400 && loc) {
+      const next = canonicalize(loc, cur);
+      if (next === null) return { res, error: null };
+      cur = next;
+      continue;
+    }
+    return { res, error: null };
+  }
+  return { res: null, error: new Error("too many redirects") };
+}
+
+/** Fetches one page without following redirects; reads the body only for HTML 2xx. */
+export async function fetchPage(s: FetchSettings, url: string): Promise<SafeResponse> {
+  const read = (st: number, h: Headers) =>
+    st >= 200 && st < 300 && isHtmlType(h.get("content-type"));
+  let res = await safeFetch(url, { ...baseOptions(s), shouldReadBody: read });
+  if (res.status === 429 || res.status === 503) {
+    // Back off once when the server says how long; a bot wall stays a failed page.
+    const ra = Number(res.headers.get("retry-after"));
+    if (Number.isFinite(ra) && ra >= 0 && ra * 1000 <= MAX_RETRY_AFTER_MS) {
+      await sleep(ra * 1000);
+      res = await safeFetch(url, { ...baseOptions(s), shouldReadBody: read });
+    }
+  }
+  return res;
+}
+
+/** Spaces request starts `delayMs` apart (robots.txt Crawl-delay); free when the delay is 0. */
+export class Politeness {
+  private nextSlot: number;
+  constructor(private readonly delayMs: number, startAt: number) {
+    this.nextSlot = startAt;
+  }
+
+  async wait(): Promise<void> {
+    if (this.delayMs === 0) return;
+    const now = Date.now();
+    const wait = this.nextSlot - now;
+    this.nextSlot = Math.max(now, this.nextSlot) + this.delayMs;
+    if (wait > 0) await sleep(wait);
+  }
+
+  /** When the next request may start (carried over to the next step). */
+  get next(): number {
+    return this.nextSlot;
+  }
+}

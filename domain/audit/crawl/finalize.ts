@@ -1,0 +1,502 @@
+/**
+ * The crawl's last step: site-wide checks computed from the stored facts, reading KV in pages
+ * and keeping only counters, capped item lists and compact aggregates (URL hash → inlink count,
+ * the redirect map, the set of broken targets). Passes:
+ *
+ * 1. records: statuses, failures, robots blocks, sitemap entries, canonical targets, TTFB,
+ *    redirects and broken targets;
+ * 2. link graph: inlink counts, links to broken and redirecting URLs (with anchor texts);
+ * 3. duplicate index: groups of equal titles, descriptions and text fingerprints;
+ * 4. records again: orphans, and each record gets its inlinks and the site checks that hit it.
+ *
+ * Then every site check reads the resulting `SiteFacts`, its evidence is stored, and the audit
+ * is scored. Repeating this step (a process died in it) gives the same result.
+ *
+ * @module
+ */
+import { keys } from "../../../kv/keys.ts";
+import { ALL_CHECKS, SITE_CHECKS } from "../checks/index.ts";
+import { scoreAudit } from "../scoring.ts";
+import type {
+  CheckTally,
+  Evidence,
+  ItemGroup,
+  SiteFacts,
+  SiteOutcome,
+  UrlSummary,
+} from "../types.ts";
+import type { CrawlOutcome, CrawlState } from "./state.ts";
+import {
+  FINDINGS_CAP,
+  FindingsWriter,
+  getMany,
+  listInPages,
+  type PageRecord,
+  urlHash,
+  WriteBatch,
+} from "./store.ts";
+
+/** Failed fetches kept in `SiteFacts.records` (a sample for checks that read URLs one by one). */
+const RECORD_SAMPLE = 200;
+const MAX_HOPS = 10;
+const TTFB_BUCKETS = 60_001;
+
+class Group implements ItemGroup {
+  count = 0;
+  items: Evidence[] = [];
+  add(item: Evidence, counts = true): void {
+    if (counts) this.count++;
+    if (this.items.length < FINDINGS_CAP) this.items.push(item);
+  }
+}
+
+function summary(r: PageRecord): UrlSummary {
+  return {
+    url: r.url,
+    state: r.state,
+    status: r.status,
+    failure: r.failure,
+    html: r.html,
+    noindex: r.noindex,
+  };
+}
+
+const is2xx = (r: PageRecord) => r.status >= 200 && r.status < 300;
+const attempted = (r: PageRecord) => r.state === "fetched" || r.state === "failed";
+
+/** Computes the site checks, stores their evidence and returns the scored outcome. */
+export async function finalizeCrawl(
+  kv: Deno.Kv,
+  auditId: string,
+  state: CrawlState,
+): Promise<CrawlOutcome> {
+  const f = emptyFacts(state);
+  const batch = new WriteBatch(kv);
+  const findings = new FindingsWriter(batch, auditId, state.stored);
+
+  // Pass 1: records.
+  const redirects = new Map<string, string>(); // internal redirect: url -> target
+  const broken = new Map<number, { url: string; status: number; failure: string | null }>();
+  const ttfb = new Uint32Array(TTFB_BUCKETS);
+  let firstHttps: UrlSummary | null = null;
+  const failedSample: UrlSummary[] = [];
+  for await (const page of listInPages<PageRecord>(kv, keys.auditPages(auditId))) {
+    const canon: PageRecord[] = [];
+    for (const { value: r } of page) {
+      if (attempted(r)) {
+        f.attempted++;
+        if (firstHttps === null && r.url.startsWith("https:")) firstHttps = summary(r);
+        if (r.state === "failed") {
+          f.failed.add({ url: r.url, failure: r.failure });
+          if (failedSample.length < RECORD_SAMPLE) failedSample.push(summary(r));
+        } else if (r.status >= 400 && r.status < 500) {
+          f.status4xx.add({ url: r.url, status: r.status });
+        } else if (r.status >= 500) f.status5xx.add({ url: r.url, status: r.status });
+        if (r.state === "failed" || (r.location === null && r.status >= 400)) {
+          broken.set(r.hash, { url: r.url, status: r.status, failure: r.failure });
+        }
+        if (r.location !== null && !r.externalLocation) redirects.set(r.url, r.location);
+      }
+      if (r.state !== "unvisited" && r.state !== "queued") {
+        f.known++;
+        if (r.state === "blocked") f.blocked.add({ url: r.url });
+      }
+      if (r.html && is2xx(r)) {
+        f.html2xx++;
+        if (r.noindex) f.noindexPages++;
+        else if (r.canonicalOther === null) f.dupCandidates++;
+        const ms = Math.min(TTFB_BUCKETS - 1, Math.max(0, Math.round(r.ttfbMs)));
+        ttfb[ms]++;
+        f.ttfb.pages++;
+        if (r.ttfbMs > 800) f.ttfb.over800.add({ url: r.url, ttfb_ms: ms });
+        if (r.ttfbMs > 1800) f.ttfb.over1800.add({ url: r.url, ttfb_ms: ms });
+        if (r.canonicalOther !== null) canon.push(r);
+      }
+      if (r.inSitemap && (attempted(r) || r.state === "blocked")) {
+        f.sitemapListed++;
+        const reason = r.state === "blocked"
+          ? "blocked by robots.txt"
+          : r.state === "failed"
+          ? "fetch failed"
+          : !is2xx(r)
+          ? (r.location !== null ? "redirects" : "error status")
+          : r.noindex
+          ? "noindex"
+          : r.canonicalOther !== null
+          ? "canonicalised to another URL"
+          : null;
+        if (reason !== null) {
+          f.sitemapBad.add({ url: r.url, status: r.status || null, reason });
+        }
+      }
+    }
+    await canonicalTargets(kv, auditId, canon, f);
+  }
+  f.ttfb.medianMs = median(ttfb, f.ttfb.pages);
+
+  // The start, the home page at the end of its redirects, redirect chains and loops.
+  const [startRec] = await getMany<PageRecord>(kv, [keys.auditPage(auditId, state.startUrl)]);
+  if (startRec) f.start = summary(startRec);
+  const homeUrl = followRedirects(redirects, state.startUrl);
+  if (homeUrl === null) f.home = null;
+  else if (homeUrl === state.startUrl) f.home = f.start;
+  else {
+    const [h] = await getMany<PageRecord>(kv, [keys.auditPage(auditId, homeUrl)]);
+    f.home = h ? summary(h) : null;
+  }
+  chains(redirects, broken, f);
+  const sample = [f.start, ...(f.home && f.home !== f.start ? [f.home] : [])];
+  if (firstHttps) sample.push(firstHttps);
+  f.records = [...sample, ...failedSample];
+
+  // Redirects that end broken (or loop) are broken link targets too; redirects are "redirect" targets.
+  const redirectTargets = new Map<number, { url: string; target: string }>();
+  for (const [url, target] of redirects) {
+    redirectTargets.set(urlHash(url), { url, target });
+    const end = followRedirects(redirects, url);
+    const endBroken = end === null ? true : broken.has(urlHash(end));
+    if (endBroken && !broken.has(urlHash(url))) {
+      broken.set(urlHash(url), {
+        url,
+        status: end === null ? 0 : broken.get(urlHash(end))!.status,
+        failure: end === null ? "redirect_loop" : broken.get(urlHash(end))!.failure,
+      });
+    }
+  }
+
+  // Pass 2: the link graph.
+  const inlinks = new Map<number, number>();
+  let src = "";
+  let srcBroken = false;
+  let srcRedirect = false;
+  for await (
+    const page of listInPages<{ t: number[]; a: string[]; f: number }>(
+      kv,
+      keys.auditLinksAll(auditId),
+    )
+  ) {
+    for (const e of page) {
+      const url = e.key[2] as string;
+      if (url !== src) {
+        src = url;
+        srcBroken = srcRedirect = false;
+      }
+      const self = urlHash(url);
+      const { t, a, f: followable } = e.value;
+      for (let i = 0; i < t.length; i++) {
+        const h = t[i];
+        if (h === self) continue;
+        if (i < followable) inlinks.set(h, (inlinks.get(h) ?? 0) + 1);
+        const b = broken.get(h);
+        if (b) {
+          f.brokenLinks.add(
+            {
+              url,
+              target: b.url,
+              anchor: a[i] ?? "",
+              status: b.status || null,
+              failure: b.failure,
+            },
+            !srcBroken,
+          );
+          srcBroken = true;
+        }
+        const r = redirectTargets.get(h);
+        if (r !== undefined) {
+          f.redirectLinks.add(
+            { url, target: r.url, anchor: a[i] ?? "", redirects_to: r.target },
+            !srcRedirect,
+          );
+          srcRedirect = true;
+        }
+      }
+    }
+  }
+
+  // Pass 3: duplicate groups.
+  await duplicates(kv, auditId, "title", f.dupTitle, (v) => ({ title: v }));
+  await duplicates(kv, auditId, "description", f.dupDescription, (v) => ({ description: v }));
+  await duplicates(kv, auditId, "content", f.dupContent, (v) => ({ fingerprint: v }));
+
+  // Which site checks hit which page (for the inventory), before orphans are known.
+  const marks = new Map<string, Set<string>>();
+  const markFired = (outcomes: Map<string, SiteOutcome | null>) => {
+    for (const [id, o] of outcomes) {
+      if (!o || o.affected === 0 || !o.items) continue;
+      for (const item of o.items) {
+        if (typeof item.url !== "string") continue;
+        let set = marks.get(item.url);
+        if (!set) marks.set(item.url, set = new Set());
+        set.add(id);
+      }
+    }
+  };
+  markFired(evaluateSite(f));
+
+  // Pass 4: records again: orphans, inlinks and site checks onto each record.
+  for await (const page of listInPages<PageRecord>(kv, keys.auditPages(auditId))) {
+    for (const { value: r } of page) {
+      const inl = inlinks.get(r.hash) ?? 0;
+      let orphan = false;
+      if (
+        !state.truncated && r.inSitemap && r.state === "fetched" && r.html && is2xx(r) &&
+        r.url !== f.start.url && r.url !== f.home?.url
+      ) {
+        f.orphanCandidates++;
+        if (inl === 0) {
+          orphan = true;
+          f.orphans.add({ url: r.url, inlinks: 0 });
+        }
+      }
+      const site = marks.get(r.url);
+      const checks = new Set(r.checks);
+      if (site) { for (const c of site) checks.add(c); }
+      if (orphan) checks.add("orphan_page");
+      if (r.inlinks !== inl || checks.size !== r.checks.length) {
+        batch.set(keys.auditPage(auditId, r.url), { ...r, inlinks: inl, checks: [...checks] });
+      }
+    }
+  }
+
+  // Every site check, with its evidence stored.
+  const outcomes = evaluateSite(f);
+  const tallies = new Map<string, CheckTally>();
+  for (const [id, [eligible, affected]] of Object.entries(state.tallies)) {
+    tallies.set(id, { eligible, affected });
+  }
+  for (const [id, o] of outcomes) {
+    if (!o) continue;
+    tallies.set(id, { eligible: o.eligible, affected: o.affected });
+    // A site check that names no item is about the site: its evidence is the start URL.
+    if (o.affected > 0) findings.add(id, "", o.items?.length ? o.items : [{ url: state.startUrl }]);
+  }
+  await batch.flush();
+  const scored = scoreAudit(ALL_CHECKS, tallies);
+  const plain: Record<string, [number, number]> = {};
+  for (const [id, t] of tallies) plain[id] = [t.eligible, t.affected];
+  return {
+    score: scored.score,
+    summary: scored.summary,
+    pagesCrawled: state.completed + state.failed,
+    jobsCompleted: state.completed,
+    jobsFailed: state.failed,
+    tallies: plain,
+    host: new URL(state.startUrl).host,
+    language: state.language,
+    truncated: state.truncated,
+  };
+}
+
+function evaluateSite(f: SiteFacts) {
+  return new Map(SITE_CHECKS.map((c) => [c.id, c.evaluate(f)] as const));
+}
+
+function emptyFacts(state: CrawlState): SiteFacts & {
+  status4xx: Group;
+  status5xx: Group;
+  failed: Group;
+  blocked: Group;
+  sitemapBad: Group;
+  canonicalBad: Group;
+  brokenLinks: Group;
+  redirectLinks: Group;
+  redirectChains: Group;
+  redirectLoops: Group;
+  dupTitle: Group;
+  dupDescription: Group;
+  dupContent: Group;
+  orphans: Group;
+  ttfb: { pages: number; medianMs: number; over800: Group; over1800: Group };
+} {
+  const start: UrlSummary = {
+    url: state.startUrl,
+    state: "unvisited",
+    status: 0,
+    failure: null,
+    html: false,
+    noindex: false,
+  };
+  const robots = state.robots[state.origin];
+  return {
+    startUrl: state.startUrl,
+    siteKey: state.siteKey,
+    start,
+    home: start,
+    robots: {
+      state: robots?.state ?? "unreachable",
+      status: robots?.status ?? 0,
+      url: robots?.url ?? `${state.origin}/robots.txt`,
+      problems: state.robotsProblems,
+      startBlockedForGoogle: state.startBlockedForGoogle,
+    },
+    ownBotBlocked: state.ownBotBlocked,
+    sitemap: state.sitemap,
+    httpProbe: state.httpProbe,
+    truncated: state.truncated,
+    records: [],
+    attempted: 0,
+    status4xx: new Group(),
+    status5xx: new Group(),
+    failed: new Group(),
+    known: 0,
+    blocked: new Group(),
+    html2xx: 0,
+    noindexPages: 0,
+    sitemapListed: 0,
+    sitemapBad: new Group(),
+    canonicalTargets: 0,
+    canonicalBad: new Group(),
+    brokenLinks: new Group(),
+    redirectLinks: new Group(),
+    redirectStarts: 0,
+    redirectChains: new Group(),
+    redirectLoops: new Group(),
+    dupCandidates: 0,
+    dupTitle: new Group(),
+    dupDescription: new Group(),
+    dupContent: new Group(),
+    orphanCandidates: 0,
+    orphans: new Group(),
+    ttfb: { pages: 0, medianMs: 0, over800: new Group(), over1800: new Group() },
+  };
+}
+
+function median(hist: Uint32Array, n: number): number {
+  if (n === 0) return 0;
+  const lo = (n - 1) >> 1;
+  const hi = n >> 1;
+  let seen = 0;
+  let a = -1;
+  for (let ms = 0; ms < hist.length; ms++) {
+    seen += hist[ms];
+    if (a < 0 && seen > lo) a = ms;
+    if (seen > hi) return (a + ms) / 2;
+  }
+  return a;
+}
+
+/** Where a URL's internal redirects end, or null on a loop / more than 10 hops. */
+function followRedirects(redirects: Map<string, string>, url: string): string | null {
+  let cur = url;
+  for (let i = 0; i <= MAX_HOPS; i++) {
+    const next = redirects.get(cur);
+    if (next === undefined) return cur;
+    cur = next;
+  }
+  return null;
+}
+
+/** Redirect chains from every redirecting URL that no other redirect points at; cycles once. */
+function chains(
+  redirects: Map<string, string>,
+  broken: Map<number, { status: number }>,
+  f: ReturnType<typeof emptyFacts>,
+): void {
+  const pointedAt = new Set(redirects.values());
+  for (const url of redirects.keys()) {
+    const hops = [url];
+    const seen = new Set(hops);
+    let cur = url;
+    let loop = false;
+    while (redirects.has(cur)) {
+      cur = redirects.get(cur)!;
+      hops.push(cur);
+      if (seen.has(cur) || hops.length > MAX_HOPS + 1) {
+        loop = true;
+        break;
+      }
+      seen.add(cur);
+    }
+    // Chain heads only; members of a pure cycle have no head, so count the cycle once, from its
+    // smallest URL.
+    const smallest = [...seen].sort()[0];
+    if (pointedAt.has(url) && !(loop && smallest === url && cur === url)) continue;
+    f.redirectStarts++;
+    const item = { url, hops: hops.slice(0, 12), hop_count: hops.length - 1 };
+    if (loop) f.redirectLoops.add(item);
+    else if (hops.length - 1 >= 2) {
+      f.redirectChains.add({ ...item, final_status: broken.get(urlHash(cur))?.status ?? null });
+    }
+  }
+}
+
+/** Canonical targets of a page of records: crawled targets that are not indexable 200 pages. */
+async function canonicalTargets(
+  kv: Deno.Kv,
+  auditId: string,
+  pages: PageRecord[],
+  f: ReturnType<typeof emptyFacts>,
+): Promise<void> {
+  if (pages.length === 0) return;
+  const targets = await getMany<PageRecord>(
+    kv,
+    pages.map((p) => keys.auditPage(auditId, p.canonicalOther!)),
+  );
+  pages.forEach((p, i) => {
+    const t = targets[i];
+    if (!t || t.state === "unvisited" || t.state === "queued") return;
+    f.canonicalTargets++;
+    const bad = t.state !== "fetched" || !is2xx(t) || t.noindex;
+    if (bad) {
+      f.canonicalBad.add({
+        url: p.url,
+        canonical: t.url,
+        target_status: t.status || null,
+        reason: t.state === "blocked"
+          ? "blocked by robots.txt"
+          : t.state === "failed"
+          ? "fetch failed"
+          : t.location !== null
+          ? "redirects"
+          : !is2xx(t)
+          ? "error status"
+          : "noindex",
+      });
+    }
+  });
+}
+
+/** Groups of the duplicate index (contiguous by value): every member of a group of 2+ is affected. */
+async function duplicates(
+  kv: Deno.Kv,
+  auditId: string,
+  kind: string,
+  g: Group,
+  show: (value: string) => Evidence,
+): Promise<void> {
+  const KEEP = 50;
+  let value: string | null = null;
+  let members: string[] = [];
+  let size = 0;
+  const close = () => {
+    if (value === null || size < 2) return;
+    for (let i = 0; i < size; i++) {
+      const url = i < members.length ? members[i] : null;
+      if (url === null) {
+        g.count++;
+        continue;
+      }
+      g.add({
+        url,
+        ...show(value),
+        group_size: size,
+        same_as: members.filter((m) => m !== url).slice(0, 5),
+      });
+    }
+  };
+  for await (const page of listInPages(kv, keys.auditDups(auditId, kind))) {
+    for (const e of page) {
+      const v = e.key[3] as string;
+      const url = e.key[4] as string;
+      if (v !== value) {
+        close();
+        value = v;
+        members = [];
+        size = 0;
+      }
+      size++;
+      if (members.length < KEEP) members.push(url);
+    }
+  }
+  close();
+}

@@ -1,0 +1,85 @@
+/**
+ * robots.txt per origin for a stepped crawl: fetched once per audit and origin, its body stored
+ * in KV (chunked), and parsed again from there by any later step, on any process.
+ *
+ * @module
+ */
+import { makeRobots, type Robots, ROBOTS_MAX_BYTES, type RobotsState } from "../robots.ts";
+import { fetchFollow, type FetchSettings } from "./fetcher.ts";
+import { readBlob, type WriteBatch, writeBlob } from "./store.ts";
+
+/** What the crawl state keeps about one origin's robots.txt (the body lives in a blob). */
+export interface RobotsMeta {
+  state: RobotsState;
+  status: number;
+  url: string;
+}
+
+/** Reads robots.txt past its 500 KiB limit only far enough to say it is too large. */
+const ROBOTS_READ_BYTES = ROBOTS_MAX_BYTES + 16 * 1024;
+
+const blobName = (origin: string) => `robots ${origin}`;
+
+/** Fetches an origin's robots.txt; the caller stores `meta` and the returned body. */
+export async function fetchRobots(
+  s: FetchSettings,
+  origin: string,
+): Promise<{ meta: RobotsMeta; body: string }> {
+  const url = `${origin}/robots.txt`;
+  const { res } = await fetchFollow(s, url, { readBody: true, maxBytes: ROBOTS_READ_BYTES });
+  if (!res || res.status >= 500 || res.status === 429) {
+    return { meta: { state: "unreachable", status: res?.status ?? 0, url }, body: "" };
+  }
+  if (res.status < 200 || res.status >= 300) {
+    return { meta: { state: "missing", status: res.status, url }, body: "" };
+  }
+  return {
+    meta: { state: "ok", status: res.status, url },
+    body: new TextDecoder().decode(res.body),
+  };
+}
+
+/**
+ * The robots.txt of the origins a step meets: from memory, else from KV, else fetched (and then
+ * recorded in `known` and the batch, so the state commit makes it part of the crawl).
+ */
+export class RobotsSource {
+  private readonly cache = new Map<string, Promise<Robots>>();
+
+  constructor(
+    private readonly kv: Deno.Kv,
+    private readonly auditId: string,
+    private readonly settings: FetchSettings,
+    readonly known: Record<string, RobotsMeta>,
+    private readonly batch: WriteBatch,
+  ) {}
+
+  /** Robots of an origin; a failure to fetch reads as allow-all ("unreachable"). */
+  for(origin: string): Promise<Robots> {
+    let p = this.cache.get(origin);
+    if (!p) {
+      p = this.load(origin);
+      this.cache.set(origin, p);
+    }
+    return p;
+  }
+
+  private async load(origin: string): Promise<Robots> {
+    const meta = this.known[origin];
+    if (meta) {
+      const body = meta.state === "ok"
+        ? await readBlob(this.kv, this.auditId, blobName(origin))
+        : "";
+      return makeRobots(meta.url, meta.state, meta.status, body);
+    }
+    const fetched = await fetchRobots(this.settings, origin);
+    this.record(origin, fetched.meta, fetched.body);
+    return makeRobots(fetched.meta.url, fetched.meta.state, fetched.meta.status, fetched.body);
+  }
+
+  /** Records an origin's robots.txt fetched elsewhere (the init step). */
+  record(origin: string, meta: RobotsMeta, body: string): void {
+    this.known[origin] = meta;
+    if (meta.state === "ok") writeBlob(this.batch, this.auditId, blobName(origin), body);
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * The crawl state: the one small KV value each step reads at its start and commits at its end
+ * (with the owner's check), so a step either counts completely or not at all. Everything that
+ * grows with the site lives in other keys (store.ts); this value stays a few KiB.
+ *
+ * @module
+ */
+import type { Resolver } from "../../net/address_guard.ts";
+import type { SiteFacts, SitemapInfo } from "../types.ts";
+import type { RobotsMeta } from "./robots_source.ts";
+import type { ScoreResult } from "../scoring.ts";
+
+/** What an audit's crawl is asked to do; the budgets are the operator's and the plan's. */
+export interface CrawlInput {
+  startUrl: string;
+  /** Fetches allowed (robots-blocked URLs are not fetched and do not count). */
+  maxPages: number;
+  concurrency: number;
+  allowPrivate: boolean;
+  /** Per-request timeout; default 10 s. */
+  timeoutMs?: number;
+  /** Per-response body cap; default 5 MiB. */
+  maxBytes?: number;
+  /** Body bytes read over the whole crawl; no new fetch starts beyond it. Default unlimited. */
+  maxTotalBytes?: number;
+  /** Epoch ms (the injected clock) after which no new fetch starts; the report is then partial. */
+  deadlineAt?: number;
+  resolver?: Resolver;
+  /** Extra trusted CA (PEM) for private https servers in tests. */
+  ca?: string;
+  /** Epoch ms the audit runs at (for `unavailable_after`). */
+  now: number;
+}
+
+/** How much one step may do before it commits and hands over to the next. */
+export interface StepLimits {
+  /** Frontier entries taken per step. */
+  pages: number;
+  /** Wall time after which a step starts no new fetch, ms. */
+  ms: number;
+}
+
+export type CrawlPhase = "crawl" | "seed_sitemap" | "finalize" | "done";
+
+/** The finished crawl's result, kept in the state so a repeated last step finds it. */
+export interface CrawlOutcome {
+  score: number;
+  summary: ScoreResult["summary"];
+  pagesCrawled: number;
+  jobsCompleted: number;
+  jobsFailed: number;
+  /** Every applicable check: id → [eligible, affected]. */
+  tallies: Record<string, [number, number]>;
+  host: string;
+  language: string | null;
+  truncated: boolean;
+}
+
+export interface CrawlState {
+  v: 1;
+  phase: CrawlPhase;
+  startUrl: string;
+  origin: string;
+  siteKey: string;
+  /** The start host resolved (else the crawl is one failed fetch). */
+  startChecked: boolean;
+  ownBotBlocked: boolean;
+  startBlockedForGoogle: boolean;
+  robots: Record<string, RobotsMeta>;
+  /** Lint problems of the start origin's robots.txt. */
+  robotsProblems: string[];
+  crawlDelayMs: number;
+  /** Epoch ms the next request may start (Crawl-delay across steps). */
+  nextSlotAt: number;
+  sitemap: SitemapInfo;
+  sitemapChunks: number;
+  /** Next sitemap chunk to seed into the frontier; equals sitemapChunks once seeded. */
+  seedChunk: number;
+  httpProbe: SiteFacts["httpProbe"];
+  /** Frontier: next entry to take, next position to allocate. */
+  head: number;
+  tail: number;
+  fetches: number;
+  completed: number;
+  failed: number;
+  bytes: number;
+  truncated: boolean;
+  /** Page checks: id → [eligible, affected]. */
+  tallies: Record<string, [number, number]>;
+  /** Evidence items stored per check (capped). */
+  stored: Record<string, number>;
+  sitePages: number;
+  language: string | null;
+  steps: number;
+  result: CrawlOutcome | null;
+}

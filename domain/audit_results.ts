@@ -1,0 +1,362 @@
+/**
+ * What a completed audit found, read in pages: its issues (with what they mean, how to fix them
+ * and their change against the previous audit), the evidence items of one issue, and the page
+ * inventory. Plain functions `(deps, accountId, auditId, query) => page` for the HTTP routes and
+ * any other caller (an MCP tool, say). Each listing is one KV prefix read with a cursor: keys
+ * sort the way the lists come out, so no listing scans the audit.
+ *
+ * @module
+ */
+import { keys } from "../kv/keys.ts";
+import { checkDoc, checkDocUrl } from "./audit/check_docs.ts";
+import { CHECKS_BY_ID } from "./audit/checks/index.ts";
+import type { PageRecord } from "./audit/crawl/store.ts";
+import type { Category, Evidence, Severity } from "./audit/types.ts";
+import {
+  type AuditChanges,
+  type AuditRecord,
+  getAudit,
+  type IssueChange,
+  type StoredIssues,
+} from "./audits.ts";
+import type { Deps } from "./deps.ts";
+import { ApiError } from "./errors.ts";
+
+export const MAX_PAGE_SIZE = 100;
+export const DEFAULT_PAGE_SIZE = 50;
+/** Entries a filtered page listing examines per request (it may return fewer than `limit`). */
+export const MAX_SCAN = 1_000;
+
+export interface Page<T> {
+  data: T[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  next_cursor: string | null;
+}
+
+export interface IssueView {
+  check: string;
+  category: Category;
+  severity: Severity;
+  title: string;
+  meaning: string;
+  fix: string;
+  doc_url: string;
+  affected_count: number;
+  eligible_count: number;
+  /** Evidence items stored (at most 2,000 per check; affected_count stays the true count). */
+  items_stored: number;
+  change: IssueChange;
+  items_url: string;
+}
+
+export type PageStatusClass =
+  | "2xx"
+  | "3xx"
+  | "4xx"
+  | "5xx"
+  | "failed"
+  | "blocked"
+  | "not_fetched";
+
+export interface PageView {
+  url: string;
+  fetch_state: "fetched" | "failed" | "blocked" | "not_fetched";
+  status: number | null;
+  failure: string | null;
+  redirect_target: string | null;
+  depth: number | null;
+  in_sitemap: boolean;
+  indexable: boolean;
+  not_indexable_reason: string | null;
+  title: string | null;
+  word_count: number | null;
+  inlinks: number;
+  outlinks: number | null;
+  response_time_ms: number | null;
+  size_bytes: number | null;
+  canonical: string | null;
+  checks: string[];
+}
+
+function pageSize(limit: number | undefined): number {
+  return Math.max(1, Math.min(MAX_PAGE_SIZE, limit ?? DEFAULT_PAGE_SIZE));
+}
+
+/** An audit of the account that has completed, or 404 / 409. */
+async function completedAudit(deps: Deps, accountId: string, auditId: string) {
+  const audit = await getAudit(deps, accountId, auditId);
+  if (audit.status !== "completed") {
+    throw new ApiError(
+      "invalid_state",
+      409,
+      `Audit '${auditId}' is ${audit.status}; its findings are listed once it is completed`,
+    );
+  }
+  return audit;
+}
+
+const badCursor = () => new ApiError("invalid_request", 400, "cursor: not a cursor of this list");
+
+function issueView(baseUrl: string, auditId: string, i: StoredIssues["issues"][number]) {
+  const check = CHECKS_BY_ID.get(i.check)!;
+  const doc = checkDoc(check);
+  return {
+    check: check.id,
+    category: check.category,
+    severity: check.severity,
+    title: check.title,
+    meaning: doc.meaning,
+    fix: doc.fix,
+    doc_url: checkDocUrl(baseUrl, check.id),
+    affected_count: i.affected,
+    eligible_count: i.eligible,
+    items_stored: i.stored,
+    change: i.change,
+    items_url: `/v1/audits/${auditId}/issues/${check.id}`,
+  } satisfies IssueView;
+}
+
+/**
+ * The issues of a completed audit: fired checks worst first (severity, affected count, id), then
+ * the checks fixed since the previous completed audit; filters by severity, category and change.
+ */
+export async function listAuditIssues(
+  deps: Deps,
+  accountId: string,
+  auditId: string,
+  query: {
+    severity?: Severity;
+    category?: Category;
+    change?: IssueChange;
+    limit?: number;
+    cursor?: string;
+  },
+): Promise<Page<IssueView> & { audit_id: string; changes: AuditChanges | null }> {
+  const audit = await completedAudit(deps, accountId, auditId);
+  const stored = (await deps.kv.get<StoredIssues>(keys.auditIssues(auditId))).value;
+  const all = (stored?.issues ?? []).filter((i) => {
+    const c = CHECKS_BY_ID.get(i.check);
+    return c !== undefined &&
+      (!query.severity || c.severity === query.severity) &&
+      (!query.category || c.category === query.category) &&
+      (!query.change || i.change === query.change);
+  });
+  // The list is small (one entry per check) and immutable: the cursor is an offset.
+  let offset = 0;
+  if (query.cursor !== undefined) {
+    const m = /^o([0-9]{1,4})$/.exec(query.cursor);
+    if (!m) throw badCursor();
+    offset = Number(m[1]);
+  }
+  const limit = pageSize(query.limit);
+  const slice = all.slice(offset, offset + limit);
+  const base = deps.config.publicBaseUrl;
+  return {
+    audit_id: audit.id,
+    changes: audit.changes ?? null,
+    data: slice.map((i) => issueView(base, audit.id, i)),
+    next_cursor: offset + limit < all.length ? `o${offset + limit}` : null,
+  };
+}
+
+/** The evidence items of one check of a completed audit, by URL. 404 for an unknown check id. */
+export async function listIssueItems(
+  deps: Deps,
+  accountId: string,
+  auditId: string,
+  checkId: string,
+  query: { limit?: number; cursor?: string },
+): Promise<Page<Evidence> & Omit<IssueView, "items_url"> & { audit_id: string }> {
+  const audit = await completedAudit(deps, accountId, auditId);
+  const check = CHECKS_BY_ID.get(checkId);
+  if (!check) throw new ApiError("not_found", 404, `No check '${checkId}'; see /docs/checks`);
+  const stored = (await deps.kv.get<StoredIssues>(keys.auditIssues(auditId))).value;
+  const issue = stored?.issues.find((i) => i.check === checkId) ??
+    { check: checkId, affected: 0, eligible: 0, stored: 0, change: "fixed" as const };
+  const { items_url: _, ...view } = issueView(deps.config.publicBaseUrl, audit.id, issue);
+  const limit = pageSize(query.limit);
+  const data: Evidence[] = [];
+  const next = issue.affected > 0
+    ? await scan<Evidence>(
+      deps.kv,
+      keys.auditFindings(auditId, checkId),
+      limit,
+      query.cursor,
+      (e) => {
+        data.push(e.value);
+        return "go";
+      },
+    )
+    : null;
+  return { audit_id: audit.id, ...view, data, next_cursor: next };
+}
+
+function fetchState(r: PageRecord): PageView["fetch_state"] {
+  return r.state === "fetched" || r.state === "failed" || r.state === "blocked"
+    ? r.state
+    : "not_fetched";
+}
+
+/** Why a URL cannot be indexed, or null when it can. */
+export function notIndexableReason(r: PageRecord): string | null {
+  if (r.state === "blocked") return "blocked_by_robots";
+  if (r.state === "failed") return "fetch_failed";
+  if (r.state !== "fetched") return "not_fetched";
+  if (r.status >= 300 && r.status < 400) return "redirect";
+  if (r.status < 200 || r.status >= 300) return "error_status";
+  if (!r.html) return "not_html";
+  if (r.noindex) return "noindex";
+  if (r.canonicalOther !== null) return "canonicalised";
+  return null;
+}
+
+function statusClass(r: PageRecord): PageStatusClass {
+  const s = fetchState(r);
+  if (s !== "fetched") return s;
+  return `${Math.min(5, Math.max(2, Math.floor(r.status / 100)))}xx` as PageStatusClass;
+}
+
+export function pageView(r: PageRecord): PageView {
+  const reason = notIndexableReason(r);
+  const fetched = r.state === "fetched";
+  return {
+    url: r.url,
+    fetch_state: fetchState(r),
+    status: fetched ? r.status : null,
+    failure: r.failure,
+    redirect_target: r.location,
+    depth: r.depth >= 0 ? r.depth : null,
+    in_sitemap: r.inSitemap,
+    indexable: reason === null,
+    not_indexable_reason: reason,
+    title: r.title,
+    word_count: r.html ? r.words : null,
+    inlinks: r.inlinks,
+    outlinks: r.html ? r.outlinks : null,
+    response_time_ms: fetched ? r.ttfbMs : null,
+    size_bytes: r.html ? r.bytes : null,
+    canonical: r.canonicalOther,
+    checks: r.checks,
+  };
+}
+
+/**
+ * The page inventory of a completed audit: every URL the crawl met, by URL. Filters by status
+ * class, indexability and check; a filtered page examines at most MAX_SCAN entries, so it may
+ * hold fewer than `limit` items with a `next_cursor` to continue.
+ */
+export async function listAuditPages(
+  deps: Deps,
+  accountId: string,
+  auditId: string,
+  query: {
+    status?: PageStatusClass;
+    indexable?: boolean;
+    check?: string;
+    limit?: number;
+    cursor?: string;
+  },
+): Promise<Page<PageView> & { audit_id: string }> {
+  const audit: AuditRecord = await completedAudit(deps, accountId, auditId);
+  const limit = pageSize(query.limit);
+  const keep = (r: PageRecord) =>
+    (query.status === undefined || statusClass(r) === query.status) &&
+    (query.indexable === undefined || (notIndexableReason(r) === null) === query.indexable);
+  if (query.check !== undefined) {
+    if (!CHECKS_BY_ID.has(query.check)) {
+      throw new ApiError("invalid_request", 400, `check: no check '${query.check}'`);
+    }
+    const page = await pagesOfCheck(deps.kv, auditId, query.check, limit, keep, query.cursor);
+    return { audit_id: audit.id, ...page };
+  }
+  const filtered = query.status !== undefined || query.indexable !== undefined;
+  const data: PageView[] = [];
+  const next = await scan<PageRecord>(
+    deps.kv,
+    keys.auditPages(auditId),
+    filtered ? MAX_SCAN : limit,
+    query.cursor,
+    (e) => {
+      if (keep(e.value)) data.push(pageView(e.value));
+      return data.length === limit ? "stop_after" : "go";
+    },
+  );
+  return { audit_id: audit.id, data, next_cursor: next };
+}
+
+/**
+ * Walks a prefix from a cursor, at most `max` entries. `visit` may stop the walk after the
+ * entry ("stop_after") or before it ("stop_before"). Returns the cursor to continue from, or
+ * null when the prefix is exhausted.
+ */
+async function scan<T>(
+  kv: Deno.Kv,
+  prefix: Deno.KvKey,
+  max: number,
+  cursor: string | undefined,
+  visit: (e: Deno.KvEntry<T>) => "go" | "stop_after" | "stop_before",
+): Promise<string | null> {
+  const kvCursor = cursor === undefined ? undefined : decodeCursor(cursor);
+  let it: Deno.KvListIterator<T>;
+  let before = cursor ?? null;
+  let n = 0;
+  try {
+    it = kv.list<T>({ prefix }, { limit: max, cursor: kvCursor, batchSize: Math.min(max, 500) });
+    for await (const e of it) {
+      n++;
+      const v = visit(e);
+      if (v === "stop_before") return before;
+      if (v === "stop_after") return encodeCursor(it.cursor);
+      before = encodeCursor(it.cursor);
+    }
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    if (cursor !== undefined) throw badCursor();
+    throw err;
+  }
+  return n === max ? encodeCursor(it.cursor) : null;
+}
+
+/** KV's cursor (base64 with + / =) as URL-safe text a client can put in a query unescaped. */
+function encodeCursor(kvCursor: string): string {
+  return kvCursor.replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+function decodeCursor(cursor: string): string {
+  if (!/^[A-Za-z0-9_-]{1,3000}$/.test(cursor)) throw badCursor();
+  const b64 = cursor.replaceAll("-", "+").replaceAll("_", "/");
+  return b64 + "=".repeat((4 - (b64.length % 4)) % 4);
+}
+
+/** Pages a check fired on: its findings (by URL) joined to the page records. */
+async function pagesOfCheck(
+  kv: Deno.Kv,
+  auditId: string,
+  check: string,
+  limit: number,
+  keep: (r: PageRecord) => boolean,
+  cursor: string | undefined,
+): Promise<Page<PageView>> {
+  const urls: string[] = [];
+  const next = await scan<Evidence>(
+    kv,
+    keys.auditFindings(auditId, check),
+    MAX_SCAN,
+    cursor,
+    (e) => {
+      const url = e.key[3] as string;
+      if (urls[urls.length - 1] === url) return "go";
+      if (urls.length === limit) return "stop_before";
+      urls.push(url);
+      return "go";
+    },
+  );
+  const data: PageView[] = [];
+  for (let i = 0; i < urls.length; i += 10) {
+    const recs = await kv.getMany<PageRecord[]>(
+      urls.slice(i, i + 10).map((u) => keys.auditPage(auditId, u)),
+    );
+    for (const e of recs) if (e.value && keep(e.value)) data.push(pageView(e.value));
+  }
+  return { data, next_cursor: next };
+}

@@ -1,0 +1,174 @@
+/**
+ * The one lifecycle of a leased background job (audits and articles): claim (a lease, so a
+ * repeated message or a second process does nothing while a worker holds it), attempts (a job
+ * whose workers keep dying is failed after a few), and finish (one commit that records the
+ * outcome, drops the running marker and the project's active marker, and refunds on failure).
+ * The KV record is the truth; the queue message only says "look at this record".
+ *
+ * @module
+ */
+import { atomically } from "../kv/atomic.ts";
+import { keys } from "../kv/keys.ts";
+import type { Deps } from "./deps.ts";
+import { addRefund, type Funding } from "./funding.ts";
+import { randomPart } from "./ids.ts";
+import type { RunningJobMarker } from "./job_leases.ts";
+
+/** What every leased job record has. */
+export interface LeasedRecord {
+  id: string;
+  projectId: string;
+  funding: Funding;
+  attempts: number;
+  leaseUntil: number;
+}
+
+export interface JobSpec<R extends LeasedRecord> {
+  kind: "audit" | "article";
+  ownerKey: (id: string) => Deno.KvKey;
+  recordKey: (accountId: string, id: string) => Deno.KvKey;
+  /** The project's "one running job" marker. */
+  activeKey: (projectId: string) => Deno.KvKey;
+  /** What a refund on failure credits back (the charged unit). */
+  unit: "audits" | "articles";
+  /** Not finished yet. */
+  open: (r: R) => boolean;
+  /** A live worker holds it at `now`. */
+  held: (r: R, now: number) => boolean;
+  /** This claim starts an attempt: the first start, or a restart after a worker died. */
+  newAttempt: (r: R) => boolean;
+  maxAttempts: number;
+  /** How long a claim holds the job (renewable). */
+  leaseMs: (deps: Deps) => number;
+  /** The record as the claim leaves it. */
+  claimed: (r: R, c: { now: number; attempts: number; leaseUntil: number; token: string }) => R;
+  /** The failure recorded when attempts run out. */
+  interrupted: { code: string; message: string };
+  /** The record of a failed job. */
+  failed: (r: R, error: { code: string; message: string }, now: number) => R;
+}
+
+export interface Claim<R> {
+  accountId: string;
+  record: R;
+  /** Identifies this claim: renewals and the step's commit check it. */
+  token: string;
+  /** Versionstamp of the claim's commit (every key it wrote carries it). */
+  versionstamp: string;
+}
+
+/**
+ * Claims a job, or returns null when it is finished, held by a live worker, taken by another
+ * process in the meantime, or out of attempts (then it is failed and refunded). `extra` adds the
+ * caller's own keys to the claim commit.
+ */
+export async function claimJob<R extends LeasedRecord>(
+  deps: Deps,
+  spec: JobSpec<R>,
+  id: string,
+  extra?: (op: Deno.AtomicOperation, token: string) => void,
+): Promise<Claim<R> | null> {
+  const { kv, clock } = deps;
+  const accountId = (await kv.get<string>(spec.ownerKey(id))).value;
+  if (!accountId) return null;
+  const entry = await kv.get<R>(spec.recordKey(accountId, id));
+  const record = entry.value;
+  if (!record || !spec.open(record)) return null;
+  const now = clock.now();
+  if (spec.held(record, now)) return null;
+  const fresh = spec.newAttempt(record);
+  if (fresh && record.attempts >= spec.maxAttempts) {
+    await finishJob(deps, spec, id, ({ op, record: r, now }) => {
+      op.set(spec.recordKey(accountId, id), spec.failed(r, spec.interrupted, now));
+      return Promise.resolve("failed");
+    });
+    return null;
+  }
+  const token = randomPart(16);
+  const leaseUntil = now + spec.leaseMs(deps);
+  const claimed = spec.claimed(record, {
+    now,
+    attempts: record.attempts + (fresh ? 1 : 0),
+    leaseUntil,
+    token,
+  });
+  const op = kv.atomic().check(entry).set(entry.key, claimed)
+    .set(keys.runningJob(spec.kind, id), { id, accountId, leaseUntil } satisfies RunningJobMarker);
+  extra?.(op, token);
+  const res = await op.commit();
+  if (!res.ok) return null;
+  return { accountId, record: claimed, token, versionstamp: res.versionstamp };
+}
+
+/**
+ * Extends a claim's lease while its worker is alive. Returns false when the job is no longer
+ * this claim's (finished, or taken over): the worker should stop.
+ */
+export async function renewLease<R extends LeasedRecord & { stepToken?: string | null }>(
+  deps: Deps,
+  spec: JobSpec<R>,
+  claim: Claim<R>,
+  id: string,
+): Promise<boolean> {
+  const { kv, clock } = deps;
+  const key = spec.recordKey(claim.accountId, id);
+  const entry = await kv.get<R>(key);
+  const r = entry.value;
+  if (!r || !spec.open(r) || (r.stepToken !== undefined && r.stepToken !== claim.token)) {
+    return false;
+  }
+  const leaseUntil = clock.now() + spec.leaseMs(deps);
+  const res = await kv.atomic().check(entry).set(key, { ...r, leaseUntil })
+    .set(keys.runningJob(spec.kind, id), { id, accountId: claim.accountId, leaseUntil })
+    .commit();
+  return res.ok || renewLease(deps, spec, claim, id);
+}
+
+export type FinishKind = "completed" | "failed";
+
+/**
+ * Finishes a job in one commit: the caller sets the outcome on `op` (returning "failed" refunds
+ * the charge), the running and active markers go. Does nothing when the job already finished, or,
+ * with `guard.attempt`, when the record has moved on to another attempt (a worker whose lease ran
+ * out and was taken over has lost, and writes nothing).
+ */
+export function finishJob<R extends LeasedRecord>(
+  deps: Deps,
+  spec: JobSpec<R>,
+  id: string,
+  outcome: (ctx: {
+    op: Deno.AtomicOperation;
+    record: R;
+    accountId: string;
+    now: number;
+  }) => Promise<FinishKind>,
+  guard: { attempt?: number } = {},
+): Promise<void> {
+  const { kv, clock } = deps;
+  return atomically(kv, async () => {
+    const accountId = (await kv.get<string>(spec.ownerKey(id))).value!;
+    const entry = await kv.get<R>(spec.recordKey(accountId, id));
+    const record = entry.value;
+    if (
+      !record || !spec.open(record) ||
+      (guard.attempt !== undefined && record.attempts !== guard.attempt)
+    ) {
+      return { op: kv.atomic().check(entry), result: undefined };
+    }
+    const now = clock.now();
+    const op = kv.atomic().check(entry).delete(keys.runningJob(spec.kind, id));
+    const active = await kv.get<string>(spec.activeKey(record.projectId));
+    if (active.value === id) op.check(active).delete(active.key);
+    const kind = await outcome({ op, record, accountId, now });
+    if (kind === "failed") {
+      await addRefund(kv, op, {
+        accountId,
+        funding: record.funding,
+        unit: spec.unit,
+        ref: id,
+        now,
+      });
+    }
+    return { op, result: undefined };
+  });
+}

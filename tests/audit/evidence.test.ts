@@ -1,0 +1,214 @@
+/**
+ * Findings as data: each fired check stores its affected items with evidence that fits it, the
+ * count stays true beyond the stored cap, the crawl gives the same findings whatever its step
+ * size, and sitemap inflation is capped.
+ */
+import assert from "node:assert/strict";
+import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
+import { FINDINGS_CAP, FindingsWriter, WriteBatch } from "../../domain/audit/crawl/store.ts";
+import { streamText } from "../../domain/audit/crawl/sitemaps.ts";
+import { undocumentedChecks } from "../../domain/audit/check_docs.ts";
+import type { Evidence } from "../../domain/audit/types.ts";
+import { keys } from "../../kv/keys.ts";
+import {
+  type FakeSite,
+  html,
+  page,
+  robotsRoute,
+  type Route,
+  serveSite,
+  sitemapRoute,
+} from "./sites.ts";
+
+type Routes = (origin: string) => Record<string, Route>;
+
+async function audit(build: Routes, stepPages = 50) {
+  let routes: Record<string, Route> | null = null;
+  let site: FakeSite | null = null;
+  site = serveSite((p) => {
+    routes ??= build(site!.origin);
+    return routes[p];
+  });
+  try {
+    const out = await runAuditDetailed({
+      startUrl: site.url("/"),
+      maxPages: 100,
+      concurrency: 4,
+      allowPrivate: true,
+      timeoutMs: 3_000,
+      stepPages,
+    });
+    return { ...out, origin: site.origin };
+  } finally {
+    await site.close();
+  }
+}
+
+function items(findings: Map<string, Evidence[]>, check: string): Evidence[] {
+  const list = findings.get(check);
+  assert.ok(list && list.length > 0, `${check} has evidence; fired: ${[...findings.keys()]}`);
+  return list;
+}
+
+const defectSite: Routes = (o) => ({
+  "/robots.txt": robotsRoute(`User-agent: *\nDisallow:\nFoo: bar\nSitemap: ${o}/sitemap.xml\n`),
+  "/sitemap.xml": sitemapRoute([o + "/", o + "/a", o + "/gone", o + "/orphan"]),
+  "/": html(page({
+    key: "home",
+    links: ["/a", "/b", "/c", "/missing", "/old", "/chain-1"],
+    body: `<a href="/a">click here</a><img src="/no-alt.png">
+      <link rel="alternate" hreflang="english" href="${o}/en">`,
+  })),
+  "/a": html(page({ title: "Short", key: "a", links: ["/"] })),
+  "/b": html(page({ title: "Same title on two pages here", key: "b" })),
+  "/c": html(page({
+    title: "Same title on two pages here",
+    key: "c",
+    head: `<link rel="canonical" href="${o}/gone">`,
+  })),
+  "/orphan": html(page({ title: "Nobody links to this page", key: "o" })),
+  "/old": { status: 301, headers: { location: "/b" } },
+  "/chain-1": { status: 301, headers: { location: "/chain-2" } },
+  "/chain-2": { status: 301, headers: { location: "/b" } },
+});
+
+Deno.test("evidence: broken link, redirect chain, duplicates, lengths, canonical, robots, sitemap", async () => {
+  const { findings, tallies, origin } = await audit(defectSite);
+  const o = origin;
+
+  // Broken link: source page, target, anchor text, status.
+  const broken = items(findings, "broken_internal_links");
+  assert.deepEqual(
+    broken.map((b) => [b.url, b.target, b.anchor, b.status]),
+    [[`${o}/`, `${o}/missing`, "Guide number 3", 404]],
+  );
+  assert.deepEqual(items(findings, "http_4xx").map((i) => [i.url, i.status]).sort(), [
+    [`${o}/gone`, 404],
+    [`${o}/missing`, 404],
+  ]);
+
+  // Redirect chain: every hop.
+  const [chain] = items(findings, "redirect_chain");
+  assert.deepEqual(chain.hops, [`${o}/chain-1`, `${o}/chain-2`, `${o}/b`]);
+  assert.equal(chain.hop_count, 2);
+  const redirectLinks = items(findings, "internal_redirect_links");
+  assert.ok(redirectLinks.some((l) => l.target === `${o}/old` && l.redirects_to === `${o}/b`));
+
+  // Title length: the value and its length.
+  const short = items(findings, "title_length").find((i) => i.url === `${o}/a`)!;
+  assert.equal(short.title, "Short");
+  assert.equal(short.length, 5);
+
+  // Canonical to a missing page: the canonical URL and what it answered.
+  const [canon] = items(findings, "canonical_target_bad");
+  assert.equal(canon.url, `${o}/c`);
+  assert.equal(canon.canonical, `${o}/gone`);
+  assert.equal(canon.target_status, 404);
+
+  // hreflang: the bad value. Images without alt: the src. Generic link text: text and href.
+  assert.ok(String(items(findings, "hreflang_invalid")[0].bad_values).includes("english"));
+  assert.deepEqual(items(findings, "image_alt_missing")[0].images, ["/no-alt.png"]);
+  assert.ok(String(items(findings, "link_text_generic")[0].links).includes('"click here" → /a'));
+
+  // robots.txt: the line. Sitemap: the entry and why it is bad. Orphans: the URL.
+  assert.ok(
+    items(findings, "robots_txt_invalid").some((i) =>
+      /line 3: unknown directive/.test(String(i.line))
+    ),
+  );
+  const bad = items(findings, "sitemap_bad_entries");
+  assert.ok(bad.some((i) => i.url === `${o}/gone` && i.reason === "error status"));
+  assert.deepEqual(items(findings, "orphan_page").map((i) => i.url), [`${o}/orphan`]);
+
+  // Stored items never exceed the true count, and every fired check has items.
+  for (const [id, t] of tallies) {
+    const n = findings.get(id)?.length ?? 0;
+    if (t.affected > 0) assert.ok(n > 0, `${id} fired with no evidence`);
+    else assert.equal(n, 0, `${id} did not fire but stored ${n}`);
+  }
+});
+
+Deno.test("evidence: duplicate titles list the value and the other pages of the group", async () => {
+  const { findings, origin: o } = await audit(() => ({
+    "/": html(page({ key: "h", links: ["/x", "/y"] })),
+    "/x": html(page({ title: "Exactly the same title here", key: "x" })),
+    "/y": html(page({ title: "Exactly the same title here", key: "y" })),
+  }));
+  const dup = items(findings, "title_duplicate");
+  assert.deepEqual(dup.map((d) => [d.url, d.title, d.group_size, d.same_as]), [
+    [`${o}/x`, "Exactly the same title here", 2, [`${o}/y`]],
+    [`${o}/y`, "Exactly the same title here", 2, [`${o}/x`]],
+  ]);
+});
+
+Deno.test("evidence: slow TTFB names the pages and the measured figure", async () => {
+  const { findings } = await audit(() => ({
+    "/": { ...html(page({ key: "1", links: ["/p"] })), delayMs: 850 },
+    "/p": { ...html(page({ key: "2", title: "Second slow page title" })), delayMs: 850 },
+  }));
+  const slow = items(findings, "slow_ttfb");
+  assert.equal(slow.length, 2);
+  for (const s of slow) assert.ok(Number(s.ttfb_ms) >= 800, JSON.stringify(s));
+});
+
+Deno.test("the crawl gives the same findings whatever its step size (1 page or 50 per step)", async () => {
+  const one = await audit(defectSite, 1);
+  const many = await audit(defectSite, 50);
+  assert.ok(one.steps > 10, `${one.steps} steps`);
+  const strip = (f: Map<string, Evidence[]>, o: string) =>
+    JSON.stringify([...f].sort().map(([k, v]) => [k, v.filter((i) => !("ttfb_ms" in i))]))
+      .replaceAll(o, "ORIGIN");
+  assert.deepEqual(
+    [...one.tallies].sort(),
+    [...many.tallies].sort(),
+  );
+  assert.equal(strip(one.findings, one.origin), strip(many.findings, many.origin));
+  assert.equal(one.report.score, many.report.score);
+});
+
+Deno.test("stored evidence is capped per check; the caller keeps the true count", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const batch = new WriteBatch(kv);
+    const stored: Record<string, number> = {};
+    const w = new FindingsWriter(batch, "aud_x", stored);
+    for (let i = 0; i < FINDINGS_CAP + 150; i++) {
+      w.add("title_missing", `https://e.example/p/${String(i).padStart(5, "0")}`, [{ n: i }]);
+    }
+    await batch.flush();
+    assert.equal(stored.title_missing, FINDINGS_CAP);
+    let n = 0;
+    let last = "";
+    for await (const e of kv.list({ prefix: keys.auditFindings("aud_x", "title_missing") })) {
+      const url = e.key[3] as string;
+      assert.ok(url > last, "items sort by URL");
+      last = url;
+      n++;
+    }
+    assert.equal(n, FINDINGS_CAP);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("sitemap gzip is inflated as a stream and cut at the cap (no decompression bomb)", async () => {
+  // 16 MiB of zeros compress to ~16 KiB; the reader must stop at the cap, not inflate it all.
+  const zeros = new Uint8Array(1024 * 1024);
+  const parts: Uint8Array[] = [];
+  const cs = new Blob(Array.from({ length: 16 }, () => zeros)).stream()
+    .pipeThrough(new CompressionStream("gzip"));
+  for await (const p of cs) parts.push(p);
+  const gz = new Uint8Array(await new Blob(parts as Uint8Array<ArrayBuffer>[]).arrayBuffer());
+  assert.ok(gz.byteLength < 64 * 1024);
+  let seen = 0;
+  const out = await streamText(gz, 2 * 1024 * 1024, (t) => (seen += t.length));
+  assert.equal(out.capped, true);
+  assert.equal(out.outBytes, 2 * 1024 * 1024);
+  assert.ok(seen <= 2 * 1024 * 1024);
+  const plain = await streamText(new TextEncoder().encode("<urlset></urlset>"), 1024, () => {});
+  assert.deepEqual(plain, { outBytes: 17, capped: false, gzipError: false });
+});
+
+Deno.test("every check has a 'what it means' and a 'how to fix' text", () => {
+  assert.deepEqual(undocumentedChecks(), []);
+});
