@@ -298,45 +298,57 @@ function finishArticle(
   outcome: ArticleOutcome,
   attempt: number,
 ): Promise<void> {
-  return finishJob(deps, ARTICLE_JOB, articleId, async ({ op, record: article, accountId, now }) => {
-    const key = keys.article(accountId, articleId);
-    if (outcome.kind === "ready") {
-      const r = outcome.result;
-      let funding = article.funding;
-      if (
-        r.generator.kind === "builtin_outline" && funding.kind === "credits" &&
-        funding.unit !== "article_outline"
-      ) {
-        // Charged as a model article (the server's writer changed since acceptance) but an
-        // outline came back: the outline is free (the catalogue's article_outline is 0), so the
-        // whole charge goes back.
-        await addRefund(deps.kv, op, { accountId, funding, unit: "articles", ref: articleId, now });
-        funding = { kind: "credits", amount: 0, unit: "article_outline" };
+  return finishJob(
+    deps,
+    ARTICLE_JOB,
+    articleId,
+    async ({ op, record: article, accountId, now }) => {
+      const key = keys.article(accountId, articleId);
+      if (outcome.kind === "ready") {
+        const r = outcome.result;
+        let funding = article.funding;
+        if (
+          r.generator.kind === "builtin_outline" && funding.kind === "credits" &&
+          funding.unit !== "article_outline"
+        ) {
+          // Charged as a model article (the server's writer changed since acceptance) but an
+          // outline came back: the outline is free (the catalogue's article_outline is 0), so the
+          // whole charge goes back.
+          await addRefund(deps.kv, op, {
+            accountId,
+            funding,
+            unit: "articles",
+            ref: articleId,
+            now,
+          });
+          funding = { kind: "credits", amount: 0, unit: "article_outline" };
+        }
+        op.set(
+          key,
+          {
+            ...article,
+            funding,
+            status: "ready",
+            updatedAt: now,
+            title: r.title,
+            metaDescription: r.meta_description,
+            contentMarkdown: r.content_markdown.slice(0, MAX_MARKDOWN_CHARS),
+            wordCount: r.word_count,
+            qaScore: r.qa_score,
+            generator: r.generator,
+            usage: r.usage ?? null,
+          } satisfies ArticleRecord,
+        );
+        return "completed";
       }
-      op.set(
-        key,
-        {
-          ...article,
-          funding,
-          status: "ready",
-          updatedAt: now,
-          title: r.title,
-          metaDescription: r.meta_description,
-          contentMarkdown: r.content_markdown.slice(0, MAX_MARKDOWN_CHARS),
-          wordCount: r.word_count,
-          qaScore: r.qa_score,
-          generator: r.generator,
-          usage: r.usage ?? null,
-        } satisfies ArticleRecord,
-      );
-      return "completed";
-    }
-    op.set(key, {
-      ...ARTICLE_JOB.failed(article, outcome.error, now),
-      usage: outcome.usage ?? null,
-    });
-    return "failed";
-  }, { attempt });
+      op.set(key, {
+        ...ARTICLE_JOB.failed(article, outcome.error, now),
+        usage: outcome.usage ?? null,
+      });
+      return "failed";
+    },
+    { attempt },
+  );
 }
 
 /** A URL-safe slug of a title. */

@@ -84,7 +84,7 @@ const env = (maxPages: number) => ({
 
 async function account(server: ServerProcess) {
   const { accountId, key } = await liveAccount(server);
-  const paid = await postStripe(server, packPaidEvent(accountId, "pack_10000"));
+  const paid = await postStripe(server, await packPaidEvent(server, accountId, "pack_10000"));
   if (paid.status !== 200) throw new Error(`credits: ${paid.text}`);
   return key;
 }

@@ -81,7 +81,7 @@ Deno.test("SIGKILL in the middle of a multi-step crawl: resumed from the last st
   try {
     first = await startServer(kvFile.path, env);
     const { accountId, key } = await liveAccount(first);
-    assert.equal((await postStripe(first, packPaidEvent(accountId))).status, 200);
+    assert.equal((await postStripe(first, await packPaidEvent(first, accountId))).status, 200);
     const projectId = await newProject(first, key, site.origin);
     const accepted = await first.req("POST", `/v1/projects/${projectId}/audits`, { key });
     const auditId = accepted.body.audit_id as string;
