@@ -8,6 +8,7 @@ import { KeyResolver, KeyUsageTracker } from "./domain/auth.ts";
 import { type Clock, systemClock } from "./domain/clock.ts";
 import { type Config, ConfigError, configNotices, loadConfig } from "./domain/config.ts";
 import type { Deps } from "./domain/deps.ts";
+import { RenderService } from "./domain/render/service.ts";
 import { createDispatcher, type JobHandlers } from "./jobs/dispatcher.ts";
 import { kvQueue } from "./jobs/queue.ts";
 import { tableQueue } from "./jobs/table_queue.ts";
@@ -92,7 +93,8 @@ export async function startService(options: StartOptions): Promise<RunningServic
   const kv = options.kv ?? await openKv(config.kvPath);
   const clock = options.clock ?? systemClock;
   const table = config.jobQueue === "table" ? tableQueue(kv) : null;
-  const deps: Deps = { kv, clock, config, queue: table ?? kvQueue(kv) };
+  const render = new RenderService(config);
+  const deps: Deps = { kv, clock, config, queue: table ?? kvQueue(kv), render };
   const services = createServices(deps);
 
   const handlers: JobHandlers = {};
@@ -157,6 +159,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
       ac.abort();
       await server.finished;
       await tick();
+      await render.close();
       if (!options.kv) {
         kv.close();
         await listening.catch(() => {});

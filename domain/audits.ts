@@ -6,7 +6,10 @@ import type { CrawlInput, CrawlOutcome, CrawlState, StepLimits } from "./audit/c
 import { type AuditReport, reportOf } from "./audit/run_audit.ts";
 import type { Severity } from "./audit/types.ts";
 import type { Principal } from "./auth.ts";
-import type { CrawlAllowance } from "./billing/catalog.ts";
+import { type CrawlAllowance, renderedAuditCharge, UNIT_PRICES } from "./billing/catalog.ts";
+import { addDebit, readBalance } from "./billing/credits.ts";
+import { isActive } from "./subscription_state.ts";
+import type { RenderPlan } from "./audit/crawl/post_steps.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { recordEvent } from "./events.ts";
@@ -42,6 +45,17 @@ export interface AuditRecord {
   stepToken?: string | null;
   /** New, persisting and fixed issues against the project's previous completed audit. */
   changes?: AuditChanges | null;
+  /** A rendered audit (`{"render": true}`); absent on raw audits. */
+  render?: boolean;
+  /** What the render steps did, once completed. */
+  renderStats?: RenderStats | null;
+}
+
+/** Pages a rendered audit rendered (lab: throttled, with LCP/CLS/TBT) and those that failed. */
+export interface RenderStats {
+  pages_rendered: number;
+  lab_pages: number;
+  pages_failed: number;
 }
 
 /** How a completed audit compares with the project's previous completed audit. */
@@ -68,14 +82,18 @@ function leaseMs(deps: Deps, fallback: number): number {
 /**
  * Accepts an audit: returns the project's queued or running audit if there is one (nothing
  * charged), else charges it (subscription, sandbox budget or 25 credits) and creates it in one
- * commit with the project's active-audit marker, the count and the queue message.
+ * commit with the project's active-audit marker, the count and the queue message. A rendered
+ * audit (`render`) is refused with 503 `rendering_unavailable` where nothing renders, before
+ * anything is charged, and is charged by `renderedAuditCharge` (catalogue).
  */
 export function createAudit(
   deps: Deps,
   caller: Principal,
   projectId: string,
+  options: { render?: boolean } = {},
 ): Promise<{ audit: AuditRecord; created: boolean }> {
   const { kv, clock } = deps;
+  const render = options.render === true;
   return atomically<{ audit: AuditRecord; created: boolean }>(kv, async () => {
     const [projectEntry, activeEntry, subEntry] = await kv.getMany<
       [ProjectRecord, string, SubscriptionRecord]
@@ -97,17 +115,27 @@ export function createAudit(
         };
       }
     }
+    if (render && !deps.render?.enabled) {
+      throw new ApiError(
+        "rendering_unavailable",
+        503,
+        "This server cannot render pages in a browser; start the audit without render, or use " +
+          "a server that renders (docs/render.md). Nothing was charged",
+      );
+    }
     const now = clock.now();
     const id = newId("aud", now);
     const op = kv.atomic().check(projectEntry, activeEntry);
-    const funding = await chargeFor(kv, op, {
-      caller,
-      project,
-      subscription: subEntry,
-      unit: "audits",
-      ref: id,
-      now,
-    });
+    const funding = render
+      ? await chargeRendered(kv, op, caller, project, subEntry, id, now)
+      : await chargeFor(kv, op, {
+        caller,
+        project,
+        subscription: subEntry,
+        unit: "audits",
+        ref: id,
+        now,
+      });
     const audit: AuditRecord = {
       id,
       accountId: caller.account.id,
@@ -127,6 +155,7 @@ export function createAudit(
       inStep: false,
       stepToken: null,
       changes: null,
+      ...(render ? { render: true, renderStats: null } : {}),
     };
     const marker: RunningJobMarker = {
       id,
@@ -149,6 +178,50 @@ export function createAudit(
   });
 }
 
+/**
+ * The charge of a rendered audit (catalogue `renderedAuditCharge`): `pro` included, a `basic`
+ * subscription pays `rendering_addon` from credits, no subscription pays `rendered_audit`;
+ * sandbox keys are refused (402 `payment_required`).
+ */
+async function chargeRendered(
+  kv: Deno.Kv,
+  op: Deno.AtomicOperation,
+  caller: Principal,
+  project: ProjectRecord,
+  subEntry: Deno.KvEntryMaybe<SubscriptionRecord>,
+  ref: string,
+  now: number,
+): Promise<Funding> {
+  op.check(subEntry);
+  const sub = subEntry.value;
+  const plan = sub && isActive(sub, now) ? sub.plan : null;
+  const charge = renderedAuditCharge(plan, caller.key.mode === "sandbox" ? "sandbox" : "live");
+  if (charge.kind === "included") return { kind: "subscription" };
+  if (charge.kind === "refused") {
+    throw new ApiError(
+      "payment_required",
+      402,
+      "Rendered audits need the pro plan or a live key with credits; sandbox keys run raw " +
+        "audits only (omit render)",
+    );
+  }
+  if (plan === null) {
+    return await chargeFor(kv, op, {
+      caller,
+      project,
+      subscription: subEntry,
+      unit: "audits",
+      unitId: charge.unit,
+      ref,
+      now,
+    });
+  }
+  const amount = UNIT_PRICES[charge.unit];
+  const balance = await readBalance(kv, caller.account.id);
+  addDebit(op, balance, { accountId: caller.account.id, amount, reason: charge.unit, ref, now });
+  return { kind: "credits", amount, unit: charge.unit };
+}
+
 /** An audit of the account, or 404. */
 export async function getAudit(
   deps: Deps,
@@ -167,6 +240,8 @@ export async function getAudit(
 export interface AuditRunner {
   input: (audit: AuditRecord, project: ProjectRecord) => Promise<CrawlInput>;
   limits: StepLimits;
+  /** How rendered audits render (absent: a rendered audit fails `rendering_unavailable`). */
+  render?: RenderPlan;
 }
 
 /** Why the address guard refused a site, in words that name no resolved address. */
@@ -257,6 +332,7 @@ export async function runAuditJob(
     const input = await runner.input(audit, project);
     const step = await runCrawlStep(kv, auditId, input, runner.limits, {
       now: () => clock.now(),
+      render: runner.render,
       beforeCommit: async (op, done) => {
         await stop();
         // Only the owner of this step may count it.
@@ -282,10 +358,16 @@ export async function runAuditJob(
   } catch (err) {
     await stop();
     const refused = (err as Error)?.name === "TargetRefusedError";
+    const noBrowser = (err as Error)?.name === "RenderingUnavailableError";
     await failAudit(
       deps,
       auditId,
-      refused
+      noBrowser
+        ? {
+          code: "rendering_unavailable",
+          message: "The browser could not start on this server; the charge was refunded",
+        }
+        : refused
         ? {
           code: "target_refused",
           // Never echo resolved addresses: they would let a caller map internal DNS.
@@ -295,7 +377,7 @@ export async function runAuditJob(
         }
         : { code: "audit_failed", message: "The audit could not run; the charge was refunded" },
     );
-    if (!refused) {
+    if (!refused && !noBrowser) {
       console.error(
         JSON.stringify({ level: "error", msg: "audit step failed", auditId, error: String(err) }),
       );
@@ -425,6 +507,15 @@ async function completeAudit(deps: Deps, auditId: string, outcome: CrawlOutcome)
       jobsFailed: report.jobs_failed,
       inStep: false,
       changes,
+      ...(audit.render && state?.post?.render
+        ? {
+          renderStats: {
+            pages_rendered: state.post.render.rendered,
+            lab_pages: state.post.render.lab,
+            pages_failed: state.post.render.failed,
+          },
+        }
+        : {}),
     };
     op.set(keys.audit(accountId, auditId), done);
     if (project) {

@@ -68,6 +68,12 @@ export interface Config {
   sandboxCrawl: { maxPages: number; maxBytes: number; maxDurationMs: number };
   /** How long a client may take to send a request body before 408 (slow-body connections). */
   bodyTimeoutMs: number;
+  /**
+   * Rendered audits (docs/render.md): `RENDERING=off` refuses them (503 rendering_unavailable);
+   * on Deno Deploy (`DENO_DEPLOYMENT_ID` set) they are always off (no Chromium there). The caps
+   * are the pages one rendered audit renders: all of them, and the lab (throttled) share.
+   */
+  render: { enabled: boolean; maxPages: number; labPages: number; pagesInFlight: number };
   /** How long a cached API-key lookup may be trusted before KV is asked again (other processes' revocations). */
   authCacheTtlMs: number;
   /**
@@ -216,6 +222,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxDurationMs: int("SANDBOX_CRAWL_MAX_SECONDS", 120, 1, 86_400) * 1000,
     },
     bodyTimeoutMs: int("REQUEST_BODY_TIMEOUT_MS", 10_000, 100, 600_000),
+    render: {
+      enabled: get("RENDERING") !== "off" && get("DENO_DEPLOYMENT_ID") === null,
+      maxPages: int("RENDER_MAX_PAGES", 50, 1, 500),
+      labPages: int("RENDER_LAB_PAGES", 10, 0, 50),
+      pagesInFlight: int("RENDER_PAGES_IN_FLIGHT", 2, 1, 8),
+    },
     authCacheTtlMs: int("AUTH_CACHE_TTL_MS", 2_000, 0, 60_000),
     jobLeaseMs: get("JOB_LEASE_MS") === null ? null : int("JOB_LEASE_MS", 0, 100, 86_400_000),
   };

@@ -1,6 +1,7 @@
 import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { Resolver } from "./net/address_guard.ts";
+import type { RenderService } from "./render/service.ts";
 
 /** Sends a job message; the KV record named by the message is the truth of the job. */
 export interface JobQueue {
@@ -24,4 +25,6 @@ export interface Deps {
   queue: JobQueue;
   /** DNS for the address guard where the domain checks a target itself; tests set a fake. */
   resolver?: Resolver;
+  /** The browser pool of rendered audits (started lazily); absent where nothing renders. */
+  render?: RenderService;
 }

@@ -151,6 +151,13 @@ export const ERROR_CODES = {
     meaning: "The requested purchase's product is not configured on this server.",
     action: "Contact the operator, or choose another plan or pack.",
   },
+  rendering_unavailable: {
+    status: 503,
+    meaning:
+      "This server cannot render pages in a browser (no Chromium: Deno Deploy, or the operator set RENDERING=off), so it does not take rendered audits. Nothing was charged; a rendered audit that finds the browser gone while it runs fails with this code and is refunded.",
+    action:
+      "Start the audit without `render` (the raw-HTML audit), or use a server that renders (a VM or container; see docs/render.md).",
+  },
   webhooks_not_configured: {
     status: 503,
     meaning:

@@ -13,6 +13,16 @@ export function auditRunner(deps: Deps): AuditRunner {
   const c = deps.config;
   return {
     limits: { pages: c.crawlStepPages, ms: c.crawlStepSeconds * 1000 },
+    // Rendered audits: the process's browser pool, a few pages per step (the pool caps pages in
+    // flight; the step's lease is renewed while the browser works).
+    render: deps.render?.enabled
+      ? {
+        renderer: deps.render,
+        maxPages: c.render.maxPages,
+        labPages: c.render.labPages,
+        pagesPerStep: 2 * c.render.pagesInFlight,
+      }
+      : undefined,
     input: async (audit, project) => {
       const limits = crawlLimitsFor(await crawlDepth(deps, audit), c);
       const started = audit.runningAt ?? audit.createdAt;
@@ -24,6 +34,7 @@ export function auditRunner(deps: Deps): AuditRunner {
         maxTotalBytes: limits.maxBytes,
         deadlineAt: started + limits.maxDurationMs,
         now: started,
+        render: audit.render === true,
       };
     },
   };

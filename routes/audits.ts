@@ -57,7 +57,26 @@ export const Audit = z.object({
       "previous completed audit (additive)",
   }),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
+  render: z.object({
+    requested: z.literal(true),
+    pages_rendered: z.number().int().optional(),
+    lab_pages: z.number().int().optional(),
+    pages_failed: z.number().int().optional(),
+  }).optional().openapi({
+    description: "Rendered audits only (additive): pages rendered in the browser once " +
+      "completed, the lab (throttled) share, and renders that failed (timeout, crash)",
+  }),
 }).openapi("Audit");
+
+const StartAuditBody = z.object({
+  render: z.boolean().optional().openapi({
+    description: "Also render a sample of pages in a real browser (home page, top templates by " +
+      "inlinks, up to 50 pages; 10 of them with lab LCP/CLS/TBT) and run the rendered checks. " +
+      "Priced apart: included with pro, rendering_addon for basic, rendered_audit for credits " +
+      "(GET /v1/plans rendered_audit_pricing). 503 rendering_unavailable where this server " +
+      "cannot render. Default false: the raw-HTML audit, unchanged.",
+  }),
+}).openapi("StartAudit");
 
 const Category = z.enum(CATEGORIES as [string, ...string[]]);
 const Change = z.enum(["new", "persisting", "fixed"]);
@@ -190,6 +209,7 @@ export function auditView(a: AuditRecord) {
     ...(a.status === "completed" ? { score: a.score!, summary: a.summary! } : {}),
     ...(a.status === "completed" && a.changes ? { changes: a.changes } : {}),
     ...(a.status === "failed" && a.error ? { error: a.error } : {}),
+    ...(a.render ? { render: { requested: true as const, ...(a.renderStats ?? {}) } } : {}),
   };
 }
 
@@ -205,7 +225,15 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
         "Start a technical audit (202; an audit already queued or running is returned as is). Poll every 30-60 s.",
       security: bearerSecurity,
       middleware: [requireKey(), idempotency(s)] as const,
-      request: { params: ProjectIdParam, headers: IdempotencyHeader },
+      request: {
+        params: ProjectIdParam,
+        headers: IdempotencyHeader,
+        body: {
+          required: false,
+          content: { "application/json": { schema: StartAuditBody } },
+          description: "Optional; no body (or {}) starts the raw-HTML audit",
+        },
+      },
       responses: responses(
         { 202: { description: "Accepted; poll the `poll` path", schema: Accepted } },
         [
@@ -216,12 +244,16 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
           "sandbox_limit_reached",
           "idempotency_conflict",
           "payload_too_large",
+          "rendering_unavailable",
         ],
       ),
     }),
     async (c) => {
       const caller = c.get("principal")!;
-      const { audit, created } = await createAudit(deps, caller, c.req.valid("param").projectId);
+      const body = c.req.valid("json") ?? {};
+      const { audit, created } = await createAudit(deps, caller, c.req.valid("param").projectId, {
+        render: body.render === true,
+      });
       if (created) s.resolver.invalidateAccount(caller.account.id);
       return c.json({
         audit_id: audit.id,

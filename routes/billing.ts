@@ -74,6 +74,16 @@ export const PlansDocument = z.object({
     description: "How an article is charged: by whether a model wrote it or the server's " +
       "built-in writer delivered an outline (the article's `generator.kind`)",
   }),
+  rendered_audit_pricing: z.object({
+    rendered_audit: z.object({ unit_id: z.literal("rendered_audit"), credits: z.number() }),
+    basic_plan_addon: z.object({ unit_id: z.literal("rendering_addon"), credits: z.number() }),
+    included_in_plans: z.array(z.enum(["basic", "pro"])),
+    sandbox: z.boolean(),
+    rule: z.string(),
+  }).openapi({
+    description: 'How a rendered audit ({"render": true}) is charged (additive): included with ' +
+      "the listed plans, the add-on for basic, rendered_audit for credits; not for sandbox keys",
+  }),
   sandbox: z.object({
     note: z.string(),
     audits: z.number().int(),

@@ -341,6 +341,109 @@ export const CHECK_DOCS: Record<string, CheckDoc> = {
   },
 };
 
+/** Texts of the rendered-audit checks (domain/render/checks.ts) and agent-readiness (checks/agent.ts). */
+const STEP_CHECK_DOCS: Record<string, CheckDoc> = {
+  noindex_only_in_raw_html: {
+    meaning:
+      "Google reads the served HTML first; a noindex there may keep the page out of the index before any script removes it.",
+    fix: "Serve the page without noindex in the HTML; do not rely on JavaScript to remove it.",
+  },
+  noindex_only_after_js: {
+    meaning:
+      "Crawlers that do not run scripts index the page; Google drops it after rendering: two different answers.",
+    fix: "Decide: put noindex in the served HTML (or X-Robots-Tag), or stop the script adding it.",
+  },
+  canonical_changed_by_js: {
+    meaning: "Two canonicals (served and rendered) leave the choice to the search engine.",
+    fix: "Serve the intended canonical in the HTML and do not change it from scripts.",
+  },
+  content_requires_js: {
+    meaning:
+      "Most AI crawlers and many tools do not run JavaScript: to them the page is nearly empty, and Google indexes it later.",
+    fix: "Render the main content on the server (SSR or static generation) and hydrate it.",
+  },
+  title_changed_by_js: {
+    meaning: "Search results may show the rendered title, link previews the served one.",
+    fix: "Serve the final title in the HTML.",
+  },
+  h1_changed_by_js: {
+    meaning: "The page's main heading differs between what is served and what is shown.",
+    fix: "Serve the final h1 in the HTML.",
+  },
+  links_only_after_js: {
+    meaning:
+      "Crawlers that do not render never discover these pages; Google finds them only after rendering, later.",
+    fix: "Put navigation and content links in the served HTML as <a href> elements.",
+  },
+  console_errors: {
+    meaning: "Scripts failed while the page loaded; parts of the page may not work or show.",
+    fix: "Open the page with the browser console and fix the listed errors.",
+  },
+  lcp_slow: {
+    meaning:
+      "The main content appears late on a phone; LCP is a Core Web Vital and a ranking signal.",
+    fix:
+      "Serve the LCP image or text early: smaller images, preload, fewer render-blocking scripts and styles.",
+  },
+  cls_high: {
+    meaning: "Content moves while loading: readers tap the wrong thing; CLS is a Core Web Vital.",
+    fix:
+      "Reserve space for images, ads and embeds (width/height, aspect-ratio); do not insert content above what is shown.",
+  },
+  tbt_high: {
+    meaning: "Long scripts block the main thread, so taps and typing wait (the lab proxy of INP).",
+    fix: "Split long tasks, defer or remove scripts that are not needed at load.",
+  },
+  transfer_size_large: {
+    meaning: "Heavy pages load slowly on mobile networks and cost visitors data.",
+    fix: "Compress and resize images, drop unused scripts and fonts.",
+  },
+  tap_targets_small: {
+    meaning: "Links and buttons too small or too close are hard to hit on a phone.",
+    fix: "Make tap targets at least 48x48 CSS px or space them out.",
+  },
+  text_too_small: {
+    meaning: "Text below 12 px is hard to read on a phone without zooming.",
+    fix: "Use a base font size of 16 px and keep body text at 12 px or more.",
+  },
+  content_wider_than_viewport: {
+    meaning: "The page scrolls sideways on a phone: content is cut off or tiny.",
+    fix:
+      "Use a responsive layout: max-width: 100% on images and tables, no fixed widths wider than the screen.",
+  },
+  requests_refused: {
+    meaning:
+      "The page asks for internal or unresolvable addresses: broken for visitors, and a sign of leftover development URLs.",
+    fix: "Replace the listed resource URLs with public ones or remove them.",
+  },
+  llms_txt_missing: {
+    meaning:
+      "No /llms.txt: language-model tools have no curated guide to the site (an emerging convention, not a ranking factor).",
+    fix:
+      "Optional: add /llms.txt (llmstxt.org): an H1 with the site's name, a short summary, H2 sections of links.",
+  },
+  llms_txt_malformed: {
+    meaning: "The /llms.txt exists but tools that follow the format may misread it.",
+    fix:
+      "Start with one '# Name' line, then an optional '> summary', then '## Section' lists of '- [name](url): notes'.",
+  },
+  ai_crawler_rules: {
+    meaning:
+      "Which AI crawlers robots.txt lets in: blocking training crawlers (GPTBot, CCBot, Google-Extended) is a choice; blocking search and user agents (OAI-SearchBot, ChatGPT-User, PerplexityBot, Claude-User) keeps the site out of AI answers.",
+    fix:
+      "Nothing to fix: check the lists match your intent and adjust the User-agent groups if not.",
+  },
+  structured_data_missing: {
+    meaning: "Pages without JSON-LD give search engines and AI tools no typed facts about them.",
+    fix: "Add JSON-LD for what the page is (Article, Product, Organization, BreadcrumbList...).",
+  },
+  structured_data_coverage: {
+    meaning: "Only part of the indexable pages carry JSON-LD (the evidence has the share).",
+    fix: "Add JSON-LD to the page templates that lack it (see structured_data_missing).",
+  },
+};
+Object.assign(CHECK_DOCS, STEP_CHECK_DOCS);
+
 /** The texts of a check; a check added without an entry falls back to its `detects` line. */
 export function checkDoc(check: Check): CheckDoc {
   return CHECK_DOCS[check.id] ??

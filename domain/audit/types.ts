@@ -179,7 +179,16 @@ export interface SiteCheck extends CheckBase {
   evaluate: (site: SiteFacts) => SiteOutcome | null;
 }
 
-export type Check = PageCheck | SiteCheck;
+/**
+ * A check evaluated by a step after the crawl (rendering: `domain/render/checks.ts`;
+ * agent-readiness: `checks/agent.ts`); that step tallies it and stores its evidence, and it is
+ * scored with the others.
+ */
+export interface StepCheck extends CheckBase {
+  scope: "render" | "agent";
+}
+
+export type Check = PageCheck | SiteCheck | StepCheck;
 
 /** Per-check tally that scoring consumes. */
 export interface CheckTally {

@@ -47,6 +47,8 @@ export const PLANS: readonly Plan[] = [
     features: [
       "Everything in Basic",
       `Audits crawl up to ${PRO_CRAWL_FACTOR} times as many pages of the site`,
+      "Rendered audits included (pages rendered in a real browser: lab LCP, CLS, TBT, mobile " +
+      "layout, what JavaScript changes)",
     ],
   },
 ];
@@ -82,6 +84,8 @@ export type UnitId =
   | "article_published"
   | "article_language_version"
   | "deep_audit"
+  | "rendered_audit"
+  | "rendering_addon"
   | "seo_strategy"
   | "keyword_research_content_plan";
 
@@ -126,6 +130,21 @@ export const UNIT_ITEMS: readonly UnitItem[] = [
     description: "An article's version in another language",
   },
   {
+    id: "rendered_audit",
+    unit: "audit",
+    credits: 75,
+    description:
+      'One rendered technical audit (POST /v1/projects/{projectId}/audits with {"render": ' +
+      "true}): the raw audit plus up to 50 pages rendered in a browser; instead of technical_audit",
+  },
+  {
+    id: "rendering_addon",
+    unit: "audit",
+    credits: 50,
+    description: "Rendering on a project with a basic subscription (its raw audit is included): " +
+      "the difference to rendered_audit, paid from credits with a live key",
+  },
+  {
     id: "deep_audit",
     unit: "audit",
     credits: 99,
@@ -154,6 +173,27 @@ export const UNIT_ITEMS: readonly UnitItem[] = [
  */
 export function articleUnit(modelConfigured: boolean): "article_generated" | "article_outline" {
   return modelConfigured ? "article_generated" : "article_outline";
+}
+
+/**
+ * How a rendered audit (`{"render": true}`) is paid, by what would pay for the raw one: included
+ * with a `pro` subscription; a `basic` subscription pays the difference (`rendering_addon`) from
+ * the account's credits with a live key; without a subscription a live key pays `rendered_audit`
+ * instead of `technical_audit`; sandbox keys cannot (rendering costs ~40x a raw fetch, the trial
+ * stays raw). Decided when the request is accepted; refunded like any audit if it fails.
+ */
+export type RenderedAuditCharge =
+  | { kind: "included" }
+  | { kind: "credits"; unit: "rendered_audit" | "rendering_addon" }
+  | { kind: "refused" };
+
+export function renderedAuditCharge(
+  plan: PlanId | null,
+  keyMode: "live" | "sandbox",
+): RenderedAuditCharge {
+  if (plan === "pro") return { kind: "included" };
+  if (keyMode === "sandbox") return { kind: "refused" };
+  return { kind: "credits", unit: plan === "basic" ? "rendering_addon" : "rendered_audit" };
 }
 
 /** Credits per unit, e.g. `UNIT_PRICES.technical_audit === 25`. */
@@ -242,6 +282,17 @@ export const PURCHASE_HINT =
   'POST /v1/credits/purchases with {"pack_id": "pack_500" | "pack_2000" | "pack_10000"} returns a ' +
   "checkout_url; a human pays there and the credits land on the balance automatically.";
 
+/** The rule of {@link renderedAuditCharge} in words (plans document, pricing page, README). */
+export const RENDERED_AUDIT_RULE =
+  'A rendered audit ({"render": true} on POST /v1/projects/{projectId}/audits) renders up to 50 ' +
+  "pages in a real browser on top of the raw audit. Included with the pro plan; a basic " +
+  `subscription pays the difference, rendering_addon (${UNIT_PRICES.rendering_addon} credits), ` +
+  "from the account's credits with a live key; without a subscription a live key pays " +
+  `rendered_audit (${UNIT_PRICES.rendered_audit} credits) instead of technical_audit ` +
+  `(${UNIT_PRICES.technical_audit}); sandbox keys cannot. Servers without a browser (Deno ` +
+  "Deploy) answer " +
+  "503 rendering_unavailable and charge nothing.";
+
 /** The all-inclusive alternative, for the 402 `insufficient_credits` body. */
 export const SUBSCRIPTION_HINT =
   'POST /v1/subscriptions with {"project_id": "...", "plan_id": "basic" | "pro"} (199 or 299 USD ' +
@@ -325,6 +376,16 @@ export function plansDocument(baseUrl: string) {
         credits: UNIT_PRICES.article_outline,
       },
       rule: ARTICLE_PRICING_RULE,
+    },
+    rendered_audit_pricing: {
+      rendered_audit: { unit_id: "rendered_audit" as const, credits: UNIT_PRICES.rendered_audit },
+      basic_plan_addon: {
+        unit_id: "rendering_addon" as const,
+        credits: UNIT_PRICES.rendering_addon,
+      },
+      included_in_plans: ["pro"] as PlanId[],
+      sandbox: false,
+      rule: RENDERED_AUDIT_RULE,
     },
     sandbox: {
       note: "Free trial with hard caps, no card: a sandbox key at signup, watermarked draft-only " +

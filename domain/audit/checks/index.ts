@@ -10,6 +10,8 @@ import { structureChecks } from "./structure.ts";
 import { securityChecks } from "./security.ts";
 import { performanceChecks } from "./performance.ts";
 import { mobileChecks } from "./mobile.ts";
+import { AGENT_STEP_CHECKS, structuredDataMissing } from "./agent.ts";
+import { RENDER_CHECKS } from "../../render/checks.ts";
 
 export const ALL_CHECKS: readonly Check[] = [
   ...indexabilityChecks,
@@ -17,6 +19,11 @@ export const ALL_CHECKS: readonly Check[] = [
   ...securityChecks,
   ...performanceChecks,
   ...mobileChecks,
+  // Agent-readiness (checks/agent.ts) and rendered audits (render/checks.ts): run by the steps
+  // after the crawl (crawl/post_steps.ts), except the page check.
+  structuredDataMissing,
+  ...AGENT_STEP_CHECKS,
+  ...RENDER_CHECKS,
 ];
 
 export const PAGE_CHECKS: readonly PageCheck[] = ALL_CHECKS.filter((c): c is PageCheck =>

@@ -23,6 +23,7 @@ import type { PageContext } from "../types.ts";
 import { canonicalize, canonicalUrl } from "../urls.ts";
 import { failureKind, fetchPage, type FetchSettings, isHtmlType, Politeness } from "./fetcher.ts";
 import { finalizeCrawl } from "./finalize.ts";
+import { type RenderPlan, runPostCrawlStep } from "./post_steps.ts";
 import { probeHttp } from "./http_probe.ts";
 import { fetchRobots, RobotsSource } from "./robots_source.ts";
 import { readSitemaps } from "./sitemaps.ts";
@@ -53,6 +54,8 @@ export interface StepHooks {
    * lease token there, releases the step and enqueues the next one in the same commit).
    */
   beforeCommit?: (op: Deno.AtomicOperation, done: boolean) => void | Promise<void>;
+  /** How a rendered audit renders (`input.render`); post_steps.ts. */
+  render?: RenderPlan;
 }
 
 export interface StepOutcome {
@@ -98,7 +101,10 @@ export async function runCrawlStep(
     state.steps++;
     if (state.phase === "crawl") await crawlBatch(kv, auditId, input, limits, hooks, state, batch);
     else if (state.phase === "seed_sitemap") await seedSitemap(kv, auditId, input, state, batch);
-    else if (state.phase === "finalize") {
+    else if (
+      state.phase === "finalize" &&
+      !(await runPostCrawlStep(kv, auditId, input, state, batch, hooks.render))
+    ) {
       await batch.flush();
       state.result = await finalizeCrawl(kv, auditId, state);
       state.phase = "done";

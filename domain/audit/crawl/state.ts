@@ -9,6 +9,7 @@ import type { Resolver } from "../../net/address_guard.ts";
 import type { SiteFacts, SitemapInfo } from "../types.ts";
 import type { RobotsMeta } from "./robots_source.ts";
 import type { ScoreResult } from "../scoring.ts";
+import type { PostCrawlState } from "./post_steps.ts";
 
 /** What an audit's crawl is asked to do; the budgets are the operator's and the plan's. */
 export interface CrawlInput {
@@ -30,6 +31,8 @@ export interface CrawlInput {
   ca?: string;
   /** Epoch ms the audit runs at (for `unavailable_after`). */
   now: number;
+  /** A rendered audit: the render steps run after the crawl (post_steps.ts). */
+  render?: boolean;
 }
 
 /** How much one step may do before it commits and hands over to the next. */
@@ -93,4 +96,6 @@ export interface CrawlState {
   language: string | null;
   steps: number;
   result: CrawlOutcome | null;
+  /** The agent-readiness and render steps between the crawl and `finalize` (post_steps.ts). */
+  post?: PostCrawlState;
 }

@@ -1,0 +1,71 @@
+/**
+ * The process's rendering service for audits: one lazily started browser pool (nothing is
+ * launched until a rendered audit runs), the guarded network policy of the crawler, and the
+ * switch that says whether this server renders at all (`RENDERING=off`, Deno Deploy). Audits
+ * ask `enabled` when a rendered audit is requested (refused with 503 `rendering_unavailable`
+ * before anything is charged) and call `render` from the audit's render step.
+ *
+ * @module
+ */
+import type { Config } from "../config.ts";
+import type { Resolver } from "../net/address_guard.ts";
+import type { BrowserPool, PoolStats } from "./pool.ts";
+import type { RenderResult } from "./renderer.ts";
+
+/** What an audit step needs from a renderer (tests and benchmarks may pass their own). */
+export interface PageRenderer {
+  /** Renders one URL (lab: throttled with LCP/CLS/TBT). Throws `RenderFailedError`. */
+  render(url: string, lab: boolean): Promise<RenderResult>;
+}
+
+export class RenderService implements PageRenderer {
+  readonly enabled: boolean;
+  #pool: BrowserPool | null = null;
+  #loading: Promise<BrowserPool> | null = null;
+  #renderPage: typeof import("./renderer.ts").renderPage | null = null;
+
+  constructor(
+    private readonly config: Config,
+    private readonly resolver?: Resolver,
+    /** Lab render timeout override (benchmarks), ms. */
+    private readonly labTimeoutMs?: number,
+  ) {
+    this.enabled = config.render.enabled;
+  }
+
+  /**
+   * The pool, created on first use. playwright-core and the packaged Chromium are imported only
+   * then, so a server that never renders (and Deno Deploy) never loads them.
+   */
+  pool(): Promise<BrowserPool> {
+    this.#loading ??= (async () => {
+      const [{ BrowserPool }, { renderPage }] = await Promise.all([
+        import("./pool.ts"),
+        import("./renderer.ts"),
+      ]);
+      this.#renderPage = renderPage;
+      this.#pool = new BrowserPool({ maxPagesInFlight: this.config.render.pagesInFlight });
+      return this.#pool;
+    })();
+    return this.#loading;
+  }
+
+  /** Pool figures (launches, crashes, peak browser memory), or null before the first render. */
+  stats(): PoolStats | null {
+    return this.#pool?.stats ?? null;
+  }
+
+  async render(url: string, lab: boolean): Promise<RenderResult> {
+    const pool = await this.pool();
+    return await this.#renderPage!(url, {
+      pool,
+      network: { allowPrivate: this.config.allowPrivateTargets, resolver: this.resolver },
+      lab,
+      ...(lab && this.labTimeoutMs ? { timeoutMs: this.labTimeoutMs } : {}),
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#loading) await (await this.#loading).close();
+  }
+}
