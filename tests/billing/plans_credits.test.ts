@@ -21,9 +21,13 @@ Deno.test("GET /v1/plans is public, cached 5 minutes, and carries every field of
       "links",
       "merchant_of_record",
       "plans",
+      "rendered_audit_pricing",
       "sandbox",
       "updated_at",
     ]);
+    assert.equal(doc.rendered_audit_pricing.rendered_audit.credits, 75);
+    assert.equal(doc.rendered_audit_pricing.basic_plan_addon.credits, 50);
+    assert.deepEqual(doc.rendered_audit_pricing.included_in_plans, ["pro"]);
     assert.equal(doc.currency, "USD");
     assert.ok(!Number.isNaN(Date.parse(doc.updated_at)));
     assert.equal(typeof doc.merchant_of_record, "string");
@@ -82,6 +86,8 @@ Deno.test("GET /v1/plans is public, cached 5 minutes, and carries every field of
       deep_audit: 99,
       seo_strategy: 75,
       keyword_research_content_plan: 50,
+      rendered_audit: 75,
+      rendering_addon: 50,
     });
     for (const i of alc.items) {
       assert.equal(typeof i.unit, "string");
