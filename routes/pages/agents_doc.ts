@@ -4,7 +4,12 @@
  * against the served routes. Limits and prices are read from the same constants the API uses.
  */
 import { SANDBOX_LIMITS } from "../../domain/accounts.ts";
-import { PACK_IDS, PLANS, UNIT_PRICES } from "../../domain/billing/catalog.ts";
+import {
+  PACK_IDS,
+  PLANS,
+  RENDERED_AUDIT_RULE,
+  UNIT_PRICES,
+} from "../../domain/billing/catalog.ts";
 import { EVENT_NAMES } from "../../domain/events.ts";
 import {
   DELIVERY_HEADER,
@@ -165,7 +170,7 @@ curl -s ${D}/v1/projects/$PROJECT -H "Authorization: Bearer $KEY"
 `)}
 
     <h2 id="audit">3. Run a technical audit and poll it</h2>
-    <p>No body. The answer is <code>202</code> with a <code>poll</code> path. An audit already queued or
+    <p>No body (or <code>{"render": true}</code>, <a href="#rendered-audit">below</a>). The answer is <code>202</code> with a <code>poll</code> path. An audit already queued or
     running for the project is returned as is (nothing charged twice). A typical audit takes a few
     minutes: <strong>poll every 30 to 60 seconds</strong>, or register a webhook for
     <code>audit.completed</code> first (<a href="#webhooks">below</a>) and skip polling.</p>
@@ -217,6 +222,26 @@ curl -s "${D}/v1/audits/$AUDIT/pages?indexable=false&limit=100" -H "Authorizatio
 # 200 {"audit_id":…,"data":[{"url":…,"status":404,"indexable":false,
 #      "not_indexable_reason":"error_status","inlinks":2,"checks":["http_4xx"],…}],"next_cursor":…}
 `)}
+
+    <h3 id="rendered-audit">Rendered audits (optional, priced apart)</h3>
+    <p>Send <code>{"render": true}</code> to also render up to 50 pages in a real browser (the home
+    page and the most linked page of each template first; 10 of them on a throttled phone with lab LCP,
+    CLS and TBT). The rendered findings (<code>noindex_only_in_raw_html</code>,
+    <code>content_requires_js</code>, <code>links_only_after_js</code>, <code>lcp_slow</code>,
+    <code>cls_high</code>, <code>tap_targets_small</code>…) are listed with the others; the audit
+    carries <code>render</code> (<code>pages_rendered</code>, <code>lab_pages</code>,
+    <code>pages_failed</code>). ${RENDERED_AUDIT_RULE} Without a body the audit is the raw-HTML
+    audit, at its usual price.</p>
+    ${codeBlock(`
+curl -s -X POST ${D}/v1/projects/$PROJECT/audits \
+  -H "Authorization: Bearer $KEY" -H "Idempotency-Key: $(uuidgen)" \
+  -H 'Content-Type: application/json' -d '{"render": true}'
+# 202 as above; 503 {"error":{"code":"rendering_unavailable",…}} where the server has no browser
+`)}
+    <p>Every audit also reports agent-readiness as findings: <code>llms_txt_missing</code> (info),
+    <code>llms_txt_malformed</code> (warning), <code>ai_crawler_rules</code> (info: which AI
+    crawlers robots.txt allows or blocks, not judged), <code>structured_data_coverage</code> and
+    <code>structured_data_missing</code> (info).</p>
 
     <h2 id="article">4. Generate a draft article and poll it</h2>
     <p>Give <code>topic</code> (3 to 180 characters, used verbatim as the title) and/or
