@@ -4,12 +4,7 @@
  * against the served routes. Limits and prices are read from the same constants the API uses.
  */
 import { SANDBOX_LIMITS } from "../../domain/accounts.ts";
-import {
-  PACK_IDS,
-  PLANS,
-  RENDERED_AUDIT_RULE,
-  UNIT_PRICES,
-} from "../../domain/billing/catalog.ts";
+import { PACK_IDS, PLANS, RENDERED_AUDIT_RULE, UNIT_PRICES } from "../../domain/billing/catalog.ts";
 import { EVENT_NAMES } from "../../domain/events.ts";
 import {
   DELIVERY_HEADER,
