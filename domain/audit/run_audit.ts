@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { RenderPlan } from "./crawl/post_steps.ts";
 import { keys } from "../../kv/keys.ts";
 import type { Resolver } from "../net/address_guard.ts";
 import { runCrawlStep } from "./crawl/engine.ts";
@@ -14,6 +15,8 @@ import type { Category, CheckTally, Evidence, Severity } from "./types.ts";
 export { PageTally } from "./page_checks.ts";
 
 export interface AuditInput {
+  /** Render a sample after the crawl with this plan (a rendered audit; crawl/post_steps.ts). */
+  render?: RenderPlan;
   startUrl: string;
   maxPages: number;
   concurrency: number;
@@ -125,10 +128,14 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
       resolver: input.resolver,
       ca: input.ca,
       now: t0,
+      render: input.render !== undefined,
     };
     let steps = 0;
     while (true) {
-      const out = await runCrawlStep(kv, auditId, crawlInput, limits, { now });
+      const out = await runCrawlStep(kv, auditId, crawlInput, limits, {
+        now,
+        render: input.render,
+      });
       steps++;
       if (out.done) {
         const outcome = out.state!.result!;

@@ -6,6 +6,13 @@
  * simulated network dominates), peak RSS of this process and peak memory of the browser's
  * processes (PSS summed, and RSS summed for comparison).
  *
+ * Then the audit pipeline (the stepped crawl, `runAuditDetailed`) on the same site: a raw audit
+ * and a rendered audit (every page rendered, the default 10 in lab conditions, same pool caps as
+ * the service): pages per second, peak RSS of this process (the service's role) and of the
+ * browser, and the cost ratio rendered / raw audit. Last, the existing raw audit benchmark
+ * (`audit_bench.ts`, 1,000 pages) runs in the same run and its figures are printed, so a change
+ * in the raw audit shows next to these.
+ *
  * Run: deno run -A tests/bench/render_bench.ts
  */
 import { BrowserPool } from "../../domain/render/pool.ts";
@@ -14,6 +21,7 @@ import { evaluateRenderedPage } from "../../domain/render/checks.ts";
 import { findProcessTree } from "../../domain/render/processes.ts";
 import { safeFetch } from "../../domain/net/safe_fetch.ts";
 import { extractPageFacts } from "../../domain/audit/page_facts.ts";
+import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
 
 const PAGES = 50;
 const LAB_PAGES = 10;
@@ -139,6 +147,43 @@ clearInterval(sampler);
 clearInterval(browserSampler);
 const stats = { ...browserPool.stats };
 await browserPool.close();
+
+// The audit pipeline: raw, then rendered, on the same site (home: /p/0 links the rest).
+const auditInput = {
+  startUrl: `${origin}/p/0`,
+  maxPages: PAGES + 10,
+  concurrency: 4,
+  allowPrivate: true,
+};
+const tRawAudit = performance.now();
+const rawAudit = await runAuditDetailed(auditInput);
+const rawAuditSecs = (performance.now() - tRawAudit) / 1000;
+
+const auditPool = new BrowserPool({ maxPagesInFlight: CONCURRENCY });
+let auditPeakRss = Deno.memoryUsage().rss;
+let auditPeakBrowser = 0;
+const auditSampler = setInterval(() => {
+  auditPeakRss = Math.max(auditPeakRss, Deno.memoryUsage().rss);
+}, 50);
+const auditBrowserSampler = setInterval(() => {
+  auditPeakBrowser = Math.max(auditPeakBrowser, auditPool.browserBytes());
+}, 1000);
+const tRenderedAudit = performance.now();
+const renderedAudit = await runAuditDetailed({
+  ...auditInput,
+  render: {
+    renderer: { render: (url, lab) => renderPage(url, { pool: auditPool, network, lab }) },
+    maxPages: PAGES,
+    labPages: LAB_PAGES,
+    pagesPerStep: 2 * CONCURRENCY,
+  },
+});
+const renderedAuditSecs = (performance.now() - tRenderedAudit) / 1000;
+clearInterval(auditSampler);
+clearInterval(auditBrowserSampler);
+auditPeakBrowser = Math.max(auditPeakBrowser, auditPool.stats.peakBrowserBytes);
+const auditStats = { ...auditPool.stats };
+await auditPool.close();
 ac.abort();
 
 const mib = (b: number) => (b / 1024 / 1024).toFixed(0);
@@ -166,4 +211,37 @@ console.log(
     `MiB PSS (${mib(peakBrowserRss)} MiB RSS summed); launches ${stats.launches}, ` +
     `crashes ${stats.crashes}, peak pages in flight ${stats.peakInFlight}`,
 );
+const renderFindings = [...renderedAudit.tallies].filter(([id, t]) =>
+  t.affected > 0 && !rawAudit.tallies.get(id)?.affected
+).map(([id]) => id);
+console.log(
+  `audit pipeline, raw:      ${rawAudit.report.pages_crawled} pages in ` +
+    `${rawAuditSecs.toFixed(2)} s (${(rawAudit.report.pages_crawled / rawAuditSecs).toFixed(1)} ` +
+    `pages/s), score ${rawAudit.report.score}`,
+);
+console.log(
+  `audit pipeline, rendered: ${renderedAudit.report.pages_crawled} pages crawled, ` +
+    `${auditStats.pagesRendered} rendered (${LAB_PAGES} lab) in ${
+      renderedAuditSecs.toFixed(1)
+    } s ` +
+    `(${(renderedAudit.report.pages_crawled / renderedAuditSecs).toFixed(2)} pages/s), score ` +
+    `${renderedAudit.report.score}, ${renderedAudit.steps} steps, rendered-only checks fired: ` +
+    `${renderFindings.join(", ") || "none"}`,
+);
+console.log(
+  `rendered audit cost ratio (wall time, same site): ${
+    (renderedAuditSecs / rawAuditSecs).toFixed(1)
+  }x the raw audit; peak RSS this process ${mib(auditPeakRss)} MiB, browser ` +
+    `${mib(auditPeakBrowser)} MiB PSS; launches ${auditStats.launches}, crashes ` +
+    `${auditStats.crashes}`,
+);
 if (findProcessTree("serpwright-render").length > 0) console.log("warning: browser left running");
+
+// The existing raw audit benchmark, same run.
+console.log("--- raw audit benchmark (tests/bench/audit_bench.ts), same run ---");
+const child = await new Deno.Command(Deno.execPath(), {
+  args: ["run", "-A", new URL("./audit_bench.ts", import.meta.url).pathname],
+  stdout: "piped",
+  stderr: "inherit",
+}).output();
+console.log(new TextDecoder().decode(child.stdout).trimEnd());
