@@ -119,3 +119,14 @@ Deno.test("render checks have the catalogue's shape, are in it once, and ids do 
     assert.ok(c.title.length > 0 && c.detects.length > 0);
   }
 });
+
+Deno.test("llms.txt: the llmstxt.org shape passes, its usual breakages are named", async () => {
+  const { llmsTxtProblems } = await import("../../domain/audit/checks/agent.ts");
+  assert.deepEqual(
+    llmsTxtProblems("# Site\n\n> Summary\n\n## Docs\n- [Guide](https://x.test/g): notes\n"),
+    [],
+  );
+  assert.deepEqual(llmsTxtProblems("  \n"), ["the file is empty"]);
+  const bad = llmsTxtProblems("Site\n# A\n# B\n## Docs\n- plain\n");
+  assert.equal(bad.length, 3, bad.join("; "));
+});
