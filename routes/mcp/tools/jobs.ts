@@ -26,6 +26,10 @@ const AuditsInput = z.object({
   ),
   project_id: z.string().min(1).max(100).optional().describe("start: the project (proj_…)"),
   audit_id: z.string().min(1).max(100).optional().describe("get: the audit (aud_…)"),
+  render: z.boolean().optional().describe(
+    "start: also render up to 50 pages in a real browser (priced apart: GET /v1/plans " +
+      "rendered_audit_pricing; rendering_unavailable where the server has no browser)",
+  ),
   wait: Wait,
   idempotency_key: IdempotencyKeyArg,
   // The audit-data endpoints (issues, affected items, the page inventory) join here as actions
@@ -97,9 +101,15 @@ export const auditsTool: ToolDef<typeof AuditsInput> = {
       const answer = await idempotent(
         services,
         caller,
-        { key: args.idempotency_key, endpoint: `POST /v1/projects/${projectId}/audits` },
+        {
+          key: args.idempotency_key,
+          endpoint: `POST /v1/projects/${projectId}/audits`,
+          ...(args.render ? { body: { render: true } } : {}),
+        },
         async () => {
-          const { audit, created } = await createAudit(services.deps, p, projectId);
+          const { audit, created } = await createAudit(services.deps, p, projectId, {
+            render: args.render === true,
+          });
           if (created) services.resolver.invalidateAccount(p.account.id);
           return {
             status: 202,
