@@ -13,6 +13,8 @@ import { webhookJobs, webhookMaintenance } from "./jobs/webhook_jobs.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
 import { billingRoutes } from "./routes/billing.ts";
 import { pageRoutes } from "./routes/pages.ts";
+import { scheduleJobs, scheduleMaintenance } from "./jobs/schedule_jobs.ts";
+import { scheduleRoutes } from "./routes/schedules.ts";
 
 export interface Capability {
   name: string;
@@ -43,6 +45,12 @@ export const capabilities: Capability[] = [
     routes: articleRoutes,
     jobs: (s) => articleJobs(s.deps),
     maintenance: (s) => articleMaintenance(s.deps),
+  },
+  {
+    name: "schedules",
+    routes: scheduleRoutes,
+    jobs: (s) => scheduleJobs(s.deps),
+    maintenance: (s) => scheduleMaintenance(s.deps),
   },
   { name: "pages", routes: pageRoutes },
 ];

@@ -42,18 +42,27 @@ function leaseMs(deps: Deps, fallback: number): number {
   return deps.config.jobLeaseMs ?? fallback;
 }
 
+/** What `createAudit` accepted: a new audit, or the project's queued or running one. */
+export interface AuditAcceptance {
+  audit: AuditRecord;
+  created: boolean;
+}
+
 /**
  * Accepts an audit: returns the project's queued or running audit if there is one (nothing
  * charged), else charges it (subscription, sandbox budget or 25 credits) and creates it in one
- * commit with the project's active-audit marker, the count and the queue message.
+ * commit with the project's active-audit marker, the count and the queue message. `alongside`
+ * lets a caller add its own checks and writes to that same commit (a schedule claims its due slot
+ * there, so a slot and its audit exist together or not at all); it may throw to abandon.
  */
 export function createAudit(
   deps: Deps,
   caller: Principal,
   projectId: string,
-): Promise<{ audit: AuditRecord; created: boolean }> {
+  alongside?: (op: Deno.AtomicOperation, accepted: AuditAcceptance) => Promise<void>,
+): Promise<AuditAcceptance> {
   const { kv, clock } = deps;
-  return atomically<{ audit: AuditRecord; created: boolean }>(kv, async () => {
+  return atomically<AuditAcceptance>(kv, async () => {
     const [projectEntry, activeEntry, subEntry] = await kv.getMany<
       [ProjectRecord, string, SubscriptionRecord]
     >([
@@ -68,10 +77,10 @@ export function createAudit(
       if (
         current.value && (current.value.status === "queued" || current.value.status === "running")
       ) {
-        return {
-          op: kv.atomic().check(activeEntry, current),
-          result: { audit: current.value, created: false },
-        };
+        const op = kv.atomic().check(activeEntry, current);
+        const result = { audit: current.value, created: false };
+        await alongside?.(op, result);
+        return { op, result };
       }
     }
     const now = clock.now();
@@ -119,6 +128,7 @@ export function createAudit(
         counts: { ...project.counts, audits: project.counts.audits + 1 },
       });
     deps.queue.enqueueIn(op, { type: "audit", id });
+    await alongside?.(op, { audit, created: true });
     return { op, result: { audit, created: true } };
   });
 }

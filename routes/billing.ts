@@ -1,5 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import {
+  CADENCES,
   CREDIT_NOTES,
   CREDIT_USD_VALUE,
   CURRENCY,
@@ -36,6 +37,12 @@ const PlansDocument = z.object({
     featured: z.boolean(),
     features: z.array(z.string()),
     checkout_url: z.string(),
+    scheduled_audits: z.object({
+      max_cadence: z.enum(CADENCES).openapi({
+        description: "The most frequent audit schedule the plan includes",
+      }),
+      included: z.boolean(),
+    }),
   })),
   agent_channel: z.object({
     audience: z.literal("agent"),
@@ -63,6 +70,12 @@ const PlansDocument = z.object({
       usd_price: z.number(),
       description: z.string(),
     })),
+    scheduled_audits: z.object({
+      max_cadence: z.enum(CADENCES),
+      unit: z.string(),
+      credits_per_audit: z.number().int(),
+      note: z.string(),
+    }),
   }),
   sandbox: z.object({
     note: z.string(),
@@ -71,6 +84,7 @@ const PlansDocument = z.object({
     expires_days: z.number().int(),
     price: z.number(),
     signup: z.string(),
+    scheduled_audits: z.literal(false).openapi({ description: "Sandbox keys cannot schedule" }),
   }),
   links: z.object({ pricing_page: z.string(), for_agents: z.string(), llms_txt: z.string() }),
 }).openapi("Plans");

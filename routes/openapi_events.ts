@@ -22,6 +22,10 @@ const WHEN: Record<string, string> = {
   "article.published": "An article on a project was published.",
   "subscription.updated": "A payment activated or renewed a project subscription.",
   "credits.updated": "A paid credit pack checkout completed and credits were added.",
+  "audit.regressed":
+    "A completed audit scored lower than the project's previous one, or found new critical issues.",
+  "schedule.paused":
+    "A project's audit schedule paused: the balance cannot pay a run, or the plan no longer includes the cadence.",
 };
 
 const EventEnvelope = z.object({
@@ -53,6 +57,10 @@ export const TAGS = [
   { name: "API keys", description: "Mint, list and revoke keys; rotate by creating first" },
   { name: "Projects", description: "One project per site" },
   { name: "Audits", description: "Technical audits: 202, then poll every 30-60 s" },
+  {
+    name: "Schedules",
+    description: "Scheduled audits of a project, with regression alerts (audit.regressed)",
+  },
   { name: "Articles", description: "Draft SEO articles: 202, then poll every 60 s" },
   { name: "Billing", description: "Plans, credits and checkouts a human pays" },
   { name: "Webhooks", description: "Signed outbound event deliveries" },

@@ -33,6 +33,13 @@ export const INTERFACE_ENDPOINTS = [
   "DELETE /v1/webhooks/{id}",
 ] as const;
 
+/** Endpoints added beyond the interface's 20 (additive: the 20 do not change). */
+export const ADDITIVE_ENDPOINTS = [
+  "PUT /v1/projects/{projectId}/schedule",
+  "GET /v1/projects/{projectId}/schedule",
+  "DELETE /v1/projects/{projectId}/schedule",
+] as const;
+
 /** The public ones; every other interface endpoint needs a bearer key. */
 export const PUBLIC_ENDPOINTS = new Set(["POST /v1/accounts", "GET /v1/plans"]);
 
