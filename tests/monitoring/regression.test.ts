@@ -1,0 +1,59 @@
+import assert from "node:assert/strict";
+import { type ComparedIssue, regressionReport } from "../../domain/monitoring/regression.ts";
+
+const cats = (n: number) => ({
+  performance: n,
+  security: n,
+  indexability: n,
+  mobile: n,
+  structure: n,
+});
+const issue = (
+  check: string,
+  severity: ComparedIssue["severity"],
+  change: ComparedIssue["change"],
+  affected = 3,
+): ComparedIssue => ({ check, severity, title: `Title of ${check}`, affected, change });
+
+Deno.test("regression report: new critical and warning issues, fixed issues, score and category deltas", () => {
+  const r = regressionReport(
+    { auditId: "aud_1", score: 90, categories: { ...cats(90), security: 80 } },
+    { auditId: "aud_2", score: 72, categories: { ...cats(90), indexability: 40 } },
+    [
+      issue("noindex_home", "critical", "new", 1),
+      issue("title_missing", "warning", "new", 4),
+      issue("alt_missing", "info", "new"),
+      issue("meta_description_missing", "warning", "persisting"),
+      issue("mixed_content", "critical", "fixed", 0),
+    ],
+  )!;
+  assert.equal(r.previous_audit_id, "aud_1");
+  assert.deepEqual(r.score, { before: 90, after: 72, delta: -18 });
+  assert.deepEqual(r.categories.indexability, { before: 90, after: 40, delta: -50 });
+  assert.deepEqual(r.categories.security, { before: 80, after: 90, delta: 10 });
+  assert.deepEqual(r.new_critical, [
+    { check: "noindex_home", title: "Title of noindex_home", affected_count: 1 },
+  ]);
+  assert.deepEqual(r.new_warning.map((i) => i.check), ["title_missing"]);
+  assert.deepEqual(r.fixed, [
+    { check: "mixed_content", severity: "critical", title: "Title of mixed_content" },
+  ]);
+  assert.deepEqual(r.counts, { new_critical: 1, new_warning: 1, fixed: 1 });
+  assert.equal(r.regressed, true);
+  assert.deepEqual(r.reasons, ["score_dropped", "new_critical_issues"]);
+});
+
+Deno.test("regression report: only a score drop or a new critical issue regresses", () => {
+  const prev = { auditId: "a", score: 80, categories: cats(80) };
+  const same = regressionReport(prev, { auditId: "b", score: 80, categories: cats(80) }, [
+    issue("title_missing", "warning", "new"),
+  ])!;
+  assert.equal(same.regressed, false, "a new warning alone does not regress");
+  const better = regressionReport(prev, { auditId: "b", score: 85, categories: cats(85) }, [
+    issue("noindex_home", "critical", "new"),
+  ])!;
+  assert.deepEqual(better.reasons, ["new_critical_issues"]);
+  const lower = regressionReport(prev, { auditId: "b", score: 79, categories: cats(79) }, [])!;
+  assert.deepEqual(lower.reasons, ["score_dropped"]);
+  assert.equal(regressionReport(null, prev, []), null, "no previous audit, no report");
+});
