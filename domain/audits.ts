@@ -9,6 +9,11 @@ import { addRefund, chargeFor, type Funding } from "./funding.ts";
 import { newId } from "./ids.ts";
 import type { RunningJobMarker } from "./job_leases.ts";
 import type { ProjectRecord, SubscriptionRecord } from "./records.ts";
+import {
+  addRegressionEvent,
+  compareTopIssues,
+  type SummaryLike,
+} from "./monitoring/regression_event.ts";
 
 export type AuditStatus = "queued" | "running" | "completed" | "failed";
 
@@ -306,6 +311,15 @@ async function finishAudit(deps: Deps, auditId: string, outcome: Outcome): Promi
             jobs_failed: report.jobs_failed,
             completed_at: new Date(now).toISOString(),
           },
+        });
+        await addRegressionEvent(kv, op, deps.queue, {
+          accountId,
+          project,
+          auditId,
+          score: report.score,
+          summary: report.summary,
+          issues: compareTopIssues(project.latestAudit?.summary as SummaryLike, report.summary),
+          now,
         });
       }
     } else {

@@ -31,6 +31,23 @@ import { tableQueue } from "../../jobs/table_queue.ts";
 import { keys } from "../../kv/keys.ts";
 import { openKv } from "../../main.ts";
 
+// Retained heap is read after a full GC: re-run this script with `gc()` exposed if it is not.
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!gc) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--unstable-kv",
+      "--v8-flags=--expose-gc",
+      new URL(import.meta.url).pathname,
+    ],
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  Deno.exit(out.code);
+}
+
 const N = Number(Deno.env.get("SCHEDULES") ?? 10_000);
 const BASELINE = Math.min(1_000, N);
 const HOUR = 3_600_000;
@@ -151,7 +168,10 @@ const dispatch = createDispatcher({
   audit: () => Promise.resolve(),
 });
 const hourStart = Date.parse("2026-11-24T06:00:00Z");
+gc!();
 const heapBefore = Deno.memoryUsage().heapUsed;
+/** Heap retained (after a full GC) at the end of each 10th minute of the hour. */
+const retained: number[] = [];
 const rssBefore = Deno.memoryUsage().rss;
 let heapPeak = heapBefore;
 let rssPeak = rssBefore;
@@ -163,6 +183,10 @@ for (let t = hourStart - TICK_MS; t < hourStart + HOUR + TICK_MS; t += TICK_MS) 
   while ((await queue.drain(dispatch)) > 0) { /* until the table is empty */ }
   dispatchMs += performance.now() - s;
   ticks++;
+  if (t > hourStart && (t - hourStart) % 600_000 === 0) {
+    gc!();
+    retained.push(Deno.memoryUsage().heapUsed);
+  }
   const m = Deno.memoryUsage();
   heapPeak = Math.max(heapPeak, m.heapUsed);
   rssPeak = Math.max(rssPeak, m.rss);
@@ -186,8 +210,9 @@ console.log(
 console.log(
   `memory: heap ${mib(heapBefore)} MiB before, ${mib(heapPeak)} MiB peak (+${
     mib(heapPeak - heapBefore)
-  }); RSS ${mib(rssBefore)} → ${mib(rssPeak)} MiB peak; index read in batches of 100, at most ` +
-    `1,000 messages per tick`,
+  }); retained after GC at minutes 10..60: ${retained.map(mib).join(", ")} MiB; RSS ${
+    mib(rssBefore)
+  } → ${mib(rssPeak)} MiB peak (index read in batches of 100, at most 1,000 messages per tick)`,
 );
 if (started !== N) {
   console.log(`FAILED: ${N - started} schedules did not start`);
