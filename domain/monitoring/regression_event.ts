@@ -9,7 +9,7 @@ import { keys } from "../../kv/keys.ts";
 import type { JobQueue } from "../deps.ts";
 import { recordEvent } from "../events.ts";
 import type { ProjectRecord } from "../records.ts";
-import { type ComparedIssue, regressionReport, type RegressionReport } from "./regression.ts";
+import { type ComparedIssue, type RegressionReport, regressionReport } from "./regression.ts";
 import type { ScheduleRecord } from "./schedules.ts";
 
 /** What a completed audit's summary holds that the comparison needs. */
