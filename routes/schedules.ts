@@ -18,7 +18,7 @@ import { requireKey } from "./middleware/auth.ts";
 import { AUTH_ERRORS, bearerSecurity, responses } from "./openapi_helpers.ts";
 import { ProjectIdParam } from "./projects.ts";
 
-const PutScheduleBody = z.object({
+export const PutScheduleBody = z.object({
   cadence: z.enum(CADENCES).openapi({
     description: "How often: the project's funding limits it (basic weekly, pro daily, credits " +
       "daily; see GET /v1/plans)",
@@ -38,7 +38,7 @@ const PutScheduleBody = z.object({
   }),
 }).strict().openapi("PutScheduleRequest");
 
-const Schedule = z.object({
+export const Schedule = z.object({
   project_id: z.string(),
   cadence: z.enum(CADENCES),
   hour_utc: z.number().int(),
@@ -74,7 +74,9 @@ const Schedule = z.object({
   updated_at: z.string(),
 }).openapi("Schedule");
 
-function scheduleView(s: ScheduleRecord, f: ScheduleFunding) {
+export const ScheduleDeleted = z.object({ deleted: z.literal(true), project_id: z.string() });
+
+export function scheduleView(s: ScheduleRecord, f: ScheduleFunding) {
   return {
     project_id: s.projectId,
     cadence: s.cadence,
@@ -189,7 +191,7 @@ export function scheduleRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
         {
           200: {
             description: "Removed",
-            schema: z.object({ deleted: z.literal(true), project_id: z.string() }),
+            schema: ScheduleDeleted,
           },
         },
         [...AUTH_ERRORS, "not_found"],
