@@ -38,7 +38,7 @@ Deno.test("two processes: a due schedule (missed for days) runs exactly once per
     const pa = a = await startServer(kvFile.path);
     const pb = b = await startServer(kvFile.path);
     const { accountId, key } = await liveAccount(pa);
-    const paid = await postStripe(pb, packPaidEvent(accountId));
+    const paid = await postStripe(pb, await packPaidEvent(pb, accountId));
     assert.equal(paid.body.outcome, "credits_granted", paid.text);
     const projects: string[] = [];
     for (let i = 0; i < PROJECTS; i++) {
