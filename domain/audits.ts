@@ -14,7 +14,8 @@ import { chargeFor, type Funding } from "./funding.ts";
 import { newId } from "./ids.ts";
 import { claimJob, finishJob, type JobSpec, renewLease } from "./job_lifecycle.ts";
 import type { RunningJobMarker } from "./job_leases.ts";
-import type { ProjectRecord, SubscriptionRecord } from "./records.ts";
+import type { KeyMode, ProjectRecord, SubscriptionRecord } from "./records.ts";
+import { projectVisibleTo } from "./projects.ts";
 import { regressionOf, startedBySchedule } from "./monitoring/regression_event.ts";
 
 export type AuditStatus = "queued" | "running" | "completed" | "failed";
@@ -165,9 +166,12 @@ export async function getAudit(
   deps: Deps,
   accountId: string,
   auditId: string,
+  mode: KeyMode,
 ): Promise<AuditRecord> {
   const audit = (await deps.kv.get<AuditRecord>(keys.audit(accountId, auditId))).value;
-  if (!audit) throw new ApiError("not_found", 404, `No audit '${auditId}' on this account`);
+  if (!audit || !(await projectVisibleTo(deps, accountId, audit.projectId, mode))) {
+    throw new ApiError("not_found", 404, `No audit '${auditId}' on this account`);
+  }
   return audit;
 }
 

@@ -1,3 +1,4 @@
+import type { KeyMode } from "../domain/records.ts";
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { type AuditRecord, createAudit, getAudit } from "../domain/audits.ts";
 import {
@@ -270,7 +271,12 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     }),
     async (c) => {
       const caller = c.get("principal")!;
-      const audit = await getAudit(deps, caller.account.id, c.req.valid("param").auditId);
+      const audit = await getAudit(
+        deps,
+        caller.account.id,
+        c.req.valid("param").auditId,
+        caller.key.mode,
+      );
       return c.json(auditView(audit), 200);
     },
   );
@@ -296,7 +302,7 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     async (c) => {
       const caller = c.get("principal")!;
       const q = c.req.valid("query");
-      const page = await listAuditIssues(deps, caller.account.id, c.req.valid("param").auditId, {
+      const page = await listAuditIssues(deps, ownerOf(caller), c.req.valid("param").auditId, {
         severity: q.severity,
         category: q.category as never,
         change: q.change,
@@ -333,7 +339,7 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       const caller = c.get("principal")!;
       const { auditId, check } = c.req.valid("param");
       const q = c.req.valid("query");
-      const page = await listIssueItems(deps, caller.account.id, auditId, check, q);
+      const page = await listIssueItems(deps, ownerOf(caller), auditId, check, q);
       return c.json(page, 200);
     },
   );
@@ -360,7 +366,7 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     async (c) => {
       const caller = c.get("principal")!;
       const q = c.req.valid("query");
-      const page = await listAuditPages(deps, caller.account.id, c.req.valid("param").auditId, {
+      const page = await listAuditPages(deps, ownerOf(caller), c.req.valid("param").auditId, {
         status: q.status,
         indexable: q.indexable === undefined ? undefined : q.indexable === "true",
         check: q.check,
@@ -370,4 +376,9 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       return c.json(page, 200);
     },
   );
+}
+
+/** The audit findings' caller: the account and the key's mode. */
+function ownerOf(p: { account: { id: string }; key: { mode: KeyMode } }) {
+  return { accountId: p.account.id, mode: p.key.mode };
 }

@@ -173,6 +173,7 @@ export function scheduleRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
         deps,
         caller.account.id,
         c.req.valid("param").projectId,
+        caller.key.mode,
       );
       return c.json(scheduleView(schedule, funding), 200);
     },
@@ -200,7 +201,7 @@ export function scheduleRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     async (c) => {
       const caller = c.get("principal")!;
       const { projectId } = c.req.valid("param");
-      await deleteSchedule(deps, caller.account.id, projectId);
+      await deleteSchedule(deps, caller.account.id, projectId, caller.key.mode);
       return c.json({ deleted: true as const, project_id: projectId }, 200);
     },
   );

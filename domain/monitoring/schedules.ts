@@ -12,7 +12,7 @@
  */
 import { atomically } from "../../kv/atomic.ts";
 import { keys } from "../../kv/keys.ts";
-import type { Principal } from "../auth.ts";
+import { canSee, type Principal } from "../auth.ts";
 import {
   type Cadence,
   cadenceWithin,
@@ -22,7 +22,7 @@ import {
 } from "../billing/catalog.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
-import type { ProjectRecord, SubscriptionRecord } from "../records.ts";
+import type { KeyMode, ProjectRecord, SubscriptionRecord } from "../records.ts";
 import { isActive } from "../subscription_state.ts";
 import { nextRun, type ScheduleSpec, type Weekday } from "./schedule_time.ts";
 
@@ -130,13 +130,16 @@ const sameSpec = (a: ScheduleSpec, b: ScheduleSpec) =>
   a.cadence === b.cadence && a.hourUtc === b.hourUtc && a.dayOfWeek === b.dayOfWeek &&
   a.dayOfMonth === b.dayOfMonth;
 
-/** The project of the account with its subscription, or 404. */
-async function projectOf(deps: Deps, accountId: string, projectId: string) {
+/**
+ * The project of the account with its subscription, or 404 (also a live project to a sandbox
+ * caller, as `getProject`: a sandbox key neither reads nor removes the live side's schedules).
+ */
+async function projectOf(deps: Deps, accountId: string, projectId: string, mode: KeyMode) {
   const [project, sub] = await deps.kv.getMany<[ProjectRecord, SubscriptionRecord]>([
     keys.project(accountId, projectId),
     keys.subscription(projectId),
   ]);
-  if (!project.value) {
+  if (!project.value || !canSee(mode, project.value.sandbox)) {
     throw new ApiError("not_found", 404, `No project '${projectId}' on this account`);
   }
   return { project: project as Deno.KvEntry<ProjectRecord>, sub };
@@ -163,7 +166,7 @@ export async function putSchedule(
   }
   const spec = specOf(input);
   return await atomically(kv, async () => {
-    const { project, sub } = await projectOf(deps, caller.account.id, projectId);
+    const { project, sub } = await projectOf(deps, caller.account.id, projectId, caller.key.mode);
     const now = clock.now();
     const funding = scheduleFunding(sub.value, now);
     if (!cadenceWithin(spec.cadence, funding.maxCadence)) {
@@ -204,8 +207,9 @@ export async function getSchedule(
   deps: Deps,
   accountId: string,
   projectId: string,
+  mode: KeyMode,
 ): Promise<{ schedule: ScheduleRecord; funding: ScheduleFunding }> {
-  const { sub } = await projectOf(deps, accountId, projectId);
+  const { sub } = await projectOf(deps, accountId, projectId, mode);
   const schedule = (await deps.kv.get<ScheduleRecord>(keys.schedule(projectId))).value;
   if (!schedule) {
     throw new ApiError("not_found", 404, `Project '${projectId}' has no audit schedule`);
@@ -221,9 +225,10 @@ export async function deleteSchedule(
   deps: Deps,
   accountId: string,
   projectId: string,
+  mode: KeyMode,
 ): Promise<void> {
   const { kv } = deps;
-  await projectOf(deps, accountId, projectId);
+  await projectOf(deps, accountId, projectId, mode);
   await atomically(kv, async () => {
     const entry = await kv.get<ScheduleRecord>(keys.schedule(projectId));
     if (!entry.value) {

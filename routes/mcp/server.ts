@@ -118,7 +118,12 @@ export function buildMcpServer(services: Services, caller: McpCaller): McpServer
       },
       async (uri, vars) => {
         try {
-          const audit = await getAudit(services.deps, principal.account.id, String(vars.audit_id));
+          const audit = await getAudit(
+            services.deps,
+            principal.account.id,
+            String(vars.audit_id),
+            principal.key.mode,
+          );
           return {
             contents: [{
               uri: uri.href,

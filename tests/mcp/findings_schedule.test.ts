@@ -239,6 +239,18 @@ Deno.test("the schedule tool: get/set/delete as PUT/GET/DELETE /v1/projects/{id}
         hour_utc: 0,
       });
       assert.equal(sandboxed.code, "schedule_not_allowed");
+      // A sandbox key of the same account neither reads nor removes the live project's schedule.
+      for (const action of ["get", "delete"]) {
+        const e = await callError(sandbox, "schedule", { action, project_id: pid });
+        assert.equal(e.code, "not_found", `sandbox ${action}`);
+      }
+      for (const method of ["GET", "DELETE"]) {
+        assert.equal(
+          (await app.req(method, path, { key: a.key })).status,
+          404,
+          `sandbox ${method}`,
+        );
+      }
       for (const action of ["get", "set", "delete"]) {
         const e = await callError(cb, "schedule", {
           action,

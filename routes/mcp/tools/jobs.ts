@@ -3,6 +3,7 @@
  * with the id and a polling hint, exactly as the `202` of `/v1`; `wait` (up to 60 s) holds the
  * call and sends progress notifications while the job runs, then answers the job as it stands.
  */
+import type { KeyMode } from "../../../domain/records.ts";
 import { z } from "zod";
 import { type ArticleRecord, createArticle, getArticle } from "../../../domain/articles.ts";
 import {
@@ -96,11 +97,16 @@ function auditSummary(a: ReturnType<typeof auditView>): string {
     `${a.audit_id}, every 30-60 s (or pass wait, up to ${MAX_WAIT_SECONDS} s).`;
 }
 
-function waitForAudit(ctx: ToolContext, accountId: string, id: string, seconds: number) {
+function waitForAudit(
+  ctx: ToolContext,
+  owner: { accountId: string; mode: KeyMode },
+  id: string,
+  seconds: number,
+) {
   return waitForJob(
     ctx,
     seconds,
-    () => getAudit(ctx.services.deps, accountId, id),
+    () => getAudit(ctx.services.deps, owner.accountId, id, owner.mode),
     (a) => a.status === "completed" || a.status === "failed",
     (a) => ({ at: AUDIT_STEPS[a.status], total: 2, message: `audit ${a.status}` }),
   );
@@ -156,7 +162,14 @@ export const auditsTool: ToolDef<typeof AuditsInput> = {
     } else {
       id = required(args.audit_id, "audit_id", "get");
     }
-    const audit = auditView(await waitForAudit(ctx, p.account.id, id, args.wait ?? 0));
+    const audit = auditView(
+      await waitForAudit(
+        ctx,
+        { accountId: p.account.id, mode: p.key.mode },
+        id,
+        args.wait ?? 0,
+      ),
+    );
     const running = audit.status === "queued" || audit.status === "running";
     return {
       structured: {
@@ -180,7 +193,8 @@ async function auditListing(
   ctx: ToolContext,
 ): Promise<ToolAnswer> {
   const { deps } = ctx.services;
-  const accountId = ctx.caller.principal!.account.id;
+  const p = ctx.caller.principal!;
+  const owner = { accountId: p.account.id, mode: p.key.mode };
   const action = args.action as "issues" | "issue" | "pages";
   const auditId = required(args.audit_id, "audit_id", action);
   const paging = { limit: args.limit, cursor: args.cursor };
@@ -191,7 +205,7 @@ async function auditListing(
       change: args.change,
       ...paging,
     });
-    const issues = await listAuditIssues(deps, accountId, auditId, {
+    const issues = await listAuditIssues(deps, owner, auditId, {
       severity: q.severity,
       category: q.category as never,
       change: q.change,
@@ -213,7 +227,7 @@ async function auditListing(
   if (action === "issue") {
     const check = required(args.check, "check", "issue");
     const q = asBody(IssueItemsQuery, paging);
-    const issue = await listIssueItems(deps, accountId, auditId, check, q);
+    const issue = await listIssueItems(deps, owner, auditId, check, q);
     return {
       structured: { issue },
       summary: `${issue.check} (${issue.severity}): ${issue.affected_count} affected; ` +
@@ -227,7 +241,7 @@ async function auditListing(
     check: args.check,
     ...paging,
   });
-  const pages = await listAuditPages(deps, accountId, auditId, {
+  const pages = await listAuditPages(deps, owner, auditId, {
     status: q.status,
     indexable: q.indexable === undefined ? undefined : q.indexable === "true",
     check: q.check,
@@ -333,7 +347,7 @@ export const articlesTool: ToolDef<typeof ArticlesInput> = {
     const record = await waitForJob(
       ctx,
       args.wait ?? 0,
-      () => getArticle(services.deps, p.account.id, id),
+      () => getArticle(services.deps, p.account.id, id, p.key.mode),
       (a) => ARTICLE_STEPS[a.status] === 3,
       (a) => ({ at: ARTICLE_STEPS[a.status], total: 3, message: `article ${a.status}` }),
     );

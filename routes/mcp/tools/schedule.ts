@@ -44,7 +44,7 @@ export const scheduleTool: ToolDef<typeof ScheduleInput> = {
     const projectId = args.project_id;
     switch (args.action) {
       case "get": {
-        const { schedule, funding } = await getSchedule(deps, p.account.id, projectId);
+        const { schedule, funding } = await getSchedule(deps, p.account.id, projectId, p.key.mode);
         const view = scheduleView(schedule, funding);
         return { structured: { schedule: view }, summary: describe(view) };
       }
@@ -70,7 +70,7 @@ export const scheduleTool: ToolDef<typeof ScheduleInput> = {
         };
       }
       case "delete": {
-        await deleteSchedule(deps, p.account.id, projectId);
+        await deleteSchedule(deps, p.account.id, projectId, p.key.mode);
         return {
           structured: { deleted: true as const, project_id: projectId },
           summary: `Schedule of project ${projectId} removed.`,
