@@ -110,7 +110,30 @@ const Issue = z.object({
   items_url: z.string().openapi({ example: "/v1/audits/aud_0abc/issues/broken_internal_links" }),
 }).openapi("AuditIssue");
 
-const IssueList = z.object({
+/** The filters of `GET /v1/audits/{auditId}/issues` (also the MCP audits tool's). */
+export const IssuesQuery = z.object({
+  severity: Severity.optional(),
+  category: Category.optional(),
+  change: Change.optional(),
+  ...PageQuery,
+});
+
+/** The filters of `GET /v1/audits/{auditId}/pages` (also the MCP audits tool's). */
+export const PagesQuery = z.object({
+  status: z.enum(["2xx", "3xx", "4xx", "5xx", "failed", "blocked", "not_fetched"])
+    .optional(),
+  indexable: z.enum(["true", "false"]).optional(),
+  check: z.string().min(1).max(100).optional().openapi({
+    description: "Only URLs this check fired on",
+    example: "title_missing",
+  }),
+  ...PageQuery,
+});
+
+/** The paging of `GET /v1/audits/{auditId}/issues/{check}`. */
+export const IssueItemsQuery = z.object(PageQuery);
+
+export const IssueList = z.object({
   audit_id: z.string(),
   changes: Changes.nullable(),
   data: z.array(Issue),
@@ -129,7 +152,7 @@ const Evidence = z.record(z.string(), z.unknown()).openapi("AuditEvidence", {
   },
 });
 
-const IssueItems = z.object({
+export const IssueItems = z.object({
   audit_id: z.string(),
   ...IssueBase,
   data: z.array(Evidence),
@@ -169,7 +192,7 @@ const PageItem = z.object({
   checks: z.array(z.string()).openapi({ description: "Checks that fired on this URL" }),
 }).openapi("AuditPage");
 
-const PageList = z.object({
+export const PageList = z.object({
   audit_id: z.string(),
   data: z.array(PageItem),
   next_cursor: NextCursor,
@@ -269,12 +292,7 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       middleware: [requireKey()] as const,
       request: {
         params: AuditIdParam,
-        query: z.object({
-          severity: Severity.optional(),
-          category: Category.optional(),
-          change: Change.optional(),
-          ...PageQuery,
-        }),
+        query: IssuesQuery,
       },
       responses: responses(
         { 200: { description: "Issues, worst first, then the fixed ones", schema: IssueList } },
@@ -310,7 +328,7 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
             example: "broken_internal_links",
           }),
         }),
-        query: z.object(PageQuery),
+        query: IssueItemsQuery,
       },
       responses: responses(
         { 200: { description: "The check and a page of its items", schema: IssueItems } },
@@ -338,16 +356,7 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       middleware: [requireKey()] as const,
       request: {
         params: AuditIdParam,
-        query: z.object({
-          status: z.enum(["2xx", "3xx", "4xx", "5xx", "failed", "blocked", "not_fetched"])
-            .optional(),
-          indexable: z.enum(["true", "false"]).optional(),
-          check: z.string().min(1).max(100).optional().openapi({
-            description: "Only URLs this check fired on",
-            example: "title_missing",
-          }),
-          ...PageQuery,
-        }),
+        query: PagesQuery,
       },
       responses: responses(
         { 200: { description: "A page of the inventory", schema: PageList } },
