@@ -14,6 +14,8 @@ import { webhookRoutes } from "./routes/webhooks.ts";
 import { billingRoutes } from "./routes/billing.ts";
 import { pageRoutes } from "./routes/pages.ts";
 import { mcpRoutes } from "./routes/mcp/route.ts";
+import { scheduleJobs, scheduleMaintenance } from "./jobs/schedule_jobs.ts";
+import { scheduleRoutes } from "./routes/schedules.ts";
 
 export interface Capability {
   name: string;
@@ -44,6 +46,12 @@ export const capabilities: Capability[] = [
     routes: articleRoutes,
     jobs: (s) => articleJobs(s.deps),
     maintenance: (s) => articleMaintenance(s.deps),
+  },
+  {
+    name: "schedules",
+    routes: scheduleRoutes,
+    jobs: (s) => scheduleJobs(s.deps),
+    maintenance: (s) => scheduleMaintenance(s.deps),
   },
   { name: "pages", routes: pageRoutes },
   /** The same capabilities as MCP tools at /mcp, on the same rules (routes/mcp/). */

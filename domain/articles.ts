@@ -7,7 +7,8 @@ import { ApiError } from "./errors.ts";
 import { recordEvent } from "./events.ts";
 import { addRefund, chargeFor, type Funding } from "./funding.ts";
 import { newId } from "./ids.ts";
-import type { ProjectRecord, SubscriptionRecord } from "./records.ts";
+import type { KeyMode, ProjectRecord, SubscriptionRecord } from "./records.ts";
+import { projectVisibleTo } from "./projects.ts";
 import { isActive } from "./subscription_state.ts";
 import type { ArticleStage, GeneratedArticle } from "./writing/generate_article.ts";
 import type { ArticleBrief, GeneratorInfo, TokenUsage } from "./writing/writer.ts";
@@ -177,9 +178,12 @@ export async function getArticle(
   deps: Deps,
   accountId: string,
   articleId: string,
+  mode: KeyMode,
 ): Promise<ArticleRecord> {
   const article = (await deps.kv.get<ArticleRecord>(keys.article(accountId, articleId))).value;
-  if (!article) throw new ApiError("not_found", 404, `No article '${articleId}' on this account`);
+  if (!article || !(await projectVisibleTo(deps, accountId, article.projectId, mode))) {
+    throw new ApiError("not_found", 404, `No article '${articleId}' on this account`);
+  }
   return article;
 }
 

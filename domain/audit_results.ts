@@ -1,7 +1,7 @@
 /**
  * What a completed audit found, read in pages: its issues (with what they mean, how to fix them
  * and their change against the previous audit), the evidence items of one issue, and the page
- * inventory. Plain functions `(deps, accountId, auditId, query) => page` for the HTTP routes and
+ * inventory. Plain functions `(deps, caller, auditId, query) => page` for the HTTP routes and
  * any other caller (an MCP tool, say). Each listing is one KV prefix read with a cursor: keys
  * sort the way the lists come out, so no listing scans the audit.
  *
@@ -21,6 +21,13 @@ import {
 } from "./audits.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
+import type { KeyMode } from "./records.ts";
+
+/** Whose audit: the account, and the calling key's mode (a sandbox key sees only its sandbox side). */
+export interface Caller {
+  accountId: string;
+  mode: KeyMode;
+}
 
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 50;
@@ -83,8 +90,8 @@ function pageSize(limit: number | undefined): number {
 }
 
 /** An audit of the account that has completed, or 404 / 409. */
-async function completedAudit(deps: Deps, accountId: string, auditId: string) {
-  const audit = await getAudit(deps, accountId, auditId);
+async function completedAudit(deps: Deps, caller: Caller, auditId: string) {
+  const audit = await getAudit(deps, caller.accountId, auditId, caller.mode);
   if (audit.status !== "completed") {
     throw new ApiError(
       "invalid_state",
@@ -122,7 +129,7 @@ function issueView(baseUrl: string, auditId: string, i: StoredIssues["issues"][n
  */
 export async function listAuditIssues(
   deps: Deps,
-  accountId: string,
+  caller: Caller,
   auditId: string,
   query: {
     severity?: Severity;
@@ -132,7 +139,7 @@ export async function listAuditIssues(
     cursor?: string;
   },
 ): Promise<Page<IssueView> & { audit_id: string; changes: AuditChanges | null }> {
-  const audit = await completedAudit(deps, accountId, auditId);
+  const audit = await completedAudit(deps, caller, auditId);
   const stored = (await deps.kv.get<StoredIssues>(keys.auditIssues(auditId))).value;
   const all = (stored?.issues ?? []).filter((i) => {
     const c = CHECKS_BY_ID.get(i.check);
@@ -162,12 +169,12 @@ export async function listAuditIssues(
 /** The evidence items of one check of a completed audit, by URL. 404 for an unknown check id. */
 export async function listIssueItems(
   deps: Deps,
-  accountId: string,
+  caller: Caller,
   auditId: string,
   checkId: string,
   query: { limit?: number; cursor?: string },
 ): Promise<Page<Evidence> & Omit<IssueView, "items_url"> & { audit_id: string }> {
-  const audit = await completedAudit(deps, accountId, auditId);
+  const audit = await completedAudit(deps, caller, auditId);
   const check = CHECKS_BY_ID.get(checkId);
   if (!check) throw new ApiError("not_found", 404, `No check '${checkId}'; see /docs/checks`);
   const stored = (await deps.kv.get<StoredIssues>(keys.auditIssues(auditId))).value;
@@ -247,7 +254,7 @@ export function pageView(r: PageRecord): PageView {
  */
 export async function listAuditPages(
   deps: Deps,
-  accountId: string,
+  caller: Caller,
   auditId: string,
   query: {
     status?: PageStatusClass;
@@ -257,7 +264,7 @@ export async function listAuditPages(
     cursor?: string;
   },
 ): Promise<Page<PageView> & { audit_id: string }> {
-  const audit: AuditRecord = await completedAudit(deps, accountId, auditId);
+  const audit: AuditRecord = await completedAudit(deps, caller, auditId);
   const limit = pageSize(query.limit);
   const keep = (r: PageRecord) =>
     (query.status === undefined || statusClass(r) === query.status) &&

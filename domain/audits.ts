@@ -17,7 +17,9 @@ import { chargeFor, type Funding } from "./funding.ts";
 import { newId } from "./ids.ts";
 import { claimJob, finishJob, type JobSpec, renewLease } from "./job_lifecycle.ts";
 import type { RunningJobMarker } from "./job_leases.ts";
-import type { ProjectRecord, SubscriptionRecord } from "./records.ts";
+import type { KeyMode, ProjectRecord, SubscriptionRecord } from "./records.ts";
+import { projectVisibleTo } from "./projects.ts";
+import { regressionOf, startedBySchedule } from "./monitoring/regression_event.ts";
 
 export type AuditStatus = "queued" | "running" | "completed" | "failed";
 
@@ -79,22 +81,31 @@ function leaseMs(deps: Deps, fallback: number): number {
   return deps.config.jobLeaseMs ?? fallback;
 }
 
+/** What `createAudit` accepted: a new audit, or the project's queued or running one. */
+export interface AuditAcceptance {
+  audit: AuditRecord;
+  created: boolean;
+}
+
 /**
  * Accepts an audit: returns the project's queued or running audit if there is one (nothing
  * charged), else charges it (subscription, sandbox budget or 25 credits) and creates it in one
- * commit with the project's active-audit marker, the count and the queue message. A rendered
- * audit (`render`) is refused with 503 `rendering_unavailable` where nothing renders, before
- * anything is charged, and is charged by `renderedAuditCharge` (catalogue).
+ * commit with the project's active-audit marker, the count and the queue message. `alongside`
+ * lets a caller add its own checks and writes to that same commit (a schedule claims its due slot
+ * there, so a slot and its audit exist together or not at all); it may throw to abandon. A
+ * rendered audit (`options.render`) is refused with 503 `rendering_unavailable` where nothing
+ * renders, before anything is charged, and is charged by `renderedAuditCharge` (catalogue).
  */
 export function createAudit(
   deps: Deps,
   caller: Principal,
   projectId: string,
+  alongside?: (op: Deno.AtomicOperation, accepted: AuditAcceptance) => Promise<void>,
   options: { render?: boolean } = {},
-): Promise<{ audit: AuditRecord; created: boolean }> {
+): Promise<AuditAcceptance> {
   const { kv, clock } = deps;
   const render = options.render === true;
-  return atomically<{ audit: AuditRecord; created: boolean }>(kv, async () => {
+  return atomically<AuditAcceptance>(kv, async () => {
     const [projectEntry, activeEntry, subEntry] = await kv.getMany<
       [ProjectRecord, string, SubscriptionRecord]
     >([
@@ -109,10 +120,10 @@ export function createAudit(
       if (
         current.value && (current.value.status === "queued" || current.value.status === "running")
       ) {
-        return {
-          op: kv.atomic().check(activeEntry, current),
-          result: { audit: current.value, created: false },
-        };
+        const op = kv.atomic().check(activeEntry, current);
+        const result = { audit: current.value, created: false };
+        await alongside?.(op, result);
+        return { op, result };
       }
     }
     if (render && !deps.render?.enabled) {
@@ -174,6 +185,7 @@ export function createAudit(
         counts: { ...project.counts, audits: project.counts.audits + 1 },
       });
     deps.queue.enqueueIn(op, { type: "audit", id });
+    await alongside?.(op, { audit, created: true });
     return { op, result: { audit, created: true } };
   });
 }
@@ -227,9 +239,12 @@ export async function getAudit(
   deps: Deps,
   accountId: string,
   auditId: string,
+  mode: KeyMode,
 ): Promise<AuditRecord> {
   const audit = (await deps.kv.get<AuditRecord>(keys.audit(accountId, auditId))).value;
-  if (!audit) throw new ApiError("not_found", 404, `No audit '${auditId}' on this account`);
+  if (!audit || !(await projectVisibleTo(deps, accountId, audit.projectId, mode))) {
+    throw new ApiError("not_found", 404, `No audit '${auditId}' on this account`);
+  }
   return audit;
 }
 
@@ -539,21 +554,29 @@ async function completeAudit(deps: Deps, auditId: string, outcome: CrawlOutcome)
           description: clip(p.description, 200),
         })),
       });
-      recordEvent(op, deps.queue, {
-        accountId,
-        event: "audit.completed",
-        now,
-        data: {
-          project_id: project.id,
-          project_name: project.name,
-          status: "completed",
-          jobs_completed: report.jobs_completed,
-          jobs_failed: report.jobs_failed,
-          completed_at: new Date(now).toISOString(),
-          audit_id: auditId,
-          changes,
-        },
-      });
+      // The events carry `changes` extended with the regression comparison (score and category
+      // deltas, new critical and warning issues, fixed issues); `audit.regressed` is the same
+      // payload, sent as well when the audit regressed.
+      const regression = regressionOf(project, changes.previous_audit_id, {
+        auditId,
+        score: report.score,
+        categories: report.summary.categories,
+      }, issues.issues);
+      const data = {
+        project_id: project.id,
+        project_name: project.name,
+        status: "completed",
+        jobs_completed: report.jobs_completed,
+        jobs_failed: report.jobs_failed,
+        completed_at: new Date(now).toISOString(),
+        audit_id: auditId,
+        scheduled: await startedBySchedule(kv, project.id, auditId),
+        changes: { ...changes, ...regression },
+      };
+      recordEvent(op, deps.queue, { accountId, event: "audit.completed", now, data });
+      if (regression.regressed) {
+        recordEvent(op, deps.queue, { accountId, event: "audit.regressed", now, data });
+      }
     }
     return "completed";
   });

@@ -15,7 +15,9 @@ export type JobMessage =
   | { type: "audit"; id: string }
   | { type: "article"; id: string }
   | { type: "outbox"; id: string }
-  | { type: "delivery"; id: string };
+  | { type: "delivery"; id: string }
+  /** A project's audit schedule whose run is due (id: the project id). */
+  | { type: "schedule"; id: string };
 
 /** What domain functions need from the outside world, passed in rather than imported. */
 export interface Deps {

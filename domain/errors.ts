@@ -84,6 +84,13 @@ export const ERROR_CODES = {
     meaning: "Sandbox and credit-funded articles are draft-only; publishing needs a subscription.",
     action: "Subscribe the project, or publish the draft yourself.",
   },
+  schedule_not_allowed: {
+    status: 403,
+    meaning:
+      "Sandbox keys cannot schedule audits, and a project's funding limits how often: the basic plan weekly, pro daily, credits daily.",
+    action:
+      "Use a live key, pick a less frequent cadence, or subscribe the project to the plan that includes it.",
+  },
   method_not_allowed: {
     status: 405,
     meaning: "The path exists but does not accept this HTTP method.",

@@ -9,6 +9,8 @@ export const EVENT_NAMES = [
   "article.published",
   "subscription.updated",
   "credits.updated",
+  "audit.regressed",
+  "schedule.paused",
   "article.generated",
   "usage.threshold_reached",
 ] as const;

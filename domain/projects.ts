@@ -162,3 +162,19 @@ export async function getProject(
   }
   return { entry: entry as Deno.KvEntry<ProjectRecord>, subscription: sub.value };
 }
+
+/**
+ * Whether a caller of `mode` may see work (audits, articles) on a project: live keys see all of
+ * their account's, a sandbox key only its sandbox side (`canSee`). Reads the project only for a
+ * sandbox caller.
+ */
+export async function projectVisibleTo(
+  deps: Deps,
+  accountId: string,
+  projectId: string,
+  mode: KeyMode,
+): Promise<boolean> {
+  if (mode === "live") return true;
+  const project = (await deps.kv.get<ProjectRecord>(keys.project(accountId, projectId))).value;
+  return project !== null && canSee(mode, project.sandbox);
+}

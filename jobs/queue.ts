@@ -21,5 +21,6 @@ export function isJobMessage(value: unknown): value is JobMessage {
   if (typeof value !== "object" || value === null) return false;
   const v = value as Record<string, unknown>;
   return typeof v.id === "string" &&
-    (v.type === "audit" || v.type === "article" || v.type === "outbox" || v.type === "delivery");
+    (v.type === "audit" || v.type === "article" || v.type === "outbox" || v.type === "delivery" ||
+      v.type === "schedule");
 }

@@ -74,6 +74,14 @@ export const keys = {
   /** What the latest completed audit learnt about a project's site (pages for internal links). */
   siteFacts: (projectId: string) => ["site_facts", projectId] as const,
 
+  /** A project's audit schedule (at most one per project). */
+  schedule: (projectId: string) => ["schedules", projectId] as const,
+  /** Schedules by the time the dispatcher should next look at them (their run, or a retry). */
+  scheduleDue: (at: number, projectId: string) => ["schedules_due", at, projectId] as const,
+  schedulesDue: () => ["schedules_due"] as const,
+  /** A due slot of a schedule, claimed once (versionstamp check) so it runs exactly once. */
+  scheduleSlot: (projectId: string, dueAt: number) => ["schedule_slots", projectId, dueAt] as const,
+
   /** Jobs that were started and not finished, swept by the stale-job cron. */
   runningJob: (kind: string, id: string) => ["running_jobs", kind, id] as const,
   runningJobs: () => ["running_jobs"] as const,

@@ -187,7 +187,12 @@ export function articleRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     }),
     async (c) => {
       const caller = c.get("principal")!;
-      const article = await getArticle(deps, caller.account.id, c.req.valid("param").articleId);
+      const article = await getArticle(
+        deps,
+        caller.account.id,
+        c.req.valid("param").articleId,
+        caller.key.mode,
+      );
       return c.json(articleView(article), 200);
     },
   );

@@ -1,3 +1,4 @@
+import type { KeyMode } from "../domain/records.ts";
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { type AuditRecord, createAudit, getAudit } from "../domain/audits.ts";
 import {
@@ -128,7 +129,30 @@ const Issue = z.object({
   items_url: z.string().openapi({ example: "/v1/audits/aud_0abc/issues/broken_internal_links" }),
 }).openapi("AuditIssue");
 
-const IssueList = z.object({
+/** The filters of `GET /v1/audits/{auditId}/issues` (also the MCP audits tool's). */
+export const IssuesQuery = z.object({
+  severity: Severity.optional(),
+  category: Category.optional(),
+  change: Change.optional(),
+  ...PageQuery,
+});
+
+/** The filters of `GET /v1/audits/{auditId}/pages` (also the MCP audits tool's). */
+export const PagesQuery = z.object({
+  status: z.enum(["2xx", "3xx", "4xx", "5xx", "failed", "blocked", "not_fetched"])
+    .optional(),
+  indexable: z.enum(["true", "false"]).optional(),
+  check: z.string().min(1).max(100).optional().openapi({
+    description: "Only URLs this check fired on",
+    example: "title_missing",
+  }),
+  ...PageQuery,
+});
+
+/** The paging of `GET /v1/audits/{auditId}/issues/{check}`. */
+export const IssueItemsQuery = z.object(PageQuery);
+
+export const IssueList = z.object({
   audit_id: z.string(),
   changes: Changes.nullable(),
   data: z.array(Issue),
@@ -147,7 +171,7 @@ const Evidence = z.record(z.string(), z.unknown()).openapi("AuditEvidence", {
   },
 });
 
-const IssueItems = z.object({
+export const IssueItems = z.object({
   audit_id: z.string(),
   ...IssueBase,
   data: z.array(Evidence),
@@ -187,7 +211,7 @@ const PageItem = z.object({
   checks: z.array(z.string()).openapi({ description: "Checks that fired on this URL" }),
 }).openapi("AuditPage");
 
-const PageList = z.object({
+export const PageList = z.object({
   audit_id: z.string(),
   data: z.array(PageItem),
   next_cursor: NextCursor,
@@ -251,9 +275,15 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     async (c) => {
       const caller = c.get("principal")!;
       const body = c.req.valid("json") ?? {};
-      const { audit, created } = await createAudit(deps, caller, c.req.valid("param").projectId, {
-        render: body.render === true,
-      });
+      const { audit, created } = await createAudit(
+        deps,
+        caller,
+        c.req.valid("param").projectId,
+        undefined,
+        {
+          render: body.render === true,
+        },
+      );
       if (created) s.resolver.invalidateAccount(caller.account.id);
       return c.json({
         audit_id: audit.id,
@@ -279,7 +309,12 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     }),
     async (c) => {
       const caller = c.get("principal")!;
-      const audit = await getAudit(deps, caller.account.id, c.req.valid("param").auditId);
+      const audit = await getAudit(
+        deps,
+        caller.account.id,
+        c.req.valid("param").auditId,
+        caller.key.mode,
+      );
       return c.json(auditView(audit), 200);
     },
   );
@@ -295,12 +330,7 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       middleware: [requireKey()] as const,
       request: {
         params: AuditIdParam,
-        query: z.object({
-          severity: Severity.optional(),
-          category: Category.optional(),
-          change: Change.optional(),
-          ...PageQuery,
-        }),
+        query: IssuesQuery,
       },
       responses: responses(
         { 200: { description: "Issues, worst first, then the fixed ones", schema: IssueList } },
@@ -310,7 +340,7 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     async (c) => {
       const caller = c.get("principal")!;
       const q = c.req.valid("query");
-      const page = await listAuditIssues(deps, caller.account.id, c.req.valid("param").auditId, {
+      const page = await listAuditIssues(deps, ownerOf(caller), c.req.valid("param").auditId, {
         severity: q.severity,
         category: q.category as never,
         change: q.change,
@@ -336,7 +366,7 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
             example: "broken_internal_links",
           }),
         }),
-        query: z.object(PageQuery),
+        query: IssueItemsQuery,
       },
       responses: responses(
         { 200: { description: "The check and a page of its items", schema: IssueItems } },
@@ -347,7 +377,7 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       const caller = c.get("principal")!;
       const { auditId, check } = c.req.valid("param");
       const q = c.req.valid("query");
-      const page = await listIssueItems(deps, caller.account.id, auditId, check, q);
+      const page = await listIssueItems(deps, ownerOf(caller), auditId, check, q);
       return c.json(page, 200);
     },
   );
@@ -364,16 +394,7 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       middleware: [requireKey()] as const,
       request: {
         params: AuditIdParam,
-        query: z.object({
-          status: z.enum(["2xx", "3xx", "4xx", "5xx", "failed", "blocked", "not_fetched"])
-            .optional(),
-          indexable: z.enum(["true", "false"]).optional(),
-          check: z.string().min(1).max(100).optional().openapi({
-            description: "Only URLs this check fired on",
-            example: "title_missing",
-          }),
-          ...PageQuery,
-        }),
+        query: PagesQuery,
       },
       responses: responses(
         { 200: { description: "A page of the inventory", schema: PageList } },
@@ -383,7 +404,7 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     async (c) => {
       const caller = c.get("principal")!;
       const q = c.req.valid("query");
-      const page = await listAuditPages(deps, caller.account.id, c.req.valid("param").auditId, {
+      const page = await listAuditPages(deps, ownerOf(caller), c.req.valid("param").auditId, {
         status: q.status,
         indexable: q.indexable === undefined ? undefined : q.indexable === "true",
         check: q.check,
@@ -393,4 +414,9 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       return c.json(page, 200);
     },
   );
+}
+
+/** The audit findings' caller: the account and the key's mode. */
+function ownerOf(p: { account: { id: string }; key: { mode: KeyMode } }) {
+  return { accountId: p.account.id, mode: p.key.mode };
 }

@@ -1,6 +1,7 @@
 import type { Deps } from "../domain/deps.ts";
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import {
+  CADENCES,
   CREDIT_NOTES,
   CREDIT_USD_VALUE,
   CURRENCY,
@@ -38,6 +39,12 @@ export const PlansDocument = z.object({
     featured: z.boolean(),
     features: z.array(z.string()),
     checkout_url: z.string(),
+    scheduled_audits: z.object({
+      max_cadence: z.enum(CADENCES).openapi({
+        description: "The most frequent audit schedule the plan includes",
+      }),
+      included: z.boolean(),
+    }),
   })),
   agent_channel: z.object({
     audience: z.literal("agent"),
@@ -65,6 +72,12 @@ export const PlansDocument = z.object({
       usd_price: z.number(),
       description: z.string(),
     })),
+    scheduled_audits: z.object({
+      max_cadence: z.enum(CADENCES),
+      unit: z.string(),
+      credits_per_audit: z.number().int(),
+      note: z.string(),
+    }),
   }),
   article_pricing: z.object({
     model_article: z.object({ unit_id: z.literal("article_generated"), credits: z.number() }),
@@ -91,6 +104,7 @@ export const PlansDocument = z.object({
     expires_days: z.number().int(),
     price: z.number(),
     signup: z.string(),
+    scheduled_audits: z.literal(false).openapi({ description: "Sandbox keys cannot schedule" }),
   }),
   links: z.object({ pricing_page: z.string(), for_agents: z.string(), llms_txt: z.string() }),
 }).openapi("Plans");

@@ -30,6 +30,10 @@ const WHEN: Record<string, string> = {
   "credits.updated": "A paid credit pack checkout completed and credits were added; also a " +
     "refund or dispute of a pack taking credits back (negative `credits_added`, with " +
     "`written_off` for credits already spent) or a won dispute giving them back.",
+  "audit.regressed":
+    "A completed audit scored lower than the project's previous one, or found new critical issues.",
+  "schedule.paused":
+    "A project's audit schedule paused: the balance cannot pay a run, or the plan no longer includes the cadence.",
 };
 
 const EventEnvelope = z.object({
@@ -69,6 +73,10 @@ export const TAGS = [
   { name: "API keys", description: "Mint, list and revoke keys; rotate by creating first" },
   { name: "Projects", description: "One project per site" },
   { name: "Audits", description: "Technical audits: 202, then poll every 30-60 s" },
+  {
+    name: "Schedules",
+    description: "Scheduled audits of a project, with regression alerts (audit.regressed)",
+  },
   { name: "Articles", description: "Draft SEO articles: 202, then poll every 60 s" },
   { name: "Billing", description: "Plans, credits and checkouts a human pays" },
   { name: "Webhooks", description: "Signed outbound event deliveries" },

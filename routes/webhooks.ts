@@ -93,7 +93,10 @@ export function webhookRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     }),
     async (c) => {
       const caller = c.get("principal")!;
-      const rows = await listWebhooks(deps, caller.account.id);
+      const rows = await listWebhooks(deps, {
+        accountId: caller.account.id,
+        mode: caller.key.mode,
+      });
       return c.json({
         webhooks: rows.map(({ record, secret, lastSuccessAt }) => ({
           ...baseView(record),
@@ -132,7 +135,11 @@ export function webhookRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     }),
     async (c) => {
       const caller = c.get("principal")!;
-      const { record, secret } = await createWebhook(deps, caller.account.id, c.req.valid("json"));
+      const { record, secret } = await createWebhook(
+        deps,
+        { accountId: caller.account.id, mode: caller.key.mode },
+        c.req.valid("json"),
+      );
       return c.json({
         ...baseView(record),
         secret,
@@ -164,7 +171,7 @@ export function webhookRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     async (c) => {
       const caller = c.get("principal")!;
       const id = c.req.valid("param").id;
-      await deleteWebhook(deps, caller.account.id, id);
+      await deleteWebhook(deps, { accountId: caller.account.id, mode: caller.key.mode }, id);
       return c.json({ deleted: true as const, webhook_id: id }, 200);
     },
   );

@@ -14,12 +14,23 @@ export const CURRENCY = "USD";
 /** 1 credit is worth 1 USD of list price. */
 export const CREDIT_USD_VALUE = 1;
 
+/** How often a scheduled audit may run, most frequent first. */
+export const CADENCES = ["daily", "weekly", "monthly"] as const;
+export type Cadence = (typeof CADENCES)[number];
+
+/** True when `cadence` runs no more often than `max` (monthly ≤ weekly ≤ daily). */
+export function cadenceWithin(cadence: Cadence, max: Cadence): boolean {
+  return CADENCES.indexOf(cadence) >= CADENCES.indexOf(max);
+}
+
 export interface Plan {
   id: PlanId;
   name: string;
   monthlyPrice: number;
   featured: boolean;
   features: string[];
+  /** The most frequent audit schedule the plan includes (`PUT /v1/projects/{id}/schedule`). */
+  scheduleMaxCadence: Cadence;
 }
 
 /** How many times more pages a `pro` project's audit may crawl than `CRAWL_MAX_PAGES`. */
@@ -37,7 +48,9 @@ export const PLANS: readonly Plan[] = [
       "Draft SEO articles included, no credit charges",
       "Publishing of generated articles",
       "Signed webhooks for audit, article and billing events",
+      "Scheduled audits up to weekly, with regression alerts (audit.regressed)",
     ],
+    scheduleMaxCadence: "weekly",
   },
   {
     id: "pro",
@@ -47,9 +60,11 @@ export const PLANS: readonly Plan[] = [
     features: [
       "Everything in Basic",
       `Audits crawl up to ${PRO_CRAWL_FACTOR} times as many pages of the site`,
+      "Scheduled audits up to daily",
       "Rendered audits included (pages rendered in a real browser: lab LCP, CLS, TBT, mobile " +
       "layout, what JavaScript changes)",
     ],
+    scheduleMaxCadence: "daily",
   },
 ];
 
@@ -174,6 +189,16 @@ export const UNIT_ITEMS: readonly UnitItem[] = [
 export function articleUnit(modelConfigured: boolean): "article_generated" | "article_outline" {
   return modelConfigured ? "article_generated" : "article_outline";
 }
+
+/**
+ * Scheduled audits of a project without a subscription: each run is charged like an API audit
+ * (`technical_audit` from the credit balance), at most this often; a run the balance cannot pay
+ * pauses the schedule. Sandbox keys cannot schedule.
+ */
+export const CREDIT_SCHEDULE = {
+  maxCadence: "daily" as Cadence,
+  unit: "technical_audit" as const,
+};
 
 /**
  * How a rendered audit (`{"render": true}`) is paid, by what would pay for the raw one: included
@@ -333,6 +358,7 @@ export function plansDocument(baseUrl: string) {
       featured: p.featured,
       features: [...p.features],
       checkout_url: `${baseUrl}/pricing#plan-${p.id}`,
+      scheduled_audits: { max_cadence: p.scheduleMaxCadence, included: true },
     })),
     agent_channel: {
       audience: "agent" as const,
@@ -365,6 +391,14 @@ export function plansDocument(baseUrl: string) {
         usd_price: u.credits * CREDIT_USD_VALUE,
         description: u.description,
       })),
+      scheduled_audits: {
+        max_cadence: CREDIT_SCHEDULE.maxCadence,
+        unit: CREDIT_SCHEDULE.unit,
+        credits_per_audit: UNIT_PRICES[CREDIT_SCHEDULE.unit],
+        note: "A project without a subscription may schedule audits with a live key; each run " +
+          `is charged ${UNIT_PRICES[CREDIT_SCHEDULE.unit]} credits like an API audit, and the ` +
+          "schedule pauses (event schedule.paused) when the balance cannot pay.",
+      },
     },
     article_pricing: {
       model_article: {
@@ -395,6 +429,7 @@ export function plansDocument(baseUrl: string) {
       expires_days: SANDBOX_LIMITS.expires_days,
       price: 0,
       signup: `POST ${baseUrl}/v1/accounts`,
+      scheduled_audits: false,
     },
     links: {
       pricing_page: `${baseUrl}/pricing`,

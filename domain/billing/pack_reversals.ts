@@ -95,69 +95,61 @@ export function applyDisputeClosed(deps: Deps, event: StripeEventLike): Promise<
   const paymentIntentId = idOf(dispute.payment_intent);
   const status = str(dispute.status);
   if (!disputeId || !paymentIntentId || !status) return Promise.resolve("ignored");
-  const { kv, clock } = deps;
-  return atomically(kv, async () => {
-    const [mark, payEntry] = await kv.getMany<[StripeEventRecord, PackPaymentRecord]>([
-      keys.stripeEvent(event.id),
-      keys.stripePayment(paymentIntentId),
-    ]);
-    if (mark.value) return { op: kv.atomic().check(mark), result: "duplicate_event" as const };
-    const pack = payEntry.value;
-    if (!pack) return { op: kv.atomic().check(mark), result: "ignored" as const };
-    const now = clock.now();
-    const op = kv.atomic().check(mark, payEntry);
-    const finish = (outcome: EventOutcome) => {
-      markEvent(op, event, outcome, now);
-      return { op, result: outcome };
-    };
-    const held = pack.disputes[disputeId];
-    if (!held) {
-      logAnomaly("dispute closed that was never opened here", event, { dispute_id: disputeId });
-      return finish("ignored");
-    }
-    if (held.status !== "open") return finish("dispute_already_closed");
-    if (status === "lost") {
-      op.set(payEntry.key, {
-        ...pack,
-        disputes: { ...pack.disputes, [disputeId]: { ...held, status: "lost" } },
-        updatedAt: now,
-      });
-      return finish("dispute_lost");
-    }
-    const balance = await kv.get<BalanceRecord>(keys.balance(pack.accountId));
-    let balanceAfter = balance.value?.credits ?? 0;
-    if (held.taken > 0) {
-      balanceAfter = addCredit(op, balance, "grant", {
+  return onPackPayment(
+    deps,
+    event,
+    paymentIntentId,
+    async ({ op, pack, payEntry, now, finish }) => {
+      const { kv } = deps;
+      const held = pack.disputes[disputeId];
+      if (!held) {
+        logAnomaly("dispute closed that was never opened here", event, { dispute_id: disputeId });
+        return finish("ignored");
+      }
+      if (held.status !== "open") return finish("dispute_already_closed");
+      if (status === "lost") {
+        op.set(payEntry.key, {
+          ...pack,
+          disputes: { ...pack.disputes, [disputeId]: { ...held, status: "lost" } },
+          updatedAt: now,
+        });
+        return finish("dispute_lost");
+      }
+      const balance = await kv.get<BalanceRecord>(keys.balance(pack.accountId));
+      let balanceAfter = balance.value?.credits ?? 0;
+      if (held.taken > 0) {
+        balanceAfter = addCredit(op, balance, "grant", {
+          accountId: pack.accountId,
+          amount: held.taken,
+          reason: "dispute_won",
+          ref: `dispute:${disputeId}`,
+          now,
+        }).balanceAfter;
+      }
+      op.set(
+        payEntry.key,
+        {
+          ...pack,
+          disputes: { ...pack.disputes, [disputeId]: { ...held, status: "won" } },
+          taken: pack.taken - held.taken,
+          writtenOff: pack.writtenOff - (held.due - held.taken),
+          updatedAt: now,
+        } satisfies PackPaymentRecord,
+      );
+      recordEvent(op, deps.queue, {
         accountId: pack.accountId,
-        amount: held.taken,
-        reason: "dispute_won",
-        ref: `dispute:${disputeId}`,
+        event: "credits.updated",
+        data: {
+          pack_id: pack.packId,
+          credits_added: held.taken,
+          balance_credits: balanceAfter,
+          stripe_event: event.type,
+        },
         now,
-      }).balanceAfter;
-    }
-    op.set(
-      payEntry.key,
-      {
-        ...pack,
-        disputes: { ...pack.disputes, [disputeId]: { ...held, status: "won" } },
-        taken: pack.taken - held.taken,
-        writtenOff: pack.writtenOff - (held.due - held.taken),
-        updatedAt: now,
-      } satisfies PackPaymentRecord,
-    );
-    recordEvent(op, deps.queue, {
-      accountId: pack.accountId,
-      event: "credits.updated",
-      data: {
-        pack_id: pack.packId,
-        credits_added: held.taken,
-        balance_credits: balanceAfter,
-        stripe_event: event.type,
-      },
-      now,
-    });
-    return finish("credits_restored");
-  });
+      });
+      return finish("credits_restored");
+    },
+  );
 }
 
 type Plan =
@@ -179,6 +171,83 @@ function reverse(
   paymentIntentId: string,
   plan: (pack: PackPaymentRecord) => Plan,
 ): Promise<EventOutcome> {
+  return onPackPayment(
+    deps,
+    event,
+    paymentIntentId,
+    async ({ op, pack, payEntry, now, finish }) => {
+      const { kv } = deps;
+      const p = plan(pack);
+      if (typeof p === "string") return finish(p);
+      if (p.due === 0) return finish("nothing_to_reverse");
+
+      const balance = await kv.get<BalanceRecord>(keys.balance(pack.accountId));
+      const available = balance.value?.credits ?? 0;
+      const taken = Math.min(p.due, available);
+      const r: Reversal = { due: p.due, taken, writtenOff: p.due - taken };
+      const balanceAfter = taken > 0
+        ? addDebit(op, balance, {
+          accountId: pack.accountId,
+          amount: taken,
+          reason: p.reason,
+          ref: event.id,
+          now,
+        }).balanceAfter
+        : available;
+      op.set(
+        payEntry.key,
+        {
+          ...p.update(pack, r),
+          taken: pack.taken + taken,
+          writtenOff: pack.writtenOff + r.writtenOff,
+          updatedAt: now,
+        } satisfies PackPaymentRecord,
+      );
+      if (r.writtenOff > 0) {
+        logAnomaly("credits already spent; written off", event, {
+          account_id: pack.accountId,
+          pack_id: pack.packId,
+          written_off: r.writtenOff,
+        });
+      }
+      recordEvent(op, deps.queue, {
+        accountId: pack.accountId,
+        event: "credits.updated",
+        data: {
+          pack_id: pack.packId,
+          credits_added: taken === 0 ? 0 : -taken,
+          balance_credits: balanceAfter,
+          written_off: r.writtenOff,
+          stripe_event: event.type,
+        },
+        now,
+      });
+      return finish(p.reason === "pack_refunded" ? "credits_reversed" : "credits_held");
+    },
+  );
+}
+
+interface PackPaymentCommit {
+  op: Deno.AtomicOperation;
+  pack: PackPaymentRecord;
+  payEntry: Deno.KvEntryMaybe<PackPaymentRecord>;
+  now: number;
+  /** Marks the event applied with `outcome` in the same commit and ends the attempt. */
+  finish: (outcome: EventOutcome) => { op: Deno.AtomicOperation; result: EventOutcome };
+}
+
+/**
+ * The one read-check-commit of an event on a pack payment: the event's mark and the payment
+ * record are read and checked together, a repeated event is `duplicate_event`, a charge the
+ * service has no pack payment for is not ours (`ignored`, nothing marked); `apply` adds its
+ * writes to the same commit and ends with `finish`.
+ */
+function onPackPayment(
+  deps: Deps,
+  event: StripeEventLike,
+  paymentIntentId: string,
+  apply: (c: PackPaymentCommit) => Promise<{ op: Deno.AtomicOperation; result: EventOutcome }>,
+): Promise<EventOutcome> {
   const { kv, clock } = deps;
   return atomically(kv, async () => {
     const [mark, payEntry] = await kv.getMany<[StripeEventRecord, PackPaymentRecord]>([
@@ -194,51 +263,6 @@ function reverse(
       markEvent(op, event, outcome, now);
       return { op, result: outcome };
     };
-    const p = plan(pack);
-    if (typeof p === "string") return finish(p);
-    if (p.due === 0) return finish("nothing_to_reverse");
-
-    const balance = await kv.get<BalanceRecord>(keys.balance(pack.accountId));
-    const available = balance.value?.credits ?? 0;
-    const taken = Math.min(p.due, available);
-    const r: Reversal = { due: p.due, taken, writtenOff: p.due - taken };
-    const balanceAfter = taken > 0
-      ? addDebit(op, balance, {
-        accountId: pack.accountId,
-        amount: taken,
-        reason: p.reason,
-        ref: event.id,
-        now,
-      }).balanceAfter
-      : available;
-    op.set(
-      payEntry.key,
-      {
-        ...p.update(pack, r),
-        taken: pack.taken + taken,
-        writtenOff: pack.writtenOff + r.writtenOff,
-        updatedAt: now,
-      } satisfies PackPaymentRecord,
-    );
-    if (r.writtenOff > 0) {
-      logAnomaly("credits already spent; written off", event, {
-        account_id: pack.accountId,
-        pack_id: pack.packId,
-        written_off: r.writtenOff,
-      });
-    }
-    recordEvent(op, deps.queue, {
-      accountId: pack.accountId,
-      event: "credits.updated",
-      data: {
-        pack_id: pack.packId,
-        credits_added: taken === 0 ? 0 : -taken,
-        balance_credits: balanceAfter,
-        written_off: r.writtenOff,
-        stripe_event: event.type,
-      },
-      now,
-    });
-    return finish(p.reason === "pack_refunded" ? "credits_reversed" : "credits_held");
+    return await apply({ op, pack, payEntry, now, finish });
   });
 }

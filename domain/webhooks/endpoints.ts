@@ -6,7 +6,9 @@
  */
 import { atomically } from "../../kv/atomic.ts";
 import { keys } from "../../kv/keys.ts";
+import { canSee } from "../auth.ts";
 import type { Deps } from "../deps.ts";
+import type { KeyMode } from "../records.ts";
 import { ApiError } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { newSigningSecret, openSecret, requireEncryptionKey, sealSecret } from "./secret_box.ts";
@@ -25,9 +27,10 @@ export function secretBinding(w: { accountId: string; id: string }): string {
  */
 export async function createWebhook(
   deps: Deps,
-  accountId: string,
+  caller: { accountId: string; mode: KeyMode },
   input: { url: string; events?: string[] },
 ): Promise<{ record: WebhookRecord; secret: string }> {
+  const { accountId } = caller;
   const url = await checkWebhookUrl(deps, input.url);
   const encryptionKey = requireEncryptionKey(deps.config.webhookEncryptionKey);
   const events = [...new Set(input.events ?? [])];
@@ -46,6 +49,7 @@ export async function createWebhook(
     failureCount: 0,
     lastFailureAt: null,
     deactivatedAt: null,
+    mode: caller.mode,
   };
   await atomically(deps.kv, async () => {
     const count = await deps.kv.get<number>(keys.webhookCount(accountId));
@@ -74,13 +78,21 @@ export interface ListedWebhook {
   lastSuccessAt: number | null;
 }
 
-/** The account's endpoints, oldest first, each with its secret opened for masking. */
-export async function listWebhooks(deps: Deps, accountId: string): Promise<ListedWebhook[]> {
+/** Whether a caller of `mode` may see an endpoint (`canSee`: a sandbox key, the sandbox side). */
+function visible(mode: KeyMode, hook: WebhookRecord): boolean {
+  return canSee(mode, hook.mode === "sandbox");
+}
+
+/** The account's endpoints a caller of `mode` may see, oldest first, secrets opened for masking. */
+export async function listWebhooks(
+  deps: Deps,
+  caller: { accountId: string; mode: KeyMode },
+): Promise<ListedWebhook[]> {
   const records: WebhookRecord[] = [];
   for await (
-    const e of deps.kv.list<WebhookRecord>({ prefix: keys.webhooksOfAccount(accountId) })
+    const e of deps.kv.list<WebhookRecord>({ prefix: keys.webhooksOfAccount(caller.accountId) })
   ) {
-    records.push(e.value);
+    if (visible(caller.mode, e.value)) records.push(e.value);
   }
   records.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
   const successes = new Map<string, number>();
@@ -112,16 +124,17 @@ export async function listWebhooks(deps: Deps, accountId: string): Promise<Liste
  */
 export async function deleteWebhook(
   deps: Deps,
-  accountId: string,
+  caller: { accountId: string; mode: KeyMode },
   webhookId: string,
 ): Promise<void> {
   const { kv } = deps;
+  const { accountId } = caller;
   await atomically(kv, async () => {
     const [hook, count] = await kv.getMany<[WebhookRecord, number]>([
       keys.webhook(accountId, webhookId),
       keys.webhookCount(accountId),
     ]);
-    if (!hook.value) {
+    if (!hook.value || !visible(caller.mode, hook.value)) {
       throw new ApiError("not_found", 404, `No webhook endpoint '${webhookId}' on this account`);
     }
     const op = kv.atomic()

@@ -11,7 +11,7 @@ import { atomically } from "../../kv/atomic.ts";
 import { keys } from "../../kv/keys.ts";
 import { iso } from "../clock.ts";
 import type { Deps } from "../deps.ts";
-import type { OutboxEvent } from "../records.ts";
+import type { OutboxEvent, ProjectRecord } from "../records.ts";
 import { deliveryMessage } from "./messages.ts";
 import { type DeliveryRecord, webhookGraceMs, type WebhookRecord } from "./types.ts";
 
@@ -48,10 +48,16 @@ export function fanOutEvent(deps: Deps, eventId: string): Promise<string[]> {
     if (RESERVED_EVENTS.has(event.event)) return { op, result: [] };
 
     const hooks: WebhookRecord[] = [];
+    let liveSide: boolean | null = null; // read once, only if a sandbox endpoint wants it
     for await (
       const e of kv.list<WebhookRecord>({ prefix: keys.webhooksOfAccount(event.accountId) })
     ) {
-      if (wants(e.value, event.event)) hooks.push(e.value);
+      if (!wants(e.value, event.event)) continue;
+      if (e.value.mode === "sandbox") {
+        liveSide ??= await aboutLiveSide(deps, event);
+        if (liveSide) continue;
+      }
+      hooks.push(e.value);
     }
     // No check on the endpoints: one deleted meanwhile gets a delivery that drops itself when
     // its attempt finds no endpoint, which keeps this commit at one check however many match.
@@ -90,4 +96,16 @@ export function fanOutEvent(deps: Deps, eventId: string): Promise<string[]> {
     }
     return { op, result: hooks.map((h) => deliveryIdFor(event.id, h.id)) };
   });
+}
+
+/**
+ * Whether an event is about the account's live side, which a sandbox endpoint never hears of: the
+ * credit balance, or a project that is not a sandbox project.
+ */
+async function aboutLiveSide(deps: Deps, event: OutboxEvent): Promise<boolean> {
+  if (event.event === "credits.updated") return true;
+  const projectId = (event.data as { project_id?: unknown }).project_id;
+  if (typeof projectId !== "string") return false;
+  const project = await deps.kv.get<ProjectRecord>(keys.project(event.accountId, projectId));
+  return project.value !== null && !project.value.sandbox;
 }

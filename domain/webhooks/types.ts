@@ -1,3 +1,4 @@
+import type { KeyMode } from "../records.ts";
 /**
  * Stored shapes and fixed limits of outbound webhooks. Times are epoch milliseconds from
  * `deps.clock`; the routes turn them into ISO strings.
@@ -88,6 +89,12 @@ export interface WebhookRecord {
   /** The last success time lives under `keys.webhookLastSuccess` (conflict-free `max`). */
   lastFailureAt: number | null;
   deactivatedAt: number | null;
+  /**
+   * The mode of the key that registered it (absent on older records: live). A sandbox endpoint
+   * is the trial's: only sandbox keys' and live keys' lists show it, and it receives only events
+   * about the account's sandbox projects, never the live side's (credits, live projects).
+   */
+  mode?: KeyMode;
 }
 
 export type DeliveryState = "pending" | "delivered" | "failed" | "dropped";

@@ -60,7 +60,9 @@ ${hostConfigSnippet(baseUrl)}
 3. \`projects\` \`{"action": "create", "url": "https://example.com"}\` → \`project_id\`.
 4. \`audits\` \`{"action": "start", "project_id": "proj_…", "wait": 60}\` → the audit; if still
    running, \`{"action": "get", "audit_id": "aud_…"}\` every 30-60 s. Completed audits carry
-   \`score\` and \`summary.top_issues\`.
+   \`score\` and \`summary.top_issues\`; actions \`issues\` (every issue, worst first), \`issue\`
+   (with \`check\`: its affected URLs and evidence) and \`pages\` (every URL crawled) page with
+   \`limit\` and \`cursor\`.
 5. \`articles\` \`{"action": "start", "project_id": "proj_…", "topic": "How to choose running shoes"}\`
    → \`article_id\`; \`{"action": "get", "article_id": "art_…"}\` every 60 s until \`ready\`, then read
    \`content_markdown\`.
@@ -71,6 +73,9 @@ ${hostConfigSnippet(baseUrl)}
    ${UNIT_PRICES.article_generated}, unless the project is subscribed.
 7. Optional: \`webhooks\` \`{"action": "create", "url": "https://…"}\` for signed deliveries instead
    of polling.
+8. Optional, live key: \`schedule\`
+   \`{"action": "set", "project_id": "proj_…", "cadence": "weekly", "hour_utc": 6}\` audits the
+   site on its own; \`audit.regressed\` (webhooks) tells you when it got worse.
 
 Errors are tool results with \`isError: true\`: the text starts with \`Error <code>:\` and ends with the
 API's error body \`{"error": {code, message, doc_url}}\` as JSON, also in \`_meta["com.serpwright/error"]\`;

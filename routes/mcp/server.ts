@@ -20,6 +20,7 @@ import { accountTool, apiKeysTool, signupTool } from "./tools/accounts.ts";
 import { billingTool, publicBillingTool } from "./tools/billing.ts";
 import { articlesTool, auditsTool } from "./tools/jobs.ts";
 import { projectsTool } from "./tools/projects.ts";
+import { scheduleTool } from "./tools/schedule.ts";
 import { webhooksTool } from "./tools/webhooks.ts";
 
 /** The server's version in `serverInfo` and server.json; the tool surface's, not the API's. */
@@ -66,6 +67,7 @@ const TOOLS = compileTools([
   apiKeysTool,
   projectsTool,
   auditsTool,
+  scheduleTool,
   articlesTool,
   publicBillingTool,
   billingTool,
@@ -116,7 +118,12 @@ export function buildMcpServer(services: Services, caller: McpCaller): McpServer
       },
       async (uri, vars) => {
         try {
-          const audit = await getAudit(services.deps, principal.account.id, String(vars.audit_id));
+          const audit = await getAudit(
+            services.deps,
+            principal.account.id,
+            String(vars.audit_id),
+            principal.key.mode,
+          );
           return {
             contents: [{
               uri: uri.href,

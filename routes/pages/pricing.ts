@@ -49,6 +49,28 @@ export function pricingPage(baseUrl: string): string {
     <h2 id="plans">Monthly plans</h2>
     <div class="cards">${cards}</div>
 
+    <h2 id="scheduled-audits">Scheduled audits</h2>
+    <p>A project can be audited on a schedule (<code>PUT /v1/projects/{projectId}/schedule</code>:
+    daily, weekly or monthly at an hour in UTC), with an <code>audit.regressed</code> event when the
+    score drops or new critical issues appear.</p>
+    ${table(
+      ["Funding of the project", "Most frequent schedule", "Each scheduled audit"],
+      [
+        ...doc.plans.map((p) => [
+          `${p.name} plan`,
+          p.scheduled_audits.max_cadence,
+          "included",
+        ]),
+        [
+          "Credits (live key, no subscription)",
+          doc.a_la_carte.scheduled_audits.max_cadence,
+          `${doc.a_la_carte.scheduled_audits.credits_per_audit} credits`,
+        ],
+        ["Sandbox key", "cannot schedule", "n/a"],
+      ],
+    )}
+    <p class="muted">${doc.a_la_carte.scheduled_audits.note}</p>
+
     <h2 id="sandbox">Free sandbox</h2>
     <p>${doc.sandbox.note}</p>
     <ul>

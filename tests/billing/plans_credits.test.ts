@@ -47,6 +47,7 @@ Deno.test("GET /v1/plans is public, cached 5 minutes, and carries every field of
         "monthly_price",
         "name",
         "period",
+        "scheduled_audits",
       ]);
       assert.equal(p.audience, "human");
       assert.equal(p.currency, "USD");
@@ -101,6 +102,14 @@ Deno.test("GET /v1/plans is public, cached 5 minutes, and carries every field of
     assert.equal(sb.price, 0);
     assert.equal(typeof sb.note, "string");
     assert.equal(typeof sb.signup, "string");
+    // Scheduled audits (additive fields): the catalogue's cadence limits.
+    assert.deepEqual(doc.plans.map((p: { scheduled_audits: unknown }) => p.scheduled_audits), [
+      { max_cadence: "weekly", included: true },
+      { max_cadence: "daily", included: true },
+    ]);
+    assert.equal(alc.scheduled_audits.max_cadence, "daily");
+    assert.equal(alc.scheduled_audits.credits_per_audit, 25);
+    assert.equal(sb.scheduled_audits, false);
 
     assert.deepEqual(doc.links, {
       pricing_page: "http://localhost:8000/pricing",

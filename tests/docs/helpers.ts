@@ -38,6 +38,9 @@ export const ADDITIVE_ENDPOINTS = [
   "GET /v1/audits/{auditId}/issues",
   "GET /v1/audits/{auditId}/issues/{check}",
   "GET /v1/audits/{auditId}/pages",
+  "PUT /v1/projects/{projectId}/schedule",
+  "GET /v1/projects/{projectId}/schedule",
+  "DELETE /v1/projects/{projectId}/schedule",
 ] as const;
 
 /** The public ones; every other interface endpoint needs a bearer key. */

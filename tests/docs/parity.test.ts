@@ -39,6 +39,7 @@ Deno.test("the 20 interface endpoints are all documented and all answer (not 404
     const doc = await fetchDocument(app);
     const documented = documentOperations(doc);
     assert.deepEqual(INTERFACE_ENDPOINTS.filter((op) => !documented.includes(op)), []);
+    assert.deepEqual(ADDITIVE_ENDPOINTS.filter((op) => !documented.includes(op)), []);
     const known: readonly string[] = [...INTERFACE_ENDPOINTS, ...ADDITIVE_ENDPOINTS];
     assert.equal(
       documented.length,

@@ -46,6 +46,8 @@ const COUNTED = [
   "balances",
   "idempotency",
   "sandbox_usage",
+  "schedules",
+  "schedules_due",
 ];
 
 interface Outcome {
@@ -250,7 +252,11 @@ Deno.test({
 
       const doc: Doc = (await app.req("GET", "/v1/openapi.json")).body;
       const ops = operations(doc);
-      assert.equal(ops.length, 23, "the 20 interface operations and the 3 audit findings listings");
+      assert.equal(
+        ops.length,
+        26,
+        "the 20 interface operations, the 3 audit findings listings and the 3 schedule operations",
+      );
       const snapKeys = [sandbox.key, live];
       let before = await snapshot(app, snapKeys);
       const totals: string[] = [];

@@ -331,7 +331,7 @@ export function caseArb(doc: Doc, op: Operation, world: World, base: string): fc
         },
       )
       : fc.constant({ kind: "none" as const }),
-    body: op.method === "POST"
+    body: op.method === "POST" || op.method === "PUT"
       ? bodyArb(doc, op, world)
       : fc.constant({ invalid: null } as BodyChoice),
     requestId: fc.option(fc.oneof(headerSafe(120), fc.stringMatching(/^[A-Za-z0-9._-]{1,100}$/)), {

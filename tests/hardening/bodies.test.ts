@@ -45,7 +45,7 @@ Deno.test("a webhook receiver answering with a gzip bomb costs one capped attemp
     try {
       const { key, accountId } = await app.signup();
       await app.req("POST", "/v1/webhooks", { key, body: { url: rx.url } });
-      await emit(app, accountId, "credits.updated", { pack_id: "pack_500" });
+      await emit(app, accountId, "audit.completed", { project_id: "proj_bomb" });
       await rx.waitFor(1);
       // Delivered (2xx) without the service inflating the answer.
       await eventually(async () => {

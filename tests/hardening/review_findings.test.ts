@@ -221,6 +221,47 @@ Deno.test("a sandbox key sees only the sandbox side: no live keys, live projects
     assert.equal((await app.req("GET", "/v1/api-keys", { key: live })).body.keys.length, 2);
   }));
 
+Deno.test("a sandbox key cannot read the live side's audits, findings or articles by id", () =>
+  withApp(async (app) => {
+    const { key: sandbox, accountId } = await app.signup();
+    const live = await app.liveKey(accountId);
+    const project = await app.req("POST", "/v1/projects", {
+      key: live,
+      body: { url: "https://shop.example.com" },
+    });
+    await grantCredits(app.service.services.deps, {
+      accountId,
+      amount: 500,
+      reason: "credit_pack",
+      ref: "cs_test_scope_work",
+    });
+    const id = project.body.project_id;
+    const audit = await app.req("POST", `/v1/projects/${id}/audits`, { key: live });
+    assert.equal(audit.status, 202, audit.text);
+    const article = await app.req("POST", `/v1/projects/${id}/articles`, {
+      key: live,
+      body: { topic: "Choosing a shop theme" },
+    });
+    assert.equal(article.status, 202, article.text);
+    const paths = [
+      `/v1/audits/${audit.body.audit_id}`,
+      `/v1/audits/${audit.body.audit_id}/issues`,
+      `/v1/audits/${audit.body.audit_id}/issues/title_missing`,
+      `/v1/audits/${audit.body.audit_id}/pages`,
+      `/v1/articles/${article.body.article_id}`,
+    ];
+    for (const path of paths) {
+      const res = await app.req("GET", path, { key: sandbox });
+      assert.equal(res.status, 404, `${path}: ${res.text}`);
+      assert.equal(errorCode(res), "not_found", path);
+    }
+    // The live key reads the same ids (findings listings answer 200 or 409 while running).
+    for (const path of [paths[0], paths[4]]) {
+      assert.equal((await app.req("GET", path, { key: live })).status, 200, path);
+    }
+    assert.notEqual((await app.req("GET", paths[1], { key: live })).status, 404);
+  }));
+
 Deno.test("operator surface: the token is checked before the body, and failed tokens are throttled", () =>
   withApp(async (app) => {
     const ip = freshIp();

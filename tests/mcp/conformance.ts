@@ -138,9 +138,9 @@ try {
         '["signup","billing","docs"]',
   );
   await inspect(
-    "tools/list with a key: 9 tools",
+    "tools/list with a key: 10 tools",
     [...auth, "--method", "tools/list"],
-    (o) => JSON.parse(o).tools.length === 9,
+    (o) => JSON.parse(o).tools.length === 10,
   );
   await inspect(
     "tools/call account",

@@ -15,6 +15,7 @@ const ALL_TOOLS = [
   "api_keys",
   "projects",
   "audits",
+  "schedule",
   "articles",
   "billing",
   "webhooks",

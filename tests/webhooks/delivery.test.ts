@@ -48,7 +48,9 @@ async function withReceiver(
 Deno.test("a delivery is a signed POST of the envelope a receiver can verify", () =>
   withReceiver(undefined, (rx) =>
     withApp(async (app) => {
-      const { key, accountId } = await app.signup();
+      const { accountId } = await app.signup();
+      // credits.updated is about the live side: a live key's endpoint hears it.
+      const key = await app.liveKey(accountId);
       const hook = await register(app, key, rx.url);
       const data = { project_id: "proj_1", pack_id: "pack_500", credits_added: 500 };
       const evt = await emit(app, accountId, "credits.updated", data);

@@ -4,6 +4,7 @@ import { keys } from "../../kv/keys.ts";
 import type { Resolver } from "../../domain/net/address_guard.ts";
 import { setWebhookNetOverrides } from "../../domain/webhooks/target.ts";
 import { errorCode, type TestApp, withApp } from "../helpers/app.ts";
+import { emit, startReceiver } from "./helpers.ts";
 
 const HOOK = "http://127.0.0.1:9/hook";
 
@@ -273,3 +274,58 @@ Deno.test("without ALLOW_PRIVATE_TARGETS every internal or non-https address for
     assert.equal(ok.status, 201);
     assert.equal(ok.body.url, "https://hooks.example.com/serpwright");
   }, { env: { ALLOW_PRIVATE_TARGETS: "0" } }));
+
+Deno.test("webhook endpoints follow the key's side: a sandbox key's see only sandbox events", () =>
+  withApp(async (app) => {
+    const sandboxRx = startReceiver();
+    const liveRx = startReceiver();
+    try {
+      const { key: sandbox, accountId } = await app.signup();
+      const live = await app.liveKey(accountId);
+      const trial = await app.req("POST", "/v1/projects", {
+        key: sandbox,
+        body: { url: "https://trial.example.com" },
+      });
+      const shop = await app.req("POST", "/v1/projects", {
+        key: live,
+        body: { url: "https://shop.example.com" },
+      });
+      const mine = await app.req("POST", "/v1/webhooks", {
+        key: sandbox,
+        body: { url: sandboxRx.url },
+      });
+      const theirs = await app.req("POST", "/v1/webhooks", {
+        key: live,
+        body: { url: liveRx.url },
+      });
+      assert.equal(mine.status, 201, mine.text);
+      assert.equal(theirs.status, 201, theirs.text);
+
+      // Lists and deletes: the sandbox key sees its side only; the live key sees both.
+      const sandboxList = (await app.req("GET", "/v1/webhooks", { key: sandbox })).body.webhooks;
+      assert.deepEqual(sandboxList.map((w: { webhook_id: string }) => w.webhook_id), [
+        mine.body.webhook_id,
+      ]);
+      assert.equal((await app.req("GET", "/v1/webhooks", { key: live })).body.webhooks.length, 2);
+      const del = await app.req("DELETE", `/v1/webhooks/${theirs.body.webhook_id}`, {
+        key: sandbox,
+      });
+      assert.equal(del.status, 404);
+      assert.equal(errorCode(del), "not_found");
+
+      // Events: the live side's (a live project, the credit balance) never reach the sandbox's
+      // endpoint; the sandbox project's reach both.
+      await emit(app, accountId, "audit.completed", { project_id: shop.body.project_id });
+      await emit(app, accountId, "credits.updated", { pack_id: "pack_500", credits_added: 500 });
+      await emit(app, accountId, "audit.completed", { project_id: trial.body.project_id });
+      const toLive = await liveRx.waitFor(3);
+      const toSandbox = await sandboxRx.waitFor(1);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(sandboxRx.received.length, 1, "only the sandbox project's event");
+      assert.equal(toSandbox[0].body.data.project_id, trial.body.project_id);
+      assert.equal(toLive.length, 3);
+    } finally {
+      await sandboxRx.close();
+      await liveRx.close();
+    }
+  }));

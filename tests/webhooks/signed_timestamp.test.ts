@@ -29,7 +29,8 @@ Deno.test("v2 signs id.timestamp.body; a replayed or re-labelled capture is refu
   });
   try {
     await withApp(async (app) => {
-      const { key, accountId } = await app.signup();
+      const { accountId } = await app.signup();
+      const key = await app.liveKey(accountId); // credits.updated is the live side's
       const sentAt = Math.floor(app.clock.now() / 1000);
       onFirst = () => app.clock.advance(90_000);
       const res = await app.req("POST", "/v1/webhooks", { key, body: { url: rx.url } });

@@ -3,13 +3,36 @@
  * with the id and a polling hint, exactly as the `202` of `/v1`; `wait` (up to 60 s) holds the
  * call and sends progress notifications while the job runs, then answers the job as it stands.
  */
+import type { KeyMode } from "../../../domain/records.ts";
 import { z } from "zod";
 import { type ArticleRecord, createArticle, getArticle } from "../../../domain/articles.ts";
+import {
+  listAuditIssues,
+  listAuditPages,
+  listIssueItems,
+  MAX_PAGE_SIZE,
+} from "../../../domain/audit_results.ts";
 import { type AuditRecord, createAudit, getAudit } from "../../../domain/audits.ts";
 import { Article, articleView, CreateArticleBody } from "../../articles.ts";
-import { Audit, auditView } from "../../audits.ts";
+import {
+  Audit,
+  auditView,
+  IssueItems,
+  IssueItemsQuery,
+  IssueList,
+  IssuesQuery,
+  PageList,
+  PagesQuery,
+} from "../../audits.ts";
 import { idempotent } from "../idempotency.ts";
-import { asBody, IdempotencyKeyArg, required, type ToolContext, type ToolDef } from "../kit.ts";
+import {
+  asBody,
+  IdempotencyKeyArg,
+  required,
+  type ToolAnswer,
+  type ToolContext,
+  type ToolDef,
+} from "../kit.ts";
 import { MAX_WAIT_SECONDS, waitForJob } from "../wait.ts";
 
 const Wait = z.number().int().min(0).max(MAX_WAIT_SECONDS).optional().describe(
@@ -19,22 +42,36 @@ const Wait = z.number().int().min(0).max(MAX_WAIT_SECONDS).optional().describe(
 );
 
 const AuditsInput = z.object({
-  action: z.enum(["start", "get"]).describe(
+  action: z.enum(["start", "get", "issues", "issue", "pages"]).describe(
     "start: queue a technical audit of project_id (an audit already queued or running is " +
       "returned as is, not charged twice). get: an audit (audit_id) with its score and summary " +
-      "once completed.",
+      "once completed. Once completed: issues: its issues worst first with meaning, fix and " +
+      "change since the previous audit (filters severity, category, change); issue: the " +
+      "affected items of one check with their evidence; pages: every URL the crawl met " +
+      "(filters status, indexable, check). Listings page with limit and cursor.",
   ),
   project_id: z.string().min(1).max(100).optional().describe("start: the project (proj_…)"),
-  audit_id: z.string().min(1).max(100).optional().describe("get: the audit (aud_…)"),
+  audit_id: z.string().min(1).max(100).optional()
+    .describe("get, issues, issue, pages: the audit (aud_…)"),
   render: z.boolean().optional().describe(
     "start: also render up to 50 pages in a real browser (priced apart: GET /v1/plans " +
       "rendered_audit_pricing; rendering_unavailable where the server has no browser)",
   ),
   wait: Wait,
   idempotency_key: IdempotencyKeyArg,
-  // The audit-data endpoints (issues, affected items, the page inventory) join here as actions
-  // `issues`, `issue` and `pages` with `check`, `cursor` and `limit`, calling the same domain
-  // listing functions as their /v1 routes once those land.
+  check: z.string().optional()
+    .describe("issue: the check id (e.g. broken_internal_links); pages: only URLs it fired on"),
+  severity: z.string().optional().describe("issues: critical, warning or info"),
+  category: z.string().optional()
+    .describe("issues: indexability, structure, security, performance or mobile"),
+  change: z.string().optional().describe("issues: new, persisting or fixed"),
+  status: z.string().optional()
+    .describe("pages: 2xx, 3xx, 4xx, 5xx, failed, blocked or not_fetched"),
+  indexable: z.boolean().optional().describe("pages: only indexable (true) or not (false) URLs"),
+  limit: z.number().optional()
+    .describe(`issues, issue, pages: items per page, 1 to ${MAX_PAGE_SIZE} (default 50)`),
+  cursor: z.string().optional()
+    .describe("issues, issue, pages: the next_cursor of the previous page"),
 }).strict();
 
 const AUDIT_STEPS: Record<AuditRecord["status"], number> = {
@@ -64,11 +101,16 @@ function auditSummary(a: ReturnType<typeof auditView>): string {
     `${a.audit_id}, every 30-60 s (or pass wait, up to ${MAX_WAIT_SECONDS} s).`;
 }
 
-function waitForAudit(ctx: ToolContext, accountId: string, id: string, seconds: number) {
+function waitForAudit(
+  ctx: ToolContext,
+  owner: { accountId: string; mode: KeyMode },
+  id: string,
+  seconds: number,
+) {
   return waitForJob(
     ctx,
     seconds,
-    () => getAudit(ctx.services.deps, accountId, id),
+    () => getAudit(ctx.services.deps, owner.accountId, id, owner.mode),
     (a) => a.status === "completed" || a.status === "failed",
     (a) => ({ at: AUDIT_STEPS[a.status], total: 2, message: `audit ${a.status}` }),
   );
@@ -84,16 +126,24 @@ export const auditsTool: ToolDef<typeof AuditsInput> = {
     "subscribed (insufficient_credits / payment_required otherwise).",
   input: AuditsInput,
   output: z.object({
-    audit: Audit,
+    audit: Audit.optional().describe("start, get"),
     poll_after_seconds: z.number().int().optional()
       .describe("Present while the audit runs: when to call get again"),
     idempotent_replayed: z.boolean().optional(),
+    issues: IssueList.optional()
+      .describe("issues: the body of GET /v1/audits/{audit_id}/issues"),
+    issue: IssueItems.optional()
+      .describe("issue: the body of GET /v1/audits/{audit_id}/issues/{check}"),
+    pages: PageList.optional().describe("pages: the body of GET /v1/audits/{audit_id}/pages"),
   }),
   access: "key",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   async run(args, ctx) {
     const { services, caller } = ctx;
     const p = caller.principal!;
+    if (args.action === "issues" || args.action === "issue" || args.action === "pages") {
+      return await auditListing(args, ctx);
+    }
     let id: string;
     let replayed = false;
     if (args.action === "start") {
@@ -107,7 +157,7 @@ export const auditsTool: ToolDef<typeof AuditsInput> = {
           ...(args.render ? { body: { render: true } } : {}),
         },
         async () => {
-          const { audit, created } = await createAudit(services.deps, p, projectId, {
+          const { audit, created } = await createAudit(services.deps, p, projectId, undefined, {
             render: args.render === true,
           });
           if (created) services.resolver.invalidateAccount(p.account.id);
@@ -122,7 +172,14 @@ export const auditsTool: ToolDef<typeof AuditsInput> = {
     } else {
       id = required(args.audit_id, "audit_id", "get");
     }
-    const audit = auditView(await waitForAudit(ctx, p.account.id, id, args.wait ?? 0));
+    const audit = auditView(
+      await waitForAudit(
+        ctx,
+        { accountId: p.account.id, mode: p.key.mode },
+        id,
+        args.wait ?? 0,
+      ),
+    );
     const running = audit.status === "queued" || audit.status === "running";
     return {
       structured: {
@@ -134,6 +191,82 @@ export const auditsTool: ToolDef<typeof AuditsInput> = {
     };
   },
 };
+
+/**
+ * The listing actions: the same query validation (the `/v1` route's zod query schema) and domain
+ * functions as `GET /v1/audits/{id}/issues`, `/issues/{check}` and `/pages`, so the answers are
+ * the same bodies, with `not_found` for another account's audit and `invalid_state` before it
+ * completed. As in `/v1`, a filter another listing takes is ignored.
+ */
+async function auditListing(
+  args: z.output<typeof AuditsInput>,
+  ctx: ToolContext,
+): Promise<ToolAnswer> {
+  const { deps } = ctx.services;
+  const p = ctx.caller.principal!;
+  const owner = { accountId: p.account.id, mode: p.key.mode };
+  const action = args.action as "issues" | "issue" | "pages";
+  const auditId = required(args.audit_id, "audit_id", action);
+  const paging = { limit: args.limit, cursor: args.cursor };
+  if (action === "issues") {
+    const q = asBody(IssuesQuery, {
+      severity: args.severity,
+      category: args.category,
+      change: args.change,
+      ...paging,
+    });
+    const issues = await listAuditIssues(deps, owner, auditId, {
+      severity: q.severity,
+      category: q.category as never,
+      change: q.change,
+      limit: q.limit,
+      cursor: q.cursor,
+    });
+    return {
+      structured: { issues },
+      summary: `${issues.data.length} issue(s) of audit ${auditId}` +
+        (issues.data.length
+          ? `: ${
+            issues.data.slice(0, 5).map((i) => `${i.check} (${i.severity}, ${i.change})`)
+              .join(", ")
+          }`
+          : "") +
+        nextPage(issues.next_cursor),
+    };
+  }
+  if (action === "issue") {
+    const check = required(args.check, "check", "issue");
+    const q = asBody(IssueItemsQuery, paging);
+    const issue = await listIssueItems(deps, owner, auditId, check, q);
+    return {
+      structured: { issue },
+      summary: `${issue.check} (${issue.severity}): ${issue.affected_count} affected; ` +
+        `${issue.data.length} item(s) in this page. Fix: ${issue.fix}` +
+        nextPage(issue.next_cursor),
+    };
+  }
+  const q = asBody(PagesQuery, {
+    status: args.status,
+    indexable: args.indexable === undefined ? undefined : String(args.indexable),
+    check: args.check,
+    ...paging,
+  });
+  const pages = await listAuditPages(deps, owner, auditId, {
+    status: q.status,
+    indexable: q.indexable === undefined ? undefined : q.indexable === "true",
+    check: q.check,
+    limit: q.limit,
+    cursor: q.cursor,
+  });
+  return {
+    structured: { pages },
+    summary: `${pages.data.length} URL(s) of audit ${auditId}` + nextPage(pages.next_cursor),
+  };
+}
+
+function nextPage(cursor: string | null): string {
+  return cursor ? ". More: call again with cursor set to next_cursor." : ".";
+}
 
 const ArticlesInput = z.object({
   action: z.enum(["start", "get"]).describe(
@@ -224,7 +357,7 @@ export const articlesTool: ToolDef<typeof ArticlesInput> = {
     const record = await waitForJob(
       ctx,
       args.wait ?? 0,
-      () => getArticle(services.deps, p.account.id, id),
+      () => getArticle(services.deps, p.account.id, id, p.key.mode),
       (a) => ARTICLE_STEPS[a.status] === 3,
       (a) => ({ at: ARTICLE_STEPS[a.status], total: 3, message: `article ${a.status}` }),
     );

@@ -40,12 +40,13 @@ export const webhooksTool: ToolDef<typeof WebhooksInput> = {
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
   async run(args, ctx) {
     const { deps } = ctx.services;
-    const accountId = ctx.caller.principal!.account.id;
+    const p = ctx.caller.principal!;
+    const owner = { accountId: p.account.id, mode: p.key.mode };
     switch (args.action) {
       case "create": {
         required(args.url, "url", "create");
         const body = asBody(CreateWebhookBody, { url: args.url, events: args.events });
-        const { record, secret } = await createWebhook(deps, accountId, body);
+        const { record, secret } = await createWebhook(deps, owner, body);
         const webhook = {
           ...baseView(record),
           secret,
@@ -59,7 +60,7 @@ export const webhooksTool: ToolDef<typeof WebhooksInput> = {
         };
       }
       case "list": {
-        const rows = await listWebhooks(deps, accountId);
+        const rows = await listWebhooks(deps, owner);
         const webhooks = rows.map(({ record, secret, lastSuccessAt }) => ({
           ...baseView(record),
           secret: maskSecret(secret),
@@ -78,7 +79,7 @@ export const webhooksTool: ToolDef<typeof WebhooksInput> = {
       }
       case "delete": {
         const id = required(args.webhook_id, "webhook_id", "delete");
-        await deleteWebhook(deps, accountId, id);
+        await deleteWebhook(deps, owner, id);
         return {
           structured: { deleted: { deleted: true as const, webhook_id: id } },
           summary: `Webhook ${id} deleted.`,

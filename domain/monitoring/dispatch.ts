@@ -1,0 +1,282 @@
+/**
+ * Running schedules: the cron tick finds due schedules through the `schedules_due` index (one
+ * ordered `list`, read in batches, so memory does not grow with the number of schedules) and
+ * sends each a queue message; the queue handler starts the audit through `createAudit`, the same
+ * function `POST /v1/projects/{id}/audits` uses, so charging, refunds and events are identical.
+ *
+ * Exactly one audit per project per due slot, across processes and missed ticks:
+ * - the tick moves a due index entry forward in a checked commit that also enqueues the message,
+ *   so of several processes one sends it (a lost message is sent again once the entry is due);
+ * - the handler claims the slot (`schedule_slots`, versionstamp-null check) in the very commit that
+ *   creates the audit, and advances the schedule to its next slot after now (catching up once);
+ * - a queued or running audit of the project is adopted for the slot, never doubled.
+ *
+ * @module
+ */
+import { atomically } from "../../kv/atomic.ts";
+import { keys } from "../../kv/keys.ts";
+import type { Principal } from "../auth.ts";
+import { cadenceWithin } from "../billing/catalog.ts";
+import { createAudit } from "../audits.ts";
+import type { Deps } from "../deps.ts";
+import { ApiError } from "../errors.ts";
+import { recordEvent } from "../events.ts";
+import type { AccountRecord, ApiKeyRecord, ProjectRecord, SubscriptionRecord } from "../records.ts";
+import { nextRun } from "./schedule_time.ts";
+import {
+  type PauseReason,
+  scheduleFunding,
+  type ScheduleRecord,
+  type ScheduleRun,
+} from "./schedules.ts";
+
+/** Index entries read per KV round trip by the tick. */
+export const DISPATCH_BATCH = 100;
+/** Messages one tick sends at most; the rest stay due for the next tick (every 5 s in process). */
+export const MAX_DISPATCH_PER_TICK = 1_000;
+/** How long a sent message has to start its run before the tick sends it again. */
+export const DISPATCH_RETRY_MS = 2 * 60_000;
+/** Slot claims are kept this long (longer than any cadence), then KV expires them. */
+export const SLOT_CLAIM_TTL_MS = 40 * 86_400_000;
+
+/**
+ * The cron tick: sends a `schedule` message for every schedule whose index time has come, moving
+ * its index entry `DISPATCH_RETRY_MS` ahead in the same checked commit. Returns how many it sent.
+ */
+export async function dispatchDueSchedules(
+  deps: Deps,
+  options: { max?: number; batch?: number } = {},
+): Promise<number> {
+  const { kv, clock } = deps;
+  const now = clock.now();
+  const retryMs = deps.config.jobLeaseMs ?? DISPATCH_RETRY_MS;
+  let sent = 0;
+  const due = kv.list<string>(
+    { start: keys.scheduleDue(0, ""), end: keys.scheduleDue(now + 1, "") },
+    { limit: options.max ?? MAX_DISPATCH_PER_TICK, batchSize: options.batch ?? DISPATCH_BATCH },
+  );
+  for await (const entry of due) {
+    const [, at, projectId] = entry.key as [string, number, string];
+    const rec = await kv.get<ScheduleRecord>(keys.schedule(projectId));
+    if (!rec.value || rec.value.indexAt !== at) {
+      // Left behind by a change that raced this tick; the record names its own entry.
+      await kv.atomic().check(entry).delete(entry.key).commit();
+      continue;
+    }
+    const retryAt = now + retryMs;
+    const op = kv.atomic().check(entry, rec)
+      .delete(entry.key)
+      .set(keys.scheduleDue(retryAt, projectId), projectId)
+      .set(rec.key, { ...rec.value, indexAt: retryAt });
+    deps.queue.enqueueIn(op, { type: "schedule", id: projectId });
+    if ((await op.commit()).ok) sent++;
+  }
+  return sent;
+}
+
+/** What one schedule message did, for tests and logs. */
+export type ScheduleOutcome = ScheduleRun["outcome"] | "not_due" | "slot_taken" | "removed";
+
+/** Thrown inside the audit commit when the schedule changed under it: nothing is written. */
+class ScheduleMoved extends Error {}
+
+/**
+ * The queue handler of a `schedule` message: runs the project's due slot once. Idempotent: a
+ * repeated or late message finds the slot claimed (or the schedule advanced) and does nothing.
+ */
+export async function runDueSchedule(deps: Deps, projectId: string): Promise<ScheduleOutcome> {
+  const { kv, clock } = deps;
+  const entry = await kv.get<ScheduleRecord>(keys.schedule(projectId));
+  const s = entry.value;
+  const now = clock.now();
+  if (!s || s.status !== "active" || s.nextDueAt === null || (s.nextRunAt ?? 0) > now) {
+    return "not_due";
+  }
+  const dueAt = s.nextDueAt;
+  const [account, project, sub] = await kv.getMany<
+    [AccountRecord, ProjectRecord, SubscriptionRecord]
+  >([
+    keys.account(s.accountId),
+    keys.project(s.accountId, projectId),
+    keys.subscription(projectId),
+  ]);
+  if (!account.value || !project.value) {
+    await removeOrphan(deps, entry);
+    return "removed";
+  }
+  const funding = scheduleFunding(sub.value, now);
+  if (!cadenceWithin(s.cadence, funding.maxCadence)) {
+    return await pause(deps, projectId, dueAt, "plan_limit", {
+      plan: funding.plan,
+      max_cadence: funding.maxCadence,
+    });
+  }
+  try {
+    const accepted = await createAudit(
+      deps,
+      schedulePrincipal(account.value, s),
+      projectId,
+      async (op, { audit, created }) => {
+        const [cur, slot] = await kv.getMany<[ScheduleRecord, ScheduleRun]>([
+          keys.schedule(projectId),
+          keys.scheduleSlot(projectId, dueAt),
+        ]);
+        if (!isAt(cur.value, dueAt) || slot.value !== null) throw new ScheduleMoved();
+        const run: ScheduleRun = {
+          dueAt,
+          at: now,
+          auditId: audit.id,
+          outcome: created ? "started" : "audit_in_progress",
+        };
+        op.check(cur, slot).set(slot.key, run, { expireIn: SLOT_CLAIM_TTL_MS });
+        advance(op, cur.value!, run, now);
+      },
+    );
+    return accepted.created ? "started" : "audit_in_progress";
+  } catch (err) {
+    if (err instanceof ScheduleMoved) {
+      await skipClaimedSlot(deps, projectId, dueAt);
+      return "slot_taken";
+    }
+    if (
+      err instanceof ApiError &&
+      (err.code === "insufficient_credits" || err.code === "payment_required")
+    ) {
+      return await pause(deps, projectId, dueAt, "insufficient_credits", {
+        required_credits: err.extra?.required_credits ?? funding.creditsPerRun,
+        balance_credits: err.extra?.balance_credits ?? null,
+      });
+    }
+    throw err; // the queue redelivers; the slot is still unclaimed
+  }
+}
+
+/**
+ * A schedule still waiting for a slot that is already claimed (only a clock that went back can
+ * bring a run slot round again) moves on without a second run, so it never sticks there.
+ */
+async function skipClaimedSlot(deps: Deps, projectId: string, dueAt: number): Promise<void> {
+  const { kv, clock } = deps;
+  const [cur, slot] = await kv.getMany<[ScheduleRecord, ScheduleRun]>([
+    keys.schedule(projectId),
+    keys.scheduleSlot(projectId, dueAt),
+  ]);
+  if (!isAt(cur.value, dueAt) || slot.value === null) return;
+  const op = kv.atomic().check(cur, slot);
+  advance(op, cur.value, slot.value, clock.now());
+  await op.commit();
+}
+
+/** Still active and still waiting for this slot. */
+function isAt(s: ScheduleRecord | null, dueAt: number): s is ScheduleRecord {
+  return s !== null && s.status === "active" && s.nextDueAt === dueAt;
+}
+
+/** Moves the schedule to its next slot after `now` (missed slots skipped) and its index with it. */
+function advance(op: Deno.AtomicOperation, s: ScheduleRecord, run: ScheduleRun, now: number) {
+  const next = nextRun(s, s.projectId, run.dueAt, now);
+  if (s.indexAt !== null) op.delete(keys.scheduleDue(s.indexAt, s.projectId));
+  op.set(keys.scheduleDue(next.runAt, s.projectId), s.projectId)
+    .set(
+      keys.schedule(s.projectId),
+      {
+        ...s,
+        nextDueAt: next.dueAt,
+        nextRunAt: next.runAt,
+        indexAt: next.runAt,
+        lastRun: run,
+        runs: s.runs + 1,
+        updatedAt: now,
+      } satisfies ScheduleRecord,
+    );
+}
+
+/**
+ * Pauses the schedule at this slot (claimed, so it is not retried) with a `schedule.paused` event
+ * in the same commit. A PUT of the schedule resumes it.
+ */
+function pause(
+  deps: Deps,
+  projectId: string,
+  dueAt: number,
+  reason: PauseReason,
+  detail: Record<string, unknown>,
+): Promise<ScheduleOutcome> {
+  const { kv, clock } = deps;
+  return atomically<ScheduleOutcome>(kv, async () => {
+    const [cur, slot] = await kv.getMany<[ScheduleRecord, ScheduleRun]>([
+      keys.schedule(projectId),
+      keys.scheduleSlot(projectId, dueAt),
+    ]);
+    if (!isAt(cur.value, dueAt) || slot.value !== null) {
+      return { op: kv.atomic().check(cur), result: "slot_taken" };
+    }
+    const s = cur.value;
+    const project = await kv.get<ProjectRecord>(keys.project(s.accountId, projectId));
+    const now = clock.now();
+    const run: ScheduleRun = { dueAt, at: now, auditId: null, outcome: "paused" };
+    const op = kv.atomic().check(cur, slot)
+      .set(slot.key, run, { expireIn: SLOT_CLAIM_TTL_MS })
+      .set(
+        cur.key,
+        {
+          ...s,
+          status: "paused",
+          pausedReason: reason,
+          pausedAt: now,
+          nextDueAt: null,
+          nextRunAt: null,
+          indexAt: null,
+          lastRun: run,
+          runs: s.runs + 1,
+          updatedAt: now,
+        } satisfies ScheduleRecord,
+      );
+    if (s.indexAt !== null) op.delete(keys.scheduleDue(s.indexAt, projectId));
+    recordEvent(op, deps.queue, {
+      accountId: s.accountId,
+      event: "schedule.paused",
+      now,
+      data: {
+        project_id: projectId,
+        project_name: project.value?.name ?? null,
+        reason,
+        due_at: new Date(dueAt).toISOString(),
+        paused_at: new Date(now).toISOString(),
+        resume: `PUT /v1/projects/${projectId}/schedule`,
+        ...detail,
+      },
+    });
+    return { op, result: "paused" };
+  });
+}
+
+/** A schedule whose project or account is gone: removed with its index entry. */
+async function removeOrphan(deps: Deps, entry: Deno.KvEntryMaybe<ScheduleRecord>): Promise<void> {
+  const s = entry.value!;
+  const op = deps.kv.atomic().check(entry).delete(entry.key);
+  if (s.indexAt !== null) op.delete(keys.scheduleDue(s.indexAt, s.projectId));
+  await op.commit();
+}
+
+/**
+ * The caller a scheduled audit is charged as. A schedule belongs to the project, not to the key
+ * that set it (keys rotate), and sandbox keys cannot schedule: so a live-mode principal of the
+ * account, which `createAudit` charges exactly as an API audit by a live key (subscription, else
+ * credits).
+ */
+function schedulePrincipal(account: AccountRecord, s: ScheduleRecord): Principal {
+  const key: ApiKeyRecord = {
+    id: "schedule",
+    accountId: account.id,
+    hash: "",
+    name: "audit schedule",
+    prefix: "sk_live_",
+    last4: "",
+    mode: "live",
+    createdAt: s.createdAt,
+    expiresAt: null,
+    revokedAt: null,
+  };
+  return { key, account, usage: null };
+}

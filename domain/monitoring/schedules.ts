@@ -1,0 +1,241 @@
+/**
+ * A project's audit schedule: the resource behind `PUT|GET|DELETE /v1/projects/{id}/schedule`.
+ * Who may schedule and how often comes from the one catalogue: a subscribed project includes its
+ * plan's cadence (`basic` weekly, `pro` daily), a project without a subscription pays each run in
+ * credits like an API audit, and sandbox keys cannot schedule.
+ *
+ * The record and its `schedules_due` index entry (keyed by the time the dispatcher should next
+ * look at it) are always written in one commit, so the dispatcher finds due schedules with one
+ * ordered `list` and never holds more than a page of them.
+ *
+ * @module
+ */
+import { atomically } from "../../kv/atomic.ts";
+import { keys } from "../../kv/keys.ts";
+import { canSee, type Principal } from "../auth.ts";
+import {
+  type Cadence,
+  cadenceWithin,
+  CREDIT_SCHEDULE,
+  findPlan,
+  UNIT_PRICES,
+} from "../billing/catalog.ts";
+import type { Deps } from "../deps.ts";
+import { ApiError } from "../errors.ts";
+import type { KeyMode, ProjectRecord, SubscriptionRecord } from "../records.ts";
+import { isActive } from "../subscription_state.ts";
+import { nextRun, type ScheduleSpec, type Weekday } from "./schedule_time.ts";
+
+export type ScheduleStatus = "active" | "paused";
+/** Why a schedule stopped running: the balance could not pay a run, or the plan's cadence. */
+export type PauseReason = "insufficient_credits" | "plan_limit";
+
+/** What became of one due slot. */
+export interface ScheduleRun {
+  /** The slot (start of its due hour). */
+  dueAt: number;
+  /** When the dispatcher handled it. */
+  at: number;
+  /** The audit started, or the queued/running one that made a second unnecessary. */
+  auditId: string | null;
+  outcome: "started" | "audit_in_progress" | "paused";
+}
+
+export interface ScheduleRecord extends ScheduleSpec {
+  projectId: string;
+  accountId: string;
+  status: ScheduleStatus;
+  pausedReason: PauseReason | null;
+  pausedAt: number | null;
+  /** The slot the next run belongs to; null while paused. */
+  nextDueAt: number | null;
+  /** When that run starts: `nextDueAt` plus the project's jitter; null while paused. */
+  nextRunAt: number | null;
+  /** Time of the record's one `schedules_due` entry (its run, or a dispatch retry); null if none. */
+  indexAt: number | null;
+  lastRun: ScheduleRun | null;
+  /** Slots handled so far. */
+  runs: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** The body of a PUT, already validated for shape by the route. */
+export interface ScheduleInput {
+  cadence: Cadence;
+  hourUtc: number;
+  dayOfWeek?: Weekday;
+  dayOfMonth?: number;
+}
+
+/** How the project's scheduled runs are paid right now, and how often they may run. */
+export interface ScheduleFunding {
+  kind: "subscription" | "credits";
+  plan: string | null;
+  maxCadence: Cadence;
+  /** Credits each run costs (0 when included). */
+  creditsPerRun: number;
+}
+
+/** The funding a run at `now` gets: the plan's when subscribed, else credits. */
+export function scheduleFunding(sub: SubscriptionRecord | null, now: number): ScheduleFunding {
+  if (sub && isActive(sub, now)) {
+    const plan = findPlan(sub.plan ?? "basic") ?? findPlan("basic")!;
+    return {
+      kind: "subscription",
+      plan: plan.id,
+      maxCadence: plan.scheduleMaxCadence,
+      creditsPerRun: 0,
+    };
+  }
+  return {
+    kind: "credits",
+    plan: null,
+    maxCadence: CREDIT_SCHEDULE.maxCadence,
+    creditsPerRun: UNIT_PRICES[CREDIT_SCHEDULE.unit],
+  };
+}
+
+/** The 403 for a cadence the funding does not include, naming what would. */
+export function cadenceRefusal(cadence: Cadence, funding: ScheduleFunding): ApiError {
+  const who = funding.kind === "subscription"
+    ? `The ${funding.plan} plan includes`
+    : "A project paying per audit in credits may schedule";
+  const hint = funding.kind === "subscription" && funding.maxCadence !== "daily"
+    ? " (the pro plan includes daily)"
+    : "";
+  return new ApiError(
+    "schedule_not_allowed",
+    403,
+    `${who} ${funding.maxCadence} schedules at most${hint}; '${cadence}' is more frequent`,
+  );
+}
+
+function specOf(input: ScheduleInput): ScheduleSpec {
+  if (input.dayOfWeek !== undefined && input.cadence !== "weekly") {
+    throw new ApiError("invalid_request", 400, "day_of_week: only for the weekly cadence");
+  }
+  if (input.dayOfMonth !== undefined && input.cadence !== "monthly") {
+    throw new ApiError("invalid_request", 400, "day_of_month: only for the monthly cadence");
+  }
+  return {
+    cadence: input.cadence,
+    hourUtc: input.hourUtc,
+    dayOfWeek: input.cadence === "weekly" ? input.dayOfWeek ?? "monday" : null,
+    dayOfMonth: input.cadence === "monthly" ? input.dayOfMonth ?? 1 : null,
+  };
+}
+
+const sameSpec = (a: ScheduleSpec, b: ScheduleSpec) =>
+  a.cadence === b.cadence && a.hourUtc === b.hourUtc && a.dayOfWeek === b.dayOfWeek &&
+  a.dayOfMonth === b.dayOfMonth;
+
+/**
+ * The project of the account with its subscription, or 404 (also a live project to a sandbox
+ * caller, as `getProject`: a sandbox key neither reads nor removes the live side's schedules).
+ */
+async function projectOf(deps: Deps, accountId: string, projectId: string, mode: KeyMode) {
+  const [project, sub] = await deps.kv.getMany<[ProjectRecord, SubscriptionRecord]>([
+    keys.project(accountId, projectId),
+    keys.subscription(projectId),
+  ]);
+  if (!project.value || !canSee(mode, project.value.sandbox)) {
+    throw new ApiError("not_found", 404, `No project '${projectId}' on this account`);
+  }
+  return { project: project as Deno.KvEntry<ProjectRecord>, sub };
+}
+
+/**
+ * Creates or replaces a project's schedule (a PUT: repeating it changes nothing). An unchanged
+ * active schedule keeps its next run; a changed or paused one is (re)started from now, which is
+ * how a paused schedule resumes.
+ */
+export async function putSchedule(
+  deps: Deps,
+  caller: Principal,
+  projectId: string,
+  input: ScheduleInput,
+): Promise<{ schedule: ScheduleRecord; funding: ScheduleFunding; created: boolean }> {
+  const { kv, clock } = deps;
+  if (caller.key.mode === "sandbox") {
+    throw new ApiError(
+      "schedule_not_allowed",
+      403,
+      "Sandbox keys cannot schedule audits; use a live key (hand a human the upgrade_url)",
+    );
+  }
+  const spec = specOf(input);
+  return await atomically(kv, async () => {
+    const { project, sub } = await projectOf(deps, caller.account.id, projectId, caller.key.mode);
+    const now = clock.now();
+    const funding = scheduleFunding(sub.value, now);
+    if (!cadenceWithin(spec.cadence, funding.maxCadence)) {
+      throw cadenceRefusal(spec.cadence, funding);
+    }
+    const entry = await kv.get<ScheduleRecord>(keys.schedule(projectId));
+    const old = entry.value;
+    const op = kv.atomic().check(entry, project, sub);
+    let schedule: ScheduleRecord;
+    if (old && old.status === "active" && sameSpec(old, spec)) {
+      schedule = old;
+    } else {
+      const next = nextRun(spec, projectId, null, now);
+      schedule = {
+        ...spec,
+        projectId,
+        accountId: caller.account.id,
+        status: "active",
+        pausedReason: null,
+        pausedAt: null,
+        nextDueAt: next.dueAt,
+        nextRunAt: next.runAt,
+        indexAt: next.runAt,
+        lastRun: old?.lastRun ?? null,
+        runs: old?.runs ?? 0,
+        createdAt: old?.createdAt ?? now,
+        updatedAt: now,
+      };
+      if (old?.indexAt != null) op.delete(keys.scheduleDue(old.indexAt, projectId));
+      op.set(entry.key, schedule).set(keys.scheduleDue(next.runAt, projectId), projectId);
+    }
+    return { op, result: { schedule, funding, created: old === null } };
+  });
+}
+
+/** The project's schedule with its funding now, or 404 (no project, or no schedule). */
+export async function getSchedule(
+  deps: Deps,
+  accountId: string,
+  projectId: string,
+  mode: KeyMode,
+): Promise<{ schedule: ScheduleRecord; funding: ScheduleFunding }> {
+  const { sub } = await projectOf(deps, accountId, projectId, mode);
+  const schedule = (await deps.kv.get<ScheduleRecord>(keys.schedule(projectId))).value;
+  if (!schedule) {
+    throw new ApiError("not_found", 404, `Project '${projectId}' has no audit schedule`);
+  }
+  return { schedule, funding: scheduleFunding(sub.value, deps.clock.now()) };
+}
+
+/**
+ * Removes the schedule and its index entry in one commit. An audit it already started runs to
+ * its end like any audit; no later slot runs (a dispatch in flight finds no record and stops).
+ */
+export async function deleteSchedule(
+  deps: Deps,
+  accountId: string,
+  projectId: string,
+  mode: KeyMode,
+): Promise<void> {
+  const { kv } = deps;
+  await projectOf(deps, accountId, projectId, mode);
+  await atomically(kv, async () => {
+    const entry = await kv.get<ScheduleRecord>(keys.schedule(projectId));
+    if (!entry.value) {
+      throw new ApiError("not_found", 404, `Project '${projectId}' has no audit schedule`);
+    }
+    const op = kv.atomic().check(entry).delete(entry.key);
+    if (entry.value.indexAt !== null) op.delete(keys.scheduleDue(entry.value.indexAt, projectId));
+    return { op, result: undefined };
+  });
+}

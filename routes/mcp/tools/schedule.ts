@@ -1,0 +1,92 @@
+/**
+ * The schedule tool: a project's audit schedule, over the same domain functions, body schema and
+ * views as `PUT|GET|DELETE /v1/projects/{projectId}/schedule` (routes/schedules.ts). `set` is a
+ * PUT: repeating it changes nothing, so it takes no idempotency key, as the route takes none.
+ */
+import { z } from "zod";
+import { deleteSchedule, getSchedule, putSchedule } from "../../../domain/monitoring/schedules.ts";
+import { PutScheduleBody, Schedule, scheduleView } from "../../schedules.ts";
+import { asBody, required, type ToolDef } from "../kit.ts";
+
+const ScheduleInput = z.object({
+  action: z.enum(["get", "set", "delete"]).describe(
+    "get: the project's schedule (next and last run, how runs are paid). set: create or " +
+      "replace it (cadence and hour_utc required; a paused schedule resumes). delete: remove " +
+      "it (an audit it already started runs to its end).",
+  ),
+  project_id: z.string().min(1).max(100).describe("The project (proj_…)"),
+  cadence: z.string().optional().describe("set: daily, weekly or monthly"),
+  hour_utc: z.number().optional().describe("set: the hour (UTC, 0-23) the run starts in"),
+  day_of_week: z.string().optional().describe("set, weekly only: monday … sunday (default monday)"),
+  day_of_month: z.number().optional().describe("set, monthly only: 1-28 (default 1)"),
+}).strict();
+
+export const scheduleTool: ToolDef<typeof ScheduleInput> = {
+  name: "schedule",
+  title: "Scheduled audits",
+  description: "Have the service audit a project on its own, daily, weekly or monthly at an hour " +
+    "in UTC, and send audit.regressed (webhooks) when the score drops or new critical issues " +
+    "appear. Included in a subscription (basic weekly at most, pro daily); without one each run " +
+    "costs 25 credits and the schedule pauses when the balance cannot pay. Sandbox keys cannot " +
+    "schedule (schedule_not_allowed).",
+  input: ScheduleInput,
+  output: z.object({
+    schedule: Schedule.optional().describe("get, set"),
+    created: z.boolean().optional().describe("set: true when it created the schedule"),
+    deleted: z.literal(true).optional().describe("delete"),
+    project_id: z.string().optional().describe("delete: the project"),
+  }),
+  access: "key",
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
+  async run(args, ctx) {
+    const { deps } = ctx.services;
+    const p = ctx.caller.principal!;
+    const projectId = args.project_id;
+    switch (args.action) {
+      case "get": {
+        const { schedule, funding } = await getSchedule(deps, p.account.id, projectId, p.key.mode);
+        const view = scheduleView(schedule, funding);
+        return { structured: { schedule: view }, summary: describe(view) };
+      }
+      case "set": {
+        required(args.cadence, "cadence", "set");
+        required(args.hour_utc, "hour_utc", "set");
+        const body = asBody(PutScheduleBody, {
+          cadence: args.cadence,
+          hour_utc: args.hour_utc,
+          day_of_week: args.day_of_week,
+          day_of_month: args.day_of_month,
+        });
+        const { schedule, funding, created } = await putSchedule(deps, p, projectId, {
+          cadence: body.cadence,
+          hourUtc: body.hour_utc,
+          dayOfWeek: body.day_of_week,
+          dayOfMonth: body.day_of_month,
+        });
+        const view = scheduleView(schedule, funding);
+        return {
+          structured: { schedule: view, created },
+          summary: `${created ? "Created" : "Replaced"}: ${describe(view)}`,
+        };
+      }
+      case "delete": {
+        await deleteSchedule(deps, p.account.id, projectId, p.key.mode);
+        return {
+          structured: { deleted: true as const, project_id: projectId },
+          summary: `Schedule of project ${projectId} removed.`,
+        };
+      }
+    }
+  },
+};
+
+function describe(s: ReturnType<typeof scheduleView>): string {
+  const paid = s.funding.credits_per_run > 0
+    ? `${s.funding.credits_per_run} credits per run`
+    : `included in the ${s.funding.plan} plan`;
+  return `Project ${s.project_id} is audited ${s.cadence} at ${s.hour_utc}:00 UTC (${paid}); ` +
+    (s.status === "paused"
+      ? `paused (${s.paused_reason}); set it again to resume.`
+      : `next run ${s.next_run_at}.`) +
+    (s.last_run ? ` Last run ${s.last_run.ran_at}: ${s.last_run.outcome}.` : "");
+}

@@ -1,0 +1,286 @@
+/**
+ * Scheduled runs with the injected clock: the maintenance tick (what Deno.cron runs) dispatches
+ * due schedules through the queue, and the handler starts audits through `createAudit`.
+ */
+import assert from "node:assert/strict";
+import { getBalance, grantCredits } from "../../domain/billing/credits.ts";
+import { html, page, serveSite } from "../audit/sites.ts";
+import { subscribeProject, type TestApp, withApp } from "../helpers/app.ts";
+import { eventually, quiet, startReceiver } from "../webhooks/helpers.ts";
+
+const path = (projectId: string) => `/v1/projects/${projectId}/schedule`;
+
+/** A site whose home page waits for `release()` while `held`, so an audit stays running. */
+function gatedSite() {
+  let open: () => void = () => {};
+  let gate: Promise<void> = Promise.resolve();
+  const site = serveSite({
+    "/": {
+      handler: async () => {
+        await gate;
+        return new Response(page({ title: "Scheduled site home page" }), {
+          headers: { "content-type": "text/html; charset=utf-8" },
+        });
+      },
+    },
+  });
+  return {
+    site,
+    hold() {
+      gate = new Promise((r) => (open = r));
+    },
+    release: () => open(),
+  };
+}
+
+async function setup(app: TestApp, url: string, funding: "basic" | "pro" | "credits" = "basic") {
+  const { accountId } = await app.signup();
+  const key = await app.liveKey(accountId);
+  const proj = await app.req("POST", "/v1/projects", { key, body: { url, name: "Watched" } });
+  const projectId = proj.body.project_id as string;
+  if (funding !== "credits") await subscribeProject(app, accountId, projectId, funding);
+  return { accountId, key, projectId };
+}
+
+async function auditCount(app: TestApp, key: string, projectId: string): Promise<number> {
+  return (await app.req("GET", `/v1/projects/${projectId}`, { key })).body.counts.audits;
+}
+
+/** Ticks (the cron's work) and waits until the schedule's handler has run for the current slot. */
+async function tickUntil(
+  app: TestApp,
+  key: string,
+  projectId: string,
+  // deno-lint-ignore no-explicit-any
+  done: (schedule: any) => boolean,
+) {
+  return await eventually(
+    async () => {
+      await app.service.tick();
+      const s = (await app.req("GET", path(projectId), { key })).body;
+      return done(s) ? s : null;
+    },
+    10_000,
+    "the scheduled run",
+  );
+}
+
+Deno.test("due times: nothing before the run time, one audit at it, next run a cadence later", async () => {
+  const site = serveSite({ "/": html(page({ title: "Scheduled site home page" })) });
+  try {
+    await withApp(async (app) => {
+      const { key, projectId } = await setup(app, site.origin);
+      const put = await app.req("PUT", path(projectId), {
+        key,
+        body: { cadence: "weekly", hour_utc: 6, day_of_week: "tuesday" },
+      });
+      const runAt = Date.parse(put.body.next_run_at);
+      assert.equal(put.body.next_run_at.slice(0, 13), "2026-11-24T06");
+
+      app.clock.set(runAt - 1);
+      await app.service.tick();
+      await quiet(100);
+      assert.equal(await auditCount(app, key, projectId), 0, "not before its run time");
+
+      app.clock.set(runAt);
+      const s = await tickUntil(app, key, projectId, (s) => s.runs === 1);
+      assert.equal(s.last_run.outcome, "started");
+      assert.equal(s.last_run.due_at, "2026-11-24T06:00:00.000Z");
+      assert.equal(Date.parse(s.next_run_at), runAt + 7 * 86_400_000);
+      const auditId = s.last_run.audit_id;
+      const audit = await eventually(async () => {
+        const a = (await app.req("GET", `/v1/audits/${auditId}`, { key })).body;
+        return a.status === "completed" ? a : null;
+      });
+      assert.equal(audit.project_id, projectId);
+      for (let i = 0; i < 3; i++) await app.service.tick();
+      await quiet(100);
+      assert.equal(await auditCount(app, key, projectId), 1, "one audit per due time");
+    });
+  } finally {
+    await site.close();
+  }
+});
+
+Deno.test("catch-up after downtime: three missed days run once, then the next slot after now", async () => {
+  const site = serveSite({ "/": html(page({ title: "Scheduled site home page" })) });
+  try {
+    await withApp(async (app) => {
+      const { key, projectId } = await setup(app, site.origin, "pro");
+      const put = await app.req("PUT", path(projectId), {
+        key,
+        body: { cadence: "daily", hour_utc: 6 },
+      });
+      const firstRun = Date.parse(put.body.next_run_at);
+      // The service was down from before the first run until three days later.
+      const back = firstRun + 3 * 86_400_000 + 60_000;
+      app.clock.set(back);
+      const s = await tickUntil(app, key, projectId, (s) => s.runs >= 1);
+      assert.equal(s.runs, 1);
+      assert.equal(s.last_run.due_at, "2026-11-24T06:00:00.000Z", "the oldest missed slot");
+      assert.equal(Date.parse(s.next_run_at), firstRun + 4 * 86_400_000, "the next after now");
+      for (let i = 0; i < 5; i++) await app.service.tick();
+      await quiet(150);
+      assert.equal(await auditCount(app, key, projectId), 1, "caught up once, not three times");
+    });
+  } finally {
+    await site.close();
+  }
+});
+
+Deno.test("credit-funded: a run pays 25 credits like an API audit; an empty balance pauses the schedule with schedule.paused; PUT resumes", async () => {
+  const site = serveSite({ "/": html(page({ title: "Scheduled site home page" })) });
+  const receiver = startReceiver();
+  try {
+    await withApp(async (app) => {
+      const { accountId, key, projectId } = await setup(app, site.origin, "credits");
+      const hook = await app.req("POST", "/v1/webhooks", {
+        key,
+        body: { url: receiver.url, events: ["schedule.paused"] },
+      });
+      assert.equal(hook.status, 201, hook.text);
+      const deps = app.service.services.deps;
+      await grantCredits(deps, { accountId, amount: 30, reason: "test", ref: "t1" });
+      const put = await app.req("PUT", path(projectId), {
+        key,
+        body: { cadence: "daily", hour_utc: 6 },
+      });
+      app.clock.set(Date.parse(put.body.next_run_at));
+      const first = await tickUntil(app, key, projectId, (s) => s.runs === 1);
+      assert.equal(first.last_run.outcome, "started");
+      assert.equal(await getBalance(app.kv, accountId), 5, "charged 25 credits");
+      await eventually(async () => {
+        const a = await app.req("GET", `/v1/audits/${first.last_run.audit_id}`, { key });
+        return a.body.status === "completed";
+      });
+
+      app.clock.set(Date.parse(first.next_run_at));
+      const paused = await tickUntil(app, key, projectId, (s) => s.status === "paused");
+      assert.equal(paused.paused_reason, "insufficient_credits");
+      assert.equal(paused.next_run_at, null);
+      assert.equal(paused.last_run.outcome, "paused");
+      assert.equal(paused.last_run.audit_id, null);
+      assert.equal(await getBalance(app.kv, accountId), 5, "nothing charged");
+      assert.equal(await auditCount(app, key, projectId), 1, "no audit started");
+      const [evt] = await receiver.waitFor(1);
+      assert.equal(evt.body.event, "schedule.paused");
+      assert.equal(evt.headers.get("x-serpwright-event"), "schedule.paused");
+      assert.equal(evt.body.data.project_id, projectId);
+      assert.equal(evt.body.data.reason, "insufficient_credits");
+      assert.equal(evt.body.data.required_credits, 25);
+      assert.equal(evt.body.data.balance_credits, 5);
+
+      // Paused: later slots do nothing, and no second event.
+      app.clock.advance(3 * 86_400_000);
+      for (let i = 0; i < 3; i++) await app.service.tick();
+      await quiet(150);
+      assert.equal(await auditCount(app, key, projectId), 1);
+      assert.equal(receiver.received.length, 1);
+
+      // A PUT resumes it from now.
+      const resumed = await app.req("PUT", path(projectId), {
+        key,
+        body: { cadence: "daily", hour_utc: 6 },
+      });
+      assert.equal(resumed.status, 200);
+      assert.equal(resumed.body.status, "active");
+      assert.equal(resumed.body.paused_reason, null);
+      assert.ok(Date.parse(resumed.body.next_run_at) > app.clock.now());
+    });
+  } finally {
+    await receiver.close();
+    await site.close();
+  }
+});
+
+Deno.test("an audit queued or running at the due time serves the slot: no second audit", async () => {
+  const gated = gatedSite();
+  try {
+    await withApp(async (app) => {
+      const { key, projectId } = await setup(app, gated.site.origin);
+      const put = await app.req("PUT", path(projectId), {
+        key,
+        body: { cadence: "weekly", hour_utc: 6, day_of_week: "tuesday" },
+      });
+      gated.hold();
+      const manual = await app.req("POST", `/v1/projects/${projectId}/audits`, { key });
+      assert.equal(manual.status, 202);
+      app.clock.set(Date.parse(put.body.next_run_at));
+      const s = await tickUntil(app, key, projectId, (s) => s.runs === 1);
+      assert.equal(s.last_run.outcome, "audit_in_progress");
+      assert.equal(s.last_run.audit_id, manual.body.audit_id);
+      assert.equal(await auditCount(app, key, projectId), 1);
+      gated.release();
+      await eventually(async () => {
+        const a = await app.req("GET", `/v1/audits/${manual.body.audit_id}`, { key });
+        return a.body.status === "completed";
+      });
+    });
+  } finally {
+    gated.release();
+    await gated.site.close();
+  }
+});
+
+Deno.test("a schedule deleted mid-run: the running audit completes, no later slot runs", async () => {
+  const gated = gatedSite();
+  try {
+    await withApp(async (app) => {
+      const { key, projectId } = await setup(app, gated.site.origin);
+      const put = await app.req("PUT", path(projectId), {
+        key,
+        body: { cadence: "weekly", hour_utc: 6, day_of_week: "tuesday" },
+      });
+      gated.hold();
+      app.clock.set(Date.parse(put.body.next_run_at));
+      const s = await tickUntil(app, key, projectId, (s) => s.runs === 1);
+      const auditId = s.last_run.audit_id;
+      await eventually(async () => {
+        const a = await app.req("GET", `/v1/audits/${auditId}`, { key });
+        return a.body.status === "running";
+      });
+      const del = await app.req("DELETE", path(projectId), { key });
+      assert.equal(del.status, 200, del.text);
+      gated.release();
+      const done = await eventually(async () => {
+        const a = await app.req("GET", `/v1/audits/${auditId}`, { key });
+        return a.body.status === "completed" ? a.body : null;
+      });
+      assert.equal(typeof done.score, "number");
+      // Weeks later: nothing more.
+      app.clock.advance(21 * 86_400_000);
+      for (let i = 0; i < 3; i++) await app.service.tick();
+      await quiet(150);
+      assert.equal(await auditCount(app, key, projectId), 1);
+      assert.equal((await app.req("GET", path(projectId), { key })).status, 404);
+      let left = 0;
+      for await (const _ of app.kv.list({ prefix: ["schedules_due"] })) left++;
+      assert.equal(left, 0, "no index entry left behind");
+    });
+  } finally {
+    gated.release();
+    await gated.site.close();
+  }
+});
+
+Deno.test("a schedule deleted between dispatch and run: the queued message starts nothing", async () => {
+  const site = serveSite({ "/": html(page({ title: "Scheduled site home page" })) });
+  try {
+    await withApp(async (app) => {
+      const { key, projectId } = await setup(app, site.origin);
+      const put = await app.req("PUT", path(projectId), {
+        key,
+        body: { cadence: "weekly", hour_utc: 6, day_of_week: "tuesday" },
+      });
+      app.clock.set(Date.parse(put.body.next_run_at));
+      const { runDueSchedule } = await import("../../domain/monitoring/dispatch.ts");
+      await app.req("DELETE", path(projectId), { key });
+      assert.equal(await runDueSchedule(app.service.services.deps, projectId), "not_due");
+      await app.service.tick();
+      await quiet(100);
+      assert.equal(await auditCount(app, key, projectId), 0);
+    });
+  } finally {
+    await site.close();
+  }
+});
