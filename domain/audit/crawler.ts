@@ -19,6 +19,7 @@ import { makeRobots, type Robots, USER_AGENT } from "./robots.ts";
 import { parseSitemap, SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS } from "./sitemap.ts";
 import { canonicalize, canonicalUrl } from "./urls.ts";
 import { isNofollowPage, isNoindex, resolveCanonicals } from "./checks/helpers.ts";
+import { needsBanner } from "./js_libraries.ts";
 import type { CrawlResult, PageContext, SitemapInfo, UrlRecord } from "./types.ts";
 
 export interface CrawlOptions {
@@ -50,7 +51,11 @@ const MAX_REDIRECT_HOPS = 5;
 const MAX_SITEMAP_FILES = 20;
 const MAX_RETRY_AFTER_MS = 5_000;
 const ACCEPT_HTML = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5";
+/** Script files read for a library banner per audit, and how much of each. */
+const MAX_BANNER_FETCHES = 20;
+const BANNER_BYTES = 4096;
 const EMPTY_LINKS = new Uint32Array(0);
+const EMPTY_SIG = new Uint16Array(0);
 
 function isHtmlType(ct: string | null): boolean {
   if (!ct) return false;
@@ -76,6 +81,7 @@ function newRecord(id: number, url: string, depth: number, inSitemap: boolean): 
     description: null,
     h1: null,
     textHash: 0,
+    textSig: EMPTY_SIG,
     words: 0,
     canonicalOther: null,
     links: EMPTY_LINKS,
@@ -292,6 +298,37 @@ export async function crawlSite(opts: CrawlOptions): Promise<CrawlOutput> {
     queue.push(r);
   }
 
+  // Heads of versionless library scripts (vulnerable_js_library reads their banners), fetched
+  // once per URL and at most MAX_BANNER_FETCHES per audit; a failure just means "unknown".
+  const banners = new Map<string, Promise<string | null>>();
+  function bannerOf(url: string): Promise<string | null> {
+    let p = banners.get(url);
+    if (!p) {
+      if (banners.size >= MAX_BANNER_FETCHES) return Promise.resolve(null);
+      p = safeFetch(url, {
+        ...fetchOpts,
+        headers: { "user-agent": USER_AGENT, accept: "*/*" },
+        maxBytes: BANNER_BYTES,
+        shouldReadBody: (st) => st >= 200 && st < 300,
+      }).then(
+        (res) => res.status >= 200 && res.status < 300 ? new TextDecoder().decode(res.body) : null,
+        () => null,
+      );
+      banners.set(url, p);
+    }
+    return p;
+  }
+
+  async function scriptHeadsOf(facts: PageFacts): Promise<Map<string, string> | undefined> {
+    let out: Map<string, string> | undefined;
+    for (const src of facts.libraryScripts) {
+      if (!needsBanner(src)) continue;
+      const head = await bannerOf(src);
+      if (head !== null) (out ??= new Map()).set(src, head);
+    }
+    return out;
+  }
+
   async function politeness() {
     if (crawlDelayMs === 0) return;
     const now = performance.now();
@@ -366,11 +403,14 @@ export async function crawlSite(opts: CrawlOptions): Promise<CrawlOutput> {
       isHome: rec.depth === 0,
       indexable: !noindex,
       now: opts.now,
+      scriptHeads: facts.libraryScripts.length > 0 ? await scriptHeadsOf(facts) : undefined,
     };
     rec.title = facts.title;
     rec.description = facts.description;
     rec.h1 = facts.h1;
     rec.textHash = facts.textHash;
+    // Only pages that can be duplicates keep a signature (128 bytes each).
+    if (facts.wordCount >= 20) rec.textSig = facts.textSig;
     rec.words = facts.wordCount;
     const canon = resolveCanonicals(ctx);
     if (canon.length === 1 && canon[0] !== null) {

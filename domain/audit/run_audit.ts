@@ -78,6 +78,7 @@ export class PageTally {
       if (c.eligibility === "indexable" && !ctx.indexable) continue;
       if (c.applies && !c.applies(ctx)) continue;
       this.eligible[i]++;
+      // Any truthy verdict fires: true, an Evidence object or a non-empty Evidence[].
       if (c.evaluate(ctx)) this.affected[i]++;
     }
   }

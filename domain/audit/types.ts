@@ -19,6 +19,20 @@ export const CATEGORIES: readonly Category[] = [
   "structure",
 ];
 
+/**
+ * What a fired check says about one affected item (a resource URL and its element, a header and
+ * its value, a library, its version and advisory ids). Flat on purpose: it is stored and served
+ * as JSON.
+ */
+export type Evidence = Record<string, string | number | boolean | null | string[]>;
+
+/**
+ * A page check's verdict: `false`/`null`/`undefined` = not fired; `true` = fired; an Evidence
+ * object or a non-empty Evidence[] = fired, with the items that show it. Any truthy value fires,
+ * so a check returns `false`, never an empty array, when it finds nothing.
+ */
+export type PageVerdict = boolean | null | undefined | Evidence | Evidence[];
+
 /** What a page-level check sees: one fetched HTML 2xx page, evaluated once, then dropped. */
 export interface PageContext {
   url: URL;
@@ -31,6 +45,12 @@ export interface PageContext {
   indexable: boolean;
   /** Epoch ms of the audit (for `unavailable_after`). */
   now: number;
+  /**
+   * First bytes of external scripts that name a known library without a version in their URL
+   * (script URL as written in the page → head of the file), for banner recognition. Optional:
+   * absent, only URL versions are recognised.
+   */
+  scriptHeads?: ReadonlyMap<string, string>;
 }
 
 /** One URL the crawler met, with only what site-level checks need. */
@@ -53,7 +73,10 @@ export interface UrlRecord {
   title: string | null;
   description: string | null;
   h1: string | null;
+  /** 52 bits of a 64-bit hash of the normalised visible words (exact duplicates). */
   textHash: number;
+  /** MinHash signature of the visible text's word 3-shingles, 64 x 16 bits (near-duplicates). */
+  textSig: Uint16Array;
   words: number;
   /** Canonical target URL when it differs from this URL. */
   canonicalOther: string | null;
@@ -110,7 +133,7 @@ export interface PageCheck extends CheckBase {
   eligibility: "indexable" | "html";
   /** Narrows eligibility further (e.g. https pages only). */
   applies?: (p: PageContext) => boolean;
-  evaluate: (p: PageContext) => boolean;
+  evaluate: (p: PageContext) => PageVerdict;
 }
 
 /** A site-level result: how many were examined and how many were bad; null = not applicable. */

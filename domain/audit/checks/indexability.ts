@@ -12,18 +12,54 @@ function attempted(site: CrawlResult): UrlRecord[] {
   return site.records.filter((r) => r.state === "fetched" || r.state === "failed");
 }
 
-function countStatus(site: CrawlResult, lo: number, hi: number) {
+/**
+ * Failing URLs whose failure another check already charges, so each defect counts once, where it
+ * is fixed: the home page (home_page_error), URLs crawled pages link to, directly or through
+ * redirects (broken_internal_links, on the linking pages), sitemap entries
+ * (sitemap_bad_entries) and canonical targets (canonical_target_bad). What is left (a redirect
+ * or meta-refresh target nothing else points at) is charged by the status checks.
+ */
+function chargedElsewhere(site: CrawlResult): Set<number> {
+  const out = new Set<number>();
+  const mark = (r: UrlRecord | undefined) => {
+    // The URL and every hop of its redirects (a link to a redirect to a 404 is a broken link).
+    for (let i = 0; r !== undefined && i < 11 && !out.has(r.id); i++) {
+      out.add(r.id);
+      r = r.location >= 0 ? site.records[r.location] : undefined;
+    }
+  };
+  mark(site.start);
+  for (const r of site.records) {
+    if (r.inSitemap) mark(r);
+    if (r.canonicalOther !== null) mark(site.byUrl.get(r.canonicalOther));
+    if (r.html && r.status >= 200 && r.status < 300) {
+      for (const id of r.links) mark(site.records[id]);
+    }
+  }
+  return out;
+}
+
+function countFailing(site: CrawlResult, bad: (r: UrlRecord) => boolean) {
   const tried = attempted(site);
   if (tried.length === 0) return null;
+  const failing = tried.filter(bad);
+  if (failing.length === 0) return { eligible: tried.length, affected: 0 };
+  const elsewhere = chargedElsewhere(site);
   return {
     eligible: tried.length,
-    affected: tried.filter((r) => r.status >= lo && r.status <= hi).length,
+    affected: failing.filter((r) => !elsewhere.has(r.id)).length,
   };
+}
+
+function countStatus(site: CrawlResult, lo: number, hi: number) {
+  return countFailing(site, (r) => r.status >= lo && r.status <= hi);
 }
 
 const HREFLANG_LANG = /^[a-z]{2,3}$/i;
 
-function hreflangProblems(p: PageContext): { invalid: boolean; cluster: boolean } {
+function hreflangProblems(
+  p: PageContext,
+): { invalid: boolean; cluster: boolean; xDefault: boolean } {
   let invalid = false;
   let selfRef = false;
   let xDefault = false;
@@ -47,7 +83,8 @@ function hreflangProblems(p: PageContext): { invalid: boolean; cluster: boolean 
       langs.set(lang, href.href);
     }
   }
-  return { invalid, cluster: !selfRef || !xDefault || multi };
+  // x-default is optional (Google recommends it, does not require it).
+  return { invalid, cluster: !selfRef || multi, xDefault };
 }
 
 function finalOf(site: CrawlResult, r: UrlRecord): UrlRecord | null {
@@ -141,7 +178,10 @@ export const indexabilityChecks: Check[] = [
     category: "indexability",
     severity: "critical",
     title: "Internal URLs answer 4xx",
-    detects: "Internal URLs that answer a client error (404, 410, 403, ...).",
+    detects:
+      "Internal URLs that answer a client error (404, 410, 403, ...) and that no other check " +
+      "charges: linked ones are broken_internal_links, listed ones sitemap_bad_entries, " +
+      "canonical targets canonical_target_bad, the home page home_page_error.",
     scope: "site",
     evaluate: (s) => countStatus(s, 400, 499),
   },
@@ -150,7 +190,7 @@ export const indexabilityChecks: Check[] = [
     category: "indexability",
     severity: "critical",
     title: "Internal URLs answer 5xx",
-    detects: "Internal URLs that answer a server error.",
+    detects: "Internal URLs that answer a server error (charged once, as for http_4xx).",
     scope: "site",
     evaluate: (s) => countStatus(s, 500, 599),
   },
@@ -159,13 +199,11 @@ export const indexabilityChecks: Check[] = [
     category: "indexability",
     severity: "critical",
     title: "Internal URLs could not be fetched",
-    detects: "Timeouts, DNS or connection failures, TLS errors, refused redirect targets.",
+    detects:
+      "Timeouts, DNS or connection failures, refused redirect targets (charged once, as for " +
+      "http_4xx; TLS failures are tls_invalid).",
     scope: "site",
-    evaluate: (s) => {
-      const tried = attempted(s);
-      if (tried.length === 0) return null;
-      return { eligible: tried.length, affected: tried.filter((r) => r.state === "failed").length };
-    },
+    evaluate: (s) => countFailing(s, (r) => r.state === "failed" && r.failure !== "tls"),
   },
   {
     id: "noindex",
@@ -310,8 +348,10 @@ export const indexabilityChecks: Check[] = [
     id: "hreflang_cluster",
     category: "indexability",
     severity: "warning",
-    title: "hreflang set lacks a self-reference or x-default, or maps a language twice",
-    detects: "Incomplete hreflang clusters (return links across pages are not checked).",
+    title: "hreflang set lacks a self-reference, or maps a language to two URLs",
+    detects:
+      "Incomplete hreflang clusters: no entry for the page itself, or one language with two " +
+      "URLs (x-default is optional; return links across pages are not checked).",
     scope: "page",
     eligibility: "indexable",
     applies: (p) => p.facts.hreflangs.length > 0,

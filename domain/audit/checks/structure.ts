@@ -6,6 +6,16 @@
  */
 import type { Check, CrawlResult, PageContext, SiteOutcome, UrlRecord } from "../types.ts";
 import { finalOf } from "./indexability.ts";
+import { SIG_BINS, similarity } from "../text_fingerprint.ts";
+
+/** Pages with fewer visible words are not compared for duplicate text. */
+const DUP_MIN_WORDS = 20;
+/** Estimated Jaccard similarity of word 3-shingles from which pages are near-duplicates. */
+const NEAR_SIMILARITY = 0.8;
+/** LSH banding: 16 bands of 4 bins; pairs at 0.8 share a band with probability > 0.999. */
+const BAND_BINS = 4;
+/** Comparisons per page and band: bounds the work on sites made of one template. */
+const NEAR_MAX_COMPARE = 200;
 
 /** HTML 2xx, indexable, self-canonical pages: the ones duplicates are counted among. */
 function dupCandidates(s: CrawlResult): UrlRecord[] {
@@ -31,6 +41,48 @@ function duplicates(
   return { eligible: pages.length, affected };
 }
 
+/**
+ * Pages with a near-duplicate: estimated Jaccard similarity of their word 3-shingles at least
+ * NEAR_SIMILARITY, but not the same text. Pages already counted by duplicate_content (an
+ * identical twin) are not counted again. Candidates are pages that agree on every bin of at
+ * least one band (LSH), so the work stays near-linear.
+ */
+function nearDuplicates(s: CrawlResult): SiteOutcome | null {
+  const pages = dupCandidates(s).filter((r) =>
+    r.words >= DUP_MIN_WORDS && r.textSig.length === SIG_BINS
+  );
+  if (pages.length < 2) return null;
+  const twins = new Map<number, number>();
+  for (const r of pages) twins.set(r.textHash, (twins.get(r.textHash) ?? 0) + 1);
+  const near = new Uint8Array(pages.length);
+  const bands = new Map<string, number[]>();
+  for (let i = 0; i < pages.length; i++) {
+    const a = pages[i];
+    for (let b = 0; b < SIG_BINS; b += BAND_BINS) {
+      const band = a.textSig.subarray(b, b + BAND_BINS);
+      if (band.every((x) => x === 0xffff)) continue; // an empty band proves nothing
+      const key = `${b}:${band.join(",")}`;
+      let bucket = bands.get(key);
+      if (!bucket) bands.set(key, bucket = []);
+      const n = Math.min(bucket.length, NEAR_MAX_COMPARE);
+      for (let k = 0; k < n; k++) {
+        const o = pages[bucket[k]];
+        if (o.textHash === a.textHash || (near[i] === 1 && near[bucket[k]] === 1)) continue;
+        if (similarity(a.textSig, o.textSig) >= NEAR_SIMILARITY) {
+          near[i] = 1;
+          near[bucket[k]] = 1;
+        }
+      }
+      bucket.push(i);
+    }
+  }
+  let affected = 0;
+  for (let i = 0; i < pages.length; i++) {
+    if (near[i] === 1 && twins.get(pages[i].textHash)! < 2) affected++;
+  }
+  return { eligible: pages.length, affected };
+}
+
 /** Pages whose links hit an internal URL matching `bad` (after following redirects or not). */
 function linkingPages(s: CrawlResult, bad: (target: UrlRecord) => boolean): SiteOutcome | null {
   let eligible = 0;
@@ -48,12 +100,16 @@ function linkingPages(s: CrawlResult, bad: (target: UrlRecord) => boolean): Site
   return eligible === 0 ? null : { eligible, affected };
 }
 
+/**
+ * The link target fails (after its redirects). A redirect loop is not counted here: the loop is
+ * one defect, charged once as redirect_loop.
+ */
 function isBroken(s: CrawlResult, t: UrlRecord): boolean {
   if (t.state === "failed") return true;
   if (t.state !== "fetched") return false;
   if (t.location >= 0) {
     const f = finalOf(s, t);
-    return f === null || f.state === "failed" || (f.state === "fetched" && f.status >= 400);
+    return f !== null && (f.state === "failed" || (f.state === "fetched" && f.status >= 400));
   }
   return t.status >= 400;
 }
@@ -260,9 +316,22 @@ export const structureChecks: Check[] = [
     category: "structure",
     severity: "warning",
     title: "Pages with identical content",
-    detects: "Identical normalised visible text on two or more indexable, self-canonical URLs.",
+    detects:
+      "Identical normalised visible text (lower-cased words, whitespace ignored; 64-bit hash) on " +
+      "two or more indexable, self-canonical URLs with at least 20 words.",
     scope: "site",
-    evaluate: (s) => duplicates(s, (r) => (r.words >= 20 ? r.textHash : null)),
+    evaluate: (s) => duplicates(s, (r) => (r.words >= DUP_MIN_WORDS ? r.textHash : null)),
+  },
+  {
+    id: "near_duplicate_content",
+    category: "structure",
+    severity: "warning",
+    title: "Pages with nearly identical content",
+    detects: "Visible text sharing at least 80 % of its word 3-shingles with another indexable, " +
+      "self-canonical page's (estimated by MinHash); identical twins are counted by " +
+      "duplicate_content only.",
+    scope: "site",
+    evaluate: nearDuplicates,
   },
   {
     id: "broken_internal_links",
