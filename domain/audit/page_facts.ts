@@ -518,7 +518,7 @@ class Collector {
       case "a":
         if (this.inA) {
           this.inA = false;
-          if (this.aCountable && GENERIC_LINK_TEXT.has(collapse(this.aText).toLowerCase())) {
+          if (this.aCountable && isGenericLinkText(this.aText)) {
             this.f.genericLinkTexts++;
           }
         }
@@ -536,6 +536,19 @@ class Collector {
         break;
     }
   }
+}
+
+/** Longest generic phrase; longer anchor text (after trimming) cannot be one. */
+const GENERIC_MAX = Math.max(...[...GENERIC_LINK_TEXT].map((t) => t.length));
+const WHITESPACE_RUN = /\s\s|[\t\n\r\f\u00a0]/;
+
+/** Anchor text is a generic phrase (cheap path first: most anchors are longer or single-spaced). */
+function isGenericLinkText(raw: string): boolean {
+  const t = raw.trim();
+  if (t.length > 3 * GENERIC_MAX) return false;
+  const lower = t.toLowerCase();
+  return GENERIC_LINK_TEXT.has(lower) ||
+    (WHITESPACE_RUN.test(lower) && GENERIC_LINK_TEXT.has(collapse(lower)));
 }
 
 function collapse(s: string): string {

@@ -43,6 +43,14 @@ const FNV_PRIME = 16777619;
 const MINS = new Int32Array(SIG_BINS);
 const NO_MIN = 0x7fffffff;
 
+/** Adds one shingle (the hashes of its three words) to the page's bin minima. */
+function shingle(a: number, b: number, c: number): void {
+  let s = Math.imul(a ^ Math.imul(b, 0x85ebca6b) ^ Math.imul(c, 0xc2b2ae35), 0x27d4eb2f);
+  s ^= s >>> 15;
+  const v = s & 0x3ffffff;
+  if (v < MINS[s >>> 26]) MINS[s >>> 26] = v;
+}
+
 /** Fingerprints the visible text given as the parser's text chunks, in document order. */
 export function fingerprintText(chunks: readonly string[]): TextFingerprint {
   let text = chunks.join("");
@@ -69,66 +77,66 @@ export function fingerprintText(chunks: readonly string[]): TextFingerprint {
   let e2 = 0x9e3779b9;
   let prev1 = 0;
   let prev2 = 0;
-  let i = 0;
-  // One turn per byte. A word ends at a space, before a CJK character, or at the end (i === n).
-  while (true) {
-    let c = 32;
+  // One turn per character. A word ends at a space, before a CJK character, or at the end.
+  for (let i = 0; i <= n; i++) {
+    let c = i < n ? buf[i] : 32;
+    if (c > 32 && c < 0x80) {
+      // ASCII word byte: the common case.
+      if (c <= 90 && c >= 65) c |= 32;
+      w = Math.imul(w ^ c, FNV_PRIME);
+      inWord = true;
+      continue;
+    }
     let cjk = false;
-    if (i < n) {
-      c = buf[i];
-      if (c > 32 && c < 0x80) {
-        // ASCII word byte: the common case.
-        if (c <= 90 && c >= 65) c |= 32;
-        w = Math.imul(w ^ c, FNV_PRIME);
+    if (c >= 0x80) {
+      const len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+      const c1 = buf[i + 1];
+      const c2 = buf[i + 2];
+      const space = (c === 0xc2 && c1 === 0xa0) || // U+00A0
+        (c === 0xe2 && c1 === 0x80 && (c2 <= 0x8a || c2 === 0xa8 || c2 === 0xa9 || c2 === 0xaf)) ||
+        (c === 0xe2 && c1 === 0x81 && c2 === 0x9f) || (c === 0xe3 && c1 === 0x80 && c2 === 0x80);
+      cjk = !space && ((c === 0xe3 && c1 >= 0x81 && c1 <= 0x83) || (c >= 0xe4 && c <= 0xe9));
+      if (!space && !cjk) {
+        for (let k = 0; k < len; k++) w = Math.imul(w ^ buf[i + k], FNV_PRIME);
         inWord = true;
-        i++;
+        i += len - 1;
         continue;
       }
-      if (c >= 0x80) {
-        const len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
-        const c1 = buf[i + 1];
-        const c2 = buf[i + 2];
-        const space = (c === 0xc2 && c1 === 0xa0) || // U+00A0
-          (c === 0xe2 && c1 === 0x80 &&
-            (c2 <= 0x8a || c2 === 0xa8 || c2 === 0xa9 || c2 === 0xaf)) ||
-          (c === 0xe2 && c1 === 0x81 && c2 === 0x9f) || (c === 0xe3 && c1 === 0x80 && c2 === 0x80);
-        cjk = !space && ((c === 0xe3 && c1 >= 0x81 && c1 <= 0x83) || (c >= 0xe4 && c <= 0xe9));
-        if (!space && !cjk) {
-          for (let k = 0; k < len; k++) w = Math.imul(w ^ buf[i + k], FNV_PRIME);
-          inWord = true;
-          i += len;
-          continue;
+      if (cjk) {
+        // Close the open word; the character itself becomes the next word, closed below.
+        if (inWord) {
+          words++;
+          e1 = Math.imul(e1 ^ w, FNV_PRIME);
+          e2 = Math.imul(((e2 << 7) | (e2 >>> 25)) ^ w, 0x85ebca6b);
+          if (words >= 3) shingle(prev2, prev1, w);
+          prev2 = prev1;
+          prev1 = w;
         }
-        i += len - 1; // the last byte is consumed below
+        w = FNV_OFFSET;
+        for (let k = 0; k < 3; k++) w = Math.imul(w ^ buf[i + k], FNV_PRIME);
+        inWord = true;
       }
+      i += len - 1;
     }
-    // A space, a CJK character or the end: close the open word, then the CJK character (a word).
-    for (let pass = inWord ? 0 : 1; pass < 2; pass++) {
-      if (pass === 1) {
-        if (!cjk) break;
-        for (let k = 2; k >= 0; k--) w = Math.imul(w ^ buf[i - k], FNV_PRIME);
-      }
-      words++;
-      e1 = Math.imul(e1 ^ w, FNV_PRIME);
-      e2 = Math.imul(((e2 << 7) | (e2 >>> 25)) ^ w, 0x85ebca6b);
-      if (words >= 3) {
-        let s = Math.imul(
-          prev2 ^ Math.imul(prev1, 0x85ebca6b) ^ Math.imul(w, 0xc2b2ae35),
-          0x27d4eb2f,
-        );
-        s ^= s >>> 15;
-        // Top 6 bits choose the bin, the other 26 are the value whose minimum the bin keeps.
-        const bin = s >>> 26;
-        const v = s & 0x3ffffff;
-        if (v < mins[bin]) mins[bin] = v;
-      }
-      prev2 = prev1;
-      prev1 = w;
-      w = FNV_OFFSET;
+    if (!inWord) continue;
+    // End of a word.
+    words++;
+    e1 = Math.imul(e1 ^ w, FNV_PRIME);
+    e2 = Math.imul(((e2 << 7) | (e2 >>> 25)) ^ w, 0x85ebca6b);
+    if (words >= 3) {
+      let s = Math.imul(
+        prev2 ^ Math.imul(prev1, 0x85ebca6b) ^ Math.imul(w, 0xc2b2ae35),
+        0x27d4eb2f,
+      );
+      s ^= s >>> 15;
+      // Top 6 bits choose the bin, the other 26 are the value whose minimum the bin keeps.
+      const v = s & 0x3ffffff;
+      if (v < mins[s >>> 26]) mins[s >>> 26] = v;
     }
+    prev2 = prev1;
+    prev1 = w;
+    w = FNV_OFFSET;
     inWord = false;
-    if (i >= n) break;
-    i++;
   }
   const sig = new Uint16Array(SIG_BINS);
   for (let b = 0; b < SIG_BINS; b++) {
