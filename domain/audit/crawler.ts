@@ -299,21 +299,27 @@ export async function crawlSite(opts: CrawlOptions): Promise<CrawlOutput> {
   }
 
   // Heads of versionless library scripts (vulnerable_js_library reads their banners), fetched
-  // once per URL and at most MAX_BANNER_FETCHES per audit; a failure just means "unknown".
+  // once per URL and at most MAX_BANNER_FETCHES per audit, robots.txt honoured; a failure just
+  // means "unknown".
   const banners = new Map<string, Promise<string | null>>();
   function bannerOf(url: string): Promise<string | null> {
     let p = banners.get(url);
     if (!p) {
       if (banners.size >= MAX_BANNER_FETCHES) return Promise.resolve(null);
-      p = safeFetch(url, {
-        ...fetchOpts,
-        headers: { "user-agent": USER_AGENT, accept: "*/*" },
-        maxBytes: BANNER_BYTES,
-        shouldReadBody: (st) => st >= 200 && st < 300,
-      }).then(
-        (res) => res.status >= 200 && res.status < 300 ? new TextDecoder().decode(res.body) : null,
-        () => null,
-      );
+      const origin = new URL(url).origin;
+      p = robotsFor(origin).then((r) =>
+        r.isAllowed(url)
+          ? safeFetch(url, {
+            ...fetchOpts,
+            headers: { "user-agent": USER_AGENT, accept: "*/*" },
+            timeoutMs: Math.min(opts.timeoutMs, 5_000),
+            maxBytes: BANNER_BYTES,
+            shouldReadBody: (st) => st >= 200 && st < 300,
+          }).then((res) =>
+            res.status >= 200 && res.status < 300 ? new TextDecoder().decode(res.body) : null
+          )
+          : null
+      ).catch(() => null);
       banners.set(url, p);
     }
     return p;
