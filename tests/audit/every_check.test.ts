@@ -80,3 +80,11 @@ Deno.test("every check fires on its fixture site and stays quiet on its counterp
   const problems = (await pool(jobs, 6)).filter((p) => p !== null);
   assert.deepEqual(problems, []);
 });
+
+Deno.test("docs/audit.md lists every check with its severity and scope", async () => {
+  const doc = await Deno.readTextFile(new URL("../../docs/audit.md", import.meta.url));
+  for (const c of ALL_CHECKS) {
+    const row = new RegExp("\\| `" + c.id + "`\\s*\\| " + c.severity + "\\s*\\| " + c.scope + " ");
+    assert.match(doc, row, `${c.id} (${c.severity}, ${c.scope}) missing from docs/audit.md`);
+  }
+});

@@ -297,7 +297,8 @@ export const securityChecks: Check[] = [
     category: "security",
     severity: "warning",
     title: "No X-Content-Type-Options: nosniff",
-    detects: "Browsers may guess (sniff) content types and run uploads as scripts or styles.",
+    detects: "X-Content-Type-Options is not nosniff: browsers may guess content types and run an " +
+      "upload as a script or style.",
     scope: "page",
     eligibility: "html",
     evaluate: sniffable,
