@@ -61,6 +61,16 @@ export const keys = {
   auditDup: (auditId: string, kind: string, value: string, url: string) =>
     ["audit_dups", auditId, kind, value, url] as const,
   auditDups: (auditId: string, kind: string) => ["audit_dups", auditId, kind] as const,
+  /**
+   * Near-duplicate index: one entry per page and non-empty LSH band of its MinHash signature
+   * (band number and bin values in `band`), value the page's signature and text hash. Pages that
+   * share a band are compared at the end (docs/audit.md, "Near-duplicates").
+   */
+  auditNearBand: (auditId: string, band: string, url: string) =>
+    ["audit_near", auditId, band, url] as const,
+  auditNearBands: (auditId: string) => ["audit_near", auditId] as const,
+  /** The head of a library script read for its banner (null when unreadable), once per audit. */
+  auditBanner: (auditId: string, url: string) => ["audit_banners", auditId, url] as const,
   /** Sitemap URLs in chunks, crawled after the link graph (orphans). */
   auditSitemapChunk: (auditId: string, n: number) => ["audit_sitemap_urls", auditId, n] as const,
   /** Larger texts (robots.txt bodies) split into chunks under a name. */
