@@ -138,7 +138,7 @@ Deno.test("security checks return evidence: resource, element, header, library a
     return (Array.isArray(v) ? v : [v]) as Evidence[];
   };
   assert.deepEqual(ev("http_subresources"), [
-    { url: "http://video.other.test/embed", element: "iframe" },
+    { resource: "http://video.other.test/embed", element: "iframe" },
   ]);
   assert.deepEqual(ev("insecure_form"), [{ action: "http://forms.other.test/post" }]);
   assert.deepEqual(ev("version_disclosure"), [

@@ -116,8 +116,9 @@ function vulnerableLibraries(p: PageContext): PageVerdict {
     if (lib === null) continue;
     const adv = advisoriesFor(lib.library, lib.version);
     if (adv.length === 0) continue;
+    // `url` is the page's (the engine adds it); the script is named apart.
     out.push({
-      url,
+      script: url,
       library: lib.library,
       version: lib.version,
       detected_from: lib.from,
@@ -133,7 +134,7 @@ function httpResources(p: PageContext, count: number, active: boolean | null): P
   const out: Evidence[] = [];
   for (const r of p.facts.httpResources) {
     if (active === null || ACTIVE_ELEMENTS.has(r.element) === active) {
-      out.push({ url: r.url, element: r.element });
+      out.push({ resource: r.url, element: r.element });
     }
   }
   return out.length > 0 ? out : true;

@@ -55,12 +55,17 @@ export class BannerReader {
     const key = keys.auditBanner(this.auditId, url);
     const stored = await this.kv.get<{ head: string | null }>(key);
     if (stored.value !== null) return stored.value.head;
-    // Checked and taken after the await, before the next one: concurrent pages see the count.
+    const robots = await this.robots.for(new URL(url).origin);
+    if (!robots.isAllowed(url)) {
+      this.batch.set(key, { head: null });
+      return null;
+    }
+    // Checked and taken after the last await, before the fetch: concurrent pages see the count.
+    // Past the cap nothing is stored, so a later audit-wide view stays "not read".
     const used = this.state.banners ?? 0;
     if (used >= MAX_BANNER_FETCHES) return null;
     this.state.banners = used + 1;
-    const robots = await this.robots.for(new URL(url).origin);
-    const head = robots.isAllowed(url) ? await fetchBanner(this.settings, url) : null;
+    const head = await fetchBanner(this.settings, url);
     this.batch.set(key, { head });
     return head;
   }
