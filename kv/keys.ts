@@ -62,13 +62,15 @@ export const keys = {
     ["audit_dups", auditId, kind, value, url] as const,
   auditDups: (auditId: string, kind: string) => ["audit_dups", auditId, kind] as const,
   /**
-   * Near-duplicate index: one entry per page and non-empty LSH band of its MinHash signature
-   * (band number and bin values in `band`), value the page's signature and text hash. Pages that
-   * share a band are compared at the end (docs/audit.md, "Near-duplicates").
+   * Near-duplicate index: one small entry per page and non-empty LSH band of its MinHash signature
+   * (band number and bin values in `band`, the page as its URL hash), and one entry per page with
+   * its URL, text hash and signature. Pages that share a band are compared at the end
+   * (docs/audit.md, "Visible text").
    */
-  auditNearBand: (auditId: string, band: string, url: string) =>
-    ["audit_near", auditId, band, url] as const,
+  auditNearBand: (auditId: string, band: string, urlHash: number) =>
+    ["audit_near", auditId, band, urlHash] as const,
   auditNearBands: (auditId: string) => ["audit_near", auditId] as const,
+  auditNearSig: (auditId: string, urlHash: number) => ["audit_near_sig", auditId, urlHash] as const,
   /** The head of a library script read for its banner (null when unreadable), once per audit. */
   auditBanner: (auditId: string, url: string) => ["audit_banners", auditId, url] as const,
   /** Sitemap URLs in chunks, crawled after the link graph (orphans). */

@@ -507,8 +507,9 @@ export const DUP_MIN_WORDS = 20;
 
 /**
  * Indexable self-canonical HTML pages, indexed by title, description and text fingerprint, and
- * (pages with DUP_MIN_WORDS words or more) by each non-empty LSH band of their text signature,
- * which carries the signature: the near-duplicate pass compares pages that share a band.
+ * (pages with DUP_MIN_WORDS words or more) by each non-empty LSH band of their text signature
+ * (small keys: band and URL hash; the signature is stored once beside them): the near-duplicate
+ * pass compares pages that share a band.
  */
 function indexDuplicates(
   batch: WriteBatch,
@@ -529,8 +530,9 @@ function indexDuplicates(
     if (band.every((x) => x === EMPTY_BIN)) continue; // an empty band proves nothing
     let key = String(b / BAND_BINS).padStart(2, "0") + ":";
     for (const x of band) key += x.toString(16).padStart(4, "0");
-    batch.set(keys.auditNearBand(auditId, key, rec.url), { h: rec.textHash, s: sig });
+    batch.set(keys.auditNearBand(auditId, key, rec.hash), 1);
   }
+  batch.set(keys.auditNearSig(auditId, rec.hash), { u: rec.url, h: rec.textHash, s: sig });
 }
 
 /**
