@@ -61,6 +61,18 @@ export const keys = {
   auditDup: (auditId: string, kind: string, value: string, url: string) =>
     ["audit_dups", auditId, kind, value, url] as const,
   auditDups: (auditId: string, kind: string) => ["audit_dups", auditId, kind] as const,
+  /**
+   * Near-duplicate index: one small entry per page and non-empty LSH band of its MinHash signature
+   * (band number and bin values in `band`, the page as its URL hash), and one entry per page with
+   * its URL, text hash and signature. Pages that share a band are compared at the end
+   * (docs/audit.md, "Visible text").
+   */
+  auditNearBand: (auditId: string, band: string, urlHash: number) =>
+    ["audit_near", auditId, band, urlHash] as const,
+  auditNearBands: (auditId: string) => ["audit_near", auditId] as const,
+  auditNearSig: (auditId: string, urlHash: number) => ["audit_near_sig", auditId, urlHash] as const,
+  /** The head of a library script read for its banner (null when unreadable), once per audit. */
+  auditBanner: (auditId: string, url: string) => ["audit_banners", auditId, url] as const,
   /** Sitemap URLs in chunks, crawled after the link graph (orphans). */
   auditSitemapChunk: (auditId: string, n: number) => ["audit_sitemap_urls", auditId, n] as const,
   /** Larger texts (robots.txt bodies) split into chunks under a name. */

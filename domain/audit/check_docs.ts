@@ -50,7 +50,8 @@ export const CHECK_DOCS: Record<string, CheckDoc> = {
     fix: "Make the start URL answer 200 (directly or after one redirect) and fix server errors.",
   },
   http_4xx: {
-    meaning: "Internal URLs answer a client error (404, 410, 403): dead ends for users and bots.",
+    meaning:
+      "Internal URLs answer a client error (404, 410, 403): dead ends for users and bots. Only URLs no other check reports are listed here (linked ones are broken links, listed ones bad sitemap entries).",
     fix:
       "Restore the page, redirect it (301) to the best replacement, or remove the links pointing to it.",
   },
@@ -59,7 +60,8 @@ export const CHECK_DOCS: Record<string, CheckDoc> = {
     fix: "Check the server logs for these URLs and fix the failing code or upstream.",
   },
   fetch_failed: {
-    meaning: "These URLs could not be fetched at all (timeout, DNS, connection or TLS failure).",
+    meaning:
+      "These URLs could not be fetched at all (timeout, DNS or connection failure); certificate failures are reported as tls_invalid.",
     fix: "Make sure the server answers within a few seconds and the certificate is valid.",
   },
   noindex: {
@@ -113,7 +115,7 @@ export const CHECK_DOCS: Record<string, CheckDoc> = {
   },
   hreflang_cluster: {
     meaning:
-      "An incomplete hreflang set (no self reference, or a language mapped twice) is unreliable.",
+      "An incomplete hreflang set (no self reference, or a language mapped to two URLs) is unreliable. x-default is recommended, not required.",
     fix: "List every language version on every page, including the page itself, once per language.",
   },
   viewport_missing: {
@@ -196,21 +198,51 @@ export const CHECK_DOCS: Record<string, CheckDoc> = {
     fix: "Change the listed links to https URLs.",
   },
   insecure_form: {
-    meaning: "Forms on http pages or posting to http send what users type in clear text.",
-    fix: "Serve the form page over https and post to an https action.",
+    meaning: "Forms that submit to an http address send what users type in clear text.",
+    fix: "Point the form's action at an https URL (and serve the page itself over https).",
   },
   hsts_missing: {
     meaning: "Without HSTS a first visit can be downgraded to http by an attacker.",
     fix: "Send Strict-Transport-Security: max-age=31536000 (or more) on https responses.",
   },
   csp_missing: {
-    meaning: "Without a Content-Security-Policy an injected script runs with full rights.",
-    fix: "Send a Content-Security-Policy header, starting with a report-only policy if needed.",
+    meaning:
+      "Without a Content-Security-Policy an injected script runs with full rights; a report-only policy enforces nothing.",
+    fix:
+      "Send a Content-Security-Policy header (test it first as Content-Security-Policy-Report-Only, then enforce it).",
+  },
+  clickjacking_unprotected: {
+    meaning:
+      "Any site can show these pages in a hidden frame and trick visitors into clicking on them (clickjacking).",
+    fix:
+      "Send X-Frame-Options: DENY (or SAMEORIGIN), or a Content-Security-Policy with frame-ancestors 'self'.",
+  },
+  mime_sniffing_unprotected: {
+    meaning:
+      "Without X-Content-Type-Options: nosniff browsers may guess a file's type and run an uploaded file as a script or stylesheet.",
+    fix: "Send X-Content-Type-Options: nosniff on every response.",
   },
   hardening_headers: {
-    meaning: "Missing clickjacking, MIME-sniffing or referrer protection headers.",
+    meaning:
+      "Without a safe Referrer-Policy full URLs (with their query strings) leak to other sites.",
+    fix: "Send Referrer-Policy: strict-origin-when-cross-origin (or stricter).",
+  },
+  version_disclosure: {
+    meaning:
+      "Headers or a generator tag name the server or framework software and its version, which tells attackers which known flaws to try.",
     fix:
-      "Send X-Frame-Options (or CSP frame-ancestors), X-Content-Type-Options: nosniff and a Referrer-Policy such as strict-origin-when-cross-origin.",
+      "Remove X-Powered-By and X-AspNet(Mvc)-Version, drop the version from Server and X-Generator (e.g. server_tokens off), and remove the generator meta tag.",
+  },
+  vulnerable_js_library: {
+    meaning:
+      "The page loads a front-end library version with published vulnerabilities (the evidence lists the advisories).",
+    fix:
+      "Upgrade the library to a fixed version (or remove it if unused) and update the script URL.",
+  },
+  http_subresources: {
+    meaning:
+      "An http page loads scripts, styles, frames or media from another host over http: anyone on the network path can alter them.",
+    fix: "Load these resources over https (and move the page itself to https).",
   },
   cookie_flags: {
     meaning: "Cookies without Secure, HttpOnly or SameSite can be stolen or sent cross-site.",
@@ -272,6 +304,12 @@ export const CHECK_DOCS: Record<string, CheckDoc> = {
   duplicate_content: {
     meaning: "Several URLs show the same text, so they compete and split their signals.",
     fix: "Keep one URL per content: 301-redirect or canonicalise the others to it.",
+  },
+  near_duplicate_content: {
+    meaning:
+      "These pages share most of their text with another page (the evidence names it), so search engines may pick one and ignore the rest.",
+    fix:
+      "Merge near-identical pages (301 or canonical to the best one), or give each its own substantial content.",
   },
   broken_internal_links: {
     meaning: "Links on these pages lead to URLs that fail or answer 4xx/5xx: dead ends.",

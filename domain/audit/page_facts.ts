@@ -7,6 +7,10 @@
  */
 import { Parser } from "htmlparser2";
 import { canonicalUrl } from "./urls.ts";
+import { fingerprintText } from "./text_fingerprint.ts";
+import { mayNameLibrary } from "./js_libraries.ts";
+
+const EMPTY_SIG = new Uint16Array(0);
 
 /** Everything the page-level checks and the site-level aggregation need from one HTML page. */
 export interface PageFacts {
@@ -50,15 +54,33 @@ export interface PageFacts {
   mixedActive: number;
   mixedPassive: number;
   protocolRelative: number;
+  /**
+   * Subresources loaded over http, at most MAX_ITEMS: on https pages every http:// one (mixed
+   * content); on http pages those from other hosts (same-host ones are the page's own not_https).
+   */
+  httpResources: { url: string; element: string }[];
+  /** All such subresources (the list above is capped). */
+  httpResourceCount: number;
   forms: number;
+  /** Form actions that submit over http (explicit http://, or relative on an http page). */
   insecureFormActions: number;
+  /** Those actions, resolved, at most MAX_ITEMS. */
+  insecureForms: string[];
+  /** `<meta name="generator">` content (first), trimmed. */
+  generator: string | null;
+  /** A `<meta http-equiv="Content-Security-Policy">` is present. */
+  metaCsp: boolean;
+  /** Absolute URLs of external scripts whose URL names a known library, at most MAX_ITEMS. */
+  libraryScripts: string[];
   plugins: number;
   jsonLdInvalid: number;
   jsonLdCount: number;
-  /** Visible words, counted up to WORD_CAP only. */
+  /** Visible words, all of them (CJK characters count one each). */
   wordCount: number;
-  /** FNV-1a fingerprint of the visible text chunks (duplicate-content detection). */
+  /** 52 bits of a 64-bit hash of the normalised visible words (see text_fingerprint.ts). */
   textHash: number;
+  /** MinHash signature of the visible text's word 3-shingles (near-duplicates). */
+  textSig: Uint16Array;
   elementCount: number;
   maxDepth: number;
   metaRefresh: { delay: number; url: string | null } | null;
@@ -72,11 +94,8 @@ export interface PageFacts {
     uncrawlable: string[];
     genericLinks: string[];
     httpInternalLinks: string[];
-    /** "element url", e.g. "script http://cdn.example/app.js". */
-    mixedActive: string[];
-    mixedPassive: string[];
+    /** "element url", e.g. "script //cdn.example/app.js" (http ones are `httpResources`). */
     protocolRelative: string[];
-    insecureFormActions: string[];
     renderBlocking: string[];
     plugins: string[];
   };
@@ -112,12 +131,8 @@ const TEXT_SKIP = new Set(["script", "style", "template", "noscript", "svg", "he
 const APP_ROOT_IDS = new Set(["root", "app", "__next", "__nuxt", "svelte", "___gatsby"]);
 /** Root-relative paths WHATWG URL would leave unchanged: no query, fragment, escapes, dots. */
 const SIMPLE_PATH = /^\/[A-Za-z0-9\-_~!$&'()*+,;=:@/]*$/;
-/**
- * Word counting stops here: thin_content (200), the app-shell heuristic (50) and
- * duplicate_content (20) only compare against thresholds, and a per-character scan of all text
- * would cost about half a bare parse.
- */
-export const WORD_CAP = 250;
+/** Evidence lists kept per page (counts stay exact). */
+export const MAX_ITEMS = 20;
 
 /** Hosts are internal when equal modulo a leading `www.` (and port). */
 export function sameSite(a: URL, siteKey: string): boolean {
@@ -156,13 +171,12 @@ class Collector {
   pictureImgs = 0;
   inJsonLd = false;
   jsonBuf = "";
-  hashState = 0x811c9dc5;
-  inWord = false;
+  /** Visible text chunks in document order (slices of the page string; fingerprinted at end). */
+  textParts: string[] = [];
   seenLinks = new Set<string>();
   /** Origin of the base URL and whether it is internal: the fast path for "/path" links. */
   baseOrigin: string;
   baseInternal: boolean;
-  textLen = 0;
   /** Where the open `<a>`'s link landed: index in links (>= 0), in nofollowLinks (< -1), or -1. */
   linkSlot = -1;
   aHref = "";
@@ -206,13 +220,20 @@ class Collector {
       mixedActive: 0,
       mixedPassive: 0,
       protocolRelative: 0,
+      httpResources: [],
+      httpResourceCount: 0,
       forms: 0,
       insecureFormActions: 0,
+      insecureForms: [],
+      generator: null,
+      metaCsp: false,
+      libraryScripts: [],
       plugins: 0,
       jsonLdInvalid: 0,
       jsonLdCount: 0,
       wordCount: 0,
       textHash: 0,
+      textSig: EMPTY_SIG,
       elementCount: 0,
       maxDepth: 0,
       metaRefresh: null,
@@ -225,10 +246,7 @@ class Collector {
         uncrawlable: [],
         genericLinks: [],
         httpInternalLinks: [],
-        mixedActive: [],
-        mixedPassive: [],
         protocolRelative: [],
-        insecureFormActions: [],
         renderBlocking: [],
         plugins: [],
       },
@@ -309,7 +327,7 @@ class Collector {
           sample(f.samples.imgUnsized, a.src ?? "(no src)");
         }
         if (this.pictureDepth > 0) this.pictureImgs++;
-        this.subresource(a.src, false, name);
+        this.subresource(a.src, false, "img");
         break;
       case "picture":
         if (this.pictureDepth++ === 0) this.pictureImgs = 0;
@@ -320,7 +338,11 @@ class Collector {
           this.inJsonLd = true;
           this.jsonBuf = "";
         } else if (a.src !== undefined) {
-          this.subresource(a.src, true, name);
+          this.subresource(a.src, true, "script");
+          if (mayNameLibrary(a.src) && f.libraryScripts.length < MAX_ITEMS) {
+            const u = tryUrl(a.src, this.base);
+            if (u !== null) f.libraryScripts.push(u.href);
+          }
           if (
             !this.headDone && a.async === undefined && a.defer === undefined &&
             a.type !== "module"
@@ -331,7 +353,7 @@ class Collector {
         }
         break;
       case "iframe":
-        this.subresource(a.src, true, name);
+        this.subresource(a.src, true, "iframe");
         break;
       case "audio":
       case "video":
@@ -340,10 +362,12 @@ class Collector {
         break;
       case "form": {
         f.forms++;
-        const action = a.action;
-        if (action !== undefined && action.trim().toLowerCase().startsWith("http:")) {
+        // No action (or an empty one) submits to the page itself.
+        const action = (a.action ?? "").trim();
+        const target = action === "" ? this.base : tryUrl(action, this.base);
+        if (target !== null && target.protocol === "http:") {
           f.insecureFormActions++;
-          sample(f.samples.insecureFormActions, action.trim());
+          if (f.insecureForms.length < MAX_ITEMS) f.insecureForms.push(target.href);
         }
         break;
       }
@@ -370,6 +394,8 @@ class Collector {
       const he = httpEquiv.toLowerCase();
       if (he === "content-type" && /charset=/i.test(a.content ?? "")) {
         if (this.parser.startIndex < 1024) f.charsetEarly = true;
+      } else if (he === "content-security-policy") {
+        f.metaCsp = true;
       } else if (he === "refresh" && a.content !== undefined) {
         const m = /^\s*(\d+(?:\.\d+)?)\s*(?:[;,]\s*(?:url\s*=\s*)?['"]?([^'"]*)['"]?)?/i.exec(
           a.content,
@@ -394,6 +420,8 @@ class Collector {
     } else if (name === "viewport") {
       f.viewportCount++;
       if (f.viewport === null) f.viewport = a.content ?? "";
+    } else if (name === "generator") {
+      if (f.generator === null) f.generator = (a.content ?? "").trim().slice(0, 200);
     }
   }
 
@@ -416,22 +444,36 @@ class Collector {
     }
   }
 
+  /** A subresource reference: mixed content on https pages, cross-host http on http pages. */
   subresource(src: string | undefined, active: boolean, element: string) {
-    if (src === undefined || !this.pageHttps) return;
-    const c0 = src.charCodeAt(0);
+    if (src === undefined) return;
+    const s = src.trim();
+    const c0 = s.charCodeAt(0);
+    const rel = c0 === 47 /* / */ && s.charCodeAt(1) === 47;
+    if (!rel && !((c0 === 104 || c0 === 72) && /^http:/i.test(s))) return; // https or relative
     const f = this.f;
-    if (c0 === 47 /* / */ && src.charCodeAt(1) === 47) {
-      f.protocolRelative++;
-      sample(f.samples.protocolRelative, `${element} ${src}`);
-    } else if ((c0 === 104 || c0 === 72) && /^http:/i.test(src)) {
-      if (active) {
-        f.mixedActive++;
-        sample(f.samples.mixedActive, `${element} ${src}`);
-      } else {
-        f.mixedPassive++;
-        sample(f.samples.mixedPassive, `${element} ${src}`);
+    if (this.pageHttps) {
+      if (rel) {
+        f.protocolRelative++;
+        sample(f.samples.protocolRelative, `${element} ${s}`);
+        return;
       }
+      if (active) f.mixedActive++;
+      else f.mixedPassive++;
+      this.httpResource(s, element);
+      return;
     }
+    // An http page: every relative or // reference is http too; same-host ones are part of the
+    // page's own not_https, other hosts are a second, separate exposure.
+    const u = tryUrl(s, this.base);
+    if (u === null || u.protocol !== "http:" || siteKeyOf(u) === this.siteKey) return;
+    this.httpResource(u.href, element);
+  }
+
+  httpResource(url: string, element: string) {
+    const f = this.f;
+    f.httpResourceCount++;
+    if (f.httpResources.length < MAX_ITEMS) f.httpResources.push({ url, element });
   }
 
   anchor(a: Record<string, string>) {
@@ -516,32 +558,7 @@ class Collector {
       return;
     }
     if (this.skipText > 0) return;
-    const f = this.f;
-    // Content fingerprint per text chunk: length plus its first and last characters. Cheap, and
-    // identical pages still hash identically; a full per-character hash would cost about half
-    // a bare parse.
-    const n = text.length;
-    let h = Math.imul(this.hashState ^ n, 16777619);
-    if (n > 0) {
-      h = Math.imul(h ^ text.charCodeAt(0), 16777619);
-      h = Math.imul(h ^ text.charCodeAt(n >> 1), 16777619);
-      h = Math.imul(h ^ text.charCodeAt(n - 1), 16777619);
-    }
-    this.hashState = h;
-    this.textLen += n;
-    if (f.wordCount >= WORD_CAP) return;
-    let inWord = this.inWord;
-    let words = f.wordCount;
-    for (let i = 0; i < n && words < WORD_CAP; i++) {
-      const c = text.charCodeAt(i);
-      if (c === 32 || c === 10 || c === 9 || c === 13 || c === 12 || c === 160) inWord = false;
-      else if (!inWord) {
-        inWord = true;
-        words++;
-      }
-    }
-    this.inWord = inWord;
-    f.wordCount = words;
+    this.textParts.push(text);
   }
 
   onclosetag(name: string) {
@@ -571,12 +588,14 @@ class Collector {
       case "a":
         if (this.inA) {
           this.inA = false;
-          const text = collapse(this.aText);
-          if (this.aCountable && GENERIC_LINK_TEXT.has(text.toLowerCase())) {
+          const generic = this.aCountable && isGenericLinkText(this.aText);
+          const slot = this.linkSlot;
+          // The collapsed text is only built when something keeps it (most anchors: the slot).
+          const text = generic || slot !== -1 ? collapse(this.aText) : "";
+          if (generic) {
             this.f.genericLinkTexts++;
             sample(this.f.samples.genericLinks, `"${text}" → ${this.aHref.trim()}`);
           }
-          const slot = this.linkSlot;
           if (slot >= 0) this.f.linkAnchors[slot] = text.slice(0, 60);
           else if (slot < -1) this.f.nofollowAnchors[-2 - slot] = text.slice(0, 60);
           this.linkSlot = -1;
@@ -595,6 +614,19 @@ class Collector {
         break;
     }
   }
+}
+
+/** Longest generic phrase; longer anchor text (after trimming) cannot be one. */
+const GENERIC_MAX = Math.max(...[...GENERIC_LINK_TEXT].map((t) => t.length));
+const WHITESPACE_RUN = /\s\s|[\t\n\r\f\u00a0]/;
+
+/** Anchor text is a generic phrase (cheap path first: most anchors are longer or single-spaced). */
+function isGenericLinkText(raw: string): boolean {
+  const t = raw.trim();
+  if (t.length > 3 * GENERIC_MAX) return false;
+  const lower = t.toLowerCase();
+  return GENERIC_LINK_TEXT.has(lower) ||
+    (WHITESPACE_RUN.test(lower) && GENERIC_LINK_TEXT.has(collapse(lower)));
 }
 
 function collapse(s: string): string {
@@ -646,6 +678,9 @@ export function extractPageFacts(
   const parser = new Parser(c, { decodeEntities: true });
   c.parser = parser;
   parser.end(text);
-  c.f.textHash = Math.imul(c.hashState ^ c.textLen, 16777619) >>> 0;
+  const fp = fingerprintText(c.textParts);
+  c.f.wordCount = fp.words;
+  c.f.textHash = fp.exact;
+  c.f.textSig = fp.sig;
   return c.f;
 }

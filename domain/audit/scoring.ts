@@ -1,13 +1,17 @@
 /**
- * Audit scoring: transparent, monotone and deterministic (README "Audit scoring").
+ * Audit scoring: transparent, monotone and deterministic (README "Audit scoring"), and it
+ * keeps telling sites apart below the first serious finding.
  *
  * 1. Per check: eligible E, affected A, r = A/E. Check score s = 1 when A = 0, else
  *    1 - (BASE_PENALTY + SPREAD_PENALTY * r): any occurrence costs, spread costs more, and a big
  *    site is not punished for size. Checks with E = 0 are not applicable and drop out.
- * 2. Category score = 100 * sum(w * s) / sum(w) over applicable checks, w by severity
- *    (info weighs 0: listed and counted, never scored). No weighted check: the category is 100
- *    and carries no weight in the overall score.
- * 3. Overall = weighted mean of the categories, then capped by the worst fired cap.
+ * 2. Category score = 100 * product over its fired checks of (1 - p * (1 - s)), p by severity.
+ *    Each fired check takes a share of what is left, so a second and a third defect still lower
+ *    a category that already has one (a weighted mean of check scores floors at 0 as soon as
+ *    every weighted check it has fails, and then stops discriminating). Passing checks change
+ *    nothing. A category with no applicable scored check is 100 and carries no weight overall.
+ * 3. Overall = weighted mean of the categories, then scaled by the lowest fired cap (cap/100):
+ *    the cap is still a ceiling, and two capped sites still differ by everything else.
  * Every step is non-increasing in A and in severity; rounding happens once, at the end.
  *
  * @module
@@ -15,9 +19,13 @@
 import type { Category, CheckBase, CheckTally, Severity } from "./types.ts";
 import { CATEGORIES } from "./types.ts";
 
-/** THE weight table. docs/audit.md mirrors it; change both together. */
+/** THE weight table. docs/audit.md and the README mirror it; change them together. */
 export const SCORING = {
-  severityWeight: { critical: 10, warning: 3, info: 0 } as Record<Severity, number>,
+  /**
+   * Share of its category's remaining score one check takes when it affects every eligible
+   * page (info weighs 0: listed and counted, never scored).
+   */
+  severityPenalty: { critical: 0.5, warning: 0.2, info: 0 } as Record<Severity, number>,
   basePenalty: 0.25,
   spreadPenalty: 0.75,
   categoryWeight: {
@@ -27,7 +35,7 @@ export const SCORING = {
     performance: 0.15,
     mobile: 0.15,
   } as Record<Category, number>,
-  /** Overall score ceilings when these checks fire. */
+  /** Overall score ceilings when these checks fire (the overall is scaled by cap/100). */
   caps: {
     start_url_blocked: 30,
     home_page_error: 30,
@@ -71,19 +79,24 @@ export function scoreAudit(
   checks: readonly CheckBase[],
   tallies: ReadonlyMap<string, CheckTally>,
 ): ScoreResult {
-  const num: Record<string, number> = {};
-  const den: Record<string, number> = {};
-  for (const c of CATEGORIES) num[c] = den[c] = 0;
+  /** Remaining share of each category (product of fired checks' factors). */
+  const share: Record<string, number> = {};
+  /** The category has at least one applicable check that could cost something. */
+  const scored: Record<string, boolean> = {};
+  for (const c of CATEGORIES) {
+    share[c] = 1;
+    scored[c] = false;
+  }
   const counts: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
   const fired: TopIssue[] = [];
   let cap = 100;
   for (const check of checks) {
     const t = tallies.get(check.id);
     if (!t || t.eligible <= 0) continue;
-    const w = SCORING.severityWeight[check.severity];
-    num[check.category] += w * checkScore(t);
-    den[check.category] += w;
+    const p = SCORING.severityPenalty[check.severity];
+    if (p > 0) scored[check.category] = true;
     if (t.affected > 0) {
+      share[check.category] *= 1 - p * (1 - checkScore(t));
       counts[check.severity] += t.affected;
       fired.push({
         check: check.id,
@@ -99,8 +112,8 @@ export function scoreAudit(
   let overallNum = 0;
   let overallDen = 0;
   for (const c of CATEGORIES) {
-    if (den[c] > 0) {
-      const s = num[c] / den[c];
+    if (scored[c]) {
+      const s = share[c];
       categories[c] = Math.round(100 * s);
       overallNum += SCORING.categoryWeight[c] * s;
       overallDen += SCORING.categoryWeight[c];
@@ -113,7 +126,7 @@ export function scoreAudit(
     (a.check < b.check ? -1 : a.check > b.check ? 1 : 0)
   );
   return {
-    score: Math.max(0, Math.min(cap, Math.round(overall))),
+    score: Math.max(0, Math.round((overall * cap) / 100)),
     summary: {
       issues_critical: counts.critical,
       issues_warning: counts.warning,

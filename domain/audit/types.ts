@@ -44,6 +44,12 @@ export interface PageContext {
   indexable: boolean;
   /** Epoch ms of the audit (for `unavailable_after`). */
   now: number;
+  /**
+   * First bytes of external scripts that name a known library without a version in their URL
+   * (script URL as written in the page → head of the file), for banner recognition. Optional:
+   * absent, only URL versions are recognised.
+   */
+  scriptHeads?: ReadonlyMap<string, string>;
 }
 
 /** Where a crawled URL stands. */
@@ -137,6 +143,13 @@ export interface SiteFacts {
   dupTitle: ItemGroup;
   dupDescription: ItemGroup;
   dupContent: ItemGroup;
+  /**
+   * Dup candidates with at least 20 words and a text signature, and those with a near-duplicate
+   * (estimated Jaccard >= 0.8 of word 3-shingles, not identical text; pages with an identical
+   * twin are left to dupContent).
+   */
+  nearCandidates: number;
+  nearDupContent: ItemGroup;
   /** Sitemap-listed HTML 2xx pages (not the home page) and those no crawled page links to. */
   orphanCandidates: number;
   orphans: ItemGroup;

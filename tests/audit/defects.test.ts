@@ -79,8 +79,9 @@ Deno.test("structure defects fire their checks and lower the structure score", a
     "structured_data_invalid",
     "broken_internal_links",
     "internal_redirect_links",
-    "http_4xx",
   ]);
+  // The linked 404 is one defect, charged once: to the pages that link it.
+  assert.ok(!fired.has("http_4xx"), "a linked 404 is broken_internal_links only");
   assert.ok(
     report.summary.categories.structure < 90,
     `structure ${report.summary.categories.structure}`,
@@ -225,12 +226,13 @@ Deno.test("non-HTML responses are fetched but not parsed as pages", async () => 
   assert.equal(report.site.pages.length, 1);
 });
 
-Deno.test("timeouts become fetch_failed and broken links, the audit completes", async () => {
+Deno.test("a linked timeout is one broken link (not also fetch_failed); the audit completes", async () => {
   const { report, fired } = await audit(() => ({
     "/": html(page({ key: "1", links: ["/slow"] })),
     "/slow": { ...html(page({ key: "2" })), delayMs: 3_000 },
   }), { timeoutMs: 300 });
-  assertFired(fired, ["fetch_failed", "broken_internal_links"]);
+  assertFired(fired, ["broken_internal_links"]);
+  assert.ok(!fired.has("fetch_failed"));
   assert.equal(report.jobs_failed, 1);
 });
 
@@ -247,7 +249,8 @@ Deno.test("a site answering 500 everywhere scores at most 30", async () => {
       get: () => ({ status: 500, body: "<h1>oops</h1>", headers: { "content-type": "text/html" } }),
     })
   );
-  assertFired(fired, ["home_page_error", "http_5xx", "robots_txt_unreachable"]);
+  assertFired(fired, ["home_page_error", "robots_txt_unreachable"]);
+  assert.ok(!fired.has("http_5xx"), "the failing home page is charged to home_page_error only");
   assert.ok(report.score <= 30, `score ${report.score}`);
   assert.ok(report.summary.issues_critical >= 2);
 });
@@ -294,7 +297,8 @@ Deno.test("the start URL refused by the guard throws; an unresolvable host compl
     allowPrivate: false,
     resolver: () => Promise.resolve([]),
   });
-  assert.ok(tallies.get("fetch_failed")!.affected === 1);
+  assert.equal(tallies.get("home_page_error")!.affected, 1);
+  assert.equal(tallies.get("fetch_failed")!.affected, 0, "the home page is charged once");
   assert.ok(report.score <= 30);
   assert.equal(report.jobs_failed, 1);
 });

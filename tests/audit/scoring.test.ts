@@ -109,3 +109,49 @@ Deno.test("page facts: one pass extracts what the checks need", () => {
   assert.equal(f.renderBlockingScripts, 1);
   assert.equal(f.charsetEarly, true);
 });
+
+Deno.test("no floor: a second and a third defect still lower a category that has one", () => {
+  for (const cat of ["indexability", "structure", "security", "performance", "mobile"] as const) {
+    // The scored checks of the category, worst first; fire them one by one, each on every page.
+    const scored = ALL_CHECKS.filter((c) =>
+      c.category === cat && SCORING.severityPenalty[c.severity] > 0 &&
+      SCORING.caps[c.id] === undefined
+    ).sort((a, b) => SCORING.severityPenalty[b.severity] - SCORING.severityPenalty[a.severity]);
+    assert.ok(scored.length >= 3, `${cat} has ${scored.length} scored checks`);
+    const t = allClean();
+    let prevCat = scoreAudit(ALL_CHECKS, t).summary.categories[cat];
+    let prevAll = scoreAudit(ALL_CHECKS, t).score;
+    for (const check of scored.slice(0, 3)) {
+      t.set(check.id, { eligible: 10, affected: 10 });
+      const r = scoreAudit(ALL_CHECKS, t);
+      assert.ok(r.summary.categories[cat] < prevCat, `${cat}: ${check.id} did not lower it`);
+      assert.ok(r.summary.categories[cat] > 0, `${cat} floored at 0 by ${check.id}`);
+      assert.ok(r.score < prevAll, `overall: ${check.id} did not lower it`);
+      prevCat = r.summary.categories[cat];
+      prevAll = r.score;
+    }
+  }
+});
+
+Deno.test("caps stay ceilings and still tell capped sites apart", () => {
+  const a = allClean();
+  a.set("home_page_error", { eligible: 1, affected: 1 });
+  const b = new Map(a);
+  b.set("viewport_missing", { eligible: 10, affected: 10 });
+  b.set("title_missing", { eligible: 10, affected: 10 });
+  const sa = scoreAudit(ALL_CHECKS, a).score;
+  const sb = scoreAudit(ALL_CHECKS, b).score;
+  assert.ok(sa <= 30 && sb <= 30, `${sa} ${sb}`);
+  assert.ok(sb < sa, `a capped site with more defects scores lower: ${sa} vs ${sb}`);
+});
+
+Deno.test("passing checks change nothing; one critical on every page takes half a category", () => {
+  const t = new Map<string, CheckTally>([["not_https", { eligible: 4, affected: 4 }]]);
+  assert.equal(scoreAudit(ALL_CHECKS, t).summary.categories.security, 50);
+  const more = allClean();
+  more.set("not_https", { eligible: 4, affected: 4 });
+  assert.equal(scoreAudit(ALL_CHECKS, more).summary.categories.security, 50);
+  const warn = allClean();
+  warn.set("csp_missing", { eligible: 4, affected: 4 });
+  assert.equal(scoreAudit(ALL_CHECKS, warn).summary.categories.security, 80);
+});

@@ -111,10 +111,33 @@ export function serveSite(
   };
 }
 
-const FILLER = ("Serpwright builds careful technical audits for small business websites and " +
-  "explains every finding in plain words so owners can fix problems quickly and keep their " +
-  "pages healthy for search engines and for the people who read them every single day. ")
-  .repeat(8);
+const VOCABULARY =
+  ("audit crawl page link title header search engine index sitemap robots canonical " +
+    "redirect status server browser script image style content heading paragraph keyword owner " +
+    "customer product service garden kitchen travel bicycle museum harbour mountain river forest " +
+    "winter summer autumn spring morning evening market bakery library station theatre concert " +
+    "painter teacher doctor farmer sailor pilot writer careful quick honest bright quiet gentle " +
+    "simple modern ancient local famous useful friendly patient clever steady build explain fix " +
+    "measure compare follow share read write visit choose improve protect grow carry open close")
+    .split(" ");
+
+/**
+ * About 320 words of filler, distinct for each key (a seeded choice of words), so pages with
+ * different keys are neither duplicates nor near-duplicates; the same key gives the same text.
+ */
+function filler(key: string): string {
+  let seed = 2166136261;
+  for (let i = 0; i < key.length; i++) seed = Math.imul(seed ^ key.charCodeAt(i), 16777619);
+  const words: string[] = [];
+  for (let i = 0; i < 320; i++) {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t ^= t + Math.imul(t ^ (t >>> 7), 61 | t);
+    words.push(VOCABULARY[((t ^ (t >>> 14)) >>> 0) % VOCABULARY.length]);
+    if (i % 12 === 11) words[i] += ".";
+  }
+  return words.join(" ");
+}
 
 export interface PageSpec {
   title?: string | null;
@@ -157,7 +180,7 @@ export function page(spec: PageSpec = {}): string {
     `<nav><ul>${links}</ul></nav>`,
     spec.words === false
       ? ""
-      : `<main><h2>Overview</h2><p>Page ${spec.key ?? ""}. ${FILLER}</p></main>`,
+      : `<main><h2>Overview</h2><p>Page ${spec.key ?? ""}. ${filler(spec.key ?? "")}</p></main>`,
     spec.body ?? "",
     "</body></html>",
   ].join("\n");

@@ -151,7 +151,10 @@ export const indexabilityChecks: Check[] = [
     category: "indexability",
     severity: "critical",
     title: "Internal URLs answer 4xx",
-    detects: "Internal URLs that answer a client error (404, 410, 403, ...).",
+    detects:
+      "Internal URLs that answer a client error (404, 410, 403, ...) and that no other check " +
+      "charges: linked ones are broken_internal_links, listed ones sitemap_bad_entries, " +
+      "canonical targets canonical_target_bad, the home page home_page_error.",
     scope: "site",
     evaluate: (s) => group(s.attempted, s.status4xx),
   },
@@ -160,7 +163,7 @@ export const indexabilityChecks: Check[] = [
     category: "indexability",
     severity: "critical",
     title: "Internal URLs answer 5xx",
-    detects: "Internal URLs that answer a server error.",
+    detects: "Internal URLs that answer a server error (charged once, as for http_4xx).",
     scope: "site",
     evaluate: (s) => group(s.attempted, s.status5xx),
   },
@@ -169,7 +172,9 @@ export const indexabilityChecks: Check[] = [
     category: "indexability",
     severity: "critical",
     title: "Internal URLs could not be fetched",
-    detects: "Timeouts, DNS or connection failures, TLS errors, refused redirect targets.",
+    detects:
+      "Timeouts, DNS or connection failures, refused redirect targets (charged once, as for " +
+      "http_4xx; TLS failures are tls_invalid).",
     scope: "site",
     evaluate: (s) => group(s.attempted, s.failed),
   },
@@ -319,14 +324,17 @@ export const indexabilityChecks: Check[] = [
     id: "hreflang_cluster",
     category: "indexability",
     severity: "warning",
-    title: "hreflang set lacks a self-reference or x-default, or maps a language twice",
-    detects: "Incomplete hreflang clusters (return links across pages are not checked).",
+    title: "hreflang set lacks a self-reference, or maps a language to two URLs",
+    detects:
+      "Incomplete hreflang clusters: no entry for the page itself, or one language with two " +
+      "URLs (x-default is optional; return links across pages are not checked).",
     scope: "page",
     eligibility: "indexable",
     applies: (p) => p.facts.hreflangs.length > 0,
     evaluate: (p) => {
       const r = hreflangReport(p);
-      const bad = !r.selfRef || !r.xDefault || r.twice.length > 0;
+      // x-default is optional (Google recommends it, does not require it).
+      const bad = !r.selfRef || r.twice.length > 0;
       return bad && {
         self_reference: r.selfRef,
         x_default: r.xDefault,

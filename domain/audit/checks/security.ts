@@ -1,11 +1,13 @@
 /**
- * Security: transport (https, redirects, TLS, HSTS), mixed content and the response headers
- * that harden pages.
+ * Security: transport (https, redirects, TLS, HSTS), content loaded or submitted over http, the
+ * response headers that harden pages, what the server says about its software, and front-end
+ * libraries with known vulnerabilities. Every page check returns its evidence (types.ts).
  *
  * @module
  */
-import type { Check, PageContext } from "../types.ts";
+import type { Check, Evidence, PageContext, PageVerdict } from "../types.ts";
 import { flag, isHttps } from "./helpers.ts";
+import { advisoriesFor, libraryFromBanner, libraryFromUrl } from "../js_libraries.ts";
 
 const ONE_YEAR = 31_536_000;
 const SAFE_REFERRER = new Set([
@@ -15,36 +17,127 @@ const SAFE_REFERRER = new Set([
   "no-referrer-when-downgrade",
   "same-origin",
 ]);
+const ACTIVE_ELEMENTS = new Set(["script", "link", "iframe"]);
+/** A version number: "nginx/1.18.0", "Apache/2.4", "WordPress 6.4.2", "Drupal 10". */
+const VERSIONED = /\d/;
 
-function hstsWeak(p: PageContext): boolean {
+/** Fired with these items, or not fired when there are none (never an empty array). */
+function items(list: Evidence[]): PageVerdict {
+  return list.length > 0 ? list : false;
+}
+
+function hstsWeak(p: PageContext): PageVerdict {
   const h = p.headers.get("strict-transport-security");
-  if (!h) return true;
-  const m = /max-age\s*=\s*"?(\d+)/i.exec(h);
-  return !m || Number(m[1]) < ONE_YEAR;
+  const m = h ? /max-age\s*=\s*"?(\d+)/i.exec(h) : null;
+  if (m && Number(m[1]) >= ONE_YEAR) return false;
+  return { strict_transport_security: h };
 }
 
-function hardeningMissing(p: PageContext): boolean {
-  const csp = p.headers.get("content-security-policy") ?? "";
-  const xfo = p.headers.get("x-frame-options");
-  if (!xfo && !/frame-ancestors/i.test(csp)) return true;
-  if ((p.headers.get("x-content-type-options") ?? "").trim().toLowerCase() !== "nosniff") {
-    return true;
-  }
-  const rp = (p.headers.get("referrer-policy") ?? "").toLowerCase().split(",").map((s) => s.trim())
-    .filter(Boolean);
+function cspOf(p: PageContext): string | null {
+  return p.headers.get("content-security-policy");
+}
+
+function clickjackable(p: PageContext): PageVerdict {
+  const xfo = (p.headers.get("x-frame-options") ?? "").trim().toLowerCase();
+  if (xfo === "deny" || xfo === "sameorigin") return false;
+  if (/(^|;)\s*frame-ancestors\s/i.test(cspOf(p) ?? "")) return false;
+  // ALLOW-FROM is ignored by current browsers, so it protects nothing.
+  return { x_frame_options: xfo === "" ? null : xfo, csp_frame_ancestors: false };
+}
+
+function sniffable(p: PageContext): PageVerdict {
+  const v = p.headers.get("x-content-type-options");
+  return (v ?? "").trim().toLowerCase() === "nosniff" ? false : { x_content_type_options: v };
+}
+
+function cspMissing(p: PageContext): PageVerdict {
+  if (cspOf(p) !== null || p.facts.metaCsp) return false;
+  return {
+    content_security_policy: null,
+    report_only: p.headers.has("content-security-policy-report-only"),
+  };
+}
+
+function referrerUnsafe(p: PageContext): PageVerdict {
+  const raw = p.headers.get("referrer-policy");
+  const rp = (raw ?? "").toLowerCase().split(",").map((s) => s.trim()).filter(Boolean);
   // The last recognised token wins in browsers.
-  return rp.length === 0 || !SAFE_REFERRER.has(rp[rp.length - 1]);
+  if (rp.length > 0 && SAFE_REFERRER.has(rp[rp.length - 1])) return false;
+  return { referrer_policy: raw };
 }
 
-function badCookies(p: PageContext): boolean {
-  const cookies = p.headers.getSetCookie();
-  for (const c of cookies) {
-    const attrs = c.toLowerCase().split(";").map((s) => s.trim());
-    if (isHttps(p) && !attrs.includes("secure")) return true;
-    if (!attrs.includes("httponly")) return true;
-    if (!attrs.some((a) => a.startsWith("samesite"))) return true;
+function badCookies(p: PageContext): PageVerdict {
+  const out: Evidence[] = [];
+  for (const c of p.headers.getSetCookie()) {
+    const parts = c.split(";").map((s) => s.trim());
+    const attrs = parts.slice(1).map((a) => a.toLowerCase());
+    const missing: string[] = [];
+    if (isHttps(p) && !attrs.includes("secure")) missing.push("Secure");
+    if (!attrs.includes("httponly")) missing.push("HttpOnly");
+    if (!attrs.some((a) => a.startsWith("samesite"))) missing.push("SameSite");
+    if (missing.length > 0) {
+      const name = parts[0].split("=")[0].trim();
+      out.push({ cookie: name, missing });
+    }
   }
-  return false;
+  return items(out);
+}
+
+/** Response headers that name server or framework software (with a version where it matters). */
+const DISCLOSING_HEADERS: readonly { name: string; needsVersion: boolean }[] = [
+  { name: "server", needsVersion: true },
+  { name: "x-powered-by", needsVersion: false },
+  { name: "x-aspnet-version", needsVersion: false },
+  { name: "x-aspnetmvc-version", needsVersion: false },
+  { name: "x-generator", needsVersion: true },
+];
+
+function versionDisclosure(p: PageContext): PageVerdict {
+  const out: Evidence[] = [];
+  for (const h of DISCLOSING_HEADERS) {
+    const v = p.headers.get(h.name);
+    if (v === null || v.trim() === "") continue;
+    if (h.needsVersion && !VERSIONED.test(v)) continue;
+    out.push({ source: "header", name: h.name, value: v });
+  }
+  const g = p.facts.generator;
+  if (g && VERSIONED.test(g)) out.push({ source: "meta", name: "generator", value: g });
+  return items(out);
+}
+
+function vulnerableLibraries(p: PageContext): PageVerdict {
+  const out: Evidence[] = [];
+  for (const url of p.facts.libraryScripts) {
+    let lib = libraryFromUrl(url);
+    if (lib === null) {
+      const head = p.scriptHeads?.get(url);
+      if (head !== undefined) lib = libraryFromBanner(head);
+    }
+    if (lib === null) continue;
+    const adv = advisoriesFor(lib.library, lib.version);
+    if (adv.length === 0) continue;
+    // `url` is the page's (the engine adds it); the script is named apart.
+    out.push({
+      script: url,
+      library: lib.library,
+      version: lib.version,
+      detected_from: lib.from,
+      advisories: [...new Set(adv.flatMap((a) => a.ids))],
+    });
+  }
+  return items(out);
+}
+
+/** The http subresources of a kind; fired on `count`, evidence from the capped list. */
+function httpResources(p: PageContext, count: number, active: boolean | null): PageVerdict {
+  if (count === 0) return false;
+  const out: Evidence[] = [];
+  for (const r of p.facts.httpResources) {
+    if (active === null || ACTIVE_ELEMENTS.has(r.element) === active) {
+      out.push({ resource: r.url, element: r.element });
+    }
+  }
+  return out.length > 0 ? out : true;
 }
 
 export const securityChecks: Check[] = [
@@ -56,7 +149,7 @@ export const securityChecks: Check[] = [
     detects: "HTML pages whose final URL is http://.",
     scope: "page",
     eligibility: "html",
-    evaluate: (p) => !isHttps(p),
+    evaluate: (p) => !isHttps(p) && { url: p.url.href },
   },
   {
     id: "http_not_redirected",
@@ -100,7 +193,7 @@ export const securityChecks: Check[] = [
     scope: "page",
     eligibility: "html",
     applies: isHttps,
-    evaluate: (p) => p.facts.mixedActive > 0,
+    evaluate: (p) => httpResources(p, p.facts.mixedActive, true),
   },
   {
     id: "mixed_content_passive",
@@ -111,7 +204,21 @@ export const securityChecks: Check[] = [
     scope: "page",
     eligibility: "html",
     applies: isHttps,
-    evaluate: (p) => p.facts.mixedPassive > 0,
+    evaluate: (p) => httpResources(p, p.facts.mixedPassive, false),
+  },
+  {
+    id: "http_subresources",
+    category: "security",
+    severity: "warning",
+    title: "http pages load resources from other hosts over http",
+    detects:
+      "Scripts, stylesheets, frames, images or media from another host over http:// (or //) on " +
+      "an http page: a second party anyone on the path can tamper with (same-host ones are the " +
+      "page's own not_https; on https pages they are mixed content).",
+    scope: "page",
+    eligibility: "html",
+    applies: (p) => !isHttps(p),
+    evaluate: (p) => httpResources(p, p.facts.httpResourceCount, null),
   },
   {
     id: "protocol_relative_resources",
@@ -122,7 +229,9 @@ export const securityChecks: Check[] = [
     scope: "page",
     eligibility: "html",
     applies: isHttps,
-    evaluate: (p) => p.facts.protocolRelative > 0,
+    evaluate: (p) =>
+      p.facts.protocolRelative > 0 &&
+      { count: p.facts.protocolRelative, resources: p.facts.samples.protocolRelative },
   },
   {
     id: "http_links",
@@ -133,18 +242,27 @@ export const securityChecks: Check[] = [
     scope: "page",
     eligibility: "indexable",
     applies: isHttps,
-    evaluate: (p) => p.facts.httpInternalLinks > 0,
+    evaluate: (p) =>
+      p.facts.httpInternalLinks > 0 &&
+      { count: p.facts.httpInternalLinks, links: p.facts.samples.httpInternalLinks },
   },
   {
     id: "insecure_form",
     category: "security",
     severity: "warning",
-    title: "Forms on http pages or posting to http",
-    detects: "A <form> on an http page, or with an http:// action.",
+    title: "Forms that submit over http",
+    detects:
+      "A <form> whose action is http:// (or, on an http page, relative or missing): what users " +
+      "type travels in clear text. A form on an http page posting to https is not counted here " +
+      "(the page itself is not_https).",
     scope: "page",
     eligibility: "html",
     applies: (p) => p.facts.forms > 0,
-    evaluate: (p) => !isHttps(p) || p.facts.insecureFormActions > 0,
+    evaluate: (p) =>
+      p.facts.insecureFormActions > 0 &&
+      (p.facts.insecureForms.length > 0
+        ? p.facts.insecureForms.map((action) => ({ action }))
+        : true),
   },
   {
     id: "hsts_missing",
@@ -160,24 +278,47 @@ export const securityChecks: Check[] = [
   {
     id: "csp_missing",
     category: "security",
-    severity: "info",
-    title: "No Content-Security-Policy header",
-    detects: "Pages without a CSP response header (a meta CSP is not counted).",
+    severity: "warning",
+    title: "No Content-Security-Policy",
+    detects:
+      "Pages without a Content-Security-Policy header or <meta http-equiv> (a report-only policy " +
+      "enforces nothing).",
     scope: "page",
     eligibility: "html",
-    evaluate: (p) => !p.headers.has("content-security-policy"),
+    evaluate: cspMissing,
+  },
+  {
+    id: "clickjacking_unprotected",
+    category: "security",
+    severity: "warning",
+    title: "Pages can be framed by any site (clickjacking)",
+    detects: "Neither X-Frame-Options DENY/SAMEORIGIN nor a CSP frame-ancestors directive.",
+    scope: "page",
+    eligibility: "html",
+    evaluate: clickjackable,
+  },
+  {
+    id: "mime_sniffing_unprotected",
+    category: "security",
+    severity: "warning",
+    title: "No X-Content-Type-Options: nosniff",
+    detects: "X-Content-Type-Options is not nosniff: browsers may guess content types and run an " +
+      "upload as a script or style.",
+    scope: "page",
+    eligibility: "html",
+    evaluate: sniffable,
   },
   {
     id: "hardening_headers",
     category: "security",
     severity: "info",
-    title: "Missing clickjacking, nosniff or referrer-policy headers",
-    detects:
-      "No X-Frame-Options nor CSP frame-ancestors, X-Content-Type-Options not nosniff, or no " +
-      "safe Referrer-Policy.",
+    title: "No safe Referrer-Policy",
+    detects: "Referrer-Policy absent or not one of no-referrer, same-origin, strict-origin, " +
+      "strict-origin-when-cross-origin, no-referrer-when-downgrade (clickjacking, nosniff and " +
+      "CSP are scored on their own).",
     scope: "page",
     eligibility: "html",
-    evaluate: hardeningMissing,
+    evaluate: referrerUnsafe,
   },
   {
     id: "cookie_flags",
@@ -189,5 +330,30 @@ export const securityChecks: Check[] = [
     eligibility: "html",
     applies: (p) => p.headers.has("set-cookie"),
     evaluate: badCookies,
+  },
+  {
+    id: "version_disclosure",
+    category: "security",
+    severity: "warning",
+    title: "Server or framework version disclosed",
+    detects:
+      "Server or X-Generator headers with a version number, any X-Powered-By, X-AspNet-Version " +
+      'or X-AspNetMvc-Version header, or <meta name="generator"> with a version.',
+    scope: "page",
+    eligibility: "html",
+    evaluate: versionDisclosure,
+  },
+  {
+    id: "vulnerable_js_library",
+    category: "security",
+    severity: "warning",
+    title: "Front-end libraries with known vulnerabilities",
+    detects:
+      "jQuery, jQuery UI, AngularJS, Bootstrap, Lodash or Moment.js versions (from the script URL " +
+      "or the file's banner) listed in the bundled advisory table (domain/audit/js_libraries.ts).",
+    scope: "page",
+    eligibility: "html",
+    applies: (p) => p.facts.libraryScripts.length > 0,
+    evaluate: vulnerableLibraries,
   },
 ];

@@ -192,9 +192,22 @@ export const structureChecks: Check[] = [
     category: "structure",
     severity: "warning",
     title: "Pages with identical content",
-    detects: "Identical normalised visible text on two or more indexable, self-canonical URLs.",
+    detects:
+      "Identical normalised visible text (lower-cased words, whitespace ignored; 64-bit hash) on " +
+      "two or more indexable, self-canonical URLs with at least 20 words.",
     scope: "site",
     evaluate: (s) => duplicates(s, s.dupContent),
+  },
+  {
+    id: "near_duplicate_content",
+    category: "structure",
+    severity: "warning",
+    title: "Pages with nearly identical content",
+    detects: "Visible text sharing at least 80 % of its word 3-shingles with another indexable, " +
+      "self-canonical page's (estimated by MinHash); identical twins are counted by " +
+      "duplicate_content only.",
+    scope: "site",
+    evaluate: (s) => (s.nearCandidates < 2 ? null : group(s.nearCandidates, s.nearDupContent)),
   },
   {
     id: "broken_internal_links",

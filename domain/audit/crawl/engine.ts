@@ -21,7 +21,9 @@ import { extractPageFacts, type PageFacts, siteKeyOf } from "../page_facts.ts";
 import { makeRobots, type Robots } from "../robots.ts";
 import type { PageContext } from "../types.ts";
 import { canonicalize, canonicalUrl } from "../urls.ts";
+import { EMPTY_BIN, SIG_BINS } from "../text_fingerprint.ts";
 import { failureKind, fetchPage, type FetchSettings, isHtmlType, Politeness } from "./fetcher.ts";
+import { BannerReader } from "./banners.ts";
 import { finalizeCrawl } from "./finalize.ts";
 import { type RenderPlan, runPostCrawlStep } from "./post_steps.ts";
 import { probeHttp } from "./http_probe.ts";
@@ -164,6 +166,7 @@ async function initCrawl(
     truncated: false,
     tallies: {},
     stored: {},
+    banners: 0,
     sitePages: 0,
     language: null,
     steps: 1,
@@ -288,6 +291,7 @@ async function crawlBatch(
   const robots = new RobotsSource(kv, auditId, s, state.robots, batch);
   const politeness = new Politeness(state.crawlDelayMs, state.nextSlotAt);
   const tally = PageTally.from(state.tallies);
+  const banners = new BannerReader(kv, auditId, s, robots, state, batch);
   const results: Fetched[] = [];
   let next = 0;
   let reserved = 0;
@@ -308,7 +312,7 @@ async function crawlBatch(
         results[i] = { kind: "blocked" };
         continue;
       }
-      results[i] = await fetchOne(s, politeness, e, u, state, input, tally);
+      results[i] = await fetchOne(s, politeness, e, u, state, input, tally, banners);
     }
   };
   const concurrency = Math.max(1, Math.min(input.concurrency, 32));
@@ -349,7 +353,7 @@ async function crawlBatch(
         for (const x of extra) {
           if (x && siteKeyOf(new URL(x)) === state.siteKey) discover(x, childDepth(rec));
         }
-        indexDuplicates(batch, auditId, rec);
+        indexDuplicates(batch, auditId, rec, facts.textSig);
         if (rec.depth === 0 && state.language === null) state.language = facts.htmlLang || null;
         if (
           !rec.noindex && rec.canonicalOther === null && state.sitePages < MAX_SITE_PAGES
@@ -398,6 +402,7 @@ async function fetchOne(
   state: CrawlState,
   input: CrawlInput,
   tally: PageTally,
+  banners: BannerReader,
 ): Promise<Fetched> {
   await politeness.wait();
   let res: SafeResponse;
@@ -430,6 +435,9 @@ async function fetchOne(
       isHome: e.depth === 0,
       indexable: !noindex,
       now: input.now,
+      scriptHeads: facts.libraryScripts.length > 0
+        ? await banners.headsOf(facts.libraryScripts)
+        : undefined,
     };
     const canon = resolveCanonicals(ctx);
     let canonicalOther: string | null = null;
@@ -498,16 +506,39 @@ function writeLinks(batch: WriteBatch, auditId: string, url: string, facts: Page
   }
 }
 
-/** Indexable self-canonical HTML pages, indexed by title, description and text fingerprint. */
-function indexDuplicates(batch: WriteBatch, auditId: string, rec: PageRecord): void {
+/** LSH banding of the MinHash signature: 16 bands of 4 bins (pairs at 0.8 meet with p > 0.999). */
+export const BAND_BINS = 4;
+/** Pages with fewer visible words are not compared for duplicate text. */
+export const DUP_MIN_WORDS = 20;
+
+/**
+ * Indexable self-canonical HTML pages, indexed by title, description and text fingerprint, and
+ * (pages with DUP_MIN_WORDS words or more) by each non-empty LSH band of their text signature
+ * (small keys: band and URL hash; the signature is stored once beside them): the near-duplicate
+ * pass compares pages that share a band.
+ */
+function indexDuplicates(
+  batch: WriteBatch,
+  auditId: string,
+  rec: PageRecord,
+  sig: Uint16Array,
+): void {
   if (rec.noindex || rec.canonicalOther !== null) return;
   if (rec.title) batch.set(keys.auditDup(auditId, "title", rec.title, rec.url), 1);
   if (rec.description) {
     batch.set(keys.auditDup(auditId, "description", rec.description, rec.url), 1);
   }
-  if (rec.words >= 20) {
-    batch.set(keys.auditDup(auditId, "content", String(rec.textHash), rec.url), 1);
+  if (rec.words < DUP_MIN_WORDS) return;
+  batch.set(keys.auditDup(auditId, "content", String(rec.textHash), rec.url), 1);
+  if (sig.length !== SIG_BINS) return;
+  for (let b = 0; b < SIG_BINS; b += BAND_BINS) {
+    const band = sig.subarray(b, b + BAND_BINS);
+    if (band.every((x) => x === EMPTY_BIN)) continue; // an empty band proves nothing
+    let key = String(b / BAND_BINS).padStart(2, "0") + ":";
+    for (const x of band) key += x.toString(16).padStart(4, "0");
+    batch.set(keys.auditNearBand(auditId, key, rec.hash), 1);
   }
+  batch.set(keys.auditNearSig(auditId, rec.hash), { u: rec.url, h: rec.textHash, s: sig });
 }
 
 /**

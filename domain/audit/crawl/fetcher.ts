@@ -30,6 +30,9 @@ export interface FetchSettings {
 const MAX_REDIRECT_HOPS = 5;
 const MAX_RETRY_AFTER_MS = 5_000;
 const ACCEPT_HTML = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5";
+/** How much of a script file is read for its library banner, and how long it may take. */
+const BANNER_BYTES = 4096;
+const BANNER_TIMEOUT_MS = 5_000;
 
 export function isHtmlType(ct: string | null): boolean {
   if (!ct) return false;
@@ -105,6 +108,26 @@ export async function fetchPage(s: FetchSettings, url: string): Promise<SafeResp
     }
   }
   return res;
+}
+
+/**
+ * The first bytes of a script file (a library banner such as "jQuery v3.4.1"), through the
+ * address guard, redirects not followed, at most 5 s; null when it cannot be read (the library
+ * then stays "version unknown").
+ */
+export async function fetchBanner(s: FetchSettings, url: string): Promise<string | null> {
+  try {
+    const res = await safeFetch(url, {
+      ...baseOptions(s),
+      headers: { "user-agent": USER_AGENT, accept: "*/*" },
+      timeoutMs: Math.min(s.timeoutMs, BANNER_TIMEOUT_MS),
+      maxBytes: BANNER_BYTES,
+      shouldReadBody: (st) => st >= 200 && st < 300,
+    });
+    return res.status >= 200 && res.status < 300 ? new TextDecoder().decode(res.body) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Spaces request starts `delayMs` apart (robots.txt Crawl-delay); free when the delay is 0. */

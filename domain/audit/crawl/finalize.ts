@@ -5,9 +5,15 @@
  *
  * 1. records: statuses, failures, robots blocks, sitemap entries, canonical targets, TTFB,
  *    redirects and broken targets;
- * 2. link graph: inlink counts, links to broken and redirecting URLs (with anchor texts);
- * 3. duplicate index: groups of equal titles, descriptions and text fingerprints;
+ * 2. link graph: inlink counts, links to broken and redirecting URLs (with anchor texts); then
+ *    the failing URLs no other check charges (each defect is counted once, where it is fixed);
+ * 3. duplicate index: groups of equal titles, descriptions and text fingerprints, then the LSH
+ *    band index for near-duplicates (pages sharing a band are compared, at most
+ *    NEAR_MAX_COMPARE signatures held per band bucket);
  * 4. records again: orphans, and each record gets its inlinks and the site checks that hit it.
+ *
+ * Memory besides the capped item lists: one number per URL for inlinks, and per failing,
+ * redirecting or near-duplicate URL, and per group of identical texts; never a page's facts.
  *
  * Then every site check reads the resulting `SiteFacts`, its evidence is stored, and the audit
  * is scored. Repeating this step (a process died in it) gives the same result.
@@ -17,6 +23,7 @@
 import { keys } from "../../../kv/keys.ts";
 import { ALL_CHECKS, SITE_CHECKS } from "../checks/index.ts";
 import { scoreAudit } from "../scoring.ts";
+import { similarity } from "../text_fingerprint.ts";
 import type {
   CheckTally,
   Evidence,
@@ -40,6 +47,21 @@ import {
 const RECORD_SAMPLE = 200;
 const MAX_HOPS = 10;
 const TTFB_BUCKETS = 60_001;
+/** Estimated Jaccard similarity of word 3-shingles from which pages are near-duplicates. */
+const NEAR_SIMILARITY = 0.8;
+/** Signatures held per band bucket: each page is compared with at most this many. */
+export const NEAR_MAX_COMPARE = 200;
+/** Signatures kept read in the near-duplicate pass (~0.3 KB each). */
+const NEAR_SIG_CACHE = 4_096;
+/** Text signatures only pages with this many words get (engine.ts indexes them). */
+const DUP_MIN_WORDS = 20;
+
+/** A failing URL and the status check that charges it unless another check does. */
+interface Failing {
+  url: string;
+  kind: "4xx" | "5xx" | "failed";
+  item: Evidence;
+}
 
 class Group implements ItemGroup {
   count = 0;
@@ -77,6 +99,10 @@ export async function finalizeCrawl(
   // Pass 1: records.
   const redirects = new Map<string, string>(); // internal redirect: url -> target
   const broken = new Map<number, { url: string; status: number; failure: string | null }>();
+  // Failing URLs by hash, and those another check charges (see `chargedElsewhere` below).
+  const failing = new Map<number, Failing>();
+  const charged = new Set<number>();
+  const markLater = new Set<string>([state.startUrl]);
   const ttfb = new Uint32Array(TTFB_BUCKETS);
   let firstHttps: UrlSummary | null = null;
   const failedSample: UrlSummary[] = [];
@@ -87,15 +113,27 @@ export async function finalizeCrawl(
         f.attempted++;
         if (firstHttps === null && r.url.startsWith("https:")) firstHttps = summary(r);
         if (r.state === "failed") {
-          f.failed.add({ url: r.url, failure: r.failure });
+          // TLS failures are tls_invalid's (it reads the sample), not fetch_failed's.
+          if (r.failure !== "tls") {
+            failing.set(r.hash, {
+              url: r.url,
+              kind: "failed",
+              item: { url: r.url, failure: r.failure },
+            });
+          }
           if (failedSample.length < RECORD_SAMPLE) failedSample.push(summary(r));
-        } else if (r.status >= 400 && r.status < 500) {
-          f.status4xx.add({ url: r.url, status: r.status });
-        } else if (r.status >= 500) f.status5xx.add({ url: r.url, status: r.status });
+        } else if (r.status >= 400) {
+          failing.set(r.hash, {
+            url: r.url,
+            kind: r.status < 500 ? "4xx" : "5xx",
+            item: { url: r.url, status: r.status },
+          });
+        }
         if (r.state === "failed" || (r.location === null && r.status >= 400)) {
           broken.set(r.hash, { url: r.url, status: r.status, failure: r.failure });
         }
         if (r.location !== null && !r.externalLocation) redirects.set(r.url, r.location);
+        if (r.inSitemap && (failing.has(r.hash) || redirects.has(r.url))) markLater.add(r.url);
       }
       if (r.state !== "unvisited" && r.state !== "queued") {
         f.known++;
@@ -104,7 +142,10 @@ export async function finalizeCrawl(
       if (r.html && is2xx(r)) {
         f.html2xx++;
         if (r.noindex) f.noindexPages++;
-        else if (r.canonicalOther === null) f.dupCandidates++;
+        else if (r.canonicalOther === null) {
+          f.dupCandidates++;
+          if (r.words >= DUP_MIN_WORDS) f.nearCandidates++;
+        }
         const ms = Math.min(TTFB_BUCKETS - 1, Math.max(0, Math.round(r.ttfbMs)));
         ttfb[ms]++;
         f.ttfb.pages++;
@@ -130,7 +171,7 @@ export async function finalizeCrawl(
         }
       }
     }
-    await canonicalTargets(kv, auditId, canon, f);
+    await canonicalTargets(kv, auditId, canon, f, markLater);
   }
   f.ttfb.medianMs = median(ttfb, f.ttfb.pages);
 
@@ -149,20 +190,38 @@ export async function finalizeCrawl(
   if (firstHttps) sample.push(firstHttps);
   f.records = [...sample, ...failedSample];
 
-  // Redirects that end broken (or loop) are broken link targets too; redirects are "redirect" targets.
+  // Redirects that end broken are broken link targets too; redirects are "redirect" targets. A
+  // loop is not a broken target: the loop is one defect, charged once as redirect_loop.
   const redirectTargets = new Map<number, { url: string; target: string }>();
   for (const [url, target] of redirects) {
     redirectTargets.set(urlHash(url), { url, target });
     const end = followRedirects(redirects, url);
-    const endBroken = end === null ? true : broken.has(urlHash(end));
-    if (endBroken && !broken.has(urlHash(url))) {
-      broken.set(urlHash(url), {
-        url,
-        status: end === null ? 0 : broken.get(urlHash(end))!.status,
-        failure: end === null ? "redirect_loop" : broken.get(urlHash(end))!.failure,
-      });
+    if (end !== null && broken.has(urlHash(end)) && !broken.has(urlHash(url))) {
+      const b = broken.get(urlHash(end))!;
+      broken.set(urlHash(url), { url, status: b.status, failure: b.failure });
     }
   }
+
+  /**
+   * Failing URLs another check already charges, so each defect counts once, where it is fixed:
+   * the start and home page (home_page_error), URLs crawled pages link to, directly or through
+   * redirects (broken_internal_links, on the linking pages), sitemap entries
+   * (sitemap_bad_entries) and canonical targets (canonical_target_bad). Each hop of the URL's
+   * redirects is marked too (a link to a redirect to a 404 is a broken link). What is left (a
+   * redirect or meta-refresh target nothing else points at) is charged by the status checks.
+   */
+  const chargeFrom = (url: string) => {
+    let cur = url;
+    for (let i = 0; i <= MAX_HOPS; i++) {
+      const h = urlHash(cur);
+      if (failing.has(h)) charged.add(h);
+      const next = redirects.get(cur);
+      if (next === undefined) return;
+      cur = next;
+    }
+  };
+  for (const url of markLater) chargeFrom(url);
+  markLater.clear();
 
   // Pass 2: the link graph.
   const inlinks = new Map<number, number>();
@@ -185,6 +244,9 @@ export async function finalizeCrawl(
       const { t, a, f: followable } = e.value;
       for (let i = 0; i < t.length; i++) {
         const h = t[i];
+        if (failing.has(h)) charged.add(h);
+        const via = redirectTargets.get(h);
+        if (via !== undefined) chargeFrom(via.url);
         if (h === self) continue;
         if (i < followable) inlinks.set(h, (inlinks.get(h) ?? 0) + 1);
         const b = broken.get(h);
@@ -213,10 +275,27 @@ export async function finalizeCrawl(
     }
   }
 
-  // Pass 3: duplicate groups.
+  // The failing URLs left to the status checks.
+  for (const [h, x] of failing) {
+    if (charged.has(h)) continue;
+    (x.kind === "4xx" ? f.status4xx : x.kind === "5xx" ? f.status5xx : f.failed).add(x.item);
+  }
+  failing.clear();
+  charged.clear();
+
+  // Pass 3: duplicate groups, then near-duplicates (identical twins are duplicate_content's).
   await duplicates(kv, auditId, "title", f.dupTitle, (v) => ({ title: v }));
   await duplicates(kv, auditId, "description", f.dupDescription, (v) => ({ description: v }));
-  await duplicates(kv, auditId, "content", f.dupContent, (v) => ({ fingerprint: v }));
+  const twins = new Set<number>();
+  await duplicates(
+    kv,
+    auditId,
+    "content",
+    f.dupContent,
+    (v) => ({ fingerprint: v }),
+    (v) => twins.add(Number(v)),
+  );
+  await nearDuplicates(kv, auditId, twins, f.nearDupContent);
 
   // Which site checks hit which page (for the inventory), before orphans are known.
   const marks = new Map<string, Set<string>>();
@@ -305,6 +384,7 @@ function emptyFacts(state: CrawlState): SiteFacts & {
   dupTitle: Group;
   dupDescription: Group;
   dupContent: Group;
+  nearDupContent: Group;
   orphans: Group;
   ttfb: { pages: number; medianMs: number; over800: Group; over1800: Group };
 } {
@@ -355,6 +435,8 @@ function emptyFacts(state: CrawlState): SiteFacts & {
     dupTitle: new Group(),
     dupDescription: new Group(),
     dupContent: new Group(),
+    nearCandidates: 0,
+    nearDupContent: new Group(),
     orphanCandidates: 0,
     orphans: new Group(),
     ttfb: { pages: 0, medianMs: 0, over800: new Group(), over1800: new Group() },
@@ -426,6 +508,7 @@ async function canonicalTargets(
   auditId: string,
   pages: PageRecord[],
   f: ReturnType<typeof emptyFacts>,
+  markLater: Set<string>,
 ): Promise<void> {
   if (pages.length === 0) return;
   const targets = await getMany<PageRecord>(
@@ -436,6 +519,7 @@ async function canonicalTargets(
     const t = targets[i];
     if (!t || t.state === "unvisited" || t.state === "queued") return;
     f.canonicalTargets++;
+    if (t.state === "failed" || t.status >= 300) markLater.add(t.url);
     const bad = t.state !== "fetched" || !is2xx(t) || t.noindex;
     if (bad) {
       f.canonicalBad.add({
@@ -463,6 +547,7 @@ async function duplicates(
   kind: string,
   g: Group,
   show: (value: string) => Evidence,
+  onGroup?: (value: string) => void,
 ): Promise<void> {
   const KEEP = 50;
   let value: string | null = null;
@@ -470,6 +555,7 @@ async function duplicates(
   let size = 0;
   const close = () => {
     if (value === null || size < 2) return;
+    onGroup?.(value);
     for (let i = 0; i < size; i++) {
       const url = i < members.length ? members[i] : null;
       if (url === null) {
@@ -499,4 +585,90 @@ async function duplicates(
     }
   }
   close();
+}
+
+/** A page's stored text signature (engine.ts `indexDuplicates`). */
+interface NearSig {
+  u: string;
+  h: number;
+  s: Uint16Array;
+}
+
+/**
+ * Pages with a near-duplicate, from the LSH band index (engine.ts): entries sorted by band, so
+ * each bucket of pages sharing a band is contiguous; every page is compared with the first
+ * NEAR_MAX_COMPARE pages of its bucket (the only signatures held), skipping pairs of identical
+ * text and pairs already both known. Signatures are read per page of the index, only for entries
+ * that may share their bucket, and the last NEAR_SIG_CACHE read are kept. A page with an identical twin can make a third page a
+ * near-duplicate but is not counted itself (duplicate_content counts it).
+ */
+async function nearDuplicates(
+  kv: Deno.Kv,
+  auditId: string,
+  twins: ReadonlySet<number>,
+  g: Group,
+): Promise<void> {
+  interface Entry {
+    url: string;
+    hash: number;
+    text: number;
+    sig: Uint16Array;
+  }
+  const near = new Set<number>();
+  // A page sits in up to 16 buckets: recently read signatures are kept (bounded, oldest out).
+  const cache = new Map<number, NearSig | null>();
+  let bucket: string | null = null;
+  let held: Entry[] = [];
+  const found = (x: Entry, other: Entry, sim: number) => {
+    if (near.has(x.hash)) return;
+    near.add(x.hash);
+    if (!twins.has(x.text)) {
+      g.add({ url: x.url, similar_to: other.url, similarity: Math.round(sim * 100) / 100 });
+    }
+  };
+  for await (const page of listInPages<number>(kv, keys.auditNearBands(auditId))) {
+    const bands = page.map((e) => e.key[2] as string);
+    // An entry alone in its bucket within this page (and not continuing the previous page's
+    // bucket, nor possibly continued by the next page) is compared with nothing: no read.
+    const needed = bands.map((b, i) =>
+      b === bucket || (i > 0 && bands[i - 1] === b) ||
+      (i + 1 < bands.length && bands[i + 1] === b) || i === bands.length - 1
+    );
+    const byHash = new Map<number, NearSig | null>();
+    const want: number[] = [];
+    for (let i = 0; i < page.length; i++) {
+      const h = page[i].key[3] as number;
+      if (!needed[i] || byHash.has(h)) continue;
+      const c = cache.get(h);
+      if (c !== undefined) byHash.set(h, c);
+      else {
+        byHash.set(h, null);
+        want.push(h);
+      }
+    }
+    const sigs = await getMany<NearSig>(kv, want.map((h) => keys.auditNearSig(auditId, h)));
+    want.forEach((h, i) => {
+      byHash.set(h, sigs[i]);
+      if (cache.size >= NEAR_SIG_CACHE) cache.delete(cache.keys().next().value!);
+      cache.set(h, sigs[i]);
+    });
+    for (let i = 0; i < page.length; i++) {
+      if (bands[i] !== bucket) {
+        bucket = bands[i];
+        held = [];
+      }
+      const v = needed[i] ? byHash.get(page[i].key[3] as number) : null;
+      if (!v) continue;
+      const a: Entry = { url: v.u, hash: page[i].key[3] as number, text: v.h, sig: v.s };
+      for (const o of held) {
+        if (o.text === a.text || (near.has(a.hash) && near.has(o.hash))) continue;
+        const sim = similarity(a.sig, o.sig);
+        if (sim >= NEAR_SIMILARITY) {
+          found(a, o, sim);
+          found(o, a, sim);
+        }
+      }
+      if (held.length < NEAR_MAX_COMPARE) held.push(a);
+    }
+  }
 }

@@ -92,6 +92,8 @@ export interface CrawlState {
   tallies: Record<string, [number, number]>;
   /** Evidence items stored per check (capped). */
   stored: Record<string, number>;
+  /** Script files read for library banners so far (at most MAX_BANNER_FETCHES per audit). */
+  banners: number;
   sitePages: number;
   language: string | null;
   steps: number;

@@ -1,0 +1,459 @@
+/**
+ * The manifest of check fixtures: for every check id, a small loopback site on which it must fire
+ * and one on which it must not (where possible, one the check applies to). Each site is the clean
+ * base site below with one change. every_check.test.ts audits them all and asserts through
+ * `runAuditDetailed`'s tallies; a check missing from this table fails that test.
+ */
+import {
+  GOOD_HEADERS,
+  html,
+  page,
+  type PageSpec,
+  robotsRoute,
+  type Route,
+  sitemapRoute,
+} from "./sites.ts";
+
+export type Routes = Record<string, Route | undefined>;
+
+export interface SiteCase {
+  /** Routes for the site at `origin`; a path mapped to undefined answers 404. */
+  routes: (origin: string) => Routes;
+  /** https with the fixture certificate (default true). */
+  tls?: boolean;
+  /** Do not trust the fixture certificate (TLS failures). */
+  untrusted?: boolean;
+  timeoutMs?: number;
+}
+
+export interface CheckCase {
+  fire: SiteCase;
+  quiet: SiteCase;
+  /** The quiet site cannot make the check applicable on loopback (say why). */
+  quietNotApplicable?: string;
+}
+
+const TITLES: Record<string, string> = {};
+/** A page of the base site: unique title, description and text per key, self-canonical. */
+export function basePage(o: string, path: string, key: string, spec: PageSpec = {}): string {
+  TITLES[key] ??= `Fixture page ${key} about careful site audits`;
+  return page({
+    key,
+    title: TITLES[key],
+    description: `Fixture page ${key}: a clean page with a helpful summary that is long enough.`,
+    h1: `Heading of page ${key}`,
+    links: path === "/" ? ["/a"] : ["/"],
+    ...spec,
+    head: `<link rel="canonical" href="${o}${path}">${spec.head ?? ""}`,
+  });
+}
+
+/** The clean base site: robots.txt, a sitemap, "/" and "/a" linking each other. */
+export function base(o: string, pages: Record<string, PageSpec> = {}, extra: Routes = {}): Routes {
+  const routes: Routes = {
+    "/robots.txt": robotsRoute(`User-agent: *\nAllow: /\nSitemap: ${o}/sitemap.xml\n`),
+    "/sitemap.xml": sitemapRoute([o + "/", o + "/a"]),
+    "/": html(basePage(o, "/", "home", pages["/"])),
+    "/a": html(basePage(o, "/a", "a", pages["/a"])),
+  };
+  for (const [p, spec] of Object.entries(pages)) {
+    if (!(p in routes)) routes[p] = html(basePage(o, p, p, spec));
+  }
+  return { ...routes, ...extra };
+}
+
+const clean: SiteCase = { routes: (o) => base(o) };
+const on = (pages: Record<string, PageSpec>, extra: Routes = {}): SiteCase => ({
+  routes: (o) => base(o, pages, extra),
+});
+const withHeaders = (h: Record<string, string | null>): SiteCase => ({
+  routes: (o) => {
+    const headers: Record<string, string> = { ...GOOD_HEADERS };
+    for (const [k, v] of Object.entries(h)) {
+      if (v === null) delete headers[k];
+      else headers[k] = v;
+    }
+    return base(o, {}, { "/": { body: basePage(o, "/", "home"), headers } });
+  },
+});
+const plainHttp = (pages: Record<string, PageSpec> = {}): SiteCase => ({
+  routes: (o) => base(o, pages),
+  tls: false,
+});
+const redirect = (to: string, status = 301): Route => ({ status, headers: { location: to } });
+const body = (b: string): PageSpec => ({ body: b });
+const head = (h: string): PageSpec => ({ head: h });
+const big = (bytes: number): PageSpec => ({ body: `<p>${"lorem ipsum ".repeat(bytes / 12)}</p>` });
+
+export const CASES: Record<string, CheckCase> = {
+  // indexability
+  robots_txt_unreachable: {
+    fire: on({}, { "/robots.txt": { status: 503, body: "down" } }),
+    quiet: clean,
+  },
+  robots_txt_invalid: {
+    fire: on({}, { "/robots.txt": robotsRoute("User-agent: *\nFoo: bar\nDisallow: nope\n") }),
+    quiet: clean,
+  },
+  robots_txt_missing: { fire: on({}, { "/robots.txt": undefined }), quiet: clean },
+  start_url_blocked: {
+    fire: on({}, { "/robots.txt": robotsRoute("User-agent: Googlebot\nDisallow: /\n") }),
+    quiet: clean,
+  },
+  crawler_blocked: {
+    fire: on({}, { "/robots.txt": robotsRoute("User-agent: SerpwrightBot\nDisallow: /\n") }),
+    quiet: clean,
+  },
+  blocked_by_robots: {
+    fire: {
+      routes: (o) =>
+        base(o, { "/": { links: ["/a", "/private/x"] } }, {
+          "/robots.txt": robotsRoute(
+            `User-agent: *\nDisallow: /private\nSitemap: ${o}/sitemap.xml\n`,
+          ),
+        }),
+    },
+    quiet: clean,
+  },
+  home_page_error: { fire: on({}, { "/": { status: 404, body: "gone" } }), quiet: clean },
+  http_4xx: {
+    // A meta-refresh target nothing links to: no other check charges it.
+    fire: on({ "/a": head('<meta http-equiv="refresh" content="30; url=/gone">') }),
+    quiet: clean,
+  },
+  http_5xx: {
+    fire: on({ "/a": head('<meta http-equiv="refresh" content="30; url=/boom">') }, {
+      "/boom": { status: 500, body: "oops" },
+    }),
+    quiet: clean,
+  },
+  fetch_failed: {
+    fire: {
+      ...on({ "/a": head('<meta http-equiv="refresh" content="30; url=/slow">') }, {
+        "/slow": { ...html("<p>late</p>"), delayMs: 1_500 },
+      }),
+      timeoutMs: 400,
+    },
+    quiet: clean,
+  },
+  noindex: { fire: on({ "/a": head('<meta name="robots" content="noindex">') }), quiet: clean },
+  noindex_sitewide: {
+    fire: on({ "/": head('<meta name="robots" content="noindex">') }),
+    quiet: clean,
+  },
+  head_tags_in_body: {
+    fire: on({ "/a": body('<meta name="robots" content="index">') }),
+    quiet: clean,
+  },
+  sitemap_missing: {
+    fire: on({}, {
+      "/robots.txt": robotsRoute("User-agent: *\nAllow: /\n"),
+      "/sitemap.xml": undefined,
+    }),
+    quiet: clean,
+  },
+  sitemap_invalid: {
+    fire: on({}, { "/sitemap.xml": { body: "<foo/>", headers: { "content-type": "text/xml" } } }),
+    quiet: clean,
+  },
+  sitemap_bad_entries: {
+    fire: { routes: (o) => base(o, {}, { "/sitemap.xml": sitemapRoute([o + "/", o + "/gone"]) }) },
+    quiet: clean,
+  },
+  canonical_invalid: {
+    fire: {
+      routes: (o) =>
+        base(o, {}, {
+          "/a": html(basePage(o, "/a", "a").replace(`href="${o}/a"`, 'href="/a"')),
+        }),
+    },
+    quiet: clean,
+  },
+  canonical_suspicious: {
+    fire: {
+      routes: (o) =>
+        base(o, {}, { "/a": html(basePage(o, "/a", "a").replace(`${o}/a"`, `${o}/"`)) }),
+    },
+    quiet: clean,
+  },
+  canonical_target_bad: {
+    fire: {
+      routes: (o) =>
+        base(o, {}, { "/a": html(basePage(o, "/a", "a").replace(`${o}/a"`, `${o}/gone"`)) }),
+    },
+    quiet: {
+      routes: (o) =>
+        base(o, { "/": { links: ["/a", "/b"] }, "/b": {} }, {
+          "/a": html(basePage(o, "/a", "a").replace(`${o}/a"`, `${o}/b"`)),
+        }),
+    },
+  },
+  hreflang_invalid: {
+    fire: {
+      routes: (o) =>
+        base(o, { "/": head(`<link rel="alternate" hreflang="english" href="${o}/">`) }),
+    },
+    quiet: {
+      routes: (o) =>
+        base(o, {
+          "/": head(
+            `<link rel="alternate" hreflang="en" href="${o}/"><link rel="alternate" hreflang="de" href="${o}/a">`,
+          ),
+        }),
+    },
+  },
+  hreflang_cluster: {
+    fire: {
+      routes: (o) => base(o, { "/": head(`<link rel="alternate" hreflang="de" href="${o}/a">`) }),
+    },
+    // A complete cluster without x-default is valid.
+    quiet: {
+      routes: (o) =>
+        base(o, {
+          "/": head(
+            `<link rel="alternate" hreflang="en" href="${o}/"><link rel="alternate" hreflang="de" href="${o}/a">`,
+          ),
+        }),
+    },
+  },
+
+  // structure
+  title_missing: { fire: on({ "/a": { title: null } }), quiet: clean },
+  title_length: { fire: on({ "/a": { title: "Short" } }), quiet: clean },
+  title_duplicate: {
+    fire: on({
+      "/": { title: "The same title on two pages" },
+      "/a": { title: "The same title on two pages" },
+    }),
+    quiet: clean,
+  },
+  meta_description_missing: { fire: on({ "/a": { description: null } }), quiet: clean },
+  meta_description_length: { fire: on({ "/a": { description: "Too short." } }), quiet: clean },
+  meta_description_duplicate: {
+    fire: on({
+      "/": { description: "One description shared by two pages, long enough for results." },
+      "/a": { description: "One description shared by two pages, long enough for results." },
+    }),
+    quiet: clean,
+  },
+  duplicate_head_tags: { fire: on({ "/a": head("<title>A second title</title>") }), quiet: clean },
+  h1_missing: { fire: on({ "/a": { h1: null } }), quiet: clean },
+  heading_order: { fire: on({ "/a": body("<h4>Skipped a level</h4>") }), quiet: clean },
+  html_lang_missing: { fire: on({ "/a": { lang: null } }), quiet: clean },
+  html_lang_invalid: { fire: on({ "/a": { lang: "english" } }), quiet: clean },
+  thin_content: { fire: on({ "/a": { words: false } }), quiet: clean },
+  likely_client_rendered: {
+    fire: on({
+      "/a": { words: false, body: '<div id="root"></div><script src="/app.js" defer></script>' },
+    }),
+    quiet: clean,
+  },
+  // Same text as the home page (titles differ: text is what counts).
+  duplicate_content: {
+    fire: on({ "/a": { key: "home", h1: "Heading of page home" } }),
+    quiet: clean,
+  },
+  near_duplicate_content: {
+    fire: on({
+      "/a": {
+        key: "home",
+        h1: "Heading of page home",
+        body: "<p>One more short sentence at the end.</p>",
+      },
+    }),
+    quiet: clean,
+  },
+  broken_internal_links: { fire: on({ "/": { links: ["/a", "/missing"] } }), quiet: clean },
+  internal_redirect_links: {
+    fire: on({ "/": { links: ["/a", "/old"] } }, { "/old": redirect("/a") }),
+    quiet: clean,
+  },
+  redirect_chain: {
+    fire: on({ "/": { links: ["/r1"] } }, { "/r1": redirect("/r2"), "/r2": redirect("/a") }),
+    quiet: on({ "/": { links: ["/r1"] } }, { "/r1": redirect("/a") }),
+  },
+  redirect_loop: {
+    fire: on({ "/": { links: ["/a", "/l1"] } }, { "/l1": redirect("/l2"), "/l2": redirect("/l1") }),
+    quiet: on({ "/": { links: ["/r1"] } }, { "/r1": redirect("/a") }),
+  },
+  meta_refresh: {
+    fire: on({ "/a": head('<meta http-equiv="refresh" content="0; url=/">') }),
+    quiet: clean,
+  },
+  uncrawlable_links: {
+    fire: on({ "/a": body('<a href="javascript:void(0)">menu</a>') }),
+    quiet: clean,
+  },
+  link_text_generic: { fire: on({ "/a": body('<a href="/">click here</a>') }), quiet: clean },
+  image_alt_missing: {
+    fire: on({ "/a": body('<img src="/x.png" width="1" height="1">') }),
+    quiet: on({ "/a": body('<img src="/x.png" alt="" width="1" height="1">') }),
+  },
+  structured_data_invalid: {
+    fire: on({ "/a": body('<script type="application/ld+json">{not json</script>') }),
+    quiet: on({
+      "/a": body(
+        '<script type="application/ld+json">{"@context":"https://schema.org","@type":"Thing"}</script>',
+      ),
+    }),
+  },
+  orphan_page: {
+    fire: {
+      routes: (o) =>
+        base(o, { "/orphan": {} }, {
+          "/sitemap.xml": sitemapRoute([o + "/", o + "/a", o + "/orphan"]),
+        }),
+    },
+    quiet: clean,
+  },
+  deep_page: {
+    fire: on({
+      "/": { links: ["/a", "/d1"] },
+      "/d1": { links: ["/d2"] },
+      "/d2": { links: ["/d3"] },
+      "/d3": { links: ["/d4"] },
+      "/d4": { links: ["/d5"] },
+      "/d5": {},
+    }),
+    quiet: clean,
+  },
+  url_hygiene: {
+    fire: on({ "/": { links: ["/a", "/Some_Page"] }, "/Some_Page": {} }),
+    quiet: clean,
+  },
+  doctype_missing: { fire: on({ "/a": { doctype: false } }), quiet: clean },
+  charset_missing: {
+    fire: {
+      routes: (o) =>
+        base(o, {}, {
+          "/a": {
+            body: basePage(o, "/a", "a").replace('<meta charset="utf-8">', ""),
+            headers: { ...GOOD_HEADERS, "content-type": "text/html" },
+          },
+        }),
+    },
+    quiet: clean,
+  },
+  picture_without_img: {
+    fire: on({ "/a": body('<picture><source srcset="/a.webp"></picture>') }),
+    quiet: on({
+      "/a": body(
+        '<picture><source srcset="/a.webp"><img src="/a.png" alt="" width="1" height="1"></picture>',
+      ),
+    }),
+  },
+  dead_end_page: { fire: on({ "/a": { links: [] } }), quiet: clean },
+
+  // security
+  not_https: { fire: plainHttp(), quiet: clean },
+  http_not_redirected: {
+    fire: plainHttp(),
+    quiet: clean,
+    quietNotApplicable:
+      "on https the probe goes to http://host/ on port 80, which loopback tests do not serve",
+  },
+  tls_invalid: { fire: { ...clean, untrusted: true }, quiet: clean },
+  mixed_content_active: {
+    fire: on({ "/a": head('<script src="http://cdn.test/app.js" defer></script>') }),
+    quiet: clean,
+  },
+  mixed_content_passive: {
+    fire: on({ "/a": body('<img src="http://cdn.test/i.png" alt="" width="1" height="1">') }),
+    quiet: clean,
+  },
+  http_subresources: {
+    fire: plainHttp({ "/a": body('<iframe src="http://widgets.test/frame"></iframe>') }),
+    // Same-host http resources on an http page are part of not_https, not a second finding.
+    quiet: plainHttp({ "/a": body('<img src="/local.png" alt="" width="1" height="1">') }),
+  },
+  protocol_relative_resources: {
+    fire: on({ "/a": body('<img src="//cdn.test/i.png" alt="" width="1" height="1">') }),
+    quiet: clean,
+  },
+  http_links: {
+    fire: {
+      routes: (o) => base(o, { "/a": body(`<a href="${o.replace("https:", "http:")}/">home</a>`) }),
+    },
+    quiet: clean,
+  },
+  insecure_form: {
+    fire: on({ "/a": body('<form action="http://forms.test/post"><input name="q"></form>') }),
+    quiet: on({ "/a": body('<form action="https://forms.test/post"><input name="q"></form>') }),
+  },
+  hsts_missing: { fire: withHeaders({ "strict-transport-security": "max-age=300" }), quiet: clean },
+  csp_missing: {
+    fire: withHeaders({ "content-security-policy": null, "x-frame-options": "DENY" }),
+    quiet: clean,
+  },
+  clickjacking_unprotected: {
+    fire: withHeaders({ "content-security-policy": "default-src 'self'" }),
+    quiet: withHeaders({
+      "content-security-policy": "default-src 'self'",
+      "x-frame-options": "SAMEORIGIN",
+    }),
+  },
+  mime_sniffing_unprotected: {
+    fire: withHeaders({ "x-content-type-options": null }),
+    quiet: clean,
+  },
+  hardening_headers: { fire: withHeaders({ "referrer-policy": "unsafe-url" }), quiet: clean },
+  cookie_flags: {
+    fire: withHeaders({ "set-cookie": "sid=1; Path=/" }),
+    quiet: withHeaders({ "set-cookie": "sid=1; Path=/; Secure; HttpOnly; SameSite=Lax" }),
+  },
+  version_disclosure: {
+    fire: withHeaders({ server: "nginx/1.18.0" }),
+    quiet: withHeaders({ server: "nginx" }),
+  },
+  vulnerable_js_library: {
+    fire: on({
+      "/a": head('<script src="https://code.jquery.test/jquery-1.8.3.min.js" defer></script>'),
+    }),
+    quiet: on({
+      "/a": head('<script src="https://code.jquery.test/jquery-3.7.1.min.js" defer></script>'),
+    }),
+  },
+
+  // performance
+  slow_ttfb: {
+    fire: {
+      routes: (o) => {
+        const r = base(o);
+        return { ...r, "/": { ...r["/"]!, delayMs: 850 }, "/a": { ...r["/a"]!, delayMs: 850 } };
+      },
+    },
+    quiet: clean,
+  },
+  very_slow_ttfb: {
+    fire: {
+      routes: (o) => {
+        const r = base(o);
+        return { ...r, "/": { ...r["/"]!, delayMs: 1_850 }, "/a": { ...r["/a"]!, delayMs: 1_850 } };
+      },
+    },
+    quiet: clean,
+  },
+  html_too_large: { fire: on({ "/a": big(2.2 * 1024 * 1024) }), quiet: clean },
+  html_large: { fire: on({ "/a": big(1.2 * 1024 * 1024) }), quiet: clean },
+  no_text_compression: {
+    fire: {
+      routes: (o) => ({ ...base(o), "/a": { ...html(basePage(o, "/a", "a")), noCompress: true } }),
+    },
+    quiet: clean,
+  },
+  render_blocking_scripts: {
+    fire: on({ "/a": head('<script src="/app.js"></script>') }),
+    quiet: clean,
+  },
+  unsized_images: { fire: on({ "/a": body('<img src="/x.png" alt="x">') }), quiet: clean },
+  dom_size: { fire: on({ "/a": body("<span></span>".repeat(1_600)) }), quiet: clean },
+
+  // mobile
+  viewport_missing: { fire: on({ "/a": { viewport: null } }), quiet: clean },
+  viewport_not_responsive: { fire: on({ "/a": { viewport: "width=1024" } }), quiet: clean },
+  zoom_disabled: {
+    fire: on({ "/a": { viewport: "width=device-width, initial-scale=1, user-scalable=no" } }),
+    quiet: clean,
+  },
+  legacy_plugins: { fire: on({ "/a": body('<embed src="/movie.swf">') }), quiet: clean },
+};

@@ -1,0 +1,90 @@
+/**
+ * Every check, old and new, shown to fire on a site made for it and to stay quiet on one where it
+ * must not (the manifest is tests/audit/check_cases.ts). Sites are small loopback servers; the
+ * cases run a few at a time so the whole table takes seconds.
+ */
+import assert from "node:assert/strict";
+import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
+import { ALL_CHECKS } from "../../domain/audit/checks/index.ts";
+import type { CheckTally } from "../../domain/audit/types.ts";
+import { base, CASES, type SiteCase } from "./check_cases.ts";
+import { type FakeSite, serveSite, TEST_CA } from "./sites.ts";
+
+async function auditCase(c: SiteCase): Promise<Map<string, CheckTally>> {
+  let routes: ReturnType<SiteCase["routes"]> | null = null;
+  let site: FakeSite | null = null;
+  site = serveSite((p) => {
+    routes ??= c.routes(site!.origin);
+    return routes[p];
+  }, { tls: c.tls ?? true });
+  try {
+    const { tallies } = await runAuditDetailed({
+      startUrl: site.url("/"),
+      maxPages: 30,
+      concurrency: 4,
+      allowPrivate: true,
+      timeoutMs: c.timeoutMs ?? 3_000,
+      ca: (c.tls ?? true) && !c.untrusted ? TEST_CA : undefined,
+    });
+    return tallies;
+  } finally {
+    await site.close();
+  }
+}
+
+/** Runs `jobs` with at most `n` in flight. */
+async function pool<T>(jobs: (() => Promise<T>)[], n: number): Promise<T[]> {
+  const out: T[] = new Array(jobs.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < jobs.length) {
+        const i = next++;
+        out[i] = await jobs[i]();
+      }
+    }),
+  );
+  return out;
+}
+
+const fired = (t: Map<string, CheckTally>) =>
+  [...t].filter(([, v]) => v.affected > 0).map(([k]) => k).sort();
+
+Deno.test("the manifest covers every check in the catalogue, and nothing else", () => {
+  const ids = ALL_CHECKS.map((c) => c.id).sort();
+  assert.deepEqual(Object.keys(CASES).sort(), ids);
+});
+
+Deno.test("the clean base site of the manifest fires nothing", async () => {
+  const t = await auditCase({ routes: (o) => base(o) });
+  assert.deepEqual(fired(t), []);
+});
+
+Deno.test("every check fires on its fixture site and stays quiet on its counterpart", async () => {
+  const jobs: (() => Promise<string | null>)[] = [];
+  for (const [id, c] of Object.entries(CASES)) {
+    jobs.push(async () => {
+      const t = (await auditCase(c.fire)).get(id);
+      return t && t.affected > 0 ? null : `${id}: did not fire (${JSON.stringify(t)})`;
+    });
+    jobs.push(async () => {
+      const tallies = await auditCase(c.quiet);
+      const t = tallies.get(id);
+      if (t && t.affected > 0) return `${id}: fired on its quiet site`;
+      if (!c.quietNotApplicable && !(t && t.eligible > 0)) {
+        return `${id}: not applicable on its quiet site, so the case shows nothing`;
+      }
+      return null;
+    });
+  }
+  const problems = (await pool(jobs, 6)).filter((p) => p !== null);
+  assert.deepEqual(problems, []);
+});
+
+Deno.test("docs/audit.md lists every check with its severity and scope", async () => {
+  const doc = await Deno.readTextFile(new URL("../../docs/audit.md", import.meta.url));
+  for (const c of ALL_CHECKS) {
+    const row = new RegExp("\\| `" + c.id + "`\\s*\\| " + c.severity + "\\s*\\| " + c.scope + " ");
+    assert.match(doc, row, `${c.id} (${c.severity}, ${c.scope}) missing from docs/audit.md`);
+  }
+});
