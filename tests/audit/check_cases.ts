@@ -44,14 +44,30 @@ export function basePage(o: string, path: string, key: string, spec: PageSpec = 
     h1: `Heading of page ${key}`,
     links: path === "/" ? ["/a"] : ["/"],
     ...spec,
-    head: `<link rel="canonical" href="${o}${path}">${spec.head ?? ""}`,
+    head: `<link rel="canonical" href="${o}${path}">${spec.jsonLd === false ? "" : jsonLd(key)}${
+      spec.head ?? ""
+    }`,
   });
 }
 
-/** The clean base site: robots.txt, a sitemap, "/" and "/a" linking each other. */
+/** A valid schema.org block (structured data coverage). */
+function jsonLd(key: string): string {
+  const data = { "@context": "https://schema.org", "@type": "WebPage", name: `Page ${key}` };
+  return `<script type="application/ld+json">${JSON.stringify(data)}</script>`;
+}
+
+/** A well-formed llms.txt (llmstxt.org: an H1, a summary, H2 sections of link lists). */
+export function llmsTxt(o: string): Route {
+  return robotsRoute(
+    `# Fixture site\n\n> A site built for audit tests.\n\n## Pages\n\n- [Home](${o}/): start\n`,
+  );
+}
+
+/** The clean base site: robots.txt, llms.txt, a sitemap, "/" and "/a" linking each other. */
 export function base(o: string, pages: Record<string, PageSpec> = {}, extra: Routes = {}): Routes {
   const routes: Routes = {
     "/robots.txt": robotsRoute(`User-agent: *\nAllow: /\nSitemap: ${o}/sitemap.xml\n`),
+    "/llms.txt": llmsTxt(o),
     "/sitemap.xml": sitemapRoute([o + "/", o + "/a"]),
     "/": html(basePage(o, "/", "home", pages["/"])),
     "/a": html(basePage(o, "/a", "a", pages["/a"])),
@@ -456,4 +472,19 @@ export const CASES: Record<string, CheckCase> = {
     quiet: clean,
   },
   legacy_plugins: { fire: on({ "/a": body('<embed src="/movie.swf">') }), quiet: clean },
+
+  // agent-readiness
+  llms_txt_missing: { fire: on({}, { "/llms.txt": undefined }), quiet: clean },
+  llms_txt_malformed: {
+    fire: on({}, { "/llms.txt": robotsRoute("Our site\n\n## Pages\n\n- home page\n") }),
+    quiet: clean,
+  },
+  ai_crawler_rules: {
+    fire: on({}, {
+      "/robots.txt": robotsRoute("User-agent: *\nAllow: /\n\nUser-agent: GPTBot\nDisallow: /\n"),
+    }),
+    quiet: clean,
+  },
+  structured_data_missing: { fire: on({ "/a": { jsonLd: false } }), quiet: clean },
+  structured_data_coverage: { fire: on({ "/a": { jsonLd: false } }), quiet: clean },
 };

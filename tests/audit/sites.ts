@@ -152,6 +152,8 @@ export interface PageSpec {
   words?: boolean;
   /** Makes the visible text unique (duplicate-content detection). */
   key?: string;
+  /** The manifest's base pages carry a JSON-LD block unless this is false. */
+  jsonLd?: boolean;
 }
 
 /** A clean HTML page (every on-page check passes) with the given overrides. */

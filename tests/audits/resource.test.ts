@@ -225,6 +225,8 @@ Deno.test("a run whose worker died is resumed by the stale-job sweep without a s
         score: null,
         summary: null,
         attempts: 1,
+        // A worker that died inside a crawl step leaves the step open under its lease.
+        inStep: true,
         leaseUntil: app.clock.now() + 60_000,
       });
       await app.kv.set(keys.runningJob("audit", auditId), {

@@ -68,8 +68,9 @@ export const AGENT_STEP_CHECKS: readonly StepCheck[] = [
     category: "indexability",
     severity: "info",
     title: "AI crawler rules in robots.txt",
-    detects: "Which common AI crawlers (GPTBot, ClaudeBot, PerplexityBot, Google-Extended, " +
-      "CCBot...) robots.txt allows or blocks from the home page: reported, not judged.",
+    detects: "robots.txt names or blocks common AI crawlers (GPTBot, ClaudeBot, PerplexityBot, " +
+      "Google-Extended, CCBot...): which it allows and which it blocks from the home page, " +
+      "reported, not judged.",
     scope: "agent",
   },
   {

@@ -110,6 +110,22 @@ export async function fetchPage(s: FetchSettings, url: string): Promise<SafeResp
   return res;
 }
 
+/** Most an llms.txt-like text file may hold before it is refused as too large. */
+const TEXT_MAX_BYTES = 1024 * 1024;
+
+/**
+ * A small text resource (`/llms.txt`): like `fetchPage`, but the body of any 2xx is read, whatever
+ * its type (fetchPage reads HTML only), up to 1 MiB.
+ */
+export function fetchText(s: FetchSettings, url: string): Promise<SafeResponse> {
+  return safeFetch(url, {
+    ...baseOptions(s),
+    headers: { "user-agent": USER_AGENT, accept: "text/plain, text/markdown, */*;q=0.5" },
+    maxBytes: Math.min(s.maxBytes, TEXT_MAX_BYTES),
+    shouldReadBody: (status) => status >= 200 && status < 300,
+  });
+}
+
 /**
  * The first bytes of a script file (a library banner such as "jQuery v3.4.1"), through the
  * address guard, redirects not followed, at most 5 s; null when it cannot be read (the library

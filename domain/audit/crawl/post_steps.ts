@@ -17,7 +17,7 @@ import type { PageRenderer } from "../../render/service.ts";
 import { pickRenderSample, type SampleCandidate } from "../../render/sample.ts";
 import { AI_CRAWLERS, llmsTxtProblems } from "../checks/agent.ts";
 import type { Evidence } from "../types.ts";
-import { failureKind, fetchPage, type FetchSettings, isHtmlType } from "./fetcher.ts";
+import { failureKind, fetchPage, type FetchSettings, fetchText, isHtmlType } from "./fetcher.ts";
 import { RobotsSource } from "./robots_source.ts";
 import type { CrawlInput, CrawlState } from "./state.ts";
 import {
@@ -228,7 +228,7 @@ async function agentReadiness(
   let ev: Evidence | null = null;
   let problems: string[] = [];
   try {
-    const res = await fetchPage(s, llmsUrl);
+    const res = await fetchText(s, llmsUrl);
     const ct = res.headers.get("content-type");
     const text = new TextDecoder().decode(res.body);
     if (res.status !== 200) ev = { url: llmsUrl, status: res.status, reason: "not_found" };
@@ -262,14 +262,21 @@ async function agentReadiness(
     for (const bot of AI_CRAWLERS) {
       (robots.isAllowed(state.startUrl, bot) ? allowed : blocked).push(bot);
     }
-    tally(state, "ai_crawler_rules", 1, 1);
-    findings.add("ai_crawler_rules", robotsMeta.url, [{
-      url: robotsMeta.url,
-      robots_txt: robotsMeta.state,
-      allowed,
-      blocked,
-      named: AI_CRAWLERS.filter((b) => named.has(b.toLowerCase())),
-    }]);
+    // Reported, not judged: a robots.txt that names an AI crawler or keeps one out has said
+    // something about AI crawlers, and the finding shows what; one that says nothing about them
+    // (they all follow `*` and may crawl) has nothing to report.
+    const namedBots = AI_CRAWLERS.filter((b) => named.has(b.toLowerCase()));
+    const says = namedBots.length > 0 || blocked.length > 0;
+    tally(state, "ai_crawler_rules", 1, says ? 1 : 0);
+    if (says) {
+      findings.add("ai_crawler_rules", robotsMeta.url, [{
+        url: robotsMeta.url,
+        robots_txt: robotsMeta.state,
+        allowed,
+        blocked,
+        named: namedBots,
+      }]);
+    }
   }
 
   // Structured-data coverage, from the page check's tally.
