@@ -17,7 +17,7 @@ import type { PageRenderer } from "../../render/service.ts";
 import { pickRenderSample, type SampleCandidate } from "../../render/sample.ts";
 import { AI_CRAWLERS, llmsTxtProblems } from "../checks/agent.ts";
 import type { Evidence } from "../types.ts";
-import { failureKind, fetchPage, type FetchSettings, fetchText, isHtmlType } from "./fetcher.ts";
+import { failureKind, type FetchSettings, fetchText, isHtmlType } from "./fetcher.ts";
 import { RobotsSource } from "./robots_source.ts";
 import type { CrawlInput, CrawlState } from "./state.ts";
 import {
