@@ -130,8 +130,9 @@ export function createAudit(
       throw new ApiError(
         "rendering_unavailable",
         503,
-        "This server cannot render pages in a browser; start the audit without render, or use " +
-          "a server that renders (docs/render.md). Nothing was charged",
+        "This server cannot render pages in a browser (rendering is off, on Deno Deploy, or the " +
+          "process lacks the permissions to launch one); start the audit without render. " +
+          "Nothing was charged",
       );
     }
     const now = clock.now();

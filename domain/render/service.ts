@@ -30,7 +30,7 @@ export class RenderService implements PageRenderer {
     /** Lab render timeout override (benchmarks), ms. */
     private readonly labTimeoutMs?: number,
   ) {
-    this.enabled = config.render.enabled;
+    this.enabled = config.render.enabled && canLaunchBrowser();
   }
 
   /**
@@ -68,4 +68,23 @@ export class RenderService implements PageRenderer {
   async close(): Promise<void> {
     if (this.#loading) await (await this.#loading).close();
   }
+}
+
+/**
+ * Whether this process may launch the browser at all: playwright-core spawns Chromium (which needs
+ * `--allow-run`) and at launch reads `/proc/sys/fs/binfmt_misc`, which Deno lets only a process
+ * with every permission read. `deno task start` runs without them; `deno task start:render` and the
+ * tests run with `--allow-all`. Without them a rendered audit is refused up front (503
+ * `rendering_unavailable`, nothing charged) instead of failing after it was accepted.
+ */
+function canLaunchBrowser(): boolean {
+  if (Deno.permissions.querySync({ name: "run" }).state !== "granted") return false;
+  try {
+    Deno.statSync("/proc/sys/fs/binfmt_misc/WSLInterop");
+  } catch (err) {
+    if (err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied) {
+      return false;
+    }
+  }
+  return true;
 }

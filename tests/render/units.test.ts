@@ -130,3 +130,37 @@ Deno.test("llms.txt: the llmstxt.org shape passes, its usual breakages are named
   const bad = llmsTxtProblems("Site\n# A\n# B\n## Docs\n- plain\n");
   assert.equal(bad.length, 3, bad.join("; "));
 });
+
+Deno.test("a process that may not launch a browser refuses rendering up front", async () => {
+  // `deno task start` lacks --allow-run (and the full access playwright-core needs at launch);
+  // `start:render` and the tests have --allow-all. Each is asked in a child with those flags.
+  const script = await Deno.makeTempFile({ suffix: ".ts" });
+  const service = new URL("../../domain/render/service.ts", import.meta.url).href;
+  const config = new URL("../../domain/config.ts", import.meta.url).href;
+  await Deno.writeTextFile(
+    script,
+    `import { RenderService } from "${service}";\nimport { loadConfig } from "${config}";\n` +
+      `console.log(new RenderService(loadConfig({})).enabled);\n`,
+  );
+  const run = async (flags: string[]) => {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "--no-check", ...flags, script],
+      stdout: "piped",
+      stderr: "inherit",
+    }).output();
+    return new TextDecoder().decode(out.stdout).trim();
+  };
+  try {
+    const startFlags = [
+      "--allow-net",
+      "--allow-env",
+      "--allow-read",
+      "--allow-write",
+      "--allow-sys",
+    ];
+    assert.equal(await run(startFlags), "false");
+    assert.equal(await run(["--allow-all"]), "true");
+  } finally {
+    await Deno.remove(script);
+  }
+});
