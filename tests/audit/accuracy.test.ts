@@ -96,13 +96,12 @@ function score(audits: Audited[]): Row[] {
 }
 
 function table(rows: Row[], audits: Audited[]): string {
-  const pages = audits.reduce((n, a) => n + a.pages, 0);
+  const variants = audits.slice(1);
+  const vPages = variants.reduce((n, a) => n + a.pages, 0);
   const out = [
-    `Seeded-defect fixture: ${audits.length} sites (main + ${
-      audits.length - 1
-    } variants), ${pages} URLs fetched, ${rows.length} raw checks; ${
-      new Date().toISOString().slice(0, 10)
-    }.`,
+    `Seeded-defect fixture, ${new Date().toISOString().slice(0, 10)}: the main site ` +
+    `(${audits[0].pages} URLs fetched) and ${variants.length} variants (${vPages} URLs), ` +
+    `${rows.length} raw checks.`,
     "",
     "| check | scope | labelled to fire | labelled quiet | true pos. | false pos. | false neg. | precision | recall |",
     "|---|---|---:|---:|---:|---:|---:|---:|---:|",
