@@ -180,12 +180,16 @@ const HEADER_PAGES: Record<string, Record<string, string | null>> = {
   "/good-cookie": { "set-cookie": "sid=1; Path=/; Secure; HttpOnly; SameSite=Lax" },
   "/server-version": { server: "nginx/1.18.0" },
   "/server-name": { server: "nginx" },
+  // noindex sent as an HTTP header rather than a meta tag.
+  "/header-noindex": { "x-robots-tag": "noindex" },
 };
 const OTHER_PAGES = [
   "/canon-relative",
   "/canon-home",
   "/canon-gone",
   "/canon-ok",
+  "/canon-redirect",
+  "/canon-noindex",
   "/no-charset",
   "/uncompressed",
 ];
@@ -205,7 +209,16 @@ function mainRoutes(o: string): Routes {
         `Sitemap: ${o}/sitemap.xml\n`,
     ),
     "/llms.txt": robotsRoute("Our site\n\n## Pages\n\n- home page\n"),
-    "/sitemap.xml": sitemapRoute([o + "/", o + "/clean-1", o + "/orphan", o + "/gone-sitemap"]),
+    "/sitemap.xml": sitemapRoute([
+      o + "/",
+      o + "/clean-1",
+      o + "/orphan",
+      o + "/gone-sitemap",
+      o + "/old",
+      o + "/noindex",
+      o + "/header-noindex",
+      o + "/canon-home",
+    ]),
     "/orphan": html(basePage(o, "/orphan", "orphan")),
     "/a": undefined,
     "/old": redirect("/clean-1"),
@@ -226,6 +239,15 @@ function mainRoutes(o: string): Routes {
     ),
     "/canon-gone": html(
       basePage(o, "/canon-gone", "canon-gone").replace(`${o}/canon-gone"`, `${o}/gone-canonical"`),
+    ),
+    "/canon-redirect": html(
+      basePage(o, "/canon-redirect", "canon-redirect").replace(`${o}/canon-redirect"`, `${o}/old"`),
+    ),
+    "/canon-noindex": html(
+      basePage(o, "/canon-noindex", "canon-noindex").replace(
+        `${o}/canon-noindex"`,
+        `${o}/noindex"`,
+      ),
     ),
     "/canon-ok": html(
       basePage(o, "/canon-ok", "canon-ok").replace(`${o}/canon-ok"`, `${o}/clean-1"`),
@@ -263,12 +285,14 @@ export const MAIN: LabelledSite = {
     http_4xx: ["/gone-refresh"],
     http_5xx: ["/boom"],
     fetch_failed: ["/broken"],
-    noindex: ["/noindex"],
+    noindex: ["/noindex", "/header-noindex"],
     head_tags_in_body: ["/head-in-body"],
-    sitemap_bad_entries: ["/gone-sitemap"],
+    // Sitemap entries that 404, redirect, are noindex (meta or header) or canonicalised away.
+    sitemap_bad_entries: ["/gone-sitemap", "/old", "/noindex", "/header-noindex", "/canon-home"],
     canonical_invalid: ["/canon-relative"],
     canonical_suspicious: ["/canon-home"],
-    canonical_target_bad: ["/canon-gone"],
+    // Canonicals to a 404, a redirect and a noindex page.
+    canonical_target_bad: ["/canon-gone", "/canon-redirect", "/canon-noindex"],
     hreflang_invalid: ["/hreflang-bad"],
     hreflang_cluster: ["/hreflang-no-self"],
     ai_crawler_rules: ["/robots.txt"],
