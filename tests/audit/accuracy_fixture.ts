@@ -1,0 +1,479 @@
+/**
+ * The seeded-defect fixture of the accuracy table (accuracy.test.ts): ONE loopback site with a
+ * defect seeded on most of its pages, so checks meet each other as on a real site (a thin page
+ * that is also client-rendered, a link chain that is also a link to a redirect), and a
+ * ground-truth manifest naming, for each check, the exact URLs its findings must name.
+ *
+ * A site has one robots.txt, one sitemap, one scheme and one median response time, so site-wide
+ * verdicts that exclude each other (robots.txt missing vs unreachable vs invalid, http vs https,
+ * slow vs very slow) cannot all be seeded on one site: those few are seeded on small variants of
+ * the same fixture (VARIANTS), each audited once, and the main site is their negative label.
+ */
+import { base, basePage } from "./check_cases.ts";
+import {
+  GOOD_HEADERS,
+  html,
+  type PageSpec,
+  robotsRoute,
+  type Route,
+  sitemapRoute,
+} from "./sites.ts";
+
+type Routes = Record<string, Route | undefined>;
+
+/** The label of an evidence item that names no URL: the site itself. */
+export const SITE = "(site)";
+
+/** One audited site of the fixture and what each check must name on it. */
+export interface LabelledSite {
+  name: string;
+  routes: (origin: string) => Routes;
+  tls: boolean;
+  untrusted?: boolean;
+  timeoutMs: number;
+  /**
+   * check id → paths (or absolute URLs for another scheme) its findings must name on this site.
+   * A check absent here must name nothing on this site.
+   */
+  expect: Record<string, string[]>;
+  /** Pages (paths) on which no check at all may fire. */
+  clean: string[];
+}
+
+const redirect = (to: string, status = 301): Route => ({ status, headers: { location: to } });
+const withHeaders = (o: string, path: string, h: Record<string, string | null>): Route => {
+  const headers: Record<string, string> = { ...GOOD_HEADERS };
+  for (const [k, v] of Object.entries(h)) {
+    if (v === null) delete headers[k];
+    else headers[k] = v;
+  }
+  return { body: basePage(o, path, path), headers };
+};
+/** A response that starts and then breaks: a failed fetch, no HTTP error status. */
+const brokenBody: Route = {
+  handler: () =>
+    new Response(
+      new ReadableStream({
+        start(c) {
+          c.enqueue(new TextEncoder().encode("<!doctype html><title>half"));
+          c.error(new Error("connection dropped"));
+        },
+      }),
+      { headers: { "content-type": "text/html" } },
+    ),
+};
+/** A description of its own for pages that share their text. */
+const D = (n: string) => `Fixture page ${n}: a page whose text is shared, with a long description.`;
+const big = (bytes: number): PageSpec => ({ body: `<p>${"lorem ipsum ".repeat(bytes / 12)}</p>` });
+const jq = (v: string) =>
+  `<script src="https://code.jquery.test/jquery-${v}.min.js" defer></script>`;
+
+/**
+ * Page-level defects of the main site: path → the page spec that seeds it (each page links back
+ * home; the home page links to every page below).
+ */
+function seededPages(o: string): Record<string, PageSpec> {
+  return {
+    "/clean-1": {},
+    "/clean-2": { body: '<img src="/ok.png" alt="" width="1" height="1">' },
+    "/noindex": { head: '<meta name="robots" content="noindex">' },
+    "/head-in-body": { body: '<meta name="robots" content="index">' },
+    "/hreflang-bad": { head: `<link rel="alternate" hreflang="english" href="${o}/hreflang-bad">` },
+    // No entry for the page itself.
+    "/hreflang-no-self": { head: `<link rel="alternate" hreflang="de" href="${o}/clean-1">` },
+    "/hreflang-ok": {
+      head: `<link rel="alternate" hreflang="en" href="${o}/hreflang-ok">` +
+        `<link rel="alternate" hreflang="de" href="${o}/clean-2">`,
+    },
+    "/no-title": { title: null },
+    "/short-title": { title: "Short" },
+    "/same-title-1": { title: "One title shared by two fixture pages here" },
+    "/same-title-2": { title: "One title shared by two fixture pages here" },
+    "/no-desc": { description: null },
+    "/short-desc": { description: "Too short." },
+    "/same-desc-1": {
+      description: "One description shared by two pages, long enough for results.",
+    },
+    "/same-desc-2": {
+      description: "One description shared by two pages, long enough for results.",
+    },
+    "/two-titles": { head: "<title>A second title</title>" },
+    "/no-h1": { h1: null },
+    "/h4": { body: "<h4>Skipped a level</h4>" },
+    "/no-lang": { lang: null },
+    "/bad-lang": { lang: "english" },
+    "/thin": { words: false },
+    "/csr": { words: false, body: '<div id="root"></div><script src="/app.js" defer></script>' },
+    // Same visible text (the h1 included), own titles and descriptions.
+    "/dup-1": {
+      description: D("dup-1"),
+      key: "dup",
+      h1: "Same text",
+      title: "Duplicate text one with its own title",
+    },
+    "/dup-2": {
+      description: D("dup-2"),
+      key: "dup",
+      h1: "Same text",
+      title: "Duplicate text two with its own title",
+    },
+    "/near-1": {
+      description: D("near-1"),
+      key: "near",
+      title: "Near duplicate one with its own title",
+    },
+    "/near-2": {
+      key: "near",
+      title: "Near duplicate two with its own title",
+      body: "<p>One more short sentence at the end.</p>",
+    },
+    "/links-broken": { links: ["/", "/missing"] },
+    "/links-redirect": { links: ["/", "/old"] },
+    "/links-chain": { links: ["/", "/r1"] },
+    "/links-loop": { links: ["/", "/l1"] },
+    "/refresh": { head: '<meta http-equiv="refresh" content="0; url=/">' },
+    "/refresh-4xx": { head: '<meta http-equiv="refresh" content="30; url=/gone-refresh">' },
+    "/refresh-5xx": { head: '<meta http-equiv="refresh" content="30; url=/boom">' },
+    "/refresh-fail": { head: '<meta http-equiv="refresh" content="30; url=/broken">' },
+    "/js-link": { body: '<a href="javascript:void(0)">menu</a>' },
+    "/click-here": { body: '<a href="/">click here</a>' },
+    "/no-alt": { body: '<img src="/x.png" width="1" height="1">' },
+    "/bad-jsonld": { body: '<script type="application/ld+json">{not json</script>' },
+    "/d1": { links: ["/", "/d2"] },
+    "/d2": { links: ["/d3"] },
+    "/d3": { links: ["/d4"] },
+    "/d4": { links: ["/d5"] },
+    "/d5": {},
+    "/Some_Page": {},
+    "/no-doctype": { doctype: false },
+    "/picture": { body: '<picture><source srcset="/a.webp"></picture>' },
+    "/dead-end": { links: [] },
+    "/mixed-script": { head: '<script src="http://cdn.test/app.js" defer></script>' },
+    "/mixed-img": { body: '<img src="http://cdn.test/i.png" alt="" width="1" height="1">' },
+    "/proto-rel": { body: '<img src="//cdn.test/i.png" alt="" width="1" height="1">' },
+    "/http-link": { body: `<a href="${o.replace("https:", "http:")}/clean-1">clean page</a>` },
+    "/form-http": { body: '<form action="http://forms.test/post"><input name="q"></form>' },
+    "/form-https": { body: '<form action="https://forms.test/post"><input name="q"></form>' },
+    "/old-jquery": { head: jq("1.8.3") },
+    "/new-jquery": { head: jq("3.7.1") },
+    "/huge": big(2.2 * 1024 * 1024),
+    "/large": big(1.2 * 1024 * 1024),
+    "/blocking-script": { head: '<script src="/app.js"></script>' },
+    "/unsized-img": { body: '<img src="/x.png" alt="x">' },
+    "/big-dom": { body: "<span></span>".repeat(1_600) },
+    "/no-viewport": { viewport: null },
+    "/fixed-viewport": { viewport: "width=1024" },
+    "/no-zoom": { viewport: "width=device-width, initial-scale=1, user-scalable=no" },
+    "/embed": { body: '<embed src="/movie.swf">' },
+    "/no-jsonld": { jsonLd: false },
+  };
+}
+
+/** Pages served by hand (headers, bodies) rather than through `seededPages`. */
+const HEADER_PAGES: Record<string, Record<string, string | null>> = {
+  "/weak-hsts": { "strict-transport-security": "max-age=300" },
+  "/no-csp": { "content-security-policy": null, "x-frame-options": "DENY" },
+  "/no-frame-rule": { "content-security-policy": "default-src 'self'" },
+  "/no-nosniff": { "x-content-type-options": null },
+  "/unsafe-referrer": { "referrer-policy": "unsafe-url" },
+  "/cookie": { "set-cookie": "sid=1; Path=/" },
+  "/good-cookie": { "set-cookie": "sid=1; Path=/; Secure; HttpOnly; SameSite=Lax" },
+  "/server-version": { server: "nginx/1.18.0" },
+  "/server-name": { server: "nginx" },
+  // noindex sent as an HTTP header rather than a meta tag.
+  "/header-noindex": { "x-robots-tag": "noindex" },
+};
+const OTHER_PAGES = [
+  "/canon-relative",
+  "/canon-home",
+  "/canon-gone",
+  "/canon-ok",
+  "/canon-redirect",
+  "/canon-noindex",
+  "/no-charset",
+  "/uncompressed",
+];
+
+function mainRoutes(o: string): Routes {
+  const pages = seededPages(o);
+  const linked = [
+    ...Object.keys(pages).filter((p) => !/^\/d[2-5]$/.test(p)),
+    ...Object.keys(HEADER_PAGES),
+    ...OTHER_PAGES,
+    "/private/x",
+  ];
+  pages["/"] = { links: linked };
+  const routes = base(o, pages, {
+    "/robots.txt": robotsRoute(
+      `User-agent: *\nDisallow: /private\nFoo: bar\n\nUser-agent: GPTBot\nDisallow: /\n\n` +
+        `Sitemap: ${o}/sitemap.xml\n`,
+    ),
+    "/llms.txt": robotsRoute("Our site\n\n## Pages\n\n- home page\n"),
+    "/sitemap.xml": sitemapRoute([
+      o + "/",
+      o + "/clean-1",
+      o + "/orphan",
+      o + "/gone-sitemap",
+      o + "/old",
+      o + "/noindex",
+      o + "/header-noindex",
+      o + "/canon-home",
+    ]),
+    "/orphan": html(basePage(o, "/orphan", "orphan")),
+    "/a": undefined,
+    "/old": redirect("/clean-1"),
+    "/r1": redirect("/r2"),
+    "/r2": redirect("/clean-2"),
+    "/l1": redirect("/l2"),
+    "/l2": redirect("/l1"),
+    "/boom": { status: 500, body: "oops" },
+    "/broken": brokenBody,
+    "/canon-relative": html(
+      basePage(o, "/canon-relative", "canon-relative").replace(
+        `href="${o}/canon-relative"`,
+        'href="/canon-relative"',
+      ),
+    ),
+    "/canon-home": html(
+      basePage(o, "/canon-home", "canon-home").replace(`${o}/canon-home"`, `${o}/"`),
+    ),
+    "/canon-gone": html(
+      basePage(o, "/canon-gone", "canon-gone").replace(`${o}/canon-gone"`, `${o}/gone-canonical"`),
+    ),
+    "/canon-redirect": html(
+      basePage(o, "/canon-redirect", "canon-redirect").replace(`${o}/canon-redirect"`, `${o}/old"`),
+    ),
+    "/canon-noindex": html(
+      basePage(o, "/canon-noindex", "canon-noindex").replace(
+        `${o}/canon-noindex"`,
+        `${o}/noindex"`,
+      ),
+    ),
+    "/canon-ok": html(
+      basePage(o, "/canon-ok", "canon-ok").replace(`${o}/canon-ok"`, `${o}/clean-1"`),
+    ),
+    "/no-charset": {
+      body: basePage(o, "/no-charset", "no-charset").replace('<meta charset="utf-8">', ""),
+      headers: { ...GOOD_HEADERS, "content-type": "text/html" },
+    },
+    "/uncompressed": { ...html(basePage(o, "/uncompressed", "uncompressed")), noCompress: true },
+  });
+  for (const [p, h] of Object.entries(HEADER_PAGES)) routes[p] = withHeaders(o, p, h);
+  return routes;
+}
+
+/** The main fixture site: every page-level check and most site-level ones. */
+export const MAIN: LabelledSite = {
+  name: "main",
+  routes: mainRoutes,
+  tls: true,
+  timeoutMs: 5_000,
+  clean: [
+    "/clean-1",
+    "/clean-2",
+    "/hreflang-ok",
+    "/new-jquery",
+    "/form-https",
+    "/good-cookie",
+    "/server-name",
+    "/canon-ok",
+  ],
+  expect: {
+    // indexability
+    robots_txt_invalid: ["/robots.txt"],
+    blocked_by_robots: ["/private/x"],
+    http_4xx: ["/gone-refresh"],
+    http_5xx: ["/boom"],
+    fetch_failed: ["/broken"],
+    noindex: ["/noindex", "/header-noindex"],
+    head_tags_in_body: ["/head-in-body"],
+    // Sitemap entries that 404, redirect, are noindex (meta or header) or canonicalised away.
+    sitemap_bad_entries: ["/gone-sitemap", "/old", "/noindex", "/header-noindex", "/canon-home"],
+    canonical_invalid: ["/canon-relative"],
+    canonical_suspicious: ["/canon-home"],
+    // Canonicals to a 404, a redirect and a noindex page.
+    canonical_target_bad: ["/canon-gone", "/canon-redirect", "/canon-noindex"],
+    hreflang_invalid: ["/hreflang-bad"],
+    hreflang_cluster: ["/hreflang-no-self"],
+    ai_crawler_rules: ["/robots.txt"],
+    // structure
+    title_missing: ["/no-title"],
+    title_length: ["/short-title"],
+    title_duplicate: ["/same-title-1", "/same-title-2"],
+    meta_description_missing: ["/no-desc"],
+    meta_description_length: ["/short-desc"],
+    meta_description_duplicate: ["/same-desc-1", "/same-desc-2"],
+    duplicate_head_tags: ["/two-titles"],
+    h1_missing: ["/no-h1"],
+    heading_order: ["/h4"],
+    html_lang_missing: ["/no-lang"],
+    html_lang_invalid: ["/bad-lang"],
+    // The client-rendered shell is thin too.
+    thin_content: ["/thin"],
+    likely_client_rendered: ["/csr"],
+    duplicate_content: ["/dup-1", "/dup-2"],
+    near_duplicate_content: ["/near-1", "/near-2"],
+    // The http:// link fails on this https-only server: a broken link as well as an http link.
+    broken_internal_links: ["/links-broken", "/http-link"],
+    // A link into a chain or a loop is a link to a redirect too.
+    internal_redirect_links: ["/links-redirect", "/links-chain", "/links-loop"],
+    redirect_chain: ["/r1"],
+    redirect_loop: ["/l1"],
+    // Any meta refresh is reported, the 30-second ones that lead to the error pages too.
+    meta_refresh: ["/refresh", "/refresh-4xx", "/refresh-5xx", "/refresh-fail"],
+    uncrawlable_links: ["/js-link"],
+    link_text_generic: ["/click-here"],
+    image_alt_missing: ["/no-alt"],
+    structured_data_invalid: ["/bad-jsonld"],
+    orphan_page: ["/orphan"],
+    deep_page: ["/d5"],
+    url_hygiene: ["/Some_Page"],
+    doctype_missing: ["/no-doctype"],
+    charset_missing: ["/no-charset"],
+    picture_without_img: ["/picture"],
+    dead_end_page: ["/dead-end"],
+    structured_data_missing: ["/no-jsonld"],
+    // A site-wide verdict that names the start URL.
+    structured_data_coverage: ["/"],
+    llms_txt_malformed: ["/llms.txt"],
+    // security
+    mixed_content_active: ["/mixed-script"],
+    mixed_content_passive: ["/mixed-img"],
+    protocol_relative_resources: ["/proto-rel"],
+    http_links: ["/http-link"],
+    insecure_form: ["/form-http"],
+    hsts_missing: ["/weak-hsts"],
+    csp_missing: ["/no-csp"],
+    clickjacking_unprotected: ["/no-frame-rule"],
+    mime_sniffing_unprotected: ["/no-nosniff"],
+    hardening_headers: ["/unsafe-referrer"],
+    cookie_flags: ["/cookie"],
+    version_disclosure: ["/server-version"],
+    vulnerable_js_library: ["/old-jquery"],
+    // performance
+    html_too_large: ["/huge"],
+    html_large: ["/large"],
+    no_text_compression: ["/uncompressed"],
+    render_blocking_scripts: ["/blocking-script"],
+    unsized_images: ["/unsized-img"],
+    dom_size: ["/big-dom"],
+    // mobile
+    viewport_missing: ["/no-viewport"],
+    viewport_not_responsive: ["/fixed-viewport"],
+    zoom_disabled: ["/no-zoom"],
+    legacy_plugins: ["/embed"],
+  },
+};
+
+/**
+ * Checks that cannot be made applicable-and-quiet on loopback (the main site still must not name
+ * them, which the test asserts like any other false positive).
+ */
+export const QUIET_NOT_APPLICABLE: Record<string, string> = {
+  http_not_redirected:
+    "on https the probe goes to http://host/ on port 80, which loopback tests do not serve",
+};
+
+/** Small variants for site-wide verdicts that exclude the main site's (see the module doc). */
+export const VARIANTS: LabelledSite[] = [
+  variant(
+    "bare-http",
+    (o) =>
+      base(o, { "/a": { body: '<iframe src="http://widgets.test/frame"></iframe>' } }, {
+        "/robots.txt": undefined,
+        "/sitemap.xml": undefined,
+        "/llms.txt": undefined,
+      }),
+    {
+      robots_txt_missing: ["/robots.txt"],
+      sitemap_missing: ["/sitemap.xml"],
+      llms_txt_missing: ["/llms.txt"],
+      not_https: ["/", "/a"],
+      http_not_redirected: ["/"],
+      http_subresources: ["/a"],
+    },
+    { tls: false },
+  ),
+  variant(
+    "robots-down",
+    (o) => base(o, {}, { "/robots.txt": { status: 503, body: "down" } }),
+    { robots_txt_unreachable: ["/robots.txt"] },
+  ),
+  variant(
+    "sitemap-not-xml-home-noindex",
+    (o) =>
+      base(o, { "/": { head: '<meta name="robots" content="noindex">' } }, {
+        "/sitemap.xml": { body: "<foo/>", headers: { "content-type": "text/xml" } },
+      }),
+    {
+      noindex: ["/"],
+      noindex_sitewide: ["/"],
+      // Its evidence names no URL (the problem text names the sitemap): labelled as the site.
+      sitemap_invalid: [SITE],
+    },
+  ),
+  variant(
+    "googlebot-blocked",
+    (o) => base(o, {}, { "/robots.txt": robotsRoute("User-agent: Googlebot\nDisallow: /\n") }),
+    {
+      start_url_blocked: ["/"],
+      // /sitemap.xml itself is disallowed for Googlebot: a sitemap Google cannot read.
+      sitemap_invalid: [SITE],
+    },
+  ),
+  variant(
+    "our-bot-blocked",
+    (o) => base(o, {}, { "/robots.txt": robotsRoute("User-agent: SerpwrightBot\nDisallow: /\n") }),
+    {
+      crawler_blocked: ["/"],
+      // "Blocked" means blocked for the auditing crawler: with our own token disallowed, the
+      // start URL and the sitemap's entries are reported as blocked too (Google may still fetch
+      // them; crawler_blocked is the finding that says why). Labelled as what the service promises.
+      blocked_by_robots: ["/"],
+      sitemap_bad_entries: ["/"],
+    },
+  ),
+  variant("home-error", (o) => base(o, {}, { "/": { status: 404, body: "gone" } }), {
+    home_page_error: ["/"],
+    // The home page's error is also what /a links to, what the sitemap lists, and why nothing
+    // links to /a.
+    broken_internal_links: ["/a"],
+    sitemap_bad_entries: ["/"],
+    orphan_page: ["/a"],
+  }),
+  // An untrusted certificate fails every fetch: robots.txt, the sitemap, llms.txt, the home page.
+  variant("untrusted-certificate", (o) => base(o), {
+    tls_invalid: ["/"],
+    home_page_error: ["/"],
+    robots_txt_unreachable: ["/robots.txt"],
+    sitemap_missing: ["/sitemap.xml"],
+    llms_txt_missing: ["/llms.txt"],
+  }, { untrusted: true }),
+  // Both pages are over the threshold and named; very slow replaces slow.
+  variant("slow", (o) => delayed(base(o), 850), { slow_ttfb: ["/", "/a"] }, { timeoutMs: 5_000 }),
+  variant("very-slow", (o) => delayed(base(o), 1_850), { very_slow_ttfb: ["/", "/a"] }, {
+    timeoutMs: 5_000,
+  }),
+];
+
+function variant(
+  name: string,
+  routes: (o: string) => Routes,
+  expect: Record<string, string[]> = {},
+  opts: { tls?: boolean; untrusted?: boolean; timeoutMs?: number } = {},
+): LabelledSite {
+  return {
+    name,
+    routes,
+    tls: opts.tls ?? true,
+    untrusted: opts.untrusted,
+    timeoutMs: opts.timeoutMs ?? 3_000,
+    expect,
+    clean: [],
+  };
+}
+
+/** Every HTML page of `r` answers after `ms`. */
+function delayed(r: Routes, ms: number): Routes {
+  return { ...r, "/": { ...r["/"]!, delayMs: ms }, "/a": { ...r["/a"]!, delayMs: ms } };
+}
