@@ -68,6 +68,28 @@ export function writeKey(op: Deno.AtomicOperation, record: ApiKeyRecord): Deno.A
 }
 
 /**
+ * Mints a key of the caller's own mode (`POST /v1/api-keys`, the MCP api_keys tool): a sandbox
+ * rotation inherits the calling key's expiry, so rotating never extends the trial.
+ *
+ * @example
+ * ```ts
+ * const { record, raw } = await rotateKey(deps, principal, "ci");
+ * ```
+ */
+export function rotateKey(
+  deps: Deps,
+  caller: { account: { id: string }; key: { mode: KeyMode; expiresAt: number | null } },
+  name: string,
+): Promise<CreatedKey> {
+  return createKey(deps, {
+    accountId: caller.account.id,
+    mode: caller.key.mode,
+    name,
+    expiresAt: caller.key.mode === "sandbox" ? caller.key.expiresAt : null,
+  });
+}
+
+/**
  * Mints a key on an account, enforcing the cap of 5 active keys under concurrency: the account's
  * active-key counter is checked and bumped in the same commit as the key.
  *

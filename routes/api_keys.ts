@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { createKey, listKeys, revokeKey } from "../domain/api_keys.ts";
+import { listKeys, revokeKey, rotateKey } from "../domain/api_keys.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { requireKey } from "./middleware/auth.ts";
 import { idempotency } from "./middleware/idempotency.ts";
@@ -53,13 +53,7 @@ export function apiKeyRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     async (c) => {
       const body = c.req.valid("json") ?? {};
       const caller = c.get("principal")!;
-      const { record, raw } = await createKey(deps, {
-        accountId: caller.account.id,
-        mode: caller.key.mode,
-        name: body.name ?? "API key",
-        // Sandbox rotations inherit the trial's expiry, so rotating never extends it.
-        expiresAt: caller.key.mode === "sandbox" ? caller.key.expiresAt : null,
-      });
+      const { record, raw } = await rotateKey(deps, caller, body.name ?? "API key");
       s.resolver.invalidateAccount(caller.account.id);
       return c.json(apiKeyView(record, null, raw), 201);
     },

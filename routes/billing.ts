@@ -235,17 +235,7 @@ export function billingRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
         mode: caller.key.mode,
         idempotencyKey: c.req.header("idempotency-key"),
       }, { packId: pack_id });
-      const pack = findPack(checkout.packId)!;
-      return c.json({
-        status: "pending_payment" as const,
-        checkout_url: checkout.url,
-        pack_id: pack.id,
-        usd: pack.usd,
-        credits: pack.credits,
-        bonus_credits: pack.bonusCredits,
-        note: `A human pays ${pack.usd} USD at checkout_url; ${pack.credits} credits (bonus ` +
-          `included) then land on the balance automatically. Read it with GET /v1/credits.`,
-      }, 201);
+      return c.json(packCheckoutView(checkout), 201);
     },
   );
 
@@ -285,14 +275,7 @@ export function billingRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
         mode: caller.key.mode,
         idempotencyKey: c.req.header("idempotency-key"),
       }, { projectId: body.project_id, planId: body.plan_id });
-      return c.json({
-        status: "pending_payment" as const,
-        checkout_url: checkout.url,
-        project_id: checkout.projectId,
-        plan: checkout.planId,
-        note: "A human opens checkout_url and pays; the project activates automatically on " +
-          "payment (poll GET /v1/subscription?project_id=…). The link is valid for 24 hours.",
-      }, 201);
+      return c.json(subscriptionCheckoutView(checkout), 201);
     },
   );
 
@@ -354,4 +337,33 @@ export async function creditsView(
     purchase: PURCHASE_HINT,
     notes: sandbox ? [...CREDIT_NOTES, SANDBOX_BALANCE_NOTE] : [...CREDIT_NOTES],
   } as const;
+}
+
+/** The credit-pack checkout response (`POST /v1/credits/purchases`, and the MCP billing tool). */
+export function packCheckoutView(checkout: { url: string; packId: string }) {
+  const pack = findPack(checkout.packId)!;
+  return {
+    status: "pending_payment" as const,
+    checkout_url: checkout.url,
+    pack_id: pack.id,
+    usd: pack.usd,
+    credits: pack.credits,
+    bonus_credits: pack.bonusCredits,
+    note: `A human pays ${pack.usd} USD at checkout_url; ${pack.credits} credits (bonus ` +
+      `included) then land on the balance automatically. Read it with GET /v1/credits.`,
+  };
+}
+
+/** The subscription checkout response (`POST /v1/subscriptions`, and the MCP billing tool). */
+export function subscriptionCheckoutView(
+  checkout: { url: string; projectId: string; planId: string },
+) {
+  return {
+    status: "pending_payment" as const,
+    checkout_url: checkout.url,
+    project_id: checkout.projectId,
+    plan: checkout.planId,
+    note: "A human opens checkout_url and pays; the project activates automatically on " +
+      "payment (poll GET /v1/subscription?project_id=…). The link is valid for 24 hours.",
+  };
 }

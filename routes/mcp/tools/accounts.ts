@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { signup } from "../../../domain/accounts.ts";
-import { createKey, listKeys, revokeKey } from "../../../domain/api_keys.ts";
+import { listKeys, revokeKey, rotateKey } from "../../../domain/api_keys.ts";
 import { ApiError } from "../../../domain/errors.ts";
 import { Account, SignupBody, SignupResponse } from "../../accounts.ts";
 import { ApiKey, CreateKeyBody } from "../../api_keys.ts";
@@ -172,12 +172,7 @@ export const apiKeysTool: ToolDef<typeof ApiKeysInput> = {
           caller,
           { key: args.idempotency_key, endpoint: "POST /v1/api-keys", body },
           async () => {
-            const { record, raw } = await createKey(deps, {
-              accountId: p.account.id,
-              mode: p.key.mode,
-              name: body.name ?? "API key",
-              expiresAt: p.key.mode === "sandbox" ? p.key.expiresAt : null,
-            });
+            const { record, raw } = await rotateKey(deps, p, body.name ?? "API key");
             services.resolver.invalidateAccount(p.account.id);
             return { status: 201, body: apiKeyView(record, null, raw) };
           },

@@ -4,7 +4,7 @@
  * only the public plans document is offered, as on `/v1`.
  */
 import { z } from "zod";
-import { findPack, plansDocument, UNIT_PRICES } from "../../../domain/billing/catalog.ts";
+import { plansDocument, UNIT_PRICES } from "../../../domain/billing/catalog.ts";
 import {
   createPackCheckout,
   createSubscriptionCheckout,
@@ -16,9 +16,11 @@ import {
   Credits,
   creditsView,
   PackCheckout,
+  packCheckoutView,
   PlansDocument,
   PurchaseCreditsBody,
   SubscriptionCheckout,
+  subscriptionCheckoutView,
   SubscriptionState,
 } from "../../billing.ts";
 import type { Services } from "../../env.ts";
@@ -126,28 +128,14 @@ export const billingTool: ToolDef<typeof BillingInput> = {
               mode: p.key.mode,
               idempotencyKey: args.idempotency_key,
             }, { packId: pack_id });
-            const pack = findPack(checkout.packId)!;
-            return {
-              status: 201,
-              body: {
-                status: "pending_payment" as const,
-                checkout_url: checkout.url,
-                pack_id: pack.id,
-                usd: pack.usd,
-                credits: pack.credits,
-                bonus_credits: pack.bonusCredits,
-                note: `A human pays ${pack.usd} USD at checkout_url; ${pack.credits} credits ` +
-                  `(bonus included) then land on the balance automatically. Read it with ` +
-                  `GET /v1/credits (billing tool, action credits).`,
-              },
-            };
+            return { status: 201, body: packCheckoutView(checkout) };
           },
         );
         const c = answer.body;
         return {
           structured: { checkout: c, ...(answer.replayed ? { idempotent_replayed: true } : {}) },
           summary: `Hand this link to a human to pay ${c.usd} USD for ${c.credits} credits: ` +
-            `${c.checkout_url}`,
+            `${c.checkout_url} (then read the balance with action credits)`,
         };
       }
       case "subscribe": {
@@ -166,18 +154,7 @@ export const billingTool: ToolDef<typeof BillingInput> = {
               mode: p.key.mode,
               idempotencyKey: args.idempotency_key,
             }, { projectId: body.project_id, planId: body.plan_id });
-            return {
-              status: 201,
-              body: {
-                status: "pending_payment" as const,
-                checkout_url: checkout.url,
-                project_id: checkout.projectId,
-                plan: checkout.planId,
-                note: "A human opens checkout_url and pays; the project activates automatically " +
-                  "on payment (poll GET /v1/subscription?project_id=…). The link is valid for " +
-                  "24 hours.",
-              },
-            };
+            return { status: 201, body: subscriptionCheckoutView(checkout) };
           },
         );
         const c = answer.body;
