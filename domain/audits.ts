@@ -2,6 +2,7 @@ import { atomically } from "../kv/atomic.ts";
 import { keys } from "../kv/keys.ts";
 import { ALL_CHECKS, CHECKS_BY_ID } from "./audit/checks/index.ts";
 import { runCrawlStep } from "./audit/crawl/engine.ts";
+import { markForPruning } from "./audit/prune.ts";
 import type { CrawlInput, CrawlOutcome, CrawlState, StepLimits } from "./audit/crawl/state.ts";
 import { type AuditReport, reportOf } from "./audit/run_audit.ts";
 import type { Severity } from "./audit/types.ts";
@@ -297,6 +298,9 @@ export const AUDIT_JOB: JobSpec<AuditRecord> = {
   }),
   interrupted: { code: "audit_interrupted", message: "The audit was interrupted too many times" },
   failed: (a, error, now) => ({ ...a, status: "failed", completedAt: now, error }),
+  // Every way an audit ends (completed, failed, out of attempts) queues its working state for
+  // deletion in the same commit (domain/audit/prune.ts).
+  onFinish: (op, { id, kind, now }) => markForPruning(op, id, kind, now),
 };
 
 /**

@@ -46,6 +46,8 @@ export interface JobSpec<R extends LeasedRecord> {
   interrupted: { code: string; message: string };
   /** The record of a failed job. */
   failed: (r: R, error: { code: string; message: string }, now: number) => R;
+  /** Adds the job's own writes to its finishing commit, whatever the outcome (audits: pruning). */
+  onFinish?: (op: Deno.AtomicOperation, ctx: { id: string; kind: FinishKind; now: number }) => void;
 }
 
 export interface Claim<R> {
@@ -160,6 +162,7 @@ export function finishJob<R extends LeasedRecord>(
     const active = await kv.get<string>(spec.activeKey(record.projectId));
     if (active.value === id) op.check(active).delete(active.key);
     const kind = await outcome({ op, record, accountId, now });
+    spec.onFinish?.(op, { id, kind, now });
     if (kind === "failed") {
       await addRefund(kv, op, {
         accountId,

@@ -1,5 +1,6 @@
 import { type AuditRunner, crawlDepth, runAuditJob } from "../domain/audits.ts";
 import { crawlLimitsFor } from "../domain/billing/catalog.ts";
+import { pruneFinishedAudits } from "../domain/audit/prune.ts";
 import { resendExpiredJobs } from "../domain/job_leases.ts";
 import type { Deps } from "../domain/deps.ts";
 import type { JobHandlers } from "./dispatcher.ts";
@@ -65,6 +66,8 @@ export function auditJobs(deps: Deps): JobHandlers {
   };
 }
 
+/** Resends lost steps, and deletes finished audits' crawl working state in short batches. */
 export async function auditMaintenance(deps: Deps): Promise<void> {
   await resendExpiredJobs(deps, "audit");
+  await pruneFinishedAudits(deps);
 }

@@ -82,6 +82,18 @@ export const keys = {
   /** Indexable pages in crawl order (shallowest first), for article internal links. */
   auditSitePage: (auditId: string, seq: number) => ["audit_site_pages", auditId, seq] as const,
   auditSitePages: (auditId: string) => ["audit_site_pages", auditId] as const,
+  /** Whole-audit prefixes of the crawl's working state, for pruning (domain/audit/prune.ts). */
+  auditDupsAll: (auditId: string) => ["audit_dups", auditId] as const,
+  auditNearSigs: (auditId: string) => ["audit_near_sig", auditId] as const,
+  auditBanners: (auditId: string) => ["audit_banners", auditId] as const,
+  auditSitemapChunks: (auditId: string) => ["audit_sitemap_urls", auditId] as const,
+  auditBlobsAll: (auditId: string) => ["audit_blobs", auditId] as const,
+  /**
+   * A finished audit whose crawl working state is to be deleted, by the time the sweep may start
+   * (written in the finishing commit; deleted once everything is gone).
+   */
+  auditPrune: (dueAt: number, auditId: string) => ["audit_prune", dueAt, auditId] as const,
+  auditPrunesDue: () => ["audit_prune"] as const,
 
   /** What the latest completed audit learnt about a project's site (pages for internal links). */
   siteFacts: (projectId: string) => ["site_facts", projectId] as const,

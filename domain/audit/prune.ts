@@ -1,0 +1,159 @@
+/**
+ * Retention of an audit's crawl working state. A crawl keeps everything it works with in KV so any
+ * process can take the next step (crawl/store.ts, engine.ts, finalize.ts, post_steps.ts); once the
+ * audit has ended, most of it is read by nothing again. The audit's finishing commit (completed,
+ * failed, or out of attempts: `AUDIT_JOB.onFinish`) writes a marker `auditPrune(dueAt, id)`, and
+ * the audits capability's maintenance works through due markers in short batches.
+ *
+ * Deleted after every finished audit (crawl-only working state):
+ * - `audit_crawl` (the step state: frontier head/tail, robots, tallies; read by `completeAudit`
+ *   before the completing commit, by nothing after) and `audit_step` (the step owner's token);
+ * - `audit_frontier` (URLs to fetch), `audit_links` (the link graph, chunks per page);
+ * - `audit_dups` (duplicate title/description/text index), `audit_near` (near-duplicate LSH
+ *   bands) and `audit_near_sig` (MinHash signatures);
+ * - `audit_banners` (script heads read for library banners), `audit_sitemap_urls` (sitemap URL
+ *   chunks), `audit_blobs` (robots.txt bodies and other large texts);
+ * - `audit_site_pages` (indexable pages in crawl order: copied into `site_facts` by the
+ *   completing commit, which is what articles read).
+ *
+ * Deleted after a failed audit only (a failed audit serves no findings or pages: 409):
+ * - `audit_pages` (seen set and page inventory), `audit_findings` (evidence), `audit_issues`.
+ *
+ * Kept after a completed audit (what the API and the next audit read): `audits` (the record,
+ * with score, summary, changes), `audit_owner`, `audit_pages` (`GET /pages`), `audit_findings`
+ * (`GET /issues/{check}`, `/pages?check=`), `audit_issues` (`GET /issues`, and the next audit's
+ * new/persisting/fixed comparison), the project's `latestAudit` and `site_facts` (articles,
+ * monitoring's regression comparison reads the records).
+ *
+ * Safe to die anywhere: each batch deletes what it just listed, the marker goes last, and a
+ * second sweeper deleting the same keys does no harm.
+ *
+ * @module
+ */
+import { keys } from "../../kv/keys.ts";
+import type { Deps } from "../deps.ts";
+
+/**
+ * The sweep starts this long after the audit ended: a worker that lost its claim (the audit was
+ * failed by the stale-job sweep) may still be flushing one step's unconditioned writes.
+ */
+export const PRUNE_GRACE_MS = 15 * 60_000;
+/** Deletes per commit (KV allows 1,000 mutations; key bytes are capped separately). */
+export const PRUNE_BATCH = 500;
+/** Commits one maintenance run makes at most; the rest is left for the next run. */
+export const PRUNE_COMMITS_PER_RUN = 40;
+/** Bytes of keys per commit, under KV's 80 KiB (page URLs in keys may be 1.5 KB each). */
+const MAX_KEY_BYTES = 60_000;
+
+export type PruneKind = "completed" | "failed";
+
+/** Crawl-only prefixes: deleted after every finished audit. */
+export function workingStatePrefixes(auditId: string): Deno.KvKey[] {
+  return [
+    keys.auditFrontierAll(auditId),
+    keys.auditLinksAll(auditId),
+    keys.auditDupsAll(auditId),
+    keys.auditNearBands(auditId),
+    keys.auditNearSigs(auditId),
+    keys.auditBanners(auditId),
+    keys.auditSitemapChunks(auditId),
+    keys.auditBlobsAll(auditId),
+    keys.auditSitePages(auditId),
+  ];
+}
+
+/** What a failed audit also loses: it never serves pages or findings. */
+function resultPrefixes(auditId: string): Deno.KvKey[] {
+  return [keys.auditPages(auditId), keys.auditFindingsAll(auditId)];
+}
+
+/** Single keys deleted with the marker, after every prefix is empty. */
+function singleKeys(auditId: string, kind: PruneKind): Deno.KvKey[] {
+  const out: Deno.KvKey[] = [keys.auditCrawl(auditId), keys.auditStep(auditId)];
+  if (kind === "failed") out.push(keys.auditIssues(auditId));
+  return out;
+}
+
+/** Adds the prune marker to an audit's finishing commit. */
+export function markForPruning(
+  op: Deno.AtomicOperation,
+  auditId: string,
+  kind: PruneKind,
+  now: number,
+): void {
+  op.set(keys.auditPrune(now + PRUNE_GRACE_MS, auditId), kind);
+}
+
+const keyBytes = (k: Deno.KvKey) => new TextEncoder().encode(JSON.stringify(k)).length + 8;
+
+/**
+ * Deletes up to `budget.commits` batches of one audit's working state. Returns true when
+ * everything is gone (the marker included), false when the budget ran out first.
+ */
+async function pruneOne(
+  kv: Deno.Kv,
+  marker: Deno.KvKey,
+  auditId: string,
+  kind: PruneKind,
+  budget: { commits: number },
+): Promise<boolean> {
+  const prefixes = kind === "failed"
+    ? [...workingStatePrefixes(auditId), ...resultPrefixes(auditId)]
+    : workingStatePrefixes(auditId);
+  for (const prefix of prefixes) {
+    while (true) {
+      if (budget.commits <= 0) return false;
+      const listed: Deno.KvKey[] = [];
+      for await (const e of kv.list({ prefix }, { limit: PRUNE_BATCH, batchSize: PRUNE_BATCH })) {
+        listed.push(e.key);
+      }
+      if (listed.length === 0) break;
+      let op = kv.atomic();
+      let bytes = 0;
+      for (const key of listed) {
+        const kb = keyBytes(key);
+        if (bytes + kb > MAX_KEY_BYTES) {
+          await op.commit();
+          budget.commits--;
+          op = kv.atomic();
+          bytes = 0;
+        }
+        op.delete(key);
+        bytes += kb;
+      }
+      await op.commit();
+      budget.commits--;
+      if (listed.length < PRUNE_BATCH) break;
+    }
+  }
+  if (budget.commits <= 0) return false;
+  const op = kv.atomic();
+  for (const key of singleKeys(auditId, kind)) op.delete(key);
+  await op.delete(marker).commit();
+  budget.commits--;
+  return true;
+}
+
+/**
+ * The maintenance sweep: works through the due prune markers, oldest first, within a budget of
+ * commits, so one run stays short and a large audit is finished over several runs. Returns the
+ * audits whose working state is now gone.
+ */
+export async function pruneFinishedAudits(
+  deps: Pick<Deps, "kv" | "clock">,
+  commits = PRUNE_COMMITS_PER_RUN,
+): Promise<number> {
+  const { kv, clock } = deps;
+  const budget = { commits };
+  let done = 0;
+  const due = kv.list<PruneKind>({
+    start: keys.auditPrune(0, ""),
+    end: keys.auditPrune(clock.now() + 1, ""),
+  });
+  for await (const e of due) {
+    if (budget.commits <= 0) break;
+    const auditId = e.key[2] as string;
+    if (await pruneOne(kv, e.key, auditId, e.value, budget)) done++;
+  }
+  return done;
+}
