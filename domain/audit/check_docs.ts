@@ -109,6 +109,11 @@ export const CHECK_DOCS: Record<string, CheckDoc> = {
       "The canonical points to a URL that redirects, fails or is noindex, so the signal is lost.",
     fix: "Point the canonical at the final, indexable 200 URL.",
   },
+  canonical_chain: {
+    meaning:
+      "A canonical that points at a page with a canonical of its own is a chain: search engines may stop at the first hop or ignore the hint.",
+    fix: "Point every canonical straight at the final URL, which must name itself as canonical.",
+  },
   hreflang_invalid: {
     meaning: "Malformed hreflang annotations are ignored, so the wrong language version may rank.",
     fix: "Use ISO 639-1 language codes (optionally -region) or x-default, with absolute URLs.",

@@ -131,6 +131,8 @@ export interface SiteFacts {
   /** Pages canonicalised to another crawled internal URL; bad = the target is not a 200 page. */
   canonicalTargets: number;
   canonicalBad: ItemGroup;
+  /** Pages whose (indexable 200) canonical target names yet another canonical: the chain. */
+  canonicalChains: ItemGroup;
   /** Pages linking to broken / redirecting internal URLs (count = pages, items = each link). */
   brokenLinks: ItemGroup;
   redirectLinks: ItemGroup;

@@ -190,6 +190,7 @@ const OTHER_PAGES = [
   "/canon-ok",
   "/canon-redirect",
   "/canon-noindex",
+  "/canon-chain",
   "/no-charset",
   "/uncompressed",
 ];
@@ -249,6 +250,10 @@ function mainRoutes(o: string): Routes {
         `${o}/noindex"`,
       ),
     ),
+    // Canonical to /canon-ok, which canonicalises to /clean-1: a chain.
+    "/canon-chain": html(
+      basePage(o, "/canon-chain", "canon-chain").replace(`${o}/canon-chain"`, `${o}/canon-ok"`),
+    ),
     "/canon-ok": html(
       basePage(o, "/canon-ok", "canon-ok").replace(`${o}/canon-ok"`, `${o}/clean-1"`),
     ),
@@ -293,6 +298,8 @@ export const MAIN: LabelledSite = {
     canonical_suspicious: ["/canon-home"],
     // Canonicals to a 404, a redirect and a noindex page.
     canonical_target_bad: ["/canon-gone", "/canon-redirect", "/canon-noindex"],
+    // /canon-ok is the middle of the chain, not its start: it stays clean.
+    canonical_chain: ["/canon-chain"],
     hreflang_invalid: ["/hreflang-bad"],
     hreflang_cluster: ["/hreflang-no-self"],
     ai_crawler_rules: ["/robots.txt"],

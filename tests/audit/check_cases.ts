@@ -204,6 +204,22 @@ export const CASES: Record<string, CheckCase> = {
         }),
     },
   },
+  canonical_chain: {
+    // /a names /b as canonical, /b (an indexable 200 page) names /c.
+    fire: {
+      routes: (o) =>
+        base(o, { "/": { links: ["/a", "/b", "/c"] }, "/c": {} }, {
+          "/a": html(basePage(o, "/a", "a").replace(`${o}/a"`, `${o}/b"`)),
+          "/b": html(basePage(o, "/b", "b").replace(`${o}/b"`, `${o}/c"`)),
+        }),
+    },
+    quiet: {
+      routes: (o) =>
+        base(o, { "/": { links: ["/a", "/b"] }, "/b": {} }, {
+          "/a": html(basePage(o, "/a", "a").replace(`${o}/a"`, `${o}/b"`)),
+        }),
+    },
+  },
   hreflang_invalid: {
     fire: {
       routes: (o) =>

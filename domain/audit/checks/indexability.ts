@@ -307,6 +307,17 @@ export const indexabilityChecks: Check[] = [
     evaluate: (s) => group(s.canonicalTargets, s.canonicalBad),
   },
   {
+    id: "canonical_chain",
+    category: "indexability",
+    severity: "warning",
+    title: "Canonical points to a page that canonicalises elsewhere",
+    detects:
+      "The canonical target (internal, an indexable 200 page) names another URL as its own " +
+      "canonical: a chain (or a loop), with every hop in the evidence.",
+    scope: "site",
+    evaluate: (s) => group(s.canonicalTargets, s.canonicalChains),
+  },
+  {
     id: "hreflang_invalid",
     category: "indexability",
     severity: "warning",

@@ -377,6 +377,7 @@ function emptyFacts(state: CrawlState): SiteFacts & {
   blocked: Group;
   sitemapBad: Group;
   canonicalBad: Group;
+  canonicalChains: Group;
   brokenLinks: Group;
   redirectLinks: Group;
   redirectChains: Group;
@@ -426,6 +427,7 @@ function emptyFacts(state: CrawlState): SiteFacts & {
     sitemapBad: new Group(),
     canonicalTargets: 0,
     canonicalBad: new Group(),
+    canonicalChains: new Group(),
     brokenLinks: new Group(),
     redirectLinks: new Group(),
     redirectStarts: 0,
@@ -502,7 +504,10 @@ function chains(
   }
 }
 
-/** Canonical targets of a page of records: crawled targets that are not indexable 200 pages. */
+/**
+ * Canonical targets of a page of records: crawled targets that are not indexable 200 pages
+ * (canonical_target_bad), and indexable targets that canonicalise elsewhere (canonical_chain).
+ */
 async function canonicalTargets(
   kv: Deno.Kv,
   auditId: string,
@@ -535,6 +540,15 @@ async function canonicalTargets(
           : !is2xx(t)
           ? "error status"
           : "noindex",
+      });
+    } else if (t.canonicalOther !== null) {
+      // The target is an indexable 200 page that names another canonical: a chain (or a loop
+      // back to this page), which search engines may not follow to its end.
+      f.canonicalChains.add({
+        url: p.url,
+        canonical: t.url,
+        chain: [p.url, t.url, t.canonicalOther],
+        loop: t.canonicalOther === p.url,
       });
     }
   });
