@@ -114,6 +114,12 @@ export const CHECK_DOCS: Record<string, CheckDoc> = {
       "A canonical that points at a page with a canonical of its own is a chain: search engines may stop at the first hop or ignore the hint.",
     fix: "Point every canonical straight at the final URL, which must name itself as canonical.",
   },
+  sitemap_missing_indexable: {
+    meaning:
+      "An indexable page the sitemap leaves out is found only through links, later and less reliably; a sitemap that is not complete also hides which pages the site means to have indexed.",
+    fix:
+      "List every indexable, canonical page in the sitemap (generate it from the same source as the pages).",
+  },
   hreflang_invalid: {
     meaning: "Malformed hreflang annotations are ignored, so the wrong language version may rank.",
     fix: "Use ISO 639-1 language codes (optionally -region) or x-default, with absolute URLs.",

@@ -133,6 +133,12 @@ export interface SiteFacts {
   canonicalBad: ItemGroup;
   /** Pages whose (indexable 200) canonical target names yet another canonical: the chain. */
   canonicalChains: ItemGroup;
+  /**
+   * Indexable self-canonical HTML 2xx pages reached through links, and those no sitemap lists
+   * (items carry the click depth).
+   */
+  sitemapCandidates: number;
+  sitemapMissing: ItemGroup;
   /** Pages linking to broken / redirecting internal URLs (count = pages, items = each link). */
   brokenLinks: ItemGroup;
   redirectLinks: ItemGroup;

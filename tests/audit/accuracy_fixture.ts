@@ -166,6 +166,8 @@ function seededPages(o: string): Record<string, PageSpec> {
     "/no-zoom": { viewport: "width=device-width, initial-scale=1, user-scalable=no" },
     "/embed": { body: '<embed src="/movie.swf">' },
     "/no-jsonld": { jsonLd: false },
+    // Indexable and linked, but left out of the sitemap that lists every other such page.
+    "/not-in-sitemap": {},
   };
 }
 
@@ -204,6 +206,21 @@ function mainRoutes(o: string): Routes {
     "/private/x",
   ];
   pages["/"] = { links: linked };
+  // The sitemap lists every linked page that is indexable and self-canonical (so only
+  // /not-in-sitemap is missing from it), besides the bad entries seeded below.
+  const unlisted = new Set([
+    "/private/x",
+    "/noindex",
+    "/header-noindex",
+    "/canon-home",
+    "/canon-gone",
+    "/canon-ok",
+    "/canon-redirect",
+    "/canon-noindex",
+    "/canon-chain",
+    "/not-in-sitemap",
+  ]);
+  const listed = [...linked, "/d2", "/d3", "/d4", "/d5"].filter((p) => !unlisted.has(p));
   const routes = base(o, pages, {
     "/robots.txt": robotsRoute(
       `User-agent: *\nDisallow: /private\nFoo: bar\n\nUser-agent: GPTBot\nDisallow: /\n\n` +
@@ -219,6 +236,7 @@ function mainRoutes(o: string): Routes {
       o + "/noindex",
       o + "/header-noindex",
       o + "/canon-home",
+      ...listed.filter((p) => p !== "/clean-1").map((p) => o + p),
     ]),
     "/orphan": html(basePage(o, "/orphan", "orphan")),
     "/a": undefined,
@@ -300,6 +318,8 @@ export const MAIN: LabelledSite = {
     canonical_target_bad: ["/canon-gone", "/canon-redirect", "/canon-noindex"],
     // /canon-ok is the middle of the chain, not its start: it stays clean.
     canonical_chain: ["/canon-chain"],
+    // Every other indexable page reached through links is in the sitemap.
+    sitemap_missing_indexable: ["/not-in-sitemap"],
     hreflang_invalid: ["/hreflang-bad"],
     hreflang_cluster: ["/hreflang-no-self"],
     ai_crawler_rules: ["/robots.txt"],

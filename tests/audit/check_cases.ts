@@ -220,6 +220,11 @@ export const CASES: Record<string, CheckCase> = {
         }),
     },
   },
+  sitemap_missing_indexable: {
+    // /b is linked from the home page, indexable and self-canonical, but not in the sitemap.
+    fire: on({ "/": { links: ["/a", "/b"] }, "/b": {} }),
+    quiet: clean,
+  },
   hreflang_invalid: {
     fire: {
       routes: (o) =>

@@ -318,6 +318,22 @@ export const indexabilityChecks: Check[] = [
     evaluate: (s) => group(s.canonicalTargets, s.canonicalChains),
   },
   {
+    id: "sitemap_missing_indexable",
+    category: "indexability",
+    severity: "info",
+    title: "Indexable pages missing from the sitemap",
+    detects:
+      "Indexable, self-canonical HTML 200 pages found through links that the sitemap does not " +
+      "list (only when a sitemap was found and read without problems).",
+    scope: "site",
+    evaluate: (s) => {
+      // Without a sitemap (sitemap_missing) or with one read only in part (sitemap_invalid),
+      // absence from it proves nothing.
+      if (!s.sitemap.found || s.sitemap.problems.length > 0) return null;
+      return group(s.sitemapCandidates, s.sitemapMissing);
+    },
+  },
+  {
     id: "hreflang_invalid",
     category: "indexability",
     severity: "warning",

@@ -145,6 +145,11 @@ export async function finalizeCrawl(
         else if (r.canonicalOther === null) {
           f.dupCandidates++;
           if (r.words >= DUP_MIN_WORDS) f.nearCandidates++;
+          // Indexable, self-canonical and reached through links: it belongs in the sitemap.
+          if (r.state === "fetched" && r.depth >= 0) {
+            f.sitemapCandidates++;
+            if (!r.inSitemap) f.sitemapMissing.add({ url: r.url, depth: r.depth });
+          }
         }
         const ms = Math.min(TTFB_BUCKETS - 1, Math.max(0, Math.round(r.ttfbMs)));
         ttfb[ms]++;
@@ -378,6 +383,7 @@ function emptyFacts(state: CrawlState): SiteFacts & {
   sitemapBad: Group;
   canonicalBad: Group;
   canonicalChains: Group;
+  sitemapMissing: Group;
   brokenLinks: Group;
   redirectLinks: Group;
   redirectChains: Group;
@@ -428,6 +434,8 @@ function emptyFacts(state: CrawlState): SiteFacts & {
     canonicalTargets: 0,
     canonicalBad: new Group(),
     canonicalChains: new Group(),
+    sitemapCandidates: 0,
+    sitemapMissing: new Group(),
     brokenLinks: new Group(),
     redirectLinks: new Group(),
     redirectStarts: 0,
