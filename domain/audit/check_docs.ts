@@ -364,6 +364,11 @@ export const CHECK_DOCS: Record<string, CheckDoc> = {
     meaning: "No crawled page links to these sitemap URLs, so they get little authority.",
     fix: "Link to each orphan from a relevant page, or remove it from the sitemap if obsolete.",
   },
+  single_inlink_pages: {
+    meaning:
+      "A page that only one internal link reaches gets little internal link equity and is lost if that link goes; crawlers find and revisit it less.",
+    fix: "Link the page from related pages, hubs or navigation, not only from one place.",
+  },
   deep_page: {
     meaning: "Pages more than 4 clicks from the home page are crawled less and rank worse.",
     fix: "Link to them from higher-level pages, hubs or navigation.",

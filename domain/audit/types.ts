@@ -139,6 +139,12 @@ export interface SiteFacts {
    */
   sitemapCandidates: number;
   sitemapMissing: ItemGroup;
+  /**
+   * Indexable self-canonical HTML 2xx pages other than the start and home page, and those with
+   * exactly one followable internal inlink (items name the linking page).
+   */
+  inlinkCandidates: number;
+  singleInlink: ItemGroup;
   /** Pages linking to broken / redirecting internal URLs (count = pages, items = each link). */
   brokenLinks: ItemGroup;
   redirectLinks: ItemGroup;

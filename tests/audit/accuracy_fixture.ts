@@ -168,6 +168,8 @@ function seededPages(o: string): Record<string, PageSpec> {
     "/no-jsonld": { jsonLd: false },
     // Indexable and linked, but left out of the sitemap that lists every other such page.
     "/not-in-sitemap": {},
+    // Links to every page the home page links to (set in mainRoutes), so those have two inlinks.
+    "/hub": {},
   };
 }
 
@@ -206,6 +208,7 @@ function mainRoutes(o: string): Routes {
     "/private/x",
   ];
   pages["/"] = { links: linked };
+  pages["/hub"] = { links: ["/", ...linked.filter((p) => p !== "/hub")] };
   // The sitemap lists every linked page that is indexable and self-canonical (so only
   // /not-in-sitemap is missing from it), besides the bad entries seeded below.
   const unlisted = new Set([
@@ -318,6 +321,9 @@ export const MAIN: LabelledSite = {
     canonical_target_bad: ["/canon-gone", "/canon-redirect", "/canon-noindex"],
     // /canon-ok is the middle of the chain, not its start: it stays clean.
     canonical_chain: ["/canon-chain"],
+    // The hub has only the home page's link, the deep chain one link each; every other page
+    // has the home page's and the hub's.
+    single_inlink_pages: ["/hub", "/d2", "/d3", "/d4", "/d5"],
     // Every other indexable page reached through links is in the sitemap.
     sitemap_missing_indexable: ["/not-in-sitemap"],
     hreflang_invalid: ["/hreflang-bad"],

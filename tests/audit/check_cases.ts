@@ -101,6 +101,18 @@ const body = (b: string): PageSpec => ({ body: b });
 const head = (h: string): PageSpec => ({ head: h });
 const big = (bytes: number): PageSpec => ({ body: `<p>${"lorem ipsum ".repeat(bytes / 12)}</p>` });
 
+/**
+ * Ten pages /p1../p10 besides /a, linked from the home page; with `ring`, each also links to the
+ * next (so every page has two inlinks), without it the home page is each one's only linker.
+ */
+function tenPages(ring: boolean): SiteCase {
+  const ps = Array.from({ length: 10 }, (_, i) => `/p${i + 1}`);
+  const pages: Record<string, PageSpec> = { "/": { links: ["/a", ...ps] } };
+  ps.forEach((p, i) => (pages[p] = { links: ring ? ["/", "/a", ps[(i + 1) % 10]] : ["/"] }));
+  const listed = (o: string) => sitemapRoute([o + "/", o + "/a", ...ps.map((p) => o + p)]);
+  return { routes: (o) => base(o, pages, { "/sitemap.xml": listed(o) }) };
+}
+
 export const CASES: Record<string, CheckCase> = {
   // indexability
   robots_txt_unreachable: {
@@ -343,6 +355,7 @@ export const CASES: Record<string, CheckCase> = {
     },
     quiet: clean,
   },
+  single_inlink_pages: { fire: tenPages(false), quiet: tenPages(true) },
   deep_page: {
     fire: on({
       "/": { links: ["/a", "/d1"] },

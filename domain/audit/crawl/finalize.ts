@@ -22,6 +22,7 @@
  */
 import { keys } from "../../../kv/keys.ts";
 import { ALL_CHECKS, SITE_CHECKS } from "../checks/index.ts";
+import { singleInlinkApplies } from "../checks/structure.ts";
 import { scoreAudit } from "../scoring.ts";
 import { similarity } from "../text_fingerprint.ts";
 import type {
@@ -228,8 +229,10 @@ export async function finalizeCrawl(
   for (const url of markLater) chargeFrom(url);
   markLater.clear();
 
-  // Pass 2: the link graph.
+  // Pass 2: the link graph. A URL's first followable linker is kept as a hash (one more number
+  // per URL) so a page with a single inlink can name it.
   const inlinks = new Map<number, number>();
+  const firstLinker = new Map<number, number>();
   let src = "";
   let srcBroken = false;
   let srcRedirect = false;
@@ -253,7 +256,11 @@ export async function finalizeCrawl(
         const via = redirectTargets.get(h);
         if (via !== undefined) chargeFrom(via.url);
         if (h === self) continue;
-        if (i < followable) inlinks.set(h, (inlinks.get(h) ?? 0) + 1);
+        if (i < followable) {
+          const n = inlinks.get(h) ?? 0;
+          inlinks.set(h, n + 1);
+          if (n === 0) firstLinker.set(h, self);
+        }
         const b = broken.get(h);
         if (b) {
           f.brokenLinks.add(
@@ -317,7 +324,9 @@ export async function finalizeCrawl(
   };
   markFired(evaluateSite(f));
 
-  // Pass 4: records again: orphans, inlinks and site checks onto each record.
+  // Pass 4: records again: orphans, single-inlink pages, inlinks and site checks onto each
+  // record. Single-inlink items wait for their linker's URL (pass 5).
+  const singles: { item: Evidence; linker: number }[] = [];
   for await (const page of listInPages<PageRecord>(kv, keys.auditPages(auditId))) {
     for (const { value: r } of page) {
       const inl = inlinks.get(r.hash) ?? 0;
@@ -332,15 +341,34 @@ export async function finalizeCrawl(
           f.orphans.add({ url: r.url, inlinks: 0 });
         }
       }
+      let single = false;
+      if (
+        r.state === "fetched" && r.html && is2xx(r) && !r.noindex && r.canonicalOther === null &&
+        r.url !== f.start.url && r.url !== f.home?.url
+      ) {
+        f.inlinkCandidates++;
+        if (inl === 1) {
+          single = true;
+          const item: Evidence = { url: r.url, inlinks: 1, linked_from: null };
+          if (f.singleInlink.items.length < FINDINGS_CAP) {
+            singles.push({ item, linker: firstLinker.get(r.hash) ?? -1 });
+          }
+          f.singleInlink.add(item);
+        }
+      }
       const site = marks.get(r.url);
       const checks = new Set(r.checks);
       if (site) { for (const c of site) checks.add(c); }
       if (orphan) checks.add("orphan_page");
+      if (single && singleInlinkApplies(f)) checks.add("single_inlink_pages");
       if (r.inlinks !== inl || checks.size !== r.checks.length) {
         batch.set(keys.auditPage(auditId, r.url), { ...r, inlinks: inl, checks: [...checks] });
       }
     }
   }
+
+  firstLinker.clear();
+  await nameLinkers(kv, auditId, singles);
 
   // Every site check, with its evidence stored.
   const outcomes = evaluateSite(f);
@@ -371,6 +399,29 @@ export async function finalizeCrawl(
   };
 }
 
+/**
+ * Pass 5, only when single-inlink pages were found: one more read of the records to name each
+ * one's linking page (at most FINDINGS_CAP hashes held).
+ */
+async function nameLinkers(
+  kv: Deno.Kv,
+  auditId: string,
+  singles: { item: Evidence; linker: number }[],
+): Promise<void> {
+  if (singles.length === 0) return;
+  const wanted = new Map<number, Evidence[]>();
+  for (const s of singles) {
+    const list = wanted.get(s.linker);
+    if (list) list.push(s.item);
+    else wanted.set(s.linker, [s.item]);
+  }
+  for await (const page of listInPages<PageRecord>(kv, keys.auditPages(auditId))) {
+    for (const { value: r } of page) {
+      for (const item of wanted.get(r.hash) ?? []) item.linked_from = r.url;
+    }
+  }
+}
+
 function evaluateSite(f: SiteFacts) {
   return new Map(SITE_CHECKS.map((c) => [c.id, c.evaluate(f)] as const));
 }
@@ -384,6 +435,7 @@ function emptyFacts(state: CrawlState): SiteFacts & {
   canonicalBad: Group;
   canonicalChains: Group;
   sitemapMissing: Group;
+  singleInlink: Group;
   brokenLinks: Group;
   redirectLinks: Group;
   redirectChains: Group;
@@ -436,6 +488,8 @@ function emptyFacts(state: CrawlState): SiteFacts & {
     canonicalChains: new Group(),
     sitemapCandidates: 0,
     sitemapMissing: new Group(),
+    inlinkCandidates: 0,
+    singleInlink: new Group(),
     brokenLinks: new Group(),
     redirectLinks: new Group(),
     redirectStarts: 0,
