@@ -120,6 +120,12 @@ export const CHECK_DOCS: Record<string, CheckDoc> = {
     fix:
       "List every indexable, canonical page in the sitemap (generate it from the same source as the pages).",
   },
+  x_robots_tag_non_html: {
+    meaning:
+      "A file sent with X-Robots-Tag noindex (or nofollow, none) stays out of search results or passes no links; right for private downloads, a loss for a PDF or image meant to be found.",
+    fix:
+      "Keep the header on files that must not be indexed; remove it from those that should be found.",
+  },
   hreflang_invalid: {
     meaning: "Malformed hreflang annotations are ignored, so the wrong language version may rank.",
     fix: "Use ISO 639-1 language codes (optionally -region) or x-default, with absolute URLs.",

@@ -145,6 +145,9 @@ export interface SiteFacts {
    */
   inlinkCandidates: number;
   singleInlink: ItemGroup;
+  /** Non-HTML 2xx responses (PDFs, images, ...) and those whose X-Robots-Tag says noindex/nofollow. */
+  nonHtml2xx: number;
+  xRobotsNonHtml: ItemGroup;
   /** Pages linking to broken / redirecting internal URLs (count = pages, items = each link). */
   brokenLinks: ItemGroup;
   redirectLinks: ItemGroup;

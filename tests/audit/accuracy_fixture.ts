@@ -9,7 +9,7 @@
  * slow vs very slow) cannot all be seeded on one site: those few are seeded on small variants of
  * the same fixture (VARIANTS), each audited once, and the main site is their negative label.
  */
-import { base, basePage } from "./check_cases.ts";
+import { base, basePage, pdf } from "./check_cases.ts";
 import {
   GOOD_HEADERS,
   html,
@@ -195,6 +195,8 @@ const OTHER_PAGES = [
   "/canon-redirect",
   "/canon-noindex",
   "/canon-chain",
+  "/noindex.pdf",
+  "/open.pdf",
   "/no-charset",
   "/uncompressed",
 ];
@@ -222,6 +224,8 @@ function mainRoutes(o: string): Routes {
     "/canon-noindex",
     "/canon-chain",
     "/not-in-sitemap",
+    "/noindex.pdf",
+    "/open.pdf",
   ]);
   const listed = [...linked, "/d2", "/d3", "/d4", "/d5"].filter((p) => !unlisted.has(p));
   const routes = base(o, pages, {
@@ -282,6 +286,9 @@ function mainRoutes(o: string): Routes {
       body: basePage(o, "/no-charset", "no-charset").replace('<meta charset="utf-8">', ""),
       headers: { ...GOOD_HEADERS, "content-type": "text/html" },
     },
+    // Linked files: one kept out of the index by header, one not.
+    "/noindex.pdf": pdf({ "x-robots-tag": "noindex, nofollow" }),
+    "/open.pdf": pdf(),
     "/uncompressed": { ...html(basePage(o, "/uncompressed", "uncompressed")), noCompress: true },
   });
   for (const [p, h] of Object.entries(HEADER_PAGES)) routes[p] = withHeaders(o, p, h);
@@ -303,6 +310,7 @@ export const MAIN: LabelledSite = {
     "/good-cookie",
     "/server-name",
     "/canon-ok",
+    "/open.pdf",
   ],
   expect: {
     // indexability
@@ -326,6 +334,7 @@ export const MAIN: LabelledSite = {
     single_inlink_pages: ["/hub", "/d2", "/d3", "/d4", "/d5"],
     // Every other indexable page reached through links is in the sitemap.
     sitemap_missing_indexable: ["/not-in-sitemap"],
+    x_robots_tag_non_html: ["/noindex.pdf"],
     hreflang_invalid: ["/hreflang-bad"],
     hreflang_cluster: ["/hreflang-no-self"],
     ai_crawler_rules: ["/robots.txt"],

@@ -97,6 +97,11 @@ const plainHttp = (pages: Record<string, PageSpec> = {}): SiteCase => ({
   tls: false,
 });
 const redirect = (to: string, status = 301): Route => ({ status, headers: { location: to } });
+/** A linked PDF, with extra headers. */
+export const pdf = (h: Record<string, string> = {}): Route => ({
+  body: "%PDF-1.4\n%fixture\n",
+  headers: { "content-type": "application/pdf", ...h },
+});
 const body = (b: string): PageSpec => ({ body: b });
 const head = (h: string): PageSpec => ({ head: h });
 const big = (bytes: number): PageSpec => ({ body: `<p>${"lorem ipsum ".repeat(bytes / 12)}</p>` });
@@ -236,6 +241,12 @@ export const CASES: Record<string, CheckCase> = {
     // /b is linked from the home page, indexable and self-canonical, but not in the sitemap.
     fire: on({ "/": { links: ["/a", "/b"] }, "/b": {} }),
     quiet: clean,
+  },
+  x_robots_tag_non_html: {
+    fire: on({ "/": { links: ["/a", "/doc.pdf"] } }, {
+      "/doc.pdf": pdf({ "x-robots-tag": "noindex" }),
+    }),
+    quiet: on({ "/": { links: ["/a", "/doc.pdf"] } }, { "/doc.pdf": pdf() }),
   },
   hreflang_invalid: {
     fire: {

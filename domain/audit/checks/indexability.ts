@@ -334,6 +334,17 @@ export const indexabilityChecks: Check[] = [
     },
   },
   {
+    id: "x_robots_tag_non_html",
+    category: "indexability",
+    severity: "info",
+    title: "Non-HTML files with an X-Robots-Tag noindex or nofollow",
+    detects:
+      "Crawled non-HTML 200 responses (PDFs, images, feeds) whose X-Robots-Tag header says " +
+      "noindex, nofollow or none: reported so the choice is visible, not judged.",
+    scope: "site",
+    evaluate: (s) => group(s.nonHtml2xx, s.xRobotsNonHtml),
+  },
+  {
     id: "hreflang_invalid",
     category: "indexability",
     severity: "warning",

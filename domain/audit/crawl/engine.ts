@@ -246,6 +246,8 @@ type Fetched =
     ttfbMs: number;
     bytes: number;
     location: string | null;
+    /** A non-HTML 2xx response's X-Robots-Tag with noindex/nofollow/none, and its type. */
+    nonHtmlRobots?: { tag: string; type: string } | null;
     page: null | {
       facts: PageFacts;
       noindex: boolean;
@@ -421,8 +423,9 @@ async function fetchOne(
       bytes: res.body.byteLength,
       location,
     };
-    if (res.status < 200 || res.status >= 300 || !isHtmlType(res.headers.get("content-type"))) {
-      return { ...base, page: null };
+    if (res.status < 200 || res.status >= 300) return { ...base, page: null };
+    if (!isHtmlType(res.headers.get("content-type"))) {
+      return { ...base, nonHtmlRobots: nonHtmlRobots(res.headers), page: null };
     }
     const facts = extractPageFacts(res.body, u, state.siteKey);
     const noindex = isNoindex(facts, res.headers, input.now);
@@ -461,6 +464,17 @@ async function fetchOne(
   }
 }
 
+/**
+ * X-Robots-Tag directives that keep a non-HTML file (PDF, image, feed) out of the index or stop
+ * its links being followed: the only way to say so for a file without a <head>.
+ */
+function nonHtmlRobots(headers: Headers): { tag: string; type: string } | null {
+  const tag = (headers.get("x-robots-tag") ?? "").toLowerCase();
+  if (!/(^|[,\s:])(noindex|nofollow|none)\b/.test(tag)) return null;
+  const type = (headers.get("content-type") ?? "").split(";")[0].trim();
+  return { tag: tag.slice(0, 200), type: type.slice(0, 100) || "unknown" };
+}
+
 function recordResponse(
   rec: PageRecord,
   res: Extract<Fetched, { kind: "response" }>,
@@ -476,6 +490,7 @@ function recordResponse(
     if (siteKeyOf(new URL(res.location)) === state.siteKey) discover(res.location, rec.depth);
     else rec.externalLocation = true;
   }
+  if (res.nonHtmlRobots) rec.nonHtmlRobots = res.nonHtmlRobots;
   const p = res.page;
   if (!p) return;
   rec.html = true;

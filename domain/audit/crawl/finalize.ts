@@ -159,6 +159,16 @@ export async function finalizeCrawl(
         if (r.ttfbMs > 1800) f.ttfb.over1800.add({ url: r.url, ttfb_ms: ms });
         if (r.canonicalOther !== null) canon.push(r);
       }
+      if (r.state === "fetched" && !r.html && is2xx(r)) {
+        f.nonHtml2xx++;
+        if (r.nonHtmlRobots) {
+          f.xRobotsNonHtml.add({
+            url: r.url,
+            x_robots_tag: r.nonHtmlRobots.tag,
+            content_type: r.nonHtmlRobots.type,
+          });
+        }
+      }
       if (r.inSitemap && (attempted(r) || r.state === "blocked")) {
         f.sitemapListed++;
         const reason = r.state === "blocked"
@@ -436,6 +446,7 @@ function emptyFacts(state: CrawlState): SiteFacts & {
   canonicalChains: Group;
   sitemapMissing: Group;
   singleInlink: Group;
+  xRobotsNonHtml: Group;
   brokenLinks: Group;
   redirectLinks: Group;
   redirectChains: Group;
@@ -490,6 +501,8 @@ function emptyFacts(state: CrawlState): SiteFacts & {
     sitemapMissing: new Group(),
     inlinkCandidates: 0,
     singleInlink: new Group(),
+    nonHtml2xx: 0,
+    xRobotsNonHtml: new Group(),
     brokenLinks: new Group(),
     redirectLinks: new Group(),
     redirectStarts: 0,
