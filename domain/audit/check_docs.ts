@@ -135,6 +135,12 @@ export const CHECK_DOCS: Record<string, CheckDoc> = {
       "An incomplete hreflang set (no self reference, or a language mapped to two URLs) is unreliable. x-default is recommended, not required.",
     fix: "List every language version on every page, including the page itself, once per language.",
   },
+  hreflang_no_return: {
+    meaning:
+      "hreflang works only in pairs: when the alternate does not annotate the page back, search engines may ignore both annotations and show the wrong language version.",
+    fix:
+      "Give every page of a language cluster the same full set of hreflang links, each pointing back to all the others.",
+  },
   viewport_missing: {
     meaning:
       "Without a viewport tag phones render a shrunken desktop page; mobile ranking suffers.",

@@ -148,6 +148,12 @@ export interface SiteFacts {
   /** Non-HTML 2xx responses (PDFs, images, ...) and those whose X-Robots-Tag says noindex/nofollow. */
   nonHtml2xx: number;
   xRobotsNonHtml: ItemGroup;
+  /**
+   * Pages with an internal hreflang alternate that is a crawled HTML 200 page, and those with an
+   * alternate that does not list them back (items name those alternates).
+   */
+  hreflangPages: number;
+  hreflangNoReturn: ItemGroup;
   /** Pages linking to broken / redirecting internal URLs (count = pages, items = each link). */
   brokenLinks: ItemGroup;
   redirectLinks: ItemGroup;

@@ -81,8 +81,18 @@ function seededPages(o: string): Record<string, PageSpec> {
     "/hreflang-bad": { head: `<link rel="alternate" hreflang="english" href="${o}/hreflang-bad">` },
     // No entry for the page itself.
     "/hreflang-no-self": { head: `<link rel="alternate" hreflang="de" href="${o}/clean-1">` },
+    // A complete cluster of two pages that name each other.
     "/hreflang-ok": {
       head: `<link rel="alternate" hreflang="en" href="${o}/hreflang-ok">` +
+        `<link rel="alternate" hreflang="de" href="${o}/hreflang-ok-de">`,
+    },
+    "/hreflang-ok-de": {
+      head: `<link rel="alternate" hreflang="en" href="${o}/hreflang-ok">` +
+        `<link rel="alternate" hreflang="de" href="${o}/hreflang-ok-de">`,
+    },
+    // Names /clean-2 as its German version; /clean-2 names nothing back.
+    "/hreflang-one-way": {
+      head: `<link rel="alternate" hreflang="en" href="${o}/hreflang-one-way">` +
         `<link rel="alternate" hreflang="de" href="${o}/clean-2">`,
     },
     "/no-title": { title: null },
@@ -305,6 +315,7 @@ export const MAIN: LabelledSite = {
     "/clean-1",
     "/clean-2",
     "/hreflang-ok",
+    "/hreflang-ok-de",
     "/new-jquery",
     "/form-https",
     "/good-cookie",
@@ -337,6 +348,8 @@ export const MAIN: LabelledSite = {
     x_robots_tag_non_html: ["/noindex.pdf"],
     hreflang_invalid: ["/hreflang-bad"],
     hreflang_cluster: ["/hreflang-no-self"],
+    // /hreflang-no-self names /clean-1, which does not name it back either.
+    hreflang_no_return: ["/hreflang-one-way", "/hreflang-no-self"],
     ai_crawler_rules: ["/robots.txt"],
     // structure
     title_missing: ["/no-title"],

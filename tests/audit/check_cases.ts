@@ -102,6 +102,9 @@ export const pdf = (h: Record<string, string> = {}): Route => ({
   body: "%PDF-1.4\n%fixture\n",
   headers: { "content-type": "application/pdf", ...h },
 });
+/** An hreflang cluster of the home page (en) and /a (de), for either page's head. */
+const cluster = (o: string) =>
+  `<link rel="alternate" hreflang="en" href="${o}/"><link rel="alternate" hreflang="de" href="${o}/a">`;
 const body = (b: string): PageSpec => ({ body: b });
 const head = (h: string): PageSpec => ({ head: h });
 const big = (bytes: number): PageSpec => ({ body: `<p>${"lorem ipsum ".repeat(bytes / 12)}</p>` });
@@ -247,6 +250,11 @@ export const CASES: Record<string, CheckCase> = {
       "/doc.pdf": pdf({ "x-robots-tag": "noindex" }),
     }),
     quiet: on({ "/": { links: ["/a", "/doc.pdf"] } }, { "/doc.pdf": pdf() }),
+  },
+  hreflang_no_return: {
+    // The home page names /a as its German version; /a names nothing back.
+    fire: { routes: (o) => base(o, { "/": head(cluster(o)) }) },
+    quiet: { routes: (o) => base(o, { "/": head(cluster(o)), "/a": head(cluster(o)) }) },
   },
   hreflang_invalid: {
     fire: {

@@ -365,7 +365,7 @@ export const indexabilityChecks: Check[] = [
     title: "hreflang set lacks a self-reference, or maps a language to two URLs",
     detects:
       "Incomplete hreflang clusters: no entry for the page itself, or one language with two " +
-      "URLs (x-default is optional; return links across pages are not checked).",
+      "URLs (x-default is optional; return links across pages are hreflang_no_return's).",
     scope: "page",
     eligibility: "indexable",
     applies: (p) => p.facts.hreflangs.length > 0,
@@ -379,5 +379,17 @@ export const indexabilityChecks: Check[] = [
         languages_mapped_twice: r.twice.slice(0, 10),
       };
     },
+  },
+  {
+    id: "hreflang_no_return",
+    category: "indexability",
+    severity: "warning",
+    title: "hreflang alternates that do not link back",
+    detects:
+      "A page names an internal alternate (a crawled HTML 200 page) that does not name the page " +
+      "among its own hreflang alternates: the return link is missing and search engines may " +
+      "ignore the pair.",
+    scope: "site",
+    evaluate: (s) => group(s.hreflangPages, s.hreflangNoReturn),
   },
 ];

@@ -380,6 +380,9 @@ async function crawlBatch(
   if (state.head >= state.tail || outOfBudget(0)) endCrawl(state, outOfBudget(0));
 }
 
+/** hreflang alternates kept per page for the return-link check (a cluster rarely has more). */
+const HREFLANG_TARGETS = 30;
+
 const yieldToLoop = () => new Promise<void>((r) => setTimeout(r, 0));
 
 const childDepth = (rec: PageRecord) => (rec.depth < 0 ? -1 : rec.depth + 1);
@@ -464,6 +467,26 @@ async function fetchOne(
   }
 }
 
+/** Internal hreflang alternates of a page other than itself (capped), as record URLs. */
+function hreflangTargets(facts: PageFacts, self: string, siteKey: string): string[] {
+  const out: string[] = [];
+  for (const h of facts.hreflangs) {
+    const href = h.href.trim();
+    if (!/^https?:\/\//i.test(href)) continue;
+    let u: URL;
+    try {
+      u = new URL(href);
+    } catch {
+      continue;
+    }
+    const url = canonicalUrl(u);
+    if (url === self || url.length > MAX_URL_LENGTH || siteKeyOf(u) !== siteKey) continue;
+    if (!out.includes(url)) out.push(url);
+    if (out.length >= HREFLANG_TARGETS) break;
+  }
+  return out;
+}
+
 /**
  * X-Robots-Tag directives that keep a non-HTML file (PDF, image, feed) out of the index or stop
  * its links being followed: the only way to say so for a file without a <head>.
@@ -502,6 +525,8 @@ function recordResponse(
   rec.textHash = p.facts.textHash;
   rec.canonicalOther = p.canonicalOther;
   rec.outlinks = p.facts.links.length + p.facts.nofollowLinks.length;
+  const alternates = hreflangTargets(p.facts, rec.url, state.siteKey);
+  if (alternates.length > 0) rec.hreflang = alternates;
   rec.checks = p.fired.map((f) => f.id);
 }
 

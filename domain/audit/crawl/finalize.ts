@@ -109,6 +109,7 @@ export async function finalizeCrawl(
   const failedSample: UrlSummary[] = [];
   for await (const page of listInPages<PageRecord>(kv, keys.auditPages(auditId))) {
     const canon: PageRecord[] = [];
+    const alternates: PageRecord[] = [];
     for (const { value: r } of page) {
       if (attempted(r)) {
         f.attempted++;
@@ -158,6 +159,7 @@ export async function finalizeCrawl(
         if (r.ttfbMs > 800) f.ttfb.over800.add({ url: r.url, ttfb_ms: ms });
         if (r.ttfbMs > 1800) f.ttfb.over1800.add({ url: r.url, ttfb_ms: ms });
         if (r.canonicalOther !== null) canon.push(r);
+        if (r.hreflang?.length) alternates.push(r);
       }
       if (r.state === "fetched" && !r.html && is2xx(r)) {
         f.nonHtml2xx++;
@@ -188,6 +190,7 @@ export async function finalizeCrawl(
       }
     }
     await canonicalTargets(kv, auditId, canon, f, markLater);
+    await hreflangReturns(kv, auditId, alternates, f);
   }
   f.ttfb.medianMs = median(ttfb, f.ttfb.pages);
 
@@ -447,6 +450,8 @@ function emptyFacts(state: CrawlState): SiteFacts & {
   sitemapMissing: Group;
   singleInlink: Group;
   xRobotsNonHtml: Group;
+  hreflangPages: number;
+  hreflangNoReturn: Group;
   brokenLinks: Group;
   redirectLinks: Group;
   redirectChains: Group;
@@ -503,6 +508,8 @@ function emptyFacts(state: CrawlState): SiteFacts & {
     singleInlink: new Group(),
     nonHtml2xx: 0,
     xRobotsNonHtml: new Group(),
+    hreflangPages: 0,
+    hreflangNoReturn: new Group(),
     brokenLinks: new Group(),
     redirectLinks: new Group(),
     redirectStarts: 0,
@@ -627,6 +634,39 @@ async function canonicalTargets(
       });
     }
   });
+}
+
+/**
+ * hreflang return links of a page of records: each internal alternate that is a crawled HTML 200
+ * page must list the page among its own alternates. Alternates that redirect, fail or were not
+ * crawled are not judged here.
+ */
+async function hreflangReturns(
+  kv: Deno.Kv,
+  auditId: string,
+  pages: PageRecord[],
+  f: ReturnType<typeof emptyFacts>,
+): Promise<void> {
+  if (pages.length === 0) return;
+  const urls = [...new Set(pages.flatMap((p) => p.hreflang ?? []))];
+  const got = await getMany<PageRecord>(kv, urls.map((u) => keys.auditPage(auditId, u)));
+  const byUrl = new Map<string, PageRecord>();
+  got.forEach((t, i) => {
+    if (t && t.state === "fetched" && t.html && is2xx(t)) byUrl.set(urls[i], t);
+  });
+  for (const p of pages) {
+    let judged = false;
+    const missing: string[] = [];
+    for (const u of p.hreflang ?? []) {
+      const t = byUrl.get(u);
+      if (!t) continue;
+      judged = true;
+      if (!(t.hreflang ?? []).includes(p.url)) missing.push(u);
+    }
+    if (!judged) continue;
+    f.hreflangPages++;
+    if (missing.length > 0) f.hreflangNoReturn.add({ url: p.url, no_return_from: missing });
+  }
 }
 
 /** Groups of the duplicate index (contiguous by value): every member of a group of 2+ is affected. */

@@ -40,6 +40,8 @@ export interface PageRecord {
   outlinks: number;
   /** Followable internal links pointing here; known once the crawl is finalised. */
   inlinks: number;
+  /** Internal hreflang alternates other than the page itself (capped; absent when none). */
+  hreflang?: string[];
   /**
    * A non-HTML 2xx response's X-Robots-Tag when it says noindex, nofollow or none (absent
    * otherwise, and on records written before the field existed).
