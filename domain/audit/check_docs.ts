@@ -109,6 +109,23 @@ export const CHECK_DOCS: Record<string, CheckDoc> = {
       "The canonical points to a URL that redirects, fails or is noindex, so the signal is lost.",
     fix: "Point the canonical at the final, indexable 200 URL.",
   },
+  canonical_chain: {
+    meaning:
+      "A canonical that points at a page with a canonical of its own is a chain: search engines may stop at the first hop or ignore the hint.",
+    fix: "Point every canonical straight at the final URL, which must name itself as canonical.",
+  },
+  sitemap_missing_indexable: {
+    meaning:
+      "An indexable page the sitemap leaves out is found only through links, later and less reliably; a sitemap that is not complete also hides which pages the site means to have indexed.",
+    fix:
+      "List every indexable, canonical page in the sitemap (generate it from the same source as the pages).",
+  },
+  x_robots_tag_non_html: {
+    meaning:
+      "A file sent with X-Robots-Tag noindex (or nofollow, none) stays out of search results or passes no links; right for private downloads, a loss for a PDF or image meant to be found.",
+    fix:
+      "Keep the header on files that must not be indexed; remove it from those that should be found.",
+  },
   hreflang_invalid: {
     meaning: "Malformed hreflang annotations are ignored, so the wrong language version may rank.",
     fix: "Use ISO 639-1 language codes (optionally -region) or x-default, with absolute URLs.",
@@ -117,6 +134,12 @@ export const CHECK_DOCS: Record<string, CheckDoc> = {
     meaning:
       "An incomplete hreflang set (no self reference, or a language mapped to two URLs) is unreliable. x-default is recommended, not required.",
     fix: "List every language version on every page, including the page itself, once per language.",
+  },
+  hreflang_no_return: {
+    meaning:
+      "hreflang works only in pairs: when the alternate does not annotate the page back, search engines may ignore both annotations and show the wrong language version.",
+    fix:
+      "Give every page of a language cluster the same full set of hreflang links, each pointing back to all the others.",
   },
   viewport_missing: {
     meaning:
@@ -352,6 +375,11 @@ export const CHECK_DOCS: Record<string, CheckDoc> = {
   orphan_page: {
     meaning: "No crawled page links to these sitemap URLs, so they get little authority.",
     fix: "Link to each orphan from a relevant page, or remove it from the sitemap if obsolete.",
+  },
+  single_inlink_pages: {
+    meaning:
+      "A page that only one internal link reaches gets little internal link equity and is lost if that link goes; crawlers find and revisit it less.",
+    fix: "Link the page from related pages, hubs or navigation, not only from one place.",
   },
   deep_page: {
     meaning: "Pages more than 4 clicks from the home page are crawled less and rank worse.",

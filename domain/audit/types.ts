@@ -131,6 +131,29 @@ export interface SiteFacts {
   /** Pages canonicalised to another crawled internal URL; bad = the target is not a 200 page. */
   canonicalTargets: number;
   canonicalBad: ItemGroup;
+  /** Pages whose (indexable 200) canonical target names yet another canonical: the chain. */
+  canonicalChains: ItemGroup;
+  /**
+   * Indexable self-canonical HTML 2xx pages reached through links, and those no sitemap lists
+   * (items carry the click depth).
+   */
+  sitemapCandidates: number;
+  sitemapMissing: ItemGroup;
+  /**
+   * Indexable self-canonical HTML 2xx pages other than the start and home page, and those with
+   * exactly one followable internal inlink (items name the linking page).
+   */
+  inlinkCandidates: number;
+  singleInlink: ItemGroup;
+  /** Non-HTML 2xx responses (PDFs, images, ...) and those whose X-Robots-Tag says noindex/nofollow. */
+  nonHtml2xx: number;
+  xRobotsNonHtml: ItemGroup;
+  /**
+   * Pages with an internal hreflang alternate that is a crawled HTML 200 page, and those with an
+   * alternate that does not list them back (items name those alternates).
+   */
+  hreflangPages: number;
+  hreflangNoReturn: ItemGroup;
   /** Pages linking to broken / redirecting internal URLs (count = pages, items = each link). */
   brokenLinks: ItemGroup;
   redirectLinks: ItemGroup;

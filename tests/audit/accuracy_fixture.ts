@@ -9,7 +9,7 @@
  * slow vs very slow) cannot all be seeded on one site: those few are seeded on small variants of
  * the same fixture (VARIANTS), each audited once, and the main site is their negative label.
  */
-import { base, basePage } from "./check_cases.ts";
+import { base, basePage, pdf } from "./check_cases.ts";
 import {
   GOOD_HEADERS,
   html,
@@ -81,8 +81,18 @@ function seededPages(o: string): Record<string, PageSpec> {
     "/hreflang-bad": { head: `<link rel="alternate" hreflang="english" href="${o}/hreflang-bad">` },
     // No entry for the page itself.
     "/hreflang-no-self": { head: `<link rel="alternate" hreflang="de" href="${o}/clean-1">` },
+    // A complete cluster of two pages that name each other.
     "/hreflang-ok": {
       head: `<link rel="alternate" hreflang="en" href="${o}/hreflang-ok">` +
+        `<link rel="alternate" hreflang="de" href="${o}/hreflang-ok-de">`,
+    },
+    "/hreflang-ok-de": {
+      head: `<link rel="alternate" hreflang="en" href="${o}/hreflang-ok">` +
+        `<link rel="alternate" hreflang="de" href="${o}/hreflang-ok-de">`,
+    },
+    // Names /clean-2 as its German version; /clean-2 names nothing back.
+    "/hreflang-one-way": {
+      head: `<link rel="alternate" hreflang="en" href="${o}/hreflang-one-way">` +
         `<link rel="alternate" hreflang="de" href="${o}/clean-2">`,
     },
     "/no-title": { title: null },
@@ -166,6 +176,10 @@ function seededPages(o: string): Record<string, PageSpec> {
     "/no-zoom": { viewport: "width=device-width, initial-scale=1, user-scalable=no" },
     "/embed": { body: '<embed src="/movie.swf">' },
     "/no-jsonld": { jsonLd: false },
+    // Indexable and linked, but left out of the sitemap that lists every other such page.
+    "/not-in-sitemap": {},
+    // Links to every page the home page links to (set in mainRoutes), so those have two inlinks.
+    "/hub": {},
   };
 }
 
@@ -190,6 +204,9 @@ const OTHER_PAGES = [
   "/canon-ok",
   "/canon-redirect",
   "/canon-noindex",
+  "/canon-chain",
+  "/noindex.pdf",
+  "/open.pdf",
   "/no-charset",
   "/uncompressed",
 ];
@@ -203,6 +220,24 @@ function mainRoutes(o: string): Routes {
     "/private/x",
   ];
   pages["/"] = { links: linked };
+  pages["/hub"] = { links: ["/", ...linked.filter((p) => p !== "/hub")] };
+  // The sitemap lists every linked page that is indexable and self-canonical (so only
+  // /not-in-sitemap is missing from it), besides the bad entries seeded below.
+  const unlisted = new Set([
+    "/private/x",
+    "/noindex",
+    "/header-noindex",
+    "/canon-home",
+    "/canon-gone",
+    "/canon-ok",
+    "/canon-redirect",
+    "/canon-noindex",
+    "/canon-chain",
+    "/not-in-sitemap",
+    "/noindex.pdf",
+    "/open.pdf",
+  ]);
+  const listed = [...linked, "/d2", "/d3", "/d4", "/d5"].filter((p) => !unlisted.has(p));
   const routes = base(o, pages, {
     "/robots.txt": robotsRoute(
       `User-agent: *\nDisallow: /private\nFoo: bar\n\nUser-agent: GPTBot\nDisallow: /\n\n` +
@@ -218,6 +253,7 @@ function mainRoutes(o: string): Routes {
       o + "/noindex",
       o + "/header-noindex",
       o + "/canon-home",
+      ...listed.filter((p) => p !== "/clean-1").map((p) => o + p),
     ]),
     "/orphan": html(basePage(o, "/orphan", "orphan")),
     "/a": undefined,
@@ -249,6 +285,10 @@ function mainRoutes(o: string): Routes {
         `${o}/noindex"`,
       ),
     ),
+    // Canonical to /canon-ok, which canonicalises to /clean-1: a chain.
+    "/canon-chain": html(
+      basePage(o, "/canon-chain", "canon-chain").replace(`${o}/canon-chain"`, `${o}/canon-ok"`),
+    ),
     "/canon-ok": html(
       basePage(o, "/canon-ok", "canon-ok").replace(`${o}/canon-ok"`, `${o}/clean-1"`),
     ),
@@ -256,6 +296,9 @@ function mainRoutes(o: string): Routes {
       body: basePage(o, "/no-charset", "no-charset").replace('<meta charset="utf-8">', ""),
       headers: { ...GOOD_HEADERS, "content-type": "text/html" },
     },
+    // Linked files: one kept out of the index by header, one not.
+    "/noindex.pdf": pdf({ "x-robots-tag": "noindex, nofollow" }),
+    "/open.pdf": pdf(),
     "/uncompressed": { ...html(basePage(o, "/uncompressed", "uncompressed")), noCompress: true },
   });
   for (const [p, h] of Object.entries(HEADER_PAGES)) routes[p] = withHeaders(o, p, h);
@@ -272,11 +315,13 @@ export const MAIN: LabelledSite = {
     "/clean-1",
     "/clean-2",
     "/hreflang-ok",
+    "/hreflang-ok-de",
     "/new-jquery",
     "/form-https",
     "/good-cookie",
     "/server-name",
     "/canon-ok",
+    "/open.pdf",
   ],
   expect: {
     // indexability
@@ -293,8 +338,18 @@ export const MAIN: LabelledSite = {
     canonical_suspicious: ["/canon-home"],
     // Canonicals to a 404, a redirect and a noindex page.
     canonical_target_bad: ["/canon-gone", "/canon-redirect", "/canon-noindex"],
+    // /canon-ok is the middle of the chain, not its start: it stays clean.
+    canonical_chain: ["/canon-chain"],
+    // The hub has only the home page's link, the deep chain one link each; every other page
+    // has the home page's and the hub's.
+    single_inlink_pages: ["/hub", "/d2", "/d3", "/d4", "/d5"],
+    // Every other indexable page reached through links is in the sitemap.
+    sitemap_missing_indexable: ["/not-in-sitemap"],
+    x_robots_tag_non_html: ["/noindex.pdf"],
     hreflang_invalid: ["/hreflang-bad"],
     hreflang_cluster: ["/hreflang-no-self"],
+    // /hreflang-no-self names /clean-1, which does not name it back either.
+    hreflang_no_return: ["/hreflang-one-way", "/hreflang-no-self"],
     ai_crawler_rules: ["/robots.txt"],
     // structure
     title_missing: ["/no-title"],

@@ -97,9 +97,29 @@ const plainHttp = (pages: Record<string, PageSpec> = {}): SiteCase => ({
   tls: false,
 });
 const redirect = (to: string, status = 301): Route => ({ status, headers: { location: to } });
+/** A linked PDF, with extra headers. */
+export const pdf = (h: Record<string, string> = {}): Route => ({
+  body: "%PDF-1.4\n%fixture\n",
+  headers: { "content-type": "application/pdf", ...h },
+});
+/** An hreflang cluster of the home page (en) and /a (de), for either page's head. */
+const cluster = (o: string) =>
+  `<link rel="alternate" hreflang="en" href="${o}/"><link rel="alternate" hreflang="de" href="${o}/a">`;
 const body = (b: string): PageSpec => ({ body: b });
 const head = (h: string): PageSpec => ({ head: h });
 const big = (bytes: number): PageSpec => ({ body: `<p>${"lorem ipsum ".repeat(bytes / 12)}</p>` });
+
+/**
+ * Ten pages /p1../p10 besides /a, linked from the home page; with `ring`, each also links to the
+ * next (so every page has two inlinks), without it the home page is each one's only linker.
+ */
+function tenPages(ring: boolean): SiteCase {
+  const ps = Array.from({ length: 10 }, (_, i) => `/p${i + 1}`);
+  const pages: Record<string, PageSpec> = { "/": { links: ["/a", ...ps] } };
+  ps.forEach((p, i) => (pages[p] = { links: ring ? ["/", "/a", ps[(i + 1) % 10]] : ["/"] }));
+  const listed = (o: string) => sitemapRoute([o + "/", o + "/a", ...ps.map((p) => o + p)]);
+  return { routes: (o) => base(o, pages, { "/sitemap.xml": listed(o) }) };
+}
 
 export const CASES: Record<string, CheckCase> = {
   // indexability
@@ -203,6 +223,38 @@ export const CASES: Record<string, CheckCase> = {
           "/a": html(basePage(o, "/a", "a").replace(`${o}/a"`, `${o}/b"`)),
         }),
     },
+  },
+  canonical_chain: {
+    // /a names /b as canonical, /b (an indexable 200 page) names /c.
+    fire: {
+      routes: (o) =>
+        base(o, { "/": { links: ["/a", "/b", "/c"] }, "/c": {} }, {
+          "/a": html(basePage(o, "/a", "a").replace(`${o}/a"`, `${o}/b"`)),
+          "/b": html(basePage(o, "/b", "b").replace(`${o}/b"`, `${o}/c"`)),
+        }),
+    },
+    quiet: {
+      routes: (o) =>
+        base(o, { "/": { links: ["/a", "/b"] }, "/b": {} }, {
+          "/a": html(basePage(o, "/a", "a").replace(`${o}/a"`, `${o}/b"`)),
+        }),
+    },
+  },
+  sitemap_missing_indexable: {
+    // /b is linked from the home page, indexable and self-canonical, but not in the sitemap.
+    fire: on({ "/": { links: ["/a", "/b"] }, "/b": {} }),
+    quiet: clean,
+  },
+  x_robots_tag_non_html: {
+    fire: on({ "/": { links: ["/a", "/doc.pdf"] } }, {
+      "/doc.pdf": pdf({ "x-robots-tag": "noindex" }),
+    }),
+    quiet: on({ "/": { links: ["/a", "/doc.pdf"] } }, { "/doc.pdf": pdf() }),
+  },
+  hreflang_no_return: {
+    // The home page names /a as its German version; /a names nothing back.
+    fire: { routes: (o) => base(o, { "/": head(cluster(o)) }) },
+    quiet: { routes: (o) => base(o, { "/": head(cluster(o)), "/a": head(cluster(o)) }) },
   },
   hreflang_invalid: {
     fire: {
@@ -322,6 +374,7 @@ export const CASES: Record<string, CheckCase> = {
     },
     quiet: clean,
   },
+  single_inlink_pages: { fire: tenPages(false), quiet: tenPages(true) },
   deep_page: {
     fire: on({
       "/": { links: ["/a", "/d1"] },

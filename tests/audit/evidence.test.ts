@@ -135,6 +135,48 @@ Deno.test("evidence: broken link, redirect chain, duplicates, lengths, canonical
   }
 });
 
+Deno.test("evidence: the graph checks name the chain, the depth, the linker, the header, the missing return", async () => {
+  const ps = Array.from({ length: 10 }, (_, i) => `/p${i + 1}`);
+  const canon = (o: string, to: string) => `<link rel="canonical" href="${o}${to}">`;
+  const { findings, origin: o } = await audit((o) => {
+    const r: Record<string, Route> = {
+      "/robots.txt": robotsRoute(`User-agent: *\nDisallow:\nSitemap: ${o}/sitemap.xml\n`),
+      "/sitemap.xml": sitemapRoute([o + "/", o + "/c", ...ps.slice(1).map((p) => o + p)]),
+      "/": html(page({
+        key: "home",
+        links: ["/a", "/b", "/c", "/doc.pdf", ...ps],
+        head: canon(o, "/") +
+          `<link rel="alternate" hreflang="en" href="${o}/"><link rel="alternate" hreflang="de" href="${o}/c">`,
+      })),
+      "/a": html(page({ key: "a", links: ["/"], head: canon(o, "/b") })),
+      "/b": html(page({ key: "b", links: ["/"], head: canon(o, "/c") })),
+      "/c": html(page({ key: "c", links: ["/"], head: canon(o, "/c") })),
+      "/doc.pdf": {
+        body: "%PDF-1.4",
+        headers: { "content-type": "application/pdf", "x-robots-tag": "noindex" },
+      },
+    };
+    for (const p of ps) r[p] = html(page({ key: p, links: ["/"], head: canon(o, p) }));
+    return r;
+  });
+  const [chain] = items(findings, "canonical_chain");
+  assert.deepEqual(chain.chain, [`${o}/a`, `${o}/b`, `${o}/c`]);
+  // /p1 is the one indexable page the sitemap leaves out, one click from home.
+  assert.deepEqual(items(findings, "sitemap_missing_indexable"), [{ url: `${o}/p1`, depth: 1 }]);
+  const single = items(findings, "single_inlink_pages");
+  assert.equal(single.length, 11);
+  assert.ok(single.every((i) => i.linked_from === `${o}/` && i.inlinks === 1));
+  const [pdf] = items(findings, "x_robots_tag_non_html");
+  assert.deepEqual(pdf, {
+    url: `${o}/doc.pdf`,
+    x_robots_tag: "noindex",
+    content_type: "application/pdf",
+  });
+  assert.deepEqual(items(findings, "hreflang_no_return"), [
+    { url: `${o}/`, no_return_from: [`${o}/c`] },
+  ]);
+});
+
 Deno.test("evidence: duplicate titles list the value and the other pages of the group", async () => {
   const { findings, origin: o } = await audit(() => ({
     "/": html(page({ key: "h", links: ["/x", "/y"] })),

@@ -307,6 +307,44 @@ export const indexabilityChecks: Check[] = [
     evaluate: (s) => group(s.canonicalTargets, s.canonicalBad),
   },
   {
+    id: "canonical_chain",
+    category: "indexability",
+    severity: "warning",
+    title: "Canonical points to a page that canonicalises elsewhere",
+    detects:
+      "The canonical target (internal, an indexable 200 page) names another URL as its own " +
+      "canonical: a chain (or a loop), with every hop in the evidence.",
+    scope: "site",
+    evaluate: (s) => group(s.canonicalTargets, s.canonicalChains),
+  },
+  {
+    id: "sitemap_missing_indexable",
+    category: "indexability",
+    severity: "info",
+    title: "Indexable pages missing from the sitemap",
+    detects:
+      "Indexable, self-canonical HTML 200 pages found through links that the sitemap does not " +
+      "list (only when a sitemap was found and read without problems).",
+    scope: "site",
+    evaluate: (s) => {
+      // Without a sitemap (sitemap_missing) or with one read only in part (sitemap_invalid),
+      // absence from it proves nothing.
+      if (!s.sitemap.found || s.sitemap.problems.length > 0) return null;
+      return group(s.sitemapCandidates, s.sitemapMissing);
+    },
+  },
+  {
+    id: "x_robots_tag_non_html",
+    category: "indexability",
+    severity: "info",
+    title: "Non-HTML files with an X-Robots-Tag noindex or nofollow",
+    detects:
+      "Crawled non-HTML 200 responses (PDFs, images, feeds) whose X-Robots-Tag header says " +
+      "noindex, nofollow or none: reported so the choice is visible, not judged.",
+    scope: "site",
+    evaluate: (s) => group(s.nonHtml2xx, s.xRobotsNonHtml),
+  },
+  {
     id: "hreflang_invalid",
     category: "indexability",
     severity: "warning",
@@ -327,7 +365,7 @@ export const indexabilityChecks: Check[] = [
     title: "hreflang set lacks a self-reference, or maps a language to two URLs",
     detects:
       "Incomplete hreflang clusters: no entry for the page itself, or one language with two " +
-      "URLs (x-default is optional; return links across pages are not checked).",
+      "URLs (x-default is optional; return links across pages are hreflang_no_return's).",
     scope: "page",
     eligibility: "indexable",
     applies: (p) => p.facts.hreflangs.length > 0,
@@ -341,5 +379,17 @@ export const indexabilityChecks: Check[] = [
         languages_mapped_twice: r.twice.slice(0, 10),
       };
     },
+  },
+  {
+    id: "hreflang_no_return",
+    category: "indexability",
+    severity: "warning",
+    title: "hreflang alternates that do not link back",
+    detects:
+      "A page names an internal alternate (a crawled HTML 200 page) that does not name the page " +
+      "among its own hreflang alternates: the return link is missing and search engines may " +
+      "ignore the pair.",
+    scope: "site",
+    evaluate: (s) => group(s.hreflangPages, s.hreflangNoReturn),
   },
 ];

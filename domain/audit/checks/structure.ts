@@ -6,6 +6,17 @@
  */
 import type { Check, ItemGroup, PageContext, SiteFacts, SiteOutcome } from "../types.ts";
 
+/**
+ * Candidate pages a site needs before single_inlink_pages applies: on a tiny site one link per
+ * page is the norm, not a weakness.
+ */
+export const SINGLE_INLINK_MIN_PAGES = 10;
+
+/** single_inlink_pages judges only complete link graphs of 10+ candidate pages. */
+export function singleInlinkApplies(f: SiteFacts): boolean {
+  return !f.truncated && f.inlinkCandidates >= SINGLE_INLINK_MIN_PAGES;
+}
+
 function group(eligible: number, g: ItemGroup): SiteOutcome | null {
   if (eligible === 0) return null;
   return { eligible, affected: g.count, items: g.items };
@@ -316,6 +327,18 @@ export const structureChecks: Check[] = [
       if (s.truncated) return null; // an incomplete link graph cannot prove orphanhood
       return group(s.orphanCandidates, s.orphans);
     },
+  },
+  {
+    id: "single_inlink_pages",
+    category: "structure",
+    severity: "info",
+    title: "Pages with a single internal link pointing to them",
+    detects:
+      "Indexable self-canonical pages (not the home page) that exactly one crawled page links " +
+      "to with a followable link; evidence names that page. Only on complete crawls with 10 or " +
+      "more such pages.",
+    scope: "site",
+    evaluate: (s) => singleInlinkApplies(s) ? group(s.inlinkCandidates, s.singleInlink) : null,
   },
   {
     id: "deep_page",

@@ -246,6 +246,8 @@ type Fetched =
     ttfbMs: number;
     bytes: number;
     location: string | null;
+    /** A non-HTML 2xx response's X-Robots-Tag with noindex/nofollow/none, and its type. */
+    nonHtmlRobots?: { tag: string; type: string } | null;
     page: null | {
       facts: PageFacts;
       noindex: boolean;
@@ -378,6 +380,9 @@ async function crawlBatch(
   if (state.head >= state.tail || outOfBudget(0)) endCrawl(state, outOfBudget(0));
 }
 
+/** hreflang alternates kept per page for the return-link check (a cluster rarely has more). */
+const HREFLANG_TARGETS = 30;
+
 const yieldToLoop = () => new Promise<void>((r) => setTimeout(r, 0));
 
 const childDepth = (rec: PageRecord) => (rec.depth < 0 ? -1 : rec.depth + 1);
@@ -421,8 +426,9 @@ async function fetchOne(
       bytes: res.body.byteLength,
       location,
     };
-    if (res.status < 200 || res.status >= 300 || !isHtmlType(res.headers.get("content-type"))) {
-      return { ...base, page: null };
+    if (res.status < 200 || res.status >= 300) return { ...base, page: null };
+    if (!isHtmlType(res.headers.get("content-type"))) {
+      return { ...base, nonHtmlRobots: nonHtmlRobots(res.headers), page: null };
     }
     const facts = extractPageFacts(res.body, u, state.siteKey);
     const noindex = isNoindex(facts, res.headers, input.now);
@@ -461,6 +467,37 @@ async function fetchOne(
   }
 }
 
+/** Internal hreflang alternates of a page other than itself (capped), as record URLs. */
+function hreflangTargets(facts: PageFacts, self: string, siteKey: string): string[] {
+  const out: string[] = [];
+  for (const h of facts.hreflangs) {
+    const href = h.href.trim();
+    if (!/^https?:\/\//i.test(href)) continue;
+    let u: URL;
+    try {
+      u = new URL(href);
+    } catch {
+      continue;
+    }
+    const url = canonicalUrl(u);
+    if (url === self || url.length > MAX_URL_LENGTH || siteKeyOf(u) !== siteKey) continue;
+    if (!out.includes(url)) out.push(url);
+    if (out.length >= HREFLANG_TARGETS) break;
+  }
+  return out;
+}
+
+/**
+ * X-Robots-Tag directives that keep a non-HTML file (PDF, image, feed) out of the index or stop
+ * its links being followed: the only way to say so for a file without a <head>.
+ */
+function nonHtmlRobots(headers: Headers): { tag: string; type: string } | null {
+  const tag = (headers.get("x-robots-tag") ?? "").toLowerCase();
+  if (!/(^|[,\s:])(noindex|nofollow|none)\b/.test(tag)) return null;
+  const type = (headers.get("content-type") ?? "").split(";")[0].trim();
+  return { tag: tag.slice(0, 200), type: type.slice(0, 100) || "unknown" };
+}
+
 function recordResponse(
   rec: PageRecord,
   res: Extract<Fetched, { kind: "response" }>,
@@ -476,6 +513,7 @@ function recordResponse(
     if (siteKeyOf(new URL(res.location)) === state.siteKey) discover(res.location, rec.depth);
     else rec.externalLocation = true;
   }
+  if (res.nonHtmlRobots) rec.nonHtmlRobots = res.nonHtmlRobots;
   const p = res.page;
   if (!p) return;
   rec.html = true;
@@ -487,6 +525,8 @@ function recordResponse(
   rec.textHash = p.facts.textHash;
   rec.canonicalOther = p.canonicalOther;
   rec.outlinks = p.facts.links.length + p.facts.nofollowLinks.length;
+  const alternates = hreflangTargets(p.facts, rec.url, state.siteKey);
+  if (alternates.length > 0) rec.hreflang = alternates;
   rec.checks = p.fired.map((f) => f.id);
 }
 

@@ -22,6 +22,7 @@
  */
 import { keys } from "../../../kv/keys.ts";
 import { ALL_CHECKS, SITE_CHECKS } from "../checks/index.ts";
+import { singleInlinkApplies } from "../checks/structure.ts";
 import { scoreAudit } from "../scoring.ts";
 import { similarity } from "../text_fingerprint.ts";
 import type {
@@ -108,6 +109,7 @@ export async function finalizeCrawl(
   const failedSample: UrlSummary[] = [];
   for await (const page of listInPages<PageRecord>(kv, keys.auditPages(auditId))) {
     const canon: PageRecord[] = [];
+    const alternates: PageRecord[] = [];
     for (const { value: r } of page) {
       if (attempted(r)) {
         f.attempted++;
@@ -145,6 +147,11 @@ export async function finalizeCrawl(
         else if (r.canonicalOther === null) {
           f.dupCandidates++;
           if (r.words >= DUP_MIN_WORDS) f.nearCandidates++;
+          // Indexable, self-canonical and reached through links: it belongs in the sitemap.
+          if (r.state === "fetched" && r.depth >= 0) {
+            f.sitemapCandidates++;
+            if (!r.inSitemap) f.sitemapMissing.add({ url: r.url, depth: r.depth });
+          }
         }
         const ms = Math.min(TTFB_BUCKETS - 1, Math.max(0, Math.round(r.ttfbMs)));
         ttfb[ms]++;
@@ -152,6 +159,17 @@ export async function finalizeCrawl(
         if (r.ttfbMs > 800) f.ttfb.over800.add({ url: r.url, ttfb_ms: ms });
         if (r.ttfbMs > 1800) f.ttfb.over1800.add({ url: r.url, ttfb_ms: ms });
         if (r.canonicalOther !== null) canon.push(r);
+        if (r.hreflang?.length) alternates.push(r);
+      }
+      if (r.state === "fetched" && !r.html && is2xx(r)) {
+        f.nonHtml2xx++;
+        if (r.nonHtmlRobots) {
+          f.xRobotsNonHtml.add({
+            url: r.url,
+            x_robots_tag: r.nonHtmlRobots.tag,
+            content_type: r.nonHtmlRobots.type,
+          });
+        }
       }
       if (r.inSitemap && (attempted(r) || r.state === "blocked")) {
         f.sitemapListed++;
@@ -172,6 +190,7 @@ export async function finalizeCrawl(
       }
     }
     await canonicalTargets(kv, auditId, canon, f, markLater);
+    await hreflangReturns(kv, auditId, alternates, f);
   }
   f.ttfb.medianMs = median(ttfb, f.ttfb.pages);
 
@@ -223,8 +242,10 @@ export async function finalizeCrawl(
   for (const url of markLater) chargeFrom(url);
   markLater.clear();
 
-  // Pass 2: the link graph.
+  // Pass 2: the link graph. A URL's first followable linker is kept as a hash (one more number
+  // per URL) so a page with a single inlink can name it.
   const inlinks = new Map<number, number>();
+  const firstLinker = new Map<number, number>();
   let src = "";
   let srcBroken = false;
   let srcRedirect = false;
@@ -248,7 +269,11 @@ export async function finalizeCrawl(
         const via = redirectTargets.get(h);
         if (via !== undefined) chargeFrom(via.url);
         if (h === self) continue;
-        if (i < followable) inlinks.set(h, (inlinks.get(h) ?? 0) + 1);
+        if (i < followable) {
+          const n = inlinks.get(h) ?? 0;
+          inlinks.set(h, n + 1);
+          if (n === 0) firstLinker.set(h, self);
+        }
         const b = broken.get(h);
         if (b) {
           f.brokenLinks.add(
@@ -312,7 +337,9 @@ export async function finalizeCrawl(
   };
   markFired(evaluateSite(f));
 
-  // Pass 4: records again: orphans, inlinks and site checks onto each record.
+  // Pass 4: records again: orphans, single-inlink pages, inlinks and site checks onto each
+  // record. Single-inlink items wait for their linker's URL (pass 5).
+  const singles: { item: Evidence; linker: number }[] = [];
   for await (const page of listInPages<PageRecord>(kv, keys.auditPages(auditId))) {
     for (const { value: r } of page) {
       const inl = inlinks.get(r.hash) ?? 0;
@@ -327,15 +354,34 @@ export async function finalizeCrawl(
           f.orphans.add({ url: r.url, inlinks: 0 });
         }
       }
+      let single = false;
+      if (
+        r.state === "fetched" && r.html && is2xx(r) && !r.noindex && r.canonicalOther === null &&
+        r.url !== f.start.url && r.url !== f.home?.url
+      ) {
+        f.inlinkCandidates++;
+        if (inl === 1) {
+          single = true;
+          const item: Evidence = { url: r.url, inlinks: 1, linked_from: null };
+          if (f.singleInlink.items.length < FINDINGS_CAP) {
+            singles.push({ item, linker: firstLinker.get(r.hash) ?? -1 });
+          }
+          f.singleInlink.add(item);
+        }
+      }
       const site = marks.get(r.url);
       const checks = new Set(r.checks);
       if (site) { for (const c of site) checks.add(c); }
       if (orphan) checks.add("orphan_page");
+      if (single && singleInlinkApplies(f)) checks.add("single_inlink_pages");
       if (r.inlinks !== inl || checks.size !== r.checks.length) {
         batch.set(keys.auditPage(auditId, r.url), { ...r, inlinks: inl, checks: [...checks] });
       }
     }
   }
+
+  firstLinker.clear();
+  await nameLinkers(kv, auditId, singles);
 
   // Every site check, with its evidence stored.
   const outcomes = evaluateSite(f);
@@ -366,6 +412,29 @@ export async function finalizeCrawl(
   };
 }
 
+/**
+ * Pass 5, only when single-inlink pages were found: one more read of the records to name each
+ * one's linking page (at most FINDINGS_CAP hashes held).
+ */
+async function nameLinkers(
+  kv: Deno.Kv,
+  auditId: string,
+  singles: { item: Evidence; linker: number }[],
+): Promise<void> {
+  if (singles.length === 0) return;
+  const wanted = new Map<number, Evidence[]>();
+  for (const s of singles) {
+    const list = wanted.get(s.linker);
+    if (list) list.push(s.item);
+    else wanted.set(s.linker, [s.item]);
+  }
+  for await (const page of listInPages<PageRecord>(kv, keys.auditPages(auditId))) {
+    for (const { value: r } of page) {
+      for (const item of wanted.get(r.hash) ?? []) item.linked_from = r.url;
+    }
+  }
+}
+
 function evaluateSite(f: SiteFacts) {
   return new Map(SITE_CHECKS.map((c) => [c.id, c.evaluate(f)] as const));
 }
@@ -377,6 +446,12 @@ function emptyFacts(state: CrawlState): SiteFacts & {
   blocked: Group;
   sitemapBad: Group;
   canonicalBad: Group;
+  canonicalChains: Group;
+  sitemapMissing: Group;
+  singleInlink: Group;
+  xRobotsNonHtml: Group;
+  hreflangPages: number;
+  hreflangNoReturn: Group;
   brokenLinks: Group;
   redirectLinks: Group;
   redirectChains: Group;
@@ -426,6 +501,15 @@ function emptyFacts(state: CrawlState): SiteFacts & {
     sitemapBad: new Group(),
     canonicalTargets: 0,
     canonicalBad: new Group(),
+    canonicalChains: new Group(),
+    sitemapCandidates: 0,
+    sitemapMissing: new Group(),
+    inlinkCandidates: 0,
+    singleInlink: new Group(),
+    nonHtml2xx: 0,
+    xRobotsNonHtml: new Group(),
+    hreflangPages: 0,
+    hreflangNoReturn: new Group(),
     brokenLinks: new Group(),
     redirectLinks: new Group(),
     redirectStarts: 0,
@@ -502,7 +586,10 @@ function chains(
   }
 }
 
-/** Canonical targets of a page of records: crawled targets that are not indexable 200 pages. */
+/**
+ * Canonical targets of a page of records: crawled targets that are not indexable 200 pages
+ * (canonical_target_bad), and indexable targets that canonicalise elsewhere (canonical_chain).
+ */
 async function canonicalTargets(
   kv: Deno.Kv,
   auditId: string,
@@ -536,8 +623,50 @@ async function canonicalTargets(
           ? "error status"
           : "noindex",
       });
+    } else if (t.canonicalOther !== null) {
+      // The target is an indexable 200 page that names another canonical: a chain (or a loop
+      // back to this page), which search engines may not follow to its end.
+      f.canonicalChains.add({
+        url: p.url,
+        canonical: t.url,
+        chain: [p.url, t.url, t.canonicalOther],
+        loop: t.canonicalOther === p.url,
+      });
     }
   });
+}
+
+/**
+ * hreflang return links of a page of records: each internal alternate that is a crawled HTML 200
+ * page must list the page among its own alternates. Alternates that redirect, fail or were not
+ * crawled are not judged here.
+ */
+async function hreflangReturns(
+  kv: Deno.Kv,
+  auditId: string,
+  pages: PageRecord[],
+  f: ReturnType<typeof emptyFacts>,
+): Promise<void> {
+  if (pages.length === 0) return;
+  const urls = [...new Set(pages.flatMap((p) => p.hreflang ?? []))];
+  const got = await getMany<PageRecord>(kv, urls.map((u) => keys.auditPage(auditId, u)));
+  const byUrl = new Map<string, PageRecord>();
+  got.forEach((t, i) => {
+    if (t && t.state === "fetched" && t.html && is2xx(t)) byUrl.set(urls[i], t);
+  });
+  for (const p of pages) {
+    let judged = false;
+    const missing: string[] = [];
+    for (const u of p.hreflang ?? []) {
+      const t = byUrl.get(u);
+      if (!t) continue;
+      judged = true;
+      if (!(t.hreflang ?? []).includes(p.url)) missing.push(u);
+    }
+    if (!judged) continue;
+    f.hreflangPages++;
+    if (missing.length > 0) f.hreflangNoReturn.add({ url: p.url, no_return_from: missing });
+  }
 }
 
 /** Groups of the duplicate index (contiguous by value): every member of a group of 2+ is affected. */

@@ -40,6 +40,13 @@ export interface PageRecord {
   outlinks: number;
   /** Followable internal links pointing here; known once the crawl is finalised. */
   inlinks: number;
+  /** Internal hreflang alternates other than the page itself (capped; absent when none). */
+  hreflang?: string[];
+  /**
+   * A non-HTML 2xx response's X-Robots-Tag when it says noindex, nofollow or none (absent
+   * otherwise, and on records written before the field existed).
+   */
+  nonHtmlRobots?: { tag: string; type: string };
   /** Checks that fired on this URL (page checks as crawled, site checks at the end). */
   checks: string[];
 }
