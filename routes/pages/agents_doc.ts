@@ -231,7 +231,8 @@ curl -s "${D}/v1/audits/$AUDIT/pages?indexable=false&limit=100" -H "Authorizatio
 curl -s -X POST ${D}/v1/projects/$PROJECT/audits \
   -H "Authorization: Bearer $KEY" -H "Idempotency-Key: $(uuidgen)" \
   -H 'Content-Type: application/json' -d '{"render": true}'
-# 202 as above; 503 {"error":{"code":"rendering_unavailable",…}} where the server has no browser
+# 202 as above (an audit already queued or running is returned as is); 402 payment_required for
+# a sandbox key (the trial stays raw); 503 rendering_unavailable where the server has no browser
 `)}
     <p>Every audit also reports agent-readiness as findings: <code>llms_txt_missing</code> (info),
     <code>llms_txt_malformed</code> (warning), <code>ai_crawler_rules</code> (info: which AI
