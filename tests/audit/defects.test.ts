@@ -1,48 +1,10 @@
 import assert from "node:assert/strict";
-import { type AuditInput, runAuditDetailed } from "../../domain/audit/run_audit.ts";
+import { auditSite } from "./audit_site.ts";
+import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
 import { TargetRefusedError } from "../../domain/net/address_guard.ts";
-import {
-  type FakeSite,
-  html,
-  page,
-  robotsRoute,
-  type Route,
-  serveSite,
-  sitemapRoute,
-  TEST_CA,
-} from "./sites.ts";
+import { html, page, robotsRoute, sitemapRoute } from "./sites.ts";
 
-type Routes = (origin: string) => Record<string, Route>;
-
-/** Serves `build(origin)` (routes may need the origin), audits it, always closes the server. */
-async function audit(build: Routes, extra: Partial<AuditInput> & { tls?: boolean } = {}) {
-  let routes: Record<string, Route> | null = null;
-  let site: FakeSite | null = null;
-  site = serveSite((p) => {
-    routes ??= build(site!.origin);
-    return routes[p];
-  }, { tls: extra.tls });
-  try {
-    const { report, tallies } = await runAuditDetailed({
-      startUrl: site.url("/"),
-      maxPages: 100,
-      concurrency: 4,
-      allowPrivate: true,
-      timeoutMs: 3_000,
-      ca: extra.tls ? TEST_CA : undefined,
-      ...extra,
-    });
-    const fired = new Map(
-      [...tallies].filter(([, t]) => t.affected > 0).map(([k, t]) => [
-        k,
-        t.affected,
-      ]),
-    );
-    return { report, tallies, fired, hits: site.hits };
-  } finally {
-    await site.close();
-  }
-}
+const audit = auditSite;
 
 function assertFired(fired: Map<string, number>, ids: string[]) {
   for (const id of ids) assert.ok(fired.has(id), `${id} should fire; fired: ${[...fired.keys()]}`);

@@ -4,45 +4,16 @@
  * size, and sitemap inflation is capped.
  */
 import assert from "node:assert/strict";
-import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
+import { auditSite, type Routes } from "./audit_site.ts";
 import { FINDINGS_CAP, FindingsWriter, WriteBatch } from "../../domain/audit/crawl/store.ts";
 import { streamText } from "../../domain/audit/crawl/sitemaps.ts";
 import { undocumentedChecks } from "../../domain/audit/check_docs.ts";
 import type { Evidence } from "../../domain/audit/types.ts";
 import { keys } from "../../kv/keys.ts";
-import {
-  type FakeSite,
-  html,
-  page,
-  robotsRoute,
-  type Route,
-  serveSite,
-  sitemapRoute,
-} from "./sites.ts";
+import { html, page, robotsRoute, type Route, sitemapRoute } from "./sites.ts";
 
-type Routes = (origin: string) => Record<string, Route>;
-
-async function audit(build: Routes, stepPages = 50) {
-  let routes: Record<string, Route> | null = null;
-  let site: FakeSite | null = null;
-  site = serveSite((p) => {
-    routes ??= build(site!.origin);
-    return routes[p];
-  });
-  try {
-    const out = await runAuditDetailed({
-      startUrl: site.url("/"),
-      maxPages: 100,
-      concurrency: 4,
-      allowPrivate: true,
-      timeoutMs: 3_000,
-      stepPages,
-    });
-    return { ...out, origin: site.origin };
-  } finally {
-    await site.close();
-  }
-}
+/** The evidence tests crawl 50 pages per step unless a test asks for another size. */
+const audit = (build: Routes, stepPages = 50) => auditSite(build, { stepPages });
 
 function items(findings: Map<string, Evidence[]>, check: string): Evidence[] {
   const list = findings.get(check);

@@ -4,33 +4,11 @@
  * index in KV (identical twins left to duplicate_content), whatever the step size.
  */
 import assert from "node:assert/strict";
-import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
+import { auditSite, type Routes } from "./audit_site.ts";
 import { MAX_BANNER_FETCHES } from "../../domain/audit/crawl/banners.ts";
-import { type FakeSite, html, page, robotsRoute, type Route, serveSite } from "./sites.ts";
+import { html, page, robotsRoute, type Route } from "./sites.ts";
 
-type Routes = (origin: string) => Record<string, Route>;
-
-async function audit(build: Routes, stepPages: number) {
-  let routes: Record<string, Route> | null = null;
-  let site: FakeSite | null = null;
-  site = serveSite((p) => {
-    routes ??= build(site!.origin);
-    return routes[p];
-  });
-  try {
-    const out = await runAuditDetailed({
-      startUrl: site.url("/"),
-      maxPages: 100,
-      concurrency: 4,
-      allowPrivate: true,
-      timeoutMs: 3_000,
-      stepPages,
-    });
-    return { ...out, origin: site.origin, hits: [...site.hits] };
-  } finally {
-    await site.close();
-  }
-}
+const audit = (build: Routes, stepPages: number) => auditSite(build, { stepPages });
 
 const JQUERY_OLD = {
   body: "/*! jQuery v1.8.3 jquery.com | jquery.org/license */\n!function(){}",

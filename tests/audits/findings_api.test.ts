@@ -5,10 +5,9 @@
  * running as many small steps through both queue adapters.
  */
 import assert from "node:assert/strict";
-import { grantCredits } from "../../domain/billing/credits.ts";
 import type { CrawlState } from "../../domain/audit/crawl/state.ts";
 import { keys } from "../../kv/keys.ts";
-import { type TestApp, withApp } from "../helpers/app.ts";
+import { liveWithCredits, type TestApp, withApp } from "../helpers/app.ts";
 import { html, page, type Route, serveSite } from "../audit/sites.ts";
 import { startReceiver } from "../webhooks/helpers.ts";
 
@@ -56,18 +55,6 @@ function siteRoutes(): Record<string, Route> {
     );
   }
   return routes;
-}
-
-async function liveWithCredits(app: TestApp, credits: number) {
-  const { accountId } = await app.signup();
-  const live = await app.liveKey(accountId);
-  await grantCredits(app.service.services.deps, {
-    accountId,
-    amount: credits,
-    reason: "test",
-    ref: `t-${crypto.randomUUID()}`,
-  });
-  return { accountId, live };
 }
 
 Deno.test("issues, evidence and pages over HTTP: texts, pagination without loss, filters, several steps", () =>

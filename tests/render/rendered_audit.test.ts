@@ -6,8 +6,13 @@
  * every audit. Where the server cannot render, 503 rendering_unavailable and nothing charged.
  */
 import assert from "node:assert/strict";
-import { grantCredits } from "../../domain/billing/credits.ts";
-import { errorCode, subscribeProject, type TestApp, withApp } from "../helpers/app.ts";
+import {
+  errorCode,
+  liveWithCredits,
+  subscribeProject,
+  type TestApp,
+  withApp,
+} from "../helpers/app.ts";
 import { html, robotsRoute, type Route, serveSite } from "../audit/sites.ts";
 import { PAGES } from "./fixture_site.ts";
 
@@ -20,18 +25,6 @@ async function completed(app: TestApp, key: string, auditId: string) {
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error(`audit ${auditId} never finished`);
-}
-
-async function liveWithCredits(app: TestApp, credits: number) {
-  const { accountId } = await app.signup();
-  const live = await app.liveKey(accountId);
-  await grantCredits(app.service.services.deps, {
-    accountId,
-    amount: credits,
-    reason: "test",
-    ref: `t-${crypto.randomUUID()}`,
-  });
-  return { accountId, live };
 }
 
 const balance = async (app: TestApp, key: string) =>
