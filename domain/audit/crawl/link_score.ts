@@ -30,6 +30,7 @@ const TOLERANCE = 1e-9;
 
 /** Collects the link graph page by page, then computes each page's score once. */
 export class LinkScores {
+  #maxEdges: number;
   #index = new Map<number, number>();
   #src = new Int32Array(1024);
   #dst = new Int32Array(1024);
@@ -38,6 +39,11 @@ export class LinkScores {
   #current = -1;
   #seen = new Set<number>();
   #scores: Uint8Array | null = null;
+
+  /** `maxEdges` lowers the cap (tests); it cannot raise it above MAX_EDGES. */
+  constructor(opts: { maxEdges?: number } = {}) {
+    this.#maxEdges = Math.min(MAX_EDGES, opts.maxEdges ?? MAX_EDGES);
+  }
 
   /** Registers a page (by URL hash) as a node; call for every HTML 200 page before links. */
   addPage(hash: number): void {
@@ -61,12 +67,12 @@ export class LinkScores {
     const to = this.#index.get(target);
     if (to === undefined || to === this.#current || this.#seen.has(to)) return;
     this.#seen.add(to);
-    if (this.#edges >= MAX_EDGES) {
+    if (this.#edges >= this.#maxEdges) {
       this.#overflow = true;
       return;
     }
     if (this.#edges === this.#src.length) {
-      const n = Math.min(MAX_EDGES, this.#src.length * 2);
+      const n = Math.min(this.#maxEdges, this.#src.length * 2);
       const src = new Int32Array(n);
       const dst = new Int32Array(n);
       src.set(this.#src);
@@ -79,7 +85,7 @@ export class LinkScores {
     this.#edges++;
   }
 
-  /** Whether the graph outgrew MAX_EDGES (then no page has a score). */
+  /** Whether the graph outgrew its cap (then no page has a score). */
   get overflow(): boolean {
     return this.#overflow;
   }
