@@ -78,6 +78,7 @@ export interface PageView {
   title: string | null;
   word_count: number | null;
   inlinks: number;
+  link_score: number | null;
   outlinks: number | null;
   response_time_ms: number | null;
   size_bytes: number | null;
@@ -239,6 +240,7 @@ export function pageView(r: PageRecord): PageView {
     title: r.title,
     word_count: r.html ? r.words : null,
     inlinks: r.inlinks,
+    link_score: r.linkScore ?? null,
     outlinks: r.html ? r.outlinks : null,
     response_time_ms: fetched ? r.ttfbMs : null,
     size_bytes: r.html ? r.bytes : null,

@@ -204,6 +204,10 @@ const PageItem = z.object({
     description: "Visible words (counted up to the audit engine's word cap); HTML pages only",
   }),
   inlinks: z.number().int().openapi({ description: "Followable internal links pointing here" }),
+  link_score: z.number().int().min(0).max(100).nullable().openapi({
+    description: "Internal link equity, 0-100 on a logarithmic scale: a PageRank (damping " +
+      "0.85) over followable internal links, 100 for the best-linked page; HTML 200 pages only",
+  }),
   outlinks: z.number().int().nullable().openapi({ description: "Internal links on the page" }),
   response_time_ms: z.number().int().nullable().openapi({ description: "Time to first byte" }),
   size_bytes: z.number().int().nullable().openapi({ description: "HTML bytes (decoded)" }),

@@ -111,7 +111,7 @@ export const CHECK_DOCS: Record<string, CheckDoc> = {
   },
   canonical_chain: {
     meaning:
-      "A canonical that points at a page with a canonical of its own is a chain: search engines may stop at the first hop or ignore the hint.",
+      "A canonical that points at a page with a canonical of its own is a chain: search engines may stop at the first hop or ignore the hint. A loop (the chain comes back to a page already in it, after any number of hops) names no canonical at all.",
     fix: "Point every canonical straight at the final URL, which must name itself as canonical.",
   },
   sitemap_missing_indexable: {
@@ -140,6 +140,18 @@ export const CHECK_DOCS: Record<string, CheckDoc> = {
       "hreflang works only in pairs: when the alternate does not annotate the page back, search engines may ignore both annotations and show the wrong language version.",
     fix:
       "Give every page of a language cluster the same full set of hreflang links, each pointing back to all the others.",
+  },
+  hreflang_target_bad: {
+    meaning:
+      "Search engines use an hreflang alternate only when it is the indexable canonical URL: an alternate that redirects, fails, is noindex or canonicalised elsewhere drops out of the cluster, and that language version may not be shown.",
+    fix:
+      "Point every hreflang link at the final, indexable, self-canonical 200 URL of each language version.",
+  },
+  hreflang_x_default_missing: {
+    meaning:
+      "Without x-default, a user whose language matches none of the alternates gets whichever version the search engine picks; x-default names the fallback (usually a language chooser or the main version). Recommended by Google, not required.",
+    fix:
+      'Add <link rel="alternate" hreflang="x-default" href="..."> to every page of the cluster, pointing at the fallback page.',
   },
   viewport_missing: {
     meaning:
@@ -328,6 +340,19 @@ export const CHECK_DOCS: Record<string, CheckDoc> = {
     meaning: "Several URLs show the same text, so they compete and split their signals.",
     fix: "Keep one URL per content: 301-redirect or canonicalise the others to it.",
   },
+  url_case_duplicates: {
+    meaning:
+      "The server answers the same page at URLs that differ only in letter case, so every link with another casing creates a duplicate that splits signals and wastes crawl budget.",
+    fix:
+      "Redirect (301) every other casing to the one lower-case URL, or at least give each variant a canonical to it; link with one casing only.",
+  },
+  parameter_duplicates: {
+    meaning:
+      "Query parameters that do not change the content (sort order, tracking, session ids) give one page many URLs; search engines index the duplicates and split signals between them.",
+    fix:
+      "Give the parameter variants a canonical to the URL without the parameters (or redirect), and link to the clean URL.",
+  },
+
   near_duplicate_content: {
     meaning:
       "These pages share most of their text with another page (the evidence names it), so search engines may pick one and ignore the rest.",

@@ -149,11 +149,18 @@ export interface SiteFacts {
   nonHtml2xx: number;
   xRobotsNonHtml: ItemGroup;
   /**
-   * Pages with an internal hreflang alternate that is a crawled HTML 200 page, and those with an
-   * alternate that does not list them back (items name those alternates).
+   * Pages with an internal hreflang alternate that is a good page (indexable, self-canonical
+   * HTML 200), and those with such an alternate that does not list them back (items name them).
    */
   hreflangPages: number;
   hreflangNoReturn: ItemGroup;
+  /**
+   * Pages with an internal hreflang alternate the crawl reached, and those with an alternate
+   * that redirects, fails, is blocked, not HTML, noindex or canonicalised elsewhere (counted per
+   * page; one item per such alternate).
+   */
+  hreflangTargetPages: number;
+  hreflangTargetBad: ItemGroup;
   /** Pages linking to broken / redirecting internal URLs (count = pages, items = each link). */
   brokenLinks: ItemGroup;
   redirectLinks: ItemGroup;
@@ -166,6 +173,12 @@ export interface SiteFacts {
   dupTitle: ItemGroup;
   dupDescription: ItemGroup;
   dupContent: ItemGroup;
+  /**
+   * Groups of identical text whose URLs are one path up to letter case (caseDuplicates) or one
+   * path with different query strings (parameterDuplicates): counted there, not in dupContent.
+   */
+  caseDuplicates: ItemGroup;
+  parameterDuplicates: ItemGroup;
   /**
    * Dup candidates with at least 20 words and a text signature, and those with a near-duplicate
    * (estimated Jaccard >= 0.8 of word 3-shingles, not identical text; pages with an identical

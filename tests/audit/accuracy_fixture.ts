@@ -40,6 +40,9 @@ export interface LabelledSite {
   clean: string[];
 }
 
+/** A page of the fixture whose canonical names `to`. */
+const canonTo = (o: string, path: string, to: string): Route =>
+  html(basePage(o, path, path.slice(1)).replace(`${o}${path}"`, `${o}${to}"`));
 const redirect = (to: string, status = 301): Route => ({ status, headers: { location: to } });
 const withHeaders = (o: string, path: string, h: Record<string, string | null>): Route => {
   const headers: Record<string, string> = { ...GOOD_HEADERS };
@@ -81,14 +84,14 @@ function seededPages(o: string): Record<string, PageSpec> {
     "/hreflang-bad": { head: `<link rel="alternate" hreflang="english" href="${o}/hreflang-bad">` },
     // No entry for the page itself.
     "/hreflang-no-self": { head: `<link rel="alternate" hreflang="de" href="${o}/clean-1">` },
-    // A complete cluster of two pages that name each other.
-    "/hreflang-ok": {
-      head: `<link rel="alternate" hreflang="en" href="${o}/hreflang-ok">` +
-        `<link rel="alternate" hreflang="de" href="${o}/hreflang-ok-de">`,
-    },
-    "/hreflang-ok-de": {
-      head: `<link rel="alternate" hreflang="en" href="${o}/hreflang-ok">` +
-        `<link rel="alternate" hreflang="de" href="${o}/hreflang-ok-de">`,
+    // A complete cluster of two pages that name each other, with an x-default.
+    "/hreflang-ok": { head: okCluster(o) },
+    "/hreflang-ok-de": { head: okCluster(o) },
+    // Alternates that redirect (/old) and are noindex (/noindex).
+    "/hreflang-bad-targets": {
+      head: `<link rel="alternate" hreflang="en" href="${o}/hreflang-bad-targets">` +
+        `<link rel="alternate" hreflang="de" href="${o}/old">` +
+        `<link rel="alternate" hreflang="fr" href="${o}/noindex">`,
     },
     // Names /clean-2 as its German version; /clean-2 names nothing back.
     "/hreflang-one-way": {
@@ -176,12 +179,24 @@ function seededPages(o: string): Record<string, PageSpec> {
     "/no-zoom": { viewport: "width=device-width, initial-scale=1, user-scalable=no" },
     "/embed": { body: '<embed src="/movie.swf">' },
     "/no-jsonld": { jsonLd: false },
+    // One page at two casings of its path (own titles and descriptions: only the text is shared).
+    "/Case-Page": { key: "case", h1: "Same page, any case" },
+    "/case-page": { key: "case", h1: "Same page, any case" },
+    // One page under two sort parameters (/list itself is not linked).
+    "/list?sort=asc": { key: "list", h1: "Same list, any order" },
+    "/list?sort=desc": { key: "list", h1: "Same list, any order" },
     // Indexable and linked, but left out of the sitemap that lists every other such page.
     "/not-in-sitemap": {},
     // Links to every page the home page links to (set in mainRoutes), so those have two inlinks.
     "/hub": {},
   };
 }
+
+/** The hreflang cluster of /hreflang-ok and /hreflang-ok-de. */
+const okCluster = (o: string) =>
+  `<link rel="alternate" hreflang="en" href="${o}/hreflang-ok">` +
+  `<link rel="alternate" hreflang="de" href="${o}/hreflang-ok-de">` +
+  `<link rel="alternate" hreflang="x-default" href="${o}/hreflang-ok">`;
 
 /** Pages served by hand (headers, bodies) rather than through `seededPages`. */
 const HEADER_PAGES: Record<string, Record<string, string | null>> = {
@@ -205,6 +220,9 @@ const OTHER_PAGES = [
   "/canon-redirect",
   "/canon-noindex",
   "/canon-chain",
+  "/canon-loop-a",
+  "/canon-loop-b",
+  "/canon-loop-c",
   "/noindex.pdf",
   "/open.pdf",
   "/no-charset",
@@ -233,8 +251,10 @@ function mainRoutes(o: string): Routes {
     "/canon-redirect",
     "/canon-noindex",
     "/canon-chain",
+    "/canon-loop-a",
+    "/canon-loop-b",
+    "/canon-loop-c",
     "/not-in-sitemap",
-    "/noindex.pdf",
     "/open.pdf",
   ]);
   const listed = [...linked, "/d2", "/d3", "/d4", "/d5"].filter((p) => !unlisted.has(p));
@@ -289,6 +309,10 @@ function mainRoutes(o: string): Routes {
     "/canon-chain": html(
       basePage(o, "/canon-chain", "canon-chain").replace(`${o}/canon-chain"`, `${o}/canon-ok"`),
     ),
+    // A canonical loop of three hops: a → b → c → a.
+    "/canon-loop-a": canonTo(o, "/canon-loop-a", "/canon-loop-b"),
+    "/canon-loop-b": canonTo(o, "/canon-loop-b", "/canon-loop-c"),
+    "/canon-loop-c": canonTo(o, "/canon-loop-c", "/canon-loop-a"),
     "/canon-ok": html(
       basePage(o, "/canon-ok", "canon-ok").replace(`${o}/canon-ok"`, `${o}/clean-1"`),
     ),
@@ -332,14 +356,23 @@ export const MAIN: LabelledSite = {
     fetch_failed: ["/broken"],
     noindex: ["/noindex", "/header-noindex"],
     head_tags_in_body: ["/head-in-body"],
-    // Sitemap entries that 404, redirect, are noindex (meta or header) or canonicalised away.
-    sitemap_bad_entries: ["/gone-sitemap", "/old", "/noindex", "/header-noindex", "/canon-home"],
+    // Sitemap entries that 404, redirect, are noindex (meta, header, or a file's X-Robots-Tag)
+    // or canonicalised away.
+    sitemap_bad_entries: [
+      "/gone-sitemap",
+      "/old",
+      "/noindex",
+      "/header-noindex",
+      "/canon-home",
+      "/noindex.pdf",
+    ],
     canonical_invalid: ["/canon-relative"],
     canonical_suspicious: ["/canon-home"],
     // Canonicals to a 404, a redirect and a noindex page.
     canonical_target_bad: ["/canon-gone", "/canon-redirect", "/canon-noindex"],
     // /canon-ok is the middle of the chain, not its start: it stays clean.
-    canonical_chain: ["/canon-chain"],
+    // Every page of the three-hop loop starts a chain that comes back to it.
+    canonical_chain: ["/canon-chain", "/canon-loop-a", "/canon-loop-b", "/canon-loop-c"],
     // The hub has only the home page's link, the deep chain one link each; every other page
     // has the home page's and the hub's.
     single_inlink_pages: ["/hub", "/d2", "/d3", "/d4", "/d5"],
@@ -350,6 +383,14 @@ export const MAIN: LabelledSite = {
     hreflang_cluster: ["/hreflang-no-self"],
     // /hreflang-no-self names /clean-1, which does not name it back either.
     hreflang_no_return: ["/hreflang-one-way", "/hreflang-no-self"],
+    hreflang_target_bad: ["/hreflang-bad-targets"],
+    // Every hreflang page but the complete cluster lacks an x-default.
+    hreflang_x_default_missing: [
+      "/hreflang-bad",
+      "/hreflang-no-self",
+      "/hreflang-one-way",
+      "/hreflang-bad-targets",
+    ],
     ai_crawler_rules: ["/robots.txt"],
     // structure
     title_missing: ["/no-title"],
@@ -367,6 +408,8 @@ export const MAIN: LabelledSite = {
     thin_content: ["/thin"],
     likely_client_rendered: ["/csr"],
     duplicate_content: ["/dup-1", "/dup-2"],
+    url_case_duplicates: ["/Case-Page", "/case-page"],
+    parameter_duplicates: ["/list?sort=asc", "/list?sort=desc"],
     near_duplicate_content: ["/near-1", "/near-2"],
     // The http:// link fails on this https-only server: a broken link as well as an http link.
     broken_internal_links: ["/links-broken", "/http-link"],
@@ -382,7 +425,7 @@ export const MAIN: LabelledSite = {
     structured_data_invalid: ["/bad-jsonld"],
     orphan_page: ["/orphan"],
     deep_page: ["/d5"],
-    url_hygiene: ["/Some_Page"],
+    url_hygiene: ["/Some_Page", "/Case-Page"],
     doctype_missing: ["/no-doctype"],
     charset_missing: ["/no-charset"],
     picture_without_img: ["/picture"],

@@ -256,6 +256,28 @@ export const CASES: Record<string, CheckCase> = {
     fire: { routes: (o) => base(o, { "/": head(cluster(o)) }) },
     quiet: { routes: (o) => base(o, { "/": head(cluster(o)), "/a": head(cluster(o)) }) },
   },
+  hreflang_target_bad: {
+    // The home page names /old (a redirect to /a) as its German version.
+    fire: {
+      routes: (o) =>
+        base(o, {
+          "/": head(
+            `<link rel="alternate" hreflang="en" href="${o}/">` +
+              `<link rel="alternate" hreflang="de" href="${o}/old">`,
+          ),
+        }, { "/old": redirect("/a") }),
+    },
+    quiet: { routes: (o) => base(o, { "/": head(cluster(o)), "/a": head(cluster(o)) }) },
+  },
+  hreflang_x_default_missing: {
+    fire: { routes: (o) => base(o, { "/": head(cluster(o)), "/a": head(cluster(o)) }) },
+    quiet: {
+      routes: (o) => {
+        const full = cluster(o) + `<link rel="alternate" hreflang="x-default" href="${o}/">`;
+        return base(o, { "/": head(full), "/a": head(full) });
+      },
+    },
+  },
   hreflang_invalid: {
     fire: {
       routes: (o) =>
@@ -319,6 +341,24 @@ export const CASES: Record<string, CheckCase> = {
   // Same text as the home page (titles differ: text is what counts).
   duplicate_content: {
     fire: on({ "/a": { key: "home", h1: "Heading of page home" } }),
+    quiet: clean,
+  },
+  // /A serves /a's page: a case-insensitive server.
+  url_case_duplicates: {
+    fire: {
+      routes: (o) =>
+        base(o, { "/": { links: ["/a", "/A"] } }, { "/A": html(basePage(o, "/A", "a")) }),
+    },
+    quiet: clean,
+  },
+  // /a?sort=asc serves /a's page under a parameter, self-canonical.
+  parameter_duplicates: {
+    fire: {
+      routes: (o) =>
+        base(o, { "/": { links: ["/a", "/a?sort=asc"] } }, {
+          "/a?sort=asc": html(basePage(o, "/a?sort=asc", "a")),
+        }),
+    },
     quiet: clean,
   },
   near_duplicate_content: {

@@ -95,6 +95,16 @@ Deno.test("issues, evidence and pages over HTTP: texts, pagination without loss,
       const old = whole.all.find((p) => p.url.endsWith("/old"));
       assert.equal(old.redirect_target, site.origin + "/p0");
 
+      // Link scores: HTML 200 pages only; the home page links every article (and /p0 a second
+      // time through /old: counted once, so /p0 ranks with the others); nothing links home.
+      const score = (path: string) =>
+        whole.all.find((p) => p.url === site.origin + path).link_score;
+      assert.equal(missing.link_score, null);
+      assert.equal(old.link_score, null);
+      const articles = Array.from({ length: 10 }, (_, i) => score(`/p${i}`));
+      assert.deepEqual(articles, Array(10).fill(100));
+      assert.ok(Number.isInteger(home.link_score) && home.link_score < 100, `${home.link_score}`);
+
       // Filters.
       const e4 = await walk(app, key, `/v1/audits/${auditId}/pages?status=4xx`, 10);
       assert.deepEqual(e4.all.map((p) => p.url), [site.origin + "/missing"]);

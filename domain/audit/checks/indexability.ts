@@ -365,7 +365,8 @@ export const indexabilityChecks: Check[] = [
     title: "hreflang set lacks a self-reference, or maps a language to two URLs",
     detects:
       "Incomplete hreflang clusters: no entry for the page itself, or one language with two " +
-      "URLs (x-default is optional; return links across pages are hreflang_no_return's).",
+      "URLs (a missing x-default is hreflang_x_default_missing's; return links across pages are " +
+      "hreflang_no_return's).",
     scope: "page",
     eligibility: "indexable",
     applies: (p) => p.facts.hreflangs.length > 0,
@@ -386,10 +387,40 @@ export const indexabilityChecks: Check[] = [
     severity: "warning",
     title: "hreflang alternates that do not link back",
     detects:
-      "A page names an internal alternate (a crawled HTML 200 page) that does not name the page " +
-      "among its own hreflang alternates: the return link is missing and search engines may " +
-      "ignore the pair.",
+      "A page names an internal alternate (an indexable, self-canonical HTML 200 page) that does " +
+      "not name the page among its own hreflang alternates: the return link is missing and " +
+      "search engines may ignore the pair.",
     scope: "site",
     evaluate: (s) => group(s.hreflangPages, s.hreflangNoReturn),
+  },
+  {
+    id: "hreflang_target_bad",
+    category: "indexability",
+    severity: "warning",
+    title: "hreflang alternates that redirect, fail, are noindex or canonicalised elsewhere",
+    detects:
+      "An internal hreflang alternate that redirects, answers an error, fails, is blocked by " +
+      "robots.txt, is not HTML, is noindex or names another canonical: search engines ignore " +
+      "alternates that are not the indexable canonical URL.",
+    scope: "site",
+    evaluate: (s) => group(s.hreflangTargetPages, s.hreflangTargetBad),
+  },
+  {
+    id: "hreflang_x_default_missing",
+    category: "indexability",
+    severity: "info",
+    title: "hreflang set without x-default",
+    detects:
+      "The page declares hreflang alternates but no x-default: users whose language matches " +
+      "none of them get no designated fallback (Google recommends one; it is not required).",
+    scope: "page",
+    eligibility: "indexable",
+    applies: (p) => p.facts.hreflangs.length > 0,
+    evaluate: (p) => {
+      const r = hreflangReport(p);
+      if (r.xDefault) return false;
+      const languages = [...new Set(p.facts.hreflangs.map((h) => h.lang.trim().toLowerCase()))];
+      return { languages: languages.slice(0, 20) };
+    },
   },
 ];

@@ -210,6 +210,30 @@ export const structureChecks: Check[] = [
     evaluate: (s) => duplicates(s, s.dupContent),
   },
   {
+    id: "url_case_duplicates",
+    category: "structure",
+    severity: "warning",
+    title: "The same page answers at URLs that differ only in letter case",
+    detects:
+      "Two or more indexable, self-canonical URLs that differ only in the case of their path " +
+      "serve identical text: the server is case-insensitive and search engines see duplicates " +
+      "(counted here, not under duplicate_content).",
+    scope: "site",
+    evaluate: (s) => duplicates(s, s.caseDuplicates),
+  },
+  {
+    id: "parameter_duplicates",
+    category: "structure",
+    severity: "warning",
+    title: "The same page answers under different query parameters",
+    detects:
+      "Two or more indexable, self-canonical URLs with one path and different query strings " +
+      "serve identical text (sort, tracking or session parameters) with no canonical naming " +
+      "one of them (counted here, not under duplicate_content).",
+    scope: "site",
+    evaluate: (s) => duplicates(s, s.parameterDuplicates),
+  },
+  {
     id: "near_duplicate_content",
     category: "structure",
     severity: "warning",

@@ -351,7 +351,8 @@ async function crawlBatch(
         for (const f of res.page.fired) findings.add(f.id, rec.url, f.items);
         writeLinks(batch, auditId, rec.url, facts);
         if (res.page.follow) { for (const l of facts.links) discover(l, childDepth(rec)); }
-        const extra = [rec.canonicalOther, facts.metaRefresh?.url ?? null];
+        // Canonical, refresh and hreflang targets are crawled too: their checks judge them.
+        const extra = [rec.canonicalOther, facts.metaRefresh?.url ?? null, ...rec.hreflang ?? []];
         for (const x of extra) {
           if (x && siteKeyOf(new URL(x)) === state.siteKey) discover(x, childDepth(rec));
         }

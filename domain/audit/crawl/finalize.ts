@@ -5,12 +5,14 @@
  *
  * 1. records: statuses, failures, robots blocks, sitemap entries, canonical targets, TTFB,
  *    redirects and broken targets;
- * 2. link graph: inlink counts, links to broken and redirecting URLs (with anchor texts); then
- *    the failing URLs no other check charges (each defect is counted once, where it is fixed);
+ * 2. link graph: inlink counts, links to broken and redirecting URLs (with anchor texts), the
+ *    link score (link_score.ts); then the failing URLs no other check charges (each defect is
+ *    counted once, where it is fixed);
  * 3. duplicate index: groups of equal titles, descriptions and text fingerprints, then the LSH
  *    band index for near-duplicates (pages sharing a band are compared, at most
  *    NEAR_MAX_COMPARE signatures held per band bucket);
- * 4. records again: orphans, and each record gets its inlinks and the site checks that hit it.
+ * 4. records again: orphans, and each record gets its inlinks, link score and the site checks
+ *    that hit it.
  *
  * Memory besides the capped item lists: one number per URL for inlinks, and per failing,
  * redirecting or near-duplicate URL, and per group of identical texts; never a page's facts.
@@ -25,6 +27,7 @@ import { ALL_CHECKS, SITE_CHECKS } from "../checks/index.ts";
 import { singleInlinkApplies } from "../checks/structure.ts";
 import { scoreAudit } from "../scoring.ts";
 import { similarity } from "../text_fingerprint.ts";
+import { LinkScores } from "./link_score.ts";
 import type {
   CheckTally,
   Evidence,
@@ -84,6 +87,9 @@ function summary(r: PageRecord): UrlSummary {
   };
 }
 
+/** A non-HTML file kept out of the index by its X-Robots-Tag (noindex or none). */
+const nonHtmlNoindex = (r: PageRecord) =>
+  !r.html && r.nonHtmlRobots !== undefined && /\b(noindex|none)\b/.test(r.nonHtmlRobots.tag);
 const is2xx = (r: PageRecord) => r.status >= 200 && r.status < 300;
 const attempted = (r: PageRecord) => r.state === "fetched" || r.state === "failed";
 
@@ -107,6 +113,7 @@ export async function finalizeCrawl(
   const ttfb = new Uint32Array(TTFB_BUCKETS);
   let firstHttps: UrlSummary | null = null;
   const failedSample: UrlSummary[] = [];
+  const linkScores = new LinkScores();
   for await (const page of listInPages<PageRecord>(kv, keys.auditPages(auditId))) {
     const canon: PageRecord[] = [];
     const alternates: PageRecord[] = [];
@@ -143,6 +150,7 @@ export async function finalizeCrawl(
       }
       if (r.html && is2xx(r)) {
         f.html2xx++;
+        if (r.state === "fetched") linkScores.addPage(r.hash);
         if (r.noindex) f.noindexPages++;
         else if (r.canonicalOther === null) {
           f.dupCandidates++;
@@ -181,6 +189,8 @@ export async function finalizeCrawl(
           ? (r.location !== null ? "redirects" : "error status")
           : r.noindex
           ? "noindex"
+          : nonHtmlNoindex(r)
+          ? "noindex (X-Robots-Tag)"
           : r.canonicalOther !== null
           ? "canonicalised to another URL"
           : null;
@@ -190,7 +200,7 @@ export async function finalizeCrawl(
       }
     }
     await canonicalTargets(kv, auditId, canon, f, markLater);
-    await hreflangReturns(kv, auditId, alternates, f);
+    await hreflangAlternates(kv, auditId, alternates, f);
   }
   f.ttfb.medianMs = median(ttfb, f.ttfb.pages);
 
@@ -257,11 +267,12 @@ export async function finalizeCrawl(
   ) {
     for (const e of page) {
       const url = e.key[2] as string;
+      const self = urlHash(url);
       if (url !== src) {
         src = url;
         srcBroken = srcRedirect = false;
+        linkScores.beginPage(self);
       }
-      const self = urlHash(url);
       const { t, a, f: followable } = e.value;
       for (let i = 0; i < t.length; i++) {
         const h = t[i];
@@ -270,6 +281,11 @@ export async function finalizeCrawl(
         if (via !== undefined) chargeFrom(via.url);
         if (h === self) continue;
         if (i < followable) {
+          if (linkScores.has(h)) linkScores.addLink(h);
+          else if (via !== undefined) {
+            const end = followRedirects(redirects, via.url);
+            if (end !== null) linkScores.addLink(urlHash(end));
+          }
           const n = inlinks.get(h) ?? 0;
           inlinks.set(h, n + 1);
           if (n === 0) firstLinker.set(h, self);
@@ -300,6 +316,8 @@ export async function finalizeCrawl(
     }
   }
 
+  linkScores.compute();
+
   // The failing URLs left to the status checks.
   for (const [h, x] of failing) {
     if (charged.has(h)) continue;
@@ -319,6 +337,7 @@ export async function finalizeCrawl(
     f.dupContent,
     (v) => ({ fingerprint: v }),
     (v) => twins.add(Number(v)),
+    { case: f.caseDuplicates, param: f.parameterDuplicates },
   );
   await nearDuplicates(kv, auditId, twins, f.nearDupContent);
 
@@ -374,8 +393,12 @@ export async function finalizeCrawl(
       if (site) { for (const c of site) checks.add(c); }
       if (orphan) checks.add("orphan_page");
       if (single && singleInlinkApplies(f)) checks.add("single_inlink_pages");
-      if (r.inlinks !== inl || checks.size !== r.checks.length) {
-        batch.set(keys.auditPage(auditId, r.url), { ...r, inlinks: inl, checks: [...checks] });
+      const linkScore = linkScores.scoreOf(r.hash) ?? undefined;
+      if (r.inlinks !== inl || checks.size !== r.checks.length || r.linkScore !== linkScore) {
+        const next: PageRecord = { ...r, inlinks: inl, checks: [...checks] };
+        if (linkScore === undefined) delete next.linkScore;
+        else next.linkScore = linkScore;
+        batch.set(keys.auditPage(auditId, r.url), next);
       }
     }
   }
@@ -452,6 +475,8 @@ function emptyFacts(state: CrawlState): SiteFacts & {
   xRobotsNonHtml: Group;
   hreflangPages: number;
   hreflangNoReturn: Group;
+  hreflangTargetPages: number;
+  hreflangTargetBad: Group;
   brokenLinks: Group;
   redirectLinks: Group;
   redirectChains: Group;
@@ -459,6 +484,8 @@ function emptyFacts(state: CrawlState): SiteFacts & {
   dupTitle: Group;
   dupDescription: Group;
   dupContent: Group;
+  caseDuplicates: Group;
+  parameterDuplicates: Group;
   nearDupContent: Group;
   orphans: Group;
   ttfb: { pages: number; medianMs: number; over800: Group; over1800: Group };
@@ -510,6 +537,8 @@ function emptyFacts(state: CrawlState): SiteFacts & {
     xRobotsNonHtml: new Group(),
     hreflangPages: 0,
     hreflangNoReturn: new Group(),
+    hreflangTargetPages: 0,
+    hreflangTargetBad: new Group(),
     brokenLinks: new Group(),
     redirectLinks: new Group(),
     redirectStarts: 0,
@@ -519,6 +548,8 @@ function emptyFacts(state: CrawlState): SiteFacts & {
     dupTitle: new Group(),
     dupDescription: new Group(),
     dupContent: new Group(),
+    caseDuplicates: new Group(),
+    parameterDuplicates: new Group(),
     nearCandidates: 0,
     nearDupContent: new Group(),
     orphanCandidates: 0,
@@ -602,6 +633,7 @@ async function canonicalTargets(
     kv,
     pages.map((p) => keys.auditPage(auditId, p.canonicalOther!)),
   );
+  const chains: { chain: string[]; loop: boolean }[] = [];
   pages.forEach((p, i) => {
     const t = targets[i];
     if (!t || t.state === "unvisited" || t.state === "queued") return;
@@ -624,24 +656,72 @@ async function canonicalTargets(
           : "noindex",
       });
     } else if (t.canonicalOther !== null) {
-      // The target is an indexable 200 page that names another canonical: a chain (or a loop
-      // back to this page), which search engines may not follow to its end.
-      f.canonicalChains.add({
-        url: p.url,
-        canonical: t.url,
-        chain: [p.url, t.url, t.canonicalOther],
-        loop: t.canonicalOther === p.url,
-      });
+      // The target is an indexable 200 page that names another canonical: a chain (or a loop),
+      // which search engines may not follow to its end. Followed below, hop by hop.
+      chains.push({ chain: [p.url, t.url, t.canonicalOther], loop: t.canonicalOther === p.url });
     }
   });
+  await followCanonicalChains(kv, auditId, chains);
+  for (const c of chains) {
+    f.canonicalChains.add({
+      url: c.chain[0],
+      canonical: c.chain[1],
+      chain: c.chain,
+      hop_count: c.chain.length - 1,
+      loop: c.loop,
+    });
+  }
 }
 
 /**
- * hreflang return links of a page of records: each internal alternate that is a crawled HTML 200
- * page must list the page among its own alternates. Alternates that redirect, fail or were not
- * crawled are not judged here.
+ * Follows each canonical chain to its end: the last URL's record is read while it is an
+ * indexable 200 page naming yet another canonical, up to MAX_HOPS hops; a URL met twice closes a
+ * loop (of any length). One batched read per hop for all chains of the page of records.
  */
-async function hreflangReturns(
+async function followCanonicalChains(
+  kv: Deno.Kv,
+  auditId: string,
+  chains: { chain: string[]; loop: boolean }[],
+): Promise<void> {
+  let open = chains.filter((c) => !c.loop);
+  for (let hop = 2; hop < MAX_HOPS && open.length > 0; hop++) {
+    const recs = await getMany<PageRecord>(
+      kv,
+      open.map((c) => keys.auditPage(auditId, c.chain[c.chain.length - 1])),
+    );
+    const next: typeof open = [];
+    open.forEach((c, i) => {
+      const r = recs[i];
+      if (!r || r.state !== "fetched" || !r.html || !is2xx(r) || r.noindex) return;
+      if (r.canonicalOther === null) return;
+      if (c.chain.includes(r.canonicalOther)) c.loop = true;
+      c.chain.push(r.canonicalOther);
+      if (!c.loop) next.push(c);
+    });
+    open = next;
+  }
+}
+
+/** Why a crawled hreflang alternate cannot stand in a cluster, or null when it can. */
+function alternateProblem(t: PageRecord): string | null {
+  if (t.state === "blocked") return "blocked by robots.txt";
+  if (t.state === "failed") return "fetch failed";
+  if (t.location !== null) return "redirects";
+  if (!is2xx(t)) return "error status";
+  if (!t.html) return "not an HTML page";
+  if (t.noindex) return "noindex";
+  if (t.canonicalOther !== null) return "canonicalised to another URL";
+  return null;
+}
+
+/**
+ * hreflang alternates of a page of records (internal ones the crawl reached; it follows them):
+ * an alternate that redirects, fails, is blocked, noindex or canonicalised elsewhere
+ * (hreflang_target_bad, one item per alternate); an alternate that is a good page must list the
+ * page among its own alternates (hreflang_no_return). Alternates not crawled (the budget ran out)
+ * are not judged.
+ */
+async function hreflangAlternates(
   kv: Deno.Kv,
   auditId: string,
   pages: PageRecord[],
@@ -652,24 +732,48 @@ async function hreflangReturns(
   const got = await getMany<PageRecord>(kv, urls.map((u) => keys.auditPage(auditId, u)));
   const byUrl = new Map<string, PageRecord>();
   got.forEach((t, i) => {
-    if (t && t.state === "fetched" && t.html && is2xx(t)) byUrl.set(urls[i], t);
+    if (t && t.state !== "unvisited" && t.state !== "queued") byUrl.set(urls[i], t);
   });
   for (const p of pages) {
     let judged = false;
+    let returnsJudged = false;
+    let bad = false;
     const missing: string[] = [];
     for (const u of p.hreflang ?? []) {
       const t = byUrl.get(u);
       if (!t) continue;
       judged = true;
+      const problem = alternateProblem(t);
+      if (problem !== null) {
+        f.hreflangTargetBad.add(
+          { url: p.url, alternate: u, target_status: t.status || null, reason: problem },
+          !bad,
+        );
+        bad = true;
+        continue;
+      }
+      returnsJudged = true;
       if (!(t.hreflang ?? []).includes(p.url)) missing.push(u);
     }
-    if (!judged) continue;
+    if (judged) f.hreflangTargetPages++;
+    if (!returnsJudged) continue;
     f.hreflangPages++;
     if (missing.length > 0) f.hreflangNoReturn.add({ url: p.url, no_return_from: missing });
   }
 }
 
-/** Groups of the duplicate index (contiguous by value): every member of a group of 2+ is affected. */
+/** Where a URL's duplicates would be one page: its origin and path, lower-cased. */
+function variantKey(url: string): { key: string; query: string } {
+  const u = new URL(url);
+  return { key: (u.origin + u.pathname).toLowerCase(), query: u.search };
+}
+
+/**
+ * Groups of the duplicate index (contiguous by value): every member of a group of 2+ is affected.
+ * With `variants`, a group whose URLs are all one path up to letter case goes to `variants.case`,
+ * and one whose URLs are one path with different query strings to `variants.param`: the same
+ * page at several addresses, counted once, where it is fixed.
+ */
 async function duplicates(
   kv: Deno.Kv,
   auditId: string,
@@ -677,23 +781,31 @@ async function duplicates(
   g: Group,
   show: (value: string) => Evidence,
   onGroup?: (value: string) => void,
+  variants?: { case: Group; param: Group },
 ): Promise<void> {
   const KEEP = 50;
   let value: string | null = null;
   let members: string[] = [];
   let size = 0;
+  // Whether every member so far shares the first one's variant key, and how they differ.
+  let first: { key: string; query: string } | null = null;
+  let oneKey = true;
+  let queriesDiffer = false;
   const close = () => {
     if (value === null || size < 2) return;
     onGroup?.(value);
+    const into = !variants || !oneKey ? g : queriesDiffer ? variants.param : variants.case;
+    const differs: Evidence = into === g ? {} : { differs_in: queriesDiffer ? "query" : "case" };
     for (let i = 0; i < size; i++) {
       const url = i < members.length ? members[i] : null;
       if (url === null) {
-        g.count++;
+        into.count++;
         continue;
       }
-      g.add({
+      into.add({
         url,
         ...show(value),
+        ...differs,
         group_size: size,
         same_as: members.filter((m) => m !== url).slice(0, 5),
       });
@@ -708,9 +820,18 @@ async function duplicates(
         value = v;
         members = [];
         size = 0;
+        first = null;
+        oneKey = true;
+        queriesDiffer = false;
       }
       size++;
       if (members.length < KEEP) members.push(url);
+      if (variants && oneKey) {
+        const k = variantKey(url);
+        if (first === null) first = k;
+        else if (k.key !== first.key) oneKey = false;
+        else if (k.query !== first.query) queriesDiffer = true;
+      }
     }
   }
   close();

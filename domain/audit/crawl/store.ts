@@ -40,6 +40,11 @@ export interface PageRecord {
   outlinks: number;
   /** Followable internal links pointing here; known once the crawl is finalised. */
   inlinks: number;
+  /**
+   * Internal link equity, 0–100 (crawl/link_score.ts), for HTML 200 pages once the crawl is
+   * finalised; absent otherwise and when the link graph was too large to score.
+   */
+  linkScore?: number;
   /** Internal hreflang alternates other than the page itself (capped; absent when none). */
   hreflang?: string[];
   /**
