@@ -127,15 +127,7 @@ export function createAudit(
         return { op, result };
       }
     }
-    if (render && !deps.render?.enabled) {
-      throw new ApiError(
-        "rendering_unavailable",
-        503,
-        "This server cannot render pages in a browser (rendering is off, on Deno Deploy, or the " +
-          "process lacks the permissions to launch one); start the audit without render. " +
-          "Nothing was charged",
-      );
-    }
+    if (render) requireRendering(deps, "start the audit without render. Nothing was charged");
     const now = clock.now();
     const id = newId("aud", now);
     const op = kv.atomic().check(projectEntry, activeEntry);
@@ -190,6 +182,20 @@ export function createAudit(
     await alongside?.(op, { audit, created: true });
     return { op, result: { audit, created: true } };
   });
+}
+
+/**
+ * Throws 503 `rendering_unavailable` where this process cannot render pages (rendering off, Deno
+ * Deploy, or no permission to launch a browser); `instead` tells the caller what to do.
+ */
+export function requireRendering(deps: Pick<Deps, "render">, instead: string): void {
+  if (deps.render?.enabled) return;
+  throw new ApiError(
+    "rendering_unavailable",
+    503,
+    "This server cannot render pages in a browser (rendering is off, on Deno Deploy, or the " +
+      `process lacks the permissions to launch one); ${instead}`,
+  );
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   getSchedule,
   putSchedule,
   type ScheduleFunding,
+  type ScheduleInput,
   type ScheduleRecord,
 } from "../domain/monitoring/schedules.ts";
 import type { AppEnv, Services } from "./env.ts";
@@ -36,6 +37,12 @@ export const PutScheduleBody = z.object({
   day_of_month: z.number().int().min(1).max(28).optional().openapi({
     description: "Monthly only, 1-28 (every month has it); default 1",
   }),
+  render: z.boolean().optional().openapi({
+    description: "Each run is a rendered audit, priced as one started by POST /v1/projects/" +
+      "{projectId}/audits with render (pro included, basic the add-on, otherwise the rendered " +
+      "audit's credits); 503 rendering_unavailable where this server cannot render. Default false",
+    example: false,
+  }),
 }).strict().openapi("PutScheduleRequest");
 
 export const Schedule = z.object({
@@ -45,10 +52,13 @@ export const Schedule = z.object({
   day_of_week: z.enum(WEEKDAYS).nullable(),
   day_of_month: z.number().int().nullable(),
   status: z.enum(["active", "paused"]),
-  paused_reason: z.enum(["insufficient_credits", "plan_limit"]).nullable().openapi({
-    description: "Why it paused: a run the credit balance could not pay, or a cadence the " +
-      "project's plan no longer includes. A PUT resumes it.",
-  }),
+  render: z.boolean().openapi({ description: "Each run is a rendered audit" }),
+  paused_reason: z.enum(["insufficient_credits", "plan_limit", "rendering_unavailable"])
+    .nullable().openapi({
+      description: "Why it paused: a run the credit balance could not pay, a cadence the " +
+        "project's plan no longer includes, or a rendered schedule on a server that can no " +
+        "longer render. A PUT resumes it.",
+    }),
   paused_at: z.string().nullable(),
   next_run_at: z.string().nullable().openapi({
     description: "When the next scheduled audit starts; null while paused",
@@ -76,6 +86,17 @@ export const Schedule = z.object({
 
 export const ScheduleDeleted = z.object({ deleted: z.literal(true), project_id: z.string() });
 
+/** The domain input of a validated PUT body (the route's and the MCP tool's). */
+export function scheduleInput(body: z.infer<typeof PutScheduleBody>): ScheduleInput {
+  return {
+    cadence: body.cadence,
+    hourUtc: body.hour_utc,
+    dayOfWeek: body.day_of_week,
+    dayOfMonth: body.day_of_month,
+    render: body.render,
+  };
+}
+
 export function scheduleView(s: ScheduleRecord, f: ScheduleFunding) {
   return {
     project_id: s.projectId,
@@ -83,6 +104,7 @@ export function scheduleView(s: ScheduleRecord, f: ScheduleFunding) {
     hour_utc: s.hourUtc,
     day_of_week: s.dayOfWeek,
     day_of_month: s.dayOfMonth,
+    render: s.render === true,
     status: s.status,
     paused_reason: s.pausedReason,
     paused_at: iso(s.pausedAt),
@@ -132,7 +154,13 @@ export function scheduleRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
           200: { description: "The schedule, replaced", schema: Schedule },
           201: { description: "The schedule, created", schema: Schedule },
         },
-        [...AUTH_ERRORS, "not_found", "schedule_not_allowed", "payload_too_large"],
+        [
+          ...AUTH_ERRORS,
+          "not_found",
+          "schedule_not_allowed",
+          "payload_too_large",
+          "rendering_unavailable",
+        ],
       ),
     }),
     async (c) => {
@@ -142,12 +170,7 @@ export function scheduleRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
         deps,
         caller,
         c.req.valid("param").projectId,
-        {
-          cadence: body.cadence,
-          hourUtc: body.hour_utc,
-          dayOfWeek: body.day_of_week,
-          dayOfMonth: body.day_of_month,
-        },
+        scheduleInput(body),
       );
       return c.json(scheduleView(schedule, funding), created ? 201 : 200);
     },

@@ -104,7 +104,7 @@ export async function runDueSchedule(deps: Deps, projectId: string): Promise<Sch
     await removeOrphan(deps, entry);
     return "removed";
   }
-  const funding = scheduleFunding(sub.value, now);
+  const funding = scheduleFunding(sub.value, now, s.render);
   if (!cadenceWithin(s.cadence, funding.maxCadence)) {
     return await pause(deps, projectId, dueAt, "plan_limit", {
       plan: funding.plan,
@@ -131,6 +131,7 @@ export async function runDueSchedule(deps: Deps, projectId: string): Promise<Sch
         op.check(cur, slot).set(slot.key, run, { expireIn: SLOT_CLAIM_TTL_MS });
         advance(op, cur.value!, run, now);
       },
+      { render: s.render === true },
     );
     return accepted.created ? "started" : "audit_in_progress";
   } catch (err) {
@@ -146,6 +147,11 @@ export async function runDueSchedule(deps: Deps, projectId: string): Promise<Sch
         required_credits: err.extra?.required_credits ?? funding.creditsPerRun,
         balance_credits: err.extra?.balance_credits ?? null,
       });
+    }
+    // A rendered schedule on a server that can no longer render (moved to Deno Deploy, rendering
+    // switched off): retrying cannot cure it, and a raw audit is not what was asked for.
+    if (err instanceof ApiError && err.code === "rendering_unavailable") {
+      return await pause(deps, projectId, dueAt, "rendering_unavailable", {});
     }
     throw err; // the queue redelivers; the slot is still unclaimed
   }

@@ -18,8 +18,10 @@ import {
   cadenceWithin,
   CREDIT_SCHEDULE,
   findPlan,
+  renderedAuditCharge,
   UNIT_PRICES,
 } from "../billing/catalog.ts";
+import { requireRendering } from "../audits.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import type { KeyMode, ProjectRecord, SubscriptionRecord } from "../records.ts";
@@ -27,8 +29,11 @@ import { isActive } from "../subscription_state.ts";
 import { nextRun, type ScheduleSpec, type Weekday } from "./schedule_time.ts";
 
 export type ScheduleStatus = "active" | "paused";
-/** Why a schedule stopped running: the balance could not pay a run, or the plan's cadence. */
-export type PauseReason = "insufficient_credits" | "plan_limit";
+/**
+ * Why a schedule stopped running: the balance could not pay a run, the plan's cadence, or a
+ * rendered schedule on a server that can no longer render.
+ */
+export type PauseReason = "insufficient_credits" | "plan_limit" | "rendering_unavailable";
 
 /** What became of one due slot. */
 export interface ScheduleRun {
@@ -56,6 +61,8 @@ export interface ScheduleRecord extends ScheduleSpec {
   lastRun: ScheduleRun | null;
   /** Slots handled so far. */
   runs: number;
+  /** Each run is a rendered audit (`{"render": true}`); absent on raw schedules. */
+  render?: boolean;
   createdAt: number;
   updatedAt: number;
 }
@@ -66,6 +73,7 @@ export interface ScheduleInput {
   hourUtc: number;
   dayOfWeek?: Weekday;
   dayOfMonth?: number;
+  render?: boolean;
 }
 
 /** How the project's scheduled runs are paid right now, and how often they may run. */
@@ -77,23 +85,26 @@ export interface ScheduleFunding {
   creditsPerRun: number;
 }
 
-/** The funding a run at `now` gets: the plan's when subscribed, else credits. */
-export function scheduleFunding(sub: SubscriptionRecord | null, now: number): ScheduleFunding {
-  if (sub && isActive(sub, now)) {
-    const plan = findPlan(sub.plan ?? "basic") ?? findPlan("basic")!;
-    return {
-      kind: "subscription",
-      plan: plan.id,
-      maxCadence: plan.scheduleMaxCadence,
-      creditsPerRun: 0,
-    };
+/**
+ * The funding a run at `now` gets: the plan's when subscribed, else credits. A rendered run is
+ * priced as a rendered API audit (`renderedAuditCharge`: pro included, basic the add-on, credits
+ * the rendered audit).
+ */
+export function scheduleFunding(
+  sub: SubscriptionRecord | null,
+  now: number,
+  render = false,
+): ScheduleFunding {
+  const subscribed = sub !== null && isActive(sub, now);
+  const plan = subscribed ? findPlan(sub.plan ?? "basic") ?? findPlan("basic")! : null;
+  let creditsPerRun = plan ? 0 : UNIT_PRICES[CREDIT_SCHEDULE.unit];
+  if (render) {
+    const charge = renderedAuditCharge(plan?.id ?? null, "live");
+    creditsPerRun = charge.kind === "credits" ? UNIT_PRICES[charge.unit] : 0;
   }
-  return {
-    kind: "credits",
-    plan: null,
-    maxCadence: CREDIT_SCHEDULE.maxCadence,
-    creditsPerRun: UNIT_PRICES[CREDIT_SCHEDULE.unit],
-  };
+  return plan
+    ? { kind: "subscription", plan: plan.id, maxCadence: plan.scheduleMaxCadence, creditsPerRun }
+    : { kind: "credits", plan: null, maxCadence: CREDIT_SCHEDULE.maxCadence, creditsPerRun };
 }
 
 /** The 403 for a cadence the funding does not include, naming what would. */
@@ -165,10 +176,12 @@ export async function putSchedule(
     );
   }
   const spec = specOf(input);
+  const render = input.render === true;
+  if (render) requireRendering(deps, "schedule raw audits (omit render)");
   return await atomically(kv, async () => {
     const { project, sub } = await projectOf(deps, caller.account.id, projectId, caller.key.mode);
     const now = clock.now();
-    const funding = scheduleFunding(sub.value, now);
+    const funding = scheduleFunding(sub.value, now, render);
     if (!cadenceWithin(spec.cadence, funding.maxCadence)) {
       throw cadenceRefusal(spec.cadence, funding);
     }
@@ -176,7 +189,7 @@ export async function putSchedule(
     const old = entry.value;
     const op = kv.atomic().check(entry, project, sub);
     let schedule: ScheduleRecord;
-    if (old && old.status === "active" && sameSpec(old, spec)) {
+    if (old && old.status === "active" && sameSpec(old, spec) && (old.render === true) === render) {
       schedule = old;
     } else {
       const next = nextRun(spec, projectId, null, now);
@@ -194,6 +207,7 @@ export async function putSchedule(
         runs: old?.runs ?? 0,
         createdAt: old?.createdAt ?? now,
         updatedAt: now,
+        ...(render ? { render: true } : {}),
       };
       if (old?.indexAt != null) op.delete(keys.scheduleDue(old.indexAt, projectId));
       op.set(entry.key, schedule).set(keys.scheduleDue(next.runAt, projectId), projectId);
@@ -214,7 +228,7 @@ export async function getSchedule(
   if (!schedule) {
     throw new ApiError("not_found", 404, `Project '${projectId}' has no audit schedule`);
   }
-  return { schedule, funding: scheduleFunding(sub.value, deps.clock.now()) };
+  return { schedule, funding: scheduleFunding(sub.value, deps.clock.now(), schedule.render) };
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { getBalance, grantCredits } from "../../domain/billing/credits.ts";
+import { keys } from "../../kv/keys.ts";
 import { html, page, serveSite } from "../audit/sites.ts";
 import { subscribeProject, type TestApp, withApp } from "../helpers/app.ts";
 import { eventually, quiet, startReceiver } from "../webhooks/helpers.ts";
@@ -281,6 +282,105 @@ Deno.test("a schedule deleted between dispatch and run: the queued message start
       assert.equal(await auditCount(app, key, projectId), 0);
     });
   } finally {
+    await site.close();
+  }
+});
+
+Deno.test("rendered schedules: priced as rendered audits, each run renders, 503 where nothing renders", async () => {
+  const site = serveSite({ "/": html(page({ title: "Scheduled site home page" })) });
+  try {
+    await withApp(async (app) => {
+      const deps = app.service.services.deps;
+      const { accountId, key, projectId } = await setup(app, site.origin, "credits");
+      const body = { cadence: "daily", hour_utc: 6, render: true };
+      const put = await app.req("PUT", path(projectId), { key, body });
+      assert.equal(put.status, 201, put.text);
+      assert.equal(put.body.render, true);
+      assert.equal(put.body.funding.credits_per_run, 75, "a rendered audit's credits");
+      // The same schedule without render is a change (a raw one, 25 credits a run).
+      const raw = await app.req("PUT", path(projectId), { key, body: { ...body, render: false } });
+      assert.equal(raw.body.render, false);
+      assert.equal(raw.body.funding.credits_per_run, 25);
+      const again = await app.req("PUT", path(projectId), { key, body });
+      assert.equal(again.body.render, true);
+
+      // Subscribed projects: pro includes rendering, basic pays the add-on.
+      for (const [plan, credits] of [["pro", 0], ["basic", 50]] as const) {
+        const other = await setup(app, site.origin, plan);
+        const res = await app.req("PUT", path(other.projectId), {
+          key: other.key,
+          body: { ...body, cadence: "weekly" },
+        });
+        assert.equal(res.status, 201, res.text);
+        assert.equal(res.body.funding.credits_per_run, credits, plan);
+      }
+
+      await grantCredits(deps, { accountId, amount: 80, reason: "test", ref: "r1" });
+      app.clock.set(Date.parse(again.body.next_run_at));
+      const ran = await tickUntil(app, key, projectId, (s) => s.runs === 1);
+      assert.equal(ran.last_run.outcome, "started");
+      assert.equal(await getBalance(app.kv, accountId), 5, "charged 75 credits");
+      const audit = await eventually(async () => {
+        const a = await app.req("GET", `/v1/audits/${ran.last_run.audit_id}`, { key });
+        return a.body.status === "completed" || a.body.status === "failed" ? a.body : null;
+      }, 60_000);
+      assert.equal(audit.status, "completed", JSON.stringify(audit.error));
+      assert.ok(audit.render.pages_rendered >= 1, JSON.stringify(audit.render));
+    });
+
+    // A server that cannot render refuses a rendered schedule, and stores nothing.
+    await withApp(async (app) => {
+      const { key, projectId } = await setup(app, site.origin, "pro");
+      const res = await app.req("PUT", path(projectId), {
+        key,
+        body: { cadence: "daily", hour_utc: 6, render: true },
+      });
+      assert.equal(res.status, 503);
+      assert.equal(res.body.error.code, "rendering_unavailable");
+      const none = await app.req("GET", path(projectId), { key });
+      assert.equal(none.status, 404);
+    }, { env: { RENDERING: "off" } });
+  } finally {
+    await site.close();
+  }
+});
+
+Deno.test("a rendered schedule on a server that can no longer render pauses with rendering_unavailable", async () => {
+  const site = serveSite({ "/": html(page({ title: "Scheduled site home page" })) });
+  const receiver = startReceiver();
+  try {
+    await withApp(async (app) => {
+      const { accountId, key, projectId } = await setup(app, site.origin, "credits");
+      await app.req("POST", "/v1/webhooks", {
+        key,
+        body: { url: receiver.url, events: ["schedule.paused"] },
+      });
+      await grantCredits(app.service.services.deps, {
+        accountId,
+        amount: 100,
+        reason: "test",
+        ref: "r2",
+      });
+      const put = await app.req("PUT", path(projectId), {
+        key,
+        body: { cadence: "daily", hour_utc: 6 },
+      });
+      // As a deployment that could render stored it before this one (RENDERING=off) took over.
+      const entry = await app.kv.get<Record<string, unknown>>(keys.schedule(projectId));
+      assert.ok(entry.value);
+      await app.kv.set(entry.key, { ...entry.value, render: true });
+
+      app.clock.set(Date.parse(put.body.next_run_at));
+      const paused = await tickUntil(app, key, projectId, (s) => s.status === "paused");
+      assert.equal(paused.paused_reason, "rendering_unavailable");
+      assert.equal(paused.render, true);
+      assert.equal(await getBalance(app.kv, accountId), 100, "nothing charged");
+      assert.equal(await auditCount(app, key, projectId), 0, "no raw audit in its place");
+      const [evt] = await receiver.waitFor(1);
+      assert.equal(evt.body.data.reason, "rendering_unavailable");
+    }, { env: { RENDERING: "off" } });
+  } finally {
+    await receiver.close();
     await site.close();
   }
 });

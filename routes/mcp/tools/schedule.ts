@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { deleteSchedule, getSchedule, putSchedule } from "../../../domain/monitoring/schedules.ts";
-import { PutScheduleBody, Schedule, scheduleView } from "../../schedules.ts";
+import { PutScheduleBody, Schedule, scheduleInput, scheduleView } from "../../schedules.ts";
 import { asBody, required, type ToolDef } from "../kit.ts";
 
 const ScheduleInput = z.object({
@@ -19,6 +19,9 @@ const ScheduleInput = z.object({
   hour_utc: z.number().optional().describe("set: the hour (UTC, 0-23) the run starts in"),
   day_of_week: z.string().optional().describe("set, weekly only: monday … sunday (default monday)"),
   day_of_month: z.number().optional().describe("set, monthly only: 1-28 (default 1)"),
+  render: z.boolean().optional().describe(
+    "set: each run is a rendered audit (priced as one; pro included). Default false",
+  ),
 }).strict();
 
 export const scheduleTool: ToolDef<typeof ScheduleInput> = {
@@ -56,13 +59,14 @@ export const scheduleTool: ToolDef<typeof ScheduleInput> = {
           hour_utc: args.hour_utc,
           day_of_week: args.day_of_week,
           day_of_month: args.day_of_month,
+          render: args.render,
         });
-        const { schedule, funding, created } = await putSchedule(deps, p, projectId, {
-          cadence: body.cadence,
-          hourUtc: body.hour_utc,
-          dayOfWeek: body.day_of_week,
-          dayOfMonth: body.day_of_month,
-        });
+        const { schedule, funding, created } = await putSchedule(
+          deps,
+          p,
+          projectId,
+          scheduleInput(body),
+        );
         const view = scheduleView(schedule, funding);
         return {
           structured: { schedule: view, created },
