@@ -64,6 +64,10 @@ Deno.test("evidence: broken link, redirect chain, duplicates, lengths, canonical
   assert.deepEqual(items(findings, "http_4xx").map((i) => [i.url, i.status]), [
     [`${o}/refresh-gone`, 404],
   ]);
+  // The hreflang alternate that 404s is charged to the page naming it, with the reason.
+  assert.deepEqual(items(findings, "hreflang_target_bad"), [
+    { url: `${o}/`, alternate: `${o}/en`, target_status: 404, reason: "error status" },
+  ]);
 
   // Redirect chain: every hop.
   const [chain] = items(findings, "redirect_chain");
@@ -231,4 +235,55 @@ Deno.test("sitemap gzip is inflated as a stream and cut at the cap (no decompres
 
 Deno.test("every check has a 'what it means' and a 'how to fix' text", () => {
   assert.deepEqual(undocumentedChecks(), []);
+});
+
+Deno.test("evidence: canonical loops of any length, address variants, x-default, files in the sitemap", async () => {
+  const canon = (o: string, to: string) => `<link rel="canonical" href="${o}${to}">`;
+  const { findings, origin: o } = await audit((o) => ({
+    "/sitemap.xml": sitemapRoute([o + "/", o + "/file.pdf"]),
+    "/": html(page({
+      key: "home",
+      links: ["/x", "/y", "/z", "/item?ref=mail", "/item?ref=ad", "/file.pdf"],
+      head: `<link rel="alternate" hreflang="en" href="${o}/">` +
+        `<link rel="alternate" hreflang="de-DE" href="${o}/x">`,
+    })),
+    "/x": html(page({ key: "x", links: ["/"], head: canon(o, "/y") })),
+    "/y": html(page({ key: "y", links: ["/"], head: canon(o, "/z") })),
+    "/z": html(page({ key: "z", links: ["/"], head: canon(o, "/x") })),
+    "/item?ref=mail": html(page({ key: "item", title: "Item by mail", links: ["/"] })),
+    "/item?ref=ad": html(page({ key: "item", title: "Item by ad", links: ["/"] })),
+    "/file.pdf": {
+      body: "%PDF-1.4",
+      headers: { "content-type": "application/pdf", "x-robots-tag": "none" },
+    },
+  }));
+  const loops = items(findings, "canonical_chain");
+  assert.deepEqual(loops.find((l) => l.url === `${o}/x`), {
+    url: `${o}/x`,
+    canonical: `${o}/y`,
+    chain: [`${o}/x`, `${o}/y`, `${o}/z`, `${o}/x`],
+    hop_count: 3,
+    loop: true,
+  });
+  assert.equal(loops.length, 3);
+  const params = items(findings, "parameter_duplicates");
+  assert.deepEqual(params.map((p) => [p.url, p.differs_in, p.group_size, p.same_as]).sort(), [
+    [`${o}/item?ref=ad`, "query", 2, [`${o}/item?ref=mail`]],
+    [`${o}/item?ref=mail`, "query", 2, [`${o}/item?ref=ad`]],
+  ]);
+  assert.equal(findings.get("duplicate_content"), undefined, "counted once, as the variants");
+  assert.deepEqual(items(findings, "hreflang_x_default_missing"), [
+    { url: `${o}/`, languages: ["en", "de-de"] },
+  ]);
+  // The alternate /x canonicalises elsewhere: not a page of the cluster.
+  assert.deepEqual(items(findings, "hreflang_target_bad"), [
+    {
+      url: `${o}/`,
+      alternate: `${o}/x`,
+      target_status: 200,
+      reason: "canonicalised to another URL",
+    },
+  ]);
+  const bad = items(findings, "sitemap_bad_entries");
+  assert.deepEqual(bad, [{ url: `${o}/file.pdf`, status: 200, reason: "noindex (X-Robots-Tag)" }]);
 });

@@ -200,7 +200,7 @@ export async function finalizeCrawl(
       }
     }
     await canonicalTargets(kv, auditId, canon, f, markLater);
-    await hreflangAlternates(kv, auditId, alternates, f);
+    await hreflangAlternates(kv, auditId, alternates, f, markLater);
   }
   f.ttfb.medianMs = median(ttfb, f.ttfb.pages);
 
@@ -235,8 +235,8 @@ export async function finalizeCrawl(
    * Failing URLs another check already charges, so each defect counts once, where it is fixed:
    * the start and home page (home_page_error), URLs crawled pages link to, directly or through
    * redirects (broken_internal_links, on the linking pages), sitemap entries
-   * (sitemap_bad_entries) and canonical targets (canonical_target_bad). Each hop of the URL's
-   * redirects is marked too (a link to a redirect to a 404 is a broken link). What is left (a
+   * (sitemap_bad_entries), canonical targets (canonical_target_bad) and hreflang alternates
+   * (hreflang_target_bad). Each hop of the URL's redirects is marked too (a link to a redirect to a 404 is a broken link). What is left (a
    * redirect or meta-refresh target nothing else points at) is charged by the status checks.
    */
   const chargeFrom = (url: string) => {
@@ -726,6 +726,7 @@ async function hreflangAlternates(
   auditId: string,
   pages: PageRecord[],
   f: ReturnType<typeof emptyFacts>,
+  markLater: Set<string>,
 ): Promise<void> {
   if (pages.length === 0) return;
   const urls = [...new Set(pages.flatMap((p) => p.hreflang ?? []))];
@@ -744,6 +745,8 @@ async function hreflangAlternates(
       if (!t) continue;
       judged = true;
       const problem = alternateProblem(t);
+      // A failing alternate is charged here, not again by the status checks.
+      if (t.state === "failed" || t.status >= 300) markLater.add(t.url);
       if (problem !== null) {
         f.hreflangTargetBad.add(
           { url: p.url, alternate: u, target_status: t.status || null, reason: problem },
