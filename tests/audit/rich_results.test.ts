@@ -13,6 +13,9 @@ import {
 } from "../../domain/audit/json_ld.ts";
 import { extractPageFacts } from "../../domain/audit/page_facts.ts";
 import { SCHEMA_ORG_TYPES } from "../../domain/audit/schema_org_types.ts";
+import { auditSite } from "./audit_site.ts";
+import { base, ldScript } from "./check_cases.ts";
+import type { Route } from "./sites.ts";
 
 const CTX = "https://schema.org";
 
@@ -340,4 +343,40 @@ Deno.test("page facts: every ld+json block is inspected, numbered in page order"
     missing: ["$.mainEntity.name", "$.mainEntity.acceptedAnswer"],
     invalid: [],
   }]);
+});
+
+/** The routes that answer (base() maps a path to undefined for a 404). */
+const served = (r: Record<string, Route | undefined>): Record<string, Route> =>
+  Object.fromEntries(Object.entries(r).filter((e): e is [string, Route] => e[1] !== undefined));
+
+Deno.test("an audit stores each finding with the page, block, type and JSON paths", async () => {
+  const { findings, fired } = await auditSite((o) =>
+    served(base(o, {
+      "/a": {
+        body: ldScript({
+          "@context": CTX,
+          "@graph": [
+            { "@type": "Organization", name: "Shop" },
+            { "@type": "Product", name: "Mug", offers: { "@type": "Offer", price: "$9" } },
+            { "@type": "Prodcut", name: "Cup" },
+          ],
+        }),
+      },
+    }))
+  );
+  assert.equal(fired.get("rich_result_invalid"), 1);
+  assert.equal(fired.get("schema_type_unknown"), 1);
+  const [rich] = findings.get("rich_result_invalid")!;
+  assert.match(String(rich.url), /\/a$/);
+  // Block 2: the base page's own WebPage block comes first.
+  assert.deepEqual(
+    [rich.block, rich.type, rich.path, rich.missing, rich.invalid],
+    [2, "Product", "$.@graph[1]", [], ["$.@graph[1].offers.price"]],
+  );
+  const [unknown] = findings.get("schema_type_unknown")!;
+  assert.deepEqual([unknown.type, unknown.path, unknown.suggestion], [
+    "Prodcut",
+    "$.@graph[2]",
+    "Product",
+  ]);
 });
