@@ -218,17 +218,29 @@ class Walker {
   }
 
   unknownType(t: string, path: string): void {
-    this.unknown({ block: this.block, path, type: t, kind: "type", suggestion: suggest(t) });
+    // The suggestion (a scan of the table) is only worked out for findings that are kept.
+    if (this.keep()) {
+      const type = t.slice(0, 120);
+      this.out.unknown.push({
+        block: this.block,
+        path,
+        type,
+        kind: "type",
+        suggestion: suggest(t),
+      });
+    }
   }
 
   unknownContext(c: unknown, path: string): void {
-    const text = (JSON.stringify(c) ?? "").slice(0, 120);
-    this.unknown({ block: this.block, path, type: text, kind: "context", suggestion: "" });
+    if (!this.keep()) return;
+    const type = (JSON.stringify(c) ?? "").slice(0, 120);
+    this.out.unknown.push({ block: this.block, path, type, kind: "context", suggestion: "" });
   }
 
-  unknown(issue: UnknownTypeIssue): void {
+  /** Counts an unknown type or context; true when the finding is to be kept. */
+  keep(): boolean {
     this.out.unknownCount++;
-    if (this.out.unknown.length < MAX_FINDINGS) this.out.unknown.push(issue);
+    return this.out.unknown.length < MAX_FINDINGS;
   }
 
   /** Runs the rich-result rule of each type the entity has (each rule once). */
@@ -440,9 +452,21 @@ function localBusiness(o: Obj, r: Report): void {
 }
 
 let lowerNames: Map<string, string> | null = null;
+/** Suggestions already worked out (a site repeats its typos on every page); bounded. */
+const suggested = new Map<string, string>();
 
 /** The schema.org type a typo most likely meant: same letters in another case, or 1-2 edits. */
 export function suggest(t: string): string {
+  let s = suggested.get(t);
+  if (s === undefined) {
+    if (suggested.size >= 1_000) suggested.clear();
+    s = closest(t);
+    suggested.set(t, s);
+  }
+  return s;
+}
+
+function closest(t: string): string {
   lowerNames ??= new Map([...SCHEMA_ORG_TYPES].map((n) => [n.toLowerCase(), n]));
   const lower = t.toLowerCase();
   const same = lowerNames.get(lower);

@@ -380,3 +380,18 @@ Deno.test("an audit stores each finding with the page, block, type and JSON path
     "Product",
   ]);
 });
+
+Deno.test("bounds: unknown types are all counted, only the first ones kept with a suggestion", () => {
+  const graph = Array.from({ length: MAX_NODES }, (_, i) => ({ "@type": `Unknwn${i}Typo` }));
+  const f = inspect({ "@context": CTX, "@graph": graph });
+  // The top-level object is one of the MAX_NODES objects examined.
+  assert.equal(f.unknownCount, MAX_NODES - 1);
+  assert.equal(f.unknown.length, MAX_FINDINGS);
+  assert.deepEqual(f.unknown[0], {
+    block: 1,
+    path: "$.@graph[0]",
+    type: "Unknwn0Typo",
+    kind: "type",
+    suggestion: "",
+  });
+});
