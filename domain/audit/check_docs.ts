@@ -535,6 +535,23 @@ const STEP_CHECK_DOCS: Record<string, CheckDoc> = {
 };
 Object.assign(CHECK_DOCS, STEP_CHECK_DOCS);
 
+/** Structured data validation (checks/structured_data.ts, rules in json_ld.ts). */
+const STRUCTURED_DATA_DOCS: Record<string, CheckDoc> = {
+  rich_result_invalid: {
+    meaning:
+      "Google shows no rich result (price, rating, breadcrumb trail, FAQ, business details) for structured data that lacks a property its documentation marks required, or has it in the wrong shape.",
+    fix:
+      "Add each listed property at the JSON path given (a Product's name and offers with a plain numeric price, each breadcrumb's position, name and item, each FAQ question's name and acceptedAnswer.text, a business's name and address); recheck with Google's Rich Results Test.",
+  },
+  schema_type_unknown: {
+    meaning:
+      "A @type that is not a schema.org type (a typo, a wrong case) or a @context that is not schema.org makes search engines ignore that node and everything it says.",
+    fix:
+      "Spell the type exactly as schema.org does (the evidence suggests the closest one, e.g. Product for Prodcut) and set @context to https://schema.org.",
+  },
+};
+Object.assign(CHECK_DOCS, STRUCTURED_DATA_DOCS);
+
 /** The texts of a check; a check added without an entry falls back to its `detects` line. */
 export function checkDoc(check: Check): CheckDoc {
   return CHECK_DOCS[check.id] ??

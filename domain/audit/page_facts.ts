@@ -9,6 +9,7 @@ import { Parser } from "htmlparser2";
 import { canonicalUrl } from "./urls.ts";
 import { fingerprintText } from "./text_fingerprint.ts";
 import { mayNameLibrary } from "./js_libraries.ts";
+import { emptyJsonLdFindings, inspectJsonLd, type JsonLdFindings } from "./json_ld.ts";
 
 const EMPTY_SIG = new Uint16Array(0);
 
@@ -75,6 +76,8 @@ export interface PageFacts {
   plugins: number;
   jsonLdInvalid: number;
   jsonLdCount: number;
+  /** Every parsed block checked against schema.org and Google's rich-result rules (json_ld.ts). */
+  jsonLd: JsonLdFindings;
   /** Visible words, all of them (CJK characters count one each). */
   wordCount: number;
   /** 52 bits of a 64-bit hash of the normalised visible words (see text_fingerprint.ts). */
@@ -231,6 +234,7 @@ class Collector {
       plugins: 0,
       jsonLdInvalid: 0,
       jsonLdCount: 0,
+      jsonLd: emptyJsonLdFindings(),
       wordCount: 0,
       textHash: 0,
       textSig: EMPTY_SIG,
@@ -607,8 +611,10 @@ class Collector {
       case "script":
         if (this.inJsonLd) {
           this.inJsonLd = false;
-          this.f.jsonLdCount++;
-          if (!validJsonLd(this.jsonBuf)) this.f.jsonLdInvalid++;
+          const block = ++this.f.jsonLdCount;
+          const data = parseJson(this.jsonBuf);
+          if (data === UNPARSED || !validJsonLd(data)) this.f.jsonLdInvalid++;
+          if (data !== UNPARSED) inspectJsonLd(data, block, this.f.jsonLd);
           this.jsonBuf = "";
         }
         break;
@@ -641,13 +647,18 @@ function tryUrl(href: string, base: URL): URL | null {
   }
 }
 
-function validJsonLd(text: string): boolean {
-  let data: unknown;
+const UNPARSED = Symbol("unparsed");
+
+function parseJson(text: string): unknown {
   try {
-    data = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
-    return false;
+    return UNPARSED;
   }
+}
+
+/** Every top-level node has @context and @type (or is a @graph with a @context). */
+function validJsonLd(data: unknown): boolean {
   const items = Array.isArray(data) ? data : [data];
   for (const item of items) {
     if (item === null || typeof item !== "object") return false;

@@ -9,7 +9,7 @@
  * slow vs very slow) cannot all be seeded on one site: those few are seeded on small variants of
  * the same fixture (VARIANTS), each audited once, and the main site is their negative label.
  */
-import { base, basePage, pdf } from "./check_cases.ts";
+import { base, basePage, ldScript, pdf } from "./check_cases.ts";
 import {
   GOOD_HEADERS,
   html,
@@ -189,6 +189,74 @@ function seededPages(o: string): Record<string, PageSpec> {
     "/not-in-sitemap": {},
     // Links to every page the home page links to (set in mainRoutes), so those have two inlinks.
     "/hub": {},
+    ...structuredDataPages(o),
+  };
+}
+
+// --- Structured data validation (rich_result_invalid, schema_type_unknown) -------------------
+
+const SCHEMA = "https://schema.org";
+const ld = (...blocks: unknown[]): PageSpec => ({ body: blocks.map(ldScript).join("") });
+
+/** Pages with valid and broken rich-result markup and schema.org types. */
+function structuredDataPages(o: string): Record<string, PageSpec> {
+  const crumbs = [
+    { "@type": "ListItem", position: 1, name: "Home", item: `${o}/` },
+    { "@type": "ListItem", position: 2, name: "Shop" },
+  ];
+  return {
+    // Every rule's type, well formed: nothing may fire here.
+    "/rich-ok": ld(
+      {
+        "@context": SCHEMA,
+        "@graph": [
+          {
+            "@type": "Product",
+            name: "Mug",
+            offers: { "@type": "Offer", price: 9.5, priceCurrency: "EUR" },
+          },
+          { "@type": "BreadcrumbList", itemListElement: crumbs },
+        ],
+      },
+      {
+        "@context": SCHEMA,
+        "@type": "FAQPage",
+        mainEntity: [{
+          "@type": "Question",
+          name: "Why?",
+          acceptedAnswer: { "@type": "Answer", text: "Because." },
+        }],
+      },
+      {
+        "@context": SCHEMA,
+        "@type": "Restaurant",
+        name: "Café",
+        address: { "@type": "PostalAddress", streetAddress: "1 Main St" },
+      },
+      { "@context": SCHEMA, "@type": "Article", headline: "No requirements for Article" },
+    ),
+    // An Offer without its price inside a @graph.
+    "/rich-no-price": ld({
+      "@context": SCHEMA,
+      "@graph": [{ "@type": "WebSite", name: "Shop" }, {
+        "@type": "Product",
+        name: "Mug",
+        offers: { "@type": "Offer", priceCurrency: "EUR" },
+      }],
+    }),
+    "/rich-breadcrumb": ld({
+      "@context": SCHEMA,
+      "@type": "BreadcrumbList",
+      itemListElement: [{ "@type": "ListItem", item: `${o}/` }, crumbs[1]],
+    }),
+    "/rich-faq": ld({
+      "@context": SCHEMA,
+      "@type": "FAQPage",
+      mainEntity: { "@type": "Question", name: "Why?", acceptedAnswer: { "@type": "Answer" } },
+    }),
+    "/rich-business": ld({ "@context": SCHEMA, "@type": "Store", name: "Corner shop" }),
+    "/schema-typo": ld({ "@context": SCHEMA, "@type": "Prodcut", name: "Mug" }),
+    "/schema-context": ld({ "@context": "https://example.test/vocab", "@type": "Widget" }),
   };
 }
 
@@ -346,6 +414,7 @@ export const MAIN: LabelledSite = {
     "/server-name",
     "/canon-ok",
     "/open.pdf",
+    "/rich-ok",
   ],
   expect: {
     // indexability
@@ -460,6 +529,9 @@ export const MAIN: LabelledSite = {
     viewport_not_responsive: ["/fixed-viewport"],
     zoom_disabled: ["/no-zoom"],
     legacy_plugins: ["/embed"],
+    // structured data validation
+    rich_result_invalid: ["/rich-no-price", "/rich-breadcrumb", "/rich-faq", "/rich-business"],
+    schema_type_unknown: ["/schema-typo", "/schema-context"],
   },
 };
 

@@ -581,3 +581,33 @@ export const CASES: Record<string, CheckCase> = {
   structured_data_missing: { fire: on({ "/a": { jsonLd: false } }), quiet: clean },
   structured_data_coverage: { fire: on({ "/a": { jsonLd: false } }), quiet: clean },
 };
+
+// --- Structured data validation (checks/structured_data.ts) ---------------------------------
+
+/** A JSON-LD block as a script element (for a page's head or body). */
+export function ldScript(data: unknown): string {
+  return `<script type="application/ld+json">${JSON.stringify(data)}</script>`;
+}
+const ld = (data: unknown): PageSpec => ({ body: ldScript(data) });
+const SCHEMA = "https://schema.org";
+
+Object.assign(
+  CASES,
+  {
+    rich_result_invalid: {
+      fire: on({ "/a": ld({ "@context": SCHEMA, "@type": "Product", name: "Mug" }) }),
+      quiet: on({
+        "/a": ld({
+          "@context": SCHEMA,
+          "@type": "Product",
+          name: "Mug",
+          offers: { "@type": "Offer", price: "9.50", priceCurrency: "EUR" },
+        }),
+      }),
+    },
+    schema_type_unknown: {
+      fire: on({ "/a": ld({ "@context": SCHEMA, "@type": "Prodcut", name: "Mug" }) }),
+      quiet: clean,
+    },
+  } satisfies Record<string, CheckCase>,
+);

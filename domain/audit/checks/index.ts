@@ -7,6 +7,7 @@
 import type { Check, PageCheck, SiteCheck } from "../types.ts";
 import { indexabilityChecks } from "./indexability.ts";
 import { structureChecks } from "./structure.ts";
+import { structuredDataChecks } from "./structured_data.ts";
 import { securityChecks } from "./security.ts";
 import { performanceChecks } from "./performance.ts";
 import { mobileChecks } from "./mobile.ts";
@@ -16,6 +17,7 @@ import { RENDER_CHECKS } from "../../render/checks.ts";
 export const ALL_CHECKS: readonly Check[] = [
   ...indexabilityChecks,
   ...structureChecks,
+  ...structuredDataChecks,
   ...securityChecks,
   ...performanceChecks,
   ...mobileChecks,
