@@ -28,13 +28,15 @@
  *   which waits for network quiet, cannot stop looking before it (it did, under load, when the
  *   defect ran on a timer).
  * - `transfer_size_large`: while it loads, the page fetches three 2 MiB data files (6,144 KiB,
- *   threshold 5,000 KiB; fetched at parse time, not on `load`, so they are in flight before the
- *   audit starts waiting for network quiet). The renderer counts bytes when the guarded fetch has them, before the
- *   simulated slow-4G link would have carried them (that would take 34 s), so the render does
- *   not wait for the link: it ends at the settle limit (5 s) with the bytes counted.
+ *   threshold 5,000 KiB), at parse time rather than on `load`, so they are in flight before the
+ *   audit starts waiting for network quiet. The renderer counts bytes when the guarded fetch has
+ *   them, before the simulated slow-4G link would have carried them (that would take 34 s), so
+ *   the render does not wait for the link: it ends at the settle limit (5 s), bytes counted.
  *
  * The quiet lab pages (home, `/clean`, and each lab page for the other three metrics) are small
- * static pages: LCP about 1 s, no scripts that run long, no late layout changes.
+ * static pages: LCP about 1 s, no scripts that run long, no late layout changes. Their side is
+ * wall-clock time all the same, which a CPU-starved machine stretches; the test renders one page
+ * at a time for that reason (see README.md, "Audit accuracy table").
  *
  * @module
  */
