@@ -14,7 +14,8 @@ export function prose(n: number): string {
   return Array.from({ length: n }, (_, i) => w[i % w.length]).join(" ");
 }
 
-function page(title: string, body: string, head = ""): string {
+/** A mobile-ready page (viewport, 16 px text, 48 px tap targets) with this title and body. */
+export function page(title: string, body: string, head = ""): string {
   return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">${VIEWPORT}${STYLE}` +
     `<title>${title}</title>${head}</head><body>${body}</body></html>`;
 }

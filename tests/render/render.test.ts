@@ -157,7 +157,11 @@ Deno.test({
         renderPage(`${site.origin}/lab-shift`, { pool, network: NETWORK, lab: true }),
       ]);
       // 300 KiB over 1,474.56 kbit/s is ~1.7 s, after 562.5 ms latency for page and image each.
-      assert.deepEqual(fired(lcp), ["lcp_slow"]);
+      // Parsing that SVG on a 4x slowed CPU is a real long task: on a loaded machine it passed
+      // 200 ms of TBT (measured), so only the checks the page must fire or never fire are asserted
+      // here (tests/render/render_accuracy.test.ts labels every lab check with wide margins).
+      assert.ok(fired(lcp).includes("lcp_slow"), fired(lcp).join(","));
+      assert.ok(!fired(lcp).includes("cls_high"));
       const e = evidence(lcp, "lcp_slow");
       const lcpMs = e.lcp_ms as number;
       assert.ok(lcpMs > 2800, `lcp ${lcpMs}`);
