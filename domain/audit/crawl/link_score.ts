@@ -5,7 +5,7 @@
  * Nodes are the crawled HTML 200 pages; a link counts once per linking page, nofollow links not
  * at all, and a link to a redirect counts for the page the redirect ends on. Pages with no
  * outgoing link spread their rank evenly (the usual treatment of dangling nodes). Memory: one
- * index per page and 8 bytes per distinct link, capped at MAX_EDGES; a larger graph gets no score
+ * index per page and 4 bytes per distinct link, capped at MAX_EDGES; a larger graph gets no score
  * rather than a partial one.
  *
  * @example
@@ -21,20 +21,26 @@
  * @module
  */
 
-/** Distinct links held (8 bytes each); beyond this the graph gets no score. */
+/** Distinct links held (4 bytes each); beyond this the graph gets no score. */
 export const MAX_EDGES = 4_000_000;
 const DAMPING = 0.85;
 const MAX_ITERATIONS = 40;
 /** Iterations stop once the ranks move less than this in total (L1). */
 const TOLERANCE = 1e-9;
+/** Links are kept in fixed chunks: no doubling, no copy, no peak of two arrays at once. */
+const CHUNK = 65_536;
 
-/** Collects the link graph page by page, then computes each page's score once. */
+/**
+ * Collects the link graph page by page, then computes each page's score once. The graph is held
+ * compressed: each link as its target's index only, grouped by linking page (a run per page).
+ */
 export class LinkScores {
   #maxEdges: number;
   #index = new Map<number, number>();
-  #src = new Int32Array(1024);
-  #dst = new Int32Array(1024);
+  #chunks: Int32Array[] = [];
   #edges = 0;
+  /** Per page with links: its index and the position of its first link (pairs, flat). */
+  #runs: number[] = [];
   #overflow = false;
   #current = -1;
   #seen = new Set<number>();
@@ -55,10 +61,14 @@ export class LinkScores {
     return this.#index.has(hash);
   }
 
-  /** Starts the links of one page (links of a page arrive together, in any number of calls). */
+  /**
+   * Starts the links of one page. A page's links arrive together (in any number of calls); a
+   * page met again later starts a second run, which `compute` adds to the first.
+   */
   beginPage(hash: number): void {
     this.#current = this.#index.get(hash) ?? -1;
     this.#seen.clear();
+    if (this.#current >= 0) this.#runs.push(this.#current, this.#edges);
   }
 
   /** One followable link of the current page to a node (by URL hash); others are ignored. */
@@ -71,17 +81,9 @@ export class LinkScores {
       this.#overflow = true;
       return;
     }
-    if (this.#edges === this.#src.length) {
-      const n = Math.min(this.#maxEdges, this.#src.length * 2);
-      const src = new Int32Array(n);
-      const dst = new Int32Array(n);
-      src.set(this.#src);
-      dst.set(this.#dst);
-      this.#src = src;
-      this.#dst = dst;
-    }
-    this.#src[this.#edges] = this.#current;
-    this.#dst[this.#edges] = to;
+    const at = this.#edges % CHUNK;
+    if (at === 0) this.#chunks.push(new Int32Array(CHUNK));
+    this.#chunks[this.#chunks.length - 1][at] = to;
     this.#edges++;
   }
 
@@ -90,25 +92,32 @@ export class LinkScores {
     return this.#overflow;
   }
 
-  /** Runs the power iteration; afterwards `scoreOf` answers. Frees the link arrays. */
+  /** Runs the power iteration; afterwards `scoreOf` answers. Frees the link graph. */
   compute(): void {
     const n = this.#index.size;
+    const runs = this.#runs;
+    const chunks = this.#chunks;
+    this.#runs = [];
+    this.#chunks = [];
     this.#seen.clear();
-    if (n === 0 || this.#overflow) {
-      this.#src = this.#dst = new Int32Array(0);
-      return;
-    }
+    if (n === 0 || this.#overflow) return;
+    const edges = this.#edges;
     const out = new Int32Array(n);
-    for (let e = 0; e < this.#edges; e++) out[this.#src[e]]++;
+    for (let r = 0; r < runs.length; r += 2) {
+      const end = r + 2 < runs.length ? runs[r + 3] : edges;
+      out[runs[r]] += end - runs[r + 1];
+    }
     let rank = new Float64Array(n).fill(1 / n);
     let next = new Float64Array(n);
     for (let it = 0; it < MAX_ITERATIONS; it++) {
       let dangling = 0;
       for (let i = 0; i < n; i++) if (out[i] === 0) dangling += rank[i];
       next.fill((1 - DAMPING) / n + (DAMPING * dangling) / n);
-      for (let e = 0; e < this.#edges; e++) {
-        const s = this.#src[e];
-        next[this.#dst[e]] += (DAMPING * rank[s]) / out[s];
+      for (let r = 0; r < runs.length; r += 2) {
+        const src = runs[r];
+        const end = r + 2 < runs.length ? runs[r + 3] : edges;
+        const share = (DAMPING * rank[src]) / out[src];
+        for (let e = runs[r + 1]; e < end; e++) next[chunks[e >> 16][e & 0xffff]] += share;
       }
       let delta = 0;
       for (let i = 0; i < n; i++) delta += Math.abs(next[i] - rank[i]);
@@ -121,7 +130,6 @@ export class LinkScores {
     // Logarithmic, so the long tail stays readable: the best-linked page scores 100.
     for (let i = 0; i < n; i++) scores[i] = Math.round(100 * Math.log10(1 + (9 * rank[i]) / max));
     this.#scores = scores;
-    this.#src = this.#dst = new Int32Array(0);
   }
 
   /** A page's score (0–100), or null for a URL that is not a node or when none was computed. */
