@@ -281,8 +281,7 @@ export async function finalizeCrawl(
         if (via !== undefined) chargeFrom(via.url);
         if (h === self) continue;
         if (i < followable) {
-          if (linkScores.has(h)) linkScores.addLink(h);
-          else if (via !== undefined) {
+          if (!linkScores.addLink(h) && via !== undefined) {
             const end = followRedirects(redirects, via.url);
             if (end !== null) linkScores.addLink(urlHash(end));
           }

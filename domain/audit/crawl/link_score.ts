@@ -4,9 +4,10 @@
  *
  * Nodes are the crawled HTML 200 pages; a link counts once per linking page, nofollow links not
  * at all, and a link to a redirect counts for the page the redirect ends on. Pages with no
- * outgoing link spread their rank evenly (the usual treatment of dangling nodes). Memory: one
- * index per page and 4 bytes per distinct link, capped at MAX_EDGES; a larger graph gets no score
- * rather than a partial one.
+ * outgoing link spread their rank evenly (the usual treatment of dangling nodes). Memory: an
+ * 8-byte hash and a 4-byte mark per page and 4 bytes per distinct link, all in typed arrays
+ * (a page's index is found by binary search, not a Map: about 17 MB less heap churn at 100,000
+ * pages); links capped at MAX_EDGES, and a larger graph gets no score rather than a partial one.
  *
  * @example
  * ```ts
@@ -36,14 +37,22 @@ const CHUNK = 65_536;
  */
 export class LinkScores {
   #maxEdges: number;
-  #index = new Map<number, number>();
+  /** Page hashes, registered in any order; sorted once links start (a page's index = its rank). */
+  #hashes = new Float64Array(1024);
+  #pages = 0;
+  #sorted = false;
   #chunks: Int32Array[] = [];
   #edges = 0;
   /** Per page with links: its index and the position of its first link (pairs, flat). */
   #runs: number[] = [];
   #overflow = false;
   #current = -1;
-  #seen = new Set<number>();
+  /**
+   * Which targets the current page already links (`#mark[i] === #stamp`): a page's links are
+   * counted once without allocating a set per page.
+   */
+  #mark: Int32Array | null = null;
+  #stamp = 0;
   #scores: Uint8Array | null = null;
 
   /** `maxEdges` lowers the cap (tests); it cannot raise it above MAX_EDGES. */
@@ -51,14 +60,42 @@ export class LinkScores {
     this.#maxEdges = Math.min(MAX_EDGES, opts.maxEdges ?? MAX_EDGES);
   }
 
-  /** Registers a page (by URL hash) as a node; call for every HTML 200 page before links. */
+  /** Registers a page (by URL hash) as a node; every page comes before the first link. */
   addPage(hash: number): void {
-    if (!this.#index.has(hash)) this.#index.set(hash, this.#index.size);
+    if (this.#sorted) throw new Error("LinkScores: pages are registered before links");
+    if (this.#pages === this.#hashes.length) {
+      const grown = new Float64Array(this.#hashes.length * 2);
+      grown.set(this.#hashes);
+      this.#hashes = grown;
+    }
+    this.#hashes[this.#pages++] = hash;
   }
 
-  /** Whether a URL hash is a node. */
-  has(hash: number): boolean {
-    return this.#index.has(hash);
+  /** Sorts the hashes once (duplicates dropped), so an index is a binary search away. */
+  #seal(): void {
+    if (this.#sorted) return;
+    this.#sorted = true;
+    const h = this.#hashes.subarray(0, this.#pages).sort();
+    let n = 0;
+    for (let i = 0; i < h.length; i++) if (i === 0 || h[i] !== h[n - 1]) h[n++] = h[i];
+    this.#hashes = h.slice(0, n);
+    this.#pages = n;
+    this.#mark = new Int32Array(n);
+  }
+
+  /** A page's index, or -1 when the hash is not a page. */
+  #indexOf(hash: number): number {
+    this.#seal();
+    const h = this.#hashes;
+    let lo = 0;
+    let hi = h.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      if (h[mid] < hash) lo = mid + 1;
+      else if (h[mid] > hash) hi = mid - 1;
+      else return mid;
+    }
+    return -1;
   }
 
   /**
@@ -66,25 +103,32 @@ export class LinkScores {
    * page met again later starts a second run, which `compute` adds to the first.
    */
   beginPage(hash: number): void {
-    this.#current = this.#index.get(hash) ?? -1;
-    this.#seen.clear();
+    this.#current = this.#indexOf(hash);
+    this.#stamp++;
     if (this.#current >= 0) this.#runs.push(this.#current, this.#edges);
   }
 
-  /** One followable link of the current page to a node (by URL hash); others are ignored. */
-  addLink(target: number): void {
-    if (this.#current < 0 || this.#overflow) return;
-    const to = this.#index.get(target);
-    if (to === undefined || to === this.#current || this.#seen.has(to)) return;
-    this.#seen.add(to);
+  /**
+   * One followable link of the current page (by target URL hash): counted when the target is a
+   * page, once per linking page. Answers whether the target is a page (false: the caller may
+   * resolve it, e.g. a redirect, and try again).
+   */
+  addLink(target: number): boolean {
+    const to = this.#indexOf(target);
+    if (to < 0) return false;
+    if (this.#current < 0 || this.#overflow || to === this.#current) return true;
+    const mark = this.#mark!;
+    if (mark[to] === this.#stamp) return true;
+    mark[to] = this.#stamp;
     if (this.#edges >= this.#maxEdges) {
       this.#overflow = true;
-      return;
+      return true;
     }
     const at = this.#edges % CHUNK;
     if (at === 0) this.#chunks.push(new Int32Array(CHUNK));
     this.#chunks[this.#chunks.length - 1][at] = to;
     this.#edges++;
+    return true;
   }
 
   /** Whether the graph outgrew its cap (then no page has a score). */
@@ -94,12 +138,13 @@ export class LinkScores {
 
   /** Runs the power iteration; afterwards `scoreOf` answers. Frees the link graph. */
   compute(): void {
-    const n = this.#index.size;
+    this.#seal();
+    const n = this.#pages;
     const runs = this.#runs;
     const chunks = this.#chunks;
     this.#runs = [];
     this.#chunks = [];
-    this.#seen.clear();
+    this.#mark = null;
     if (n === 0 || this.#overflow) return;
     const edges = this.#edges;
     const out = new Int32Array(n);
@@ -134,7 +179,8 @@ export class LinkScores {
 
   /** A page's score (0–100), or null for a URL that is not a node or when none was computed. */
   scoreOf(hash: number): number | null {
-    const i = this.#index.get(hash);
-    return i === undefined || this.#scores === null ? null : this.#scores[i];
+    if (this.#scores === null) return null;
+    const i = this.#indexOf(hash);
+    return i < 0 ? null : this.#scores[i];
   }
 }
