@@ -46,6 +46,8 @@ export interface AgentFlowOptions {
    * the signature check. Without it the webhook is registered but not verified.
    */
   receiveDelivery?: (timeoutMs: number) => Promise<Delivery>;
+  /** The receiver's clock for the signature's timestamp check (ms). Default `Date.now`. */
+  now?: () => number;
   /** Seconds between audit polls (30 to 60 recommended). Default 30. */
   auditPollSeconds?: number;
   /** Seconds between article polls (60 recommended). Default 60. */
@@ -88,28 +90,65 @@ type Json = any;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** True when `header` is the hex HMAC-SHA256 of the raw body, keyed with the endpoint secret. */
+/** Whether `given` (hex) is the HMAC-SHA256 of `data` keyed with the secret's text. */
+async function hmacMatches(secret: string, data: Uint8Array, given: string): Promise<boolean> {
+  if (!/^[0-9a-f]{64}$/i.test(given)) return false;
+  const key = await crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, data as BufferSource));
+  const expected = Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("");
+  const lower = given.toLowerCase();
+  // Constant time: every character is compared whatever the first difference.
+  let diff = 0;
+  for (let i = 0; i < expected.length; i++) diff |= expected.charCodeAt(i) ^ lower.charCodeAt(i);
+  return diff === 0;
+}
+
+const bytes = (raw: string | Uint8Array) =>
+  typeof raw === "string" ? new TextEncoder().encode(raw) : raw;
+
+/**
+ * The v1 signature (`X-Serpwright-Signature`): the hex HMAC-SHA256 of the raw body. Kept for
+ * receivers written before v2; it does not stop a captured delivery being replayed.
+ */
 export async function verifySignature(
   secret: string,
   rawBody: string | Uint8Array,
   header: string | null,
 ): Promise<boolean> {
-  if (!header || !/^[0-9a-f]{64}$/i.test(header)) return false;
-  const enc = new TextEncoder();
-  const key = await crypto.subtle.importKey(
-    "raw",
-    enc.encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  const body = typeof rawBody === "string" ? enc.encode(rawBody) : rawBody;
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, body as BufferSource));
-  const expected = Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("");
-  const given = header.toLowerCase();
-  let diff = 0;
-  for (let i = 0; i < expected.length; i++) diff |= expected.charCodeAt(i) ^ given.charCodeAt(i);
-  return diff === 0;
+  return header !== null && await hmacMatches(secret, bytes(rawBody), header);
+}
+
+/** How far from the receiver's clock a v2 timestamp is accepted (docs/webhooks.md). */
+export const SIGNATURE_TOLERANCE_S = 300;
+
+/**
+ * The v2 signature, the one to verify: `X-Serpwright-Signature-V2` is `v2=` and the hex
+ * HMAC-SHA256 of `{X-Serpwright-Delivery}.{X-Serpwright-Timestamp}.{raw body}`, and the timestamp
+ * must be within 300 seconds of `nowMs`. A delivery replayed later, or under another id, fails.
+ */
+export async function verifyDelivery(
+  secret: string,
+  rawBody: string | Uint8Array,
+  headers: Headers,
+  nowMs = Date.now(),
+): Promise<boolean> {
+  const sig = /^v2=([0-9a-f]{64})$/i.exec(headers.get("X-Serpwright-Signature-V2") ?? "")?.[1];
+  const id = headers.get("X-Serpwright-Delivery");
+  const ts = headers.get("X-Serpwright-Timestamp") ?? "";
+  if (!sig || !id || !/^\d{1,12}$/.test(ts)) return false;
+  if (Math.abs(nowMs / 1000 - Number(ts)) > SIGNATURE_TOLERANCE_S) return false;
+  const head = new TextEncoder().encode(`${id}.${ts}.`);
+  const body = bytes(rawBody);
+  const data = new Uint8Array(head.length + body.length);
+  data.set(head);
+  data.set(body, head.length);
+  return await hmacMatches(secret, data, sig);
 }
 
 export interface CallOptions {
@@ -348,11 +387,7 @@ export async function runAgentFlow(o: AgentFlowOptions): Promise<AgentFlowResult
   if (webhook && secret && o.receiveDelivery) {
     log("6. Waiting for a webhook delivery");
     const d = await o.receiveDelivery(60_000);
-    webhook.verified = await verifySignature(
-      secret,
-      d.rawBody,
-      d.headers.get("X-Serpwright-Signature"),
-    );
+    webhook.verified = await verifyDelivery(secret, d.rawBody, d.headers, (o.now ?? Date.now)());
     webhook.event = d.headers.get("X-Serpwright-Event");
     webhook.deliveryId = d.headers.get("X-Serpwright-Delivery");
     log(

@@ -10,6 +10,10 @@ import { maskSecret } from "../domain/webhooks/secret_box.ts";
 import {
   SIGNATURE_HEADER,
   SIGNATURE_SCHEME,
+  SIGNATURE_TOLERANCE_S,
+  SIGNATURE_V2_HEADER,
+  SIGNATURE_V2_SCHEME,
+  TIMESTAMP_HEADER,
   type WebhookRecord,
 } from "../domain/webhooks/types.ts";
 import type { AppEnv, Services } from "./env.ts";
@@ -35,7 +39,31 @@ export const CreatedWebhook = z.object({
   }),
   signature_header: z.string().openapi({ example: SIGNATURE_HEADER }),
   signature_scheme: z.string().openapi({ example: SIGNATURE_SCHEME }),
+  signature_v2_header: z.string().openapi({
+    description: "The signature to verify (additive): binds the body to the delivery id and " +
+      "the time it was signed, so a captured delivery cannot be replayed",
+    example: SIGNATURE_V2_HEADER,
+  }),
+  signature_v2_scheme: z.string().openapi({ example: SIGNATURE_V2_SCHEME }),
+  timestamp_header: z.string().openapi({
+    description: `Unix seconds of the signing; refuse one more than ${SIGNATURE_TOLERANCE_S} s ` +
+      "from your clock",
+    example: TIMESTAMP_HEADER,
+  }),
 }).openapi("WebhookCreated");
+
+/** The create response (route and MCP tool): the endpoint, its secret once, how it signs. */
+export function createdWebhookView(record: WebhookRecord, secret: string) {
+  return {
+    ...baseView(record),
+    secret,
+    signature_header: SIGNATURE_HEADER,
+    signature_scheme: SIGNATURE_SCHEME,
+    signature_v2_header: SIGNATURE_V2_HEADER,
+    signature_v2_scheme: SIGNATURE_V2_SCHEME,
+    timestamp_header: TIMESTAMP_HEADER,
+  };
+}
 
 export const ListedWebhook = z.object({
   ...base,
@@ -140,12 +168,7 @@ export function webhookRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
         { accountId: caller.account.id, mode: caller.key.mode },
         c.req.valid("json"),
       );
-      return c.json({
-        ...baseView(record),
-        secret,
-        signature_header: SIGNATURE_HEADER,
-        signature_scheme: SIGNATURE_SCHEME,
-      }, 201);
+      return c.json(createdWebhookView(record, secret), 201);
     },
   );
 

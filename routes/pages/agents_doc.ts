@@ -286,7 +286,9 @@ curl -s -X POST ${D}/v1/webhooks \\
   -d '{"url":"http://127.0.0.1:8787/hook","events":["audit.completed","article.published"]}'
 # 201 {"webhook_id":"wh_…","url":…,"events":[…],"active":true,"created_at":…,
 #      "secret":"<64 hex characters, shown once>","signature_header":"${SIGNATURE_HEADER}",
-#      "signature_scheme":"hex(hmac_sha256(secret, raw_body))"}
+#      "signature_scheme":"hex(hmac_sha256(secret, raw_body))",
+#      "signature_v2_header":"X-Serpwright-Signature-V2","signature_v2_scheme":"v2=hex(…)",
+#      "timestamp_header":"X-Serpwright-Timestamp"}
 export WEBHOOK=wh_...
 
 curl -s ${D}/v1/webhooks -H "Authorization: Bearer $KEY"          # secrets masked

@@ -8,6 +8,7 @@ import {
   type Delivery,
   runAgentFlow,
   ServiceError,
+  verifyDelivery,
   verifySignature,
 } from "../../examples/agent.ts";
 import { html, page, serveSite } from "../audit/sites.ts";
@@ -39,6 +40,8 @@ Deno.test("examples/agent.ts walks signup → project → audit → article → 
         siteUrl: site.origin,
         webhookUrl: receiver.url,
         receiveDelivery,
+        // The service signs with the test's clock; the receiver checks against the same one.
+        now: () => app.clock.now(),
         auditPollSeconds: 0.02,
         articlePollSeconds: 0.02,
         maxWaitSeconds: 30,
@@ -71,6 +74,8 @@ Deno.test("examples/agent.ts walks signup → project → audit → article → 
       const sig = d.headers.get("x-serpwright-signature");
       assert.equal(await verifySignature("0".repeat(64), d.raw, sig), false, "wrong secret");
       assert.equal(await verifySignature("x", d.raw + " ", sig), false);
+      // The flow verified the v2 signature (bound to the delivery id and time); it is there.
+      assert.match(d.headers.get("x-serpwright-signature-v2") ?? "", /^v2=[0-9a-f]{64}$/);
     } finally {
       await receiver.close();
       await site.close();
@@ -174,4 +179,42 @@ Deno.test("the CLI runs as documented: deno run -A examples/agent.ts --base … 
     } finally {
       await site.close();
     }
-  }));
+    // The CLI checks the v2 timestamp against the real clock: the service's starts at it.
+  }, { start: Date.now() }));
+
+Deno.test("verifyDelivery: v2 over id, timestamp and body; stale, re-labelled or v1-only deliveries fail", async () => {
+  const secret = "c".repeat(64);
+  const body = '{"id":"dlv_7","event":"audit.completed","created_at":"x","data":{}}';
+  const ts = 1_790_000_000;
+  const key = await crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const data = new TextEncoder().encode(`dlv_7.${ts}.${body}`);
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, data));
+  const hex = Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("");
+  const headers = new Headers({
+    "x-serpwright-signature-v2": `v2=${hex}`,
+    "x-serpwright-delivery": "dlv_7",
+    "x-serpwright-timestamp": String(ts),
+  });
+  const now = ts * 1000 + 10_000;
+  assert.equal(await verifyDelivery(secret, body, headers, now), true);
+  assert.equal(await verifyDelivery(secret, body, headers, ts * 1000 + 301_000), false, "stale");
+  assert.equal(await verifyDelivery(secret, body, headers, ts * 1000 - 301_000), false, "future");
+  assert.equal(await verifyDelivery(secret, body + " ", headers, now), false, "tampered body");
+  assert.equal(await verifyDelivery("d".repeat(64), body, headers, now), false, "wrong secret");
+  const relabelled = new Headers(headers);
+  relabelled.set("x-serpwright-delivery", "dlv_8");
+  assert.equal(await verifyDelivery(secret, body, relabelled, now), false, "another id");
+  const retimed = new Headers(headers);
+  retimed.set("x-serpwright-timestamp", String(ts + 5));
+  assert.equal(await verifyDelivery(secret, body, retimed, now), false, "another time");
+  const v1Only = new Headers(headers);
+  v1Only.delete("x-serpwright-signature-v2");
+  v1Only.set("x-serpwright-signature", hex);
+  assert.equal(await verifyDelivery(secret, body, v1Only, now), false, "v1 is not v2");
+});

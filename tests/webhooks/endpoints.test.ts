@@ -28,6 +28,13 @@ Deno.test("POST /v1/webhooks returns the secret once with the signature scheme; 
     assert.match(res.body.secret, /^[0-9a-f]{64}$/);
     assert.equal(res.body.signature_header, "X-Serpwright-Signature");
     assert.equal(res.body.signature_scheme, "hex(hmac_sha256(secret, raw_body))");
+    // The v2 signature receivers should verify, named in the response (additive fields).
+    assert.equal(res.body.signature_v2_header, "X-Serpwright-Signature-V2");
+    assert.equal(
+      res.body.signature_v2_scheme,
+      "v2=hex(hmac_sha256(secret, delivery_id + '.' + timestamp + '.' + raw_body))",
+    );
+    assert.equal(res.body.timestamp_header, "X-Serpwright-Timestamp");
     assert.ok(res.headers.get("x-ratelimit-limit"));
     const secret: string = res.body.secret;
 

@@ -7,8 +7,14 @@ import { iso } from "../../../domain/clock.ts";
 import { EVENT_NAMES } from "../../../domain/events.ts";
 import { createWebhook, deleteWebhook, listWebhooks } from "../../../domain/webhooks/endpoints.ts";
 import { maskSecret } from "../../../domain/webhooks/secret_box.ts";
-import { SIGNATURE_HEADER, SIGNATURE_SCHEME } from "../../../domain/webhooks/types.ts";
-import { baseView, CreatedWebhook, CreateWebhookBody, ListedWebhook } from "../../webhooks.ts";
+import { SIGNATURE_V2_HEADER } from "../../../domain/webhooks/types.ts";
+import {
+  baseView,
+  CreatedWebhook,
+  createdWebhookView,
+  CreateWebhookBody,
+  ListedWebhook,
+} from "../../webhooks.ts";
 import { asBody, required, type ToolDef } from "../kit.ts";
 
 const WebhooksInput = z.object({
@@ -28,8 +34,9 @@ export const webhooksTool: ToolDef<typeof WebhooksInput> = {
   title: "Webhook endpoints",
   description: "Instead of polling, receive signed HTTPS POSTs when an audit completes, an " +
     "article is published, a subscription or the credit balance changes. Each delivery carries " +
-    `${SIGNATURE_HEADER} = hex HMAC-SHA256 of the raw body keyed with the endpoint's secret. At ` +
-    "most 20 endpoints (limit_reached).",
+    `${SIGNATURE_V2_HEADER} = v2= and the hex HMAC-SHA256 of "{delivery id}.{timestamp}.{raw ` +
+    "body}\" keyed with the endpoint's secret (verify it; the body-only v1 header stays for old " +
+    "receivers). At most 20 endpoints (limit_reached).",
   input: WebhooksInput,
   output: z.object({
     webhook: CreatedWebhook.optional(),
@@ -47,16 +54,11 @@ export const webhooksTool: ToolDef<typeof WebhooksInput> = {
         required(args.url, "url", "create");
         const body = asBody(CreateWebhookBody, { url: args.url, events: args.events });
         const { record, secret } = await createWebhook(deps, owner, body);
-        const webhook = {
-          ...baseView(record),
-          secret,
-          signature_header: SIGNATURE_HEADER,
-          signature_scheme: SIGNATURE_SCHEME,
-        };
+        const webhook = createdWebhookView(record, secret);
         return {
           structured: { webhook },
           summary: `Webhook ${webhook.webhook_id} for ${webhook.url}; signing secret (shown ` +
-            `once, store it): ${secret}. Verify ${SIGNATURE_HEADER} on the raw body.`,
+            `once, store it): ${secret}. Verify ${SIGNATURE_V2_HEADER} (see signature_v2_scheme).`,
         };
       }
       case "list": {
