@@ -3,6 +3,7 @@
  * servers on loopback (the test app allows private targets), with tiny poll intervals.
  */
 import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
 import {
   call,
   type Delivery,
@@ -82,18 +83,14 @@ Deno.test("examples/agent.ts walks signup → project → audit → article → 
     }
   }));
 
+/** An independent HMAC (node:crypto) to check the example's Web Crypto one against. */
+const hmacHex = (secret: string, data: string) =>
+  createHmac("sha256", secret).update(data).digest("hex");
+
 Deno.test("verifySignature: hex HMAC-SHA256 of the raw body keyed with the secret's text", async () => {
   const secret = "a".repeat(64);
   const body = '{"id":"dlv_1","event":"audit.completed","created_at":"x","data":{}}';
-  const key = await crypto.subtle.importKey(
-    "raw",
-    new TextEncoder().encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(body)));
-  const hex = Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("");
+  const hex = hmacHex(secret, body);
   assert.equal(await verifySignature(secret, body, hex), true);
   assert.equal(await verifySignature(secret, body, hex.toUpperCase()), true);
   const flipped = hex.slice(0, -1) + (hex.endsWith("0") ? "1" : "0");
@@ -186,16 +183,7 @@ Deno.test("verifyDelivery: v2 over id, timestamp and body; stale, re-labelled or
   const secret = "c".repeat(64);
   const body = '{"id":"dlv_7","event":"audit.completed","created_at":"x","data":{}}';
   const ts = 1_790_000_000;
-  const key = await crypto.subtle.importKey(
-    "raw",
-    new TextEncoder().encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  const data = new TextEncoder().encode(`dlv_7.${ts}.${body}`);
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, data));
-  const hex = Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("");
+  const hex = hmacHex(secret, `dlv_7.${ts}.${body}`);
   const headers = new Headers({
     "x-serpwright-signature-v2": `v2=${hex}`,
     "x-serpwright-delivery": "dlv_7",

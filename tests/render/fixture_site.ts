@@ -2,6 +2,22 @@
  * A loopback site whose pages each carry one defect that only rendering shows (plus clean
  * pages that must not fire anything), for the render engine's tests.
  */
+import type { NetworkPolicy } from "../../domain/render/guarded_network.ts";
+
+/**
+ * The service's network policy for rendered pages with loopback allowed for the fixtures: private,
+ * link-local and metadata addresses stay refused. `rebind.test` resolves to loopback and
+ * `metadata.test` to the metadata address in this resolver only (the /guarded page).
+ */
+export const FIXTURE_NETWORK: NetworkPolicy = {
+  allowPrivate: false,
+  allowLoopback: true,
+  resolver: (host) => {
+    if (host === "rebind.test") return Promise.resolve(["127.0.0.1"]);
+    if (host === "metadata.test") return Promise.resolve(["169.254.169.254"]);
+    return Promise.resolve([]);
+  },
+};
 
 const VIEWPORT = `<meta name="viewport" content="width=device-width, initial-scale=1">`;
 const STYLE = `<style>body{font:16px/1.5 sans-serif;margin:16px}a{display:inline-block;` +

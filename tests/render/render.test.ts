@@ -9,19 +9,7 @@ import assert from "node:assert/strict";
 import { BrowserPool, RenderFailedError } from "../../domain/render/pool.ts";
 import { renderPage, type RenderResult } from "../../domain/render/renderer.ts";
 import { evaluateRenderedPage } from "../../domain/render/checks.ts";
-import type { NetworkPolicy } from "../../domain/render/guarded_network.ts";
-import { startFixtureSite } from "./fixture_site.ts";
-
-/** Loopback allowed for the fixture; every other non-public address stays refused. */
-const NETWORK: NetworkPolicy = {
-  allowPrivate: false,
-  allowLoopback: true,
-  resolver: (host) => {
-    if (host === "rebind.test") return Promise.resolve(["127.0.0.1"]);
-    if (host === "metadata.test") return Promise.resolve(["169.254.169.254"]);
-    return Promise.resolve([]);
-  },
-};
+import { FIXTURE_NETWORK, startFixtureSite } from "./fixture_site.ts";
 
 function fired(r: RenderResult): string[] {
   return evaluateRenderedPage({ result: r, now: Date.now() }).findings.map((f) => f.check.id)
@@ -58,7 +46,10 @@ Deno.test({
       ];
       const results = new Map<string, RenderResult>();
       await Promise.all(paths.map(async (p) => {
-        results.set(p, await renderPage(site.origin + p, { pool, network: NETWORK, lab: false }));
+        results.set(
+          p,
+          await renderPage(site.origin + p, { pool, network: FIXTURE_NETWORK, lab: false }),
+        );
       }));
       const r = (p: string) => results.get(p)!;
       assert.ok(pool.stats.peakInFlight <= 2, "pages in flight capped");
@@ -123,7 +114,11 @@ Deno.test({
     const site = startFixtureSite();
     const pool = new BrowserPool();
     try {
-      const r = await renderPage(`${site.origin}/guarded`, { pool, network: NETWORK, lab: false });
+      const r = await renderPage(`${site.origin}/guarded`, {
+        pool,
+        network: FIXTURE_NETWORK,
+        lab: false,
+      });
       const reasons = new Map(r.blocked.map((b) => [b.url, b.reason]));
       assert.equal(reasons.get("http://169.254.169.254/latest/meta-data/"), "private_address");
       assert.equal(reasons.get("http://10.0.0.1/internal.png"), "private_address");
@@ -153,8 +148,8 @@ Deno.test({
     const pool = new BrowserPool();
     try {
       const [lcp, shift] = await Promise.all([
-        renderPage(`${site.origin}/lab-lcp`, { pool, network: NETWORK, lab: true }),
-        renderPage(`${site.origin}/lab-shift`, { pool, network: NETWORK, lab: true }),
+        renderPage(`${site.origin}/lab-lcp`, { pool, network: FIXTURE_NETWORK, lab: true }),
+        renderPage(`${site.origin}/lab-shift`, { pool, network: FIXTURE_NETWORK, lab: true }),
       ]);
       // 300 KiB over 1,474.56 kbit/s is ~1.7 s, after 562.5 ms latency for page and image each.
       // Parsing that SVG on a 4x slowed CPU is a real long task: on a loaded machine it passed
@@ -191,14 +186,22 @@ Deno.test({
     const site = startFixtureSite();
     const pool = new BrowserPool();
     try {
-      const pending = renderPage(`${site.origin}/hold`, { pool, network: NETWORK, lab: false });
+      const pending = renderPage(`${site.origin}/hold`, {
+        pool,
+        network: FIXTURE_NETWORK,
+        lab: false,
+      });
       await site.held; // the page is mid-load: its document request is at the server
       const pid = pool.browserMainPid();
       assert.ok(pid !== null, "the browser's process is found in /proc");
       Deno.kill(pid, "SIGKILL");
       await assert.rejects(pending, (e) => e instanceof RenderFailedError && e.kind === "crashed");
       assert.equal(pool.stats.crashes, 1);
-      const next = await renderPage(`${site.origin}/clean`, { pool, network: NETWORK, lab: false });
+      const next = await renderPage(`${site.origin}/clean`, {
+        pool,
+        network: FIXTURE_NETWORK,
+        lab: false,
+      });
       assert.equal(next.rendered.title, "A clean page");
       assert.equal(pool.stats.launches, 2);
     } finally {
@@ -219,13 +222,17 @@ Deno.test({
       await assert.rejects(
         renderPage(`${site.origin}/hang-js`, {
           pool,
-          network: NETWORK,
+          network: FIXTURE_NETWORK,
           lab: false,
           timeoutMs: 2000,
         }),
         (e) => e instanceof RenderFailedError && e.kind === "timeout",
       );
-      const a = await renderPage(`${site.origin}/clean`, { pool, network: NETWORK, lab: false });
+      const a = await renderPage(`${site.origin}/clean`, {
+        pool,
+        network: FIXTURE_NETWORK,
+        lab: false,
+      });
       assert.equal(a.rendered.h1, "Clean");
       assert.equal(pool.stats.timeouts, 1);
       assert.ok(pool.stats.peakBrowserBytes > 10 * 1024 * 1024, "memory read from /proc");

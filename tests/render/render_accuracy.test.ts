@@ -11,7 +11,6 @@
 import assert from "node:assert/strict";
 import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
 import { RENDER_CHECKS } from "../../domain/render/checks.ts";
-import type { NetworkPolicy } from "../../domain/render/guarded_network.ts";
 import { BrowserPool } from "../../domain/render/pool.ts";
 import { renderPage, type RenderResult } from "../../domain/render/renderer.ts";
 import {
@@ -24,24 +23,10 @@ import {
   wrong,
 } from "../audit/accuracy_table.ts";
 import { serveSite } from "../audit/sites.ts";
+import { FIXTURE_NETWORK } from "./fixture_site.ts";
 import { LAB_PAGES, RENDER_SITE, type RenderLabelledSite } from "./render_accuracy_fixture.ts";
 
 const OPTS = { sanitizeResources: false, sanitizeOps: false };
-
-/**
- * The service's network policy for rendered pages, with loopback allowed for the fixture: private,
- * link-local and metadata addresses stay refused. `rebind.test` resolves to loopback and
- * `metadata.test` to the metadata address in our resolver only (the /guarded page).
- */
-const NETWORK: NetworkPolicy = {
-  allowPrivate: false,
-  allowLoopback: true,
-  resolver: (host) => {
-    if (host === "rebind.test") return Promise.resolve(["127.0.0.1"]);
-    if (host === "metadata.test") return Promise.resolve(["169.254.169.254"]);
-    return Promise.resolve([]);
-  },
-};
 
 /** Lab figures of every lab page, printed next to the table (diagnostics, not scored). */
 type LabFigures = Map<string, NonNullable<RenderResult["lab"]>>;
@@ -69,7 +54,7 @@ async function renderedAudit(
       render: {
         renderer: {
           render: async (url, isLab) => {
-            const r = await renderPage(url, { pool, network: NETWORK, lab: isLab });
+            const r = await renderPage(url, { pool, network: FIXTURE_NETWORK, lab: isLab });
             if (r.lab) lab.set(url.slice(site.origin.length), r.lab);
             return r;
           },
