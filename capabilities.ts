@@ -3,7 +3,7 @@
  * periodic maintenance into the one app and the one dispatcher; main.ts wires them in order.
  */
 import type { JobHandlers } from "./jobs/dispatcher.ts";
-import { auditJobs, auditMaintenance } from "./jobs/audit_jobs.ts";
+import { auditJobs, auditMaintenance, auditStart } from "./jobs/audit_jobs.ts";
 import { auditRoutes } from "./routes/audits.ts";
 import { articleJobs, articleMaintenance } from "./jobs/article_jobs.ts";
 import { articleRoutes } from "./routes/articles.ts";
@@ -25,6 +25,8 @@ export interface Capability {
   jobs?: (s: Services) => JobHandlers;
   /** Runs every few seconds and on the cron (stale-job recovery, sweeps); must be idempotent. */
   maintenance?: (s: Services) => Promise<void>;
+  /** Runs once when a process starts, before it serves; must be idempotent across processes. */
+  start?: (s: Services) => Promise<void>;
 }
 
 export const capabilities: Capability[] = [
@@ -40,6 +42,7 @@ export const capabilities: Capability[] = [
     routes: auditRoutes,
     jobs: (s) => auditJobs(s.deps),
     maintenance: (s) => auditMaintenance(s.deps),
+    start: (s) => auditStart(s.deps),
   },
   {
     name: "articles",

@@ -109,6 +109,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
     if (cap.maintenance) maintenance.push(() => cap.maintenance!(services));
   }
 
+  for (const cap of capabilities) await cap.start?.(services);
   const app = buildApp(services, capabilities.flatMap((c) => (c.routes ? [c.routes] : [])));
   const dispatch = createDispatcher(handlers);
   const stopPolling = new AbortController();

@@ -1,6 +1,10 @@
 import { type AuditRunner, crawlDepth, runAuditJob } from "../domain/audits.ts";
 import { crawlLimitsFor } from "../domain/billing/catalog.ts";
-import { pruneFinishedAudits } from "../domain/audit/prune.ts";
+import {
+  backfillPruneMarkers,
+  beginPruneBackfill,
+  pruneFinishedAudits,
+} from "../domain/audit/prune.ts";
 import { resendExpiredJobs } from "../domain/job_leases.ts";
 import type { Deps } from "../domain/deps.ts";
 import type { JobHandlers } from "./dispatcher.ts";
@@ -66,8 +70,17 @@ export function auditJobs(deps: Deps): JobHandlers {
   };
 }
 
-/** Resends lost steps, and deletes finished audits' crawl working state in short batches. */
+/** At process start: the backfill of prune markers knows from when audits mark themselves. */
+export async function auditStart(deps: Deps): Promise<void> {
+  await beginPruneBackfill(deps);
+}
+
+/**
+ * Resends lost steps; marks audits that ended before prune markers existed (a page per run, once);
+ * deletes finished audits' crawl working state in short batches.
+ */
 export async function auditMaintenance(deps: Deps): Promise<void> {
   await resendExpiredJobs(deps, "audit");
+  await backfillPruneMarkers(deps);
   await pruneFinishedAudits(deps);
 }

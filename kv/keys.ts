@@ -94,6 +94,10 @@ export const keys = {
    */
   auditPrune: (dueAt: number, auditId: string) => ["audit_prune", dueAt, auditId] as const,
   auditPrunesDue: () => ["audit_prune"] as const,
+  /** Every audit's crawl state (the backfill of prune markers walks it once). */
+  auditCrawls: () => ["audit_crawl"] as const,
+  /** Where the one-time backfill of prune markers stands (domain/audit/prune.ts). */
+  pruneBackfill: () => ["audit_prune_backfill"] as const,
 
   /** What the latest completed audit learnt about a project's site (pages for internal links). */
   siteFacts: (projectId: string) => ["site_facts", projectId] as const,

@@ -28,10 +28,15 @@
  * Safe to die anywhere: each batch deletes what it just listed, the marker goes last, and a
  * second sweeper deleting the same keys does no harm.
  *
+ * Audits that ended before markers existed have none: `backfillPruneMarkers` walks the crawl
+ * states once, a page per maintenance run, and marks those whose audit ended long ago.
+ *
  * @module
  */
 import { keys } from "../../kv/keys.ts";
+import type { AuditRecord } from "../audits.ts";
 import type { Deps } from "../deps.ts";
+import { getMany } from "./crawl/store.ts";
 
 /**
  * The sweep starts this long after the audit ended: a worker that lost its claim (the audit was
@@ -156,4 +161,72 @@ export async function pruneFinishedAudits(
     if (await pruneOne(kv, e.key, auditId, e.value, budget)) done++;
   }
   return done;
+}
+
+/** Crawl states the backfill reads per maintenance run. */
+export const BACKFILL_PAGE = 200;
+
+interface BackfillState {
+  /** When the backfill first ran: every audit that ended after it got a marker when it ended. */
+  startedAt: number;
+  /** The last audit id read; null before the first page. */
+  after: string | null;
+  done: boolean;
+}
+
+/**
+ * Starts the backfill's clock the first time a process with prune markers starts (nothing if it
+ * has started before): audits ending from now on get their own markers.
+ */
+export async function beginPruneBackfill(deps: Pick<Deps, "kv" | "clock">): Promise<void> {
+  const state: BackfillState = { startedAt: deps.clock.now(), after: null, done: false };
+  await deps.kv.atomic().check({ key: keys.pruneBackfill(), versionstamp: null })
+    .set(keys.pruneBackfill(), state).commit();
+}
+
+/**
+ * The one-time backfill of prune markers for audits that ended before markers existed: one pass
+ * over the crawl states still in KV, `page` per call from where the last call stopped, in one
+ * checked commit (two processes cannot both advance it). An audit that ended before the pass
+ * began is marked (one that already had a marker is swept twice, which deletes nothing more);
+ * one still running or ending later gets its marker from its own finishing commit. Returns the
+ * audits it marked.
+ */
+export async function backfillPruneMarkers(
+  deps: Pick<Deps, "kv" | "clock">,
+  page = BACKFILL_PAGE,
+): Promise<number> {
+  const { kv, clock } = deps;
+  const now = clock.now();
+  const entry = await kv.get<BackfillState>(keys.pruneBackfill());
+  const state = entry.value ?? { startedAt: now, after: null, done: false };
+  if (state.done) return 0;
+  const ids: string[] = [];
+  const prefix = keys.auditCrawls();
+  const selector = state.after === null
+    ? { prefix }
+    : { prefix, start: [...prefix, state.after, ""] as Deno.KvKey };
+  for await (const e of kv.list(selector, { limit: page, batchSize: page })) {
+    ids.push(e.key[1] as string);
+  }
+  const owners = await getMany<string>(kv, ids.map((id) => keys.auditOwner(id)));
+  const audits = await getMany<AuditRecord>(
+    kv,
+    ids.map((id, i) => keys.audit(owners[i] ?? "", id)),
+  );
+  const op = kv.atomic().check(entry);
+  let marked = 0;
+  audits.forEach((a, i) => {
+    if (!a || (a.status !== "completed" && a.status !== "failed")) return;
+    if (a.completedAt === null || a.completedAt >= state.startedAt) return;
+    op.set(keys.auditPrune(Math.max(now, a.completedAt + PRUNE_GRACE_MS), ids[i]), a.status);
+    marked++;
+  });
+  const next: BackfillState = {
+    startedAt: state.startedAt,
+    after: ids.length > 0 ? ids[ids.length - 1] : state.after,
+    done: ids.length < page,
+  };
+  const res = await op.set(entry.key, next).commit();
+  return res.ok ? marked : 0;
 }

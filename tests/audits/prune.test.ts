@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import {
+  backfillPruneMarkers,
   PRUNE_GRACE_MS,
   pruneFinishedAudits,
   workingStatePrefixes,
@@ -236,3 +237,61 @@ Deno.test("a failed audit's working state, pages and findings are pruned too", (
       await site.close();
     }
   }, { env: { CRAWL_STEP_PAGES: "2" } }));
+
+Deno.test("audits that ended before prune markers existed are marked once by the backfill, a page at a time", () =>
+  withApp(async (app) => {
+    let origin = "";
+    const site = serveSite(routes(() => origin, new Set()));
+    origin = site.origin;
+    try {
+      const { accountId } = await app.signup();
+      const key = await app.liveKey(accountId);
+      await grantCredits(app.service.services.deps, {
+        accountId,
+        amount: 100,
+        reason: "test",
+        ref: "backfill-test",
+      });
+      const ids: string[] = [];
+      for (const name of ["one", "two", "three"]) {
+        const proj = await app.req("POST", "/v1/projects", {
+          key,
+          body: { url: site.origin, name },
+        });
+        const res = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, { key });
+        assert.equal((await finished(app, key, res.body.audit_id)).status, "completed");
+        ids.push(res.body.audit_id);
+      }
+      const before = await Promise.all(ids.map((id) => served(app, key, id)));
+      // The service started before the audits ended: they carry their own markers and the
+      // backfill (begun at start) leaves them alone.
+      assert.equal(await count(app.kv, keys.auditPrunesDue()), 3);
+      const later = { kv: app.kv, clock: { now: () => app.clock.now() + 1 } };
+      assert.equal(await backfillPruneMarkers(later, 2), 0);
+
+      // As an earlier version left KV: no markers, and no backfill begun.
+      for await (const e of app.kv.list({ prefix: keys.auditPrunesDue() })) {
+        await app.kv.delete(e.key);
+      }
+      await app.kv.delete(keys.pruneBackfill());
+      app.clock.advance(PRUNE_GRACE_MS + 1);
+      // Two crawl states per call: three audits take two calls, then the backfill is done.
+      assert.equal(await backfillPruneMarkers(app.service.services.deps, 2), 2);
+      assert.equal(await backfillPruneMarkers(app.service.services.deps, 2), 1);
+      assert.equal(await backfillPruneMarkers(app.service.services.deps, 2), 0);
+      assert.equal(await count(app.kv, keys.auditPrunesDue()), 3);
+      assert.equal((await app.kv.get<{ done: boolean }>(keys.pruneBackfill())).value?.done, true);
+
+      // The sweep prunes them like any marked audit; what the API serves stays the same.
+      while (await count(app.kv, keys.auditPrunesDue()) > 0) await app.service.tick();
+      for (const [i, id] of ids.entries()) {
+        assert.equal(total(await workingState(app.kv, id)), 0, id);
+        assert.equal(await served(app, key, id), before[i]);
+      }
+      // Done once: the crawl states are gone and a later run marks nothing.
+      assert.equal(await backfillPruneMarkers(app.service.services.deps, 2), 0);
+      assert.equal(await count(app.kv, keys.auditPrunesDue()), 0);
+    } finally {
+      await site.close();
+    }
+  }));
