@@ -8,7 +8,7 @@
 import { Parser } from "htmlparser2";
 import { canonicalUrl } from "./urls.ts";
 import { fingerprintText } from "./text_fingerprint.ts";
-import { mayNameLibrary } from "./js_libraries.ts";
+import { type Detected, libraryFromBanner, mayNameLibrary } from "./js_libraries.ts";
 import { emptyJsonLdFindings, inspectJsonLd, type JsonLdFindings } from "./json_ld.ts";
 
 const EMPTY_SIG = new Uint16Array(0);
@@ -73,6 +73,12 @@ export interface PageFacts {
   metaCsp: boolean;
   /** Absolute URLs of external scripts whose URL names a known library, at most MAX_ITEMS. */
   libraryScripts: string[];
+  /**
+   * Libraries bundled into inline scripts, known by the banner in the script's first
+   * INLINE_BANNER_CHARS characters (`index`: the inline script's position, from 1), at most
+   * MAX_ITEMS.
+   */
+  inlineLibraries: (Detected & { index: number })[];
   plugins: number;
   jsonLdInvalid: number;
   jsonLdCount: number;
@@ -136,6 +142,8 @@ const APP_ROOT_IDS = new Set(["root", "app", "__next", "__nuxt", "svelte", "___g
 const SIMPLE_PATH = /^\/[A-Za-z0-9\-_~!$&'()*+,;=:@/]*$/;
 /** Evidence lists kept per page (counts stay exact). */
 export const MAX_ITEMS = 20;
+/** Characters of an inline script read for a library banner (banners open the file). */
+const INLINE_BANNER_CHARS = 512;
 
 /** Hosts are internal when equal modulo a leading `www.` (and port). */
 export function sameSite(a: URL, siteKey: string): boolean {
@@ -173,6 +181,10 @@ class Collector {
   pictureDepth = 0;
   pictureImgs = 0;
   inJsonLd = false;
+  /** Inside an inline classic script: its first characters are read for a library banner. */
+  inInlineScript = false;
+  inlineHead = "";
+  inlineScripts = 0;
   jsonBuf = "";
   /** Visible text chunks in document order (slices of the page string; fingerprinted at end). */
   textParts: string[] = [];
@@ -231,6 +243,7 @@ class Collector {
       generator: null,
       metaCsp: false,
       libraryScripts: [],
+      inlineLibraries: [],
       plugins: 0,
       jsonLdInvalid: 0,
       jsonLdCount: 0,
@@ -341,7 +354,14 @@ class Collector {
         if (a.type !== undefined && a.type.trim().toLowerCase() === "application/ld+json") {
           this.inJsonLd = true;
           this.jsonBuf = "";
-        } else if (a.src !== undefined) {
+        } else if (a.src === undefined) {
+          const type = (a.type ?? "").trim().toLowerCase();
+          if (type === "" || type === "module" || type.includes("javascript")) {
+            this.inInlineScript = true;
+            this.inlineHead = "";
+            this.inlineScripts++;
+          }
+        } else {
           this.subresource(a.src, true, "script");
           if (mayNameLibrary(a.src) && f.libraryScripts.length < MAX_ITEMS) {
             const u = tryUrl(a.src, this.base);
@@ -561,6 +581,9 @@ class Collector {
       if (this.jsonBuf.length < 200_000) this.jsonBuf += text;
       return;
     }
+    if (this.inInlineScript && this.inlineHead.length < INLINE_BANNER_CHARS) {
+      this.inlineHead += text.slice(0, INLINE_BANNER_CHARS - this.inlineHead.length);
+    }
     if (this.skipText > 0) return;
     this.textParts.push(text);
   }
@@ -616,6 +639,14 @@ class Collector {
           if (data === UNPARSED || !validJsonLd(data)) this.f.jsonLdInvalid++;
           if (data !== UNPARSED) inspectJsonLd(data, block, this.f.jsonLd);
           this.jsonBuf = "";
+        }
+        if (this.inInlineScript) {
+          this.inInlineScript = false;
+          const lib = libraryFromBanner(this.inlineHead);
+          if (lib !== null && this.f.inlineLibraries.length < MAX_ITEMS) {
+            this.f.inlineLibraries.push({ ...lib, index: this.inlineScripts });
+          }
+          this.inlineHead = "";
         }
         break;
     }

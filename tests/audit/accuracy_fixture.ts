@@ -68,6 +68,8 @@ const brokenBody: Route = {
 /** A description of its own for pages that share their text. */
 const D = (n: string) => `Fixture page ${n}: a page whose text is shared, with a long description.`;
 const big = (bytes: number): PageSpec => ({ body: `<p>${"lorem ipsum ".repeat(bytes / 12)}</p>` });
+const inlineJq = (v: string) =>
+  `<script>/*! jQuery v${v} | (c) OpenJS Foundation | jquery.org/license */\nvar $ = 1;</script>`;
 const jq = (v: string) =>
   `<script src="https://code.jquery.test/jquery-${v}.min.js" defer></script>`;
 
@@ -169,6 +171,9 @@ function seededPages(o: string): Record<string, PageSpec> {
     "/form-https": { body: '<form action="https://forms.test/post"><input name="q"></form>' },
     "/old-jquery": { head: jq("1.8.3") },
     "/new-jquery": { head: jq("3.7.1") },
+    // jQuery bundled into the page, known by its banner: an old one and a current one.
+    "/inline-jquery": { body: inlineJq("1.8.3") },
+    "/inline-jquery-new": { body: inlineJq("3.7.1") },
     "/huge": big(2.2 * 1024 * 1024),
     "/large": big(1.2 * 1024 * 1024),
     "/blocking-script": { head: '<script src="/app.js"></script>' },
@@ -409,6 +414,7 @@ export const MAIN: LabelledSite = {
     "/hreflang-ok",
     "/hreflang-ok-de",
     "/new-jquery",
+    "/inline-jquery-new",
     "/form-https",
     "/good-cookie",
     "/server-name",
@@ -516,7 +522,7 @@ export const MAIN: LabelledSite = {
     hardening_headers: ["/unsafe-referrer"],
     cookie_flags: ["/cookie"],
     version_disclosure: ["/server-version"],
-    vulnerable_js_library: ["/old-jquery"],
+    vulnerable_js_library: ["/old-jquery", "/inline-jquery"],
     // performance
     html_too_large: ["/huge"],
     html_large: ["/large"],

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { extractPageFacts } from "../../domain/audit/page_facts.ts";
 import {
   advisoriesFor,
   ADVISORY_TABLE,
@@ -81,4 +82,25 @@ Deno.test("the advisory table: boundaries as published, and it names its source 
   assert.ok(ids("moment", "2.29.3").includes("CVE-2022-31129"));
   assert.match(ADVISORY_TABLE.compiled, /^\d{4}-\d{2}-\d{2}$/);
   assert.match(ADVISORY_TABLE.source, /GitHub Advisory Database/);
+});
+
+Deno.test("libraries bundled into inline scripts are known by their banner, numbered in page order", () => {
+  const banner = (v: string) => `/*! jQuery v${v} | (c) OpenJS Foundation */`;
+  const f = extractPageFacts(
+    `<html><head><script>var analytics = 1;</script>` +
+      `<script type="application/ld+json">{"@context":"https://schema.org","@type":"WebPage"}</script>` +
+      `<script>${banner("1.8.3")}\n!function(){}();</script>` +
+      `<script type="text/template">${banner("1.4.0")}</script>` +
+      `<script type="module">/*! Bootstrap v3.3.7 (https://getbootstrap.com/) */</script>` +
+      `<script>${"x".repeat(600)}${banner("1.6.0")}</script>` +
+      `</head><body><p>x</p></body></html>`,
+    new URL("https://s.test/"),
+    "s.test",
+  );
+  // Inline classic and module scripts count (1, 2, 3, 4); the JSON-LD block and the template do
+  // not; a banner past the first 512 characters is not a banner.
+  assert.deepEqual(f.inlineLibraries, [
+    { library: "jquery", version: "1.8.3", from: "banner", index: 2 },
+    { library: "bootstrap", version: "3.3.7", from: "banner", index: 3 },
+  ]);
 });

@@ -7,7 +7,12 @@
  */
 import type { Check, Evidence, PageContext, PageVerdict } from "../types.ts";
 import { flag, isHttps } from "./helpers.ts";
-import { advisoriesFor, libraryFromBanner, libraryFromUrl } from "../js_libraries.ts";
+import {
+  advisoriesFor,
+  type Detected,
+  libraryFromBanner,
+  libraryFromUrl,
+} from "../js_libraries.ts";
 
 const ONE_YEAR = 31_536_000;
 const SAFE_REFERRER = new Set([
@@ -107,24 +112,27 @@ function versionDisclosure(p: PageContext): PageVerdict {
 
 function vulnerableLibraries(p: PageContext): PageVerdict {
   const out: Evidence[] = [];
+  const found = (script: string, lib: Detected) => {
+    const adv = advisoriesFor(lib.library, lib.version);
+    if (adv.length === 0) return;
+    // `url` is the page's (the engine adds it); the script is named apart.
+    out.push({
+      script,
+      library: lib.library,
+      version: lib.version,
+      detected_from: lib.from,
+      advisories: [...new Set(adv.flatMap((a) => a.ids))],
+    });
+  };
   for (const url of p.facts.libraryScripts) {
     let lib = libraryFromUrl(url);
     if (lib === null) {
       const head = p.scriptHeads?.get(url);
       if (head !== undefined) lib = libraryFromBanner(head);
     }
-    if (lib === null) continue;
-    const adv = advisoriesFor(lib.library, lib.version);
-    if (adv.length === 0) continue;
-    // `url` is the page's (the engine adds it); the script is named apart.
-    out.push({
-      script: url,
-      library: lib.library,
-      version: lib.version,
-      detected_from: lib.from,
-      advisories: [...new Set(adv.flatMap((a) => a.ids))],
-    });
+    if (lib !== null) found(url, lib);
   }
+  for (const lib of p.facts.inlineLibraries) found(`inline script #${lib.index}`, lib);
   return items(out);
 }
 
@@ -349,11 +357,12 @@ export const securityChecks: Check[] = [
     severity: "warning",
     title: "Front-end libraries with known vulnerabilities",
     detects:
-      "jQuery, jQuery UI, AngularJS, Bootstrap, Lodash or Moment.js versions (from the script URL " +
-      "or the file's banner) listed in the bundled advisory table (domain/audit/js_libraries.ts).",
+      "jQuery, jQuery UI, AngularJS, Bootstrap, Lodash or Moment.js versions (from the script URL, " +
+      "the file's banner, or the banner of a library bundled into an inline script) listed in " +
+      "the bundled advisory table (domain/audit/js_libraries.ts).",
     scope: "page",
     eligibility: "html",
-    applies: (p) => p.facts.libraryScripts.length > 0,
+    applies: (p) => p.facts.libraryScripts.length > 0 || p.facts.inlineLibraries.length > 0,
     evaluate: vulnerableLibraries,
   },
 ];
