@@ -200,7 +200,7 @@ export async function backfillPruneMarkers(
   const now = clock.now();
   const entry = await kv.get<BackfillState>(keys.pruneBackfill());
   const state = entry.value ?? { startedAt: now, after: null, done: false };
-  if (state.done) return 0;
+  if (state.done) return 0; // one small read per run once done; no in-process state to go stale
   const ids: string[] = [];
   const prefix = keys.auditCrawls();
   const selector = state.after === null

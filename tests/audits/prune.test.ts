@@ -10,9 +10,8 @@ import {
   pruneFinishedAudits,
   workingStatePrefixes,
 } from "../../domain/audit/prune.ts";
-import { grantCredits } from "../../domain/billing/credits.ts";
 import { keys } from "../../kv/keys.ts";
-import { type TestApp, withApp } from "../helpers/app.ts";
+import { liveWithCredits, type TestApp, withApp } from "../helpers/app.ts";
 import { html, page, robotsRoute, type Route, serveSite, sitemapRoute } from "../audit/sites.ts";
 
 async function finished(app: TestApp, key: string, auditId: string) {
@@ -104,14 +103,7 @@ Deno.test("a completed audit's working state is pruned; findings, pages and the 
     const site = serveSite(routes(() => origin, fixed));
     origin = site.origin;
     try {
-      const { accountId } = await app.signup();
-      const key = await app.liveKey(accountId);
-      await grantCredits(app.service.services.deps, {
-        accountId,
-        amount: 100,
-        reason: "test",
-        ref: "prune-test",
-      });
+      const { live: key } = await liveWithCredits(app, 100);
       const proj = await app.req("POST", "/v1/projects", { key, body: { url: site.origin } });
       const projectId = proj.body.project_id;
       const first = await app.req("POST", `/v1/projects/${projectId}/audits`, { key });
@@ -244,14 +236,7 @@ Deno.test("audits that ended before prune markers existed are marked once by the
     const site = serveSite(routes(() => origin, new Set()));
     origin = site.origin;
     try {
-      const { accountId } = await app.signup();
-      const key = await app.liveKey(accountId);
-      await grantCredits(app.service.services.deps, {
-        accountId,
-        amount: 100,
-        reason: "test",
-        ref: "backfill-test",
-      });
+      const { live: key } = await liveWithCredits(app, 100);
       const ids: string[] = [];
       for (const name of ["one", "two", "three"]) {
         const proj = await app.req("POST", "/v1/projects", {

@@ -23,7 +23,16 @@ interface HreflangReport {
   twice: string[];
 }
 
+/** One report per page: three checks read it. */
+const reports = new WeakMap<PageContext["facts"], HreflangReport>();
+
 function hreflangReport(p: PageContext): HreflangReport {
+  let r = reports.get(p.facts);
+  if (r === undefined) reports.set(p.facts, r = buildHreflangReport(p));
+  return r;
+}
+
+function buildHreflangReport(p: PageContext): HreflangReport {
   const bad: string[] = [];
   let selfRef = false;
   let xDefault = false;
