@@ -236,8 +236,9 @@ export async function finalizeCrawl(
    * the start and home page (home_page_error), URLs crawled pages link to, directly or through
    * redirects (broken_internal_links, on the linking pages), sitemap entries
    * (sitemap_bad_entries), canonical targets (canonical_target_bad) and hreflang alternates
-   * (hreflang_target_bad). Each hop of the URL's redirects is marked too (a link to a redirect to a 404 is a broken link). What is left (a
-   * redirect or meta-refresh target nothing else points at) is charged by the status checks.
+   * (hreflang_target_bad). Each hop of the URL's redirects is marked too (a link to a redirect
+   * to a 404 is a broken link). What is left (a redirect or meta-refresh target nothing else
+   * points at) is charged by the status checks.
    */
   const chargeFrom = (url: string) => {
     let cur = url;
