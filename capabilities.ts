@@ -25,7 +25,10 @@ export interface Capability {
   jobs?: (s: Services) => JobHandlers;
   /** Runs every few seconds and on the cron (stale-job recovery, sweeps); must be idempotent. */
   maintenance?: (s: Services) => Promise<void>;
-  /** Runs once when a process starts, before it serves; must be idempotent across processes. */
+  /**
+   * Runs once when a process starts, before it serves; idempotent across processes and best
+   * effort (a failure is logged and the process starts anyway).
+   */
   start?: (s: Services) => Promise<void>;
 }
 

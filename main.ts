@@ -109,7 +109,21 @@ export async function startService(options: StartOptions): Promise<RunningServic
     if (cap.maintenance) maintenance.push(() => cap.maintenance!(services));
   }
 
-  for (const cap of capabilities) await cap.start?.(services);
+  // Start hooks prepare, they never gate serving: a failure is logged like a maintenance task's.
+  for (const cap of capabilities) {
+    try {
+      await cap.start?.(services);
+    } catch (err) {
+      console.error(
+        JSON.stringify({
+          level: "error",
+          msg: "start task failed",
+          task: cap.name,
+          error: String(err),
+        }),
+      );
+    }
+  }
   const app = buildApp(services, capabilities.flatMap((c) => (c.routes ? [c.routes] : [])));
   const dispatch = createDispatcher(handlers);
   const stopPolling = new AbortController();

@@ -176,7 +176,9 @@ interface BackfillState {
 
 /**
  * Starts the backfill's clock the first time a process with prune markers starts (nothing if it
- * has started before): audits ending from now on get their own markers.
+ * has started before): audits ending from now on get their own markers. Should this write fail,
+ * the first backfill run starts the clock instead (audits that ended in between are swept twice,
+ * which deletes nothing more).
  */
 export async function beginPruneBackfill(deps: Pick<Deps, "kv" | "clock">): Promise<void> {
   const state: BackfillState = { startedAt: deps.clock.now(), after: null, done: false };

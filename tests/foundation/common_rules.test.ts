@@ -1,3 +1,4 @@
+import { withBusyRetry } from "../../kv/busy_retry.ts";
 import assert from "node:assert/strict";
 import { errorCode, freshIp, withApp } from "../helpers/app.ts";
 
@@ -115,8 +116,9 @@ Deno.test("600 requests per minute per key, then 429 with Retry-After; other key
 Deno.test("rate limits hold across two app instances sharing one KV", async () => {
   const path = await Deno.makeTempFile({ suffix: ".sqlite" });
   const { startTestApp } = await import("../helpers/app.ts");
-  const kvA = await Deno.openKv(path);
-  const kvB = await Deno.openKv(path);
+  // Wrapped as the service's openKv wraps them: two handles on one file meet SQLite's lock.
+  const kvA = withBusyRetry(await Deno.openKv(path));
+  const kvB = withBusyRetry(await Deno.openKv(path));
   const a = await startTestApp({ kv: kvA });
   const b = await startTestApp({ kv: kvB });
   try {
