@@ -7,32 +7,22 @@
  */
 import type { RenderPlan } from "./crawl/post_steps.ts";
 import { keys } from "../../kv/keys.ts";
-import type { Resolver } from "../net/address_guard.ts";
 import { runCrawlStep } from "./crawl/engine.ts";
-import type { CrawlOutcome, StepLimits } from "./crawl/state.ts";
+import type { CrawlInput, CrawlOutcome, StepLimits } from "./crawl/state.ts";
 import type { Category, CheckTally, Evidence, Severity } from "./types.ts";
 
 export { PageTally } from "./page_checks.ts";
 
-export interface AuditInput {
+/**
+ * A whole audit run in one call (tests, benches): the crawl's input with a clock function and a
+ * deadline relative to the start instead of the step engine's absolute ones, and a render plan.
+ */
+export interface AuditInput extends Omit<CrawlInput, "now" | "deadlineAt" | "render"> {
   /** Render a sample after the crawl with this plan (a rendered audit; crawl/post_steps.ts). */
   render?: RenderPlan;
-  startUrl: string;
-  maxPages: number;
-  concurrency: number;
-  allowPrivate: boolean;
-  /** Per-request timeout; default 10 s. */
-  timeoutMs?: number;
-  /** Per-response body cap; default 5 MiB. */
-  maxBytes?: number;
-  /** Bytes of all responses together (the catalogue's crawl budget); enforced by the crawl engine. */
-  maxTotalBytes?: number;
-  resolver?: Resolver;
   now?: () => number;
   /** Audit-wide deadline after which no new fetch starts; default 10 minutes. */
   deadlineMs?: number;
-  /** Extra trusted CA (PEM) for private https servers in tests. */
-  ca?: string;
   /** Pages per step (default 50, so small sites already take several steps). */
   stepPages?: number;
 }
