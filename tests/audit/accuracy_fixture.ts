@@ -285,8 +285,8 @@ const HEADER_PAGES: Record<string, Record<string, string | null>> = {
   // noindex sent as an HTTP header rather than a meta tag.
   "/header-noindex": { "x-robots-tag": "noindex" },
 };
-const OTHER_PAGES = [
-  "/canon-relative",
+/** Pages whose canonical names another URL: linked, never in the sitemap. */
+const CANONICALISED = [
   "/canon-home",
   "/canon-gone",
   "/canon-ok",
@@ -296,6 +296,10 @@ const OTHER_PAGES = [
   "/canon-loop-a",
   "/canon-loop-b",
   "/canon-loop-c",
+];
+const OTHER_PAGES = [
+  "/canon-relative",
+  ...CANONICALISED,
   "/noindex.pdf",
   "/open.pdf",
   "/no-charset",
@@ -318,15 +322,7 @@ function mainRoutes(o: string): Routes {
     "/private/x",
     "/noindex",
     "/header-noindex",
-    "/canon-home",
-    "/canon-gone",
-    "/canon-ok",
-    "/canon-redirect",
-    "/canon-noindex",
-    "/canon-chain",
-    "/canon-loop-a",
-    "/canon-loop-b",
-    "/canon-loop-c",
+    ...CANONICALISED,
     "/not-in-sitemap",
     "/open.pdf",
   ]);
@@ -363,32 +359,17 @@ function mainRoutes(o: string): Routes {
         'href="/canon-relative"',
       ),
     ),
-    "/canon-home": html(
-      basePage(o, "/canon-home", "canon-home").replace(`${o}/canon-home"`, `${o}/"`),
-    ),
-    "/canon-gone": html(
-      basePage(o, "/canon-gone", "canon-gone").replace(`${o}/canon-gone"`, `${o}/gone-canonical"`),
-    ),
-    "/canon-redirect": html(
-      basePage(o, "/canon-redirect", "canon-redirect").replace(`${o}/canon-redirect"`, `${o}/old"`),
-    ),
-    "/canon-noindex": html(
-      basePage(o, "/canon-noindex", "canon-noindex").replace(
-        `${o}/canon-noindex"`,
-        `${o}/noindex"`,
-      ),
-    ),
+    "/canon-home": canonTo(o, "/canon-home", "/"),
+    "/canon-gone": canonTo(o, "/canon-gone", "/gone-canonical"),
+    "/canon-redirect": canonTo(o, "/canon-redirect", "/old"),
+    "/canon-noindex": canonTo(o, "/canon-noindex", "/noindex"),
     // Canonical to /canon-ok, which canonicalises to /clean-1: a chain.
-    "/canon-chain": html(
-      basePage(o, "/canon-chain", "canon-chain").replace(`${o}/canon-chain"`, `${o}/canon-ok"`),
-    ),
+    "/canon-chain": canonTo(o, "/canon-chain", "/canon-ok"),
     // A canonical loop of three hops: a → b → c → a.
     "/canon-loop-a": canonTo(o, "/canon-loop-a", "/canon-loop-b"),
     "/canon-loop-b": canonTo(o, "/canon-loop-b", "/canon-loop-c"),
     "/canon-loop-c": canonTo(o, "/canon-loop-c", "/canon-loop-a"),
-    "/canon-ok": html(
-      basePage(o, "/canon-ok", "canon-ok").replace(`${o}/canon-ok"`, `${o}/clean-1"`),
-    ),
+    "/canon-ok": canonTo(o, "/canon-ok", "/clean-1"),
     "/no-charset": {
       body: basePage(o, "/no-charset", "no-charset").replace('<meta charset="utf-8">', ""),
       headers: { ...GOOD_HEADERS, "content-type": "text/html" },
