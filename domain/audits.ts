@@ -1,3 +1,4 @@
+import type { CapHit, CapName } from "./audit/crawl/caps.ts";
 import { atomically } from "../kv/atomic.ts";
 import { keys } from "../kv/keys.ts";
 import { ALL_CHECKS, CHECKS_BY_ID } from "./audit/checks/index.ts";
@@ -52,6 +53,8 @@ export interface AuditRecord {
   render?: boolean;
   /** What the render steps did, once completed. */
   renderStats?: RenderStats | null;
+  /** The crawl caps the site hit (crawl/caps.ts), once completed. */
+  limitsHit?: Partial<Record<CapName, CapHit>>;
 }
 
 /** Pages a rendered audit rendered (lab: throttled, with LCP/CLS/TBT) and those that failed. */
@@ -533,6 +536,7 @@ async function completeAudit(deps: Deps, auditId: string, outcome: CrawlOutcome)
       jobsFailed: report.jobs_failed,
       inStep: false,
       changes,
+      limitsHit: outcome.limitsHit ?? {},
       ...(audit.render && state?.post?.render
         ? {
           renderStats: {

@@ -1,3 +1,5 @@
+import { type CrawlCaps, DEFAULT_CRAWL_CAPS } from "./audit/crawl/caps.ts";
+
 /** The service's configuration, read once from the environment at start. */
 export interface Config {
   port: number;
@@ -66,6 +68,8 @@ export interface Config {
   };
   /** The crawl budget of a sandbox audit (the catalogue's `crawlLimitsFor`). */
   sandboxCrawl: { maxPages: number; maxBytes: number; maxDurationMs: number };
+  /** What a crawled site may make one audit hold (domain/audit/crawl/caps.ts). */
+  crawlCaps: CrawlCaps;
   /** How long a client may take to send a request body before 408 (slow-body connections). */
   bodyTimeoutMs: number;
   /**
@@ -215,6 +219,19 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       perBlockPerDay: int("SIGNUP_SANDBOXES_PER_BLOCK_PER_DAY", 20, 1, 10_000_000),
       disposableEmails: disposableOf(get("SIGNUP_DISPOSABLE_EMAILS")),
       disposableDomains: domainsOf(get("SIGNUP_DISPOSABLE_DOMAINS")),
+    },
+    crawlCaps: {
+      linksPerPage: int("CRAWL_MAX_LINKS_PER_PAGE", DEFAULT_CRAWL_CAPS.linksPerPage, 10, 100_000),
+      frontierFactor: int("CRAWL_FRONTIER_FACTOR", DEFAULT_CRAWL_CAPS.frontierFactor, 1, 100),
+      maxUrlLength: int("CRAWL_MAX_URL_LENGTH", DEFAULT_CRAWL_CAPS.maxUrlLength, 64, 1_500),
+      redirectHops: int("CRAWL_MAX_REDIRECT_HOPS", DEFAULT_CRAWL_CAPS.redirectHops, 1, 50),
+      sitemapFiles: int("CRAWL_MAX_SITEMAPS", DEFAULT_CRAWL_CAPS.sitemapFiles, 1, 1_000),
+      sitemapBytes: int(
+        "CRAWL_SITEMAP_MAX_BYTES",
+        DEFAULT_CRAWL_CAPS.sitemapBytes,
+        1024,
+        10 * 1024 * 1024 * 1024,
+      ),
     },
     sandboxCrawl: {
       maxPages: int("SANDBOX_CRAWL_MAX_PAGES", 25, 1, 10_000),

@@ -40,6 +40,7 @@ export function auditRunner(deps: Deps): AuditRunner {
         deadlineAt: started + limits.maxDurationMs,
         now: started,
         render: audit.render === true,
+        caps: c.crawlCaps,
       };
     },
   };

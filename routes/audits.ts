@@ -1,3 +1,4 @@
+import { CAP_UNITS, type CapHit, type CapName } from "../domain/audit/crawl/caps.ts";
 import type { KeyMode } from "../domain/records.ts";
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { type AuditRecord, createAudit, getAudit } from "../domain/audits.ts";
@@ -66,6 +67,16 @@ export const Audit = z.object({
   }).optional().openapi({
     description: "Rendered audits only (additive): pages rendered in the browser once " +
       "completed, the lab (throttled) share, and renders that failed (timeout, crash)",
+  }),
+  limits_hit: z.array(z.object({
+    limit: z.string().openapi({ example: "links_per_page" }),
+    value: z.number().int().openapi({ description: "The cap's value on this server" }),
+    left_out: z.number().int().openapi({ description: "How much the cap left out (see unit)" }),
+    unit: z.string().openapi({ example: "links not kept" }),
+  })).optional().openapi({
+    description: "Completed audits (additive): the crawl caps this site hit and what each left " +
+      "out (links per page, frontier, URL length, redirect hops, sitemaps, robots.txt, bytes); " +
+      "empty when none was hit",
   }),
 }).openapi("Audit");
 
@@ -238,7 +249,17 @@ export function auditView(a: AuditRecord) {
     ...(a.status === "completed" && a.changes ? { changes: a.changes } : {}),
     ...(a.status === "failed" && a.error ? { error: a.error } : {}),
     ...(a.render ? { render: { requested: true as const, ...(a.renderStats ?? {}) } } : {}),
+    ...(a.status === "completed" ? { limits_hit: limitsHitView(a.limitsHit ?? {}) } : {}),
   };
+}
+
+function limitsHitView(hits: NonNullable<AuditRecord["limitsHit"]>) {
+  return (Object.entries(hits) as [CapName, CapHit][]).map(([name, h]) => ({
+    limit: name,
+    value: h.limit,
+    left_out: h.leftOut,
+    unit: CAP_UNITS[name] ?? "items",
+  }));
 }
 
 export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {

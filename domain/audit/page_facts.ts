@@ -42,6 +42,11 @@ export interface PageFacts {
   linkAnchors: string[];
   /** Internal links marked rel=nofollow (not followed, still checked as targets). */
   nofollowLinks: string[];
+  /**
+   * Internal links past the page's cap (`maxLinks`), not kept in `links` or `nofollowLinks`:
+   * counted per occurrence (0 when the page is under the cap).
+   */
+  linksOverCap: number;
   nofollowAnchors: string[];
   externalLinks: number;
   /** Internal `<a href="http://...">` found while the page itself is https. */
@@ -142,6 +147,8 @@ const APP_ROOT_IDS = new Set(["root", "app", "__next", "__nuxt", "svelte", "___g
 const SIMPLE_PATH = /^\/[A-Za-z0-9\-_~!$&'()*+,;=:@/]*$/;
 /** Evidence lists kept per page (counts stay exact). */
 export const MAX_ITEMS = 20;
+/** Distinct internal links kept per page by default (`CRAWL_MAX_LINKS_PER_PAGE`). */
+export const MAX_LINKS_PER_PAGE = 1_000;
 /** Characters of an inline script read for a library banner (banners open the file). */
 const INLINE_BANNER_CHARS = 512;
 
@@ -196,7 +203,7 @@ class Collector {
   linkSlot = -1;
   aHref = "";
 
-  constructor(page: URL, siteKey: string, bytes: number) {
+  constructor(page: URL, siteKey: string, bytes: number, readonly maxLinks = MAX_LINKS_PER_PAGE) {
     this.base = page;
     this.baseOrigin = page.origin;
     this.baseInternal = siteKeyOf(page) === siteKey;
@@ -224,6 +231,7 @@ class Collector {
       linkAnchors: [],
       nofollowLinks: [],
       nofollowAnchors: [],
+      linksOverCap: 0,
       externalLinks: 0,
       httpInternalLinks: 0,
       uncrawlableLinks: 0,
@@ -560,8 +568,14 @@ class Collector {
 
   addLink(key: string, nofollow: boolean) {
     if (this.seenLinks.has(key)) return;
-    this.seenLinks.add(key);
     const f = this.f;
+    if (this.seenLinks.size >= this.maxLinks) {
+      // A page of 30,000 links would otherwise become 30,000 frontier entries and records.
+      f.linksOverCap++;
+      this.linkSlot = -1;
+      return;
+    }
+    this.seenLinks.add(key);
     if (nofollow) {
       this.linkSlot = -2 - f.nofollowLinks.length;
       f.nofollowLinks.push(key);
@@ -713,10 +727,11 @@ export function extractPageFacts(
   html: string | Uint8Array,
   pageUrl: URL,
   siteKey: string,
+  maxLinks = MAX_LINKS_PER_PAGE,
 ): PageFacts {
   const text = typeof html === "string" ? html : decoder.decode(html);
   const bytes = typeof html === "string" ? text.length : html.byteLength;
-  const c = new Collector(pageUrl, siteKey, bytes);
+  const c = new Collector(pageUrl, siteKey, bytes, maxLinks);
   const parser = new Parser(c, { decodeEntities: true });
   c.parser = parser;
   parser.end(text);

@@ -74,6 +74,8 @@ export interface SitemapInfo {
   problems: string[];
   /** Distinct internal URLs listed. */
   urlCount: number;
+  /** A crawl cap left part of the sitemaps unread (crawl/caps.ts): absence from them proves nothing. */
+  partial?: boolean;
 }
 
 /** Affected items of one site-level finding: the true count and at most the stored cap of items. */

@@ -338,7 +338,7 @@ export const indexabilityChecks: Check[] = [
     evaluate: (s) => {
       // Without a sitemap (sitemap_missing) or with one read only in part (sitemap_invalid),
       // absence from it proves nothing.
-      if (!s.sitemap.found || s.sitemap.problems.length > 0) return null;
+      if (!s.sitemap.found || s.sitemap.problems.length > 0 || s.sitemap.partial) return null;
       return group(s.sitemapCandidates, s.sitemapMissing);
     },
   },

@@ -22,7 +22,16 @@ import { makeRobots, type Robots } from "../robots.ts";
 import type { PageContext } from "../types.ts";
 import { canonicalize, canonicalUrl } from "../urls.ts";
 import { EMPTY_BIN, SIG_BINS } from "../text_fingerprint.ts";
-import { failureKind, fetchPage, type FetchSettings, isHtmlType, Politeness } from "./fetcher.ts";
+import {
+  failureKind,
+  fetchPage,
+  type FetchSettings,
+  isHtmlType,
+  Politeness,
+  settingsOf,
+} from "./fetcher.ts";
+import { BudgetSpentError, ByteBudget } from "./byte_budget.ts";
+import { type CrawlCaps, DEFAULT_CRAWL_CAPS, frontierCap, noteCap } from "./caps.ts";
 import { BannerReader } from "./banners.ts";
 import { finalizeCrawl } from "./finalize.ts";
 import { type RenderPlan, runPostCrawlStep } from "./post_steps.ts";
@@ -68,14 +77,10 @@ export interface StepOutcome {
   state: CrawlState | null;
 }
 
-function settingsOf(input: CrawlInput): FetchSettings {
-  return {
-    allowPrivate: input.allowPrivate,
-    timeoutMs: input.timeoutMs ?? 10_000,
-    maxBytes: input.maxBytes ?? 5 * 1024 * 1024,
-    resolver: input.resolver,
-    ca: input.ca,
-  };
+/** The caps of a crawl input, the URL length never past what a KV key holds. */
+function capsOf(input: CrawlInput): CrawlCaps {
+  const caps = input.caps ?? DEFAULT_CRAWL_CAPS;
+  return { ...caps, maxUrlLength: Math.min(caps.maxUrlLength, MAX_URL_LENGTH) };
 }
 
 const clip = (s: string | null, n: number) => (s === null ? null : s.slice(0, n));
@@ -95,23 +100,29 @@ export async function runCrawlStep(
   const entry = await kv.get<CrawlState>(keys.auditCrawl(auditId));
   const batch = new WriteBatch(kv);
   let state: CrawlState;
+  let budget: ByteBudget;
   if (entry.value === null) {
-    state = await initCrawl(kv, auditId, input, batch, hooks);
+    budget = new ByteBudget(input.maxTotalBytes, 0);
+    state = await initCrawl(kv, auditId, input, batch, budget);
   } else {
     state = structuredClone(entry.value);
     if (state.phase === "done") return { done: true, committed: true, state };
     state.steps++;
-    if (state.phase === "crawl") await crawlBatch(kv, auditId, input, limits, hooks, state, batch);
-    else if (state.phase === "seed_sitemap") await seedSitemap(kv, auditId, input, state, batch);
+    state.capsHit ??= {};
+    budget = new ByteBudget(input.maxTotalBytes, state.bytes);
+    if (state.phase === "crawl") {
+      await crawlBatch(kv, auditId, input, limits, hooks, state, batch, budget);
+    } else if (state.phase === "seed_sitemap") await seedSitemap(kv, auditId, input, state, batch);
     else if (
       state.phase === "finalize" &&
-      !(await runPostCrawlStep(kv, auditId, input, state, batch, hooks.render))
+      !(await runPostCrawlStep(kv, auditId, input, state, batch, hooks.render, budget))
     ) {
       await batch.flush();
       state.result = await finalizeCrawl(kv, auditId, state);
       state.phase = "done";
     }
   }
+  state.bytes = budget.used;
   await batch.flush();
   const done = state.phase === "done";
   const op = kv.atomic().check(entry).set(keys.auditCrawl(auditId), state);
@@ -126,9 +137,10 @@ async function initCrawl(
   auditId: string,
   input: CrawlInput,
   batch: WriteBatch,
-  hooks: StepHooks,
+  budget: ByteBudget,
 ): Promise<CrawlState> {
-  const s = settingsOf(input);
+  const s = settingsOf(input, budget);
+  const caps = capsOf(input);
   const checked = await checkUrlTarget(input.startUrl, {
     allowPrivate: input.allowPrivate,
     resolver: input.resolver,
@@ -171,6 +183,7 @@ async function initCrawl(
     language: null,
     steps: 1,
     result: null,
+    capsHit: {},
   };
   const robotsUrl = `${origin}/robots.txt`;
   let robots: Robots = makeRobots(robotsUrl, "unreachable", 0, "");
@@ -199,9 +212,17 @@ async function initCrawl(
       origin,
       siteKey,
       robots,
-      maxUrls: input.maxPages,
+      caps: {
+        files: caps.sitemapFiles,
+        urls: frontierCap(caps, input.maxPages),
+        bytes: caps.sitemapBytes,
+      },
+      onCap: (name, limit, leftOut) => noteCap(state.capsHit!, name, limit, leftOut),
     }, (url) => {
-      if (url.length > MAX_URL_LENGTH) return;
+      if (url.length > caps.maxUrlLength) {
+        noteCap(state.capsHit!, "url_length", caps.maxUrlLength);
+        return;
+      }
       if (url === startUrl) startInSitemap = true;
       else batch.set(keys.auditPage(auditId, url), newRecord(url, -1, -1, true));
       chunk.push(url);
@@ -227,18 +248,21 @@ async function initCrawl(
   }
   batch.set(keys.auditPage(auditId, startUrl), start);
   state.nextSlotAt = Date.now();
-  void hooks;
   return state;
 }
 
 interface FrontierEntry {
   url: string;
   depth: number;
+  /** Redirects followed to reach this URL from a linked one (absent: none). */
+  hops?: number;
 }
 
 /** What one fetched frontier entry produced, kept until the step writes it (in frontier order). */
 type Fetched =
   | { kind: "blocked" }
+  /** Not fetched: the byte budget was spent first (the URL stays queued). */
+  | { kind: "skipped" }
   | { kind: "failed"; failure: string }
   | {
     kind: "response";
@@ -266,16 +290,17 @@ async function crawlBatch(
   hooks: StepHooks,
   state: CrawlState,
   batch: WriteBatch,
+  bytes: ByteBudget,
 ): Promise<void> {
   const t0 = performance.now();
-  const s = settingsOf(input);
+  const s = settingsOf(input, bytes);
+  const caps = capsOf(input);
   const budget = Math.max(1, input.maxPages);
   const outOfBudget = (reserved: number) =>
-    state.fetches + reserved >= budget ||
-    (input.maxTotalBytes !== undefined && state.bytes >= input.maxTotalBytes) ||
+    state.fetches + reserved >= budget || bytes.exhausted ||
     (input.deadlineAt !== undefined && hooks.now() > input.deadlineAt);
   if (state.head >= state.tail || outOfBudget(0)) {
-    endCrawl(state, outOfBudget(0));
+    endCrawl(state, outOfBudget(0), bytes);
     return;
   }
 
@@ -314,7 +339,8 @@ async function crawlBatch(
         results[i] = { kind: "blocked" };
         continue;
       }
-      results[i] = await fetchOne(s, politeness, e, u, state, input, tally, banners);
+      results[i] = await fetchOne(s, politeness, e, u, state, input, tally, banners, caps);
+      if (results[i].kind === "skipped") reserved--;
     }
   };
   const concurrency = Math.max(1, Math.min(input.concurrency, 32));
@@ -323,9 +349,12 @@ async function crawlBatch(
 
   // Record in frontier order, so URL discovery (and so frontier positions) is deterministic.
   const findings = new FindingsWriter(batch, auditId, state.stored);
-  const discovered: { url: string; depth: number }[] = [];
-  const discover = (url: string, depth: number) => {
-    if (url.length <= MAX_URL_LENGTH) discovered.push({ url, depth });
+  const discovered: FrontierEntry[] = [];
+  const discover = (url: string, depth: number, hops = 0) => {
+    if (url.length > caps.maxUrlLength) noteCap(state.capsHit!, "url_length", caps.maxUrlLength);
+    else if (hops > caps.redirectHops) {
+      noteCap(state.capsHit!, "redirect_hops", caps.redirectHops);
+    } else discovered.push(hops > 0 ? { url, depth, hops } : { url, depth });
   };
   for (let i = 0; i < taken; i++) {
     // Let the process answer its HTTP requests between pages (the API shares the event loop).
@@ -334,6 +363,7 @@ async function crawlBatch(
     const res = results[i];
     const rec = records[i] ?? newRecord(e.url, state.head + i, e.depth, false);
     const seq = rec.seq;
+    if (res.kind === "skipped") continue;
     if (res.kind === "blocked") {
       rec.state = "blocked";
     } else if (res.kind === "failed") {
@@ -344,10 +374,12 @@ async function crawlBatch(
     } else {
       state.fetches++;
       state.completed++;
-      state.bytes += res.bytes;
-      recordResponse(rec, res, state, discover);
+      recordResponse(rec, res, state, (url, depth) => discover(url, depth, (e.hops ?? 0) + 1));
       if (res.page) {
         const { facts } = res.page;
+        if (facts.linksOverCap > 0) {
+          noteCap(state.capsHit!, "links_per_page", caps.linksPerPage, facts.linksOverCap);
+        }
         for (const f of res.page.fired) findings.add(f.id, rec.url, f.items);
         writeLinks(batch, auditId, rec.url, facts);
         if (res.page.follow) { for (const l of facts.links) discover(l, childDepth(rec)); }
@@ -377,8 +409,8 @@ async function crawlBatch(
   state.head += taken;
   state.tallies = tally.toJSON();
   state.nextSlotAt = politeness.next;
-  await allocate(kv, auditId, state, discovered, batch);
-  if (state.head >= state.tail || outOfBudget(0)) endCrawl(state, outOfBudget(0));
+  await allocate(kv, auditId, state, discovered, batch, frontierCap(caps, input.maxPages));
+  if (state.head >= state.tail || outOfBudget(0)) endCrawl(state, outOfBudget(0), bytes);
 }
 
 /** hreflang alternates kept per page for the return-link check (a cluster rarely has more). */
@@ -389,9 +421,12 @@ const yieldToLoop = () => new Promise<void>((r) => setTimeout(r, 0));
 const childDepth = (rec: PageRecord) => (rec.depth < 0 ? -1 : rec.depth + 1);
 
 /** After the frontier: seed the sitemap's unvisited URLs, or finish (truncated if cut short). */
-function endCrawl(state: CrawlState, outOfBudget: boolean): void {
+function endCrawl(state: CrawlState, outOfBudget: boolean, bytes: ByteBudget): void {
   if (outOfBudget) {
     state.truncated = state.head < state.tail;
+    if (bytes.exhausted && state.truncated) {
+      noteCap(state.capsHit!, "bytes", bytes.limit!, state.tail - state.head);
+    }
     state.phase = "finalize";
   } else if (state.head >= state.tail && state.seedChunk < state.sitemapChunks) {
     state.phase = "seed_sitemap";
@@ -409,12 +444,14 @@ async function fetchOne(
   input: CrawlInput,
   tally: PageTally,
   banners: BannerReader,
+  caps: CrawlCaps,
 ): Promise<Fetched> {
   await politeness.wait();
   let res: SafeResponse;
   try {
     res = await fetchPage(s, e.url);
   } catch (err) {
+    if (err instanceof BudgetSpentError) return { kind: "skipped" };
     return { kind: "failed", failure: failureKind(err) };
   }
   try {
@@ -431,7 +468,7 @@ async function fetchOne(
     if (!isHtmlType(res.headers.get("content-type"))) {
       return { ...base, nonHtmlRobots: nonHtmlRobots(res.headers), page: null };
     }
-    const facts = extractPageFacts(res.body, u, state.siteKey);
+    const facts = extractPageFacts(res.body, u, state.siteKey, caps.linksPerPage);
     const noindex = isNoindex(facts, res.headers, input.now);
     const ctx: PageContext = {
       url: u,
@@ -525,7 +562,7 @@ function recordResponse(
   rec.words = p.facts.wordCount;
   rec.textHash = p.facts.textHash;
   rec.canonicalOther = p.canonicalOther;
-  rec.outlinks = p.facts.links.length + p.facts.nofollowLinks.length;
+  rec.outlinks = p.facts.links.length + p.facts.nofollowLinks.length + p.facts.linksOverCap;
   const alternates = hreflangTargets(p.facts, rec.url, state.siteKey);
   if (alternates.length > 0) rec.hreflang = alternates;
   rec.checks = p.fired.map((f) => f.id);
@@ -591,8 +628,9 @@ async function allocate(
   kv: Deno.Kv,
   auditId: string,
   state: CrawlState,
-  discovered: { url: string; depth: number }[],
+  discovered: FrontierEntry[],
   batch: WriteBatch,
+  cap: number,
 ): Promise<void> {
   const distinct = [...new Set(discovered.map((d) => d.url))];
   const found = await getMany<PageRecord>(kv, distinct.map((u) => keys.auditPage(auditId, u)));
@@ -604,12 +642,20 @@ async function allocate(
     if (rec === undefined) continue; // allocated earlier in this step
     existing.delete(d.url);
     if (rec && rec.seq >= 0 && rec.seq < committedTail) continue;
+    if (state.tail >= cap) {
+      // An endless calendar or a link bomb stops here: the frontier is a few page budgets.
+      noteCap(state.capsHit!, "frontier", cap);
+      continue;
+    }
     const seq = state.tail++;
     batch.set(
       keys.auditPage(auditId, d.url),
       newRecord(d.url, seq, d.depth, rec?.inSitemap ?? false),
     );
-    batch.set(keys.auditFrontier(auditId, seq), { url: d.url, depth: d.depth });
+    batch.set(
+      keys.auditFrontier(auditId, seq),
+      d.hops ? { url: d.url, depth: d.depth, hops: d.hops } : { url: d.url, depth: d.depth },
+    );
   }
 }
 
@@ -622,12 +668,13 @@ async function seedSitemap(
   batch: WriteBatch,
 ): Promise<void> {
   const end = Math.min(state.sitemapChunks, state.seedChunk + SEED_CHUNKS_PER_STEP);
-  const discovered: { url: string; depth: number }[] = [];
+  const discovered: FrontierEntry[] = [];
   for (let c = state.seedChunk; c < end; c++) {
     const urls = (await kv.get<string[]>(keys.auditSitemapChunk(auditId, c))).value ?? [];
     for (const url of urls) discovered.push({ url, depth: -1 });
   }
-  await allocate(kv, auditId, state, discovered, batch);
+  state.capsHit ??= {};
+  await allocate(kv, auditId, state, discovered, batch, frontierCap(capsOf(input), input.maxPages));
   state.seedChunk = end;
   if (state.seedChunk >= state.sitemapChunks) {
     state.phase = state.head < state.tail && state.fetches < input.maxPages ? "crawl" : "finalize";

@@ -15,6 +15,8 @@ import {
 import { TargetRefusedError } from "../../net/address_guard.ts";
 import { USER_AGENT } from "../robots.ts";
 import { canonicalize } from "../urls.ts";
+import { BudgetSpentError, type ByteBudget } from "./byte_budget.ts";
+import type { CrawlInput } from "./state.ts";
 
 export interface FetchSettings {
   allowPrivate: boolean;
@@ -25,6 +27,43 @@ export interface FetchSettings {
   resolver?: Resolver;
   /** Extra CA (PEM) for private https test servers. */
   ca?: string;
+  /** The crawl's byte budget: every fetch reserves from it and is capped at its reservation. */
+  budget?: ByteBudget;
+}
+
+/** The fetch settings of a crawl input; `budget` is the step's byte budget. */
+export function settingsOf(input: CrawlInput, budget?: ByteBudget): FetchSettings {
+  return {
+    allowPrivate: input.allowPrivate,
+    timeoutMs: input.timeoutMs ?? 10_000,
+    maxBytes: input.maxBytes ?? 5 * 1024 * 1024,
+    resolver: input.resolver,
+    ca: input.ca,
+    budget,
+  };
+}
+
+/**
+ * Runs one fetch inside the byte budget: reserved before, capped at the reservation, settled
+ * with what was read. Throws `BudgetSpentError` when nothing is left.
+ */
+async function budgeted(
+  s: FetchSettings,
+  maxBytes: number,
+  run: (cap: number) => Promise<SafeResponse>,
+): Promise<SafeResponse> {
+  const budget = s.budget;
+  if (!budget) return await run(maxBytes);
+  const cap = await budget.reserve(maxBytes);
+  if (cap === null) throw new BudgetSpentError();
+  let read = 0;
+  try {
+    const res = await run(cap);
+    read = res.body.byteLength;
+    return res;
+  } finally {
+    budget.settle(cap, read);
+  }
 }
 
 const MAX_REDIRECT_HOPS = 5;
@@ -45,6 +84,7 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 /** The failure kind recorded for a URL that got no HTTP answer. */
 export function failureKind(e: unknown): string {
   if (e instanceof FetchFailedError) return e.kind;
+  if (e instanceof BudgetSpentError) return "budget";
   if (e instanceof TargetRefusedError) return e.reason === "dns_failure" ? "dns" : "refused";
   return "network";
 }
@@ -73,12 +113,13 @@ export async function fetchFollow(
   for (let hop = 0; hop <= MAX_REDIRECT_HOPS; hop++) {
     let res: SafeResponse;
     try {
-      res = await safeFetch(cur, {
-        ...baseOptions(s),
-        timeoutMs: opts.timeoutMs ?? s.timeoutMs,
-        maxBytes: opts.maxBytes ?? s.maxBytes,
-        shouldReadBody: (st) => opts.readBody && st >= 200 && st < 300,
-      });
+      res = await budgeted(s, opts.maxBytes ?? s.maxBytes, (cap) =>
+        safeFetch(cur, {
+          ...baseOptions(s),
+          timeoutMs: opts.timeoutMs ?? s.timeoutMs,
+          maxBytes: cap,
+          shouldReadBody: (st) => opts.readBody && st >= 200 && st < 300,
+        }));
     } catch (e) {
       return { res: null, error: e };
     }
@@ -98,13 +139,19 @@ export async function fetchFollow(
 export async function fetchPage(s: FetchSettings, url: string): Promise<SafeResponse> {
   const read = (st: number, h: Headers) =>
     st >= 200 && st < 300 && isHtmlType(h.get("content-type"));
-  let res = await safeFetch(url, { ...baseOptions(s), shouldReadBody: read });
+  const once = () =>
+    budgeted(
+      s,
+      s.maxBytes,
+      (cap) => safeFetch(url, { ...baseOptions(s), maxBytes: cap, shouldReadBody: read }),
+    );
+  let res = await once();
   if (res.status === 429 || res.status === 503) {
     // Back off once when the server says how long; a bot wall stays a failed page.
     const ra = Number(res.headers.get("retry-after"));
     if (Number.isFinite(ra) && ra >= 0 && ra * 1000 <= MAX_RETRY_AFTER_MS) {
       await sleep(ra * 1000);
-      res = await safeFetch(url, { ...baseOptions(s), shouldReadBody: read });
+      res = await once();
     }
   }
   return res;
@@ -118,12 +165,13 @@ const TEXT_MAX_BYTES = 1024 * 1024;
  * its type (fetchPage reads HTML only), up to 1 MiB.
  */
 export function fetchText(s: FetchSettings, url: string): Promise<SafeResponse> {
-  return safeFetch(url, {
-    ...baseOptions(s),
-    headers: { "user-agent": USER_AGENT, accept: "text/plain, text/markdown, */*;q=0.5" },
-    maxBytes: Math.min(s.maxBytes, TEXT_MAX_BYTES),
-    shouldReadBody: (status) => status >= 200 && status < 300,
-  });
+  return budgeted(s, Math.min(s.maxBytes, TEXT_MAX_BYTES), (cap) =>
+    safeFetch(url, {
+      ...baseOptions(s),
+      headers: { "user-agent": USER_AGENT, accept: "text/plain, text/markdown, */*;q=0.5" },
+      maxBytes: cap,
+      shouldReadBody: (status) => status >= 200 && status < 300,
+    }));
 }
 
 /**
@@ -133,13 +181,14 @@ export function fetchText(s: FetchSettings, url: string): Promise<SafeResponse> 
  */
 export async function fetchBanner(s: FetchSettings, url: string): Promise<string | null> {
   try {
-    const res = await safeFetch(url, {
-      ...baseOptions(s),
-      headers: { "user-agent": USER_AGENT, accept: "*/*" },
-      timeoutMs: Math.min(s.timeoutMs, BANNER_TIMEOUT_MS),
-      maxBytes: BANNER_BYTES,
-      shouldReadBody: (st) => st >= 200 && st < 300,
-    });
+    const res = await budgeted(s, BANNER_BYTES, (cap) =>
+      safeFetch(url, {
+        ...baseOptions(s),
+        headers: { "user-agent": USER_AGENT, accept: "*/*" },
+        timeoutMs: Math.min(s.timeoutMs, BANNER_TIMEOUT_MS),
+        maxBytes: cap,
+        shouldReadBody: (st) => st >= 200 && st < 300,
+      }));
     return res.status >= 200 && res.status < 300 ? new TextDecoder().decode(res.body) : null;
   } catch {
     return null;

@@ -432,6 +432,7 @@ export async function finalizeCrawl(
     host: new URL(state.startUrl).host,
     language: state.language,
     truncated: state.truncated,
+    limitsHit: state.capsHit ?? {},
   };
 }
 

@@ -17,7 +17,8 @@ import type { PageRenderer } from "../../render/service.ts";
 import { pickRenderSample, type SampleCandidate } from "../../render/sample.ts";
 import { AI_CRAWLERS, llmsTxtProblems } from "../checks/agent.ts";
 import type { Evidence } from "../types.ts";
-import { failureKind, type FetchSettings, fetchText, isHtmlType } from "./fetcher.ts";
+import { failureKind, fetchText, isHtmlType, settingsOf } from "./fetcher.ts";
+import { BudgetSpentError, type ByteBudget } from "./byte_budget.ts";
 import { RobotsSource } from "./robots_source.ts";
 import type { CrawlInput, CrawlState } from "./state.ts";
 import {
@@ -65,16 +66,6 @@ const MAX_CANDIDATES = 2_000;
 /** URLs longer than this are left out of the sample (the sample is one small stored value). */
 const MAX_SAMPLE_URL = 500;
 
-function settingsOf(input: CrawlInput): FetchSettings {
-  return {
-    allowPrivate: input.allowPrivate,
-    timeoutMs: input.timeoutMs ?? 10_000,
-    maxBytes: input.maxBytes ?? 5 * 1024 * 1024,
-    resolver: input.resolver,
-    ca: input.ca,
-  };
-}
-
 function tally(state: CrawlState, id: string, eligible: number, affected: number): void {
   const t = state.tallies[id] ?? [0, 0];
   state.tallies[id] = [t[0] + eligible, t[1] + affected];
@@ -91,12 +82,13 @@ export async function runPostCrawlStep(
   state: CrawlState,
   batch: WriteBatch,
   plan: RenderPlan | undefined,
+  budget: ByteBudget,
 ): Promise<boolean> {
   if (!state.startChecked || state.ownBotBlocked) return false; // nothing was crawled
   state.post ??= { agent: false, render: null };
   const post = state.post;
   if (!post.agent) {
-    await agentReadiness(kv, auditId, input, state, batch);
+    await agentReadiness(kv, auditId, input, state, batch, budget);
     post.agent = true;
     return true;
   }
@@ -219,14 +211,16 @@ async function agentReadiness(
   input: CrawlInput,
   state: CrawlState,
   batch: WriteBatch,
+  budget: ByteBudget,
 ): Promise<void> {
   const findings = new FindingsWriter(batch, auditId, state.stored);
-  const s = settingsOf(input);
+  const s = settingsOf(input, budget);
 
   // /llms.txt, through the address guard.
   const llmsUrl = `${state.origin}/llms.txt`;
   let ev: Evidence | null = null;
   let problems: string[] = [];
+  let unread = false;
   try {
     const res = await fetchText(s, llmsUrl);
     const ct = res.headers.get("content-type");
@@ -236,11 +230,13 @@ async function agentReadiness(
       ev = { url: llmsUrl, status: 200, reason: "html_page", content_type: ct };
     } else problems = llmsTxtProblems(text);
   } catch (e) {
-    ev = { url: llmsUrl, status: null, reason: `fetch_failed: ${failureKind(e)}` };
+    // A spent byte budget says nothing about the site: the file is not judged.
+    if (e instanceof BudgetSpentError) unread = true;
+    else ev = { url: llmsUrl, status: null, reason: `fetch_failed: ${failureKind(e)}` };
   }
-  tally(state, "llms_txt_missing", 1, ev ? 1 : 0);
+  if (!unread) tally(state, "llms_txt_missing", 1, ev ? 1 : 0);
   if (ev) findings.add("llms_txt_missing", llmsUrl, [ev]);
-  if (!ev) {
+  if (!ev && !unread) {
     tally(state, "llms_txt_malformed", 1, problems.length > 0 ? 1 : 0);
     if (problems.length > 0) {
       findings.add("llms_txt_malformed", llmsUrl, [{ url: llmsUrl, problems }]);

@@ -13,9 +13,9 @@ import type { SitemapInfo } from "../types.ts";
 import { canonicalize } from "../urls.ts";
 import { siteKeyOf } from "../page_facts.ts";
 import { fetchFollow, type FetchSettings } from "./fetcher.ts";
+import type { CapName } from "./caps.ts";
+import { BudgetSpentError } from "./byte_budget.ts";
 
-/** Sitemap files read per audit. */
-export const MAX_SITEMAP_FILES = 20;
 /** Bytes downloaded per sitemap file (compressed or not); beyond it the file is cut. */
 export const SITEMAP_DOWNLOAD_BYTES = 10 * 1024 * 1024;
 const MAX_PROBLEMS = 20;
@@ -30,11 +30,13 @@ export async function streamText(
   let out = 0;
   const gz = bytes[0] === 0x1f && bytes[1] === 0x8b;
   if (!gz) {
-    const SLICE = 1 << 20;
+    const SLICE = 256 * 1024;
     for (let i = 0; i < bytes.byteLength && out < maxOut; i += SLICE) {
       const part = bytes.subarray(i, Math.min(bytes.byteLength, i + SLICE, i + maxOut - out));
       out += part.byteLength;
       sink(decoder.decode(part, { stream: true }));
+      // Parsing megabytes of XML is long synchronous work: let the process breathe between slices.
+      await new Promise<void>((r) => setTimeout(r, 0));
     }
     sink(decoder.decode());
     return { outBytes: out, capped: out >= maxOut && bytes.byteLength > maxOut, gzipError: false };
@@ -62,13 +64,29 @@ export async function streamText(
   return { outBytes: out, capped: false, gzipError: false };
 }
 
+/** What the sitemaps of one audit may make the crawl read and keep (crawl/caps.ts). */
+export interface SitemapCaps {
+  /** Files read (indexes included). */
+  files: number;
+  /** Distinct URLs kept. */
+  urls: number;
+  /** Text read once inflated, over all files. */
+  bytes: number;
+}
+
 /**
  * Reads the site's sitemaps. `onUrl` receives each distinct same-site URL once (at most
- * `maxUrls`); the result says what the sitemap checks need.
+ * `caps.urls`); the result says what the sitemap checks need, `onCap` what a cap left out.
  */
 export async function readSitemaps(
   s: FetchSettings,
-  input: { origin: string; siteKey: string; robots: Robots; maxUrls: number },
+  input: {
+    origin: string;
+    siteKey: string;
+    robots: Robots;
+    caps: SitemapCaps;
+    onCap: (name: CapName, limit: number, leftOut: number) => void;
+  },
   onUrl: (url: string) => void,
 ): Promise<SitemapInfo> {
   const info: SitemapInfo = { found: false, problems: [], urlCount: 0 };
@@ -77,8 +95,15 @@ export async function readSitemaps(
   const queue = declared ? [...input.robots.sitemaps] : [`${input.origin}/sitemap.xml`];
   const seenFiles = new Set<string>();
   const seenUrls = new Set<string>();
-  const maxUrls = Math.max(SITEMAP_MAX_URLS, input.maxUrls);
-  while (queue.length > 0 && seenFiles.size < MAX_SITEMAP_FILES) {
+  const { caps } = input;
+  let textLeft = caps.bytes;
+  let urlsOver = 0;
+  let filesOver = 0;
+  // Sitemaps may take half of a byte budget at most: the pages are what the audit is for.
+  let downloadLeft = s.budget?.limit !== undefined
+    ? Math.floor(s.budget.limit / 2)
+    : Number.POSITIVE_INFINITY;
+  while (queue.length > 0 && seenFiles.size < caps.files) {
     const url = queue.shift()!;
     if (seenFiles.has(url)) continue;
     seenFiles.add(url);
@@ -91,10 +116,24 @@ export async function readSitemaps(
       problem(`sitemap ${url} is blocked by robots.txt`);
       continue;
     }
-    const { res } = await fetchFollow(s, parsedUrl, {
+    if (downloadLeft <= 0) {
+      input.onCap("bytes", s.budget!.limit!, 1 + queue.length);
+      info.partial = true;
+      queue.length = 0;
+      break;
+    }
+    const downloadCap = Math.min(SITEMAP_DOWNLOAD_BYTES, downloadLeft);
+    const { res, error } = await fetchFollow(s, parsedUrl, {
       readBody: true,
-      maxBytes: SITEMAP_DOWNLOAD_BYTES,
+      maxBytes: downloadCap,
     });
+    if (error instanceof BudgetSpentError) {
+      input.onCap("bytes", s.budget!.limit!, 1 + queue.length);
+      info.partial = true;
+      queue.length = 0;
+      break;
+    }
+    if (res) downloadLeft -= res.body.byteLength;
     if (!res || res.status !== 200) {
       if (declared) problem(`sitemap ${url} answers ${res?.status ?? "no response"}`);
       continue;
@@ -106,18 +145,31 @@ export async function readSitemaps(
         offsite++;
         return;
       }
-      if (seenUrls.size < maxUrls && !seenUrls.has(c)) {
+      if (seenUrls.has(c)) return;
+      if (seenUrls.size >= caps.urls) urlsOver++;
+      else {
         seenUrls.add(c);
         onUrl(c);
       }
-    }, (child) => queue.length < MAX_SITEMAP_FILES && queue.push(child));
-    const text = await streamText(res.body, SITEMAP_MAX_BYTES, (t) => stream.write(t));
-    if (text.gzipError) {
+    }, (child) => {
+      if (queue.length + seenFiles.size < caps.files) queue.push(child);
+      else filesOver++;
+    });
+    const room = Math.min(SITEMAP_MAX_BYTES, textLeft);
+    const text = await streamText(res.body, room, (t) => stream.write(t));
+    textLeft -= text.outBytes;
+    // Cut by one of our caps rather than by the sitemap protocol's limits: not the site's fault.
+    const cutByBytes = res.truncated && downloadCap < SITEMAP_DOWNLOAD_BYTES;
+    const cutByText = text.capped && room < SITEMAP_MAX_BYTES;
+    if (cutByBytes) input.onCap("bytes", s.budget!.limit!, 1);
+    if (cutByText) input.onCap("sitemap_bytes", caps.bytes, 1);
+    if (cutByBytes || cutByText) info.partial = true;
+    if (text.gzipError && !cutByBytes) {
       problem(`sitemap ${url} is not valid gzip`);
       continue;
     }
     stream.end();
-    if (res.truncated || text.capped) {
+    if ((res.truncated && !cutByBytes) || (text.capped && !cutByText)) {
       problem(`sitemap ${url} is larger than ${res.truncated ? "10 MiB to download" : "50 MB"}`);
     }
     if (stream.root !== "urlset" && stream.root !== "sitemapindex") {
@@ -133,6 +185,10 @@ export async function readSitemaps(
     }
     if (offsite > 0) problem(`sitemap ${url} has ${offsite} relative or off-site <loc>`);
   }
+  filesOver += queue.length;
+  if (filesOver > 0) input.onCap("sitemap_files", caps.files, filesOver);
+  if (urlsOver > 0) input.onCap("sitemap_urls", caps.urls, urlsOver);
+  if (filesOver > 0 || urlsOver > 0) info.partial = true;
   info.urlCount = seenUrls.size;
   return info;
 }

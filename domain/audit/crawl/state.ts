@@ -10,6 +10,7 @@ import type { SiteFacts, SitemapInfo } from "../types.ts";
 import type { RobotsMeta } from "./robots_source.ts";
 import type { ScoreResult } from "../scoring.ts";
 import type { PostCrawlState } from "./post_steps.ts";
+import type { CapHit, CapName, CrawlCaps } from "./caps.ts";
 
 /** What an audit's crawl is asked to do; the budgets are the operator's and the plan's. */
 export interface CrawlInput {
@@ -33,6 +34,8 @@ export interface CrawlInput {
   now: number;
   /** A rendered audit: the render steps run after the crawl (post_steps.ts). */
   render?: boolean;
+  /** What a hostile site may make the crawl hold (caps.ts); default DEFAULT_CRAWL_CAPS. */
+  caps?: CrawlCaps;
 }
 
 /** How much one step may do before it commits and hands over to the next. */
@@ -57,6 +60,8 @@ export interface CrawlOutcome {
   host: string;
   language: string | null;
   truncated: boolean;
+  /** The caps the crawl hit and what each left out (absent on outcomes before caps existed). */
+  limitsHit?: Partial<Record<CapName, CapHit>>;
 }
 
 export interface CrawlState {
@@ -100,4 +105,6 @@ export interface CrawlState {
   result: CrawlOutcome | null;
   /** The agent-readiness and render steps between the crawl and `finalize` (post_steps.ts). */
   post?: PostCrawlState;
+  /** Caps hit so far (absent on states written before caps existed). */
+  capsHit?: Partial<Record<CapName, CapHit>>;
 }

@@ -1,0 +1,89 @@
+/**
+ * The caps on what a crawled site can make the crawler hold or do. Signup is public, so the site
+ * may be hostile: a page with 30,000 links, an endless calendar, a redirect maze, a robots.txt
+ * of wildcard rules. Each cap is an operator setting (domain/config.ts) and each hit is recorded
+ * on the crawl state and reported on the audit (`limits_hit`), never silent.
+ *
+ * @module
+ */
+export interface CrawlCaps {
+  /** Distinct internal links kept per page (the true count is still recorded as `outlinks`). */
+  linksPerPage: number;
+  /** Frontier positions (and sitemap URLs kept) per audit: this many times its page budget. */
+  frontierFactor: number;
+  /** Longer URLs are neither crawled nor stored (a KV key holds at most 2 KiB). */
+  maxUrlLength: number;
+  /** Redirects followed one after another from a linked URL. */
+  redirectHops: number;
+  /** Sitemap files read per audit (indexes included). */
+  sitemapFiles: number;
+  /** Sitemap text read per audit once inflated, over all files. */
+  sitemapBytes: number;
+}
+
+export const DEFAULT_CRAWL_CAPS: CrawlCaps = {
+  linksPerPage: 1_000,
+  frontierFactor: 5,
+  maxUrlLength: 1_500,
+  redirectHops: 10,
+  sitemapFiles: 20,
+  sitemapBytes: 64 * 1024 * 1024,
+};
+
+/** The frontier never holds fewer positions than this, whatever the page budget. */
+const MIN_FRONTIER = 500;
+
+/** Frontier positions an audit may allocate. */
+export function frontierCap(caps: CrawlCaps, maxPages: number): number {
+  return Math.max(MIN_FRONTIER, caps.frontierFactor * maxPages);
+}
+
+/** Which cap a crawl hit and how much it left out. */
+export interface CapHit {
+  /** The cap's value. */
+  limit: number;
+  /** What was left out: links, URLs, rules, bytes (see `CAP_UNITS`). */
+  leftOut: number;
+}
+
+export type CapName =
+  | "links_per_page"
+  | "frontier"
+  | "url_length"
+  | "redirect_hops"
+  | "sitemap_files"
+  | "sitemap_urls"
+  | "sitemap_bytes"
+  | "robots_bytes"
+  | "robots_rules"
+  | "robots_pattern_length"
+  | "robots_wildcards"
+  | "bytes";
+
+/** What `leftOut` counts, per cap (the audit view prints it). */
+export const CAP_UNITS: Record<CapName, string> = {
+  links_per_page: "links not kept (on pages over the cap, counted per occurrence)",
+  frontier: "links to URLs not queued",
+  url_length: "links to URLs too long to crawl",
+  redirect_hops: "redirects not followed",
+  sitemap_files: "sitemap files not read",
+  sitemap_urls: "sitemap URLs not kept",
+  sitemap_bytes: "sitemap files cut",
+  robots_bytes: "robots.txt files cut",
+  robots_rules: "robots.txt rules dropped",
+  robots_pattern_length: "robots.txt rules dropped",
+  robots_wildcards: "robots.txt rules dropped",
+  bytes: "URLs not fetched",
+};
+
+/** Records a cap hit on the crawl state's map. */
+export function noteCap(
+  hits: Partial<Record<CapName, CapHit>>,
+  name: CapName,
+  limit: number,
+  leftOut = 1,
+): void {
+  const h = hits[name];
+  if (h) h.leftOut += leftOut;
+  else hits[name] = { limit, leftOut };
+}
