@@ -2,7 +2,7 @@
  * The capabilities the service is made of. Each plugs its routes, its queue handlers and its
  * periodic maintenance into the one app and the one dispatcher; main.ts wires them in order.
  */
-import type { JobHandlers } from "./jobs/dispatcher.ts";
+import type { JobHandlers, JobRuntime } from "./jobs/dispatcher.ts";
 import { auditJobs, auditMaintenance, auditStart } from "./jobs/audit_jobs.ts";
 import { auditRoutes } from "./routes/audits.ts";
 import { articleJobs, articleMaintenance } from "./jobs/article_jobs.ts";
@@ -21,8 +21,8 @@ export interface Capability {
   name: string;
   /** Registers HTTP routes on the app. */
   routes?: RouteGroup;
-  /** Queue handlers by message type. */
-  jobs?: (s: Services) => JobHandlers;
+  /** Queue handlers by message type (worker and all roles only). */
+  jobs?: (s: Services, rt: JobRuntime) => JobHandlers;
   /** Runs every few seconds and on the cron (stale-job recovery, sweeps); must be idempotent. */
   maintenance?: (s: Services) => Promise<void>;
   /**
@@ -43,7 +43,7 @@ export const capabilities: Capability[] = [
   {
     name: "audits",
     routes: auditRoutes,
-    jobs: (s) => auditJobs(s.deps),
+    jobs: (s, rt) => auditJobs(s.deps, rt),
     maintenance: (s) => auditMaintenance(s.deps),
     start: (s) => auditStart(s.deps),
   },

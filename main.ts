@@ -1,15 +1,18 @@
 /**
- * Wires the service: configuration from the environment (validated, failing fast), KV, the HTTP
- * app, the queue listener and the crons, all in one process on one KV.
+ * Wires the service: configuration from the environment (validated, failing fast), KV, and what
+ * the process's role runs: the HTTP app (`web`), the job runtime (`worker`), or both (`all`,
+ * the default). Periodic shared work runs in whichever process holds the leader lease.
  *
- * Run with `deno task dev` or `deno task start`. Importing this module starts nothing.
+ * Run with `deno task dev`, `deno task start` or `deno task worker`. Importing this module starts
+ * nothing.
  */
 import { KeyResolver, KeyUsageTracker } from "./domain/auth.ts";
 import { type Clock, systemClock } from "./domain/clock.ts";
 import { type Config, ConfigError, configNotices, loadConfig } from "./domain/config.ts";
 import type { Deps } from "./domain/deps.ts";
 import { RenderService } from "./domain/render/service.ts";
-import { createDispatcher, type JobHandlers } from "./jobs/dispatcher.ts";
+import { createDispatcher, type JobHandlers, type JobRuntime } from "./jobs/dispatcher.ts";
+import { LeaderLease } from "./jobs/leader.ts";
 import { kvQueue } from "./jobs/queue.ts";
 import { tableQueue } from "./jobs/table_queue.ts";
 import { withBusyRetry } from "./kv/busy_retry.ts";
@@ -26,8 +29,14 @@ export interface RunningService {
   services: Services;
   /** Resolves when the queue listener has stopped (after the KV is closed). */
   finished: Promise<void>;
-  /** Runs the periodic maintenance once (what the crons do), for tests and the crons themselves. */
+  /**
+   * Runs the periodic maintenance once (what the timer and the crons do): this process's own
+   * flushes, the shared work when it leads, and due jobs in job-running roles. Single-flight: a
+   * call while one runs waits for that one.
+   */
   tick(): Promise<void>;
+  /** This process leads the shared periodic work (as of its last tick). */
+  leading(): boolean;
   close(): Promise<void>;
 }
 
@@ -87,26 +96,46 @@ export function createServices(deps: Deps): Services {
   };
 }
 
-/** Starts HTTP, the queue listener and the maintenance loop on one KV. */
+/** How long a leader's lease lasts without renewal; ticks renew it every few seconds. */
+const LEADER_TTL_MS = 30_000;
+const TICK_MS = 5_000;
+
+/** Starts what the configured role runs, on one KV. */
 export async function startService(options: StartOptions): Promise<RunningService> {
   const { config } = options;
+  const role = config.role;
+  const runsJobs = role !== "web";
   const kv = options.kv ?? await openKv(config.kvPath);
   const clock = options.clock ?? systemClock;
   const table = config.jobQueue === "table" ? tableQueue(kv) : null;
-  const render = new RenderService(config);
+  // A web process never renders; it accepts rendered audits for its workers unless RENDERING=off.
+  const render = new RenderService(config, undefined, undefined, role === "web");
   const deps: Deps = { kv, clock, config, queue: table ?? kvQueue(kv), render };
   const services = createServices(deps);
 
+  const stopping = new AbortController();
+  const detached = new Set<Promise<unknown>>();
+  const runtime: JobRuntime = {
+    inline: table !== null,
+    stopping: stopping.signal,
+    track: (work) => {
+      const p = work.catch(() => {}).finally(() => detached.delete(p));
+      detached.add(p);
+    },
+  };
   const handlers: JobHandlers = {};
-  const maintenance: (() => Promise<void>)[] = [
+  // This process's in-memory counters: flushed by every process, at every tick and at close.
+  const flushes: (() => Promise<void>)[] = [
     () => services.keyUsage.flush(),
     () => services.limits.key.flush(),
     () => services.limits.ip.flush(),
     () => services.limits.account.flush(),
   ];
+  // Shared periodic work (sweeps, schedule dispatch, pruning): once, by the leader.
+  const shared: { name: string; run: () => Promise<void> }[] = [];
   for (const cap of capabilities) {
-    Object.assign(handlers, cap.jobs?.(services));
-    if (cap.maintenance) maintenance.push(() => cap.maintenance!(services));
+    if (runsJobs) Object.assign(handlers, cap.jobs?.(services, runtime));
+    if (cap.maintenance) shared.push({ name: cap.name, run: () => cap.maintenance!(services) });
   }
 
   // Start hooks prepare, they never gate serving: a failure is logged like a maintenance task's.
@@ -114,35 +143,44 @@ export async function startService(options: StartOptions): Promise<RunningServic
     try {
       await cap.start?.(services);
     } catch (err) {
-      console.error(
-        JSON.stringify({
-          level: "error",
-          msg: "start task failed",
-          task: cap.name,
-          error: String(err),
-        }),
-      );
+      logError("start task failed", err, cap.name);
     }
   }
-  const app = buildApp(services, capabilities.flatMap((c) => (c.routes ? [c.routes] : [])));
   const dispatch = createDispatcher(handlers);
   const stopPolling = new AbortController();
-  const listening = table ? table.listen(dispatch, stopPolling.signal) : kv.listenQueue(dispatch);
-  if (table) maintenance.push(async () => void await table.drain(dispatch));
+  const listening: Promise<void> = !runsJobs
+    ? Promise.resolve()
+    : table
+    ? table.listen(dispatch, stopPolling.signal, config.workerConcurrency)
+    : kv.listenQueue(dispatch);
 
-  const tick = async () => {
-    for (const task of maintenance) {
+  const leader = new LeaderLease(kv, "maintenance", { ttlMs: LEADER_TTL_MS, now: clock.now });
+  let isLeader = false;
+  let closing = false;
+  const runAll = async (tasks: { name: string; run: () => Promise<void> }[]) => {
+    for (const task of tasks) {
       try {
-        await task();
+        await task.run();
       } catch (err) {
-        console.error(
-          JSON.stringify({ level: "error", msg: "maintenance failed", error: String(err) }),
-        );
+        logError("maintenance failed", err, task.name);
       }
     }
   };
+  const flushAll = () => runAll(flushes.map((run) => ({ name: "flush", run })));
+  let ticking: Promise<void> | null = null;
+  const tick = (): Promise<void> => {
+    ticking ??= (async () => {
+      await flushAll();
+      if (closing) return;
+      isLeader = await leader.acquire().catch(() => false);
+      if (isLeader && !closing) await runAll(shared);
+      // Due jobs also run from here where no poller lives long (a cron on Deno Deploy).
+      if (runsJobs && table && !closing) await table.drain(dispatch).catch(() => 0);
+    })().finally(() => (ticking = null));
+    return ticking;
+  };
   // Flushing in-memory usage every few seconds keeps KV writes off the request path.
-  const timer = setInterval(tick, 5_000);
+  const timer = setInterval(() => void tick(), TICK_MS);
   if (options.crons) {
     Deno.cron("serpwright maintenance", "* * * * *", { backoffSchedule: [1000, 5000] }, tick);
   }
@@ -150,15 +188,35 @@ export async function startService(options: StartOptions): Promise<RunningServic
   const ac = new AbortController();
   let resolveAddr: (a: Deno.NetAddr) => void;
   const addrReady = new Promise<Deno.NetAddr>((r) => (resolveAddr = r));
-  const server = Deno.serve({
-    port: config.port,
-    hostname: config.host,
-    signal: ac.signal,
-    onListen: (addr) => {
-      resolveAddr(addr as Deno.NetAddr);
-      options.onListen?.(addr as Deno.NetAddr);
-    },
-  }, app.fetch);
+  const onListen = (addr: Deno.NetAddr) => {
+    resolveAddr(addr);
+    options.onListen?.(addr);
+  };
+  let server: Deno.HttpServer;
+  if (role === "worker") {
+    server = Deno.serve({
+      port: config.healthPort,
+      hostname: config.host,
+      signal: ac.signal,
+      onListen: (a) => onListen(a as Deno.NetAddr),
+    }, (req) =>
+      new URL(req.url).pathname === "/health"
+        ? Response.json({
+          status: closing ? "stopping" : "ok",
+          role,
+          leader: isLeader,
+          concurrency: config.workerConcurrency,
+        }, { status: closing ? 503 : 200 })
+        : new Response("not found", { status: 404 }));
+  } else {
+    const app = buildApp(services, capabilities.flatMap((c) => (c.routes ? [c.routes] : [])));
+    server = Deno.serve({
+      port: config.port,
+      hostname: config.host,
+      signal: ac.signal,
+      onListen: (a) => onListen(a as Deno.NetAddr),
+    }, app.fetch);
+  }
   const addr = await addrReady;
   const host = addr.hostname === "0.0.0.0" ? "127.0.0.1" : addr.hostname;
 
@@ -168,12 +226,21 @@ export async function startService(options: StartOptions): Promise<RunningServic
     services,
     finished: listening.catch(() => {}),
     tick,
+    leading: () => isLeader,
     async close() {
+      // Stop taking work, let what this process holds finish (an audit stops between steps:
+      // its next step is queued for any process), flush counters, then close KV.
+      closing = true;
       clearInterval(timer);
+      stopping.abort();
       stopPolling.abort();
       ac.abort();
       await server.finished;
-      await tick();
+      await ticking;
+      if (table) await listening.catch(() => {});
+      await Promise.all(detached);
+      await flushAll();
+      await leader.release().catch(() => {});
       await render.close();
       if (!options.kv) {
         kv.close();
@@ -181,6 +248,10 @@ export async function startService(options: StartOptions): Promise<RunningServic
       }
     },
   };
+}
+
+function logError(msg: string, err: unknown, task?: string): void {
+  console.error(JSON.stringify({ level: "error", msg, task, error: String(err) }));
 }
 
 /** Opens KV at a file path (creating its folder), `:memory:`, or a KV Connect URL. */
@@ -210,7 +281,12 @@ if (import.meta.main) {
   const service = await startService({
     config,
     crons: true,
-    onListen: (a) => console.log(`Serpwright listening on http://${a.hostname}:${a.port}`),
+    onListen: (a) =>
+      console.log(
+        config.role === "worker"
+          ? `Serpwright worker: health on http://${a.hostname}:${a.port}/health`
+          : `Serpwright (${config.role}) listening on http://${a.hostname}:${a.port}`,
+      ),
   });
   // Graceful stop: finish in-flight requests, flush in-memory usage and counters, close KV.
   const shutdown = async () => {

@@ -46,6 +46,15 @@ export interface Config {
    * KV Connect URLs and hosts without queues. Defaults to `table` for http(s) KV paths.
    */
   jobQueue: "kv" | "table";
+  /**
+   * `SERVICE_ROLE`: `all` (HTTP and jobs in one process, the default), `web` (HTTP, MCP and
+   * docs; enqueues, runs no job) or `worker` (jobs only, a health endpoint on `HEALTH_PORT`).
+   */
+  role: ServiceRole;
+  /** `WORKER_CONCURRENCY`: jobs one process runs at once from the job table (default 2). */
+  workerConcurrency: number;
+  /** `HEALTH_PORT`: the worker role's health endpoint (default 8001). */
+  healthPort: number;
   /** Requests per minute per API key (the interface's 600; raised only for benchmarks). */
   rateLimitPerMinute: number;
   /**
@@ -166,6 +175,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
 
   const kvPath = get("KV_PATH") ?? "./data/kv.sqlite";
+  const role = roleOf(get("SERVICE_ROLE"));
   const rateLimitPerMinute = int("RATE_LIMIT_PER_MINUTE", 600, 1, 1_000_000_000);
   const adminToken = get("ADMIN_TOKEN");
   if (adminToken !== null && adminToken.length < 16) {
@@ -204,7 +214,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     crawlConcurrency: int("CRAWL_CONCURRENCY", 4, 1, 32),
     crawlStepPages: int("CRAWL_STEP_PAGES", 100, 1, 5_000),
     crawlStepSeconds: int("CRAWL_STEP_SECONDS", 20, 1, 600),
-    jobQueue: jobQueueOf(get("JOB_QUEUE"), kvPath),
+    jobQueue: jobQueueOf(get("JOB_QUEUE"), kvPath, role),
+    role,
+    workerConcurrency: int("WORKER_CONCURRENCY", 2, 1, 64),
+    healthPort: int("HEALTH_PORT", 8001, 0, 65535),
     rateLimitPerMinute,
     // Two keys' worth by default: room to rotate (old and new key both busy), no more.
     accountRateLimitPerMinute: int(
@@ -250,9 +263,26 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   };
 }
 
-function jobQueueOf(value: string | null, kvPath: string): "kv" | "table" {
-  if (value === null) return /^https?:\/\//.test(kvPath) ? "table" : "kv";
-  if (value === "kv" || value === "table") return value;
+export type ServiceRole = "all" | "web" | "worker";
+
+function roleOf(value: string | null): ServiceRole {
+  if (value === null || value === "all" || value === "web" || value === "worker") {
+    return value ?? "all";
+  }
+  throw new ConfigError("SERVICE_ROLE", `expected all, web or worker, got '${value}'`);
+}
+
+/**
+ * The queue: KV's native queue where it exists and one process does everything; the job table
+ * wherever processes split into roles (any number of workers claim from it) or the store has no
+ * native queue (KV Connect, Deno Deploy).
+ */
+function jobQueueOf(value: string | null, kvPath: string, role: ServiceRole): "kv" | "table" {
+  if (value === null) return role !== "all" || /^https?:\/\//.test(kvPath) ? "table" : "kv";
+  if (value === "table" || (value === "kv" && role === "all")) return value;
+  if (value === "kv") {
+    throw new ConfigError("JOB_QUEUE", `kv needs SERVICE_ROLE=all; ${role} processes use table`);
+  }
   throw new ConfigError("JOB_QUEUE", `expected kv or table, got '${value}'`);
 }
 

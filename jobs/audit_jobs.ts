@@ -7,7 +7,7 @@ import {
 } from "../domain/audit/prune.ts";
 import { resendExpiredJobs } from "../domain/job_leases.ts";
 import type { Deps } from "../domain/deps.ts";
-import type { JobHandlers } from "./dispatcher.ts";
+import type { JobHandlers, JobRuntime } from "./dispatcher.ts";
 
 /**
  * The crawl budgets of an audit and the step size. The budgets are the catalogue's business rule
@@ -48,16 +48,20 @@ export function auditRunner(deps: Deps): AuditRunner {
 
 /**
  * The queue handler: runs one step, and when another is due, takes it at once in this process
- * (detached, so a long crawl never holds the queue handler). The next step's message is already
+ * (inside the handler on the job table, where it holds one of the worker's slots; detached on
+ * KV's native queue, so a long crawl never holds its handler). At shutdown no further step is
+ * taken. The next step's message is already
  * enqueued by then; whoever claims first runs the step and the other finds it held, so the
  * message is the fallback (another process, a crash), and a step does not wait for the queue's
  * delivery latency (hundreds of ms on the local queue, a poll on the table queue).
  */
-export function auditJobs(deps: Deps): JobHandlers {
+export function auditJobs(deps: Deps, rt: JobRuntime): JobHandlers {
   const runner = auditRunner(deps);
   const chain = async (id: string) => {
     try {
-      while ((await runAuditJob(deps, id, runner)) === "next") { /* next step */ }
+      while (!rt.stopping.aborted && (await runAuditJob(deps, id, runner)) === "next") {
+        // next step
+      }
     } catch (err) {
       console.error(
         JSON.stringify({ level: "error", msg: "audit step chain stopped", id, error: String(err) }),
@@ -66,7 +70,9 @@ export function auditJobs(deps: Deps): JobHandlers {
   };
   return {
     audit: async (id) => {
-      if ((await runAuditJob(deps, id, runner)) === "next") setTimeout(() => chain(id), 0);
+      if ((await runAuditJob(deps, id, runner)) !== "next") return;
+      if (rt.inline) await chain(id);
+      else rt.track(new Promise((r) => setTimeout(r, 0)).then(() => chain(id)));
     },
   };
 }

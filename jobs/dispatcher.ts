@@ -4,6 +4,20 @@ import { isJobMessage } from "./queue.ts";
 /** One handler per message type; each must be idempotent (messages arrive at least once). */
 export type JobHandlers = { [T in JobMessage["type"]]?: (id: string) => Promise<void> };
 
+/** How this process runs jobs: what handlers of long work need to know. */
+export interface JobRuntime {
+  /**
+   * Run a job's later steps inside its handler (the job table: the handler holds one of the
+   * worker's slots for the whole job) rather than detached after it (KV's native queue, whose
+   * handler should return soon).
+   */
+  inline: boolean;
+  /** Aborts at shutdown: take no further step; the next step's message is already queued. */
+  stopping: AbortSignal;
+  /** Detached work is registered here, so shutdown waits for it before KV closes. */
+  track: (work: Promise<unknown>) => void;
+}
+
 /**
  * The one queue dispatcher: routes a message to its handler by type. A throwing handler makes the
  * KV queue redeliver the message with backoff; unknown messages are logged and dropped.

@@ -21,37 +21,54 @@ const BATCH = 50;
  * and the stale-job sweeps (which look at the records, the truth) send it again.
  */
 export function tableQueue(kv: Deno.Kv): JobQueue & {
-  /** Polls due jobs until `signal` aborts; resolves then. */
-  listen(handler: (message: JobMessage) => Promise<void>, signal: AbortSignal): Promise<void>;
+  /**
+   * Polls due jobs and runs up to `concurrency` at once until `signal` aborts; then takes no
+   * more and resolves once the jobs it holds have finished.
+   */
+  listen(
+    handler: (message: JobMessage) => Promise<void>,
+    signal: AbortSignal,
+    concurrency?: number,
+  ): Promise<void>;
   /** Runs every due job once (the cron tick, and tests). */
   drain(handler: (message: JobMessage) => Promise<void>): Promise<number>;
 } {
   const rowKey = (dueAt: number) =>
     keys.jobQueue(dueAt, `${Date.now().toString(36)}${randomPart(8)}`);
-  const drain = async (handler: (message: JobMessage) => Promise<void>) => {
-    let ran = 0;
+  /** Claims up to `limit` due jobs (deleting their rows in checked commits). */
+  const claimDue = async (limit: number): Promise<QueuedJob[]> => {
+    const out: QueuedJob[] = [];
     const due = kv.list<QueuedJob>({
       start: keys.jobQueue(0, ""),
       end: keys.jobQueue(Date.now() + 1, ""),
-    }, {
-      limit: BATCH,
-    });
+    }, { limit: BATCH });
     for await (const row of due) {
       const claimed = await kv.atomic().check(row).delete(row.key).commit();
       if (!claimed.ok) continue; // another process took it
-      const { message, attempts } = row.value;
-      if (!isJobMessage(message)) continue;
-      ran++;
-      try {
-        await handler(message);
-      } catch {
-        if (attempts < BACKOFF_MS.length) {
-          await kv.set(rowKey(Date.now() + BACKOFF_MS[attempts]), {
-            message,
-            attempts: attempts + 1,
-          });
-        }
+      if (!isJobMessage(row.value.message)) continue;
+      out.push(row.value);
+      if (out.length >= limit) break;
+    }
+    return out;
+  };
+  /** Runs one claimed job; a throwing handler gets the job back, later (its attempts counted). */
+  const run = async (job: QueuedJob, handler: (message: JobMessage) => Promise<void>) => {
+    try {
+      await handler(job.message);
+    } catch {
+      if (job.attempts < BACKOFF_MS.length) {
+        await kv.set(rowKey(Date.now() + BACKOFF_MS[job.attempts]), {
+          message: job.message,
+          attempts: job.attempts + 1,
+        }).catch(() => {});
       }
+    }
+  };
+  const drain = async (handler: (message: JobMessage) => Promise<void>) => {
+    let ran = 0;
+    for (const job of await claimDue(BATCH)) {
+      ran++;
+      await run(job, handler);
     }
     return ran;
   };
@@ -63,19 +80,40 @@ export function tableQueue(kv: Deno.Kv): JobQueue & {
       op.set(rowKey(Date.now() + Math.max(0, delayMs)), { message, attempts: 0 });
     },
     drain,
-    async listen(handler, signal) {
+    async listen(handler, signal, concurrency = 1) {
+      const inFlight = new Set<Promise<void>>();
+      const pause = () =>
+        new Promise<void>((resolve) => {
+          const t = setTimeout(done, POLL_MS);
+          function done() {
+            clearTimeout(t);
+            signal.removeEventListener("abort", done);
+            resolve();
+          }
+          signal.addEventListener("abort", done);
+        });
       while (!signal.aborted) {
-        let ran = 0;
+        let claimed = 0;
         try {
-          ran = await drain(handler);
+          const room = concurrency - inFlight.size;
+          if (room > 0) {
+            for (const job of await claimDue(room)) {
+              claimed++;
+              const p: Promise<void> = run(job, handler).finally(() => inFlight.delete(p));
+              inFlight.add(p);
+            }
+          }
         } catch (err) {
           if (signal.aborted) break;
           console.error(
             JSON.stringify({ level: "error", msg: "job table poll failed", error: String(err) }),
           );
         }
-        if (ran === 0) await new Promise((r) => setTimeout(r, POLL_MS));
+        if (inFlight.size >= concurrency) await Promise.race([...inFlight, pause()]);
+        else if (claimed === 0) await pause();
       }
+      // Shutdown: nothing new is taken; what this process holds finishes before KV closes.
+      await Promise.all(inFlight);
     },
   };
 }

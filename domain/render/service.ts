@@ -29,8 +29,13 @@ export class RenderService implements PageRenderer {
     private readonly resolver?: Resolver,
     /** Lab render timeout override (benchmarks), ms. */
     private readonly labTimeoutMs?: number,
+    /**
+     * The web role: this process never renders, its workers do; rendering is on unless the
+     * operator turned it off (`RENDERING=off`), whatever this process may launch.
+     */
+    rendersElsewhere = false,
   ) {
-    this.enabled = config.render.enabled && canLaunchBrowser();
+    this.enabled = config.render.enabled && (rendersElsewhere || canLaunchBrowser());
   }
 
   /**
