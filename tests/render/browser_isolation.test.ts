@@ -95,6 +95,74 @@ Deno.test({
   },
 });
 
+/**
+ * Reads every process of the pool's browser in /proc and asserts the isolation; returns the
+ * browser's private home directory.
+ */
+function assertIsolated(pool: BrowserPool): string {
+  const main = pool.browserMainPid();
+  assert.ok(main !== null, "the browser's process is found in /proc");
+  const pids = pool.browserPids();
+  assert.ok(pids.length >= 3, `multi-process browser: ${pids.length} processes`);
+
+  // The browser's own environment, which every child process inherits, is exactly ours.
+  const mainEnv = Object.fromEntries(
+    readProc(main, "environ")!.split("\0").filter(Boolean).map((kv) => {
+      const i = kv.indexOf("=");
+      return [kv.slice(0, i), kv.slice(i + 1)];
+    }),
+  );
+  const home = mainEnv.HOME;
+  assert.match(home, /serpwright-chromium-/);
+  const kept = Object.fromEntries(
+    Object.entries(mainEnv).filter(([k]) => !DENO_SPAWN_VARS.has(k)),
+  );
+  assert.deepEqual(kept, browserEnvironment(home));
+
+  // Every process: no secret's name or value in /proc environ or cmdline. (Chromium's
+  // children reuse that memory for their process title, so their environ is mostly title
+  // and NULs; read anyway.) No GPU-in-process or SwiftShader flag, no GL library mapped.
+  const uid = Deno.uid();
+  let read = 0;
+  for (const pid of pids) {
+    const environ = readProc(pid, "environ");
+    const cmdline = readProc(pid, "cmdline");
+    if (environ === null || cmdline === null) {
+      if (alive(pid)) assert.notEqual(uid, 0, `root reads /proc/${pid}`);
+      continue; // exited since the listing, or not dumpable to a non-root reader
+    }
+    read++;
+    for (const [name, value] of Object.entries(CANARIES)) {
+      assert.ok(!environ.includes(value), `${name}'s value in /proc/${pid}/environ`);
+      assert.ok(!environ.includes(`${name}=`), `${name} in /proc/${pid}/environ`);
+      assert.ok(!cmdline.includes(value), `${name}'s value in /proc/${pid}/cmdline`);
+    }
+    // Child processes rewrite argv into one space-separated title.
+    const args = cmdline.split(/[\0 ]/).filter(Boolean);
+    assert.deepEqual(forbiddenFlags(args), [], `/proc/${pid}/cmdline`);
+    const libs = (readProc(pid, "maps") ?? "").split("\n")
+      .filter((l) => /libGLESv2|libEGL|swiftshader|libvulkan/i.test(l));
+    assert.deepEqual(libs, [], `GL libraries mapped in ${pid}`);
+  }
+  assert.ok(read >= 1, "at least the browser's process was read");
+
+  // Sandbox: as root Chromium refuses it; elsewhere on when the kernel allows it.
+  const plan = lastLaunchSandbox();
+  assert.ok(plan, "the pool's launch recorded its sandbox plan");
+  const mainArgs = readProc(main, "cmdline")!.split("\0");
+  assert.equal(mainArgs.includes("--no-sandbox"), !plan.sandbox, plan.reason);
+  if (uid === 0) assert.equal(plan.sandbox, false);
+  if (plan.sandbox) {
+    const renderers = pids.filter((p) => readProc(p, "cmdline")?.includes("--type=renderer"));
+    assert.ok(renderers.length > 0, "a renderer process");
+    for (const p of renderers) {
+      const seccomp = readProc(p, "status")?.match(/Seccomp:\s+(\d)/)?.[1];
+      assert.equal(seccomp, "2", `renderer ${p} runs under a seccomp-bpf filter`);
+    }
+  }
+  return home;
+}
+
 Deno.test({
   name: "render browser: no secret in any Chromium process, minimal env, no WebGL or SwiftShader",
   ...OPTS,
@@ -111,8 +179,10 @@ Deno.test({
           lab: false,
         });
         assert.equal(r.rendered.title, "A clean page");
+        // The processes are read while this page is open, so its renderer is among them.
         const gl = await pool.run(async (page) => {
           await page.setContent("<canvas></canvas>");
+          home = assertIsolated(pool);
           return await page.evaluate(`(() => {
             const c = () => document.createElement("canvas");
             return {
@@ -131,67 +201,6 @@ Deno.test({
           canvas2d: true,
           webgpu: false,
         });
-
-        const main = pool.browserMainPid();
-        assert.ok(main !== null, "the browser's process is found in /proc");
-        const pids = pool.browserPids();
-        assert.ok(pids.length >= 3, `multi-process browser: ${pids.length} processes`);
-
-        // The browser's own environment, which every child process inherits, is exactly ours.
-        const mainEnv = Object.fromEntries(
-          readProc(main, "environ")!.split("\0").filter(Boolean).map((kv) => {
-            const i = kv.indexOf("=");
-            return [kv.slice(0, i), kv.slice(i + 1)];
-          }),
-        );
-        home = mainEnv.HOME;
-        assert.match(home, /serpwright-chromium-/);
-        const kept = Object.fromEntries(
-          Object.entries(mainEnv).filter(([k]) => !DENO_SPAWN_VARS.has(k)),
-        );
-        assert.deepEqual(kept, browserEnvironment(home));
-
-        // Every process: no secret's name or value in /proc environ or cmdline. (Chromium's
-        // children reuse that memory for their process title, so their environ is mostly title
-        // and NULs; read anyway.) No GPU-in-process or SwiftShader flag, no GL library mapped.
-        const uid = Deno.uid();
-        let read = 0;
-        for (const pid of pids) {
-          const environ = readProc(pid, "environ");
-          const cmdline = readProc(pid, "cmdline");
-          if (environ === null || cmdline === null) {
-            if (alive(pid)) assert.notEqual(uid, 0, `root reads /proc/${pid}`);
-            continue; // exited since the listing, or not dumpable to a non-root reader
-          }
-          read++;
-          for (const [name, value] of Object.entries(CANARIES)) {
-            assert.ok(!environ.includes(value), `${name}'s value in /proc/${pid}/environ`);
-            assert.ok(!environ.includes(`${name}=`), `${name} in /proc/${pid}/environ`);
-            assert.ok(!cmdline.includes(value), `${name}'s value in /proc/${pid}/cmdline`);
-          }
-          // Child processes rewrite argv into one space-separated title.
-          const args = cmdline.split(/[\0 ]/).filter(Boolean);
-          assert.deepEqual(forbiddenFlags(args), [], `/proc/${pid}/cmdline`);
-          const libs = (readProc(pid, "maps") ?? "").split("\n")
-            .filter((l) => /libGLESv2|libEGL|swiftshader|libvulkan/i.test(l));
-          assert.deepEqual(libs, [], `GL libraries mapped in ${pid}`);
-        }
-        assert.ok(read >= 1, "at least the browser's process was read");
-
-        // Sandbox: as root Chromium refuses it; elsewhere on when the kernel allows it.
-        const plan = lastLaunchSandbox();
-        assert.ok(plan, "the pool's launch recorded its sandbox plan");
-        const mainArgs = readProc(main, "cmdline")!.split("\0");
-        assert.equal(mainArgs.includes("--no-sandbox"), !plan.sandbox, plan.reason);
-        if (uid === 0) assert.equal(plan.sandbox, false);
-        if (plan.sandbox) {
-          const renderers = pids.filter((p) => readProc(p, "cmdline")?.includes("--type=renderer"));
-          assert.ok(renderers.length > 0, "a renderer process");
-          for (const p of renderers) {
-            const seccomp = readProc(p, "status")?.match(/Seccomp:\s+(\d)/)?.[1];
-            assert.equal(seccomp, "2", `renderer ${p} runs under a seccomp-bpf filter`);
-          }
-        }
       } finally {
         await pool.close();
         await site.close();
