@@ -12,8 +12,8 @@
  *
  * @module
  */
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import { renderLaunchOptions } from "./chromium.ts";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { launchChromium } from "./chromium.ts";
 import { findProcessTree, findRootProcesses, killAll, treeMemoryBytes } from "./processes.ts";
 
 /** Why a render did not produce a result. */
@@ -80,7 +80,7 @@ const DEFAULTS = {
 };
 
 async function defaultLaunch(marker: string): Promise<Browser> {
-  return await chromium.launch({ ...(await renderLaunchOptions(marker)), timeout: 30_000 });
+  return (await launchChromium({ marker, timeout: 30_000 })).browser;
 }
 
 export class BrowserPool {

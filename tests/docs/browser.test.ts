@@ -5,8 +5,7 @@
  * so this runs for real on a machine with only Node and npm.
  */
 import assert from "node:assert/strict";
-import { chromium } from "playwright-core";
-import { chromiumLaunchOptions } from "../../domain/render/chromium.ts";
+import { launchChromium } from "../../domain/render/chromium.ts";
 import { withApp } from "../helpers/app.ts";
 
 const PHONE = { width: 390, height: 844 };
@@ -18,7 +17,7 @@ Deno.test({
   sanitizeOps: false,
   fn: () =>
     withApp(async (app) => {
-      const browser = await chromium.launch(await chromiumLaunchOptions());
+      const { browser } = await launchChromium();
       const dir = await Deno.makeTempDir({ prefix: "serpwright-pages-" });
       try {
         const context = await browser.newContext({
