@@ -53,6 +53,7 @@ export interface StartOptions {
 export function createServices(deps: Deps): Services {
   return {
     deps,
+    process: { role: deps.config.role, leader: false },
     resolver: new KeyResolver(deps),
     keyUsage: new KeyUsageTracker(deps),
     limits: {
@@ -95,10 +96,6 @@ export function createServices(deps: Deps): Services {
     },
   };
 }
-
-/** How long a leader's lease lasts without renewal; ticks renew it every few seconds. */
-const LEADER_TTL_MS = 30_000;
-const TICK_MS = 5_000;
 
 /** Starts what the configured role runs, on one KV. */
 export async function startService(options: StartOptions): Promise<RunningService> {
@@ -154,8 +151,10 @@ export async function startService(options: StartOptions): Promise<RunningServic
     ? table.listen(dispatch, stopPolling.signal, config.workerConcurrency)
     : kv.listenQueue(dispatch);
 
-  const leader = new LeaderLease(kv, "maintenance", { ttlMs: LEADER_TTL_MS, now: clock.now });
-  let isLeader = false;
+  const leader = new LeaderLease(kv, "maintenance", {
+    ttlMs: config.leaderLeaseMs,
+    now: clock.now,
+  });
   let closing = false;
   const runAll = async (tasks: { name: string; run: () => Promise<void> }[]) => {
     for (const task of tasks) {
@@ -172,15 +171,15 @@ export async function startService(options: StartOptions): Promise<RunningServic
     ticking ??= (async () => {
       await flushAll();
       if (closing) return;
-      isLeader = await leader.acquire().catch(() => false);
-      if (isLeader && !closing) await runAll(shared);
+      const leading = services.process.leader = await leader.acquire().catch(() => false);
+      if (leading && !closing) await runAll(shared);
       // Due jobs also run from here where no poller lives long (a cron on Deno Deploy).
       if (runsJobs && table && !closing) await table.drain(dispatch).catch(() => 0);
     })().finally(() => (ticking = null));
     return ticking;
   };
   // Flushing in-memory usage every few seconds keeps KV writes off the request path.
-  const timer = setInterval(() => void tick(), TICK_MS);
+  const timer = setInterval(() => void tick(), config.maintenanceIntervalMs);
   if (options.crons) {
     Deno.cron("serpwright maintenance", "* * * * *", { backoffSchedule: [1000, 5000] }, tick);
   }
@@ -203,8 +202,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
       new URL(req.url).pathname === "/health"
         ? Response.json({
           status: closing ? "stopping" : "ok",
-          role,
-          leader: isLeader,
+          ...services.process,
           concurrency: config.workerConcurrency,
         }, { status: closing ? 503 : 200 })
         : new Response("not found", { status: 404 }));
@@ -226,7 +224,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
     services,
     finished: listening.catch(() => {}),
     tick,
-    leading: () => isLeader,
+    leading: () => services.process.leader,
     async close() {
       // Stop taking work, let what this process holds finish (an audit stops between steps:
       // its next step is queued for any process), flush counters, then close KV.

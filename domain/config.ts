@@ -55,6 +55,10 @@ export interface Config {
   workerConcurrency: number;
   /** `HEALTH_PORT`: the worker role's health endpoint (default 8001). */
   healthPort: number;
+  /** `MAINTENANCE_INTERVAL_MS`: how often a process ticks (flushes, and leads if it can). */
+  maintenanceIntervalMs: number;
+  /** `LEADER_LEASE_MS`: how long a leader that stopped ticking keeps the shared work. */
+  leaderLeaseMs: number;
   /** Requests per minute per API key (the interface's 600; raised only for benchmarks). */
   rateLimitPerMinute: number;
   /**
@@ -218,6 +222,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     role,
     workerConcurrency: int("WORKER_CONCURRENCY", 2, 1, 64),
     healthPort: int("HEALTH_PORT", 8001, 0, 65535),
+    maintenanceIntervalMs: int("MAINTENANCE_INTERVAL_MS", 5_000, 100, 600_000),
+    leaderLeaseMs: int("LEADER_LEASE_MS", 30_000, 500, 3_600_000),
     rateLimitPerMinute,
     // Two keys' worth by default: room to rotate (old and new key both busy), no more.
     accountRateLimitPerMinute: int(

@@ -60,6 +60,7 @@ export function adminRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       ok: kvOk,
       kv: kvOk ? "reachable" : "unreachable",
       queue: { outbox_pending: outbox, jobs_running: running },
+      process: s.process,
       time: new Date(deps.clock.now()).toISOString(),
     }, kvOk ? 200 : 503);
   });

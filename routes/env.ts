@@ -1,3 +1,4 @@
+import type { ServiceRole } from "../domain/config.ts";
 import type { Principal } from "../domain/auth.ts";
 import type { KeyResolver, KeyUsageTracker } from "../domain/auth.ts";
 import type { Deps } from "../domain/deps.ts";
@@ -6,6 +7,8 @@ import type { RateLimiter } from "../kv/rate_limiter.ts";
 /** Long-lived objects the routes share, built once per app. */
 export interface Services {
   deps: Deps;
+  /** This process: its role, and whether it leads the shared periodic work (last tick). */
+  process: { role: ServiceRole; leader: boolean };
   resolver: KeyResolver;
   keyUsage: KeyUsageTracker;
   limits: {

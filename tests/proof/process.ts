@@ -84,6 +84,7 @@ export async function startServer(
   env: Record<string, string> = {},
   timeoutMs = 30_000,
   denoFlags: string[] = [],
+  readyUrl?: string,
 ): Promise<ServerProcess> {
   const port = freePort();
   const child = new Deno.Command(Deno.execPath(), {
@@ -106,7 +107,7 @@ export async function startServer(
   });
   let gone = false;
   status.then(() => (gone = true));
-  const url = `http://127.0.0.1:${port}`;
+  const url = readyUrl ? new URL(readyUrl).origin : `http://127.0.0.1:${port}`;
 
   const signal = async (sig: Deno.Signal) => {
     if (!gone) {
@@ -132,7 +133,7 @@ export async function startServer(
   while (true) {
     if (gone) throw new Error(`server exited during start:\n${out}`);
     try {
-      const res = await fetch(`${url}/v1/plans`);
+      const res = await fetch(readyUrl ?? `${url}/v1/plans`);
       await res.body?.cancel();
       if (res.status === 200) return server;
     } catch { /* not listening yet */ }
@@ -142,6 +143,25 @@ export async function startServer(
     }
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * Starts a `SERVICE_ROLE=worker` child on `kvPath` and resolves once its health endpoint answers
+ * 200; `req` talks to that endpoint's port.
+ */
+export async function startWorker(
+  kvPath: string,
+  env: Record<string, string> = {},
+  timeoutMs = 30_000,
+): Promise<ServerProcess> {
+  const healthPort = freePort();
+  return await startServer(
+    kvPath,
+    { SERVICE_ROLE: "worker", HEALTH_PORT: String(healthPort), ...env },
+    timeoutMs,
+    [],
+    `http://127.0.0.1:${healthPort}/health`,
+  );
 }
 
 /** One JSON request to a child server (the test helper's, re-exported for the proof tests). */

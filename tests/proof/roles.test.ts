@@ -1,0 +1,221 @@
+/**
+ * The split deployment as real processes on one KV file: a `web` process that runs no job, and
+ * `worker` processes that claim jobs from the job table. Audits, articles and webhook
+ * deliveries complete through the workers; a worker killed mid-step is replaced by another; the
+ * shared periodic work has one leader at a time across three processes.
+ */
+import assert from "node:assert/strict";
+import { html, page, serveSite } from "../audit/sites.ts";
+import {
+  killAll,
+  liveAccount,
+  newProject,
+  packPaidEvent,
+  postStripe,
+  type ServerProcess,
+  startServer,
+  startWorker,
+  tempKvPath,
+  until,
+} from "./process.ts";
+import { ADMIN_TOKEN } from "../helpers/app.ts";
+
+/** Fast ticks and a short leader lease, so takeovers happen within a test's patience. */
+const FAST = { MAINTENANCE_INTERVAL_MS: "300", LEADER_LEASE_MS: "1500" };
+
+function receiver() {
+  const got: { event: string | null; body: string }[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    got.push({ event: req.headers.get("x-serpwright-event"), body: await req.text() });
+    return new Response("ok");
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/hook`,
+    got,
+    close: () => server.shutdown(),
+  };
+}
+
+async function status(s: ServerProcess, key: string, path: string) {
+  return (await s.req("GET", path, { key })).body;
+}
+
+Deno.test("web + two workers on one KV file: audits, articles and webhooks complete; web runs no job", async () => {
+  const site = serveSite({
+    "/": html(page({ title: "Roles test home page", links: ["/a"] })),
+    "/a": html(page({ title: "Roles test page A", key: "a" })),
+  });
+  const rx = receiver();
+  const kvFile = await tempKvPath();
+  let web: ServerProcess | null = null;
+  let w1: ServerProcess | null = null;
+  let w2: ServerProcess | null = null;
+  try {
+    web = await startServer(kvFile.path, { SERVICE_ROLE: "web", ...FAST });
+    const { accountId, key } = await liveAccount(web);
+    const paid = await postStripe(web, await packPaidEvent(web, accountId));
+    assert.equal(paid.body.outcome, "credits_granted", paid.text);
+    const hook = await web.req("POST", "/v1/webhooks", {
+      key,
+      body: { url: rx.url, events: ["audit.completed"] },
+    });
+    assert.equal(hook.status, 201, hook.text);
+    const p1 = await newProject(web, key, site.origin);
+    const p2 = await newProject(web, key, site.origin);
+    const a1 = await web.req("POST", `/v1/projects/${p1}/audits`, { key });
+    assert.equal(a1.status, 202, a1.text);
+
+    // Alone, the web process enqueues and never runs the job.
+    await new Promise((r) => setTimeout(r, 1_500));
+    assert.equal((await status(web, key, `/v1/audits/${a1.body.audit_id}`)).status, "queued");
+
+    w1 = await startWorker(kvFile.path, FAST);
+    w2 = await startWorker(kvFile.path, FAST);
+    const a2 = await web.req("POST", `/v1/projects/${p2}/audits`, { key });
+    const art = await web.req("POST", `/v1/projects/${p1}/articles`, {
+      key,
+      body: { topic: "How the roles of a service share one store" },
+    });
+    assert.equal(art.status, 202, art.text);
+    for (const id of [a1.body.audit_id, a2.body.audit_id]) {
+      const done = await until(
+        async () => {
+          const a = await status(web!, key, `/v1/audits/${id}`);
+          return a.status === "completed" || a.status === "failed" ? a : null;
+        },
+        60_000,
+        `audit ${id}`,
+      );
+      assert.equal(done.status, "completed", JSON.stringify(done));
+    }
+    const article = await until(
+      async () => {
+        const a = await status(web!, key, `/v1/articles/${art.body.article_id}`);
+        return a.status === "ready" || a.status === "failed" ? a : null;
+      },
+      60_000,
+      "article",
+    );
+    assert.equal(article.status, "ready", JSON.stringify(article));
+    await until(async () => rx.got.length >= 2, 30_000, "two audit.completed deliveries");
+    assert.ok(rx.got.every((g) => g.event === "audit.completed"));
+
+    // Each worker reports its health; the operator's health names the web role.
+    const h1 = await w1.req("GET", "/health");
+    assert.equal(h1.status, 200);
+    assert.equal(h1.body.role, "worker");
+    const adminHealth = await web.req("GET", "/admin/health", {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    assert.equal(adminHealth.body.process.role, "web");
+  } catch (err) {
+    console.error(web?.logs(), w1?.logs(), w2?.logs());
+    throw err;
+  } finally {
+    await killAll(web, w1, w2);
+    await rx.close();
+    await site.close();
+    await kvFile.remove();
+  }
+});
+
+Deno.test("a worker SIGKILLed mid-step: the other worker resumes the audit and completes it", async () => {
+  const N = 24;
+  const routes: Record<string, ReturnType<typeof html>> = {};
+  const links = Array.from({ length: N }, (_, i) => `/p${i}`);
+  routes["/"] = html(page({ title: "Slow site for the kill test", links }));
+  for (let i = 0; i < N; i++) {
+    routes[`/p${i}`] = { ...html(page({ title: `Slow page ${i}`, key: `k${i}` })), delayMs: 250 };
+  }
+  const site = serveSite(routes);
+  const kvFile = await tempKvPath();
+  let web: ServerProcess | null = null;
+  let w1: ServerProcess | null = null;
+  let w2: ServerProcess | null = null;
+  const env = { ...FAST, CRAWL_STEP_PAGES: "4", JOB_LEASE_MS: "1500" };
+  try {
+    web = await startServer(kvFile.path, { SERVICE_ROLE: "web", ...env });
+    w1 = await startWorker(kvFile.path, env);
+    const { accountId, key } = await liveAccount(web);
+    await postStripe(web, await packPaidEvent(web, accountId));
+    const project = await newProject(web, key, site.origin);
+    const started = await web.req("POST", `/v1/projects/${project}/audits`, { key });
+    assert.equal(started.status, 202, started.text);
+    const id = started.body.audit_id;
+    await until(
+      async () => site.hits.filter((h) => h.startsWith("/p")).length >= 6,
+      30_000,
+      "pages",
+    );
+    w2 = await startWorker(kvFile.path, env);
+    await w1.kill();
+    const done = await until(
+      async () => {
+        const a = await status(web!, key, `/v1/audits/${id}`);
+        return a.status === "completed" || a.status === "failed" ? a : null;
+      },
+      90_000,
+      "audit after the kill",
+    );
+    assert.equal(done.status, "completed", JSON.stringify(done));
+    const pages = site.hits.filter((h) => /^\/p\d+$/.test(h));
+    assert.equal(new Set(pages).size, N, "every page was crawled");
+    // Only the killed step is repeated: at most one step's pages are fetched twice.
+    assert.ok(pages.length - N <= 4, `re-fetched ${pages.length - N}`);
+  } catch (err) {
+    console.error(web?.logs(), w1?.logs(), w2?.logs());
+    throw err;
+  } finally {
+    await killAll(web, w1, w2);
+    await site.close();
+    await kvFile.remove();
+  }
+});
+
+Deno.test("three processes share one leader; it is replaced when it dies", async () => {
+  const kvFile = await tempKvPath();
+  let web: ServerProcess | null = null;
+  let w1: ServerProcess | null = null;
+  let w2: ServerProcess | null = null;
+  const leaders = async () => {
+    const all = await Promise.all([
+      web!.req("GET", "/admin/health", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }),
+      w1!.req("GET", "/health").catch(() => null),
+      w2!.req("GET", "/health").catch(() => null),
+    ]);
+    return all.map((r) => (r?.status === 200 ? r.body.process?.leader ?? r.body.leader : null));
+  };
+  try {
+    web = await startServer(kvFile.path, { SERVICE_ROLE: "web", ...FAST });
+    w1 = await startWorker(kvFile.path, FAST);
+    w2 = await startWorker(kvFile.path, FAST);
+    // Sampled over a few ticks: never two leaders at once, and one once the lease settles.
+    let sawLeader = false;
+    for (let i = 0; i < 10; i++) {
+      const l = await leaders();
+      assert.ok(l.filter((x) => x === true).length <= 1, JSON.stringify(l));
+      if (l.includes(true)) sawLeader = true;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.ok(sawLeader, "some process leads");
+    // Kill whichever worker leads (or the first); a survivor leads within a lease.
+    const l = await leaders();
+    const victim = l[2] === true ? w2 : w1;
+    await victim.kill();
+    const survivorsLead = await until(
+      async () => {
+        const now = await leaders();
+        return now.filter((x) => x === true).length === 1 ? now : null;
+      },
+      10_000,
+      "a leader after the kill",
+    );
+    assert.equal(survivorsLead.filter((x) => x === true).length, 1);
+  } catch (err) {
+    console.error(web?.logs(), w1?.logs(), w2?.logs());
+    throw err;
+  } finally {
+    await killAll(web, w1, w2);
+    await kvFile.remove();
+  }
+});
