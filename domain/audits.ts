@@ -1,5 +1,6 @@
 import type { CapHit, CapName } from "./audit/crawl/caps.ts";
 import { atomically } from "../kv/atomic.ts";
+import { isTransientStoreError } from "../kv/busy_retry.ts";
 import { keys } from "../kv/keys.ts";
 import { ALL_CHECKS, CHECKS_BY_ID } from "./audit/checks/index.ts";
 import { runCrawlStep } from "./audit/crawl/engine.ts";
@@ -334,7 +335,7 @@ export async function runAuditJob(
   const project = (await kv.get<ProjectRecord>(keys.project(claim.accountId, audit.projectId)))
     .value;
   if (!project) {
-    await failAudit(deps, auditId, {
+    await failAudit(deps, auditId, claim.token, {
       code: "project_missing",
       message: "The project no longer exists",
     });
@@ -386,11 +387,21 @@ export async function runAuditJob(
     next = step.committed && !step.done;
   } catch (err) {
     await stop();
+    if (isTransientStoreError(err)) {
+      // Not the audit's fault: hand the step back as an interrupted attempt (its lease ends now),
+      // and come back to it; after MAX_AUDIT_ATTEMPTS the claim fails it as interrupted.
+      console.warn(
+        JSON.stringify({ level: "warn", msg: "audit step retried", auditId, error: String(err) }),
+      );
+      await handBack(deps, claim.accountId, auditId, claim.token).catch(() => {});
+      return "idle";
+    }
     const refused = (err as Error)?.name === "TargetRefusedError";
     const noBrowser = (err as Error)?.name === "RenderingUnavailableError";
     await failAudit(
       deps,
       auditId,
+      claim.token,
       noBrowser
         ? {
           code: "rendering_unavailable",
@@ -419,15 +430,33 @@ export async function runAuditJob(
   return next ? "next" : "idle";
 }
 
+/** Fails an audit, only while `token`'s claim still holds it (a worker that lost it writes nothing). */
 function failAudit(
   deps: Deps,
   auditId: string,
+  token: string | undefined,
   error: { code: string; message: string },
 ): Promise<void> {
   return finishJob(deps, AUDIT_JOB, auditId, ({ op, record, accountId, now }) => {
     op.set(keys.audit(accountId, auditId), AUDIT_JOB.failed(record, error, now));
     return Promise.resolve("failed");
-  });
+  }, { token });
+}
+
+/**
+ * Gives a claimed step back after a transient failure: the lease ends now (the next claim counts
+ * a new attempt) and a message brings any process back to it shortly.
+ */
+async function handBack(deps: Deps, accountId: string, auditId: string, token: string) {
+  const key = keys.audit(accountId, auditId);
+  const entry = await deps.kv.get<AuditRecord>(key);
+  const a = entry.value;
+  if (!a || !AUDIT_JOB.open(a) || a.stepToken !== token) return;
+  const now = deps.clock.now();
+  const op = deps.kv.atomic().check(entry).set(key, { ...a, leaseUntil: now })
+    .set(keys.runningJob("audit", auditId), { id: auditId, accountId, leaseUntil: now });
+  deps.queue.enqueueIn(op, { type: "audit", id: auditId }, 1_000);
+  await op.commit();
 }
 
 const MAX_FACT_PAGES = 60;

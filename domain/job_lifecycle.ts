@@ -80,10 +80,12 @@ export async function claimJob<R extends LeasedRecord>(
   if (spec.held(record, now)) return null;
   const fresh = spec.newAttempt(record);
   if (fresh && record.attempts >= spec.maxAttempts) {
+    // A free trial job whose workers kept dying (a site built to exhaust them) keeps its charge:
+    // refunding it would make the attack free to repeat. Paid jobs are refunded.
     await finishJob(deps, spec, id, ({ op, record: r, now }) => {
       op.set(spec.recordKey(accountId, id), spec.failed(r, spec.interrupted, now));
       return Promise.resolve("failed");
-    });
+    }, { refund: record.funding.kind !== "sandbox" });
     return null;
   }
   const token = randomPart(16);
@@ -130,9 +132,10 @@ export type FinishKind = "completed" | "failed";
 
 /**
  * Finishes a job in one commit: the caller sets the outcome on `op` (returning "failed" refunds
- * the charge), the running and active markers go. Does nothing when the job already finished, or,
- * with `guard.attempt`, when the record has moved on to another attempt (a worker whose lease ran
- * out and was taken over has lost, and writes nothing).
+ * the charge unless `guard.refund` is false), the running and active markers go. Does nothing
+ * when the job already finished, or, with `guard.attempt` or `guard.token`, when the record has
+ * moved on to another attempt or claim (a worker whose lease ran out and was taken over has
+ * lost, and writes nothing).
  */
 export function finishJob<R extends LeasedRecord>(
   deps: Deps,
@@ -144,7 +147,7 @@ export function finishJob<R extends LeasedRecord>(
     accountId: string;
     now: number;
   }) => Promise<FinishKind>,
-  guard: { attempt?: number } = {},
+  guard: { attempt?: number; token?: string; refund?: boolean } = {},
 ): Promise<void> {
   const { kv, clock } = deps;
   return atomically(kv, async () => {
@@ -153,7 +156,9 @@ export function finishJob<R extends LeasedRecord>(
     const record = entry.value;
     if (
       !record || !spec.open(record) ||
-      (guard.attempt !== undefined && record.attempts !== guard.attempt)
+      (guard.attempt !== undefined && record.attempts !== guard.attempt) ||
+      (guard.token !== undefined &&
+        (record as { stepToken?: string | null }).stepToken !== guard.token)
     ) {
       return { op: kv.atomic().check(entry), result: undefined };
     }
@@ -163,7 +168,7 @@ export function finishJob<R extends LeasedRecord>(
     if (active.value === id) op.check(active).delete(active.key);
     const kind = await outcome({ op, record, accountId, now });
     spec.onFinish?.(op, { id, kind, now });
-    if (kind === "failed") {
+    if (kind === "failed" && guard.refund !== false) {
       await addRefund(kv, op, {
         accountId,
         funding: record.funding,

@@ -73,3 +73,16 @@ function retryingOperation(op: Deno.AtomicOperation): Deno.AtomicOperation {
   });
   return wrapper;
 }
+
+/**
+ * A storage failure that says nothing about the job that met it: a lock held too long, a
+ * conflict that kept losing, a commit the store refused for a while, a connection that dropped.
+ * The job runtime retries these within the job's attempts instead of failing it.
+ */
+export function isTransientStoreError(err: unknown): boolean {
+  if (isBusyError(err)) return true;
+  const e = err as { name?: string; message?: string } | null;
+  if (e?.name === "AtomicConflictError") return true;
+  return /connection (reset|refused|closed)|timed? ?out|temporar|unavailable|commit (failed|rejected)/i
+    .test(String(e?.message ?? ""));
+}
