@@ -13,6 +13,12 @@ import type { Deps } from "./domain/deps.ts";
 import { RenderService } from "./domain/render/service.ts";
 import { createDispatcher, type JobHandlers, type JobRuntime } from "./jobs/dispatcher.ts";
 import { LeaderLease } from "./jobs/leader.ts";
+import {
+  canSpawnWorker,
+  exitWithParent,
+  superviseWorkerChild,
+  type WorkerChild,
+} from "./jobs/worker_child.ts";
 import { kvQueue } from "./jobs/queue.ts";
 import { tableQueue } from "./jobs/table_queue.ts";
 import { withBusyRetry } from "./kv/busy_retry.ts";
@@ -47,6 +53,8 @@ export interface StartOptions {
   /** Register the Deno.cron schedules (not in tests: a cron cannot be unregistered). */
   crons?: boolean;
   onListen?: (addr: Deno.NetAddr) => void;
+  /** The environment the `all` role's worker child inherits (default: this process's). */
+  env?: Record<string, string>;
 }
 
 /** Builds the long-lived services for a KV and clock. */
@@ -101,12 +109,29 @@ export function createServices(deps: Deps): Services {
 export async function startService(options: StartOptions): Promise<RunningService> {
   const { config } = options;
   const role = config.role;
-  const runsJobs = role !== "web";
   const kv = options.kv ?? await openKv(config.kvPath);
   const clock = options.clock ?? systemClock;
   const table = config.jobQueue === "table" ? tableQueue(kv) : null;
-  // A web process never renders; it accepts rendered audits for its workers unless RENDERING=off.
-  const render = new RenderService(config, undefined, undefined, role === "web");
+  // The all role on a KV file hands its jobs to a worker child, off this event loop; without
+  // the run permission (or on an in-memory KV, which no other process can open) they run here.
+  const childJobs = role === "all" && config.jobRunner === "child" && table !== null &&
+    config.kvPath !== ":memory:" && !options.kv && canSpawnWorker();
+  if (role === "all" && config.jobRunner === "child" && table !== null && !childJobs) {
+    console.warn(JSON.stringify({
+      level: "warn",
+      msg: "feature off",
+      notice: "jobs run on the API's event loop: JOB_RUNNER=child needs a KV file and --allow-run",
+    }));
+  }
+  const runsJobs = role === "worker" || (role === "all" && !childJobs);
+  // A web process never renders: rendered audits are accepted for the workers (unless
+  // RENDERING=off). The all role's child renders when it has every permission.
+  const render = new RenderService(
+    config,
+    undefined,
+    undefined,
+    role === "web" ? true : childJobs ? allPermissions() : undefined,
+  );
   const deps: Deps = { kv, clock, config, queue: table ?? kvQueue(kv), render };
   const services = createServices(deps);
 
@@ -202,7 +227,8 @@ export async function startService(options: StartOptions): Promise<RunningServic
       new URL(req.url).pathname === "/health"
         ? Response.json({
           status: closing ? "stopping" : "ok",
-          ...services.process,
+          role,
+          leader: services.process.leader,
           concurrency: config.workerConcurrency,
         }, { status: closing ? 503 : 200 })
         : new Response("not found", { status: 404 }));
@@ -217,6 +243,10 @@ export async function startService(options: StartOptions): Promise<RunningServic
   }
   const addr = await addrReady;
   const host = addr.hostname === "0.0.0.0" ? "127.0.0.1" : addr.hostname;
+  const child: WorkerChild | null = childJobs
+    ? superviseWorkerChild({ env: options.env ?? Deno.env.toObject() })
+    : null;
+  if (child) services.process.worker = { pid: child.pid, restarts: child.restarts };
 
   return {
     url: `http://${host}:${addr.port}`,
@@ -234,6 +264,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
       stopPolling.abort();
       ac.abort();
       await server.finished;
+      await child?.stop();
       await ticking;
       if (table) await listening.catch(() => {});
       await Promise.all(detached);
@@ -246,6 +277,12 @@ export async function startService(options: StartOptions): Promise<RunningServic
       }
     },
   };
+}
+
+/** Every permission granted (`--allow-all`): what the browser of rendered audits needs. */
+function allPermissions(): boolean {
+  const names = ["net", "env", "read", "write", "sys", "ffi", "run", "import"] as const;
+  return names.every((name) => Deno.permissions.querySync({ name }).state === "granted");
 }
 
 function logError(msg: string, err: unknown, task?: string): void {
@@ -292,4 +329,6 @@ if (import.meta.main) {
     Deno.exit(0);
   };
   for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, shutdown);
+  const parentPid = Number(Deno.env.get("SERPWRIGHT_PARENT_PID") ?? "");
+  if (config.role === "worker" && parentPid > 0) exitWithParent(parentPid, shutdown);
 }

@@ -51,6 +51,11 @@ export interface Config {
    * docs; enqueues, runs no job) or `worker` (jobs only, a health endpoint on `HEALTH_PORT`).
    */
   role: ServiceRole;
+  /**
+   * `JOB_RUNNER`, the `all` role on a KV file: `child` (default) runs jobs in a supervised
+   * worker child process, `inline` on this process's own event loop.
+   */
+  jobRunner: "child" | "inline";
   /** `WORKER_CONCURRENCY`: jobs one process runs at once from the job table (default 2). */
   workerConcurrency: number;
   /** `HEALTH_PORT`: the worker role's health endpoint (default 8001). */
@@ -180,6 +185,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 
   const kvPath = get("KV_PATH") ?? "./data/kv.sqlite";
   const role = roleOf(get("SERVICE_ROLE"));
+  const jobRunner = get("JOB_RUNNER") ?? "child";
+  if (jobRunner !== "child" && jobRunner !== "inline") {
+    throw new ConfigError("JOB_RUNNER", `expected child or inline, got '${jobRunner}'`);
+  }
   const rateLimitPerMinute = int("RATE_LIMIT_PER_MINUTE", 600, 1, 1_000_000_000);
   const adminToken = get("ADMIN_TOKEN");
   if (adminToken !== null && adminToken.length < 16) {
@@ -218,8 +227,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     crawlConcurrency: int("CRAWL_CONCURRENCY", 4, 1, 32),
     crawlStepPages: int("CRAWL_STEP_PAGES", 100, 1, 5_000),
     crawlStepSeconds: int("CRAWL_STEP_SECONDS", 20, 1, 600),
-    jobQueue: jobQueueOf(get("JOB_QUEUE"), kvPath, role),
+    // Processes that split the work (roles, or the all role's worker child) share the job table.
+    jobQueue: jobQueueOf(
+      get("JOB_QUEUE"),
+      kvPath,
+      role !== "all" || (jobRunner === "child" && kvPath !== ":memory:"),
+    ),
     role,
+    jobRunner,
     workerConcurrency: int("WORKER_CONCURRENCY", 2, 1, 64),
     healthPort: int("HEALTH_PORT", 8001, 0, 65535),
     maintenanceIntervalMs: int("MAINTENANCE_INTERVAL_MS", 5_000, 100, 600_000),
@@ -283,11 +298,14 @@ function roleOf(value: string | null): ServiceRole {
  * wherever processes split into roles (any number of workers claim from it) or the store has no
  * native queue (KV Connect, Deno Deploy).
  */
-function jobQueueOf(value: string | null, kvPath: string, role: ServiceRole): "kv" | "table" {
-  if (value === null) return role !== "all" || /^https?:\/\//.test(kvPath) ? "table" : "kv";
-  if (value === "table" || (value === "kv" && role === "all")) return value;
+function jobQueueOf(value: string | null, kvPath: string, split: boolean): "kv" | "table" {
+  if (value === null) return split || /^https?:\/\//.test(kvPath) ? "table" : "kv";
+  if (value === "table" || (value === "kv" && !split)) return value;
   if (value === "kv") {
-    throw new ConfigError("JOB_QUEUE", `kv needs SERVICE_ROLE=all; ${role} processes use table`);
+    throw new ConfigError(
+      "JOB_QUEUE",
+      "kv needs one process doing everything (SERVICE_ROLE=all with JOB_RUNNER=inline)",
+    );
   }
   throw new ConfigError("JOB_QUEUE", `expected kv or table, got '${value}'`);
 }

@@ -60,7 +60,13 @@ export function adminRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       ok: kvOk,
       kv: kvOk ? "reachable" : "unreachable",
       queue: { outbox_pending: outbox, jobs_running: running },
-      process: s.process,
+      process: {
+        role: s.process.role,
+        leader: s.process.leader,
+        ...(s.process.worker
+          ? { worker: { pid: s.process.worker.pid(), restarts: s.process.worker.restarts() } }
+          : {}),
+      },
       time: new Date(deps.clock.now()).toISOString(),
     }, kvOk ? 200 : 503);
   });

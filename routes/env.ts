@@ -8,7 +8,12 @@ import type { RateLimiter } from "../kv/rate_limiter.ts";
 export interface Services {
   deps: Deps;
   /** This process: its role, and whether it leads the shared periodic work (last tick). */
-  process: { role: ServiceRole; leader: boolean };
+  process: {
+    role: ServiceRole;
+    leader: boolean;
+    /** The all role's worker child: its pid (null between restarts) and restarts so far. */
+    worker?: { pid: () => number | null; restarts: () => number };
+  };
   resolver: KeyResolver;
   keyUsage: KeyUsageTracker;
   limits: {

@@ -30,12 +30,13 @@ export class RenderService implements PageRenderer {
     /** Lab render timeout override (benchmarks), ms. */
     private readonly labTimeoutMs?: number,
     /**
-     * The web role: this process never renders, its workers do; rendering is on unless the
-     * operator turned it off (`RENDERING=off`), whatever this process may launch.
+     * Whether the processes that run the render jobs can launch the browser, when they are not
+     * this one (a web process's workers: true; the all role's worker child: whether it has every
+     * permission). Undefined: this process renders, and it is asked.
      */
-    rendersElsewhere = false,
+    renderersCan?: boolean,
   ) {
-    this.enabled = config.render.enabled && (rendersElsewhere || canLaunchBrowser());
+    this.enabled = config.render.enabled && (renderersCan ?? canLaunchBrowser());
   }
 
   /**

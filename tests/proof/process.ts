@@ -71,6 +71,8 @@ export function baseEnv(kvPath: string): Record<string, string> {
     WEBHOOK_RETRY_BASE_MS: "1000",
     STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
     JOB_LEASE_MS: "1500",
+    // The proofs of one all-role process kill it and expect its jobs gone with it: inline.
+    JOB_RUNNER: "inline",
     NO_COLOR: "1",
   };
 }

@@ -97,7 +97,11 @@ Deno.test("web + two workers on one KV file: audits, articles and webhooks compl
       "article",
     );
     assert.equal(article.status, "ready", JSON.stringify(article));
-    await until(async () => rx.got.length >= 2, 30_000, "two audit.completed deliveries");
+    await until(
+      () => Promise.resolve(rx.got.length >= 2),
+      30_000,
+      "two audit.completed deliveries",
+    );
     assert.ok(rx.got.every((g) => g.event === "audit.completed"));
 
     // Each worker reports its health; the operator's health names the web role.
@@ -143,7 +147,7 @@ Deno.test("a worker SIGKILLed mid-step: the other worker resumes the audit and c
     assert.equal(started.status, 202, started.text);
     const id = started.body.audit_id;
     await until(
-      async () => site.hits.filter((h) => h.startsWith("/p")).length >= 6,
+      () => Promise.resolve(site.hits.filter((h) => h.startsWith("/p")).length >= 6),
       30_000,
       "pages",
     );
@@ -216,6 +220,72 @@ Deno.test("three processes share one leader; it is replaced when it dies", async
     throw err;
   } finally {
     await killAll(web, w1, w2);
+    await kvFile.remove();
+  }
+});
+
+Deno.test("the all role on a KV file runs jobs in a worker child, restarted when it dies", async () => {
+  const site = serveSite({ "/": html(page({ title: "All role child worker site" })) });
+  const kvFile = await tempKvPath();
+  let s: ServerProcess | null = null;
+  const health = async () =>
+    (await s!.req("GET", "/admin/health", {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    })).body.process;
+  const audit = async (key: string, project: string) => {
+    const started = await s!.req("POST", `/v1/projects/${project}/audits`, { key });
+    assert.equal(started.status, 202, started.text);
+    return await until(
+      async () => {
+        const a = await status(s!, key, `/v1/audits/${started.body.audit_id}`);
+        return a.status === "completed" || a.status === "failed" ? a : null;
+      },
+      60_000,
+      "audit",
+    );
+  };
+  try {
+    s = await startServer(kvFile.path, { JOB_RUNNER: "child", ...FAST });
+    const first = await until(async () => (await health()).worker?.pid, 10_000, "child pid");
+    assert.notEqual(first, s.pid);
+    const { accountId, key } = await liveAccount(s);
+    await postStripe(s, await packPaidEvent(s, accountId));
+    const project = await newProject(s, key, site.origin);
+    assert.equal((await audit(key, project)).status, "completed");
+
+    // The child dies as an OOM kill would: the parent keeps answering and starts another.
+    Deno.kill(first, "SIGKILL");
+    const second = await until(
+      async () => {
+        const p = await health();
+        return p.worker?.pid && p.worker.pid !== first ? p.worker : null;
+      },
+      15_000,
+      "a restarted child",
+    );
+    assert.equal(second.restarts, 1);
+    assert.equal((await audit(key, project)).status, "completed");
+
+    // A graceful stop of the parent stops the child too.
+    await s.stop();
+    await until(
+      () => {
+        try {
+          Deno.kill(second.pid, "SIGCONT");
+          return Promise.resolve(false);
+        } catch {
+          return Promise.resolve(true);
+        }
+      },
+      10_000,
+      "the child gone with its parent",
+    );
+  } catch (err) {
+    console.error(s?.logs());
+    throw err;
+  } finally {
+    await killAll(s);
+    await site.close();
     await kvFile.remove();
   }
 });
