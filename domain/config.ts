@@ -1,4 +1,5 @@
 import { type CrawlCaps, DEFAULT_CRAWL_CAPS } from "./audit/crawl/caps.ts";
+import { DEFAULT_ROBOTS_CAPS as ROBOTS } from "./audit/robots.ts";
 
 /** The service's configuration, read once from the environment at start. */
 export interface Config {
@@ -266,6 +267,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         1024,
         10 * 1024 * 1024 * 1024,
       ),
+      robots: {
+        maxBytes: int("ROBOTS_MAX_BYTES", ROBOTS.maxBytes, 1024, 10 * 1024 * 1024),
+        maxRules: int("ROBOTS_MAX_RULES", ROBOTS.maxRules, 1, 1_000_000),
+        maxPatternLength: int("ROBOTS_MAX_PATTERN_LENGTH", ROBOTS.maxPatternLength, 1, 100_000),
+        maxWildcards: int("ROBOTS_MAX_WILDCARDS", ROBOTS.maxWildcards, 0, 1_000),
+        maxWildcardRules: int("ROBOTS_MAX_WILDCARD_RULES", ROBOTS.maxWildcardRules, 0, 1_000_000),
+        maxPathLength: int("ROBOTS_MAX_PATH_LENGTH", ROBOTS.maxPathLength, 64, 100_000),
+      },
     },
     sandboxCrawl: {
       maxPages: int("SANDBOX_CRAWL_MAX_PAGES", 25, 1, 10_000),

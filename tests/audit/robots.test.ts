@@ -28,6 +28,7 @@ const NOTHING_CAPPED = {
   rulesDropped: 0,
   longPatternsDropped: 0,
   wildcardPatternsDropped: 0,
+  wildcardRulesDropped: 0,
 };
 
 /** Whether `Disallow: pattern` alone blocks `path` (Google's "path matching" table). */
@@ -193,6 +194,7 @@ Deno.test("caps: defaults, and each cap hit, applied and reported", () => {
     maxRules: 5_000,
     maxPatternLength: 1_000,
     maxWildcards: 20,
+    maxWildcardRules: 500,
     maxPathLength: 2_048,
   });
 
@@ -232,6 +234,15 @@ Deno.test("caps: defaults, and each cap hit, applied and reported", () => {
   assert.deepEqual(wild.capped, { ...NOTHING_CAPPED, wildcardPatternsDropped: 1 });
   assert.equal(allowed(wild, "/aXXb"), false);
   assert.equal(allowed(wild, "/c-d"), true);
+
+  // maxWildcardRules: rules with a wildcard past it are dropped, plain rules still kept.
+  const wildRules = robots("User-agent: *\nDisallow: /*a\nDisallow: /*b\nDisallow: /c\n", {
+    maxWildcardRules: 1,
+  });
+  assert.deepEqual(wildRules.capped, { ...NOTHING_CAPPED, wildcardRulesDropped: 1 });
+  assert.equal(allowed(wildRules, "/xa"), false);
+  assert.equal(allowed(wildRules, "/xb"), true);
+  assert.equal(allowed(wildRules, "/c"), false);
 
   // maxPathLength: the path + query is cut, so a match past the cut is not seen.
   const short = robots("User-agent: *\nDisallow: /*x\n", { maxPathLength: 10 });
@@ -314,7 +325,7 @@ Deno.test("the wildcard bomb: 500 KiB of `/*a*a*…*b`, 1,000 long URLs, answere
   while (body.length + line.length <= 500 * 1024) body += line;
   const r = robots(body);
   const lines = body.split("\n").length - 2;
-  assert.deepEqual(r.capped, { ...NOTHING_CAPPED, rulesDropped: lines - 5_000 });
+  assert.deepEqual(r.capped, { ...NOTHING_CAPPED, wildcardRulesDropped: lines - 500 });
   const as = "a".repeat(1_500);
   for (let i = 0; i < 1_000; i++) {
     assert.equal(allowed(r, `/${as}${i}`), true, "no `b`, no match");

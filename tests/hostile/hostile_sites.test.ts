@@ -232,3 +232,33 @@ Deno.test("gzip bomb sitemap: inflated text past its cap is cut and reported", a
     await site.close();
   }
 });
+
+Deno.test("robots.txt bomb: 500 KiB of wildcard rules are capped and reported", async () => {
+  const line = `Disallow: /${"*a".repeat(19)}*b\n`;
+  let robots = "User-agent: *\n";
+  while (robots.length + line.length <= 500 * 1024) robots += line;
+  const rules = robots.split("\n").length - 2;
+  const long = "a".repeat(1_400);
+  const site = serveSite((p) => {
+    if (p === "/robots.txt") return { headers: { "content-type": "text/plain" }, body: robots };
+    const m = /^\/(?:a+(\d+))?$/.exec(p);
+    if (!m) return undefined;
+    const n = Number(m[1] ?? 0);
+    let links = "";
+    for (let i = 1; i <= 40; i++) links += `<a href="/${long}${n * 41 + i}">x</a>`;
+    return page(`Robots bomb ${n}`, links);
+  });
+  try {
+    await withApp(async (app) => {
+      const { done, state, statuses } = await auditWhileOthersRead(app, site.origin);
+      assert.equal(done.body.status, "completed", done.text);
+      const dropped = hit(done).get("robots_wildcard_rules");
+      assert.ok(dropped && dropped.value === 500 && dropped.left_out === rules - 500, done.text);
+      // The long URLs carry no `b`: none is blocked, all are crawled up to the budget.
+      assert.equal(state.fetches, 25);
+      assert.ok(statuses.every((s) => s === 200), String(statuses));
+    }, { env: { RATE_LIMIT_PER_MINUTE: "100000" } });
+  } finally {
+    await site.close();
+  }
+});

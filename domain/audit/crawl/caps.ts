@@ -1,3 +1,5 @@
+import { DEFAULT_ROBOTS_CAPS, type Robots, type RobotsCaps } from "../robots.ts";
+
 /**
  * The caps on what a crawled site can make the crawler hold or do. Signup is public, so the site
  * may be hostile: a page with 30,000 links, an endless calendar, a redirect maze, a robots.txt
@@ -19,6 +21,8 @@ export interface CrawlCaps {
   sitemapFiles: number;
   /** Sitemap text read per audit once inflated, over all files. */
   sitemapBytes: number;
+  /** What one robots.txt may cost (bytes, rules, pattern length, wildcards, path length). */
+  robots: RobotsCaps;
 }
 
 export const DEFAULT_CRAWL_CAPS: CrawlCaps = {
@@ -28,6 +32,7 @@ export const DEFAULT_CRAWL_CAPS: CrawlCaps = {
   redirectHops: 10,
   sitemapFiles: 20,
   sitemapBytes: 64 * 1024 * 1024,
+  robots: DEFAULT_ROBOTS_CAPS,
 };
 
 /** The frontier never holds fewer positions than this, whatever the page budget. */
@@ -58,6 +63,7 @@ export type CapName =
   | "robots_rules"
   | "robots_pattern_length"
   | "robots_wildcards"
+  | "robots_wildcard_rules"
   | "bytes";
 
 /** What `leftOut` counts, per cap (the audit view prints it). */
@@ -73,8 +79,29 @@ export const CAP_UNITS: Record<CapName, string> = {
   robots_rules: "robots.txt rules dropped",
   robots_pattern_length: "robots.txt rules dropped",
   robots_wildcards: "robots.txt rules dropped",
+  robots_wildcard_rules: "robots.txt rules dropped",
   bytes: "URLs not fetched",
 };
+
+/** Records what a robots.txt's caps cut (robots.ts `capped`) as the crawl's cap hits. */
+export function noteRobotsCaps(
+  hits: Partial<Record<CapName, CapHit>>,
+  robots: Robots,
+  caps: RobotsCaps,
+): void {
+  const c = robots.capped;
+  if (c.bytesTruncated) noteCap(hits, "robots_bytes", caps.maxBytes);
+  if (c.rulesDropped > 0) noteCap(hits, "robots_rules", caps.maxRules, c.rulesDropped);
+  if (c.longPatternsDropped > 0) {
+    noteCap(hits, "robots_pattern_length", caps.maxPatternLength, c.longPatternsDropped);
+  }
+  if (c.wildcardPatternsDropped > 0) {
+    noteCap(hits, "robots_wildcards", caps.maxWildcards, c.wildcardPatternsDropped);
+  }
+  if (c.wildcardRulesDropped > 0) {
+    noteCap(hits, "robots_wildcard_rules", caps.maxWildcardRules, c.wildcardRulesDropped);
+  }
+}
 
 /** Records a cap hit on the crawl state's map. */
 export function noteCap(

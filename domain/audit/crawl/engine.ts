@@ -31,7 +31,13 @@ import {
   settingsOf,
 } from "./fetcher.ts";
 import { BudgetSpentError, ByteBudget } from "./byte_budget.ts";
-import { type CrawlCaps, DEFAULT_CRAWL_CAPS, frontierCap, noteCap } from "./caps.ts";
+import {
+  type CrawlCaps,
+  DEFAULT_CRAWL_CAPS,
+  frontierCap,
+  noteCap,
+  noteRobotsCaps,
+} from "./caps.ts";
 import { BannerReader } from "./banners.ts";
 import { finalizeCrawl } from "./finalize.ts";
 import { type RenderPlan, runPostCrawlStep } from "./post_steps.ts";
@@ -188,10 +194,17 @@ async function initCrawl(
   const robotsUrl = `${origin}/robots.txt`;
   let robots: Robots = makeRobots(robotsUrl, "unreachable", 0, "");
   if (checked) {
-    const fetched = await fetchRobots(s, origin);
-    const source = new RobotsSource(kv, auditId, s, state.robots, batch);
+    const fetched = await fetchRobots(s, origin, caps.robots.maxBytes);
+    const source = new RobotsSource(kv, auditId, s, state.robots, batch, caps.robots);
     source.record(origin, fetched.meta, fetched.body);
-    robots = makeRobots(fetched.meta.url, fetched.meta.state, fetched.meta.status, fetched.body);
+    robots = makeRobots(
+      fetched.meta.url,
+      fetched.meta.state,
+      fetched.meta.status,
+      fetched.body,
+      caps.robots,
+    );
+    noteRobotsCaps(state.capsHit!, robots, caps.robots);
   } else {
     state.robots[origin] = { state: "unreachable", status: 0, url: robotsUrl };
   }
@@ -315,7 +328,15 @@ async function crawlBatch(
     kv,
     entries.map((e) => keys.auditPage(auditId, e.url)),
   );
-  const robots = new RobotsSource(kv, auditId, s, state.robots, batch);
+  const robots = new RobotsSource(
+    kv,
+    auditId,
+    s,
+    state.robots,
+    batch,
+    caps.robots,
+    (r) => noteRobotsCaps(state.capsHit!, r, caps.robots),
+  );
   const politeness = new Politeness(state.crawlDelayMs, state.nextSlotAt);
   const tally = PageTally.from(state.tallies);
   const banners = new BannerReader(kv, auditId, s, robots, state, batch);

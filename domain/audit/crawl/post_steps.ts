@@ -246,7 +246,14 @@ async function agentReadiness(
   // AI crawlers in the start origin's robots.txt (the copy the crawl stored).
   const robotsMeta = state.robots[state.origin];
   if (robotsMeta) {
-    const robots = await new RobotsSource(kv, auditId, s, state.robots, batch).for(state.origin);
+    const robots = await new RobotsSource(
+      kv,
+      auditId,
+      s,
+      state.robots,
+      batch,
+      input.caps?.robots,
+    ).for(state.origin);
     const body = robotsMeta.state === "ok"
       ? await readBlob(kv, auditId, `robots ${state.origin}`) // RobotsSource's blob name
       : "";

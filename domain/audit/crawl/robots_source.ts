@@ -4,7 +4,13 @@
  *
  * @module
  */
-import { makeRobots, type Robots, ROBOTS_MAX_BYTES, type RobotsState } from "../robots.ts";
+import {
+  DEFAULT_ROBOTS_CAPS,
+  makeRobots,
+  type Robots,
+  type RobotsCaps,
+  type RobotsState,
+} from "../robots.ts";
 import { fetchFollow, type FetchSettings } from "./fetcher.ts";
 import { readBlob, type WriteBatch, writeBlob } from "./store.ts";
 
@@ -15,8 +21,8 @@ export interface RobotsMeta {
   url: string;
 }
 
-/** Reads robots.txt past its 500 KiB limit only far enough to say it is too large. */
-const ROBOTS_READ_BYTES = ROBOTS_MAX_BYTES + 16 * 1024;
+/** How far past its byte cap robots.txt is read: only far enough to say it is too large. */
+const READ_PAST_CAP = 16 * 1024;
 
 const blobName = (origin: string) => `robots ${origin}`;
 
@@ -24,9 +30,10 @@ const blobName = (origin: string) => `robots ${origin}`;
 export async function fetchRobots(
   s: FetchSettings,
   origin: string,
+  maxBytes: number = DEFAULT_ROBOTS_CAPS.maxBytes,
 ): Promise<{ meta: RobotsMeta; body: string }> {
   const url = `${origin}/robots.txt`;
-  const { res } = await fetchFollow(s, url, { readBody: true, maxBytes: ROBOTS_READ_BYTES });
+  const { res } = await fetchFollow(s, url, { readBody: true, maxBytes: maxBytes + READ_PAST_CAP });
   if (!res || res.status >= 500 || res.status === 429) {
     return { meta: { state: "unreachable", status: res?.status ?? 0, url }, body: "" };
   }
@@ -52,6 +59,9 @@ export class RobotsSource {
     private readonly settings: FetchSettings,
     readonly known: Record<string, RobotsMeta>,
     private readonly batch: WriteBatch,
+    private readonly caps: RobotsCaps = DEFAULT_ROBOTS_CAPS,
+    /** Called with each file fetched (not re-read from KV): its cap report is the crawl's. */
+    private readonly onFetched?: (robots: Robots) => void,
   ) {}
 
   /** Robots of an origin; a failure to fetch reads as allow-all ("unreachable"). */
@@ -70,11 +80,19 @@ export class RobotsSource {
       const body = meta.state === "ok"
         ? await readBlob(this.kv, this.auditId, blobName(origin))
         : "";
-      return makeRobots(meta.url, meta.state, meta.status, body);
+      return makeRobots(meta.url, meta.state, meta.status, body, this.caps);
     }
-    const fetched = await fetchRobots(this.settings, origin);
+    const fetched = await fetchRobots(this.settings, origin, this.caps.maxBytes);
     this.record(origin, fetched.meta, fetched.body);
-    return makeRobots(fetched.meta.url, fetched.meta.state, fetched.meta.status, fetched.body);
+    const robots = makeRobots(
+      fetched.meta.url,
+      fetched.meta.state,
+      fetched.meta.status,
+      fetched.body,
+      this.caps,
+    );
+    this.onFetched?.(robots);
+    return robots;
   }
 
   /** Records an origin's robots.txt fetched elsewhere (the init step). */
