@@ -24,7 +24,7 @@ async function guarded(): Promise<{ kv: Deno.Kv; seen: KvLimitViolation[] }> {
 }
 
 async function trips(p: Promise<unknown> | (() => unknown), limit: string, prefix: string) {
-  const err = await (typeof p === "function" ? (async () => p())() : p).then(
+  const err = await (typeof p === "function" ? Promise.resolve().then(p) : p).then(
     () => null,
     (e) => e,
   );
