@@ -10,6 +10,7 @@ import { type Config, ConfigError, configNotices, loadConfig } from "./domain/co
 import type { Deps } from "./domain/deps.ts";
 import { RenderService } from "./domain/render/service.ts";
 import { createDispatcher, type JobHandlers } from "./jobs/dispatcher.ts";
+import { installProcessGuard } from "./jobs/process_guard.ts";
 import { kvQueue } from "./jobs/queue.ts";
 import { tableQueue } from "./jobs/table_queue.ts";
 import { withBusyRetry } from "./kv/busy_retry.ts";
@@ -194,6 +195,7 @@ export async function openKv(path: string): Promise<Deno.Kv> {
 }
 
 if (import.meta.main) {
+  installProcessGuard(); // an error nothing handled is logged, never the end of the process
   let config: Config;
   try {
     config = loadConfig(Deno.env.toObject());
