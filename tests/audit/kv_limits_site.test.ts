@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { auditSite } from "./audit_site.ts";
-import { html, page } from "./sites.ts";
+import { html, page, robotsRoute, sitemapRoute } from "./sites.ts";
 import {
   clipUtf8,
   FindingsWriter,
@@ -67,6 +67,17 @@ Deno.test("kv limits site: 1,200 links with long non-Latin anchors are stored in
   }), { maxPages: 5 });
   assert.equal(report.pages_crawled, 5);
   assert.ok(fired.has("broken_internal_links"), `fired: ${[...fired.keys()]}`);
+});
+
+Deno.test("kv limits site: a sitemap of ~1,400-character URLs is stored in chunks under 64 KiB", async () => {
+  const urls = (o: string) =>
+    Array.from({ length: 80 }, (_, i) => `${o}/s/${i}/` + "q".repeat(1_390));
+  const { report } = await auditSite((o) => ({
+    "/robots.txt": robotsRoute(`User-agent: *\nDisallow:\nSitemap: ${o}/sitemap.xml\n`),
+    "/sitemap.xml": sitemapRoute(urls(o)),
+    "/": html(page({ key: "home" })),
+  }), { maxPages: 100 });
+  assert.equal(report.pages_crawled, 81, "the home page and every sitemap URL");
 });
 
 Deno.test("kv limits site: writeLinks chunks by size, clips anchors and keeps the followable split", async () => {

@@ -46,6 +46,8 @@ const MAX_CRAWL_DELAY_S = 10;
 /** Pages kept for article internal links (AuditReport.site.pages). */
 export const MAX_SITE_PAGES = 200;
 const SITEMAP_CHUNK = 500;
+/** Characters of URLs per sitemap chunk, at most (two bytes each in a KV value of 64 KiB). */
+const SITEMAP_CHUNK_CHARS = 24_000;
 /** Sitemap chunks seeded into the frontier per step. */
 const SEED_CHUNKS_PER_STEP = 20;
 
@@ -191,10 +193,12 @@ async function initCrawl(
   let startInSitemap = false;
   if (checked) {
     let chunk: string[] = [];
+    let chars = 0;
     const flushChunk = () => {
       if (chunk.length === 0) return;
       batch.set(keys.auditSitemapChunk(auditId, state.sitemapChunks++), chunk);
       chunk = [];
+      chars = 0;
     };
     state.sitemap = await readSitemaps(s, {
       origin,
@@ -206,7 +210,8 @@ async function initCrawl(
       if (url === startUrl) startInSitemap = true;
       else batch.set(keys.auditPage(auditId, url), newRecord(url, -1, -1, true));
       chunk.push(url);
-      if (chunk.length >= SITEMAP_CHUNK) flushChunk();
+      chars += url.length;
+      if (chunk.length >= SITEMAP_CHUNK || chars >= SITEMAP_CHUNK_CHARS) flushChunk();
     });
     flushChunk();
     state.httpProbe = await probeHttp(s, startParsed);
