@@ -13,6 +13,7 @@ import type { Deps } from "./domain/deps.ts";
 import { RenderService } from "./domain/render/service.ts";
 import { createDispatcher, type JobHandlers, type JobRuntime } from "./jobs/dispatcher.ts";
 import { LeaderLease } from "./jobs/leader.ts";
+import { installProcessGuard } from "./jobs/process_guard.ts";
 import {
   canSpawnWorker,
   exitWithParent,
@@ -300,6 +301,7 @@ export async function openKv(path: string): Promise<Deno.Kv> {
 }
 
 if (import.meta.main) {
+  installProcessGuard(); // an error nothing handled is logged, never the end of the process
   let config: Config;
   try {
     config = loadConfig(Deno.env.toObject());

@@ -216,11 +216,13 @@ async function chargeRendered(
   ref: string,
   now: number,
 ): Promise<Funding> {
-  op.check(subEntry);
   const sub = subEntry.value;
   const plan = sub && isActive(sub, now) ? sub.plan : null;
   const charge = renderedAuditCharge(plan, caller.key.mode === "sandbox" ? "sandbox" : "live");
-  if (charge.kind === "included") return { kind: "subscription" };
+  if (charge.kind === "included") {
+    op.check(subEntry);
+    return { kind: "subscription" };
+  }
   if (charge.kind === "refused") {
     throw new ApiError(
       "payment_required",
@@ -229,6 +231,7 @@ async function chargeRendered(
         "audits only (omit render)",
     );
   }
+  // chargeFor checks the subscription entry itself: checked once per commit (at most 10 checks).
   if (plan === null) {
     return await chargeFor(kv, op, {
       caller,
@@ -240,6 +243,7 @@ async function chargeRendered(
       now,
     });
   }
+  op.check(subEntry);
   const amount = UNIT_PRICES[charge.unit];
   const balance = await readBalance(kv, caller.account.id);
   addDebit(op, balance, { accountId: caller.account.id, amount, reason: charge.unit, ref, now });

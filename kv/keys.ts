@@ -57,9 +57,12 @@ export const keys = {
   auditFindingsAll: (auditId: string) => ["audit_findings", auditId] as const,
   /** The finished audit's issues (one small value: at most one entry per check). */
   auditIssues: (auditId: string) => ["audit_issues", auditId] as const,
-  /** Duplicate-detection index: pages by title, description or text fingerprint. */
-  auditDup: (auditId: string, kind: string, value: string, url: string) =>
-    ["audit_dups", auditId, kind, value, url] as const,
+  /**
+   * Duplicate-detection index: pages by a digest of their title, description or text fingerprint
+   * (never the raw text: a key holds 2 KiB), the text itself in the value (crawl/store.ts).
+   */
+  auditDup: (auditId: string, kind: string, digest: string, url: string) =>
+    ["audit_dups", auditId, kind, digest, url] as const,
   auditDups: (auditId: string, kind: string) => ["audit_dups", auditId, kind] as const,
   /**
    * Near-duplicate index: one small entry per page and non-empty LSH band of its MinHash signature

@@ -34,6 +34,7 @@
  * @module
  */
 import { keys } from "../../kv/keys.ts";
+import { keyBytes } from "../../kv/limits_guard.ts";
 import type { AuditRecord } from "../audits.ts";
 import type { Deps } from "../deps.ts";
 import { getMany } from "./crawl/store.ts";
@@ -88,8 +89,6 @@ export function markForPruning(
 ): void {
   op.set(keys.auditPrune(now + PRUNE_GRACE_MS, auditId), kind);
 }
-
-const keyBytes = (k: Deno.KvKey) => new TextEncoder().encode(JSON.stringify(k)).length + 8;
 
 /**
  * Deletes up to `budget.commits` batches of one audit's working state. Returns true when

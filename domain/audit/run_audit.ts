@@ -7,6 +7,7 @@
  */
 import type { RenderPlan } from "./crawl/post_steps.ts";
 import { keys } from "../../kv/keys.ts";
+import { withKvLimits } from "../../kv/limits_guard.ts";
 import { runCrawlStep } from "./crawl/engine.ts";
 import type { CrawlInput, CrawlOutcome, StepLimits } from "./crawl/state.ts";
 import type { Category, CheckTally, Evidence, Severity } from "./types.ts";
@@ -102,7 +103,8 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
 }> {
   const now = input.now ?? Date.now;
   const t0 = now();
-  const kv = await Deno.openKv(":memory:");
+  // Strict limits: a write past a KV limit fails here as it would on a shared store.
+  const kv = withKvLimits(await Deno.openKv(":memory:"), { strict: true });
   try {
     const auditId = "aud_local";
     const limits: StepLimits = { pages: input.stepPages ?? 50, ms: 30_000 };

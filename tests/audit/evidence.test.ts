@@ -3,6 +3,7 @@
  * count stays true beyond the stored cap, the crawl gives the same findings whatever its step
  * size, and sitemap inflation is capped.
  */
+import { openTestKv } from "../helpers/kv.ts";
 import assert from "node:assert/strict";
 import { auditSite, type Routes } from "./audit_site.ts";
 import { FINDINGS_CAP, FindingsWriter, WriteBatch } from "../../domain/audit/crawl/store.ts";
@@ -191,7 +192,7 @@ Deno.test("the crawl gives the same findings whatever its step size (1 page or 5
 });
 
 Deno.test("stored evidence is capped per check; the caller keeps the true count", async () => {
-  const kv = await Deno.openKv(":memory:");
+  const kv = await openTestKv();
   try {
     const batch = new WriteBatch(kv);
     const stored: Record<string, number> = {};

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { keys } from "../../kv/keys.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
+import { openTestKv } from "../helpers/kv.ts";
 import { html, page, serveSite } from "../audit/sites.ts";
 import type { AuditRecord } from "../../domain/audits.ts";
 
@@ -74,7 +75,7 @@ async function startAudit(app: TestApp, origin: string) {
 
 Deno.test("a transient store error in a step is retried as a new attempt; the audit completes", async () => {
   const site = serveSite({ "/": html(page({ title: "Flaky store test site" })) });
-  const base = await Deno.openKv(":memory:");
+  const base = await openTestKv();
   const failures = { left: 1 };
   try {
     await withApp(async (app) => {
@@ -95,7 +96,7 @@ Deno.test("a transient store error in a step is retried as a new attempt; the au
 
 Deno.test("a sandbox audit whose every attempt dies fails interrupted and keeps its trial charge", async () => {
   const site = serveSite({ "/": html(page({ title: "Always failing store site" })) });
-  const base = await Deno.openKv(":memory:");
+  const base = await openTestKv();
   const failures = { left: 1_000 };
   try {
     await withApp(async (app) => {

@@ -1,3 +1,4 @@
+import { openTestKv } from "../helpers/kv.ts";
 import assert from "node:assert/strict";
 import { tableQueue } from "../../jobs/table_queue.ts";
 import { withApp } from "../helpers/app.ts";
@@ -37,7 +38,7 @@ Deno.test("with JOB_QUEUE=table (stores without native queues) audits and articl
   }, { env: { JOB_QUEUE: "table" } }));
 
 Deno.test("table queue: two pollers on one KV run each job exactly once", async () => {
-  const kv = await Deno.openKv(":memory:");
+  const kv = await openTestKv();
   try {
     const q1 = tableQueue(kv);
     const q2 = tableQueue(kv);

@@ -3,6 +3,7 @@
  * signed webhook posts, and a domain-level harness (KV + manual clock + a queue that records
  * messages) for checks on the outbox, which the running app's queue listener would drain.
  */
+import { openTestKv } from "../helpers/kv.ts";
 import { signup } from "../../domain/accounts.ts";
 import { manualClock } from "../../domain/clock.ts";
 import { loadConfig } from "../../domain/config.ts";
@@ -83,7 +84,7 @@ export interface Harness {
 
 /** Domain-level harness with no queue listener, so outbox entries stay where they were written. */
 export async function harness(env: Record<string, string> = {}): Promise<Harness> {
-  const kv = await Deno.openKv(":memory:");
+  const kv = await openTestKv();
   const clock = manualClock(START);
   const messages: JobMessage[] = [];
   const deps: Deps = {

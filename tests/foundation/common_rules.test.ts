@@ -1,3 +1,4 @@
+import { openTestKv } from "../helpers/kv.ts";
 import { withBusyRetry } from "../../kv/busy_retry.ts";
 import assert from "node:assert/strict";
 import { errorCode, freshIp, withApp } from "../helpers/app.ts";
@@ -117,8 +118,8 @@ Deno.test("rate limits hold across two app instances sharing one KV", async () =
   const path = await Deno.makeTempFile({ suffix: ".sqlite" });
   const { startTestApp } = await import("../helpers/app.ts");
   // Wrapped as the service's openKv wraps them: two handles on one file meet SQLite's lock.
-  const kvA = withBusyRetry(await Deno.openKv(path));
-  const kvB = withBusyRetry(await Deno.openKv(path));
+  const kvA = withBusyRetry(await openTestKv(path));
+  const kvB = withBusyRetry(await openTestKv(path));
   const a = await startTestApp({ kv: kvA });
   const b = await startTestApp({ kv: kvB });
   try {

@@ -6,6 +6,7 @@
  * it happening promptly, it checks ages itself), so the test asserts the write options, observed
  * through a recording proxy around the real KV.
  */
+import { openTestKv } from "../helpers/kv.ts";
 import assert from "node:assert/strict";
 import { keys } from "../../kv/keys.ts";
 import { IDEMPOTENCY_TTL_MS } from "../../kv/idempotency_store.ts";
@@ -52,7 +53,7 @@ function recordingKv(kv: Deno.Kv, writes: Write[]): Deno.Kv {
 
 Deno.test("idempotency records live 24 h: replayed just before, re-executed after, written with expireIn", async () => {
   const writes: Write[] = [];
-  const raw = await Deno.openKv(":memory:");
+  const raw = await openTestKv();
   const app = await startTestApp({ kv: recordingKv(raw, writes) });
   try {
     const { accountId } = await app.signup();
@@ -96,7 +97,7 @@ Deno.test("idempotency records live 24 h: replayed just before, re-executed afte
 
 Deno.test("rate-limit windows reset with the clock and their KV rows expire after two windows", async () => {
   const writes: Write[] = [];
-  const raw = await Deno.openKv(":memory:");
+  const raw = await openTestKv();
   const app = await startTestApp({
     kv: recordingKv(raw, writes),
     env: { RATE_LIMIT_PER_MINUTE: "5" },

@@ -2,6 +2,7 @@
  * Starts the real service on a fresh in-memory KV and a loopback port, with a hand-moved clock,
  * and speaks HTTP to it. Every test gets its own instance.
  */
+import { openTestKv } from "./kv.ts";
 import { grantCredits } from "../../domain/billing/credits.ts";
 import { manualClock } from "../../domain/clock.ts";
 import { loadConfig } from "../../domain/config.ts";
@@ -81,7 +82,7 @@ export function freshIp(): string {
 export async function startTestApp(
   options: { env?: Record<string, string>; kv?: Deno.Kv; start?: number } = {},
 ): Promise<TestApp> {
-  const kv = options.kv ?? await Deno.openKv(":memory:");
+  const kv = options.kv ?? await openTestKv();
   const clock = manualClock(options.start ?? Date.parse("2026-11-23T12:00:00Z"));
   const config = loadConfig({
     PORT: "0",

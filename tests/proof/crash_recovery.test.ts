@@ -8,6 +8,7 @@
  * The children run with `JOB_LEASE_MS=1500`, so the stale-job sweep (every 5 s) hands a dead
  * process's work to the new one within seconds instead of the production 10–15 minutes.
  */
+import { openTestKv } from "../helpers/kv.ts";
 import assert from "node:assert/strict";
 import { listLedger } from "../../domain/billing/credits.ts";
 import type { LedgerEntry } from "../../domain/records.ts";
@@ -46,7 +47,7 @@ function gate() {
 
 /** Reads the KV file directly (a third process on it, read-only use). */
 async function withKv<T>(path: string, fn: (kv: Deno.Kv) => Promise<T>): Promise<T> {
-  const kv = await Deno.openKv(path);
+  const kv = await openTestKv(path);
   try {
     return await fn(kv);
   } finally {

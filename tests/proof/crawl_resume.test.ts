@@ -4,6 +4,7 @@
  * pages, charges nothing twice, and ends with the same findings as an uninterrupted audit of the
  * same site.
  */
+import { openTestKv } from "../helpers/kv.ts";
 import assert from "node:assert/strict";
 import type { CrawlState } from "../../domain/audit/crawl/state.ts";
 import { keys } from "../../kv/keys.ts";
@@ -96,7 +97,7 @@ Deno.test("SIGKILL in the middle of a multi-step crawl: resumed from the last st
     release();
 
     // What the killed process had committed.
-    const kv = await Deno.openKv(kvFile.path);
+    const kv = await openTestKv(kvFile.path);
     const committed = (await kv.get<CrawlState>(keys.auditCrawl(auditId))).value!;
     kv.close();
     assert.equal(committed.phase, "crawl");
@@ -146,7 +147,7 @@ Deno.test("SIGKILL in the middle of a multi-step crawl: resumed from the last st
     const credits = await s.req("GET", "/v1/credits", { key });
     assert.equal(credits.body.balance_credits, 450);
     await s.stop();
-    const kv2 = await Deno.openKv(kvFile.path);
+    const kv2 = await openTestKv(kvFile.path);
     const rec = (await kv2.get<{ attempts: number }>(keys.audit(accountId, auditId))).value!;
     kv2.close();
     assert.equal(rec.attempts, 2);

@@ -4,6 +4,7 @@
  * or stop it with SIGTERM, and start another on the same file. Children's output is kept (not
  * printed) and shown when a test fails through `logs()`.
  */
+import { openTestKv } from "../helpers/kv.ts";
 import { findPack } from "../../domain/billing/catalog.ts";
 import type { CheckoutRecord } from "../../domain/records.ts";
 import { withBusyRetry } from "../../kv/busy_retry.ts";
@@ -222,7 +223,7 @@ export async function packPaidEvent(
     createdAt: Date.now(),
     completedAt: null,
   };
-  const kv = withBusyRetry(await Deno.openKv(server.kvPath));
+  const kv = withBusyRetry(await openTestKv(server.kvPath));
   try {
     await kv.set(keys.checkout(sessionId), record);
   } finally {

@@ -4,6 +4,7 @@
  * dispatched run not started within 1.5 s is dispatched again, so both processes' handlers meet
  * the same slots; the test process itself races them as a third contender. Every project must still get exactly one audit and one charge per due slot.
  */
+import { guardTestKv } from "../helpers/kv.ts";
 import assert from "node:assert/strict";
 import { keys } from "../../kv/keys.ts";
 import { retryBusy } from "../../kv/busy_retry.ts";
@@ -52,7 +53,7 @@ Deno.test("two processes: a due schedule (missed for days) runs exactly once per
     }
 
     // The due time came while no process ran: each schedule's slot lies three days back.
-    kv = await openKv(kvFile.path);
+    kv = guardTestKv(await openKv(kvFile.path));
     const now = Date.now();
     const dueAt = Math.floor(now / 3_600_000) * 3_600_000 - 3 * 86_400_000;
     for (const id of projects) {

@@ -4,6 +4,7 @@
  * money and fairness must hold across both: the per-key rate limit, idempotency keys, one
  * article per project, credit debits and queue processing. No response may be a 5xx.
  */
+import { openTestKv } from "../helpers/kv.ts";
 import assert from "node:assert/strict";
 import { listLedger } from "../../domain/billing/credits.ts";
 import { keys } from "../../kv/keys.ts";
@@ -258,7 +259,7 @@ Deno.test("two processes: credit debits are exact and each accepted audit runs o
       assert.deepEqual(new Set(byId.values()), acceptedProjects, "one event per accepted project");
 
       await Promise.all([a.stop(), b.stop()]);
-      const kv = await Deno.openKv(kvPath);
+      const kv = await openTestKv(kvPath);
       try {
         const ledger = await listLedger(kv, accountId);
         assert.deepEqual(

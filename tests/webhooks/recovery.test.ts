@@ -1,3 +1,4 @@
+import { openTestKv } from "../helpers/kv.ts";
 import assert from "node:assert/strict";
 import { keys } from "../../kv/keys.ts";
 import type { Deps, JobQueue } from "../../domain/deps.ts";
@@ -43,7 +44,7 @@ Deno.test("restart mid-retry: a new app on the same KV file finishes the deliver
   const rx = startReceiver((r) => new Response("x", { status: r.n === 1 ? 503 : 200 }));
   const env = { WEBHOOK_RETRY_BASE_MS: "1500" };
   try {
-    const first = await startTestApp({ kv: await Deno.openKv(path), env });
+    const first = await startTestApp({ kv: await openTestKv(path), env });
     let deliveryId = "";
     try {
       const { key, accountId } = await first.signup();
@@ -66,7 +67,7 @@ Deno.test("restart mid-retry: a new app on the same KV file finishes the deliver
     }
     assert.equal(rx.received.length, 1);
 
-    const second = await startTestApp({ kv: await Deno.openKv(path), env });
+    const second = await startTestApp({ kv: await openTestKv(path), env });
     try {
       const got = await rx.waitFor(2, 15_000);
       assert.equal(got[1].headers.get("x-serpwright-delivery"), deliveryId);

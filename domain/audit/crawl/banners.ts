@@ -13,7 +13,7 @@ import { needsBanner } from "../js_libraries.ts";
 import { fetchBanner, type FetchSettings } from "./fetcher.ts";
 import type { RobotsSource } from "./robots_source.ts";
 import type { CrawlState } from "./state.ts";
-import type { WriteBatch } from "./store.ts";
+import { MAX_URL_LENGTH, type WriteBatch } from "./store.ts";
 
 /** Script files read for a library banner per audit. */
 export const MAX_BANNER_FETCHES = 20;
@@ -52,6 +52,7 @@ export class BannerReader {
   }
 
   private async load(url: string): Promise<string | null> {
+    if (url.length > MAX_URL_LENGTH) return null; // no KV key holds it: left unread
     const key = keys.auditBanner(this.auditId, url);
     const stored = await this.kv.get<{ head: string | null }>(key);
     if (stored.value !== null) return stored.value.head;

@@ -46,20 +46,23 @@ import { fetchRobots, RobotsSource } from "./robots_source.ts";
 import { readSitemaps } from "./sitemaps.ts";
 import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
 import {
+  boundRecord,
   FindingsWriter,
   getMany,
-  LINKS_PER_CHUNK,
+  indexDup,
   MAX_URL_LENGTH,
   newRecord,
   type PageRecord,
-  urlHash,
   WriteBatch,
+  writeLinks,
 } from "./store.ts";
 
 const MAX_CRAWL_DELAY_S = 10;
 /** Pages kept for article internal links (AuditReport.site.pages). */
 export const MAX_SITE_PAGES = 200;
 const SITEMAP_CHUNK = 500;
+/** Characters of URLs per sitemap chunk, at most (two bytes each in a KV value of 64 KiB). */
+const SITEMAP_CHUNK_CHARS = 24_000;
 /** Sitemap chunks seeded into the frontier per step. */
 const SEED_CHUNKS_PER_STEP = 20;
 
@@ -216,10 +219,12 @@ async function initCrawl(
   let startInSitemap = false;
   if (checked) {
     let chunk: string[] = [];
+    let chars = 0;
     const flushChunk = () => {
       if (chunk.length === 0) return;
       batch.set(keys.auditSitemapChunk(auditId, state.sitemapChunks++), chunk);
       chunk = [];
+      chars = 0;
     };
     state.sitemap = await readSitemaps(s, {
       origin,
@@ -239,7 +244,8 @@ async function initCrawl(
       if (url === startUrl) startInSitemap = true;
       else batch.set(keys.auditPage(auditId, url), newRecord(url, -1, -1, true));
       chunk.push(url);
-      if (chunk.length >= SITEMAP_CHUNK) flushChunk();
+      chars += url.length;
+      if (chunk.length >= SITEMAP_CHUNK || chars >= SITEMAP_CHUNK_CHARS) flushChunk();
     });
     flushChunk();
     state.httpProbe = await probeHttp(s, startParsed);
@@ -425,7 +431,7 @@ async function crawlBatch(
         }
       }
     }
-    batch.set(keys.auditPage(auditId, rec.url), rec);
+    batch.set(keys.auditPage(auditId, rec.url), boundRecord(rec));
   }
   state.head += taken;
   state.tallies = tally.toJSON();
@@ -589,22 +595,6 @@ function recordResponse(
   rec.checks = p.fired.map((f) => f.id);
 }
 
-/** A page's internal links as hashed targets with anchor texts: followable first, then nofollow. */
-function writeLinks(batch: WriteBatch, auditId: string, url: string, facts: PageFacts): void {
-  const targets = [...facts.links, ...facts.nofollowLinks];
-  const anchors = [...facts.linkAnchors, ...facts.nofollowAnchors];
-  const followable = facts.links.length;
-  for (let c = 0; c * LINKS_PER_CHUNK < targets.length; c++) {
-    const from = c * LINKS_PER_CHUNK;
-    const to = Math.min(targets.length, from + LINKS_PER_CHUNK);
-    batch.set(keys.auditLinks(auditId, url, c), {
-      t: targets.slice(from, to).map(urlHash),
-      a: anchors.slice(from, to),
-      f: Math.max(0, Math.min(to, followable) - from),
-    });
-  }
-}
-
 /** LSH banding of the MinHash signature: 16 bands of 4 bins (pairs at 0.8 meet with p > 0.999). */
 export const BAND_BINS = 4;
 /** Pages with fewer visible words are not compared for duplicate text. */
@@ -623,12 +613,10 @@ function indexDuplicates(
   sig: Uint16Array,
 ): void {
   if (rec.noindex || rec.canonicalOther !== null) return;
-  if (rec.title) batch.set(keys.auditDup(auditId, "title", rec.title, rec.url), 1);
-  if (rec.description) {
-    batch.set(keys.auditDup(auditId, "description", rec.description, rec.url), 1);
-  }
+  if (rec.title) indexDup(batch, auditId, "title", rec.title, rec.url);
+  if (rec.description) indexDup(batch, auditId, "description", rec.description, rec.url);
   if (rec.words < DUP_MIN_WORDS) return;
-  batch.set(keys.auditDup(auditId, "content", String(rec.textHash), rec.url), 1);
+  indexDup(batch, auditId, "content", String(rec.textHash), rec.url);
   if (sig.length !== SIG_BINS) return;
   for (let b = 0; b < SIG_BINS; b += BAND_BINS) {
     const band = sig.subarray(b, b + BAND_BINS);

@@ -38,9 +38,11 @@ import type {
 } from "../types.ts";
 import type { CrawlOutcome, CrawlState } from "./state.ts";
 import {
+  type DupEntry,
   FINDINGS_CAP,
   FindingsWriter,
   getMany,
+  getPages,
   listInPages,
   type PageRecord,
   urlHash,
@@ -205,13 +207,13 @@ export async function finalizeCrawl(
   f.ttfb.medianMs = median(ttfb, f.ttfb.pages);
 
   // The start, the home page at the end of its redirects, redirect chains and loops.
-  const [startRec] = await getMany<PageRecord>(kv, [keys.auditPage(auditId, state.startUrl)]);
+  const [startRec] = await getPages(kv, auditId, [state.startUrl]);
   if (startRec) f.start = summary(startRec);
   const homeUrl = followRedirects(redirects, state.startUrl);
   if (homeUrl === null) f.home = null;
   else if (homeUrl === state.startUrl) f.home = f.start;
   else {
-    const [h] = await getMany<PageRecord>(kv, [keys.auditPage(auditId, homeUrl)]);
+    const [h] = await getPages(kv, auditId, [homeUrl]);
     f.home = h ? summary(h) : null;
   }
   chains(redirects, broken, f);
@@ -630,10 +632,7 @@ async function canonicalTargets(
   markLater: Set<string>,
 ): Promise<void> {
   if (pages.length === 0) return;
-  const targets = await getMany<PageRecord>(
-    kv,
-    pages.map((p) => keys.auditPage(auditId, p.canonicalOther!)),
-  );
+  const targets = await getPages(kv, auditId, pages.map((p) => p.canonicalOther!));
   const chains: { chain: string[]; loop: boolean }[] = [];
   pages.forEach((p, i) => {
     const t = targets[i];
@@ -686,10 +685,7 @@ async function followCanonicalChains(
 ): Promise<void> {
   let open = chains.filter((c) => !c.loop);
   for (let hop = 2; hop < MAX_HOPS && open.length > 0; hop++) {
-    const recs = await getMany<PageRecord>(
-      kv,
-      open.map((c) => keys.auditPage(auditId, c.chain[c.chain.length - 1])),
-    );
+    const recs = await getPages(kv, auditId, open.map((c) => c.chain[c.chain.length - 1]));
     const next: typeof open = [];
     open.forEach((c, i) => {
       const r = recs[i];
@@ -731,7 +727,7 @@ async function hreflangAlternates(
 ): Promise<void> {
   if (pages.length === 0) return;
   const urls = [...new Set(pages.flatMap((p) => p.hreflang ?? []))];
-  const got = await getMany<PageRecord>(kv, urls.map((u) => keys.auditPage(auditId, u)));
+  const got = await getPages(kv, auditId, urls);
   const byUrl = new Map<string, PageRecord>();
   got.forEach((t, i) => {
     if (t && t.state !== "unvisited" && t.state !== "queued") byUrl.set(urls[i], t);
@@ -773,7 +769,8 @@ function variantKey(url: string): { key: string; query: string } {
 }
 
 /**
- * Groups of the duplicate index (contiguous by value): every member of a group of 2+ is affected.
+ * Groups of the duplicate index (contiguous by the text's digest; the text itself is in each
+ * entry's value): every member of a group of 2+ is affected.
  * With `variants`, a group whose URLs are all one path up to letter case goes to `variants.case`,
  * and one whose URLs are one path with different query strings to `variants.param`: the same
  * page at several addresses, counted once, where it is fixed.
@@ -815,13 +812,16 @@ async function duplicates(
       });
     }
   };
-  for await (const page of listInPages(kv, keys.auditDups(auditId, kind))) {
+  let digest: string | null = null;
+  for await (const page of listInPages<DupEntry | number>(kv, keys.auditDups(auditId, kind))) {
     for (const e of page) {
-      const v = e.key[3] as string;
+      const d = e.key[3] as string;
       const url = e.key[4] as string;
-      if (v !== value) {
+      if (d !== digest) {
         close();
-        value = v;
+        digest = d;
+        // The text is in the value (entries written before the digest held it in the key).
+        value = typeof e.value === "object" && e.value !== null ? e.value.v : d;
         members = [];
         size = 0;
         first = null;

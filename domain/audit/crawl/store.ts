@@ -5,7 +5,10 @@
  *
  * @module
  */
+import { createHash } from "node:crypto";
 import { keys } from "../../../kv/keys.ts";
+import { keyBytes, keyPrefix, KV_LIMITS, valueBytes } from "../../../kv/limits_guard.ts";
+import type { PageFacts } from "../page_facts.ts";
 import type { Evidence, UrlState } from "../types.ts";
 
 /** One URL the crawl met: the seen set, the page inventory and the input of the site checks. */
@@ -60,8 +63,12 @@ export interface PageRecord {
 export const FINDINGS_CAP = 2_000;
 /** URLs longer than this are not crawled (a KV key holds at most 2 KiB). */
 export const MAX_URL_LENGTH = 1_500;
-/** Links per stored chunk of a page's link list. */
+/** Links per stored chunk of a page's link list, at most (a chunk also closes at LINK_CHUNK_BYTES). */
 export const LINKS_PER_CHUNK = 500;
+/** A chunk of links is closed once its estimated size passes this (KV values hold 64 KiB). */
+export const LINK_CHUNK_BYTES = 48 * 1024;
+/** Stored anchor text per link, at most (page facts keep less; this bounds the chunk anyway). */
+export const ANCHOR_CHARS = 200;
 
 /**
  * A 53-bit hash of a URL (two 32-bit FNV-1a variants): the link graph stores targets as numbers,
@@ -107,43 +114,52 @@ export function newRecord(url: string, seq: number, depth: number, inSitemap: bo
   };
 }
 
-/** Limits one commit stays under (KV allows 1,000 mutations, 800 KiB, 80 KiB of keys). */
+/**
+ * Limits one commit stays under (KV allows 1,000 mutations, 800 KiB, 80 KiB of keys), with room
+ * for the estimates' slack.
+ */
 const MAX_MUTATIONS = 400;
 const MAX_BYTES = 500_000;
 const MAX_KEY_BYTES = 60_000;
 
-function approxSize(v: unknown): number {
-  if (typeof v === "string") return v.length * 3 + 8;
-  if (typeof v === "number" || typeof v === "boolean" || v === null || v === undefined) return 9;
-  if (Array.isArray(v)) {
-    let n = 8;
-    for (const x of v) n += approxSize(x);
-    return n;
+/** A write the batch refuses before it reaches KV: a key or value past KV's limit (a bug). */
+export class OversizeWriteError extends Error {
+  constructor(what: "key" | "value", key: Deno.KvKey, bytes: number, max: number) {
+    super(`WriteBatch: ${what} of ${keyPrefix(key)} is ${bytes} bytes, KV allows ${max}`);
+    this.name = "OversizeWriteError";
   }
-  let n = 8;
-  for (const [k, x] of Object.entries(v as Record<string, unknown>)) n += k.length + approxSize(x);
-  return n;
 }
 
 /**
  * Writes many keys in as few commits as the KV limits allow. Not atomic across commits: crawl
  * writes are idempotent (the same key gets the same value when a step is repeated), and the
  * step's own state commit is what makes its work count.
+ *
+ * Every commit is observed from the moment it starts: the first failure (a rejected commit, or
+ * one that is not `ok`, which a commit without checks never should be) is kept and `flush()`
+ * rejects with it, so the step fails and is repeated, and nothing is left as an unhandled
+ * rejection. A key or value past KV's limit throws `OversizeWriteError` at `set`, where the bug is.
  */
 export class WriteBatch {
   private op: Deno.AtomicOperation;
   private mutations = 0;
   private bytes = 0;
   private keyBytes = 0;
-  private pending: Promise<unknown>[] = [];
+  private readonly pending = new Set<Promise<void>>();
+  private failure: unknown = null;
+  private failed = false;
 
   constructor(private readonly kv: Deno.Kv) {
     this.op = kv.atomic();
   }
 
   set(key: Deno.KvKey, value: unknown): void {
-    const kb = approxSize(key as unknown[]);
-    const vb = approxSize(value);
+    const kb = keyBytes(key);
+    if (kb > KV_LIMITS.keyBytes) throw new OversizeWriteError("key", key, kb, KV_LIMITS.keyBytes);
+    const vb = valueBytes(value);
+    if (vb > KV_LIMITS.valueBytes) {
+      throw new OversizeWriteError("value", key, vb, KV_LIMITS.valueBytes);
+    }
     if (
       this.mutations + 1 > MAX_MUTATIONS || this.bytes + vb + kb > MAX_BYTES ||
       this.keyBytes + kb > MAX_KEY_BYTES
@@ -155,35 +171,68 @@ export class WriteBatch {
   }
 
   delete(key: Deno.KvKey): void {
-    const kb = approxSize(key as unknown[]);
+    const kb = keyBytes(key);
+    if (kb > KV_LIMITS.keyBytes) throw new OversizeWriteError("key", key, kb, KV_LIMITS.keyBytes);
     if (this.mutations + 1 > MAX_MUTATIONS || this.keyBytes + kb > MAX_KEY_BYTES) {
       this.flushSoon();
     }
     this.op.delete(key);
     this.mutations++;
+    this.bytes += kb;
     this.keyBytes += kb;
   }
 
+  /** Starts committing what is held, observed at once (see the class comment). */
   private flushSoon(): void {
     if (this.mutations === 0) return;
     const op = this.op;
-    this.pending.push(op.commit());
     this.op = this.kv.atomic();
     this.mutations = this.bytes = this.keyBytes = 0;
-    // Bound the commits in flight (and so the memory they hold).
-    if (this.pending.length >= 4) {
-      const all = this.pending;
-      this.pending = [Promise.all(all)];
-    }
+    const done: Promise<void> = new Promise<Deno.KvCommitResult | Deno.KvCommitError>((r) =>
+      r(op.commit())
+    )
+      .then((res) => {
+        if (!res.ok) throw new Error("WriteBatch: a commit without checks was not ok");
+      })
+      .catch((err) => {
+        if (!this.failed) {
+          this.failed = true;
+          this.failure = err;
+        }
+      })
+      .finally(() => this.pending.delete(done));
+    this.pending.add(done);
   }
 
-  /** Commits everything written so far. */
+  /** Commits everything written so far; rejects with the first commit failure of this batch. */
   async flush(): Promise<void> {
     this.flushSoon();
-    const all = this.pending;
-    this.pending = [];
-    await Promise.all(all);
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+    if (this.failed) throw this.failure;
   }
+}
+
+/**
+ * The longest text (UTF-8 bytes) a URL may keep as a key part: a URL the crawl stores is ASCII
+ * (WHATWG serialisation percent-encodes the rest) and at most MAX_URL_LENGTH long, but evidence
+ * may name any text a page held.
+ */
+const URL_KEY_BYTES = MAX_URL_LENGTH;
+
+/** `s` cut to at most `maxBytes` of UTF-8, never inside a character. */
+export function clipUtf8(s: string, maxBytes: number): string {
+  if (s.length * 3 <= maxBytes) return s;
+  let bytes = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    const next = i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
+    const pair = c >= 0xd800 && c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff;
+    const n = c < 0x80 ? 1 : c < 0x800 ? 2 : pair ? 4 : 3;
+    if (bytes + n > maxBytes) return s.slice(0, i);
+    bytes += n;
+    if (pair) i++;
+  }
+  return s;
 }
 
 /** Stored evidence values are clipped so one item stays small whatever the page holds. */
@@ -216,7 +265,7 @@ export class FindingsWriter {
       const count = this.stored[check] ?? 0;
       if (count >= FINDINGS_CAP) return;
       this.stored[check] = count + 1;
-      const u = (typeof item.url === "string" ? item.url : url).slice(0, MAX_URL_LENGTH);
+      const u = clipUtf8(typeof item.url === "string" ? item.url : url, URL_KEY_BYTES);
       this.batch.set(
         keys.auditFinding(this.auditId, check, u, n++),
         clipEvidence({ url: u || null, ...item }),
@@ -260,6 +309,44 @@ export async function getMany<T>(kv: Deno.Kv, keyList: Deno.KvKey[]): Promise<(T
   return out;
 }
 
+/**
+ * Page records by URL, ten per read. A URL longer than MAX_URL_LENGTH has no record (the crawl
+ * never stores one) and would pass KV's 2 KiB key limit for a read: it is null without a read.
+ */
+export async function getPages(
+  kv: Deno.Kv,
+  auditId: string,
+  urls: readonly string[],
+): Promise<(PageRecord | null)[]> {
+  const keyed = urls.map((u, i) => ({ u, i })).filter((x) => x.u.length <= MAX_URL_LENGTH);
+  const found = await getMany<PageRecord>(kv, keyed.map((x) => keys.auditPage(auditId, x.u)));
+  const out: (PageRecord | null)[] = new Array(urls.length).fill(null);
+  keyed.forEach((x, k) => (out[x.i] = found[k]));
+  return out;
+}
+
+/** Characters of hreflang alternates a record keeps (with HREFLANG_TARGETS, engine.ts). */
+export const HREFLANG_CHARS = 16_000;
+
+/**
+ * A record as stored, within a KV value whatever the page said: a redirect or canonical target
+ * longer than MAX_URL_LENGTH (never crawled, so never a record) is cut to MAX_URL_LENGTH + 1
+ * characters, still too long to match a record; hreflang alternates are kept while their
+ * characters stay under HREFLANG_CHARS. Titles and texts are clipped where they are read.
+ */
+export function boundRecord(rec: PageRecord): PageRecord {
+  const cut = (u: string | null) =>
+    u !== null && u.length > MAX_URL_LENGTH ? u.slice(0, MAX_URL_LENGTH + 1) : u;
+  rec.location = cut(rec.location);
+  rec.canonicalOther = cut(rec.canonicalOther);
+  if (rec.hreflang) {
+    let chars = 0;
+    const kept = rec.hreflang.filter((u) => (chars += u.length) <= HREFLANG_CHARS);
+    if (kept.length < rec.hreflang.length) rec.hreflang = kept;
+  }
+  return rec;
+}
+
 /** Stores a text under a name in chunks below the value limit; returns the chunk count. */
 export function writeBlob(batch: WriteBatch, auditId: string, name: string, text: string): number {
   const CHUNK = 20_000; // characters: up to 60 KB as UTF-8
@@ -276,4 +363,67 @@ export async function readBlob(kv: Deno.Kv, auditId: string, name: string): Prom
     out += e.value;
   }
   return out;
+}
+
+/**
+ * A page's internal links as hashed targets with anchor texts, followable first, then nofollow,
+ * in chunks of at most LINKS_PER_CHUNK links, each closed once its estimated size passes
+ * LINK_CHUNK_BYTES (long anchors in a script other than Latin would otherwise pass KV's 64 KiB).
+ * `f` of a chunk: how many of its first links are followable.
+ */
+export function writeLinks(
+  batch: WriteBatch,
+  auditId: string,
+  url: string,
+  facts: Pick<PageFacts, "links" | "nofollowLinks" | "linkAnchors" | "nofollowAnchors">,
+): void {
+  const targets = [...facts.links, ...facts.nofollowLinks];
+  const anchors = [...facts.linkAnchors, ...facts.nofollowAnchors];
+  const followable = facts.links.length;
+  let chunk = 0;
+  let from = 0;
+  while (from < targets.length) {
+    // Per link: a number (9 bytes) and a string (7 + 2 per UTF-16 unit), as valueBytes counts.
+    let size = 64;
+    let to = from;
+    const a: string[] = [];
+    while (to < targets.length && to - from < LINKS_PER_CHUNK && size <= LINK_CHUNK_BYTES) {
+      const anchor = (anchors[to] ?? "").slice(0, ANCHOR_CHARS);
+      a.push(anchor);
+      size += 16 + 2 * anchor.length;
+      to++;
+    }
+    batch.set(keys.auditLinks(auditId, url, chunk++), {
+      t: targets.slice(from, to).map(urlHash),
+      a,
+      f: Math.max(0, Math.min(to, followable) - from),
+    });
+    from = to;
+  }
+}
+
+/**
+ * The key part of a duplicate-index entry: a digest of the text (128 bits of SHA-256, hex), so the
+ * key stays small whatever the page's title holds; equal texts share it, so each group is still
+ * one contiguous run of the index.
+ */
+export function dupDigest(text: string): string {
+  return createHash("sha256").update(text).digest("hex").slice(0, 32);
+}
+
+/** One entry of the duplicate index (engine.ts `indexDuplicates`): the text's digest and the page. */
+export interface DupEntry {
+  /** The text itself (title, description, or the text hash for content). */
+  v: string;
+}
+
+/** Indexes a page under a text of `kind` (title, description, content). */
+export function indexDup(
+  batch: WriteBatch,
+  auditId: string,
+  kind: string,
+  text: string,
+  url: string,
+): void {
+  batch.set(keys.auditDup(auditId, kind, dupDigest(text), url), { v: text } satisfies DupEntry);
 }
