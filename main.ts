@@ -51,8 +51,6 @@ export interface StartOptions {
   config: Config;
   kv?: Deno.Kv;
   clock?: Clock;
-  /** Register the Deno.cron schedules (not in tests: a cron cannot be unregistered). */
-  crons?: boolean;
   onListen?: (addr: Deno.NetAddr) => void;
   /** The environment the `all` role's worker child inherits (default: this process's). */
   env?: Record<string, string>;
@@ -206,9 +204,6 @@ export async function startService(options: StartOptions): Promise<RunningServic
   };
   // Flushing in-memory usage every few seconds keeps KV writes off the request path.
   const timer = setInterval(() => void tick(), config.maintenanceIntervalMs);
-  if (options.crons) {
-    Deno.cron("serpwright maintenance", "* * * * *", { backoffSchedule: [1000, 5000] }, tick);
-  }
 
   const ac = new AbortController();
   let resolveAddr: (a: Deno.NetAddr) => void;
@@ -292,6 +287,8 @@ function logError(msg: string, err: unknown, task?: string): void {
 
 /** Opens KV at a file path (creating its folder), `:memory:`, or a KV Connect URL. */
 export async function openKv(path: string): Promise<Deno.Kv> {
+  // "": the platform's own database (Deno Deploy).
+  if (path === "") return withBusyRetry(await Deno.openKv());
   if (path !== ":memory:" && !/^https?:\/\//.test(path)) {
     const dir = path.replace(/\/[^/]*$/, "");
     if (dir && dir !== path) await Deno.mkdir(dir, { recursive: true });
@@ -302,6 +299,16 @@ export async function openKv(path: string): Promise<Deno.Kv> {
 
 if (import.meta.main) {
   installProcessGuard(); // an error nothing handled is logged, never the end of the process
+  // Registered while the module first evaluates, before any await or server: Deno Deploy picks up
+  // only such crons. It ticks the service once that has started (the tick is single-flight, and
+  // its shared work runs in the leader only, so every process's cron may fire).
+  let service: RunningService | null = null;
+  Deno.cron(
+    "serpwright maintenance",
+    "* * * * *",
+    { backoffSchedule: [1000, 5000] },
+    () => service?.tick() ?? Promise.resolve(),
+  );
   let config: Config;
   try {
     config = loadConfig(Deno.env.toObject());
@@ -315,9 +322,8 @@ if (import.meta.main) {
   for (const notice of configNotices(config)) {
     console.warn(JSON.stringify({ level: "warn", msg: "feature off", notice }));
   }
-  const service = await startService({
+  const running = service = await startService({
     config,
-    crons: true,
     onListen: (a) =>
       console.log(
         config.role === "worker"
@@ -327,7 +333,7 @@ if (import.meta.main) {
   });
   // Graceful stop: finish in-flight requests, flush in-memory usage and counters, close KV.
   const shutdown = async () => {
-    await service.close();
+    await running.close();
     Deno.exit(0);
   };
   for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, shutdown);

@@ -184,7 +184,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     }
   }
 
-  const kvPath = get("KV_PATH") ?? "./data/kv.sqlite";
+  // On Deno Deploy an unset KV_PATH means the deployment's own database ("": no path).
+  const kvPath = get("KV_PATH") ?? (get("DENO_DEPLOYMENT_ID") !== null ? "" : "./data/kv.sqlite");
   const role = roleOf(get("SERVICE_ROLE"));
   const jobRunner = get("JOB_RUNNER") ?? "child";
   if (jobRunner !== "child" && jobRunner !== "inline") {
@@ -308,7 +309,8 @@ function roleOf(value: string | null): ServiceRole {
  * native queue (KV Connect, Deno Deploy).
  */
 function jobQueueOf(value: string | null, kvPath: string, split: boolean): "kv" | "table" {
-  if (value === null) return split || /^https?:\/\//.test(kvPath) ? "table" : "kv";
+  // Stores without native queues: a KV Connect URL, and Deno Deploy's own database ("").
+  if (value === null) return split || kvPath === "" || /^https?:\/\//.test(kvPath) ? "table" : "kv";
   if (value === "table" || (value === "kv" && !split)) return value;
   if (value === "kv") {
     throw new ConfigError(
