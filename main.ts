@@ -6,6 +6,7 @@
  * Run with `deno task dev`, `deno task start` or `deno task worker`. Importing this module starts
  * nothing.
  */
+import os from "node:os";
 import { KeyResolver, KeyUsageTracker } from "./domain/auth.ts";
 import { type Clock, systemClock } from "./domain/clock.ts";
 import { type Config, ConfigError, configNotices, loadConfig } from "./domain/config.ts";
@@ -123,6 +124,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
     }));
   }
   const runsJobs = role === "worker" || (role === "all" && !childJobs);
+  if (role === "worker" && config.workerNice > 0) lowerPriority(config.workerNice);
   // A web process never renders: rendered audits are accepted for the workers (unless
   // RENDERING=off). The all role's child renders when it has every permission.
   const render = new RenderService(
@@ -273,6 +275,18 @@ export async function startService(options: StartOptions): Promise<RunningServic
       }
     },
   };
+}
+
+/**
+ * A worker yields the CPU to the API on a shared machine (its browser inherits the priority).
+ * Best effort: without `--allow-sys` or the right to renice, it runs at the usual priority.
+ */
+function lowerPriority(nice: number): void {
+  try {
+    os.setPriority(nice);
+  } catch (err) {
+    logError("worker priority unchanged", err);
+  }
 }
 
 /** Every permission granted (`--allow-all`): what the browser of rendered audits needs. */

@@ -61,6 +61,11 @@ export interface Config {
   workerConcurrency: number;
   /** `HEALTH_PORT`: the worker role's health endpoint (default 8001). */
   healthPort: number;
+  /**
+   * `WORKER_NICE`: the scheduling priority a worker process lowers itself to (0–19, default 10),
+   * so on a shared machine the API wins the CPU from crawls, parsing and the browser.
+   */
+  workerNice: number;
   /** `MAINTENANCE_INTERVAL_MS`: how often a process ticks (flushes, and leads if it can). */
   maintenanceIntervalMs: number;
   /** `LEADER_LEASE_MS`: how long a leader that stopped ticking keeps the shared work. */
@@ -239,6 +244,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     jobRunner,
     workerConcurrency: int("WORKER_CONCURRENCY", 2, 1, 64),
     healthPort: int("HEALTH_PORT", 8001, 0, 65535),
+    workerNice: int("WORKER_NICE", 10, 0, 19),
     maintenanceIntervalMs: int("MAINTENANCE_INTERVAL_MS", 5_000, 100, 600_000),
     leaderLeaseMs: int("LEADER_LEASE_MS", 30_000, 500, 3_600_000),
     rateLimitPerMinute,
