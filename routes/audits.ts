@@ -1,7 +1,8 @@
 import { CAP_UNITS, type CapHit, type CapName } from "../domain/audit/crawl/caps.ts";
 import type { KeyMode } from "../domain/records.ts";
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { type AuditRecord, createAudit, getAudit } from "../domain/audits.ts";
+import { createAudit } from "../domain/audits/create.ts";
+import { type AuditRecord, getAudit } from "../domain/audits/record.ts";
 import {
   listAuditIssues,
   listAuditPages,

@@ -17,7 +17,7 @@ import { atomically } from "../../kv/atomic.ts";
 import { keys } from "../../kv/keys.ts";
 import type { Principal } from "../auth.ts";
 import { cadenceWithin } from "../billing/catalog.ts";
-import { createAudit } from "../audits.ts";
+import { createAudit } from "../audits/create.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { recordEvent } from "../events.ts";

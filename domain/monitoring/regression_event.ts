@@ -11,7 +11,7 @@ import type { ProjectRecord } from "../records.ts";
 import { type ComparedIssue, type RegressionFields, regressionFields } from "./regression.ts";
 import type { ScheduleRecord } from "./schedules.ts";
 
-/** The per-check comparison as `compareIssues` stores it (domain/audits.ts). */
+/** The per-check comparison as `compareIssues` stores it (domain/audits/compare.ts). */
 export interface StoredComparison {
   check: string;
   affected: number;

@@ -14,7 +14,7 @@
  * `SCHEDULES=2000` for a quick run.
  */
 import type { Principal } from "../../domain/auth.ts";
-import { createAudit } from "../../domain/audits.ts";
+import { createAudit } from "../../domain/audits/create.ts";
 import { manualClock } from "../../domain/clock.ts";
 import { loadConfig } from "../../domain/config.ts";
 import type { Deps } from "../../domain/deps.ts";

@@ -12,7 +12,8 @@ import {
   listIssueItems,
   MAX_PAGE_SIZE,
 } from "../../../domain/audit_results.ts";
-import { type AuditRecord, createAudit, getAudit } from "../../../domain/audits.ts";
+import { createAudit } from "../../../domain/audits/create.ts";
+import { type AuditRecord, getAudit } from "../../../domain/audits/record.ts";
 import { Article, articleView, CreateArticleBody } from "../../articles.ts";
 import {
   Audit,
