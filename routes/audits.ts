@@ -306,9 +306,7 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
         caller,
         c.req.valid("param").projectId,
         undefined,
-        {
-          render: body.render === true,
-        },
+        { trigger: "api", render: body.render === true },
       );
       if (created) s.resolver.invalidateAccount(caller.account.id);
       return c.json({

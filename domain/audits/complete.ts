@@ -11,10 +11,10 @@ import type { Deps } from "../deps.ts";
 import { recordEvent } from "../events.ts";
 import { finishJob } from "../job_lifecycle.ts";
 import type { ProjectRecord } from "../records.ts";
-import { regressionOf, startedBySchedule } from "../monitoring/regression_event.ts";
 import { compareIssues, type StoredIssues } from "./compare.ts";
+import { regressionOf } from "./event_changes.ts";
 import { AUDIT_JOB } from "./lifecycle.ts";
-import type { AuditRecord } from "./record.ts";
+import { type AuditRecord, triggerOf } from "./record.ts";
 
 const MAX_FACT_PAGES = 60;
 const clip = (s: string | null, n: number) => (s === null ? null : s.slice(0, n));
@@ -106,7 +106,7 @@ export async function completeAudit(
         jobs_failed: report.jobs_failed,
         completed_at: new Date(now).toISOString(),
         audit_id: auditId,
-        scheduled: await startedBySchedule(kv, project.id, auditId),
+        scheduled: triggerOf(audit) === "schedule",
         changes: { ...changes, ...regression },
       };
       recordEvent(op, deps.queue, { accountId, event: "audit.completed", now, data });

@@ -18,7 +18,7 @@ import type { RunningJobMarker } from "../job_leases.ts";
 import type { ProjectRecord, SubscriptionRecord } from "../records.ts";
 import { isActive } from "../subscription_state.ts";
 import { leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
-import type { AuditRecord } from "./record.ts";
+import type { AuditRecord, AuditTrigger } from "./record.ts";
 
 /** What `createAudit` accepted: a new audit, or the project's queued or running one. */
 export interface AuditAcceptance {
@@ -34,13 +34,15 @@ export interface AuditAcceptance {
  * there, so a slot and its audit exist together or not at all); it may throw to abandon. A
  * rendered audit (`options.render`) is refused with 503 `rendering_unavailable` where nothing
  * renders, before anything is charged, and is charged by `renderedAuditCharge` (catalogue).
+ * `options.trigger` says who starts it (an API or MCP call, or the schedule); an open audit that
+ * is adopted keeps the trigger it was created with.
  */
 export function createAudit(
   deps: Deps,
   caller: Principal,
   projectId: string,
-  alongside?: (op: Deno.AtomicOperation, accepted: AuditAcceptance) => Promise<void>,
-  options: { render?: boolean } = {},
+  alongside: ((op: Deno.AtomicOperation, accepted: AuditAcceptance) => Promise<void>) | undefined,
+  options: { trigger: AuditTrigger; render?: boolean },
 ): Promise<AuditAcceptance> {
   const { kv, clock } = deps;
   const render = options.render === true;
@@ -98,6 +100,7 @@ export function createAudit(
       inStep: false,
       stepToken: null,
       changes: null,
+      trigger: options.trigger,
       ...(render ? { render: true, renderStats: null } : {}),
     };
     const marker: RunningJobMarker = {

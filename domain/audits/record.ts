@@ -45,6 +45,19 @@ export interface AuditRecord {
   renderStats?: RenderStats | null;
   /** The crawl caps the site hit (crawl/caps.ts), once completed. */
   limitsHit?: Partial<Record<CapName, CapHit>>;
+  /**
+   * Who started it, fixed at creation, so completion says `scheduled` without reading the
+   * schedule (audits import nothing from the schedules). Absent on records older than the field.
+   */
+  trigger?: AuditTrigger;
+}
+
+/** Who started an audit: an API or MCP call, or the project's schedule. */
+export type AuditTrigger = "api" | "schedule";
+
+/** The audit's trigger; records written before the field existed were all started by the API. */
+export function triggerOf(audit: Pick<AuditRecord, "trigger">): AuditTrigger {
+  return audit.trigger ?? "api";
 }
 
 /** Pages a rendered audit rendered (lab: throttled, with LCP/CLS/TBT) and those that failed. */

@@ -131,7 +131,7 @@ export async function runDueSchedule(deps: Deps, projectId: string): Promise<Sch
         op.check(cur, slot).set(slot.key, run, { expireIn: SLOT_CLAIM_TTL_MS });
         advance(op, cur.value!, run, now);
       },
-      { render: s.render === true },
+      { trigger: "schedule", render: s.render === true },
     );
     return accepted.created ? "started" : "audit_in_progress";
   } catch (err) {

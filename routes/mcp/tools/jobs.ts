@@ -159,6 +159,7 @@ export const auditsTool: ToolDef<typeof AuditsInput> = {
         },
         async () => {
           const { audit, created } = await createAudit(services.deps, p, projectId, undefined, {
+            trigger: "api",
             render: args.render === true,
           });
           if (created) services.resolver.invalidateAccount(p.account.id);
