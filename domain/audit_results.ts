@@ -12,13 +12,8 @@ import { checkDoc, checkDocUrl } from "./audit/check_docs.ts";
 import { CHECKS_BY_ID } from "./audit/checks/index.ts";
 import type { PageRecord } from "./audit/crawl/store.ts";
 import type { Category, Evidence, Severity } from "./audit/types.ts";
-import {
-  type AuditChanges,
-  type AuditRecord,
-  getAudit,
-  type IssueChange,
-  type StoredIssues,
-} from "./audits.ts";
+import type { IssueChange, StoredIssues } from "./audits/compare.ts";
+import { type AuditChanges, type AuditRecord, getAudit } from "./audits/record.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import type { KeyMode } from "./records.ts";

@@ -1,4 +1,5 @@
-import { type AuditRunner, crawlDepth, runAuditJob } from "../domain/audits.ts";
+import { crawlDepth } from "../domain/audits/crawl_depth.ts";
+import { type AuditRunner, runAuditJob } from "../domain/audits/job.ts";
 import { crawlLimitsFor } from "../domain/billing/catalog.ts";
 import {
   backfillPruneMarkers,

@@ -1,7 +1,8 @@
 import { CAP_UNITS, type CapHit, type CapName } from "../domain/audit/crawl/caps.ts";
 import type { KeyMode } from "../domain/records.ts";
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { type AuditRecord, createAudit, getAudit } from "../domain/audits.ts";
+import { createAudit } from "../domain/audits/create.ts";
+import { type AuditRecord, getAudit, triggerOf } from "../domain/audits/record.ts";
 import {
   listAuditIssues,
   listAuditPages,
@@ -50,6 +51,10 @@ export const Audit = z.object({
   audit_id: z.string(),
   project_id: z.string(),
   status: z.enum(["queued", "running", "completed", "failed"]),
+  trigger: z.enum(["api", "schedule"]).openapi({
+    description: "Who started the audit (additive): `api` for an API or MCP call, `schedule` " +
+      "for the project's schedule. An API audit that served a scheduled slot stays `api`",
+  }),
   started_at: z.string(),
   completed_at: z.string().optional(),
   score: z.number().int().min(0).max(100).optional(),
@@ -243,6 +248,7 @@ export function auditView(a: AuditRecord) {
     audit_id: a.id,
     project_id: a.projectId,
     status: a.status,
+    trigger: triggerOf(a),
     started_at: iso(a.createdAt)!,
     ...(a.completedAt !== null ? { completed_at: iso(a.completedAt)! } : {}),
     ...(a.status === "completed" ? { score: a.score!, summary: a.summary! } : {}),
@@ -305,9 +311,7 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
         caller,
         c.req.valid("param").projectId,
         undefined,
-        {
-          render: body.render === true,
-        },
+        { trigger: "api", render: body.render === true },
       );
       if (created) s.resolver.invalidateAccount(caller.account.id);
       return c.json({

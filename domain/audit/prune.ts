@@ -35,7 +35,7 @@
  */
 import { keys } from "../../kv/keys.ts";
 import { keyBytes } from "../../kv/limits_guard.ts";
-import type { AuditRecord } from "../audits.ts";
+import type { AuditRecord } from "../audits/record.ts";
 import type { Deps } from "../deps.ts";
 import { getMany } from "./crawl/store.ts";
 

@@ -1,7 +1,7 @@
 /**
  * Audit entry point for tests, benchmarks and tools: runs the stepped crawl (crawl/engine.ts) to
  * its end on a fresh in-memory KV and reads the result back. The service runs the same steps
- * through the job queue instead (domain/audits.ts), on its own KV.
+ * through the job queue instead (domain/audits/job.ts), on its own KV.
  *
  * @module
  */

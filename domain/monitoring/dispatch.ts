@@ -17,7 +17,7 @@ import { atomically } from "../../kv/atomic.ts";
 import { keys } from "../../kv/keys.ts";
 import type { Principal } from "../auth.ts";
 import { cadenceWithin } from "../billing/catalog.ts";
-import { createAudit } from "../audits.ts";
+import { createAudit } from "../audits/create.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { recordEvent } from "../events.ts";
@@ -131,7 +131,7 @@ export async function runDueSchedule(deps: Deps, projectId: string): Promise<Sch
         op.check(cur, slot).set(slot.key, run, { expireIn: SLOT_CLAIM_TTL_MS });
         advance(op, cur.value!, run, now);
       },
-      { render: s.render === true },
+      { trigger: "schedule", render: s.render === true },
     );
     return accepted.created ? "started" : "audit_in_progress";
   } catch (err) {

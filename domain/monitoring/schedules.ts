@@ -21,7 +21,7 @@ import {
   renderedAuditCharge,
   UNIT_PRICES,
 } from "../billing/catalog.ts";
-import { requireRendering } from "../audits.ts";
+import { requireRendering } from "../audits/create.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import type { KeyMode, ProjectRecord, SubscriptionRecord } from "../records.ts";

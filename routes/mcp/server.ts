@@ -4,7 +4,7 @@
  */
 import { McpServer, ResourceNotFoundError, ResourceTemplate } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { getAudit } from "../../domain/audits.ts";
+import { getAudit } from "../../domain/audits/record.ts";
 import { ApiError } from "../../domain/errors.ts";
 import { auditView } from "../audits.ts";
 import type { Services } from "../env.ts";

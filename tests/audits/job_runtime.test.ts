@@ -8,7 +8,7 @@ import { keys } from "../../kv/keys.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
 import { openTestKv } from "../helpers/kv.ts";
 import { html, page, serveSite } from "../audit/sites.ts";
-import type { AuditRecord } from "../../domain/audits.ts";
+import type { AuditRecord } from "../../domain/audits/record.ts";
 
 /**
  * A KV whose commits that write an audit's crawl state fail with a transient error while

@@ -14,7 +14,7 @@
  * `SCHEDULES=2000` for a quick run.
  */
 import type { Principal } from "../../domain/auth.ts";
-import { createAudit } from "../../domain/audits.ts";
+import { createAudit } from "../../domain/audits/create.ts";
 import { manualClock } from "../../domain/clock.ts";
 import { loadConfig } from "../../domain/config.ts";
 import type { Deps } from "../../domain/deps.ts";
@@ -147,7 +147,15 @@ const baseline: Principal[] = [];
 for (let i = 0; i < BASELINE; i++) baseline.push(await seed(N + i, true));
 const b0 = performance.now();
 for (let i = 0; i < BASELINE; i++) {
-  await createAudit(deps, baseline[i], `proj_b${(N + i).toString(36).padStart(5, "0")}`);
+  await createAudit(
+    deps,
+    baseline[i],
+    `proj_b${(N + i).toString(36).padStart(5, "0")}`,
+    undefined,
+    {
+      trigger: "api",
+    },
+  );
 }
 const baselineMs = (performance.now() - b0) / BASELINE;
 for await (const row of kv.list({ prefix: ["job_queue"] })) await kv.delete(row.key);

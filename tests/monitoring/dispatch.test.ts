@@ -3,6 +3,7 @@
  * due schedules through the queue, and the handler starts audits through `createAudit`.
  */
 import assert from "node:assert/strict";
+import type { AuditRecord } from "../../domain/audits/record.ts";
 import { getBalance, grantCredits } from "../../domain/billing/credits.ts";
 import { keys } from "../../kv/keys.ts";
 import { html, page, serveSite } from "../audit/sites.ts";
@@ -97,6 +98,46 @@ Deno.test("due times: nothing before the run time, one audit at it, next run a c
       for (let i = 0; i < 3; i++) await app.service.tick();
       await quiet(100);
       assert.equal(await auditCount(app, key, projectId), 1, "one audit per due time");
+    });
+  } finally {
+    await site.close();
+  }
+});
+
+Deno.test("an audit records who started it: the schedule's says schedule, an API call's says api", async () => {
+  const site = serveSite({ "/": html(page({ title: "Scheduled site home page" })) });
+  try {
+    await withApp(async (app) => {
+      const { accountId, key, projectId } = await setup(app, site.origin);
+      const put = await app.req("PUT", path(projectId), {
+        key,
+        body: { cadence: "weekly", hour_utc: 6, day_of_week: "tuesday" },
+      });
+      app.clock.set(Date.parse(put.body.next_run_at));
+      const s = await tickUntil(app, key, projectId, (s) => s.runs === 1);
+      assert.equal(s.last_run.outcome, "started");
+      const scheduledId = s.last_run.audit_id as string;
+      const stored = async (id: string) =>
+        (await app.kv.get<AuditRecord>(keys.audit(accountId, id))).value!;
+      assert.equal((await stored(scheduledId)).trigger, "schedule");
+      const done = (id: string) =>
+        eventually(async () => {
+          const a = (await app.req("GET", `/v1/audits/${id}`, { key })).body;
+          return a.status === "completed" ? a : null;
+        });
+      assert.equal((await done(scheduledId)).trigger, "schedule");
+
+      const manual = await app.req("POST", `/v1/projects/${projectId}/audits`, { key });
+      assert.equal(manual.status, 202);
+      assert.notEqual(manual.body.audit_id, scheduledId, "a new audit, not the scheduled one");
+      assert.equal((await stored(manual.body.audit_id)).trigger, "api");
+      assert.equal((await done(manual.body.audit_id)).trigger, "api");
+
+      // A record from before the field existed reads as started by the API.
+      const { trigger: _, ...old } = await stored(scheduledId);
+      await app.kv.set(keys.audit(accountId, scheduledId), old);
+      const legacy = await app.req("GET", `/v1/audits/${scheduledId}`, { key });
+      assert.equal(legacy.body.trigger, "api");
     });
   } finally {
     await site.close();

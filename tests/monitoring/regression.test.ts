@@ -3,7 +3,7 @@ import {
   type ComparedIssue,
   MAX_LISTED,
   regressionFields,
-} from "../../domain/monitoring/regression.ts";
+} from "../../domain/audits/regression.ts";
 
 const cats = (n: number) => ({
   performance: n,

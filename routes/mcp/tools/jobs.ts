@@ -12,7 +12,8 @@ import {
   listIssueItems,
   MAX_PAGE_SIZE,
 } from "../../../domain/audit_results.ts";
-import { type AuditRecord, createAudit, getAudit } from "../../../domain/audits.ts";
+import { createAudit } from "../../../domain/audits/create.ts";
+import { type AuditRecord, getAudit } from "../../../domain/audits/record.ts";
 import { Article, articleView, CreateArticleBody } from "../../articles.ts";
 import {
   Audit,
@@ -158,6 +159,7 @@ export const auditsTool: ToolDef<typeof AuditsInput> = {
         },
         async () => {
           const { audit, created } = await createAudit(services.deps, p, projectId, undefined, {
+            trigger: "api",
             render: args.render === true,
           });
           if (created) services.resolver.invalidateAccount(p.account.id);

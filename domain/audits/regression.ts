@@ -2,9 +2,10 @@
  * The regression part of a completed audit's comparison with the project's previous completed
  * audit: new critical and warning issues, fixed issues, and the score and category deltas. Pure:
  * the audit pipeline hands it the per-check comparison it stores (new / persisting / fixed, see
- * `compareIssues` in domain/audits.ts) and both audits' scores; it decides whether the audit
+ * `compareIssues` in compare.ts) and both audits' scores; it decides whether the audit
  * regressed (`audit.regressed`). Its fields extend the audit's `changes` object (additively) in
- * the `audit.completed` and `audit.regressed` events.
+ * the `audit.completed` and `audit.regressed` events. It lives with audits because every
+ * completed audit carries it, scheduled or not, and audits import nothing from the schedules.
  *
  * @module
  */

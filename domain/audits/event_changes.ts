@@ -5,18 +5,13 @@
  *
  * @module
  */
-import { keys } from "../../kv/keys.ts";
 import { CHECKS_BY_ID } from "../audit/checks/index.ts";
 import type { ProjectRecord } from "../records.ts";
 import { type ComparedIssue, type RegressionFields, regressionFields } from "./regression.ts";
-import type { ScheduleRecord } from "./schedules.ts";
+import type { StoredIssue } from "./compare.ts";
 
-/** The per-check comparison as `compareIssues` stores it (domain/audits.ts). */
-export interface StoredComparison {
-  check: string;
-  affected: number;
-  change: "new" | "persisting" | "fixed";
-}
+/** The per-check comparison as `compareIssues` stores it (compare.ts), as far as events need it. */
+export type StoredComparison = Pick<StoredIssue, "check" | "affected" | "change">;
 
 /** The stored comparison with each check's severity and title from the check catalogue. */
 export function comparedIssues(issues: readonly StoredComparison[]): ComparedIssue[] {
@@ -54,14 +49,4 @@ export function regressionOf(
     ? { auditId: prev.audit_id, score: prev.score, categories: prevCategories }
     : null;
   return regressionFields(previous, current, comparedIssues(issues));
-}
-
-/** Whether the project's schedule started this audit (`scheduled` in the events). */
-export async function startedBySchedule(
-  kv: Deno.Kv,
-  projectId: string,
-  auditId: string,
-): Promise<boolean> {
-  const schedule = (await kv.get<ScheduleRecord>(keys.schedule(projectId))).value;
-  return schedule?.lastRun?.auditId === auditId;
 }

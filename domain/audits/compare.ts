@@ -1,0 +1,80 @@
+/**
+ * The per-check comparison of a finished audit with the project's previous completed audit:
+ * which checks are new, persisting or fixed, stored under `auditIssues` and read back by the
+ * findings listings (domain/audit_results.ts) and the next audit's comparison.
+ *
+ * @module
+ */
+import { ALL_CHECKS, CHECKS_BY_ID } from "../audit/checks/index.ts";
+import type { Severity } from "../audit/types.ts";
+import type { AuditChanges } from "./record.ts";
+
+const SEVERITY_RANK: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
+
+export type IssueChange = "new" | "persisting" | "fixed";
+
+/** One check of a finished audit, as stored under `auditIssues` (one small value per audit). */
+export interface StoredIssue {
+  check: string;
+  /** Affected items (pages or URLs); 0 for a fixed check. */
+  affected: number;
+  /** Pages or URLs the check applied to. */
+  eligible: number;
+  /** Evidence items stored (at most the cap; `affected` stays the true count). */
+  stored: number;
+  change: IssueChange;
+}
+
+export interface StoredIssues {
+  previousAuditId: string | null;
+  issues: StoredIssue[];
+}
+
+/**
+ * The issues of a finished crawl against the previous completed audit's: fired checks worst
+ * first (severity, affected count, id), then the checks that no longer fire.
+ */
+export function compareIssues(
+  tallies: Record<string, [number, number]>,
+  stored: Record<string, number>,
+  previous: StoredIssues | null,
+  previousAuditId: string | null,
+): { issues: StoredIssues; changes: AuditChanges } {
+  const before = new Set(
+    (previous?.issues ?? []).filter((i) => i.change !== "fixed").map((i) => i.check),
+  );
+  const fired: StoredIssue[] = [];
+  for (const c of ALL_CHECKS) {
+    const t = tallies[c.id];
+    if (!t || t[1] <= 0) continue;
+    fired.push({
+      check: c.id,
+      affected: t[1],
+      eligible: t[0],
+      stored: stored[c.id] ?? 0,
+      change: before.has(c.id) ? "persisting" : "new",
+    });
+  }
+  const rank = (id: string) => SEVERITY_RANK[CHECKS_BY_ID.get(id)?.severity ?? "info"];
+  fired.sort((a, b) =>
+    rank(a.check) - rank(b.check) || b.affected - a.affected ||
+    (a.check < b.check ? -1 : a.check > b.check ? 1 : 0)
+  );
+  const now = new Set(fired.map((i) => i.check));
+  const fixed: StoredIssue[] = [...before].filter((id) => !now.has(id) && CHECKS_BY_ID.has(id))
+    .sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : 1))
+    .map((check) => ({
+      check,
+      affected: 0,
+      eligible: tallies[check]?.[0] ?? 0,
+      stored: 0,
+      change: "fixed" as const,
+    }));
+  const changes: AuditChanges = {
+    previous_audit_id: previousAuditId,
+    new: fired.filter((i) => i.change === "new").length,
+    persisting: fired.filter((i) => i.change === "persisting").length,
+    fixed: fixed.length,
+  };
+  return { issues: { previousAuditId, issues: [...fired, ...fixed] }, changes };
+}

@@ -1,0 +1,119 @@
+/**
+ * Completing an audit after its last crawl step: the record, its stored issues, the project's
+ * latest audit, the site facts and the completion events, all in one commit.
+ *
+ * @module
+ */
+import { keys } from "../../kv/keys.ts";
+import type { CrawlOutcome, CrawlState } from "../audit/crawl/state.ts";
+import { type AuditReport, reportOf } from "../audit/run_audit.ts";
+import type { Deps } from "../deps.ts";
+import { recordEvent } from "../events.ts";
+import { finishJob } from "../job_lifecycle.ts";
+import type { ProjectRecord } from "../records.ts";
+import { compareIssues, type StoredIssues } from "./compare.ts";
+import { regressionOf } from "./event_changes.ts";
+import { AUDIT_JOB } from "./lifecycle.ts";
+import { type AuditRecord, triggerOf } from "./record.ts";
+
+const MAX_FACT_PAGES = 60;
+const clip = (s: string | null, n: number) => (s === null ? null : s.slice(0, n));
+
+/**
+ * Completes an audit in one commit: the record with score, summary and changes, its issues
+ * (compared with the project's previous completed audit), the project's latest audit, the site
+ * facts articles link to, and the `audit.completed` event.
+ */
+export async function completeAudit(
+  deps: Deps,
+  auditId: string,
+  outcome: CrawlOutcome,
+): Promise<void> {
+  const { kv } = deps;
+  const report: AuditReport = await reportOf(kv, auditId, outcome);
+  const state = (await kv.get<CrawlState>(keys.auditCrawl(auditId))).value;
+  await finishJob(deps, AUDIT_JOB, auditId, async ({ op, record: audit, accountId, now }) => {
+    const projectEntry = await kv.get<ProjectRecord>(keys.project(accountId, audit.projectId));
+    op.check(projectEntry);
+    const project = projectEntry.value;
+    const prevId = project?.latestAudit?.audit_id && project.latestAudit.audit_id !== auditId
+      ? project.latestAudit.audit_id
+      : null;
+    const previous = prevId ? (await kv.get<StoredIssues>(keys.auditIssues(prevId))).value : null;
+    const { issues, changes } = compareIssues(
+      outcome.tallies,
+      state?.stored ?? {},
+      previous,
+      previous ? prevId : null,
+    );
+    op.set(keys.auditIssues(auditId), issues);
+    const done: AuditRecord = {
+      ...audit,
+      status: "completed",
+      completedAt: now,
+      score: report.score,
+      summary: report.summary,
+      jobsCompleted: report.jobs_completed,
+      jobsFailed: report.jobs_failed,
+      inStep: false,
+      changes,
+      limitsHit: outcome.limitsHit ?? {},
+      ...(audit.render && state?.post?.render
+        ? {
+          renderStats: {
+            pages_rendered: state.post.render.rendered,
+            lab_pages: state.post.render.lab,
+            pages_failed: state.post.render.failed,
+          },
+        }
+        : {}),
+    };
+    op.set(keys.audit(accountId, auditId), done);
+    if (project) {
+      op.set(projectEntry.key, {
+        ...project,
+        latestAudit: {
+          audit_id: auditId,
+          status: "completed",
+          completed_at: new Date(now).toISOString(),
+          score: report.score,
+          summary: report.summary,
+        },
+      });
+      op.set(keys.siteFacts(project.id), {
+        host: report.site.host,
+        language: report.site.language,
+        pages: report.site.pages.slice(0, MAX_FACT_PAGES).map((p) => ({
+          url: p.url.slice(0, 300),
+          title: clip(p.title, 120),
+          h1: clip(p.h1, 120),
+          description: clip(p.description, 200),
+        })),
+      });
+      // The events carry `changes` extended with the regression comparison (score and category
+      // deltas, new critical and warning issues, fixed issues); `audit.regressed` is the same
+      // payload, sent as well when the audit regressed.
+      const regression = regressionOf(project, changes.previous_audit_id, {
+        auditId,
+        score: report.score,
+        categories: report.summary.categories,
+      }, issues.issues);
+      const data = {
+        project_id: project.id,
+        project_name: project.name,
+        status: "completed",
+        jobs_completed: report.jobs_completed,
+        jobs_failed: report.jobs_failed,
+        completed_at: new Date(now).toISOString(),
+        audit_id: auditId,
+        scheduled: triggerOf(audit) === "schedule",
+        changes: { ...changes, ...regression },
+      };
+      recordEvent(op, deps.queue, { accountId, event: "audit.completed", now, data });
+      if (regression.regressed) {
+        recordEvent(op, deps.queue, { accountId, event: "audit.regressed", now, data });
+      }
+    }
+    return "completed";
+  });
+}

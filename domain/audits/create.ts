@@ -1,0 +1,188 @@
+/**
+ * Starting an audit: `createAudit` adopts the project's open audit or charges and creates one
+ * (with its queue message) in one commit; rendered audits are priced apart and refused where
+ * nothing can render (`requireRendering`, which schedules use too).
+ *
+ * @module
+ */
+import { atomically } from "../../kv/atomic.ts";
+import { keys } from "../../kv/keys.ts";
+import type { Principal } from "../auth.ts";
+import { renderedAuditCharge, UNIT_PRICES } from "../billing/catalog.ts";
+import { addDebit, readBalance } from "../billing/credits.ts";
+import type { Deps } from "../deps.ts";
+import { ApiError } from "../errors.ts";
+import { chargeFor, type Funding } from "../funding.ts";
+import { newId } from "../ids.ts";
+import type { RunningJobMarker } from "../job_leases.ts";
+import type { ProjectRecord, SubscriptionRecord } from "../records.ts";
+import { isActive } from "../subscription_state.ts";
+import { leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
+import type { AuditRecord, AuditTrigger } from "./record.ts";
+
+/** What `createAudit` accepted: a new audit, or the project's queued or running one. */
+export interface AuditAcceptance {
+  audit: AuditRecord;
+  created: boolean;
+}
+
+/**
+ * Accepts an audit: returns the project's queued or running audit if there is one (nothing
+ * charged), else charges it (subscription, sandbox budget or 25 credits) and creates it in one
+ * commit with the project's active-audit marker, the count and the queue message. `alongside`
+ * lets a caller add its own checks and writes to that same commit (a schedule claims its due slot
+ * there, so a slot and its audit exist together or not at all); it may throw to abandon. A
+ * rendered audit (`options.render`) is refused with 503 `rendering_unavailable` where nothing
+ * renders, before anything is charged, and is charged by `renderedAuditCharge` (catalogue).
+ * `options.trigger` says who starts it (an API or MCP call, or the schedule); an open audit that
+ * is adopted keeps the trigger it was created with.
+ */
+export function createAudit(
+  deps: Deps,
+  caller: Principal,
+  projectId: string,
+  alongside: ((op: Deno.AtomicOperation, accepted: AuditAcceptance) => Promise<void>) | undefined,
+  options: { trigger: AuditTrigger; render?: boolean },
+): Promise<AuditAcceptance> {
+  const { kv, clock } = deps;
+  const render = options.render === true;
+  return atomically<AuditAcceptance>(kv, async () => {
+    const [projectEntry, activeEntry, subEntry] = await kv.getMany<
+      [ProjectRecord, string, SubscriptionRecord]
+    >([
+      keys.project(caller.account.id, projectId),
+      keys.activeAudit(projectId),
+      keys.subscription(projectId),
+    ]);
+    const project = projectEntry.value;
+    if (!project) throw new ApiError("not_found", 404, `No project '${projectId}' on this account`);
+    if (activeEntry.value) {
+      const current = await kv.get<AuditRecord>(keys.audit(caller.account.id, activeEntry.value));
+      if (
+        current.value && (current.value.status === "queued" || current.value.status === "running")
+      ) {
+        const op = kv.atomic().check(activeEntry, current);
+        const result = { audit: current.value, created: false };
+        await alongside?.(op, result);
+        return { op, result };
+      }
+    }
+    if (render) requireRendering(deps, "start the audit without render. Nothing was charged");
+    const now = clock.now();
+    const id = newId("aud", now);
+    const op = kv.atomic().check(projectEntry, activeEntry);
+    const funding = render
+      ? await chargeRendered(kv, op, caller, project, subEntry, id, now)
+      : await chargeFor(kv, op, {
+        caller,
+        project,
+        subscription: subEntry,
+        unit: "audits",
+        ref: id,
+        now,
+      });
+    const audit: AuditRecord = {
+      id,
+      accountId: caller.account.id,
+      projectId,
+      status: "queued",
+      funding,
+      createdAt: now,
+      runningAt: null,
+      completedAt: null,
+      score: null,
+      summary: null,
+      error: null,
+      attempts: 0,
+      leaseUntil: now + leaseMs(deps, QUEUE_GRACE_MS),
+      jobsCompleted: 0,
+      jobsFailed: 0,
+      inStep: false,
+      stepToken: null,
+      changes: null,
+      trigger: options.trigger,
+      ...(render ? { render: true, renderStats: null } : {}),
+    };
+    const marker: RunningJobMarker = {
+      id,
+      accountId: caller.account.id,
+      leaseUntil: audit.leaseUntil,
+    };
+    op
+      .check({ key: keys.audit(caller.account.id, id), versionstamp: null })
+      .set(keys.audit(caller.account.id, id), audit)
+      .set(keys.auditOwner(id), caller.account.id)
+      .set(keys.activeAudit(projectId), id)
+      .set(keys.runningJob("audit", id), marker)
+      .set(projectEntry.key, {
+        ...project,
+        status: "running",
+        counts: { ...project.counts, audits: project.counts.audits + 1 },
+      });
+    deps.queue.enqueueIn(op, { type: "audit", id });
+    await alongside?.(op, { audit, created: true });
+    return { op, result: { audit, created: true } };
+  });
+}
+
+/**
+ * Throws 503 `rendering_unavailable` where this process cannot render pages (rendering off, Deno
+ * Deploy, or no permission to launch a browser); `instead` tells the caller what to do.
+ */
+export function requireRendering(deps: Pick<Deps, "render">, instead: string): void {
+  if (deps.render?.enabled) return;
+  throw new ApiError(
+    "rendering_unavailable",
+    503,
+    "This server cannot render pages in a browser (rendering is off, on Deno Deploy, or the " +
+      `process lacks the permissions to launch one); ${instead}`,
+  );
+}
+
+/**
+ * The charge of a rendered audit (catalogue `renderedAuditCharge`): `pro` included, a `basic`
+ * subscription pays `rendering_addon` from credits, no subscription pays `rendered_audit`;
+ * sandbox keys are refused (402 `payment_required`).
+ */
+async function chargeRendered(
+  kv: Deno.Kv,
+  op: Deno.AtomicOperation,
+  caller: Principal,
+  project: ProjectRecord,
+  subEntry: Deno.KvEntryMaybe<SubscriptionRecord>,
+  ref: string,
+  now: number,
+): Promise<Funding> {
+  const sub = subEntry.value;
+  const plan = sub && isActive(sub, now) ? sub.plan : null;
+  const charge = renderedAuditCharge(plan, caller.key.mode === "sandbox" ? "sandbox" : "live");
+  if (charge.kind === "included") {
+    op.check(subEntry);
+    return { kind: "subscription" };
+  }
+  if (charge.kind === "refused") {
+    throw new ApiError(
+      "payment_required",
+      402,
+      "Rendered audits need the pro plan or a live key with credits; sandbox keys run raw " +
+        "audits only (omit render)",
+    );
+  }
+  // chargeFor checks the subscription entry itself: checked once per commit (at most 10 checks).
+  if (plan === null) {
+    return await chargeFor(kv, op, {
+      caller,
+      project,
+      subscription: subEntry,
+      unit: "audits",
+      unitId: charge.unit,
+      ref,
+      now,
+    });
+  }
+  op.check(subEntry);
+  const amount = UNIT_PRICES[charge.unit];
+  const balance = await readBalance(kv, caller.account.id);
+  addDebit(op, balance, { accountId: caller.account.id, amount, reason: charge.unit, ref, now });
+  return { kind: "credits", amount, unit: charge.unit };
+}

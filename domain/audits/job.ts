@@ -1,0 +1,185 @@
+/**
+ * Running an audit: the queue handler takes one crawl step at a time under a renewed lease,
+ * fails the audit (refunded) on an error of its own, hands a step back on a transient store
+ * error, and completes it after the last step (complete.ts).
+ *
+ * @module
+ */
+import { isTransientStoreError } from "../../kv/busy_retry.ts";
+import { keys } from "../../kv/keys.ts";
+import { runCrawlStep } from "../audit/crawl/engine.ts";
+import type { RenderPlan } from "../audit/crawl/post_steps.ts";
+import type { CrawlInput, CrawlOutcome, StepLimits } from "../audit/crawl/state.ts";
+import type { Deps } from "../deps.ts";
+import { claimJob, finishJob, renewLease } from "../job_lifecycle.ts";
+import type { ProjectRecord } from "../records.ts";
+import { completeAudit } from "./complete.ts";
+import { AUDIT_JOB, leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
+import type { AuditRecord } from "./record.ts";
+
+/**
+ * How the job layer runs an audit: the crawl input for an audit (the operator's and the plan's
+ * budgets) and the size of one step. Injected so tests and benchmarks can change them.
+ */
+export interface AuditRunner {
+  input: (audit: AuditRecord, project: ProjectRecord) => Promise<CrawlInput>;
+  limits: StepLimits;
+  /** How rendered audits render (absent: a rendered audit fails `rendering_unavailable`). */
+  render?: RenderPlan;
+}
+
+/** Why the address guard refused a site, in words that name no resolved address. */
+const REFUSAL_TEXT: Record<string, string> = {
+  invalid_url: "not a valid URL",
+  bad_scheme: "only http and https are allowed",
+  https_required: "only https is allowed",
+  userinfo: "URLs with credentials are not allowed",
+  private_address: "the host is a loopback, private, link-local or other internal address",
+  dns_failure: "the host name does not resolve",
+};
+
+/**
+ * The queue handler: takes ONE step of the audit's crawl. It claims the audit (a lease, renewed
+ * while the step runs, so a live step is never started twice), runs the step, and in the step's
+ * own commit releases the audit and enqueues the next step; the last step completes the audit
+ * with its issues, changes and the `audit.completed` event. A step whose worker died is repeated
+ * (not the crawl) by whichever process gets the next message or the stale-job sweep. Safe to
+ * call any number of times. Returns "next" when a further step is due (already enqueued).
+ */
+export async function runAuditJob(
+  deps: Deps,
+  auditId: string,
+  runner: AuditRunner,
+): Promise<"next" | "idle"> {
+  const { kv, clock } = deps;
+  const claim = await claimJob(deps, AUDIT_JOB, auditId, (op, token) => {
+    op.set(keys.auditStep(auditId), token);
+  });
+  if (!claim) return "idle";
+  const audit = claim.record;
+  const project = (await kv.get<ProjectRecord>(keys.project(claim.accountId, audit.projectId)))
+    .value;
+  if (!project) {
+    await failAudit(deps, auditId, claim.token, {
+      code: "project_missing",
+      message: "The project no longer exists",
+    });
+    return "idle";
+  }
+
+  // Renew the lease while the step runs; stop when the audit is no longer ours.
+  let lost = false;
+  let renewing: Promise<void> = Promise.resolve();
+  const every = Math.max(50, Math.floor(AUDIT_JOB.leaseMs(deps) / 3));
+  const heartbeat = setInterval(() => {
+    renewing = renewing.then(async () => {
+      if (!lost && !(await renewLease(deps, AUDIT_JOB, claim, auditId))) lost = true;
+    }).catch(() => {});
+  }, every);
+  const stop = async () => {
+    clearInterval(heartbeat);
+    await renewing;
+  };
+
+  let outcome: CrawlOutcome | null = null;
+  let next = false;
+  try {
+    const input = await runner.input(audit, project);
+    const step = await runCrawlStep(kv, auditId, input, runner.limits, {
+      now: () => clock.now(),
+      render: runner.render,
+      beforeCommit: async (op, done) => {
+        await stop();
+        // Only the owner of this step may count it.
+        op.check({ key: keys.auditStep(auditId), versionstamp: claim.versionstamp });
+        if (done) return;
+        // Another claim would have rewritten the step key too, so the check above covers it.
+        const entry = await kv.get<AuditRecord>(keys.audit(claim.accountId, auditId));
+        const a = entry.value;
+        if (!a) return;
+        const leaseUntil = clock.now() + leaseMs(deps, QUEUE_GRACE_MS);
+        op.check(entry)
+          .set(entry.key, { ...a, inStep: false, leaseUntil } satisfies AuditRecord)
+          .set(keys.runningJob("audit", auditId), {
+            id: auditId,
+            accountId: claim.accountId,
+            leaseUntil,
+          });
+        deps.queue.enqueueIn(op, { type: "audit", id: auditId });
+      },
+    });
+    if (step.committed && step.done) outcome = step.state!.result;
+    next = step.committed && !step.done;
+  } catch (err) {
+    await stop();
+    if (isTransientStoreError(err)) {
+      // Not the audit's fault: hand the step back as an interrupted attempt (its lease ends now),
+      // and come back to it; after MAX_AUDIT_ATTEMPTS the claim fails it as interrupted.
+      console.warn(
+        JSON.stringify({ level: "warn", msg: "audit step retried", auditId, error: String(err) }),
+      );
+      await handBack(deps, claim.accountId, auditId, claim.token).catch(() => {});
+      return "idle";
+    }
+    const refused = (err as Error)?.name === "TargetRefusedError";
+    const noBrowser = (err as Error)?.name === "RenderingUnavailableError";
+    await failAudit(
+      deps,
+      auditId,
+      claim.token,
+      noBrowser
+        ? {
+          code: "rendering_unavailable",
+          message: "The browser could not start on this server; the charge was refunded",
+        }
+        : refused
+        ? {
+          code: "target_refused",
+          // Never echo resolved addresses: they would let a caller map internal DNS.
+          message: `The site address is not allowed: ${
+            REFUSAL_TEXT[(err as { reason?: string }).reason ?? ""] ?? "refused"
+          }`,
+        }
+        : { code: "audit_failed", message: "The audit could not run; the charge was refunded" },
+    );
+    if (!refused && !noBrowser) {
+      console.error(
+        JSON.stringify({ level: "error", msg: "audit step failed", auditId, error: String(err) }),
+      );
+    }
+    return "idle";
+  } finally {
+    await stop();
+  }
+  if (outcome) await completeAudit(deps, auditId, outcome);
+  return next ? "next" : "idle";
+}
+
+/** Fails an audit, only while `token`'s claim still holds it (a worker that lost it writes nothing). */
+function failAudit(
+  deps: Deps,
+  auditId: string,
+  token: string | undefined,
+  error: { code: string; message: string },
+): Promise<void> {
+  return finishJob(deps, AUDIT_JOB, auditId, ({ op, record, accountId, now }) => {
+    op.set(keys.audit(accountId, auditId), AUDIT_JOB.failed(record, error, now));
+    return Promise.resolve("failed");
+  }, { token });
+}
+
+/**
+ * Gives a claimed step back after a transient failure: the lease ends now (the next claim counts
+ * a new attempt) and a message brings any process back to it shortly.
+ */
+async function handBack(deps: Deps, accountId: string, auditId: string, token: string) {
+  const key = keys.audit(accountId, auditId);
+  const entry = await deps.kv.get<AuditRecord>(key);
+  const a = entry.value;
+  if (!a || !AUDIT_JOB.open(a) || a.stepToken !== token) return;
+  const now = deps.clock.now();
+  const op = deps.kv.atomic().check(entry).set(key, { ...a, leaseUntil: now })
+    .set(keys.runningJob("audit", auditId), { id: auditId, accountId, leaseUntil: now });
+  deps.queue.enqueueIn(op, { type: "audit", id: auditId }, 1_000);
+  await op.commit();
+}

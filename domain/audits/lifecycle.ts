@@ -1,0 +1,54 @@
+/**
+ * The audit's place in the one job lifecycle (domain/job_lifecycle.ts): its leases, attempts and
+ * how claiming, failing and finishing change the record. Its own module because creation, the
+ * step runner and completion all need it, and none of them should import another for it.
+ *
+ * @module
+ */
+import { keys } from "../../kv/keys.ts";
+import { markForPruning } from "../audit/prune.ts";
+import type { Deps } from "../deps.ts";
+import type { JobSpec } from "../job_lifecycle.ts";
+import type { AuditRecord, AuditStatus } from "./record.ts";
+
+/** How long a queued message may take to be picked up, and a worker may hold a run. */
+export const QUEUE_GRACE_MS = 2 * 60_000;
+export const AUDIT_LEASE_MS = 15 * 60_000;
+export const MAX_AUDIT_ATTEMPTS = 3;
+
+/** The lease of a run and the grace of a queued audit: `JOB_LEASE_MS` when set, else the above. */
+export function leaseMs(deps: Deps, fallback: number): number {
+  return deps.config.jobLeaseMs ?? fallback;
+}
+
+const OPEN: AuditStatus[] = ["queued", "running"];
+
+/** The audit's place in the one job lifecycle (domain/job_lifecycle.ts). */
+export const AUDIT_JOB: JobSpec<AuditRecord> = {
+  kind: "audit",
+  ownerKey: keys.auditOwner,
+  recordKey: keys.audit,
+  activeKey: keys.activeAudit,
+  unit: "audits",
+  open: (a) => OPEN.includes(a.status),
+  held: (a, now) => a.status === "running" && a.inStep !== false && a.leaseUntil > now,
+  // Between steps a running audit is released (inStep false): taking the next step is no new
+  // attempt. A claim that finds a step never released starts one (its worker died).
+  newAttempt: (a) => a.status === "queued" || a.inStep !== false,
+  maxAttempts: MAX_AUDIT_ATTEMPTS,
+  leaseMs: (deps) => leaseMs(deps, AUDIT_LEASE_MS),
+  claimed: (a, c) => ({
+    ...a,
+    status: "running",
+    runningAt: a.runningAt ?? c.now,
+    attempts: c.attempts,
+    leaseUntil: c.leaseUntil,
+    inStep: true,
+    stepToken: c.token,
+  }),
+  interrupted: { code: "audit_interrupted", message: "The audit was interrupted too many times" },
+  failed: (a, error, now) => ({ ...a, status: "failed", completedAt: now, error }),
+  // Every way an audit ends (completed, failed, out of attempts) queues its working state for
+  // deletion in the same commit (domain/audit/prune.ts).
+  onFinish: (op, { id, kind, now }) => markForPruning(op, id, kind, now),
+};
