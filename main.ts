@@ -13,7 +13,7 @@ import { type Config, ConfigError, configNotices, loadConfig } from "./domain/co
 import type { Deps } from "./domain/deps.ts";
 import { RenderService } from "./domain/render/service.ts";
 import { createDispatcher, type JobHandlers, type JobRuntime } from "./jobs/dispatcher.ts";
-import { LeaderLease } from "./jobs/leader.ts";
+import { createMaintenance, type Task } from "./jobs/maintenance.ts";
 import { installProcessGuard } from "./jobs/process_guard.ts";
 import {
   canSpawnWorker,
@@ -148,14 +148,14 @@ export async function startService(options: StartOptions): Promise<RunningServic
   };
   const handlers: JobHandlers = {};
   // This process's in-memory counters: flushed by every process, at every tick and at close.
-  const flushes: (() => Promise<void>)[] = [
-    () => services.keyUsage.flush(),
-    () => services.limits.key.flush(),
-    () => services.limits.ip.flush(),
-    () => services.limits.account.flush(),
+  const flushes: Task[] = [
+    { name: "key usage", run: () => services.keyUsage.flush() },
+    { name: "key rate", run: () => services.limits.key.flush() },
+    { name: "ip rate", run: () => services.limits.ip.flush() },
+    { name: "account rate", run: () => services.limits.account.flush() },
   ];
   // Shared periodic work (sweeps, schedule dispatch, pruning): once, by the leader.
-  const shared: { name: string; run: () => Promise<void> }[] = [];
+  const shared: Task[] = [];
   for (const cap of capabilities) {
     if (runsJobs) Object.assign(handlers, cap.jobs?.(services, runtime));
     if (cap.maintenance) shared.push({ name: cap.name, run: () => cap.maintenance!(services) });
@@ -177,35 +177,18 @@ export async function startService(options: StartOptions): Promise<RunningServic
     ? table.listen(dispatch, stopPolling.signal, config.workerConcurrency)
     : kv.listenQueue(dispatch);
 
-  const leader = new LeaderLease(kv, "maintenance", {
-    ttlMs: config.leaderLeaseMs,
-    now: clock.now,
+  const maintenance = createMaintenance({
+    kv,
+    clock,
+    flushes,
+    shared,
+    drain: runsJobs && table ? () => table.drain(dispatch) : undefined,
+    leaderLeaseMs: config.leaderLeaseMs,
+    onLeading: (leading) => (services.process.leader = leading),
   });
   let closing = false;
-  const runAll = async (tasks: { name: string; run: () => Promise<void> }[]) => {
-    for (const task of tasks) {
-      try {
-        await task.run();
-      } catch (err) {
-        logError("maintenance failed", err, task.name);
-      }
-    }
-  };
-  const flushAll = () => runAll(flushes.map((run) => ({ name: "flush", run })));
-  let ticking: Promise<void> | null = null;
-  const tick = (): Promise<void> => {
-    ticking ??= (async () => {
-      await flushAll();
-      if (closing) return;
-      const leading = services.process.leader = await leader.acquire().catch(() => false);
-      if (leading && !closing) await runAll(shared);
-      // Due jobs also run from here where no poller lives long (a cron on Deno Deploy).
-      if (runsJobs && table && !closing) await table.drain(dispatch).catch(() => 0);
-    })().finally(() => (ticking = null));
-    return ticking;
-  };
   // Flushing in-memory usage every few seconds keeps KV writes off the request path.
-  const timer = setInterval(() => void tick(), config.maintenanceIntervalMs);
+  const timer = setInterval(() => void maintenance.tick(), config.maintenanceIntervalMs);
 
   const ac = new AbortController();
   let resolveAddr: (a: Deno.NetAddr) => void;
@@ -251,8 +234,8 @@ export async function startService(options: StartOptions): Promise<RunningServic
     port: addr.port,
     services,
     finished: listening.catch(() => {}),
-    tick,
-    leading: () => services.process.leader,
+    tick: maintenance.tick,
+    leading: maintenance.leading,
     async close() {
       // Stop taking work, let what this process holds finish (an audit stops between steps:
       // its next step is queued for any process), flush counters, then close KV.
@@ -263,11 +246,9 @@ export async function startService(options: StartOptions): Promise<RunningServic
       ac.abort();
       await server.finished;
       await child?.stop();
-      await ticking;
       if (table) await listening.catch(() => {});
       await Promise.all(detached);
-      await flushAll();
-      await leader.release().catch(() => {});
+      await maintenance.stop();
       await render.close();
       if (!options.kv) {
         kv.close();
