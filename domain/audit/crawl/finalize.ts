@@ -318,7 +318,7 @@ export async function finalizeCrawl(
     }
   }
 
-  linkScores.compute();
+  await linkScores.compute();
 
   // The failing URLs left to the status checks.
   for (const [h, x] of failing) {
