@@ -68,3 +68,22 @@ Deno.test("past the cap of links no page gets a score (never a partial graph's)"
   assert.equal(fits.g.overflow, false);
   assert.equal(fits.of(1), 100);
 });
+
+Deno.test("a large graph's computation lets timers run meanwhile (it yields to the event loop)", async () => {
+  const n = 20_000;
+  const g = new LinkScores();
+  for (let p = 0; p < n; p++) g.addPage(p);
+  for (let p = 0; p < n; p++) {
+    g.beginPage(p);
+    for (let k = 1; k <= 20; k++) g.addLink((p * 31 + k * 997) % n);
+  }
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 0);
+  try {
+    await g.compute();
+  } finally {
+    clearInterval(timer);
+  }
+  assert.ok(ticks > 0, "no timer ran during compute()");
+  assert.ok(g.scoreOf(0) !== null);
+});

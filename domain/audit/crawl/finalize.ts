@@ -21,7 +21,8 @@
  *
  * Memory besides the capped item lists: one number per URL for inlinks, and per failing,
  * redirecting or near-duplicate URL, and per group of identical texts; never a page's facts.
- * Repeating this step (a process died in it) gives the same result.
+ * Loops over a whole site's URLs yield to the event loop as they go (event_loop.ts). Repeating
+ * this step (a process died in it) gives the same result.
  *
  * @example
  * ```ts
@@ -65,14 +66,14 @@ export async function finalizeCrawl(
 
   // 2. Redirect chains and loops; redirects as link targets (one ending broken is broken too);
   // the failing URLs the start, sitemap, canonical and hreflang checks charge.
-  redirectChains(read.redirects, read.broken, f);
-  const redirectTargets = redirectLinkTargets(read.redirects, read.broken);
-  failing.chargeAll(read.markLater, read.redirects);
+  await redirectChains(read.redirects, read.broken, f);
+  const redirectTargets = await redirectLinkTargets(read.redirects, read.broken);
+  await failing.chargeAll(read.markLater, read.redirects);
   read.markLater.clear();
 
   // 3. The link graph and link score; then the failing URLs left to the status checks.
   const graph = await readLinks(kv, auditId, f, { ...read, redirectTargets, failing, linkScores });
-  failing.leftToStatusChecks(f);
+  await failing.leftToStatusChecks(f);
 
   // 4. Duplicate groups, then near-duplicates (identical twins are duplicate_content's).
   const twins = await duplicateGroups(kv, auditId, f);

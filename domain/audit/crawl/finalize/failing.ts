@@ -14,12 +14,13 @@
  * const failing = new FailingUrls();
  * failing.record(rec);                  // records pass
  * failing.chargeFrom(url, redirects);   // a sitemap entry, a link target, ...
- * failing.leftToStatusChecks(f);  // http_4xx, http_5xx, fetch_failed
+ * await failing.leftToStatusChecks(f);  // http_4xx, http_5xx, fetch_failed
  * ```
  *
  * @module
  */
 import type { Evidence } from "../../types.ts";
+import { Pacer, yieldToLoop } from "../event_loop.ts";
 import { type PageRecord, urlHash } from "../store.ts";
 import type { Facts } from "./facts.ts";
 import { MAX_HOPS } from "./redirects.ts";
@@ -77,16 +78,20 @@ export class FailingUrls {
     }
   }
 
-  /** `chargeFrom` for each URL of a whole-site set. */
-  chargeAll(urls: Iterable<string>, redirects: ReadonlyMap<string, string>): void {
+  /** `chargeFrom` for each URL of a whole-site set (yielding as it goes). */
+  async chargeAll(urls: Iterable<string>, redirects: ReadonlyMap<string, string>): Promise<void> {
+    const pace = new Pacer();
     for (const url of urls) {
+      if (pace.due()) await yieldToLoop();
       this.chargeFrom(url, redirects);
     }
   }
 
   /** Adds the failing URLs no other check charges to the status checks' groups; then forgets. */
-  leftToStatusChecks(f: Facts): void {
+  async leftToStatusChecks(f: Facts): Promise<void> {
+    const pace = new Pacer();
     for (const [h, x] of this.#failing) {
+      if (pace.due()) await yieldToLoop();
       if (this.#charged.has(h)) continue;
       (x.kind === "4xx" ? f.status4xx : x.kind === "5xx" ? f.status5xx : f.failed).add(x.item);
     }

@@ -15,12 +15,19 @@
  * @module
  */
 import { keys } from "../../../../kv/keys.ts";
+import { Pacer, yieldToLoop } from "../event_loop.ts";
 import type { LinkScores } from "../link_score.ts";
 import { listInPages, urlHash } from "../store.ts";
 import type { Facts } from "./facts.ts";
 import type { FailingUrls } from "./failing.ts";
 import { followRedirects } from "./redirects.ts";
 import type { BrokenTarget, RedirectTarget } from "./targets.ts";
+
+/**
+ * Links handled between two yields. A page of the link index holds up to 500 chunks of up to 500
+ * links each, too many to handle between two KV reads without a pause.
+ */
+const LINKS_PER_YIELD = 16_384;
 
 /** What the link pass reads from the passes before it. */
 export interface LinkInputs {
@@ -46,6 +53,7 @@ export async function readLinks(
 ): Promise<LinkGraph> {
   const inlinks = new Map<number, number>();
   const firstLinker = new Map<number, number>();
+  const pace = new Pacer(LINKS_PER_YIELD);
   let src = "";
   let srcBroken = false;
   let srcRedirect = false;
@@ -56,6 +64,7 @@ export async function readLinks(
     )
   ) {
     for (const e of page) {
+      if (pace.due(e.value.t.length)) await yieldToLoop();
       const url = e.key[2] as string;
       const self = urlHash(url);
       if (url !== src) {

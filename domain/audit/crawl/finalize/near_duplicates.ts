@@ -16,6 +16,7 @@
  */
 import { keys } from "../../../../kv/keys.ts";
 import { similarity } from "../../text_fingerprint.ts";
+import { Pacer, yieldToLoop } from "../event_loop.ts";
 import { getMany, listInPages } from "../store.ts";
 import type { Group } from "./facts.ts";
 
@@ -25,6 +26,11 @@ const NEAR_SIMILARITY = 0.8;
 export const NEAR_MAX_COMPARE = 200;
 /** Signatures kept read in the near-duplicate pass (~0.3 KB each). */
 const NEAR_SIG_CACHE = 4_096;
+/**
+ * Signature comparisons between two yields: one page of the index may compare 500 pages with 200
+ * each when a hostile site puts every page in one bucket.
+ */
+const COMPARES_PER_YIELD = 8_192;
 
 /** A page's stored text signature (engine.ts `indexDuplicates`). */
 interface NearSig {
@@ -59,6 +65,7 @@ export async function nearDuplicates(
   const cache = new Map<number, NearSig | null>();
   let bucket: string | null = null;
   let held: Entry[] = [];
+  const pace = new Pacer(COMPARES_PER_YIELD);
   const found = (x: Entry, other: Entry, sim: number) => {
     if (near.has(x.hash)) return;
     near.add(x.hash);
@@ -99,6 +106,7 @@ export async function nearDuplicates(
       }
       const v = needed[i] ? byHash.get(page[i].key[3] as number) : null;
       if (!v) continue;
+      if (pace.due(held.length)) await yieldToLoop();
       const a: Entry = { url: v.u, hash: page[i].key[3] as number, text: v.h, sig: v.s };
       for (const o of held) {
         if (o.text === a.text || (near.has(a.hash) && near.has(o.hash))) continue;

@@ -7,12 +7,13 @@
  * ```ts
  * const redirects = new Map([["https://a.test/old", "https://a.test/new"]]);
  * followRedirects(redirects, "https://a.test/old"); // "https://a.test/new"
- * redirectChains(redirects, broken, f);
- * const targets = redirectLinkTargets(redirects, broken);
+ * await redirectChains(redirects, broken, f);
+ * const targets = await redirectLinkTargets(redirects, broken);
  * ```
  *
  * @module
  */
+import { Pacer, yieldToLoop } from "../event_loop.ts";
 import { urlHash } from "../store.ts";
 import type { Facts } from "./facts.ts";
 import type { BrokenTarget, RedirectTarget } from "./targets.ts";
@@ -35,13 +36,15 @@ export function followRedirects(
 }
 
 /** Redirect chains from every redirecting URL that no other redirect points at; cycles once. */
-export function redirectChains(
+export async function redirectChains(
   redirects: ReadonlyMap<string, string>,
   broken: ReadonlyMap<number, { status: number }>,
   f: Facts,
-): void {
+): Promise<void> {
   const pointedAt = new Set(redirects.values());
+  const pace = new Pacer();
   for (const url of redirects.keys()) {
+    if (pace.due()) await yieldToLoop();
     const hops = [url];
     const seen = new Set(hops);
     let cur = url;
@@ -73,12 +76,14 @@ export function redirectChains(
  * broken is added to `broken` as a broken link target too. A loop is not a broken target: the
  * loop is one defect, charged once as redirect_loop.
  */
-export function redirectLinkTargets(
+export async function redirectLinkTargets(
   redirects: ReadonlyMap<string, string>,
   broken: Map<number, BrokenTarget>,
-): Map<number, RedirectTarget> {
+): Promise<Map<number, RedirectTarget>> {
   const targets = new Map<number, RedirectTarget>();
+  const pace = new Pacer();
   for (const [url, target] of redirects) {
+    if (pace.due()) await yieldToLoop();
     targets.set(urlHash(url), { url, target });
     const end = followRedirects(redirects, url);
     if (end !== null && broken.has(urlHash(end)) && !broken.has(urlHash(url))) {
