@@ -7,24 +7,24 @@ import assert from "node:assert/strict";
 import { LinkScores } from "../../domain/audit/crawl/link_score.ts";
 
 /** Builds a graph from `page → targets` and returns each page's score. */
-function scores(graph: Record<number, number[]>, opts?: { maxEdges?: number }) {
+async function scores(graph: Record<number, number[]>, opts?: { maxEdges?: number }) {
   const g = new LinkScores(opts);
   for (const p of Object.keys(graph)) g.addPage(Number(p));
   for (const [p, targets] of Object.entries(graph)) {
     g.beginPage(Number(p));
     for (const t of targets) g.addLink(t);
   }
-  g.compute();
+  await g.compute();
   return { g, of: (p: number) => g.scoreOf(p) };
 }
 
-Deno.test("a cycle ranks every page alike; a hub linked by all ranks first", () => {
-  const cycle = scores({ 1: [2], 2: [3], 3: [1] });
+Deno.test("a cycle ranks every page alike; a hub linked by all ranks first", async () => {
+  const cycle = await scores({ 1: [2], 2: [3], 3: [1] });
   assert.deepEqual([cycle.of(1), cycle.of(2), cycle.of(3)], [100, 100, 100]);
 
   // 1 links 2, 3, 4; each links back only to 1. PageRank: 1 gets 0.85 of everything plus its
   // share of the teleport; r1 = (0.15/4 + 0.85 * 3 * r_leaf), r_leaf = 0.15/4 + 0.85 * r1 / 3.
-  const star = scores({ 1: [2, 3, 4], 2: [1], 3: [1], 4: [1] });
+  const star = await scores({ 1: [2, 3, 4], 2: [1], 3: [1], 4: [1] });
   const r1 = (0.15 / 4 + (0.85 * 3 * 0.15) / 4) / (1 - 0.85 * 0.85);
   const leaf = 0.15 / 4 + (0.85 * r1) / 3;
   const expected = Math.round(100 * Math.log10(1 + (9 * leaf) / r1));
@@ -34,8 +34,8 @@ Deno.test("a cycle ranks every page alike; a hub linked by all ranks first", () 
   assert.ok(expected < 100 && expected > 0);
 });
 
-Deno.test("a link counts once per page; self links, unknown targets and unknown sources count not", () => {
-  const once = scores({ 1: [2, 3], 2: [1], 3: [1] });
+Deno.test("a link counts once per page; self links, unknown targets and unknown sources count not", async () => {
+  const once = await scores({ 1: [2, 3], 2: [1], 3: [1] });
   // Page 1 links 2 three times and itself; 9 is not a page; page 8 (not a page) links to 3.
   const g = new LinkScores();
   for (const p of [1, 2, 3]) g.addPage(p);
@@ -47,24 +47,43 @@ Deno.test("a link counts once per page; self links, unknown targets and unknown 
   g.addLink(1);
   g.beginPage(8);
   g.addLink(3);
-  g.compute();
+  await g.compute();
   for (const p of [1, 2, 3]) assert.equal(g.scoreOf(p), once.of(p));
   assert.equal(g.scoreOf(9), null);
   assert.equal(g.overflow, false);
 });
 
-Deno.test("pages without outgoing links spread their rank: nothing leaks, the order holds", () => {
+Deno.test("pages without outgoing links spread their rank: nothing leaks, the order holds", async () => {
   // 1 → 2 → 3, 3 links nowhere: 3 collects the most, then 2, then 1.
-  const chain = scores({ 1: [2], 2: [3], 3: [] });
+  const chain = await scores({ 1: [2], 2: [3], 3: [] });
   assert.equal(chain.of(3), 100);
   assert.ok(chain.of(2)! < 100 && chain.of(1)! < chain.of(2)!);
 });
 
-Deno.test("past the cap of links no page gets a score (never a partial graph's)", () => {
-  const capped = scores({ 1: [2, 3], 2: [1, 3], 3: [1] }, { maxEdges: 4 });
+Deno.test("past the cap of links no page gets a score (never a partial graph's)", async () => {
+  const capped = await scores({ 1: [2, 3], 2: [1, 3], 3: [1] }, { maxEdges: 4 });
   assert.equal(capped.g.overflow, true);
   assert.deepEqual([capped.of(1), capped.of(2), capped.of(3)], [null, null, null]);
-  const fits = scores({ 1: [2, 3], 2: [1, 3], 3: [1] }, { maxEdges: 5 });
+  const fits = await scores({ 1: [2, 3], 2: [1, 3], 3: [1] }, { maxEdges: 5 });
   assert.equal(fits.g.overflow, false);
   assert.equal(fits.of(1), 100);
+});
+
+Deno.test("a large graph's computation lets timers run meanwhile (it yields to the event loop)", async () => {
+  const n = 20_000;
+  const g = new LinkScores();
+  for (let p = 0; p < n; p++) g.addPage(p);
+  for (let p = 0; p < n; p++) {
+    g.beginPage(p);
+    for (let k = 1; k <= 20; k++) g.addLink((p * 31 + k * 997) % n);
+  }
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 0);
+  try {
+    await g.compute();
+  } finally {
+    clearInterval(timer);
+  }
+  assert.ok(ticks > 0, "no timer ran during compute()");
+  assert.ok(g.scoreOf(0) !== null);
 });

@@ -8,6 +8,8 @@
  * 8-byte hash and a 4-byte mark per page and 4 bytes per distinct link, all in typed arrays
  * (a page's index is found by binary search, not a Map: about 17 MB less heap churn at 100,000
  * pages); links capped at MAX_EDGES, and a larger graph gets no score rather than a partial one.
+ * The power iteration visits every link up to 40 times, so it yields to the event loop every
+ * WORK_PER_YIELD links and pages (event_loop.ts).
  *
  * @example
  * ```ts
@@ -15,7 +17,7 @@
  * g.addPage(1); g.addPage(2);
  * g.beginPage(1); g.addLink(2);
  * g.beginPage(2); g.addLink(1);
- * g.compute();
+ * await g.compute();
  * g.scoreOf(1); // 100: two pages linking each other rank alike
  * ```
  *
@@ -30,6 +32,10 @@ const MAX_ITERATIONS = 40;
 const TOLERANCE = 1e-9;
 /** Links are kept in fixed chunks: no doubling, no copy, no peak of two arrays at once. */
 const CHUNK = 65_536;
+/** Links and pages visited between two yields (about a millisecond of the iteration). */
+const WORK_PER_YIELD = 262_144;
+
+import { Pacer, yieldToLoop } from "./event_loop.ts";
 
 /**
  * Collects the link graph page by page, then computes each page's score once. The graph is held
@@ -136,8 +142,11 @@ export class LinkScores {
     return this.#overflow;
   }
 
-  /** Runs the power iteration; afterwards `scoreOf` answers. Frees the link graph. */
-  compute(): void {
+  /**
+   * Runs the power iteration, yielding to the event loop as it goes; afterwards `scoreOf`
+   * answers. Frees the link graph. No page or link may be added meanwhile.
+   */
+  async compute(): Promise<void> {
     this.#seal();
     const n = this.#pages;
     const runs = this.#runs;
@@ -152,17 +161,20 @@ export class LinkScores {
       const end = r + 2 < runs.length ? runs[r + 3] : edges;
       out[runs[r]] += end - runs[r + 1];
     }
+    const pace = new Pacer(WORK_PER_YIELD);
     let rank = new Float64Array(n).fill(1 / n);
     let next = new Float64Array(n);
     for (let it = 0; it < MAX_ITERATIONS; it++) {
       let dangling = 0;
       for (let i = 0; i < n; i++) if (out[i] === 0) dangling += rank[i];
       next.fill((1 - DAMPING) / n + (DAMPING * dangling) / n);
+      if (pace.due(n)) await yieldToLoop();
       for (let r = 0; r < runs.length; r += 2) {
         const src = runs[r];
         const end = r + 2 < runs.length ? runs[r + 3] : edges;
         const share = (DAMPING * rank[src]) / out[src];
         for (let e = runs[r + 1]; e < end; e++) next[chunks[e >> 16][e & 0xffff]] += share;
+        if (pace.due(end - runs[r + 1] + 1)) await yieldToLoop();
       }
       let delta = 0;
       for (let i = 0; i < n; i++) delta += Math.abs(next[i] - rank[i]);

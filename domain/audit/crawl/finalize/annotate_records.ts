@@ -1,0 +1,115 @@
+/**
+ * Pass 4, the records again: orphans (sitemap pages no crawled page links to) and pages with a
+ * single inlink are found, and each record gets its inlinks, link score and the site checks that
+ * hit it (written only when something changed). Then, only when single-inlink pages were found,
+ * pass 5 reads the records once more to name each one's linking page.
+ *
+ * @example
+ * ```ts
+ * const marks = checksByUrl(evaluateSite(f));
+ * await annotateRecords(kv, auditId, state.truncated, f, batch, { ...graph, linkScores, marks });
+ * ```
+ *
+ * @module
+ */
+import { keys } from "../../../../kv/keys.ts";
+import { singleInlinkApplies } from "../../checks/structure.ts";
+import type { Evidence } from "../../types.ts";
+import type { LinkScores } from "../link_score.ts";
+import { FINDINGS_CAP, listInPages, type PageRecord, type WriteBatch } from "../store.ts";
+import type { Facts } from "./facts.ts";
+import type { LinkGraph } from "./links.ts";
+import { is2xx } from "./record.ts";
+
+/** A single-inlink item waiting for its linking page's URL, known by hash. */
+interface Single {
+  item: Evidence;
+  linker: number;
+}
+
+/** What annotating the records reads from the passes before it. */
+export interface Annotations extends LinkGraph {
+  linkScores: LinkScores;
+  /** URL → site checks whose items name it (site_checks.ts `checksByUrl`). */
+  marks: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+/**
+ * Fills `f.orphans` and `f.singleInlink` and queues each changed record's update in `batch`.
+ * Frees the first-linker map.
+ */
+export async function annotateRecords(
+  kv: Deno.Kv,
+  auditId: string,
+  truncated: boolean,
+  f: Facts,
+  batch: WriteBatch,
+  { inlinks, firstLinker, linkScores, marks }: Annotations,
+): Promise<void> {
+  // Single-inlink items wait for their linker's URL (pass 5).
+  const singles: Single[] = [];
+  for await (const page of listInPages<PageRecord>(kv, keys.auditPages(auditId))) {
+    for (const { value: r } of page) {
+      const inl = inlinks.get(r.hash) ?? 0;
+      let orphan = false;
+      if (
+        !truncated && r.inSitemap && r.state === "fetched" && r.html && is2xx(r) &&
+        r.url !== f.start.url && r.url !== f.home?.url
+      ) {
+        f.orphanCandidates++;
+        if (inl === 0) {
+          orphan = true;
+          f.orphans.add({ url: r.url, inlinks: 0 });
+        }
+      }
+      let single = false;
+      if (
+        r.state === "fetched" && r.html && is2xx(r) && !r.noindex && r.canonicalOther === null &&
+        r.url !== f.start.url && r.url !== f.home?.url
+      ) {
+        f.inlinkCandidates++;
+        if (inl === 1) {
+          single = true;
+          const item: Evidence = { url: r.url, inlinks: 1, linked_from: null };
+          if (f.singleInlink.items.length < FINDINGS_CAP) {
+            singles.push({ item, linker: firstLinker.get(r.hash) ?? -1 });
+          }
+          f.singleInlink.add(item);
+        }
+      }
+      const site = marks.get(r.url);
+      const checks = new Set(r.checks);
+      if (site) { for (const c of site) checks.add(c); }
+      if (orphan) checks.add("orphan_page");
+      if (single && singleInlinkApplies(f)) checks.add("single_inlink_pages");
+      const linkScore = linkScores.scoreOf(r.hash) ?? undefined;
+      if (r.inlinks !== inl || checks.size !== r.checks.length || r.linkScore !== linkScore) {
+        const next: PageRecord = { ...r, inlinks: inl, checks: [...checks] };
+        if (linkScore === undefined) delete next.linkScore;
+        else next.linkScore = linkScore;
+        batch.set(keys.auditPage(auditId, r.url), next);
+      }
+    }
+  }
+  firstLinker.clear();
+  await nameLinkers(kv, auditId, singles);
+}
+
+/**
+ * Pass 5, only when single-inlink pages were found: one more read of the records to name each
+ * one's linking page (at most FINDINGS_CAP hashes held).
+ */
+async function nameLinkers(kv: Deno.Kv, auditId: string, singles: Single[]): Promise<void> {
+  if (singles.length === 0) return;
+  const wanted = new Map<number, Evidence[]>();
+  for (const s of singles) {
+    const list = wanted.get(s.linker);
+    if (list) list.push(s.item);
+    else wanted.set(s.linker, [s.item]);
+  }
+  for await (const page of listInPages<PageRecord>(kv, keys.auditPages(auditId))) {
+    for (const { value: r } of page) {
+      for (const item of wanted.get(r.hash) ?? []) item.linked_from = r.url;
+    }
+  }
+}

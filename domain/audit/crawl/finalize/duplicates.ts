@@ -1,0 +1,122 @@
+/**
+ * Pass 3a, exact duplicates: groups of pages with the same title, description or text, read from
+ * the duplicate index (engine.ts writes it, contiguous by the text's digest). Every member of a
+ * group of 2+ is affected. Text groups whose URLs are one page at several addresses (letter case,
+ * query strings) are counted as URL variants instead, once, where they are fixed.
+ *
+ * Memory: the current group's first 50 URLs; then one number per group of identical texts.
+ *
+ * @example
+ * ```ts
+ * const twins = await duplicateGroups(kv, auditId, f);
+ * await nearDuplicates(kv, auditId, twins, f.nearDupContent); // twins are not near-duplicates
+ * ```
+ *
+ * @module
+ */
+import { keys } from "../../../../kv/keys.ts";
+import type { Evidence } from "../../types.ts";
+import { type DupEntry, listInPages } from "../store.ts";
+import type { Facts, Group } from "./facts.ts";
+
+/** URLs of a group held (for `same_as` and the items); the rest are only counted. */
+const KEEP = 50;
+
+/**
+ * Fills the title, description and content duplicate groups (and the case and parameter
+ * variants); answers the text hashes that have an identical twin.
+ */
+export async function duplicateGroups(
+  kv: Deno.Kv,
+  auditId: string,
+  f: Facts,
+): Promise<Set<number>> {
+  await duplicates(kv, auditId, "title", f.dupTitle, (v) => ({ title: v }));
+  await duplicates(kv, auditId, "description", f.dupDescription, (v) => ({ description: v }));
+  const twins = new Set<number>();
+  await duplicates(
+    kv,
+    auditId,
+    "content",
+    f.dupContent,
+    (v) => ({ fingerprint: v }),
+    (v) => twins.add(Number(v)),
+    { case: f.caseDuplicates, param: f.parameterDuplicates },
+  );
+  return twins;
+}
+
+/** Where a URL's duplicates would be one page: its origin and path, lower-cased. */
+function variantKey(url: string): { key: string; query: string } {
+  const u = new URL(url);
+  return { key: (u.origin + u.pathname).toLowerCase(), query: u.search };
+}
+
+/**
+ * Groups of the duplicate index of one kind (contiguous by the text's digest; the text itself is
+ * in each entry's value): every member of a group of 2+ is affected.
+ * With `variants`, a group whose URLs are all one path up to letter case goes to `variants.case`,
+ * and one whose URLs are one path with different query strings to `variants.param`: the same
+ * page at several addresses, counted once, where it is fixed.
+ */
+async function duplicates(
+  kv: Deno.Kv,
+  auditId: string,
+  kind: string,
+  g: Group,
+  show: (value: string) => Evidence,
+  onGroup?: (value: string) => void,
+  variants?: { case: Group; param: Group },
+): Promise<void> {
+  let value: string | null = null;
+  let members: string[] = [];
+  let size = 0;
+  // Whether every member so far shares the first one's variant key, and how they differ.
+  let first: { key: string; query: string } | null = null;
+  let oneKey = true;
+  let queriesDiffer = false;
+  const close = () => {
+    if (value === null || size < 2) return;
+    onGroup?.(value);
+    const into = !variants || !oneKey ? g : queriesDiffer ? variants.param : variants.case;
+    const differs: Evidence = into === g ? {} : { differs_in: queriesDiffer ? "query" : "case" };
+    for (const url of members) {
+      into.add({
+        url,
+        ...show(value),
+        ...differs,
+        group_size: size,
+        same_as: members.filter((m) => m !== url).slice(0, 5),
+      });
+    }
+    // Members past KEEP are counted, not named.
+    into.count += size - members.length;
+  };
+  let digest: string | null = null;
+  for await (const page of listInPages<DupEntry | number>(kv, keys.auditDups(auditId, kind))) {
+    for (const e of page) {
+      const d = e.key[3] as string;
+      const url = e.key[4] as string;
+      if (d !== digest) {
+        close();
+        digest = d;
+        // The text is in the value (entries written before the digest held it in the key).
+        value = typeof e.value === "object" && e.value !== null ? e.value.v : d;
+        members = [];
+        size = 0;
+        first = null;
+        oneKey = true;
+        queriesDiffer = false;
+      }
+      size++;
+      if (members.length < KEEP) members.push(url);
+      if (variants && oneKey) {
+        const k = variantKey(url);
+        if (first === null) first = k;
+        else if (k.key !== first.key) oneKey = false;
+        else if (k.query !== first.query) queriesDiffer = true;
+      }
+    }
+  }
+  close();
+}

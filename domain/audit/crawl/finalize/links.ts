@@ -1,0 +1,117 @@
+/**
+ * Pass 2, the link graph: every stored link chunk read in pages, counting each URL's followable
+ * inlinks (and its first linker, so a page with a single inlink can name it), reporting links to
+ * broken and redirecting URLs with their anchor texts, charging the failing URLs links point at,
+ * and feeding the link score, computed at the end (link_score.ts).
+ *
+ * Memory: one number per linked URL for inlinks and one per URL for its first linker.
+ *
+ * @example
+ * ```ts
+ * const graph = await readLinks(kv, auditId, f, { ...read, redirectTargets, failing, linkScores });
+ * graph.inlinks.get(urlHash(url)); // followable internal links to `url`
+ * ```
+ *
+ * @module
+ */
+import { keys } from "../../../../kv/keys.ts";
+import { Pacer, yieldToLoop } from "../event_loop.ts";
+import type { LinkScores } from "../link_score.ts";
+import { listInPages, urlHash } from "../store.ts";
+import type { Facts } from "./facts.ts";
+import type { FailingUrls } from "./failing.ts";
+import { followRedirects } from "./redirects.ts";
+import type { BrokenTarget, RedirectTarget } from "./targets.ts";
+
+/**
+ * Links handled between two yields. A page of the link index holds up to 500 chunks of up to 500
+ * links each, too many to handle between two KV reads without a pause.
+ */
+const LINKS_PER_YIELD = 16_384;
+
+/** What the link pass reads from the passes before it. */
+export interface LinkInputs {
+  redirects: ReadonlyMap<string, string>;
+  broken: ReadonlyMap<number, BrokenTarget>;
+  redirectTargets: ReadonlyMap<number, RedirectTarget>;
+  failing: FailingUrls;
+  linkScores: LinkScores;
+}
+
+/** What the records pass after it needs: inlinks and the first linker, by URL hash. */
+export interface LinkGraph {
+  inlinks: Map<number, number>;
+  firstLinker: Map<number, number>;
+}
+
+/** Reads every link once; fills `f.brokenLinks`, `f.redirectLinks` and the link score. */
+export async function readLinks(
+  kv: Deno.Kv,
+  auditId: string,
+  f: Facts,
+  { redirects, broken, redirectTargets, failing, linkScores }: LinkInputs,
+): Promise<LinkGraph> {
+  const inlinks = new Map<number, number>();
+  const firstLinker = new Map<number, number>();
+  const pace = new Pacer(LINKS_PER_YIELD);
+  let src = "";
+  let srcBroken = false;
+  let srcRedirect = false;
+  for await (
+    const page of listInPages<{ t: number[]; a: string[]; f: number }>(
+      kv,
+      keys.auditLinksAll(auditId),
+    )
+  ) {
+    for (const e of page) {
+      if (pace.due(e.value.t.length)) await yieldToLoop();
+      const url = e.key[2] as string;
+      const self = urlHash(url);
+      if (url !== src) {
+        src = url;
+        srcBroken = srcRedirect = false;
+        linkScores.beginPage(self);
+      }
+      const { t, a, f: followable } = e.value;
+      for (let i = 0; i < t.length; i++) {
+        const h = t[i];
+        failing.charge(h);
+        const via = redirectTargets.get(h);
+        if (via !== undefined) failing.chargeFrom(via.url, redirects);
+        if (h === self) continue;
+        if (i < followable) {
+          if (!linkScores.addLink(h) && via !== undefined) {
+            const end = followRedirects(redirects, via.url);
+            if (end !== null) linkScores.addLink(urlHash(end));
+          }
+          const n = inlinks.get(h) ?? 0;
+          inlinks.set(h, n + 1);
+          if (n === 0) firstLinker.set(h, self);
+        }
+        const b = broken.get(h);
+        if (b) {
+          f.brokenLinks.add(
+            {
+              url,
+              target: b.url,
+              anchor: a[i] ?? "",
+              status: b.status || null,
+              failure: b.failure,
+            },
+            !srcBroken,
+          );
+          srcBroken = true;
+        }
+        if (via !== undefined) {
+          f.redirectLinks.add(
+            { url, target: via.url, anchor: a[i] ?? "", redirects_to: via.target },
+            !srcRedirect,
+          );
+          srcRedirect = true;
+        }
+      }
+    }
+  }
+  await linkScores.compute();
+  return { inlinks, firstLinker };
+}

@@ -1,0 +1,39 @@
+/**
+ * The start URL's record, the home page at the end of its redirects (null on a loop), and the
+ * bounded records sample the checks that read single URLs get (`SiteFacts.records`).
+ *
+ * @example
+ * ```ts
+ * await startAndHome(kv, auditId, state.startUrl, read, f);
+ * f.home?.status; // the status of the page the start URL ends on
+ * ```
+ *
+ * @module
+ */
+import { getPages } from "../store.ts";
+import type { Facts } from "./facts.ts";
+import { summary } from "./record.ts";
+import type { RecordsRead } from "./records.ts";
+import { followRedirects } from "./redirects.ts";
+
+/** Sets `f.start`, `f.home` and `f.records`. */
+export async function startAndHome(
+  kv: Deno.Kv,
+  auditId: string,
+  startUrl: string,
+  read: Pick<RecordsRead, "redirects" | "firstHttps" | "failedSample">,
+  f: Facts,
+): Promise<void> {
+  const [startRec] = await getPages(kv, auditId, [startUrl]);
+  if (startRec) f.start = summary(startRec);
+  const homeUrl = followRedirects(read.redirects, startUrl);
+  if (homeUrl === null) f.home = null;
+  else if (homeUrl === startUrl) f.home = f.start;
+  else {
+    const [h] = await getPages(kv, auditId, [homeUrl]);
+    f.home = h ? summary(h) : null;
+  }
+  const sample = [f.start, ...(f.home && f.home !== f.start ? [f.home] : [])];
+  if (read.firstHttps) sample.push(read.firstHttps);
+  f.records = [...sample, ...read.failedSample];
+}
