@@ -31,19 +31,14 @@ import {
   settingsOf,
 } from "./fetcher.ts";
 import { BudgetSpentError, ByteBudget } from "./byte_budget.ts";
-import {
-  type CrawlCaps,
-  DEFAULT_CRAWL_CAPS,
-  frontierCap,
-  noteCap,
-  noteRobotsCaps,
-} from "./caps.ts";
+import { capsOf, type CrawlCaps, frontierCap, noteCap, noteRobotsCaps } from "./caps.ts";
 import { BannerReader } from "./banners.ts";
 import { finalizeCrawl } from "./finalize.ts";
 import { type RenderPlan, runPostCrawlStep } from "./post_steps.ts";
 import { probeHttp } from "./http_probe.ts";
 import { fetchRobots, RobotsSource } from "./robots_source.ts";
 import { readSitemaps } from "./sitemaps.ts";
+import { yieldToLoop } from "./yield_to_loop.ts";
 import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
 import {
   boundRecord,
@@ -84,12 +79,6 @@ export interface StepOutcome {
   /** False when the state changed under the step (another owner): nothing of it counts. */
   committed: boolean;
   state: CrawlState | null;
-}
-
-/** The caps of a crawl input, the URL length never past what a KV key holds. */
-function capsOf(input: CrawlInput): CrawlCaps {
-  const caps = input.caps ?? DEFAULT_CRAWL_CAPS;
-  return { ...caps, maxUrlLength: Math.min(caps.maxUrlLength, MAX_URL_LENGTH) };
 }
 
 const clip = (s: string | null, n: number) => (s === null ? null : s.slice(0, n));
@@ -442,8 +431,6 @@ async function crawlBatch(
 
 /** hreflang alternates kept per page for the return-link check (a cluster rarely has more). */
 const HREFLANG_TARGETS = 30;
-
-const yieldToLoop = () => new Promise<void>((r) => setTimeout(r, 0));
 
 const childDepth = (rec: PageRecord) => (rec.depth < 0 ? -1 : rec.depth + 1);
 
