@@ -31,19 +31,19 @@ import {
   settingsOf,
 } from "./fetcher.ts";
 import { BudgetSpentError, ByteBudget } from "./byte_budget.ts";
-import { capsOf, type CrawlCaps, frontierCap, noteCap, noteRobotsCaps } from "./caps.ts";
+import { capsOf, type CrawlCaps, noteCap, noteRobotsCaps } from "./caps.ts";
 import { BannerReader } from "./banners.ts";
 import { finalizeCrawl } from "./finalize.ts";
 import { type RenderPlan, runPostCrawlStep } from "./post_steps.ts";
 import { probeHttp } from "./http_probe.ts";
 import { fetchRobots, RobotsSource } from "./robots_source.ts";
+import { Frontier, type FrontierEntry } from "./frontier.ts";
 import { readSitemaps } from "./sitemaps.ts";
 import { yieldToLoop } from "./yield_to_loop.ts";
 import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
 import {
   boundRecord,
   FindingsWriter,
-  getMany,
   indexDup,
   MAX_URL_LENGTH,
   newRecord,
@@ -55,11 +55,6 @@ import {
 const MAX_CRAWL_DELAY_S = 10;
 /** Pages kept for article internal links (AuditReport.site.pages). */
 export const MAX_SITE_PAGES = 200;
-const SITEMAP_CHUNK = 500;
-/** Characters of URLs per sitemap chunk, at most (two bytes each in a KV value of 64 KiB). */
-const SITEMAP_CHUNK_CHARS = 24_000;
-/** Sitemap chunks seeded into the frontier per step. */
-const SEED_CHUNKS_PER_STEP = 20;
 
 export interface StepHooks {
   /** The injected clock (deadlines). */
@@ -110,8 +105,13 @@ export async function runCrawlStep(
     budget = new ByteBudget(input.maxTotalBytes, state.bytes);
     if (state.phase === "crawl") {
       await crawlBatch(kv, auditId, input, limits, hooks, state, batch, budget);
-    } else if (state.phase === "seed_sitemap") await seedSitemap(kv, auditId, input, state, batch);
-    else if (
+    } else if (state.phase === "seed_sitemap") {
+      const frontier = new Frontier(kv, auditId, state, batch, capsOf(input), input.maxPages);
+      await frontier.seedSitemap();
+      if (!frontier.sitemapLeft) {
+        state.phase = frontier.queued > 0 && state.fetches < input.maxPages ? "crawl" : "finalize";
+      }
+    } else if (
       state.phase === "finalize" &&
       !(await runPostCrawlStep(kv, auditId, input, state, batch, hooks.render, budget))
     ) {
@@ -205,41 +205,26 @@ async function initCrawl(
   state.startBlockedForGoogle = !robots.isAllowed(startUrl, "Googlebot");
   state.crawlDelayMs = Math.min(robots.crawlDelay, MAX_CRAWL_DELAY_S) * 1000;
 
+  const frontier = new Frontier(kv, auditId, state, batch, caps, input.maxPages);
   let startInSitemap = false;
   if (checked) {
-    let chunk: string[] = [];
-    let chars = 0;
-    const flushChunk = () => {
-      if (chunk.length === 0) return;
-      batch.set(keys.auditSitemapChunk(auditId, state.sitemapChunks++), chunk);
-      chunk = [];
-      chars = 0;
-    };
     state.sitemap = await readSitemaps(s, {
       origin,
       siteKey,
       robots,
       caps: {
         files: caps.sitemapFiles,
-        urls: frontierCap(caps, input.maxPages),
+        urls: frontier.cap,
         bytes: caps.sitemapBytes,
       },
       onCap: (name, limit, leftOut) => noteCap(state.capsHit!, name, limit, leftOut),
     }, (url) => {
-      if (url.length > caps.maxUrlLength) {
-        noteCap(state.capsHit!, "url_length", caps.maxUrlLength);
-        return;
-      }
-      if (url === startUrl) startInSitemap = true;
-      else batch.set(keys.auditPage(auditId, url), newRecord(url, -1, -1, true));
-      chunk.push(url);
-      chars += url.length;
-      if (chunk.length >= SITEMAP_CHUNK || chars >= SITEMAP_CHUNK_CHARS) flushChunk();
+      if (frontier.keepSitemapUrl(url) && url === startUrl) startInSitemap = true;
     });
-    flushChunk();
+    frontier.closeSitemapChunk();
     state.httpProbe = await probeHttp(s, startParsed);
   }
-  if (state.ownBotBlocked || !checked) state.seedChunk = state.sitemapChunks;
+  if (state.ownBotBlocked || !checked) frontier.skipSitemap();
 
   const start = newRecord(startUrl, 0, 0, startInSitemap);
   if (!checked) {
@@ -251,19 +236,11 @@ async function initCrawl(
     start.state = "blocked";
     state.phase = "finalize";
   } else {
-    batch.set(keys.auditFrontier(auditId, 0), { url: startUrl, depth: 0 });
-    state.tail = 1;
+    frontier.queueStart(startUrl);
   }
   batch.set(keys.auditPage(auditId, startUrl), start);
   state.nextSlotAt = Date.now();
   return state;
-}
-
-interface FrontierEntry {
-  url: string;
-  depth: number;
-  /** Redirects followed to reach this URL from a linked one (absent: none). */
-  hops?: number;
 }
 
 /** What one fetched frontier entry produced, kept until the step writes it (in frontier order). */
@@ -303,26 +280,17 @@ async function crawlBatch(
   const t0 = performance.now();
   const s = settingsOf(input, bytes);
   const caps = capsOf(input);
+  const frontier = new Frontier(kv, auditId, state, batch, caps, input.maxPages);
   const budget = Math.max(1, input.maxPages);
   const outOfBudget = (reserved: number) =>
     state.fetches + reserved >= budget || bytes.exhausted ||
     (input.deadlineAt !== undefined && hooks.now() > input.deadlineAt);
-  if (state.head >= state.tail || outOfBudget(0)) {
-    endCrawl(state, outOfBudget(0), bytes);
+  if (frontier.queued === 0 || outOfBudget(0)) {
+    endCrawl(state, frontier, outOfBudget(0), bytes);
     return;
   }
 
-  const entries: FrontierEntry[] = [];
-  for await (
-    const e of kv.list<FrontierEntry>({
-      start: keys.auditFrontier(auditId, state.head),
-      end: keys.auditFrontier(auditId, state.tail),
-    }, { limit: Math.max(1, limits.pages) })
-  ) entries.push(e.value);
-  const records = await getMany<PageRecord>(
-    kv,
-    entries.map((e) => keys.auditPage(auditId, e.url)),
-  );
+  const { entries, records } = await frontier.next(limits.pages);
   const robots = new RobotsSource(
     kv,
     auditId,
@@ -365,19 +333,13 @@ async function crawlBatch(
 
   // Record in frontier order, so URL discovery (and so frontier positions) is deterministic.
   const findings = new FindingsWriter(batch, auditId, state.stored);
-  const discovered: FrontierEntry[] = [];
-  const discover = (url: string, depth: number, hops = 0) => {
-    if (url.length > caps.maxUrlLength) noteCap(state.capsHit!, "url_length", caps.maxUrlLength);
-    else if (hops > caps.redirectHops) {
-      noteCap(state.capsHit!, "redirect_hops", caps.redirectHops);
-    } else discovered.push(hops > 0 ? { url, depth, hops } : { url, depth });
-  };
+  const discover = (url: string, depth: number, hops = 0) => frontier.discover(url, depth, hops);
   for (let i = 0; i < taken; i++) {
     // Let the process answer its HTTP requests between pages (the API shares the event loop).
     if (i % 8 === 7) await yieldToLoop();
     const e = entries[i];
     const res = results[i];
-    const rec = records[i] ?? newRecord(e.url, state.head + i, e.depth, false);
+    const rec = records[i];
     const seq = rec.seq;
     if (res.kind === "skipped") continue;
     if (res.kind === "blocked") {
@@ -422,11 +384,11 @@ async function crawlBatch(
     }
     batch.set(keys.auditPage(auditId, rec.url), boundRecord(rec));
   }
-  state.head += taken;
+  frontier.advance(taken);
   state.tallies = tally.toJSON();
   state.nextSlotAt = politeness.next;
-  await allocate(kv, auditId, state, discovered, batch, frontierCap(caps, input.maxPages));
-  if (state.head >= state.tail || outOfBudget(0)) endCrawl(state, outOfBudget(0), bytes);
+  await frontier.allocate();
+  if (frontier.queued === 0 || outOfBudget(0)) endCrawl(state, frontier, outOfBudget(0), bytes);
 }
 
 /** hreflang alternates kept per page for the return-link check (a cluster rarely has more). */
@@ -435,17 +397,20 @@ const HREFLANG_TARGETS = 30;
 const childDepth = (rec: PageRecord) => (rec.depth < 0 ? -1 : rec.depth + 1);
 
 /** After the frontier: seed the sitemap's unvisited URLs, or finish (truncated if cut short). */
-function endCrawl(state: CrawlState, outOfBudget: boolean, bytes: ByteBudget): void {
+function endCrawl(
+  state: CrawlState,
+  frontier: Frontier,
+  outOfBudget: boolean,
+  bytes: ByteBudget,
+): void {
   if (outOfBudget) {
-    state.truncated = state.head < state.tail;
+    state.truncated = frontier.queued > 0;
     if (bytes.exhausted && state.truncated) {
-      noteCap(state.capsHit!, "bytes", bytes.limit!, state.tail - state.head);
+      noteCap(state.capsHit!, "bytes", bytes.limit!, frontier.queued);
     }
     state.phase = "finalize";
-  } else if (state.head >= state.tail && state.seedChunk < state.sitemapChunks) {
-    state.phase = "seed_sitemap";
-  } else if (state.head >= state.tail) {
-    state.phase = "finalize";
+  } else if (frontier.queued === 0) {
+    state.phase = frontier.sitemapLeft ? "seed_sitemap" : "finalize";
   }
 }
 
@@ -613,66 +578,4 @@ function indexDuplicates(
     batch.set(keys.auditNearBand(auditId, key, rec.hash), 1);
   }
   batch.set(keys.auditNearSig(auditId, rec.hash), { u: rec.url, h: rec.textHash, s: sig });
-}
-
-/**
- * Gives discovered URLs frontier positions, in discovery order. A URL counts as already seen
- * only when a committed state covers its position (seq < tail): a record left by a step that
- * died is re-allocated, never trusted.
- */
-async function allocate(
-  kv: Deno.Kv,
-  auditId: string,
-  state: CrawlState,
-  discovered: FrontierEntry[],
-  batch: WriteBatch,
-  cap: number,
-): Promise<void> {
-  const distinct = [...new Set(discovered.map((d) => d.url))];
-  const found = await getMany<PageRecord>(kv, distinct.map((u) => keys.auditPage(auditId, u)));
-  const existing = new Map<string, PageRecord | null>();
-  distinct.forEach((u, i) => existing.set(u, found[i]));
-  const committedTail = state.tail;
-  for (const d of discovered) {
-    const rec = existing.get(d.url);
-    if (rec === undefined) continue; // allocated earlier in this step
-    existing.delete(d.url);
-    if (rec && rec.seq >= 0 && rec.seq < committedTail) continue;
-    if (state.tail >= cap) {
-      // An endless calendar or a link bomb stops here: the frontier is a few page budgets.
-      noteCap(state.capsHit!, "frontier", cap);
-      continue;
-    }
-    const seq = state.tail++;
-    batch.set(
-      keys.auditPage(auditId, d.url),
-      newRecord(d.url, seq, d.depth, rec?.inSitemap ?? false),
-    );
-    batch.set(
-      keys.auditFrontier(auditId, seq),
-      d.hops ? { url: d.url, depth: d.depth, hops: d.hops } : { url: d.url, depth: d.depth },
-    );
-  }
-}
-
-/** Seeds sitemap URLs the links never reached (depth -1: orphans are found this way). */
-async function seedSitemap(
-  kv: Deno.Kv,
-  auditId: string,
-  input: CrawlInput,
-  state: CrawlState,
-  batch: WriteBatch,
-): Promise<void> {
-  const end = Math.min(state.sitemapChunks, state.seedChunk + SEED_CHUNKS_PER_STEP);
-  const discovered: FrontierEntry[] = [];
-  for (let c = state.seedChunk; c < end; c++) {
-    const urls = (await kv.get<string[]>(keys.auditSitemapChunk(auditId, c))).value ?? [];
-    for (const url of urls) discovered.push({ url, depth: -1 });
-  }
-  state.capsHit ??= {};
-  await allocate(kv, auditId, state, discovered, batch, frontierCap(capsOf(input), input.maxPages));
-  state.seedChunk = end;
-  if (state.seedChunk >= state.sitemapChunks) {
-    state.phase = state.head < state.tail && state.fetches < input.maxPages ? "crawl" : "finalize";
-  }
 }
