@@ -10,33 +10,35 @@
  * Crawl-delay), sitemap URLs crawled after the link graph, redirects never followed automatically
  * (each hop is a record), bounded concurrency, per-request timeouts and body caps.
  *
+ * This module only picks a step's work by the state's phase and commits the state; the work is
+ * done by parts with one job each:
+ * - `init_step.ts`: the first step (start URL, robots.txt, sitemaps, http probe);
+ * - `frontier.ts`: the request queue in KV (positions, allocation and its caps, sitemap seeding);
+ * - `fetch_pool.ts`: bounded-concurrency fetching and parsing of frontier entries (writes nothing);
+ * - `page_recorder.ts`: the step's writes from the pool's results (records, findings, links…);
+ * - `post_steps.ts` and `finalize.ts`: the agent-readiness and render steps, the site-wide checks.
+ *
  * @module
  */
 import { keys } from "../../../kv/keys.ts";
-import { checkUrlTarget, TargetRefusedError } from "../../net/address_guard.ts";
 import { PageTally } from "../page_checks.ts";
-import { siteKeyOf } from "../page_facts.ts";
-import { makeRobots, type Robots } from "../robots.ts";
-import { canonicalUrl } from "../urls.ts";
-import { Politeness, settingsOf } from "./fetcher.ts";
+import { BannerReader } from "./banners.ts";
 import { ByteBudget } from "./byte_budget.ts";
 import { capsOf, noteCap, noteRobotsCaps } from "./caps.ts";
-import { BannerReader } from "./banners.ts";
-import { finalizeCrawl } from "./finalize.ts";
-import { type RenderPlan, runPostCrawlStep } from "./post_steps.ts";
-import { probeHttp } from "./http_probe.ts";
-import { fetchRobots, RobotsSource } from "./robots_source.ts";
-import { Frontier } from "./frontier.ts";
 import { fetchBatch } from "./fetch_pool.ts";
+import { Politeness, settingsOf } from "./fetcher.ts";
+import { finalizeCrawl } from "./finalize.ts";
+import { Frontier } from "./frontier.ts";
+import { initCrawl } from "./init_step.ts";
 import { recordPages } from "./page_recorder.ts";
-import { readSitemaps } from "./sitemaps.ts";
+import { type RenderPlan, runPostCrawlStep } from "./post_steps.ts";
+import { RobotsSource } from "./robots_source.ts";
 import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
-import { newRecord, WriteBatch } from "./store.ts";
+import { WriteBatch } from "./store.ts";
 
 export { BAND_BINS, DUP_MIN_WORDS, MAX_SITE_PAGES } from "./page_recorder.ts";
 
-const MAX_CRAWL_DELAY_S = 10;
-
+/** What the caller of a step brings: the clock, its part of the commit, the render plan. */
 export interface StepHooks {
   /** The injected clock (deadlines). */
   now: () => number;
@@ -49,6 +51,7 @@ export interface StepHooks {
   render?: RenderPlan;
 }
 
+/** What one step did. */
 export interface StepOutcome {
   /** The crawl and its checks are finished (the state holds `result`). */
   done: boolean;
@@ -61,6 +64,15 @@ export interface StepOutcome {
  * Runs one step of an audit's crawl. Throws `TargetRefusedError` (first step only) when the start
  * URL is refused by the address guard for a policy reason; a start host that does not resolve is
  * a crawl whose start record failed.
+ *
+ * @example
+ * ```ts
+ * const limits = { pages: 50, ms: 20_000 };
+ * let outcome = await runCrawlStep(kv, auditId, input, limits, { now: Date.now });
+ * while (!outcome.done) {
+ *   outcome = await runCrawlStep(kv, auditId, input, limits, { now: Date.now });
+ * }
+ * ```
  */
 export async function runCrawlStep(
   kv: Deno.Kv,
@@ -85,11 +97,7 @@ export async function runCrawlStep(
     if (state.phase === "crawl") {
       await crawlBatch(kv, auditId, input, limits, hooks, state, batch, budget);
     } else if (state.phase === "seed_sitemap") {
-      const frontier = new Frontier(kv, auditId, state, batch, capsOf(input), input.maxPages);
-      await frontier.seedSitemap();
-      if (!frontier.sitemapLeft) {
-        state.phase = frontier.queued > 0 && state.fetches < input.maxPages ? "crawl" : "finalize";
-      }
+      await seedBatch(kv, auditId, input, state, batch);
     } else if (
       state.phase === "finalize" &&
       !(await runPostCrawlStep(kv, auditId, input, state, batch, hooks.render, budget))
@@ -106,120 +114,6 @@ export async function runCrawlStep(
   await hooks.beforeCommit?.(op, done);
   const res = await op.commit();
   return { done, committed: res.ok, state: res.ok ? state : null };
-}
-
-/** The first step: the start URL through the guard, robots.txt, sitemaps, the http probe. */
-async function initCrawl(
-  kv: Deno.Kv,
-  auditId: string,
-  input: CrawlInput,
-  batch: WriteBatch,
-  budget: ByteBudget,
-): Promise<CrawlState> {
-  const s = settingsOf(input, budget);
-  const caps = capsOf(input);
-  const checked = await checkUrlTarget(input.startUrl, {
-    allowPrivate: input.allowPrivate,
-    resolver: input.resolver,
-  }).catch((e) => {
-    if (e instanceof TargetRefusedError && e.reason !== "dns_failure") throw e;
-    return null;
-  });
-  const startParsed = checked?.url ?? new URL(input.startUrl);
-  const startUrl = canonicalUrl(startParsed);
-  const origin = startParsed.origin;
-  const siteKey = siteKeyOf(startParsed);
-  const state: CrawlState = {
-    v: 1,
-    phase: "crawl",
-    startUrl,
-    origin,
-    siteKey,
-    startChecked: checked !== null,
-    ownBotBlocked: false,
-    startBlockedForGoogle: false,
-    robots: {},
-    robotsProblems: [],
-    crawlDelayMs: 0,
-    nextSlotAt: 0,
-    sitemap: { found: false, problems: [], urlCount: 0 },
-    sitemapChunks: 0,
-    seedChunk: 0,
-    httpProbe: "not_applicable",
-    head: 0,
-    tail: 0,
-    fetches: 0,
-    completed: 0,
-    failed: 0,
-    bytes: 0,
-    truncated: false,
-    tallies: {},
-    stored: {},
-    banners: 0,
-    sitePages: 0,
-    language: null,
-    steps: 1,
-    result: null,
-    capsHit: {},
-  };
-  const robotsUrl = `${origin}/robots.txt`;
-  let robots: Robots = makeRobots(robotsUrl, "unreachable", 0, "");
-  if (checked) {
-    const fetched = await fetchRobots(s, origin, caps.robots.maxBytes);
-    const source = new RobotsSource(kv, auditId, s, state.robots, batch, caps.robots);
-    source.record(origin, fetched.meta, fetched.body);
-    robots = makeRobots(
-      fetched.meta.url,
-      fetched.meta.state,
-      fetched.meta.status,
-      fetched.body,
-      caps.robots,
-    );
-    noteRobotsCaps(state.capsHit!, robots, caps.robots);
-  } else {
-    state.robots[origin] = { state: "unreachable", status: 0, url: robotsUrl };
-  }
-  state.robotsProblems = robots.problems.slice(0, 50);
-  state.ownBotBlocked = checked !== null && !robots.isAllowed(startUrl);
-  state.startBlockedForGoogle = !robots.isAllowed(startUrl, "Googlebot");
-  state.crawlDelayMs = Math.min(robots.crawlDelay, MAX_CRAWL_DELAY_S) * 1000;
-
-  const frontier = new Frontier(kv, auditId, state, batch, caps, input.maxPages);
-  let startInSitemap = false;
-  if (checked) {
-    state.sitemap = await readSitemaps(s, {
-      origin,
-      siteKey,
-      robots,
-      caps: {
-        files: caps.sitemapFiles,
-        urls: frontier.cap,
-        bytes: caps.sitemapBytes,
-      },
-      onCap: (name, limit, leftOut) => noteCap(state.capsHit!, name, limit, leftOut),
-    }, (url) => {
-      if (frontier.keepSitemapUrl(url) && url === startUrl) startInSitemap = true;
-    });
-    frontier.closeSitemapChunk();
-    state.httpProbe = await probeHttp(s, startParsed);
-  }
-  if (state.ownBotBlocked || !checked) frontier.skipSitemap();
-
-  const start = newRecord(startUrl, 0, 0, startInSitemap);
-  if (!checked) {
-    start.state = "failed";
-    start.failure = "dns";
-    state.failed = 1;
-    state.phase = "finalize";
-  } else if (state.ownBotBlocked) {
-    start.state = "blocked";
-    state.phase = "finalize";
-  } else {
-    frontier.queueStart(startUrl);
-  }
-  batch.set(keys.auditPage(auditId, startUrl), start);
-  state.nextSlotAt = Date.now();
-  return state;
 }
 
 /** One batch of frontier entries: fetch (concurrently), then record in frontier order. */
@@ -284,6 +178,24 @@ async function crawlBatch(
   state.nextSlotAt = politeness.next;
   await frontier.allocate();
   if (frontier.queued === 0 || outOfBudget(0)) endCrawl(state, frontier, outOfBudget(0), bytes);
+}
+
+/**
+ * Seeds the next sitemap chunks into the frontier; once all are in, crawls what they added (while
+ * the page budget lasts) or finishes.
+ */
+async function seedBatch(
+  kv: Deno.Kv,
+  auditId: string,
+  input: CrawlInput,
+  state: CrawlState,
+  batch: WriteBatch,
+): Promise<void> {
+  const frontier = new Frontier(kv, auditId, state, batch, capsOf(input), input.maxPages);
+  await frontier.seedSitemap();
+  if (!frontier.sitemapLeft) {
+    state.phase = frontier.queued > 0 && state.fetches < input.maxPages ? "crawl" : "finalize";
+  }
 }
 
 /** After the frontier: seed the sitemap's unvisited URLs, or finish (truncated if cut short). */

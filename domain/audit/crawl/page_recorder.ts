@@ -123,7 +123,7 @@ export async function recordPages(
   }
 }
 
-/** Links found on a page sit one click deeper; sitemap-only pages (-1) lead to sitemap-only depth. */
+/** Links on a page sit one click deeper; from a sitemap-only page (-1) they stay at -1. */
 const childDepth = (rec: PageRecord) => (rec.depth < 0 ? -1 : rec.depth + 1);
 
 const clip = (s: string | null, n: number) => (s === null ? null : s.slice(0, n));
