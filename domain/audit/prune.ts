@@ -1,9 +1,10 @@
 /**
  * Retention of an audit's crawl working state. A crawl keeps everything it works with in KV so any
- * process can take the next step (crawl/store.ts, engine.ts, finalize.ts, post_steps.ts); once the
- * audit has ended, most of it is read by nothing again. The audit's finishing commit (completed,
- * failed, or out of attempts: `AUDIT_JOB.onFinish`) writes a marker `auditPrune(dueAt, id)`, and
- * the audits capability's maintenance works through due markers in short batches.
+ * process can take the next step (crawl/store.ts, frontier.ts, page_recorder.ts, finalize.ts,
+ * post_steps.ts); once the audit has ended, most of it is read by nothing again. The audit's
+ * finishing commit (completed, failed, or out of attempts: `AUDIT_JOB.onFinish`) writes a marker
+ * `auditPrune(dueAt, id)`, and the audits capability's maintenance works through due markers in
+ * short batches.
  *
  * Deleted after every finished audit (crawl-only working state):
  * - `audit_crawl` (the step state: frontier head/tail, robots, tallies; read by `completeAudit`

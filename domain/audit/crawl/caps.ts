@@ -1,4 +1,5 @@
 import { DEFAULT_ROBOTS_CAPS, type Robots, type RobotsCaps } from "../robots.ts";
+import { MAX_URL_LENGTH } from "./store.ts";
 
 /**
  * The caps on what a crawled site can make the crawler hold or do. Signup is public, so the site
@@ -34,6 +35,21 @@ export const DEFAULT_CRAWL_CAPS: CrawlCaps = {
   sitemapBytes: 64 * 1024 * 1024,
   robots: DEFAULT_ROBOTS_CAPS,
 };
+
+/**
+ * The caps a crawl runs under: its input's, else the defaults, the URL length never past what a
+ * KV key holds (MAX_URL_LENGTH), whatever the operator set.
+ *
+ * @example
+ * ```ts
+ * const caps = capsOf({ caps: undefined });
+ * caps.maxUrlLength; // 1500
+ * ```
+ */
+export function capsOf(input: { caps?: CrawlCaps }): CrawlCaps {
+  const caps = input.caps ?? DEFAULT_CRAWL_CAPS;
+  return { ...caps, maxUrlLength: Math.min(caps.maxUrlLength, MAX_URL_LENGTH) };
+}
 
 /** The frontier never holds fewer positions than this, whatever the page budget. */
 const MIN_FRONTIER = 500;

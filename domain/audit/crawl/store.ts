@@ -325,7 +325,7 @@ export async function getPages(
   return out;
 }
 
-/** Characters of hreflang alternates a record keeps (with HREFLANG_TARGETS, engine.ts). */
+/** Characters of hreflang alternates a record keeps (with HREFLANG_TARGETS, page_recorder.ts). */
 export const HREFLANG_CHARS = 16_000;
 
 /**
@@ -411,7 +411,10 @@ export function dupDigest(text: string): string {
   return createHash("sha256").update(text).digest("hex").slice(0, 32);
 }
 
-/** One entry of the duplicate index (engine.ts `indexDuplicates`): the text's digest and the page. */
+/**
+ * One entry of the duplicate index (page_recorder.ts `indexDuplicates`): the text's digest and
+ * the page.
+ */
 export interface DupEntry {
   /** The text itself (title, description, or the text hash for content). */
   v: string;

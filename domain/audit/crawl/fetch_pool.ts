@@ -1,0 +1,204 @@
+/**
+ * The crawl's fetch pool: a bounded number of workers take frontier entries in order, check
+ * robots.txt, wait for their politeness slot (Crawl-delay), fetch within the byte budget and
+ * parse each HTML 2xx page once, running the page checks on it. Results come back in frontier
+ * order, one per entry taken, so recording (and so URL discovery) stays deterministic whatever
+ * order the fetches finished in.
+ *
+ * The pool writes nothing itself: what it learns is returned, and the step records it. The robots
+ * source and the banner reader it is given keep what they fetch in the step's write batch.
+ *
+ * @module
+ */
+import type { SafeResponse } from "../../net/safe_fetch.ts";
+import { isNofollowPage, isNoindex, resolveCanonicals } from "../checks/helpers.ts";
+import type { FiredCheck, PageTally } from "../page_checks.ts";
+import { extractPageFacts, type PageFacts } from "../page_facts.ts";
+import type { PageContext } from "../types.ts";
+import { canonicalize, canonicalUrl } from "../urls.ts";
+import type { BannerReader } from "./banners.ts";
+import { BudgetSpentError } from "./byte_budget.ts";
+import {
+  failureKind,
+  fetchPage,
+  type FetchSettings,
+  isHtmlType,
+  type Politeness,
+} from "./fetcher.ts";
+import type { FrontierEntry } from "./frontier.ts";
+import type { RobotsSource } from "./robots_source.ts";
+
+/** Workers per pool, at most, whatever the input asks. */
+const MAX_CONCURRENCY = 32;
+
+/** What one fetched frontier entry produced, kept until the step records it. */
+export type Fetched =
+  | { kind: "blocked" }
+  /** Not fetched: the byte budget was spent first (the URL stays queued). */
+  | { kind: "skipped" }
+  | { kind: "failed"; failure: string }
+  | {
+    kind: "response";
+    status: number;
+    ttfbMs: number;
+    bytes: number;
+    location: string | null;
+    /** A non-HTML 2xx response's X-Robots-Tag with noindex/nofollow/none, and its type. */
+    nonHtmlRobots?: { tag: string; type: string } | null;
+    page: null | {
+      facts: PageFacts;
+      noindex: boolean;
+      follow: boolean;
+      canonicalOther: string | null;
+      fired: FiredCheck[];
+    };
+  };
+
+/** What the pool fetches with, and when it stops taking entries. */
+export interface FetchPoolOptions {
+  /** Timeouts, body caps, the address guard, the byte budget. */
+  settings: FetchSettings;
+  robots: RobotsSource;
+  politeness: Politeness;
+  /** Library banners for the page checks (read once per script per audit). */
+  banners: BannerReader;
+  /** The page checks' counts, added to as pages are parsed. */
+  tally: PageTally;
+  /** The crawled site (page_facts.ts `siteKeyOf`): which links are internal. */
+  siteKey: string;
+  /** Epoch ms the audit runs at (for `unavailable_after`). */
+  now: number;
+  /** Distinct internal links kept per page. */
+  linksPerPage: number;
+  /** Workers (1 to 32). */
+  concurrency: number;
+  /** `performance.now()` after which no entry is taken. */
+  stopAt: number;
+  /**
+   * Whether the crawl's budgets (pages, bytes, deadline) allow no further fetch, given the
+   * fetches this pool has started and not given back (`reserved`).
+   */
+  outOfBudget: (reserved: number) => boolean;
+}
+
+/**
+ * Fetches frontier entries with bounded concurrency, in order, until they run out, the step's
+ * time is up or a budget is spent. Returns one result per entry taken, in frontier order: the
+ * entries after the last result are left for a later step.
+ *
+ * @example
+ * ```ts
+ * const results = await fetchBatch(entries, {
+ *   settings, robots, politeness, banners, tally,
+ *   siteKey: state.siteKey, now: input.now, linksPerPage: caps.linksPerPage,
+ *   concurrency: input.concurrency, stopAt: performance.now() + limits.ms,
+ *   outOfBudget: (reserved) => state.fetches + reserved >= input.maxPages,
+ * });
+ * frontier.advance(results.length);
+ * ```
+ */
+export async function fetchBatch(
+  entries: readonly FrontierEntry[],
+  opts: FetchPoolOptions,
+): Promise<Fetched[]> {
+  const results: Fetched[] = [];
+  let next = 0;
+  let reserved = 0;
+  let stopped = false;
+  const worker = async () => {
+    while (!stopped && next < entries.length) {
+      if (performance.now() > opts.stopAt || opts.outOfBudget(reserved)) {
+        stopped = true;
+        return;
+      }
+      const i = next++;
+      const e = entries[i];
+      const u = new URL(e.url);
+      reserved++; // before any await, so concurrent workers see the budget taken
+      const r = await opts.robots.for(u.origin);
+      if (!r.isAllowed(e.url)) {
+        reserved--; // not fetched: no page budget used
+        results[i] = { kind: "blocked" };
+        continue;
+      }
+      results[i] = await fetchOne(e, u, opts);
+      if (results[i].kind === "skipped") reserved--;
+    }
+  };
+  const concurrency = Math.max(1, Math.min(opts.concurrency, MAX_CONCURRENCY));
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  // Every entry a worker took has its result: a worker finishes the entry it took.
+  return results.slice(0, next);
+}
+
+/** Fetches one entry in its politeness slot and, for an HTML 2xx page, parses and checks it. */
+async function fetchOne(e: FrontierEntry, u: URL, opts: FetchPoolOptions): Promise<Fetched> {
+  await opts.politeness.wait();
+  let res: SafeResponse;
+  try {
+    res = await fetchPage(opts.settings, e.url);
+  } catch (err) {
+    if (err instanceof BudgetSpentError) return { kind: "skipped" };
+    return { kind: "failed", failure: failureKind(err) };
+  }
+  try {
+    const loc = res.headers.get("location");
+    const location = res.status >= 300 && res.status < 400 && loc ? canonicalize(loc, e.url) : null;
+    const base = {
+      kind: "response" as const,
+      status: res.status,
+      ttfbMs: Math.round(res.ttfbMs),
+      bytes: res.body.byteLength,
+      location,
+    };
+    if (res.status < 200 || res.status >= 300) return { ...base, page: null };
+    if (!isHtmlType(res.headers.get("content-type"))) {
+      return { ...base, nonHtmlRobots: nonHtmlRobots(res.headers), page: null };
+    }
+    const facts = extractPageFacts(res.body, u, opts.siteKey, opts.linksPerPage);
+    const noindex = isNoindex(facts, res.headers, opts.now);
+    const ctx: PageContext = {
+      url: u,
+      status: res.status,
+      headers: res.headers,
+      facts,
+      depth: e.depth,
+      isHome: e.depth === 0,
+      indexable: !noindex,
+      now: opts.now,
+      scriptHeads: facts.libraryScripts.length > 0
+        ? await opts.banners.headsOf(facts.libraryScripts)
+        : undefined,
+    };
+    const canon = resolveCanonicals(ctx);
+    let canonicalOther: string | null = null;
+    if (canon.length === 1 && canon[0] !== null) {
+      const c = canonicalUrl(canon[0]);
+      if (c !== e.url) canonicalOther = c;
+    }
+    const fired = opts.tally.add(ctx);
+    return {
+      ...base,
+      page: {
+        facts,
+        noindex,
+        follow: !isNofollowPage(facts.robotsMeta, res.headers),
+        canonicalOther,
+        fired,
+      },
+    };
+  } catch {
+    return { kind: "failed", failure: "internal" };
+  }
+}
+
+/**
+ * X-Robots-Tag directives that keep a non-HTML file (PDF, image, feed) out of the index or stop
+ * its links being followed: the only way to say so for a file without a <head>.
+ */
+function nonHtmlRobots(headers: Headers): { tag: string; type: string } | null {
+  const tag = (headers.get("x-robots-tag") ?? "").toLowerCase();
+  if (!/(^|[,\s:])(noindex|nofollow|none)\b/.test(tag)) return null;
+  const type = (headers.get("content-type") ?? "").split(";")[0].trim();
+  return { tag: tag.slice(0, 200), type: type.slice(0, 100) || "unknown" };
+}

@@ -1,0 +1,221 @@
+/**
+ * The crawl's request queue, kept in KV. Its positions live in the crawl state: `head` is the next
+ * entry to take, `tail` the next position to allocate; entries sit under `audit_frontier/<seq>`
+ * and each URL's record under `audit_pages/<url>` (the seen set). A URL counts as seen only when a
+ * committed state covers its position (seq < tail as the step began): a step that dies leaves
+ * records and entries the repeated step allocates again, never trusts.
+ *
+ * The sitemap's URLs wait in chunks (`audit_sitemap_urls/<n>`) from the first step until the links
+ * run out, then are seeded with depth -1, which is how orphans are found.
+ *
+ * What a hostile site can make the queue hold is capped here, each hit noted on the state: the
+ * frontier (a few page budgets, so an endless calendar or a link bomb stops), URL length (a KV key
+ * holds 2 KiB) and redirect hops (a redirect maze).
+ *
+ * @example
+ * ```ts
+ * const frontier = new Frontier(kv, auditId, state, batch, caps, input.maxPages);
+ * const { entries, records } = await frontier.next(50);
+ * // …fetch and record the entries, calling frontier.discover(url, depth) for each link found…
+ * frontier.advance(entries.length);
+ * await frontier.allocate(); // the links found get positions, in the order found
+ * await batch.flush(); // then the step commits the state that covers them
+ * ```
+ *
+ * @module
+ */
+import { keys } from "../../../kv/keys.ts";
+import { type CrawlCaps, frontierCap, noteCap } from "./caps.ts";
+import type { CrawlState } from "./state.ts";
+import { getMany, newRecord, type PageRecord, type WriteBatch } from "./store.ts";
+import { yieldToLoop } from "./yield_to_loop.ts";
+
+/** One position of the frontier: a URL to fetch and how it was reached. */
+export interface FrontierEntry {
+  url: string;
+  depth: number;
+  /** Redirects followed to reach this URL from a linked one (absent: none). */
+  hops?: number;
+}
+
+/** Entries taken from the head of the frontier, each with its page record (same index). */
+export interface TakenEntries {
+  entries: FrontierEntry[];
+  records: PageRecord[];
+}
+
+/** URLs per sitemap chunk, at most. */
+const SITEMAP_CHUNK = 500;
+/** Characters of URLs per sitemap chunk, at most (two bytes each in a KV value of 64 KiB). */
+const SITEMAP_CHUNK_CHARS = 24_000;
+/** Sitemap chunks seeded into the frontier per step. */
+const SEED_CHUNKS_PER_STEP = 20;
+/** Allocations between yields to the event loop (a seeding step allocates up to 10,000 URLs). */
+const ALLOCATIONS_PER_YIELD = 256;
+
+/** The frontier of one audit's crawl, for the length of one step (see the module comment). */
+export class Frontier {
+  /** Frontier positions this audit may allocate. */
+  readonly cap: number;
+  /** URLs found this step, in the order found, waiting for `allocate`. */
+  private discovered: FrontierEntry[] = [];
+  /** The sitemap chunk being filled (first step). */
+  private chunk: string[] = [];
+  private chunkChars = 0;
+
+  constructor(
+    private readonly kv: Deno.Kv,
+    private readonly auditId: string,
+    private readonly state: CrawlState,
+    private readonly batch: WriteBatch,
+    private readonly caps: CrawlCaps,
+    maxPages: number,
+  ) {
+    this.cap = frontierCap(caps, maxPages);
+  }
+
+  /** Entries allocated and not yet taken. */
+  get queued(): number {
+    return Math.max(0, this.state.tail - this.state.head);
+  }
+
+  /** Sitemap chunks not yet seeded. */
+  get sitemapLeft(): boolean {
+    return this.state.seedChunk < this.state.sitemapChunks;
+  }
+
+  /**
+   * Up to `limit` entries from the head, in frontier order, with their records (a record the
+   * entry's allocation did not leave behind is a fresh one at the entry's position). Nothing is
+   * taken until `advance`.
+   */
+  async next(limit: number): Promise<TakenEntries> {
+    const { head, tail } = this.state;
+    const entries: FrontierEntry[] = [];
+    for await (
+      const e of this.kv.list<FrontierEntry>({
+        start: keys.auditFrontier(this.auditId, head),
+        end: keys.auditFrontier(this.auditId, tail),
+      }, { limit: Math.max(1, limit) })
+    ) entries.push(e.value);
+    const found = await getMany<PageRecord>(
+      this.kv,
+      entries.map((e) => keys.auditPage(this.auditId, e.url)),
+    );
+    const records = entries.map((e, i) => found[i] ?? newRecord(e.url, head + i, e.depth, false));
+    return { entries, records };
+  }
+
+  /** Marks the first `taken` entries of the head as done. */
+  advance(taken: number): void {
+    this.state.head += taken;
+  }
+
+  /** The first step's only entry: the start URL at position 0. */
+  queueStart(url: string): void {
+    this.batch.set(keys.auditFrontier(this.auditId, 0), { url, depth: 0 });
+    this.state.tail = 1;
+  }
+
+  /**
+   * Notes a URL found this step (a link, a redirect target, a canonical…), to be allocated by
+   * `allocate`; a URL over the length cap, or reached through more redirects than the hop cap,
+   * is left out and the cap hit noted.
+   */
+  discover(url: string, depth: number, hops = 0): void {
+    const hits = this.state.capsHit!;
+    if (url.length > this.caps.maxUrlLength) noteCap(hits, "url_length", this.caps.maxUrlLength);
+    else if (hops > this.caps.redirectHops) {
+      noteCap(hits, "redirect_hops", this.caps.redirectHops);
+    } else this.discovered.push(hops > 0 ? { url, depth, hops } : { url, depth });
+  }
+
+  /**
+   * Gives the URLs discovered so far frontier positions, in discovery order, each URL once. A URL
+   * counts as already seen only when a committed state covers its position (seq < tail as this
+   * allocation began): a record left by a step that died is re-allocated, never trusted. Past the
+   * frontier cap nothing is allocated and the cap hit is noted per URL left out.
+   */
+  async allocate(): Promise<void> {
+    const discovered = this.discovered;
+    this.discovered = [];
+    const { kv, auditId, batch, state } = this;
+    const distinct = [...new Set(discovered.map((d) => d.url))];
+    const found = await getMany<PageRecord>(kv, distinct.map((u) => keys.auditPage(auditId, u)));
+    const existing = new Map<string, PageRecord | null>();
+    distinct.forEach((u, i) => existing.set(u, found[i]));
+    const committedTail = state.tail;
+    for (let i = 0; i < discovered.length; i++) {
+      if (i % ALLOCATIONS_PER_YIELD === ALLOCATIONS_PER_YIELD - 1) await yieldToLoop();
+      const d = discovered[i];
+      const rec = existing.get(d.url);
+      if (rec === undefined) continue; // allocated earlier in this step
+      existing.delete(d.url);
+      if (rec && rec.seq >= 0 && rec.seq < committedTail) continue;
+      if (state.tail >= this.cap) {
+        // An endless calendar or a link bomb stops here: the frontier is a few page budgets.
+        noteCap(state.capsHit!, "frontier", this.cap);
+        continue;
+      }
+      const seq = state.tail++;
+      batch.set(
+        keys.auditPage(auditId, d.url),
+        newRecord(d.url, seq, d.depth, rec?.inSitemap ?? false),
+      );
+      batch.set(
+        keys.auditFrontier(auditId, seq),
+        d.hops ? { url: d.url, depth: d.depth, hops: d.hops } : { url: d.url, depth: d.depth },
+      );
+    }
+  }
+
+  /**
+   * Keeps a URL read from the sitemaps (first step): its record (not queued: seq -1) and its place
+   * in a chunk, for `seedSitemap` once the links run out. Returns false when the URL is over the
+   * length cap (left out, the hit noted). Call `closeSitemapChunk` after the last URL.
+   */
+  keepSitemapUrl(url: string): boolean {
+    if (url.length > this.caps.maxUrlLength) {
+      noteCap(this.state.capsHit!, "url_length", this.caps.maxUrlLength);
+      return false;
+    }
+    // The start URL's record is written by the first step, which knows it is in the sitemap.
+    if (url !== this.state.startUrl) {
+      this.batch.set(keys.auditPage(this.auditId, url), newRecord(url, -1, -1, true));
+    }
+    this.chunk.push(url);
+    this.chunkChars += url.length;
+    if (this.chunk.length >= SITEMAP_CHUNK || this.chunkChars >= SITEMAP_CHUNK_CHARS) {
+      this.closeSitemapChunk();
+    }
+    return true;
+  }
+
+  /** Writes the sitemap chunk being filled, if it holds any URL. */
+  closeSitemapChunk(): void {
+    if (this.chunk.length === 0) return;
+    this.batch.set(keys.auditSitemapChunk(this.auditId, this.state.sitemapChunks++), this.chunk);
+    this.chunk = [];
+    this.chunkChars = 0;
+  }
+
+  /** Marks every sitemap chunk as seeded: a crawl that never starts has no orphans to find. */
+  skipSitemap(): void {
+    this.state.seedChunk = this.state.sitemapChunks;
+  }
+
+  /**
+   * Seeds the next sitemap chunks (SEED_CHUNKS_PER_STEP at most) into the frontier with depth -1:
+   * the sitemap URLs the links never reached, which is how orphans are found.
+   */
+  async seedSitemap(): Promise<void> {
+    const { state } = this;
+    const end = Math.min(state.sitemapChunks, state.seedChunk + SEED_CHUNKS_PER_STEP);
+    for (let c = state.seedChunk; c < end; c++) {
+      const chunk = await this.kv.get<string[]>(keys.auditSitemapChunk(this.auditId, c));
+      for (const url of chunk.value ?? []) this.discovered.push({ url, depth: -1 });
+    }
+    await this.allocate();
+    state.seedChunk = end;
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * The crawl's first step: the start URL through the address guard, the start origin's robots.txt
+ * (stored, its lint problems and Crawl-delay kept on the state), the sitemaps (their URLs kept in
+ * the frontier's chunks for seeding once the links run out), the http probe, and the start URL
+ * queued, or recorded as failed or blocked when the crawl cannot start.
+ *
+ * @module
+ */
+import { keys } from "../../../kv/keys.ts";
+import { checkUrlTarget, TargetRefusedError } from "../../net/address_guard.ts";
+import { siteKeyOf } from "../page_facts.ts";
+import { makeRobots, type Robots } from "../robots.ts";
+import { canonicalUrl } from "../urls.ts";
+import type { ByteBudget } from "./byte_budget.ts";
+import { capsOf, noteCap, noteRobotsCaps } from "./caps.ts";
+import { settingsOf } from "./fetcher.ts";
+import { Frontier } from "./frontier.ts";
+import { probeHttp } from "./http_probe.ts";
+import { fetchRobots, RobotsSource } from "./robots_source.ts";
+import { readSitemaps } from "./sitemaps.ts";
+import type { CrawlInput, CrawlState } from "./state.ts";
+import { newRecord, type WriteBatch } from "./store.ts";
+
+/**
+ * Crawl-delay honoured, at most, in seconds: a site may ask for any delay, and a longer one would
+ * stretch an audit of a few hundred pages over hours.
+ */
+const MAX_CRAWL_DELAY_S = 10;
+
+/**
+ * Runs the first step and returns the state it starts the crawl with; its writes (robots.txt,
+ * sitemap chunks and records, the start URL's record and frontier entry) go to `batch`, and the
+ * caller commits the state. Throws `TargetRefusedError` when the address guard refuses the start
+ * URL for a policy reason. A start host that does not resolve gives a failed start record and a
+ * crawl that goes straight to `finalize`; so does a start URL robots.txt keeps from our token
+ * (its record blocked).
+ *
+ * @example
+ * ```ts
+ * const budget = new ByteBudget(input.maxTotalBytes, 0);
+ * const state = await initCrawl(kv, auditId, input, batch, budget);
+ * state.bytes = budget.used;
+ * await batch.flush();
+ * // …then commit `state` under keys.auditCrawl(auditId), checked against the absent entry
+ * ```
+ */
+export async function initCrawl(
+  kv: Deno.Kv,
+  auditId: string,
+  input: CrawlInput,
+  batch: WriteBatch,
+  budget: ByteBudget,
+): Promise<CrawlState> {
+  const s = settingsOf(input, budget);
+  const caps = capsOf(input);
+  const checked = await checkUrlTarget(input.startUrl, {
+    allowPrivate: input.allowPrivate,
+    resolver: input.resolver,
+  }).catch((e) => {
+    if (e instanceof TargetRefusedError && e.reason !== "dns_failure") throw e;
+    return null;
+  });
+  const startParsed = checked?.url ?? new URL(input.startUrl);
+  const startUrl = canonicalUrl(startParsed);
+  const origin = startParsed.origin;
+  const siteKey = siteKeyOf(startParsed);
+  const state: CrawlState = {
+    v: 1,
+    phase: "crawl",
+    startUrl,
+    origin,
+    siteKey,
+    startChecked: checked !== null,
+    ownBotBlocked: false,
+    startBlockedForGoogle: false,
+    robots: {},
+    robotsProblems: [],
+    crawlDelayMs: 0,
+    nextSlotAt: 0,
+    sitemap: { found: false, problems: [], urlCount: 0 },
+    sitemapChunks: 0,
+    seedChunk: 0,
+    httpProbe: "not_applicable",
+    head: 0,
+    tail: 0,
+    fetches: 0,
+    completed: 0,
+    failed: 0,
+    bytes: 0,
+    truncated: false,
+    tallies: {},
+    stored: {},
+    banners: 0,
+    sitePages: 0,
+    language: null,
+    steps: 1,
+    result: null,
+    capsHit: {},
+  };
+  const robotsUrl = `${origin}/robots.txt`;
+  let robots: Robots = makeRobots(robotsUrl, "unreachable", 0, "");
+  if (checked) {
+    const fetched = await fetchRobots(s, origin, caps.robots.maxBytes);
+    const source = new RobotsSource(kv, auditId, s, state.robots, batch, caps.robots);
+    source.record(origin, fetched.meta, fetched.body);
+    robots = makeRobots(
+      fetched.meta.url,
+      fetched.meta.state,
+      fetched.meta.status,
+      fetched.body,
+      caps.robots,
+    );
+    noteRobotsCaps(state.capsHit!, robots, caps.robots);
+  } else {
+    state.robots[origin] = { state: "unreachable", status: 0, url: robotsUrl };
+  }
+  state.robotsProblems = robots.problems.slice(0, 50);
+  state.ownBotBlocked = checked !== null && !robots.isAllowed(startUrl);
+  state.startBlockedForGoogle = !robots.isAllowed(startUrl, "Googlebot");
+  state.crawlDelayMs = Math.min(robots.crawlDelay, MAX_CRAWL_DELAY_S) * 1000;
+
+  const frontier = new Frontier(kv, auditId, state, batch, caps, input.maxPages);
+  let startInSitemap = false;
+  if (checked) {
+    state.sitemap = await readSitemaps(s, {
+      origin,
+      siteKey,
+      robots,
+      caps: {
+        files: caps.sitemapFiles,
+        urls: frontier.cap,
+        bytes: caps.sitemapBytes,
+      },
+      onCap: (name, limit, leftOut) => noteCap(state.capsHit!, name, limit, leftOut),
+    }, (url) => {
+      if (frontier.keepSitemapUrl(url) && url === startUrl) startInSitemap = true;
+    });
+    frontier.closeSitemapChunk();
+    state.httpProbe = await probeHttp(s, startParsed);
+  }
+  if (state.ownBotBlocked || !checked) frontier.skipSitemap();
+
+  const start = newRecord(startUrl, 0, 0, startInSitemap);
+  if (!checked) {
+    start.state = "failed";
+    start.failure = "dns";
+    state.failed = 1;
+    state.phase = "finalize";
+  } else if (state.ownBotBlocked) {
+    start.state = "blocked";
+    state.phase = "finalize";
+  } else {
+    frontier.queueStart(startUrl);
+  }
+  batch.set(keys.auditPage(auditId, startUrl), start);
+  state.nextSlotAt = Date.now();
+  return state;
+}

@@ -1,0 +1,210 @@
+/**
+ * The writes of one crawl step: turns the fetch pool's results into what the audit keeps, in
+ * frontier order, so URL discovery (and so frontier positions) is deterministic. Per URL: its
+ * record; per fetched HTML page also its findings (evidence, capped per check), its links (hashed
+ * targets with anchors), its entries in the duplicate indexes, its place among the site pages
+ * articles link to, the cap it hit, and the URLs it leads to, handed to the frontier.
+ *
+ * @module
+ */
+import { keys } from "../../../kv/keys.ts";
+import { type PageFacts, siteKeyOf } from "../page_facts.ts";
+import { EMPTY_BIN, SIG_BINS } from "../text_fingerprint.ts";
+import { canonicalUrl } from "../urls.ts";
+import { type CrawlCaps, noteCap } from "./caps.ts";
+import type { Fetched } from "./fetch_pool.ts";
+import type { FrontierEntry } from "./frontier.ts";
+import type { CrawlState } from "./state.ts";
+import {
+  boundRecord,
+  FindingsWriter,
+  indexDup,
+  MAX_URL_LENGTH,
+  type PageRecord,
+  type WriteBatch,
+  writeLinks,
+} from "./store.ts";
+import { yieldToLoop } from "./yield_to_loop.ts";
+
+/** Pages kept for article internal links (AuditReport.site.pages). */
+export const MAX_SITE_PAGES = 200;
+/** LSH banding of the MinHash signature: 16 bands of 4 bins (pairs at 0.8 meet with p > 0.999). */
+export const BAND_BINS = 4;
+/** Pages with fewer visible words are not compared for duplicate text. */
+export const DUP_MIN_WORDS = 20;
+/** hreflang alternates kept per page for the return-link check (a cluster rarely has more). */
+const HREFLANG_TARGETS = 30;
+/** Pages recorded between yields to the event loop (a page can carry a thousand links). */
+const PAGES_PER_YIELD = 8;
+
+/** Where one step's records go. */
+export interface RecordTarget {
+  batch: WriteBatch;
+  auditId: string;
+  /** The crawl state: its counters, tallies of stored findings, cap hits, language, site pages. */
+  state: CrawlState;
+  caps: CrawlCaps;
+  /** Hands a URL found on a page (or a redirect's target) to the frontier. */
+  discover: (url: string, depth: number, hops?: number) => void;
+}
+
+/**
+ * Records the results of entries taken from the frontier (`results[i]` is what `entries[i]`, whose
+ * record is `records[i]`, produced). An entry skipped for the byte budget is not recorded: it
+ * stays queued. Counts fetches on the state; writes go to the step's batch.
+ *
+ * @example
+ * ```ts
+ * const { entries, records } = await frontier.next(limits.pages);
+ * const results = await fetchBatch(entries, poolOptions);
+ * await recordPages(entries, records, results, {
+ *   batch, auditId, state, caps,
+ *   discover: (url, depth, hops) => frontier.discover(url, depth, hops),
+ * });
+ * ```
+ */
+export async function recordPages(
+  entries: readonly FrontierEntry[],
+  records: readonly PageRecord[],
+  results: readonly Fetched[],
+  to: RecordTarget,
+): Promise<void> {
+  const { batch, auditId, state, caps, discover } = to;
+  const findings = new FindingsWriter(batch, auditId, state.stored);
+  for (let i = 0; i < results.length; i++) {
+    // Let the process answer its HTTP requests between pages (the API shares the event loop).
+    if (i % PAGES_PER_YIELD === PAGES_PER_YIELD - 1) await yieldToLoop();
+    const e = entries[i];
+    const res = results[i];
+    const rec = records[i];
+    const seq = rec.seq;
+    if (res.kind === "skipped") continue;
+    if (res.kind === "blocked") {
+      rec.state = "blocked";
+    } else if (res.kind === "failed") {
+      rec.state = "failed";
+      rec.failure = res.failure;
+      state.fetches++;
+      state.failed++;
+    } else {
+      state.fetches++;
+      state.completed++;
+      recordResponse(rec, res, state, (url, depth) => discover(url, depth, (e.hops ?? 0) + 1));
+      if (res.page) {
+        const { facts } = res.page;
+        if (facts.linksOverCap > 0) {
+          noteCap(state.capsHit!, "links_per_page", caps.linksPerPage, facts.linksOverCap);
+        }
+        for (const f of res.page.fired) findings.add(f.id, rec.url, f.items);
+        writeLinks(batch, auditId, rec.url, facts);
+        if (res.page.follow) { for (const l of facts.links) discover(l, childDepth(rec)); }
+        // Canonical, refresh and hreflang targets are crawled too: their checks judge them.
+        const extra = [rec.canonicalOther, facts.metaRefresh?.url ?? null, ...rec.hreflang ?? []];
+        for (const x of extra) {
+          if (x && siteKeyOf(new URL(x)) === state.siteKey) discover(x, childDepth(rec));
+        }
+        indexDuplicates(batch, auditId, rec, facts.textSig);
+        if (rec.depth === 0 && state.language === null) state.language = facts.htmlLang || null;
+        if (
+          !rec.noindex && rec.canonicalOther === null && state.sitePages < MAX_SITE_PAGES
+        ) {
+          state.sitePages++;
+          batch.set(keys.auditSitePage(auditId, seq), {
+            url: rec.url,
+            title: rec.title,
+            h1: rec.h1,
+            description: rec.description,
+            depth: rec.depth,
+          });
+        }
+      }
+    }
+    batch.set(keys.auditPage(auditId, rec.url), boundRecord(rec));
+  }
+}
+
+/** Links on a page sit one click deeper; from a sitemap-only page (-1) they stay at -1. */
+const childDepth = (rec: PageRecord) => (rec.depth < 0 ? -1 : rec.depth + 1);
+
+const clip = (s: string | null, n: number) => (s === null ? null : s.slice(0, n));
+
+/** Fills a record from a response; an internal redirect target is discovered at the same depth. */
+function recordResponse(
+  rec: PageRecord,
+  res: Extract<Fetched, { kind: "response" }>,
+  state: CrawlState,
+  discover: (url: string, depth: number) => void,
+): void {
+  rec.state = "fetched";
+  rec.status = res.status;
+  rec.ttfbMs = res.ttfbMs;
+  rec.bytes = res.bytes;
+  if (res.location !== null) {
+    rec.location = res.location;
+    if (siteKeyOf(new URL(res.location)) === state.siteKey) discover(res.location, rec.depth);
+    else rec.externalLocation = true;
+  }
+  if (res.nonHtmlRobots) rec.nonHtmlRobots = res.nonHtmlRobots;
+  const p = res.page;
+  if (!p) return;
+  rec.html = true;
+  rec.noindex = p.noindex;
+  rec.title = clip(p.facts.title, 300);
+  rec.description = clip(p.facts.description, 300);
+  rec.h1 = clip(p.facts.h1, 300);
+  rec.words = p.facts.wordCount;
+  rec.textHash = p.facts.textHash;
+  rec.canonicalOther = p.canonicalOther;
+  rec.outlinks = p.facts.links.length + p.facts.nofollowLinks.length + p.facts.linksOverCap;
+  const alternates = hreflangTargets(p.facts, rec.url, state.siteKey);
+  if (alternates.length > 0) rec.hreflang = alternates;
+  rec.checks = p.fired.map((f) => f.id);
+}
+
+/** Internal hreflang alternates of a page other than itself (capped), as record URLs. */
+function hreflangTargets(facts: PageFacts, self: string, siteKey: string): string[] {
+  const out: string[] = [];
+  for (const h of facts.hreflangs) {
+    const href = h.href.trim();
+    if (!/^https?:\/\//i.test(href)) continue;
+    let u: URL;
+    try {
+      u = new URL(href);
+    } catch {
+      continue;
+    }
+    const url = canonicalUrl(u);
+    if (url === self || url.length > MAX_URL_LENGTH || siteKeyOf(u) !== siteKey) continue;
+    if (!out.includes(url)) out.push(url);
+    if (out.length >= HREFLANG_TARGETS) break;
+  }
+  return out;
+}
+
+/**
+ * Indexable self-canonical HTML pages, indexed by title, description and text fingerprint, and
+ * (pages with DUP_MIN_WORDS words or more) by each non-empty LSH band of their text signature
+ * (small keys: band and URL hash; the signature is stored once beside them): the near-duplicate
+ * pass compares pages that share a band.
+ */
+function indexDuplicates(
+  batch: WriteBatch,
+  auditId: string,
+  rec: PageRecord,
+  sig: Uint16Array,
+): void {
+  if (rec.noindex || rec.canonicalOther !== null) return;
+  if (rec.title) indexDup(batch, auditId, "title", rec.title, rec.url);
+  if (rec.description) indexDup(batch, auditId, "description", rec.description, rec.url);
+  if (rec.words < DUP_MIN_WORDS) return;
+  indexDup(batch, auditId, "content", String(rec.textHash), rec.url);
+  if (sig.length !== SIG_BINS) return;
+  for (let b = 0; b < SIG_BINS; b += BAND_BINS) {
+    const band = sig.subarray(b, b + BAND_BINS);
+    if (band.every((x) => x === EMPTY_BIN)) continue; // an empty band proves nothing
+    let key = String(b / BAND_BINS).padStart(2, "0") + ":";
+    for (const x of band) key += x.toString(16).padStart(4, "0");
+    batch.set(keys.auditNearBand(auditId, key, rec.hash), 1);
+  }
+  batch.set(keys.auditNearSig(auditId, rec.hash), { u: rec.url, h: rec.textHash, s: sig });
+}
