@@ -28,7 +28,7 @@ import { keys } from "../../../kv/keys.ts";
 import { type CrawlCaps, frontierCap, noteCap } from "./caps.ts";
 import type { CrawlState } from "./state.ts";
 import { getMany, newRecord, type PageRecord, type WriteBatch } from "./store.ts";
-import { yieldToLoop } from "./yield_to_loop.ts";
+import { yieldToLoop } from "./event_loop.ts";
 
 /** One position of the frontier: a URL to fetch and how it was reached. */
 export interface FrontierEntry {

@@ -24,7 +24,7 @@ import {
   type WriteBatch,
   writeLinks,
 } from "./store.ts";
-import { yieldToLoop } from "./yield_to_loop.ts";
+import { yieldToLoop } from "./event_loop.ts";
 
 /** Pages kept for article internal links (AuditReport.site.pages). */
 export const MAX_SITE_PAGES = 200;

@@ -15,6 +15,7 @@ import { siteKeyOf } from "../page_facts.ts";
 import { fetchFollow, type FetchSettings } from "./fetcher.ts";
 import type { CapName } from "./caps.ts";
 import { BudgetSpentError } from "./byte_budget.ts";
+import { yieldToLoop } from "./event_loop.ts";
 
 /** Bytes downloaded per sitemap file (compressed or not); beyond it the file is cut. */
 export const SITEMAP_DOWNLOAD_BYTES = 10 * 1024 * 1024;
@@ -36,7 +37,7 @@ export async function streamText(
       out += part.byteLength;
       sink(decoder.decode(part, { stream: true }));
       // Parsing megabytes of XML is long synchronous work: let the process breathe between slices.
-      await new Promise<void>((r) => setTimeout(r, 0));
+      await yieldToLoop();
     }
     sink(decoder.decode());
     return { outBytes: out, capped: out >= maxOut && bytes.byteLength > maxOut, gzipError: false };

@@ -292,20 +292,21 @@ export async function* listInPages<T>(
   }
 }
 
-/** Gets many keys, ten per KV read (the read limit), several reads in flight. */
+/** Gets many keys, ten per KV read (the read limit), at most 32 reads in flight. */
 export async function getMany<T>(kv: Deno.Kv, keyList: Deno.KvKey[]): Promise<(T | null)[]> {
   const out: (T | null)[] = new Array(keyList.length).fill(null);
-  const jobs: Promise<void>[] = [];
-  for (let i = 0; i < keyList.length; i += 10) {
-    const slice = keyList.slice(i, i + 10);
-    const at = i;
-    jobs.push(
-      kv.getMany<T[]>(slice).then((entries) => {
-        entries.forEach((e, k) => (out[at + k] = e.value as T | null));
-      }),
-    );
-  }
-  await Promise.all(jobs);
+  // Reads in flight are bounded: a step that discovered 100,000 URLs must not hold 10,000.
+  const READS_IN_FLIGHT = 32;
+  let next = 0;
+  const reader = async () => {
+    while (next < keyList.length) {
+      const at = next;
+      next += 10;
+      const entries = await kv.getMany<T[]>(keyList.slice(at, at + 10));
+      entries.forEach((e, k) => (out[at + k] = e.value as T | null));
+    }
+  };
+  await Promise.all(Array.from({ length: READS_IN_FLIGHT }, reader));
   return out;
 }
 

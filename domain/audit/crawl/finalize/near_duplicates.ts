@@ -32,7 +32,7 @@ const NEAR_SIG_CACHE = 4_096;
  */
 const COMPARES_PER_YIELD = 8_192;
 
-/** A page's stored text signature (engine.ts `indexDuplicates`). */
+/** A page's stored text signature (page_recorder.ts `indexDuplicates`). */
 interface NearSig {
   u: string;
   h: number;

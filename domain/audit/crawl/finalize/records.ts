@@ -24,11 +24,11 @@ import { hreflangAlternates } from "./hreflang_targets.ts";
 import { attempted, is2xx, summary } from "./record.ts";
 import type { BrokenTarget } from "./targets.ts";
 import { TtfbHistogram } from "./ttfb.ts";
+// Text signatures only pages with this many words get (the page recorder indexes them).
+import { DUP_MIN_WORDS } from "../page_recorder.ts";
 
 /** Failed fetches kept in `SiteFacts.records` (a sample for checks that read URLs one by one). */
 const RECORD_SAMPLE = 200;
-/** Text signatures only pages with this many words get (engine.ts indexes them). */
-const DUP_MIN_WORDS = 20;
 
 /** What the records pass keeps for the passes after it. */
 export interface RecordsRead {
