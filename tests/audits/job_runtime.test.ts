@@ -73,18 +73,24 @@ async function startAudit(app: TestApp, origin: string) {
   return { key, accountId, auditId: res.body.audit_id as string };
 }
 
-Deno.test("a transient store error in a step is retried as a new attempt; the audit completes", async () => {
+/**
+ * Audits a one-page site with a fresh sandbox key on an app whose store fails `failures` crawl
+ * state commits, and hands the finished audit to `check`.
+ */
+async function auditOnFlakyStore(
+  failures: { left: number },
+  check: (app: TestApp, audit: { key: string; accountId: string; auditId: string }, done: {
+    // deno-lint-ignore no-explicit-any
+    body: any;
+    text: string;
+  }) => Promise<void>,
+) {
   const site = serveSite({ "/": html(page({ title: "Flaky store test site" })) });
   const base = await openTestKv();
-  const failures = { left: 1 };
   try {
     await withApp(async (app) => {
-      const { key, auditId, accountId } = await startAudit(app, site.origin);
-      const done = await poll(app, key, auditId);
-      assert.equal(done.body.status, "completed", done.text);
-      assert.equal(failures.left, 0, "the failure happened");
-      const rec = (await app.kv.get<AuditRecord>(keys.audit(accountId, auditId))).value!;
-      assert.equal(rec.attempts, 2, "the failed step counted as one interrupted attempt");
+      const audit = await startAudit(app, site.origin);
+      await check(app, audit, await poll(app, audit.key, audit.auditId));
     }, { kv: flakyKv(base, failures) });
   } finally {
     try {
@@ -92,25 +98,23 @@ Deno.test("a transient store error in a step is retried as a new attempt; the au
     } catch { /* closed with the app */ }
     await site.close();
   }
+}
+
+Deno.test("a transient store error in a step is retried as a new attempt; the audit completes", async () => {
+  const failures = { left: 1 };
+  await auditOnFlakyStore(failures, async (app, { accountId, auditId }, done) => {
+    assert.equal(done.body.status, "completed", done.text);
+    assert.equal(failures.left, 0, "the failure happened");
+    const rec = (await app.kv.get<AuditRecord>(keys.audit(accountId, auditId))).value!;
+    assert.equal(rec.attempts, 2, "the failed step counted as one interrupted attempt");
+  });
 });
 
 Deno.test("a sandbox audit whose every attempt dies fails interrupted and keeps its trial charge", async () => {
-  const site = serveSite({ "/": html(page({ title: "Always failing store site" })) });
-  const base = await openTestKv();
-  const failures = { left: 1_000 };
-  try {
-    await withApp(async (app) => {
-      const { key, auditId, accountId } = await startAudit(app, site.origin);
-      const done = await poll(app, key, auditId);
-      assert.equal(done.body.status, "failed", done.text);
-      assert.equal(done.body.error.code, "audit_interrupted");
-      const usage = (await app.kv.get<{ audits: number }>(keys.sandboxUsage(accountId))).value;
-      assert.equal(usage?.audits, 1, "the trial audit stays spent");
-    }, { kv: flakyKv(base, failures) });
-  } finally {
-    try {
-      base.close();
-    } catch { /* closed with the app */ }
-    await site.close();
-  }
+  await auditOnFlakyStore({ left: 1_000 }, async (app, { accountId }, done) => {
+    assert.equal(done.body.status, "failed", done.text);
+    assert.equal(done.body.error.code, "audit_interrupted");
+    const usage = (await app.kv.get<{ audits: number }>(keys.sandboxUsage(accountId))).value;
+    assert.equal(usage?.audits, 1, "the trial audit stays spent");
+  });
 });

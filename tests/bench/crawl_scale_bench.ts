@@ -20,59 +20,13 @@ import {
   startServer,
   tempKvPath,
 } from "../proof/process.ts";
+import { p99, rssOf, startSiteProcess } from "./site_process.ts";
 
 const BIG = Number(Deno.env.get("BENCH_CRAWL_PAGES") ?? 100_000);
 /** As `deno task start` runs the service: a 2 MiB young generation (see README). */
 const FLAGS = ["--v8-flags=--max-semi-space-size=2"];
 const STEP_PAGES = 100;
 const MiB = 1024 * 1024;
-
-interface Site {
-  origin: string;
-  stats(): Promise<{ served: number; distinct: number; twice: number }>;
-  close(): Promise<void>;
-}
-
-async function startSite(pages: number): Promise<Site> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL("./servers/big_site.ts", import.meta.url).pathname, String(pages)],
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  while (!text.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("site exited");
-    text += value;
-  }
-  reader.releaseLock();
-  child.stdout.cancel().catch(() => {});
-  const origin = `http://127.0.0.1:${Number(text.trim())}`;
-  return {
-    origin,
-    stats: async () => await (await fetch(`${origin}/__stats`)).json(),
-    close: async () => {
-      child.kill("SIGKILL");
-      await child.status;
-    },
-  };
-}
-
-/** Resident set size of a process, bytes (Linux /proc). */
-function rssOf(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(Deno.readTextFileSync(`/proc/${pid}/status`));
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-function p99(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(s.length * 0.99))];
-}
 
 const env = (maxPages: number) => ({
   CRAWL_MAX_PAGES: String(maxPages),
@@ -101,7 +55,7 @@ async function waitDone(server: ServerProcess, key: string, auditId: string, onT
 // 1. 10,000 pages with the account endpoint measured meanwhile.
 {
   const pages = 10_000;
-  const site = await startSite(pages);
+  const site = await startSiteProcess("big_site.ts", String(pages));
   const kvFile = await tempKvPath();
   const server = await startServer(kvFile.path, env(pages), 30_000, FLAGS);
   try {
@@ -153,7 +107,7 @@ async function waitDone(server: ServerProcess, key: string, auditId: string, onT
 // 2. 20,000 pages, SIGKILL in the middle.
 {
   const pages = 20_000;
-  const site = await startSite(pages);
+  const site = await startSiteProcess("big_site.ts", String(pages));
   const kvFile = await tempKvPath();
   let server = await startServer(
     kvFile.path,
@@ -184,7 +138,7 @@ async function waitDone(server: ServerProcess, key: string, auditId: string, onT
 
 // 3. The big one.
 {
-  const site = await startSite(BIG);
+  const site = await startSiteProcess("big_site.ts", String(BIG));
   const kvFile = await tempKvPath();
   const server = await startServer(kvFile.path, env(BIG), 30_000, FLAGS);
   try {

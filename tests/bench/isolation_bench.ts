@@ -25,52 +25,11 @@ import {
   tempKvPath,
 } from "../proof/process.ts";
 import { ADMIN_TOKEN } from "../helpers/app.ts";
+import { p99, rssOf, startSiteProcess } from "./site_process.ts";
 
 const BIG = Number(Deno.env.get("BENCH_CRAWL_PAGES") ?? 100_000);
 const FLAGS = ["--v8-flags=--max-semi-space-size=2"];
 const MiB = 1024 * 1024;
-
-async function startSite(
-  script: string,
-  arg: string,
-): Promise<{ origin: string; close(): Promise<void> }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL(`./servers/${script}`, import.meta.url).pathname, arg],
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  while (!text.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("site exited");
-    text += value;
-  }
-  reader.releaseLock();
-  child.stdout.cancel().catch(() => {});
-  return {
-    origin: `http://127.0.0.1:${Number(text.trim())}`,
-    close: async () => {
-      child.kill("SIGKILL");
-      await child.status;
-    },
-  };
-}
-
-function rssOf(pid: number | null): number {
-  if (!pid) return 0;
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(Deno.readTextFileSync(`/proc/${pid}/status`));
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-function p99(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(s.length * 0.99))] ?? NaN;
-}
 
 const mb = (b: number) => `${(b / MiB).toFixed(0)} MiB`;
 
@@ -155,7 +114,7 @@ async function paidKey(server: ServerProcess) {
 // 1. A 10,000-page crawl, in each setup.
 {
   const pages = 10_000;
-  const site = await startSite("big_site.ts", String(pages));
+  const site = await startSiteProcess("big_site.ts", String(pages));
   try {
     for (const setup of ["all, jobs inline", "all, worker child", "web + 1 worker"] as Setup[]) {
       const kvFile = await tempKvPath();
@@ -201,7 +160,7 @@ async function paidKey(server: ServerProcess) {
 
 // 2. The link bomb and the robots bomb, audited with a sandbox key.
 for (const bomb of ["links", "robots"]) {
-  const site = await startSite("bomb_site.ts", bomb);
+  const site = await startSiteProcess("bomb_site.ts", bomb);
   try {
     for (const setup of ["all, jobs inline", "all, worker child"] as Setup[]) {
       const kvFile = await tempKvPath();
@@ -247,7 +206,7 @@ for (const bomb of ["links", "robots"]) {
 
 // 3. The big crawl with one worker, then two half-size audits with one worker and with two.
 {
-  const site = await startSite("big_site.ts", String(BIG));
+  const site = await startSiteProcess("big_site.ts", String(BIG));
   try {
     const kvFile = await tempKvPath();
     const s = await startSetup("web + 1 worker", kvFile.path, env(BIG));

@@ -1,0 +1,62 @@
+/**
+ * What the process benchmarks share: a site server from `servers/` as a process of its own (so
+ * its memory and CPU are not counted with the service's), a process's RSS, and a p99.
+ *
+ * @example
+ * ```ts
+ * const site = await startSiteProcess("big_site.ts", "10000");
+ * console.log(site.origin, rssOf(Deno.pid), p99([1, 2, 3]));
+ * await site.close();
+ * ```
+ */
+
+export interface SiteProcess {
+  origin: string;
+  /** The big site's counters (`GET /__stats`). */
+  stats(): Promise<{ served: number; distinct: number; twice: number }>;
+  close(): Promise<void>;
+}
+
+/** Starts `servers/<script>` with `arg`; resolves once it printed its port. */
+export async function startSiteProcess(script: string, arg: string): Promise<SiteProcess> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL(`./servers/${script}`, import.meta.url).pathname, arg],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`${script} exited`);
+    text += value;
+  }
+  reader.releaseLock();
+  child.stdout.cancel().catch(() => {});
+  const origin = `http://127.0.0.1:${Number(text.trim())}`;
+  return {
+    origin,
+    stats: async () => await (await fetch(`${origin}/__stats`)).json(),
+    close: async () => {
+      child.kill("SIGKILL");
+      await child.status;
+    },
+  };
+}
+
+/** Resident set size of a process, bytes (Linux /proc); 0 when it is gone. */
+export function rssOf(pid: number | null | undefined): number {
+  if (!pid) return 0;
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(Deno.readTextFileSync(`/proc/${pid}/status`));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** The 99th percentile of a sample (NaN when empty). */
+export function p99(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(s.length * 0.99))] ?? NaN;
+}
