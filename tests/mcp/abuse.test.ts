@@ -1,0 +1,192 @@
+/**
+ * Abuse findings on `/mcp`, each over real HTTP against the running app: JSON-RPC batches (one
+ * request ran up to 100 tools for one rate-limit unit), keyless and listen streams holding slots,
+ * the request-body timeout, the signup limits shared with `POST /v1/accounts`, and the caps on
+ * concurrent `wait` calls.
+ */
+import assert from "node:assert/strict";
+import { freshIp, type TestApp, withApp } from "../helpers/app.ts";
+
+const MODERN = "2026-07-28";
+const ENVELOPE = {
+  "io.modelcontextprotocol/protocolVersion": MODERN,
+  "io.modelcontextprotocol/clientInfo": { name: "abuse-tests", version: "1.0.0" },
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+/** One POST to /mcp with a raw body; the answer's JSON (the SSE `data:` lines joined). */
+async function post(app: TestApp, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${app.url}/mcp`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "x-forwarded-for": freshIp(),
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  const data = text.startsWith("event:") || text.startsWith("data:")
+    ? text.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5)).join("")
+    : text;
+  // deno-lint-ignore no-explicit-any
+  let json: any = null;
+  try {
+    json = JSON.parse(data);
+  } catch { /* not JSON */ }
+  return { status: res.status, headers: res.headers, body: json, text };
+}
+
+const toolCall = (id: number, name: string, args: Record<string, unknown>) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name, arguments: args },
+});
+
+Deno.test("a JSON-RPC batch is refused with 400 Invalid Request before anything in it runs", () =>
+  withApp(async (app) => {
+    const { key } = await app.signup();
+    const auth = { authorization: `Bearer ${key}` };
+    const creates = [1, 2, 3].map((i) =>
+      toolCall(i, "projects", { action: "create", url: `https://batch${i}.example` })
+    );
+    for (const version of ["2025-11-25", "2025-06-18"]) {
+      for (const batch of [creates, creates.slice(0, 1)]) {
+        const res = await post(app, batch, { ...auth, "mcp-protocol-version": version });
+        assert.equal(res.status, 400, res.text);
+        assert.equal(res.body.jsonrpc, "2.0");
+        assert.equal(res.body.error.code, -32600);
+        assert.match(res.body.error.message, /^Invalid Request: JSON-RPC batches/);
+        assert.equal(res.body.id, null);
+        // The request spent its one unit of the key's budget, as any request does.
+        assert.ok(res.headers.get("x-ratelimit-remaining"));
+      }
+    }
+    // A 2026-07-28 batch (envelope in its elements) and a batch of notifications alike.
+    const modern = await post(app, [{
+      ...toolCall(9, "account", {}),
+      params: { name: "account", arguments: {}, _meta: ENVELOPE },
+    }], { ...auth, "mcp-protocol-version": MODERN });
+    assert.equal(modern.status, 400);
+    assert.equal(modern.body.error.code, -32600);
+    const notes = await post(app, [{ jsonrpc: "2.0", method: "notifications/initialized" }], auth);
+    assert.equal(notes.status, 400);
+
+    // An anonymous batch of signups opens no account.
+    const signups = [1, 2].map((i) => toolCall(i, "signup", { email: `batched${i}@example.com` }));
+    const anon = await post(app, signups, { "mcp-protocol-version": "2025-11-25" });
+    assert.equal(anon.status, 400);
+    assert.equal(anon.body.error.code, -32600);
+
+    // Nothing in any batch ran.
+    const projects = await app.req("GET", "/v1/projects", { key });
+    assert.deepEqual(projects.body.projects, []);
+    for (const i of [1, 2]) {
+      const rest = await app.req("POST", "/v1/accounts", {
+        body: { email: `batched${i}@example.com` },
+        ip: freshIp(),
+      });
+      assert.equal(rest.status, 201, "the batched signup created no account");
+    }
+    // A single message is still served.
+    const one = await post(app, creates[0], { ...auth, "mcp-protocol-version": "2025-11-25" });
+    assert.equal(one.status, 200);
+    assert.equal(one.body.result.structuredContent.project.url, "https://batch1.example");
+  }));
+
+Deno.test("streams: keyless GET and subscriptions/listen are 401; a keyed listen is 404 Method not found; nothing stays open", () =>
+  withApp(async (app) => {
+    const { key } = await app.signup();
+    const listen = (headers: Record<string, string>) =>
+      fetch(`${app.url}/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": MODERN,
+          "mcp-method": "subscriptions/listen",
+          ...headers,
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 7,
+          method: "subscriptions/listen",
+          params: {
+            _meta: ENVELOPE,
+            notifications: { toolsListChanged: true, resourcesListChanged: true },
+          },
+        }),
+      });
+    const responses: Response[] = [];
+    try {
+      const anon = await listen({});
+      responses.push(anon);
+      assert.equal(anon.status, 401);
+      assert.equal(anon.headers.get("content-type"), "application/json");
+      assert.match(anon.headers.get("www-authenticate") ?? "", /^Bearer /);
+      assert.equal((await anon.json()).error.code, "unauthorized");
+
+      const get = await fetch(`${app.url}/mcp`, { headers: { accept: "text/event-stream" } });
+      responses.push(get);
+      assert.equal(get.status, 401);
+      assert.equal(get.headers.get("content-type"), "application/json");
+      assert.match(get.headers.get("www-authenticate") ?? "", /^Bearer realm="serpwright"/);
+      assert.equal((await get.json()).error.code, "unauthorized");
+
+      const keyed = await listen({ authorization: `Bearer ${key}` });
+      responses.push(keyed);
+      assert.equal(keyed.status, 404);
+      assert.equal(keyed.headers.get("content-type"), "application/json");
+      const body = await keyed.json();
+      assert.equal(body.error.code, -32601);
+      assert.match(body.error.message, /^Method not found/);
+      assert.equal(body.id, 7);
+
+      // A keyed GET is still the SDK's 405: there is no standalone stream.
+      const keyedGet = await fetch(`${app.url}/mcp`, {
+        headers: { accept: "text/event-stream", authorization: `Bearer ${key}` },
+      });
+      responses.push(keyedGet);
+      assert.equal(keyedGet.status, 405);
+    } finally {
+      for (const r of responses) await r.body?.cancel().catch(() => {});
+    }
+
+    // And the server promises no change notifications to listen for.
+    const discover = await post(app, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "server/discover",
+      params: { _meta: ENVELOPE },
+    }, { "mcp-protocol-version": MODERN, "mcp-method": "server/discover" });
+    assert.equal(discover.status, 200, discover.text);
+    const caps = discover.body.result.capabilities;
+    assert.ok(caps.tools);
+    for (const kind of ["tools", "resources", "prompts"]) {
+      assert.notEqual(caps[kind]?.listChanged, true, `${kind}.listChanged`);
+    }
+  }));
+
+Deno.test("slow clients: a body trickling into /mcp is cut off with 408 after REQUEST_BODY_TIMEOUT_MS", () =>
+  withApp(async (app) => {
+    const port = Number(new URL(app.url).port);
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+    const started = performance.now();
+    await conn.write(
+      new TextEncoder().encode(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" +
+          "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n" +
+          'Content-Length: 1000\r\n\r\n{"jsonrpc":"2.0",',
+      ),
+    );
+    const buf = new Uint8Array(4096);
+    const n = await conn.read(buf);
+    const elapsed = performance.now() - started;
+    conn.close();
+    const text = new TextDecoder().decode(buf.subarray(0, n ?? 0));
+    assert.match(text, /^HTTP\/1\.1 408/, text);
+    assert.match(text, /request_timeout/);
+    assert.ok(elapsed < 5_000, `answered after ${Math.round(elapsed)} ms`);
+  }, { env: { REQUEST_BODY_TIMEOUT_MS: "300" } }));
