@@ -5,7 +5,8 @@
  * concurrent `wait` calls.
  */
 import assert from "node:assert/strict";
-import { freshIp, type TestApp, withApp } from "../helpers/app.ts";
+import { errorCode, freshIp, type TestApp, withApp } from "../helpers/app.ts";
+import { connectMcp } from "./helpers.ts";
 
 const MODERN = "2026-07-28";
 const ENVELOPE = {
@@ -190,3 +191,91 @@ Deno.test("slow clients: a body trickling into /mcp is cut off with 408 after RE
     assert.match(text, /request_timeout/);
     assert.ok(elapsed < 5_000, `answered after ${Math.round(elapsed)} ms`);
   }, { env: { REQUEST_BODY_TIMEOUT_MS: "300" } }));
+
+let emails = 0;
+const email = () => `limits${++emails}-${crypto.randomUUID().slice(0, 8)}@example.com`;
+const restSignup = (app: TestApp, ip: string) =>
+  app.req("POST", "/v1/accounts", { body: { email: email() }, ip });
+/** One MCP `signup` call from `ip`: ok, or the tool error's code and `/v1` error body. */
+async function mcpSignup(app: TestApp, ip: string) {
+  const client = await connectMcp(app, { ip });
+  try {
+    const res = await client.callTool({ name: "signup", arguments: { email: email() } });
+    if (!res.isError) return { ok: true as const };
+    // deno-lint-ignore no-explicit-any
+    const body = (res._meta as any)?.["com.serpwright/error"];
+    return { ok: false as const, code: String(body?.error?.code), body };
+  } finally {
+    await client.close();
+  }
+}
+/** An error message without its "retry in N s" count, which moves with the clock. */
+const withoutRetry = (message: string) => message.replace(/retry in \d+ s$/, "retry in N s");
+
+Deno.test("signup over MCP: after REST opened a /24's 20 sandboxes today, MCP from that /24 is refused alike", () =>
+  withApp(async (app) => {
+    for (let i = 1; i <= 20; i++) {
+      const res = await restSignup(app, `192.0.2.${i}`);
+      assert.equal(res.status, 201, res.text);
+    }
+    const rest = await restSignup(app, "192.0.2.21");
+    assert.equal(rest.status, 429);
+    assert.equal(errorCode(rest), "rate_limited");
+    assert.match(rest.body.error.message, /this network today/);
+
+    const mcp = await mcpSignup(app, "192.0.2.99");
+    assert.equal(mcp.ok, false, "MCP issued a key past the block's daily cap");
+    if (mcp.ok) return;
+    assert.equal(mcp.code, rest.body.error.code);
+    assert.match(mcp.body.error.message, /this network today/);
+    assert.equal(mcp.body.retry_after_seconds, Number(rest.headers.get("retry-after")));
+    // Another block is unaffected, over either door.
+    assert.equal((await mcpSignup(app, "192.0.3.1")).ok, true);
+  }));
+
+Deno.test("signup over MCP spends and obeys the global hourly cap shared with REST", () =>
+  withApp(async (app) => {
+    assert.equal((await restSignup(app, freshIp())).status, 201);
+    assert.equal((await mcpSignup(app, freshIp())).ok, true);
+    assert.equal((await restSignup(app, freshIp())).status, 201);
+    // Three signups this hour, one of them over MCP: the cap is reached for both doors.
+    const rest = await restSignup(app, freshIp());
+    assert.equal(rest.status, 429, "the MCP signup did not count against the global cap");
+    assert.equal(errorCode(rest), "rate_limited");
+    const mcp = await mcpSignup(app, freshIp());
+    assert.equal(mcp.ok, false, "MCP signed up past the global hourly cap");
+    if (mcp.ok) return;
+    assert.equal(mcp.code, "rate_limited");
+    assert.equal(withoutRetry(mcp.body.error.message), withoutRetry(rest.body.error.message));
+    app.clock.advance(3_600_000);
+    assert.equal((await mcpSignup(app, freshIp())).ok, true);
+  }, { env: { SIGNUP_RATE_GLOBAL_PER_HOUR: "3" } }));
+
+Deno.test("signup over MCP obeys the per-IP hourly rate REST spent, with the same code", () =>
+  withApp(async (app) => {
+    const ip = freshIp();
+    for (let i = 0; i < 5; i++) assert.equal((await restSignup(app, ip)).status, 201);
+    const rest = await restSignup(app, ip);
+    assert.equal(rest.status, 429);
+    const mcp = await mcpSignup(app, ip);
+    assert.equal(mcp.ok, false);
+    if (mcp.ok) return;
+    assert.equal(mcp.code, errorCode(rest));
+    assert.equal(withoutRetry(mcp.body.error.message), withoutRetry(rest.body.error.message));
+  }));
+
+Deno.test("no route or tool opens an account except through the signup use case", async () => {
+  const direct = /import\s*{[^}]*\bsignup\b[^}]*}\s*from\s*"[^"]*domain\/accounts\.ts"/;
+  const offenders: string[] = [];
+  async function scan(dir: URL) {
+    for await (const entry of Deno.readDir(dir)) {
+      const url = new URL(entry.name + (entry.isDirectory ? "/" : ""), dir);
+      if (entry.isDirectory) await scan(url);
+      else if (entry.name.endsWith(".ts") && direct.test(await Deno.readTextFile(url))) {
+        offenders.push(url.pathname);
+      }
+    }
+  }
+  await scan(new URL("../../routes/", import.meta.url));
+  assert.deepEqual(offenders, [], "call publicSignup (domain/public_signup.ts) instead");
+});
