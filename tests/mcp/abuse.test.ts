@@ -5,7 +5,12 @@
  * concurrent `wait` calls.
  */
 import assert from "node:assert/strict";
-import { errorCode, freshIp, type TestApp, withApp } from "../helpers/app.ts";
+import type { Client } from "@modelcontextprotocol/client";
+import type { Deps } from "../../domain/deps.ts";
+import { jobRecordKey, watchJobRecord, watchMissesOtherProcesses } from "../../domain/job_watch.ts";
+import { GOOD_HEADERS, page, serveSite } from "../audit/sites.ts";
+import { errorCode, freshIp, startTestApp, type TestApp, withApp } from "../helpers/app.ts";
+import { openTestKv } from "../helpers/kv.ts";
 import { connectMcp } from "./helpers.ts";
 
 const MODERN = "2026-07-28";
@@ -278,4 +283,169 @@ Deno.test("no route or tool opens an account except through the signup use case"
   }
   await scan(new URL("../../routes/", import.meta.url));
   assert.deepEqual(offenders, [], "call publicSignup (domain/public_signup.ts) instead");
+});
+
+/** Polls `check` every 10 ms (at most 10 s), for states the test cannot await directly. */
+async function until(check: () => boolean, what: string) {
+  for (let i = 0; i < 1_000 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(check(), `timed out waiting for ${what}`);
+}
+
+Deno.test("wait: held calls are capped per key and per process, past a cap the call answers at once, and a held call sleeps on kv.watch until its job moves", async () => {
+  // Every page of the site hangs until released, so the audits stay running meanwhile.
+  let release!: () => void;
+  const released = new Promise<void>((r) => release = r);
+  const site = serveSite(() => ({
+    handler: async () => {
+      await released;
+      return new Response(page({ title: "Held page" }), { headers: GOOD_HEADERS });
+    },
+  }));
+  // Counts reads of audit records, to tell a watch from a poll.
+  const base = await openTestKv();
+  let auditReads = 0;
+  const kv = new Proxy(base, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target);
+      if (prop === "get") {
+        return (key: Deno.KvKey, ...rest: unknown[]) => {
+          if (key[0] === "audits") auditReads++;
+          return (value as (...a: unknown[]) => unknown).apply(target, [key, ...rest]);
+        };
+      }
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const app = await startTestApp({
+    kv,
+    env: { MCP_WAITS_PER_KEY: "2", MCP_WAITS_PER_PROCESS: "3" },
+  });
+  // Read loosely so the test also runs (and fails on behaviour) against code without the caps.
+  const slots = () =>
+    (app.service.services as unknown as { mcpWaits?: { running(): number } }).mcpWaits
+      ?.running();
+  const clients: Client[] = [];
+  try {
+    const audits: { client: Client; id: string }[] = [];
+    for (let i = 0; i < 2; i++) {
+      const { key } = await app.signup();
+      const project = await app.req("POST", "/v1/projects", { key, body: { url: site.origin } });
+      const audit = await app.req("POST", `/v1/projects/${project.body.project_id}/audits`, {
+        key,
+      });
+      assert.equal(audit.status, 202, audit.text);
+      const client = await connectMcp(app, { key });
+      clients.push(client);
+      audits.push({ client, id: audit.body.audit_id });
+    }
+    const [a, b] = audits;
+    let holding = 0;
+    const get = async (x: { client: Client; id: string }, wait: number) => {
+      let first = true;
+      const res = await x.client.callTool({
+        name: "audits",
+        arguments: { action: "get", audit_id: x.id, wait },
+      }, {
+        // A held call reports the job's step as it starts waiting.
+        onprogress: () => {
+          if (first) holding++;
+          first = false;
+        },
+      });
+      if (!first) holding--;
+      assert.ok(!res.isError, JSON.stringify(res.content));
+      return {
+        // deno-lint-ignore no-explicit-any
+        status: (res.structuredContent as any).audit.status as string,
+        // deno-lint-ignore no-explicit-any
+        text: (res.content as any[])[0].text as string,
+      };
+    };
+
+    // The deadline holds: a short wait on a stuck job returns its current status.
+    const started = performance.now();
+    const short = await get(a, 1);
+    assert.ok(performance.now() - started >= 900, "waited about a second");
+    assert.notEqual(short.status, "completed");
+    assert.doesNotMatch(short.text, /Did not wait/);
+    assert.equal(holding, 0);
+
+    // Two held calls for key A: its cap.
+    const heldA = [get(a, 30), get(a, 30)];
+    // (Should an assertion below fail, the clients close under these: no unhandled rejection.)
+    for (const held of heldA) held.catch(() => {});
+    await until(() => holding === 2, "two held calls");
+    // Held calls read the record once each when they start, then sleep on the watch.
+    const readsBefore = auditReads;
+    await new Promise((r) => setTimeout(r, 1_500));
+    const reads = auditReads - readsBefore;
+    console.log(`audit record reads by two held calls in 1.5 s: ${reads}`);
+    assert.ok(reads <= 2, `${reads} audit reads in 1.5 s by two held calls (a poll reads ~12)`);
+
+    const third = await get(a, 30);
+    assert.notEqual(third.status, "completed");
+    assert.match(third.text, /Did not wait: this API key already holds 2 waiting calls/);
+    assert.equal(holding, 2);
+
+    // Key B holds the process's third slot; its second call meets the process cap.
+    const heldB = get(b, 30);
+    heldB.catch(() => {});
+    await until(() => holding === 3, "a third held call");
+    const fourth = await get(b, 30);
+    assert.notEqual(fourth.status, "completed");
+    assert.match(fourth.text, /Did not wait: the server holds its maximum of 3 waiting calls/);
+
+    // The site answers, the audits complete, and the held calls return at once with that.
+    const releasedAt = performance.now();
+    release();
+    const results = await Promise.all([...heldA, heldB]);
+    assert.deepEqual(results.map((r) => r.status), ["completed", "completed", "completed"]);
+    assert.ok(performance.now() - releasedAt < 20_000, "woken by the change, not the deadline");
+    assert.equal(slots(), 0, "every slot is given back");
+  } finally {
+    release();
+    for (const c of clients) await c.close();
+    await app.close();
+    await site.close();
+  }
+});
+
+Deno.test("job watch: a commit wakes a waiter at once; on a local KV file it also re-reads every second, since other processes' commits are not watched", async () => {
+  assert.equal(watchMissesOtherProcesses("./data/kv.sqlite"), true);
+  assert.equal(watchMissesOtherProcesses(":memory:"), false);
+  assert.equal(watchMissesOtherProcesses(""), false, "Deno Deploy's own KV");
+  assert.equal(watchMissesOtherProcesses("https://kv.example/db"), false, "KV Connect");
+  const kv = await openTestKv();
+  const job = { kind: "audit", accountId: "acct_w", id: "aud_w" } as const;
+  const signal = new AbortController().signal;
+  try {
+    for (const kvPath of ["./data/kv.sqlite", ":memory:"]) {
+      const watch = watchJobRecord({ kv, config: { kvPath } } as unknown as Deps, job);
+      try {
+        assert.equal(await watch.next(Date.now() + 5_000, signal), true, "first: the record now");
+        const t0 = performance.now();
+        if (kvPath === ":memory:") {
+          assert.equal(await watch.next(Date.now() + 1_200, signal), false, "the deadline");
+          assert.ok(performance.now() - t0 >= 1_100);
+        } else {
+          assert.equal(await watch.next(Date.now() + 5_000, signal), true, "a recheck");
+          const ms = performance.now() - t0;
+          assert.ok(ms >= 900 && ms < 4_000, `rechecked after ${Math.round(ms)} ms`);
+        }
+        const woken = watch.next(Date.now() + 5_000, signal);
+        const t1 = performance.now();
+        await kv.set(jobRecordKey(job), { status: "running", at: t1 });
+        assert.equal(await woken, true);
+        assert.ok(performance.now() - t1 < 900, "woken by the commit");
+        const aborted = new AbortController();
+        const ending = watch.next(Date.now() + 5_000, aborted.signal);
+        aborted.abort();
+        assert.equal(await ending, false);
+      } finally {
+        watch.close();
+      }
+    }
+  } finally {
+    kv.close();
+  }
 });
