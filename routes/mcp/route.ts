@@ -17,8 +17,10 @@
  * most one tool: a JSON-RPC batch (an array body; batching left MCP in 2025-06-18, and every
  * revision served here is that or later) is refused with 400 `Invalid Request` before anything in
  * it runs. The server pushes nothing (stateless, no notifications), so no stream is held open for
- * anyone: a keyless stream request (GET, `subscriptions/listen`) is 401 like a bad key, and a
- * keyed `subscriptions/listen` is 404 `Method not found`.
+ * anyone: a keyless `subscriptions/listen` is 401 like a bad key, a keyed one 404 `Method not
+ * found`, and a GET (the 2025 standalone stream) is the SDK's 405 for everyone, the spec's answer
+ * for "no stream here" (a 401 there would send an OAuth-capable host into an authorization flow
+ * before an anonymous signup).
  */
 import { hostHeaderValidation, originValidation } from "@modelcontextprotocol/hono";
 import { createMcpHandler } from "@modelcontextprotocol/server";
@@ -131,7 +133,7 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
 
     const principal = c.get("principal");
     const listen = message?.method === "subscriptions/listen";
-    if (!principal && (c.req.method === "GET" || listen)) {
+    if (!principal && listen) {
       throw new ApiError(
         "unauthorized",
         401,

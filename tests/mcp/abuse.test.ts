@@ -102,7 +102,7 @@ Deno.test("a JSON-RPC batch is refused with 400 Invalid Request before anything 
     assert.equal(one.body.result.structuredContent.project.url, "https://batch1.example");
   }));
 
-Deno.test("streams: keyless GET and subscriptions/listen are 401; a keyed listen is 404 Method not found; nothing stays open", () =>
+Deno.test("streams: a keyless subscriptions/listen is 401, a keyed one 404 Method not found, GET is 405; nothing stays open", () =>
   withApp(async (app) => {
     const { key } = await app.signup();
     const listen = (headers: Record<string, string>) =>
@@ -134,12 +134,17 @@ Deno.test("streams: keyless GET and subscriptions/listen are 401; a keyed listen
       assert.match(anon.headers.get("www-authenticate") ?? "", /^Bearer /);
       assert.equal((await anon.json()).error.code, "unauthorized");
 
-      const get = await fetch(`${app.url}/mcp`, { headers: { accept: "text/event-stream" } });
-      responses.push(get);
-      assert.equal(get.status, 401);
-      assert.equal(get.headers.get("content-type"), "application/json");
-      assert.match(get.headers.get("www-authenticate") ?? "", /^Bearer realm="serpwright"/);
-      assert.equal((await get.json()).error.code, "unauthorized");
+      // GET, the 2025 standalone stream, is the SDK's 405 with or without a key: no stream.
+      const withKey: Record<string, string> = { authorization: `Bearer ${key}` };
+      for (const headers of [{}, withKey]) {
+        const get = await fetch(`${app.url}/mcp`, {
+          headers: { accept: "text/event-stream", ...headers },
+        });
+        responses.push(get);
+        assert.equal(get.status, 405);
+        assert.equal(get.headers.get("content-type"), "application/json");
+        assert.equal((await get.json()).error.code, -32000);
+      }
 
       const keyed = await listen({ authorization: `Bearer ${key}` });
       responses.push(keyed);
@@ -149,13 +154,6 @@ Deno.test("streams: keyless GET and subscriptions/listen are 401; a keyed listen
       assert.equal(body.error.code, -32601);
       assert.match(body.error.message, /^Method not found/);
       assert.equal(body.id, 7);
-
-      // A keyed GET is still the SDK's 405: there is no standalone stream.
-      const keyedGet = await fetch(`${app.url}/mcp`, {
-        headers: { accept: "text/event-stream", authorization: `Bearer ${key}` },
-      });
-      responses.push(keyedGet);
-      assert.equal(keyedGet.status, 405);
     } finally {
       for (const r of responses) await r.body?.cancel().catch(() => {});
     }
