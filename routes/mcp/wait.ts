@@ -22,6 +22,9 @@ export class WaitSlots {
 
   /** A slot for `keyId` (release it when the wait ends), or why there is none. */
   take(keyId: string): { release: () => void } | { refused: string } {
+    if (this.perKey === 0 || this.perProcess === 0) {
+      return { refused: "this server does not hold calls open" };
+    }
     const mine = this.#byKey.get(keyId) ?? 0;
     if (mine >= this.perKey) {
       return {
