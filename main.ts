@@ -29,6 +29,7 @@ import { ADMIN_AUTH_FAILURES_PER_WINDOW, ADMIN_AUTH_WINDOW_MS } from "./routes/m
 import { buildApp } from "./routes/app.ts";
 import { capabilities } from "./capabilities.ts";
 import type { Services } from "./routes/env.ts";
+import { WaitSlots } from "./routes/mcp/wait.ts";
 
 /** A running service: its address and how to stop it cleanly. */
 export interface RunningService {
@@ -102,6 +103,7 @@ export function createServices(deps: Deps): Services {
         mode: "strict",
       }),
     },
+    mcpWaits: new WaitSlots(deps.config.mcpWaits.perKey, deps.config.mcpWaits.perProcess),
   };
 }
 

@@ -97,6 +97,11 @@ export interface Config {
   /** How long a client may take to send a request body before 408 (slow-body connections). */
   bodyTimeoutMs: number;
   /**
+   * MCP `wait` calls held open at once (`MCP_WAITS_PER_KEY`, default 5; `MCP_WAITS_PER_PROCESS`,
+   * default 200): a call past either cap answers at once with the job's current status.
+   */
+  mcpWaits: { perKey: number; perProcess: number };
+  /**
    * Rendered audits (docs/render.md): `RENDERING=off` refuses them (503 rendering_unavailable);
    * on Deno Deploy (`DENO_DEPLOYMENT_ID` set) they are always off (no Chromium there). The caps
    * are the pages one rendered audit renders: all of them, and the lab (throttled) share.
@@ -289,6 +294,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxDurationMs: int("SANDBOX_CRAWL_MAX_SECONDS", 120, 1, 86_400) * 1000,
     },
     bodyTimeoutMs: int("REQUEST_BODY_TIMEOUT_MS", 10_000, 100, 600_000),
+    mcpWaits: {
+      perKey: int("MCP_WAITS_PER_KEY", 5, 0, 1_000),
+      perProcess: int("MCP_WAITS_PER_PROCESS", 200, 0, 100_000),
+    },
     render: {
       enabled: get("RENDERING") !== "off" && get("DENO_DEPLOYMENT_ID") === null,
       maxPages: int("RENDER_MAX_PAGES", 50, 1, 500),

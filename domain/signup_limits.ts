@@ -1,7 +1,8 @@
 /**
- * Abuse limits of the public, CAPTCHA-free signup that sit in the domain (the per-IP and global
- * signup rates are HTTP rate limits, see routes/middleware/rate_limit.ts): how many sandbox
- * accounts one address block may open per day, and the operator's disposable-address option.
+ * Abuse limits of the public, CAPTCHA-free signup that sit beside the account's commit: how many
+ * sandbox accounts one address block may open per day, and the operator's disposable-address
+ * option. The signup use case (domain/public_signup.ts) applies them after the per-IP and global
+ * signup rates, for REST and MCP alike.
  *
  * @module
  */

@@ -1,9 +1,9 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { signup } from "../domain/accounts.ts";
-import { addressBlock } from "../domain/signup_limits.ts";
+import { publicSignup } from "../domain/public_signup.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { idempotency } from "./middleware/idempotency.ts";
 import { requireKey } from "./middleware/auth.ts";
+import { setHeaders, signupRates } from "./middleware/rate_limit.ts";
 import { clientIp } from "./middleware/request_id.ts";
 import { AUTH_ERRORS, bearerSecurity, IdempotencyHeader, responses } from "./openapi_helpers.ts";
 import { accountView, sandboxLimits } from "./views.ts";
@@ -67,12 +67,13 @@ export function accountRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     }),
     async (c) => {
       const body = c.req.valid("json");
-      const { account, raw } = await signup(deps, {
+      // Every signup limit, in the one order the MCP signup tool shares; a replay never gets here.
+      const { account, raw } = await publicSignup(deps, signupRates(s), {
+        ip: clientIp(c, deps.config),
         email: body.email,
         companyName: body.company_name ?? null,
         origin: body.origin ?? "agent",
-        addressBlock: addressBlock(clientIp(c, deps.config)),
-      });
+      }, (decision) => setHeaders(c, decision));
       const base = deps.config.publicBaseUrl;
       return c.json({
         account_id: account.id,

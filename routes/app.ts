@@ -33,12 +33,11 @@ export function buildApp(s: Services, extraGroups: RouteGroup[] = []): OpenAPIHo
   app.onError(errorHandler(baseUrl));
   app.use("*", requestId());
   const whoIsCalling = identify(s);
-  const general = rateLimit(s);
-  const signups = rateLimit(s, { signup: true });
+  const limit = rateLimit(s);
   // Identification feeds the limiter (whose budget a request spends), so the two run as one
-  // layer: a Hono dispatch level less on every request.
+  // layer: a Hono dispatch level less on every request. (Signups spend their own budgets on top,
+  // in the signup use case.)
   app.use("/v1/*", function identifyAndLimit(c: Context<AppEnv>, next: Next) {
-    const limit = c.req.method === "POST" && c.req.path === "/v1/accounts" ? signups : general;
     return whoIsCalling(c, async () => {
       await limit(c, next);
     });

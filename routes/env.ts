@@ -3,6 +3,7 @@ import type { Principal } from "../domain/auth.ts";
 import type { KeyResolver, KeyUsageTracker } from "../domain/auth.ts";
 import type { Deps } from "../domain/deps.ts";
 import type { RateLimiter } from "../kv/rate_limiter.ts";
+import type { WaitSlots } from "./mcp/wait.ts";
 
 /** Long-lived objects the routes share, built once per app. */
 export interface Services {
@@ -30,6 +31,8 @@ export interface Services {
     /** Failed operator-token attempts per client IP. */
     adminFailures: RateLimiter;
   };
+  /** The MCP `wait` calls this process holds open (`MCP_WAITS_PER_KEY`, `MCP_WAITS_PER_PROCESS`). */
+  mcpWaits: WaitSlots;
 }
 
 /** Hono's context variables. */

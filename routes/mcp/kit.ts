@@ -20,6 +20,8 @@ export interface ToolContext {
   progress(progress: number, total: number | undefined, message: string): Promise<void>;
   /** Aborted when the client cancels the call or goes away. */
   signal: AbortSignal;
+  /** Adds a line to the answer's text, after the summary (e.g. why a `wait` was not held). */
+  note(text: string): void;
 }
 
 /** A tool's answer: the machine-readable result and a short line or two for the model to read. */
@@ -127,11 +129,13 @@ export function registerTools(
           );
         }
         const token = sdk?.mcpReq?._meta?.progressToken;
+        const notes: string[] = [];
         const ctx: ToolContext = {
           services,
           caller: who,
           baseUrl,
           signal: sdk?.mcpReq?.signal ?? new AbortController().signal,
+          note: (text) => void notes.push(text),
           progress: async (progress, total, message) => {
             if (token === undefined) return;
             await sdk.mcpReq.notify({
@@ -143,7 +147,7 @@ export function registerTools(
         try {
           const answer = await def.run(parsed.data, ctx);
           return {
-            content: [{ type: "text", text: render(answer) }],
+            content: [{ type: "text", text: render(answer, notes) }],
             structuredContent: answer.structured,
           };
         } catch (err) {
@@ -164,9 +168,13 @@ export function registerTools(
   }
 }
 
-/** The summary, then the full result as JSON for hosts that show the model only `content`. */
-function render(answer: ToolAnswer): string {
-  return `${answer.summary}\n\n${JSON.stringify(answer.structured)}`;
+/**
+ * The summary and any notes, then the full result as JSON for hosts that show the model only
+ * `content`.
+ */
+function render(answer: ToolAnswer, notes: string[]): string {
+  const lead = [answer.summary, ...notes].join("\n");
+  return `${lead}\n\n${JSON.stringify(answer.structured)}`;
 }
 
 /** What to do next, in tool terms, where the API's own advice names an HTTP endpoint. */

@@ -12,6 +12,15 @@
  * challenge (where an RFC 9728 `resource_metadata` parameter will go once OAuth exists), and a
  * `tools/call` over the rate limit is answered as a `rate_limited` tool error the model can act
  * on (with `Retry-After`), while other methods over the limit get the 429.
+ *
+ * One HTTP request is one JSON-RPC message, so one request spends one rate-limit unit and runs at
+ * most one tool: a JSON-RPC batch (an array body; batching left MCP in 2025-06-18, and every
+ * revision served here is that or later) is refused with 400 `Invalid Request` before anything in
+ * it runs. The server pushes nothing (stateless, no notifications), so no stream is held open for
+ * anyone: a keyless `subscriptions/listen` is 401 like a bad key, a keyed one 404 `Method not
+ * found`, and a GET (the 2025 standalone stream) is the SDK's 405 for everyone, the spec's answer
+ * for "no stream here" (a 401 there would send an OAuth-capable host into an authorization flow
+ * before an anonymous signup).
  */
 import { hostHeaderValidation, originValidation } from "@modelcontextprotocol/hono";
 import { createMcpHandler } from "@modelcontextprotocol/server";
@@ -30,6 +39,21 @@ import { buildMcpServer, MCP_SERVER_VERSION } from "./server.ts";
 
 const LOCAL_HOSTS = ["localhost", "127.0.0.1", "[::1]"];
 const BEARER = /^Bearer (\S+)$/;
+const BATCH_REFUSED = "Invalid Request: JSON-RPC batches are not accepted (MCP dropped them in " +
+  "2025-06-18); send one message per HTTP request";
+const LISTEN_REFUSED = "Method not found: subscriptions/listen (this server sends no " +
+  "notifications; poll with the tools instead)";
+
+/** A JSON-RPC error answered by the route itself, through Hono (request id, rate-limit headers). */
+function jsonRpcError(
+  c: Context<AppEnv>,
+  status: 400 | 404,
+  code: number,
+  message: string,
+  id: string | number | null,
+) {
+  return c.json({ jsonrpc: "2.0", error: { code, message }, id }, status);
+}
 
 /** The registry entry, pointing at this deployment's endpoint. */
 export function serverJsonFor(baseUrl: string) {
@@ -72,14 +96,21 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     let body: string | undefined;
     let parsed: unknown = undefined;
     if (c.req.method === "POST") {
-      body = new TextDecoder().decode(await readBodyCapped(c.req.raw, MAX_BODY_BYTES));
+      // The body rules of `/v1`: 64 KiB, and the whole body within REQUEST_BODY_TIMEOUT_MS (408).
+      body = new TextDecoder().decode(
+        await readBodyCapped(c.req.raw, MAX_BODY_BYTES, s.deps.config.bodyTimeoutMs),
+      );
       try {
         parsed = JSON.parse(body);
       } catch {
         parsed = undefined; // the SDK answers its own parse error
       }
     }
-    const message = parsed as { method?: unknown; params?: { name?: unknown } } | undefined;
+    // Nothing in a batch runs: the SDK's 2025-era transport would run every element of it.
+    if (Array.isArray(parsed)) return jsonRpcError(c, 400, -32600, BATCH_REFUSED, null);
+    const message = parsed as
+      | { method?: unknown; id?: unknown; params?: { name?: unknown } }
+      | undefined;
     const toolCall = message?.method === "tools/call" && typeof message.params?.name === "string"
       ? message.params.name
       : null;
@@ -101,6 +132,22 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     }
 
     const principal = c.get("principal");
+    const listen = message?.method === "subscriptions/listen";
+    if (!principal && listen) {
+      throw new ApiError(
+        "unauthorized",
+        401,
+        "An API key is required for this request: send `Authorization: Bearer <API_KEY>`",
+        undefined,
+        { "WWW-Authenticate": `Bearer realm="serpwright"` },
+      );
+    }
+    if (listen) {
+      const id = typeof message.id === "string" || typeof message.id === "number"
+        ? message.id
+        : null;
+      return jsonRpcError(c, 404, -32601, LISTEN_REFUSED, id);
+    }
     const caller: McpCaller = {
       principal,
       bearer: principal ? BEARER.exec(c.req.header("authorization") ?? "")?.[1] ?? null : null,

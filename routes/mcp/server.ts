@@ -90,7 +90,7 @@ export function buildMcpServer(services: Services, caller: McpCaller): McpServer
   );
   registerTools(server, TOOLS, services, caller);
   // A tool call reaches nothing else: the resources and prompts are built for other requests.
-  if (caller.toolCall !== null) return server;
+  if (caller.toolCall !== null) return promiseNoPushes(server);
 
   server.registerResource("quickstart", "serpwright://docs/quickstart", {
     title: "Quickstart (MCP)",
@@ -173,5 +173,17 @@ export function buildMcpServer(services: Services, caller: McpCaller): McpServer
       },
     }],
   }));
+  return promiseNoPushes(server);
+}
+
+/**
+ * The SDK advertises `listChanged` for every registered kind; this server never pushes a change
+ * (stateless, and `/mcp` refuses `subscriptions/listen`), so it promises none.
+ */
+function promiseNoPushes(server: McpServer): McpServer {
+  const caps = server.server.getCapabilities();
+  for (const kind of ["tools", "resources", "prompts"] as const) {
+    if (caps[kind]) server.server.registerCapabilities({ [kind]: { listChanged: false } });
+  }
   return server;
 }

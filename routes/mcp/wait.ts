@@ -1,27 +1,81 @@
 /**
- * The bounded `wait` of the audit and article tools: hold the call while the job runs, reading its
- * KV record (the truth of every job, whichever process works it) and sending a progress
- * notification at each status change. Never longer than `MAX_WAIT_SECONDS`; the caller then polls.
+ * The bounded `wait` of the audit and article tools: hold the call while the job runs, woken by
+ * `kv.watch` on its KV record (the truth of every job, whichever process works it; see
+ * domain/job_watch.ts for the re-read on a local KV file) and sending a progress notification at
+ * each status change. Never longer than `MAX_WAIT_SECONDS`; the caller then polls.
+ *
+ * Held calls are capped (`WaitSlots`): per API key (`MCP_WAITS_PER_KEY`, 5) and per process
+ * (`MCP_WAITS_PER_PROCESS`, 200). A call past either cap is not refused: it answers at once with
+ * the job's current status, as `wait: 0` would, and says in its text why it did not wait.
  */
+import { type JobRef, watchJobRecord } from "../../domain/job_watch.ts";
 import type { ToolContext } from "./kit.ts";
 
 export const MAX_WAIT_SECONDS = 60;
-/** How often the record is read while waiting; one strong KV read each. */
-const POLL_MS = 250;
+
+/** The `wait` calls one process holds, per API key and in all. */
+export class WaitSlots {
+  readonly #byKey = new Map<string, number>();
+  #total = 0;
+
+  constructor(readonly perKey: number, readonly perProcess: number) {}
+
+  /** A slot for `keyId` (release it when the wait ends), or why there is none. */
+  take(keyId: string): { release: () => void } | { refused: string } {
+    if (this.perKey === 0 || this.perProcess === 0) {
+      return { refused: "this server does not hold calls open" };
+    }
+    const mine = this.#byKey.get(keyId) ?? 0;
+    if (mine >= this.perKey) {
+      return {
+        refused: `this API key already holds ${mine} waiting calls (at most ${this.perKey})`,
+      };
+    }
+    if (this.#total >= this.perProcess) {
+      return { refused: `the server holds its maximum of ${this.perProcess} waiting calls` };
+    }
+    this.#byKey.set(keyId, mine + 1);
+    this.#total++;
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        this.#total--;
+        const left = (this.#byKey.get(keyId) ?? 1) - 1;
+        if (left > 0) this.#byKey.set(keyId, left);
+        else this.#byKey.delete(keyId);
+      },
+    };
+  }
+
+  /** Calls waiting now: all of them, or one key's. */
+  running(keyId?: string): number {
+    return keyId === undefined ? this.#total : this.#byKey.get(keyId) ?? 0;
+  }
+}
 
 /**
- * Reads `read()` until `done` or `seconds` pass (or the client cancels), reporting progress as
- * `step()` moves. Returns the last value read.
+ * Reads `read()` until `done` or `seconds` pass (or the client cancels), re-reading when the job's
+ * record changes and reporting progress as `step()` moves. Returns the last value read.
  */
 export async function waitForJob<T>(
   ctx: ToolContext,
   seconds: number,
+  job: JobRef,
   read: () => Promise<T>,
   done: (value: T) => boolean,
   step: (value: T) => { at: number; total: number; message: string },
 ): Promise<T> {
   let value = await read();
   if (seconds <= 0 || done(value)) return value;
+  const slot = ctx.services.mcpWaits.take(ctx.caller.principal?.key.id ?? "anonymous");
+  if ("refused" in slot) {
+    ctx.note(
+      `Did not wait: ${slot.refused}. The status above is current; poll with action get.`,
+    );
+    return value;
+  }
   const deadline = Date.now() + Math.min(seconds, MAX_WAIT_SECONDS) * 1000;
   // Progress must grow with every notification; a job's status only moves forward, so the step
   // index does, and a step is reported once.
@@ -32,11 +86,18 @@ export async function waitForJob<T>(
     reported = s.at;
     await ctx.progress(s.at, s.total, s.message);
   };
-  await report(value);
-  while (!done(value) && Date.now() < deadline && !ctx.signal.aborted) {
-    await new Promise((r) => setTimeout(r, POLL_MS));
-    value = await read();
+  // Opened after the first read; its first wake is the record as it is now, so a change between
+  // the two is not missed.
+  const watch = watchJobRecord(ctx.services.deps, job);
+  try {
     await report(value);
+    while (!done(value) && await watch.next(deadline, ctx.signal)) {
+      value = await read();
+      await report(value);
+    }
+    return value;
+  } finally {
+    watch.close();
+    slot.release();
   }
-  return value;
 }

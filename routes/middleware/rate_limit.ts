@@ -1,10 +1,12 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { ApiError } from "../../domain/errors.ts";
+import type { SignupRates } from "../../domain/public_signup.ts";
 import type { RateDecision } from "../../kv/rate_limiter.ts";
 import type { AppEnv, Services } from "../env.ts";
 import { clientIp } from "./request_id.ts";
 
-function setHeaders(c: Context<AppEnv>, d: RateDecision): void {
+/** The `X-RateLimit-*` headers of a decision. */
+export function setHeaders(c: Context<AppEnv>, d: RateDecision): void {
   c.header("X-RateLimit-Limit", String(d.limit));
   c.header("X-RateLimit-Remaining", String(d.remaining));
   c.header("X-RateLimit-Reset", String(d.reset));
@@ -42,25 +44,25 @@ function tighter(a: RateDecision, b: RateDecision): RateDecision {
   return b.remaining < a.remaining ? b : a;
 }
 
+/** The hourly signup budgets `publicSignup` spends (domain/public_signup.ts). */
+export function signupRates(services: Services): SignupRates {
+  return { perIp: services.limits.signup, global: services.limits.signupGlobal };
+}
+
 /**
  * Counts the request against its budgets and puts the `X-RateLimit-*` headers on every `/v1`
  * response, errors included: per API key and per account (all its keys together, so five keys
- * or revoke-and-mint gain nothing) when a key resolved, otherwise per client IP. Signups have their
- * own strict budgets (`signup` option): per client IP, then all signups together.
+ * or revoke-and-mint gain nothing) when a key resolved, otherwise per client IP. Signups spend
+ * their own strict budgets on top, inside the signup use case (`publicSignup`), which the REST
+ * route and the MCP tool both call; its decision then replaces these headers.
  */
-export function rateLimit(
-  services: Services,
-  options: { signup?: boolean } = {},
-): MiddlewareHandler<AppEnv> {
+export function rateLimit(services: Services): MiddlewareHandler<AppEnv> {
   const { limits } = services;
   const config = services.deps.config;
   return async function rateLimitMiddleware(c, next) {
     const principal = c.get("principal");
     let hit: RateDecision | Promise<RateDecision>;
-    if (options.signup) {
-      const ip = clientIp(c, config);
-      hit = hitBoth(limits.signup.hit(ip), () => limits.signupGlobal.hit("all"));
-    } else if (principal) {
+    if (principal) {
       hit = hitBoth(
         limits.key.hit(principal.key.id),
         () => limits.account.hit(principal.account.id),

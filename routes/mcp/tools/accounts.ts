@@ -3,11 +3,11 @@
  * domain functions its `/v1` route calls and answers the same body.
  */
 import { z } from "zod";
-import { signup } from "../../../domain/accounts.ts";
 import { listKeys, revokeKey, rotateKey } from "../../../domain/api_keys.ts";
-import { ApiError } from "../../../domain/errors.ts";
+import { publicSignup } from "../../../domain/public_signup.ts";
 import { Account, SignupBody, SignupResponse } from "../../accounts.ts";
 import { ApiKey, CreateKeyBody } from "../../api_keys.ts";
+import { signupRates } from "../../middleware/rate_limit.ts";
 import { accountView, apiKeyView, sandboxLimits } from "../../views.ts";
 import { idempotent } from "../idempotency.ts";
 import { asBody, IdempotencyKeyArg, required, type ToolDef } from "../kit.ts";
@@ -30,7 +30,8 @@ export const signupTool: ToolDef<typeof SignupInput> = {
     "card). The raw api_key is returned exactly once: store it, then configure this MCP server " +
     "with the header `Authorization: Bearer <api_key>` to unlock the account, projects, audits, " +
     "articles, billing and webhooks tools. Sandbox: 1 project, 1 audit, 2 draft articles, 14 " +
-    "days. Limited to 5 signups per hour per IP; an existing email answers account_exists.",
+    "days. The limits of POST /v1/accounts apply (5 signups per hour per IP, a daily cap per " +
+    "network); an existing email answers account_exists.",
   input: SignupInput,
   output: SignupResponse.extend({
     idempotent_replayed: Replayed,
@@ -43,18 +44,6 @@ export const signupTool: ToolDef<typeof SignupInput> = {
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   async run(args, ctx) {
     const { services, caller, baseUrl } = ctx;
-    // The signup limiter of POST /v1/accounts, per client IP, before anything else.
-    const hit = services.limits.signup.hit(caller.ip);
-    const d = hit instanceof Promise ? await hit : hit;
-    if (!d.allowed) {
-      throw new ApiError(
-        "rate_limited",
-        429,
-        `Rate limit of ${d.limit} signups per hour exceeded; retry in ${d.retryAfter} s`,
-        undefined,
-        { "Retry-After": String(d.retryAfter) },
-      );
-    }
     const body = asBody(SignupBody, {
       email: args.email,
       company_name: args.company_name,
@@ -65,7 +54,9 @@ export const signupTool: ToolDef<typeof SignupInput> = {
       caller,
       { key: args.idempotency_key, endpoint: "POST /v1/accounts", body },
       async () => {
-        const { account, raw } = await signup(services.deps, {
+        // Every signup limit of POST /v1/accounts, in the same order (one use case).
+        const { account, raw } = await publicSignup(services.deps, signupRates(services), {
+          ip: caller.ip,
           email: body.email,
           companyName: body.company_name ?? null,
           origin: body.origin ?? "agent",

@@ -111,6 +111,7 @@ function waitForAudit(
   return waitForJob(
     ctx,
     seconds,
+    { kind: "audit", accountId: owner.accountId, id },
     () => getAudit(ctx.services.deps, owner.accountId, id, owner.mode),
     (a) => a.status === "completed" || a.status === "failed",
     (a) => ({ at: AUDIT_STEPS[a.status], total: 2, message: `audit ${a.status}` }),
@@ -359,6 +360,7 @@ export const articlesTool: ToolDef<typeof ArticlesInput> = {
     const record = await waitForJob(
       ctx,
       args.wait ?? 0,
+      { kind: "article", accountId: p.account.id, id },
       () => getArticle(services.deps, p.account.id, id, p.key.mode),
       (a) => ARTICLE_STEPS[a.status] === 3,
       (a) => ({ at: ARTICLE_STEPS[a.status], total: 3, message: `article ${a.status}` }),
