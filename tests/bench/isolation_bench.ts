@@ -57,7 +57,7 @@ async function startSetup(setup: Setup, kvPath: string, extra: Record<string, st
   let web: ServerProcess;
   if (setup === "web + 1 worker") {
     web = await startServer(kvPath, { SERVICE_ROLE: "web", ...extra }, 30_000, FLAGS);
-    workers.push(await startWorker(kvPath, extra));
+    workers.push(await startWorker(kvPath, extra, 30_000, FLAGS));
   } else {
     const runner = setup === "all, jobs inline" ? "inline" : "child";
     web = await startServer(kvPath, { JOB_RUNNER: runner, ...extra }, 30_000, FLAGS);
@@ -243,7 +243,9 @@ for (const bomb of ["links", "robots"]) {
       const web = await startServer(kv2.path, { SERVICE_ROLE: "web", ...env(half) }, 30_000, FLAGS);
       const workers = [];
       for (let i = 0; i < n; i++) {
-        workers.push(await startWorker(kv2.path, { ...env(half), WORKER_CONCURRENCY: "2" }));
+        workers.push(
+          await startWorker(kv2.path, { ...env(half), WORKER_CONCURRENCY: "2" }, 30_000, FLAGS),
+        );
       }
       try {
         const { key } = await paidKey(web);

@@ -156,13 +156,14 @@ export async function startWorker(
   kvPath: string,
   env: Record<string, string> = {},
   timeoutMs = 30_000,
+  denoFlags: string[] = [],
 ): Promise<ServerProcess> {
   const healthPort = freePort();
   return await startServer(
     kvPath,
     { SERVICE_ROLE: "worker", HEALTH_PORT: String(healthPort), ...env },
     timeoutMs,
-    [],
+    denoFlags,
     `http://127.0.0.1:${healthPort}/health`,
   );
 }

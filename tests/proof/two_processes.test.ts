@@ -205,7 +205,13 @@ Deno.test("two processes: credit debits are exact and each accepted audit runs o
       );
       assertNo5xx(results);
       const accepted = results.filter((r) => r.status === 202);
-      assert.equal(accepted.length, 20, "exactly floor(500 / 25) audits accepted");
+      assert.equal(
+        accepted.length,
+        20,
+        `exactly floor(500 / 25) audits accepted: ${
+          results.map((r) => r.status + " " + (r.body?.error?.code ?? "")).join(", ")
+        }`,
+      );
       for (const r of results.filter((r) => r.status !== 202)) {
         assert.equal(r.status, 402, r.text);
         assert.equal(r.body.error.code, "insufficient_credits");
