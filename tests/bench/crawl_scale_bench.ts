@@ -20,7 +20,7 @@ import {
   startServer,
   tempKvPath,
 } from "../proof/process.ts";
-import { p99, rssOf, startSiteProcess } from "./site_process.ts";
+import { accountLatencies, p99, rssOf, startSiteProcess } from "./site_process.ts";
 
 const BIG = Number(Deno.env.get("BENCH_CRAWL_PAGES") ?? 100_000);
 /** As `deno task start` runs the service: a 2 MiB young generation (see README). */
@@ -65,24 +65,11 @@ async function waitDone(server: ServerProcess, key: string, auditId: string, onT
     let peak = base;
     const t0 = performance.now();
     const started = await server.req("POST", `/v1/projects/${project}/audits`, { key });
-    const lat: number[] = [];
-    let crawling = true;
-    const prober = (async () => {
-      while (crawling) {
-        const t = performance.now();
-        const r = await fetch(`${server.url}/v1/account`, {
-          headers: { authorization: `Bearer ${key}` },
-        });
-        await r.body?.cancel();
-        lat.push(performance.now() - t);
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    })();
     const sampler = setInterval(() => (peak = Math.max(peak, rssOf(server.pid))), 100);
-    const done = await waitDone(server, key, started.body.audit_id, () => {});
-    crawling = false;
+    const finished = waitDone(server, key, started.body.audit_id, () => {});
+    const lat = await accountLatencies(server.url, key, finished);
+    const done = await finished;
     clearInterval(sampler);
-    await prober;
     const secs = (performance.now() - t0) / 1000;
     const served = (await site.stats()).served;
     console.log(

@@ -25,7 +25,7 @@ import {
   tempKvPath,
 } from "../proof/process.ts";
 import { ADMIN_TOKEN } from "../helpers/app.ts";
-import { p99, rssOf, startSiteProcess } from "./site_process.ts";
+import { accountLatencies, p99, rssOf, startSiteProcess } from "./site_process.ts";
 
 const BIG = Number(Deno.env.get("BENCH_CRAWL_PAGES") ?? 100_000);
 const FLAGS = ["--v8-flags=--max-semi-space-size=2"];
@@ -80,22 +80,8 @@ async function startSetup(setup: Setup, kvPath: string, extra: Record<string, st
   return service;
 }
 
-/** Polls GET /v1/account every 10 ms until `stop` resolves; returns the latencies. */
-async function probe(server: ServerProcess, key: string, stop: Promise<unknown>) {
-  const lat: number[] = [];
-  let running = true;
-  stop.finally(() => (running = false));
-  while (running) {
-    const t = performance.now();
-    const r = await fetch(`${server.url}/v1/account`, {
-      headers: { authorization: `Bearer ${key}` },
-    });
-    await r.body?.cancel();
-    lat.push(performance.now() - t);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return lat;
-}
+const probe = (server: ServerProcess, key: string, stop: Promise<unknown>) =>
+  accountLatencies(server.url, key, stop);
 
 async function waitDone(server: ServerProcess, key: string, auditId: string) {
   while (true) {

@@ -60,3 +60,25 @@ export function p99(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(s.length * 0.99))] ?? NaN;
 }
+
+/**
+ * `GET /v1/account` with `key` every 10 ms until `stop` settles: the latencies, ms (what another
+ * client of the service sees while the service works).
+ */
+export async function accountLatencies(
+  baseUrl: string,
+  key: string,
+  stop: Promise<unknown>,
+): Promise<number[]> {
+  const lat: number[] = [];
+  let running = true;
+  stop.finally(() => (running = false)).catch(() => {});
+  while (running) {
+    const t = performance.now();
+    const r = await fetch(`${baseUrl}/v1/account`, { headers: { authorization: `Bearer ${key}` } });
+    await r.body?.cancel();
+    lat.push(performance.now() - t);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return lat;
+}
