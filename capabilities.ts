@@ -4,23 +4,19 @@
  */
 import type { JobHandlers, JobRuntime } from "./jobs/dispatcher.ts";
 import { auditJobs, auditMaintenance, auditStart } from "./jobs/audit_jobs.ts";
-import { auditRoutes } from "./routes/audits.ts";
 import { articleJobs, articleMaintenance } from "./jobs/article_jobs.ts";
-import { articleRoutes } from "./routes/articles.ts";
 import type { RouteGroup } from "./routes/app.ts";
 import type { Services } from "./routes/env.ts";
 import { webhookJobs, webhookMaintenance } from "./jobs/webhook_jobs.ts";
-import { webhookRoutes } from "./routes/webhooks.ts";
-import { billingRoutes } from "./routes/billing.ts";
-import { pageRoutes } from "./routes/pages.ts";
-import { mcpRoutes } from "./routes/mcp/route.ts";
 import { scheduleJobs, scheduleMaintenance } from "./jobs/schedule_jobs.ts";
-import { scheduleRoutes } from "./routes/schedules.ts";
 
 export interface Capability {
   name: string;
-  /** Registers HTTP routes on the app. */
-  routes?: RouteGroup;
+  /**
+   * Its HTTP routes, loaded when a process serves HTTP: a worker never loads Hono, the zod
+   * schemas of the API or the MCP SDK (about 40 MiB of its RSS).
+   */
+  routes?: () => Promise<RouteGroup>;
   /** Queue handlers by message type (worker and all roles only). */
   jobs?: (s: Services, rt: JobRuntime) => JobHandlers;
   /** Runs every few seconds and on the cron (stale-job recovery, sweeps); must be idempotent. */
@@ -35,31 +31,36 @@ export interface Capability {
 export const capabilities: Capability[] = [
   {
     name: "webhooks",
-    routes: webhookRoutes,
+    routes: () => import("./routes/webhooks.ts").then((m) => m.webhookRoutes),
     jobs: (s) => webhookJobs(s.deps),
     maintenance: (s) => webhookMaintenance(s.deps),
   },
-  { name: "billing", routes: billingRoutes },
+  { name: "billing", routes: () => import("./routes/billing.ts").then((m) => m.billingRoutes) },
   {
     name: "audits",
-    routes: auditRoutes,
+    routes: () => import("./routes/audits.ts").then((m) => m.auditRoutes),
     jobs: (s, rt) => auditJobs(s.deps, rt),
     maintenance: (s) => auditMaintenance(s.deps),
     start: (s) => auditStart(s.deps),
   },
   {
     name: "articles",
-    routes: articleRoutes,
+    routes: () => import("./routes/articles.ts").then((m) => m.articleRoutes),
     jobs: (s) => articleJobs(s.deps),
     maintenance: (s) => articleMaintenance(s.deps),
   },
   {
     name: "schedules",
-    routes: scheduleRoutes,
+    routes: () => import("./routes/schedules.ts").then((m) => m.scheduleRoutes),
     jobs: (s) => scheduleJobs(s.deps),
     maintenance: (s) => scheduleMaintenance(s.deps),
   },
-  { name: "pages", routes: pageRoutes },
+  { name: "pages", routes: () => import("./routes/pages.ts").then((m) => m.pageRoutes) },
   /** The same capabilities as MCP tools at /mcp, on the same rules (routes/mcp/). */
-  { name: "mcp", routes: mcpRoutes },
+  { name: "mcp", routes: () => import("./routes/mcp/route.ts").then((m) => m.mcpRoutes) },
 ];
+
+/** The route groups of every capability, in order (web and all roles). */
+export function loadRouteGroups(): Promise<RouteGroup[]> {
+  return Promise.all(capabilities.flatMap((c) => (c.routes ? [c.routes()] : [])));
+}

@@ -25,9 +25,8 @@ import { kvQueue } from "./jobs/queue.ts";
 import { tableQueue } from "./jobs/table_queue.ts";
 import { withBusyRetry } from "./kv/busy_retry.ts";
 import { RateLimiter } from "./kv/rate_limiter.ts";
-import { ADMIN_AUTH_FAILURES_PER_WINDOW, ADMIN_AUTH_WINDOW_MS } from "./routes/middleware/auth.ts";
-import { buildApp } from "./routes/app.ts";
-import { capabilities } from "./capabilities.ts";
+import { ADMIN_AUTH_FAILURES_PER_WINDOW, ADMIN_AUTH_WINDOW_MS } from "./domain/auth.ts";
+import { capabilities, loadRouteGroups } from "./capabilities.ts";
 import type { Services } from "./routes/env.ts";
 import { WaitSlots } from "./routes/mcp/wait.ts";
 
@@ -216,7 +215,9 @@ export async function startService(options: StartOptions): Promise<RunningServic
         }, { status: closing ? 503 : 200 })
         : new Response("not found", { status: 404 }));
   } else {
-    const app = buildApp(services, capabilities.flatMap((c) => (c.routes ? [c.routes] : [])));
+    // Loaded here only: a worker serves no API and does not hold its modules.
+    const { buildApp } = await import("./routes/app.ts");
+    const app = buildApp(services, await loadRouteGroups());
     server = Deno.serve({
       port: config.port,
       hostname: config.host,

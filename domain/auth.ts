@@ -161,3 +161,7 @@ export class KeyUsageTracker {
     }
   }
 }
+
+/** Wrong operator tokens one client IP may send per window before `/admin/*` answers 429. */
+export const ADMIN_AUTH_FAILURES_PER_WINDOW = 10;
+export const ADMIN_AUTH_WINDOW_MS = 10 * 60_000;

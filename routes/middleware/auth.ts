@@ -56,9 +56,7 @@ export function requireKey(): MiddlewareHandler<AppEnv> {
   };
 }
 
-/** Wrong operator tokens one client IP may send per window before `/admin/*` answers 429. */
-export const ADMIN_AUTH_FAILURES_PER_WINDOW = 10;
-export const ADMIN_AUTH_WINDOW_MS = 10 * 60_000;
+export { ADMIN_AUTH_FAILURES_PER_WINDOW, ADMIN_AUTH_WINDOW_MS } from "../../domain/auth.ts";
 
 /**
  * Guards operator endpoints with `ADMIN_TOKEN`; without one configured, `/admin/*` does not exist.

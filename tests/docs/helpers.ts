@@ -4,7 +4,7 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { Parser } from "htmlparser2";
-import { capabilities } from "../../capabilities.ts";
+import { loadRouteGroups } from "../../capabilities.ts";
 import { buildApp } from "../../routes/app.ts";
 import type { AppEnv } from "../../routes/env.ts";
 import type { TestApp } from "../helpers/app.ts";
@@ -72,8 +72,8 @@ export function documentOperations(doc: OpenApiDoc): string[] {
 }
 
 /** A second app on the same services as the running one, the way main.ts builds it. */
-export function buildSameApp(app: TestApp): OpenAPIHono<AppEnv> {
-  return buildApp(app.service.services, capabilities.flatMap((c) => (c.routes ? [c.routes] : [])));
+export async function buildSameApp(app: TestApp): Promise<OpenAPIHono<AppEnv>> {
+  return buildApp(app.service.services, await loadRouteGroups());
 }
 
 /**
