@@ -177,7 +177,15 @@ async function crawlBatch(
   state.tallies = tally.toJSON();
   state.nextSlotAt = politeness.next;
   await frontier.allocate();
-  if (frontier.queued === 0 || outOfBudget(0)) endCrawl(state, frontier, outOfBudget(0), bytes);
+  // Entries the byte budget left unfetched (or cut short) end the crawl: it is partial.
+  const skipped = results.filter((r) => r.kind === "skipped").length;
+  if (skipped > 0) {
+    state.truncated = true;
+    noteCap(state.capsHit!, "bytes", bytes.limit!, frontier.queued + skipped);
+    state.phase = "finalize";
+  } else if (frontier.queued === 0 || outOfBudget(0)) {
+    endCrawl(state, frontier, outOfBudget(0), bytes);
+  }
 }
 
 /**

@@ -45,12 +45,15 @@ export function settingsOf(input: CrawlInput, budget?: ByteBudget): FetchSetting
 
 /**
  * Runs one fetch inside the byte budget: reserved before, capped at the reservation, settled
- * with what was read. Throws `BudgetSpentError` when nothing is left.
+ * with what was read. Throws `BudgetSpentError` when nothing is left, and, with `whole`, when
+ * the budget (not the per-fetch cap) cut the body: a page cut short by our budget would be judged
+ * for what it lacks (no title, no links), so it counts as not fetched.
  */
 async function budgeted(
   s: FetchSettings,
   maxBytes: number,
   run: (cap: number) => Promise<SafeResponse>,
+  whole = false,
 ): Promise<SafeResponse> {
   const budget = s.budget;
   if (!budget) return await run(maxBytes);
@@ -60,6 +63,7 @@ async function budgeted(
   try {
     const res = await run(cap);
     read = res.body.byteLength;
+    if (whole && res.truncated && cap < maxBytes) throw new BudgetSpentError();
     return res;
   } finally {
     budget.settle(cap, read);
@@ -144,6 +148,7 @@ export async function fetchPage(s: FetchSettings, url: string): Promise<SafeResp
       s,
       s.maxBytes,
       (cap) => safeFetch(url, { ...baseOptions(s), maxBytes: cap, shouldReadBody: read }),
+      true,
     );
   let res = await once();
   if (res.status === 429 || res.status === 503) {
@@ -171,7 +176,7 @@ export function fetchText(s: FetchSettings, url: string): Promise<SafeResponse> 
       headers: { "user-agent": USER_AGENT, accept: "text/plain, text/markdown, */*;q=0.5" },
       maxBytes: cap,
       shouldReadBody: (status) => status >= 200 && status < 300,
-    }));
+    }), true);
 }
 
 /**
