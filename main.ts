@@ -330,11 +330,15 @@ if (import.meta.main) {
       ),
   });
   // Graceful stop: finish in-flight requests, flush in-memory usage and counters, close KV.
-  const shutdown = async () => {
-    await running.close();
-    Deno.exit(0);
-  };
+  // Once, whichever asks first (a signal, or the end of the parent's pipe in a worker child).
+  let stopping: Promise<void> | null = null;
+  const shutdown = () =>
+    stopping ??= (async () => {
+      await running.close();
+      Deno.exit(0);
+    })();
   for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, shutdown);
-  const parentPid = Number(Deno.env.get("SERPWRIGHT_PARENT_PID") ?? "");
-  if (config.role === "worker" && parentPid > 0) exitWithParent(parentPid, shutdown);
+  if (config.role === "worker" && Deno.env.get("SERPWRIGHT_PARENT_PIPE") === "1") {
+    exitWithParent(shutdown);
+  }
 }

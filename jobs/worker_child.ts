@@ -61,7 +61,8 @@ export function superviseWorkerChild(opts: {
     SERVICE_ROLE: "worker",
     HEALTH_PORT: "0",
     HOST: "127.0.0.1",
-    SERPWRIGHT_PARENT_PID: String(Deno.pid),
+    // The child reads its stdin, a pipe from this process, and stops at its end (exitWithParent).
+    SERPWRIGHT_PARENT_PIPE: "1",
   });
   let child: Deno.ChildProcess | null = null;
   let stopping = false;
@@ -80,7 +81,7 @@ export function superviseWorkerChild(opts: {
       cwd: REPO,
       env,
       clearEnv: true,
-      stdin: "null",
+      stdin: "piped",
       stdout: "inherit",
       stderr: "inherit",
     }).spawn();
@@ -121,15 +122,17 @@ export function superviseWorkerChild(opts: {
 }
 
 /**
- * In the child: ends the process when the parent that started it is gone (a SIGKILLed parent
- * cannot stop its child, and an orphan would keep working the queue on its own).
+ * In the child: ends the process (gracefully) when the parent that started it is gone. The
+ * parent holds the write end of the child's stdin, and nothing writes to it: its end of file
+ * means the parent exited, was SIGKILLed, or (`deno task dev --watch`) restarted its program in
+ * the same process, which a parent-pid check would miss. An orphan would otherwise keep working
+ * the queue beside the parent's next child.
  */
-export function exitWithParent(parentPid: number, shutdown: () => Promise<void>): void {
-  const timer = setInterval(() => {
-    if (Deno.ppid !== parentPid) {
-      clearInterval(timer);
-      shutdown();
-    }
-  }, 2_000);
-  Deno.unrefTimer(timer);
+export function exitWithParent(shutdown: () => Promise<void>): void {
+  (async () => {
+    try {
+      for await (const _ of Deno.stdin.readable) { /* the parent never writes */ }
+    } catch { /* a closed pipe ends the loop too */ }
+    await shutdown();
+  })();
 }

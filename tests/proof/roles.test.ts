@@ -289,3 +289,45 @@ Deno.test("the all role on a KV file runs jobs in a worker child, restarted when
     await kvFile.remove();
   }
 });
+
+Deno.test("the all role's worker child stops when its parent is SIGKILLed", async () => {
+  const kvFile = await tempKvPath();
+  let s: ServerProcess | null = null;
+  let childPid = 0;
+  try {
+    s = await startServer(kvFile.path, { JOB_RUNNER: "child", ...FAST });
+    const pid = childPid = await until(
+      async () =>
+        (await s!.req("GET", "/admin/health", {
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        })).body.process.worker?.pid,
+      10_000,
+      "child pid",
+    );
+    // Not `s.kill()`, which waits for the parent's output to end: a live orphan would hold it.
+    Deno.kill(s.pid, "SIGKILL");
+    // The parent's end of the child's stdin closed with it: the child stops on its own.
+    await until(
+      () => {
+        try {
+          Deno.kill(pid, "SIGCONT");
+          return Promise.resolve(false);
+        } catch {
+          return Promise.resolve(true);
+        }
+      },
+      15_000,
+      "the orphaned child gone",
+    );
+  } catch (err) {
+    console.error(s?.logs());
+    throw err;
+  } finally {
+    // An orphan that outlived the test would hold the parent's output pipe open.
+    try {
+      if (childPid) Deno.kill(childPid, "SIGKILL");
+    } catch { /* gone, as it should be */ }
+    await killAll(s);
+    await kvFile.remove();
+  }
+});
