@@ -16,6 +16,7 @@ import { createDispatcher, type JobHandlers, type JobRuntime } from "./jobs/disp
 import { createMaintenance, type Task } from "./jobs/maintenance.ts";
 import { installProcessGuard } from "./jobs/process_guard.ts";
 import {
+  allPermissions,
   canSpawnWorker,
   exitWithParent,
   superviseWorkerChild,
@@ -271,12 +272,6 @@ function lowerPriority(nice: number): void {
   } catch (err) {
     logError("worker priority unchanged", err);
   }
-}
-
-/** Every permission granted (`--allow-all`): what the browser of rendered audits needs. */
-function allPermissions(): boolean {
-  const names = ["net", "env", "read", "write", "sys", "ffi", "run", "import"] as const;
-  return names.every((name) => Deno.permissions.querySync({ name }).state === "granted");
 }
 
 function logError(msg: string, err: unknown, task?: string): void {

@@ -43,10 +43,22 @@ export function canSpawnWorker(): boolean {
  * permission (the browser of rendered audits needs them all, as `deno task start:render` gives).
  */
 function permissionFlags(): string[] {
-  const names = ["net", "env", "read", "write", "sys", "ffi", "run", "import"] as const;
-  const granted = names.filter((name) => Deno.permissions.querySync({ name }).state === "granted");
-  if (granted.length === names.length) return ["--allow-all"];
-  return granted.filter((n) => n !== "run" && n !== "ffi").map((n) => `--allow-${n}`);
+  if (allPermissions()) return ["--allow-all"];
+  return PERMISSIONS.filter((n) => n !== "run" && n !== "ffi" && granted(n)).map((n) =>
+    `--allow-${n}`
+  );
+}
+
+const PERMISSIONS = ["net", "env", "read", "write", "sys", "ffi", "run", "import"] as const;
+const granted = (name: typeof PERMISSIONS[number]) =>
+  Deno.permissions.querySync({ name }).state === "granted";
+
+/**
+ * Every permission granted (`--allow-all`): what the browser of rendered audits needs, and so
+ * whether the child can render.
+ */
+export function allPermissions(): boolean {
+  return PERMISSIONS.every(granted);
 }
 
 /** Starts the child and keeps it running until `stop()`. */

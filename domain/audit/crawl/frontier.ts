@@ -28,7 +28,7 @@ import { keys } from "../../../kv/keys.ts";
 import { type CrawlCaps, frontierCap, noteCap } from "./caps.ts";
 import type { CrawlState } from "./state.ts";
 import { getMany, newRecord, type PageRecord, type WriteBatch } from "./store.ts";
-import { yieldToLoop } from "./event_loop.ts";
+import { Pacer, yieldToLoop } from "./event_loop.ts";
 
 /** One position of the frontier: a URL to fetch and how it was reached. */
 export interface FrontierEntry {
@@ -50,7 +50,7 @@ const SITEMAP_CHUNK = 500;
 const SITEMAP_CHUNK_CHARS = 24_000;
 /** Sitemap chunks seeded into the frontier per step. */
 const SEED_CHUNKS_PER_STEP = 20;
-/** Allocations between yields to the event loop (a seeding step allocates up to 10,000 URLs). */
+/** Allocations between looks at the clock for a yield (a seeding step allocates up to 10,000 URLs). */
 const ALLOCATIONS_PER_YIELD = 256;
 
 /** The frontier of one audit's crawl, for the length of one step (see the module comment). */
@@ -145,8 +145,9 @@ export class Frontier {
     const existing = new Map<string, PageRecord | null>();
     distinct.forEach((u, i) => existing.set(u, found[i]));
     const committedTail = state.tail;
+    const pace = new Pacer(ALLOCATIONS_PER_YIELD);
     for (let i = 0; i < discovered.length; i++) {
-      if (i % ALLOCATIONS_PER_YIELD === ALLOCATIONS_PER_YIELD - 1) await yieldToLoop();
+      if (pace.due()) await yieldToLoop();
       const d = discovered[i];
       const rec = existing.get(d.url);
       if (rec === undefined) continue; // allocated earlier in this step

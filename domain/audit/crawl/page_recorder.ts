@@ -24,7 +24,7 @@ import {
   type WriteBatch,
   writeLinks,
 } from "./store.ts";
-import { yieldToLoop } from "./event_loop.ts";
+import { Pacer, yieldToLoop } from "./event_loop.ts";
 
 /** Pages kept for article internal links (AuditReport.site.pages). */
 export const MAX_SITE_PAGES = 200;
@@ -34,7 +34,7 @@ export const BAND_BINS = 4;
 export const DUP_MIN_WORDS = 20;
 /** hreflang alternates kept per page for the return-link check (a cluster rarely has more). */
 const HREFLANG_TARGETS = 30;
-/** Pages recorded between yields to the event loop (a page can carry a thousand links). */
+/** Pages recorded between looks at the clock for a yield (a page can carry a thousand links). */
 const PAGES_PER_YIELD = 8;
 
 /** Where one step's records go. */
@@ -71,9 +71,10 @@ export async function recordPages(
 ): Promise<void> {
   const { batch, auditId, state, caps, discover } = to;
   const findings = new FindingsWriter(batch, auditId, state.stored);
+  const pace = new Pacer(PAGES_PER_YIELD);
   for (let i = 0; i < results.length; i++) {
     // Let the process answer its HTTP requests between pages (the API shares the event loop).
-    if (i % PAGES_PER_YIELD === PAGES_PER_YIELD - 1) await yieldToLoop();
+    if (pace.due()) await yieldToLoop();
     const e = entries[i];
     const res = results[i];
     const rec = records[i];
