@@ -55,7 +55,7 @@ export function signup(
       blockKey ?? keys.signupBlock("-", 0),
     ]);
     if (existing.value) {
-      throw new ApiError("account_exists", 409, "An account with this email already exists");
+      throw new ApiError("account_exists", "An account with this email already exists");
     }
     const opened = blockEntry.value ?? 0;
     if (blockKey && opened >= limits.perBlockPerDay) {

@@ -106,11 +106,10 @@ export function createKey(
   return atomically(kv, async () => {
     const accountEntry = await kv.get<AccountRecord>(keys.account(input.accountId));
     const account = accountEntry.value;
-    if (!account) throw new ApiError("not_found", 404, `No account '${input.accountId}'`);
+    if (!account) throw new ApiError("not_found", `No account '${input.accountId}'`);
     if (account.activeKeys >= MAX_ACTIVE_KEYS) {
       throw new ApiError(
         "key_limit_reached",
-        400,
         `The account already has ${MAX_ACTIVE_KEYS} active API keys; revoke one first`,
       );
     }
@@ -158,7 +157,7 @@ export function revokeKey(
   const { kv, clock } = deps;
   return atomically(kv, async () => {
     const index = await kv.get<string>(keys.apiKeyOfAccount(accountId, keyId));
-    if (!index.value) throw new ApiError("not_found", 404, `No API key '${keyId}' on this account`);
+    if (!index.value) throw new ApiError("not_found", `No API key '${keyId}' on this account`);
     const [keyEntry, accountEntry] = await kv.getMany<[ApiKeyRecord, AccountRecord]>([
       keys.apiKey(index.value),
       keys.account(accountId),
@@ -166,13 +165,12 @@ export function revokeKey(
     const key = keyEntry.value;
     const account = accountEntry.value;
     if (!key || !account || !canSee(caller.mode, key.mode === "sandbox")) {
-      throw new ApiError("not_found", 404, `No API key '${keyId}' on this account`);
+      throw new ApiError("not_found", `No API key '${keyId}' on this account`);
     }
     if (key.revokedAt !== null) return { op: kv.atomic().check(keyEntry), result: key };
     if (account.activeKeys <= 1) {
       throw new ApiError(
         "cannot_revoke_last_key",
-        400,
         "This is the account's only active key; create a new key before revoking it",
       );
     }

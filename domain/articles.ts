@@ -95,7 +95,7 @@ export function createArticle(
       keys.subscription(projectId),
     ]);
     const project = projectEntry.value;
-    if (!project) throw new ApiError("not_found", 404, `No project '${projectId}' on this account`);
+    if (!project) throw new ApiError("not_found", `No project '${projectId}' on this account`);
     if (activeEntry.value) {
       const current = await kv.get<ArticleRecord>(
         keys.article(caller.account.id, activeEntry.value),
@@ -103,7 +103,6 @@ export function createArticle(
       if (current.value && GENERATING.includes(current.value.status)) {
         throw new ApiError(
           "article_in_progress",
-          409,
           `Article '${current.value.id}' is still generating for this project; poll it, then retry`,
         );
       }
@@ -182,7 +181,7 @@ export async function getArticle(
 ): Promise<ArticleRecord> {
   const article = (await deps.kv.get<ArticleRecord>(keys.article(accountId, articleId))).value;
   if (!article || !(await projectVisibleTo(deps, accountId, article.projectId, mode))) {
-    throw new ApiError("not_found", 404, `No article '${articleId}' on this account`);
+    throw new ApiError("not_found", `No article '${articleId}' on this account`);
   }
   return article;
 }
@@ -374,14 +373,13 @@ export function publishArticle(
   const { kv, clock } = deps;
   return atomically(kv, async () => {
     const accountId = (await kv.get<string>(keys.articleOwner(articleId))).value;
-    if (!accountId) throw new ApiError("not_found", 404, `No article '${articleId}'`);
+    if (!accountId) throw new ApiError("not_found", `No article '${articleId}'`);
     const entry = await kv.get<ArticleRecord>(keys.article(accountId, articleId));
     const article = entry.value;
-    if (!article) throw new ApiError("not_found", 404, `No article '${articleId}'`);
+    if (!article) throw new ApiError("not_found", `No article '${articleId}'`);
     if (article.status !== "ready") {
       throw new ApiError(
         "invalid_state",
-        409,
         `Only ready articles can be published; this one is ${article.status}`,
       );
     }
@@ -393,12 +391,11 @@ export function publishArticle(
     if (article.sandbox || article.funding.kind !== "subscription") {
       throw new ApiError(
         "publish_not_allowed",
-        403,
         "Sandbox and credit-funded articles are draft-only; publishing needs a project subscription",
       );
     }
     if (!isActive(subEntry.value, now)) {
-      throw new ApiError("publish_not_allowed", 403, "The project's subscription is not active");
+      throw new ApiError("publish_not_allowed", "The project's subscription is not active");
     }
     const slug = slugify(article.title ?? article.topic);
     const base = projectEntry.value?.url.replace(/\/+$/, "") ?? "";

@@ -91,14 +91,13 @@ async function completedAudit(deps: Deps, caller: Caller, auditId: string) {
   if (audit.status !== "completed") {
     throw new ApiError(
       "invalid_state",
-      409,
       `Audit '${auditId}' is ${audit.status}; its findings are listed once it is completed`,
     );
   }
   return audit;
 }
 
-const badCursor = () => new ApiError("invalid_request", 400, "cursor: not a cursor of this list");
+const badCursor = () => new ApiError("invalid_request", "cursor: not a cursor of this list");
 
 function issueView(baseUrl: string, auditId: string, i: StoredIssues["issues"][number]) {
   const check = CHECKS_BY_ID.get(i.check)!;
@@ -172,7 +171,7 @@ export async function listIssueItems(
 ): Promise<Page<Evidence> & Omit<IssueView, "items_url"> & { audit_id: string }> {
   const audit = await completedAudit(deps, caller, auditId);
   const check = CHECKS_BY_ID.get(checkId);
-  if (!check) throw new ApiError("not_found", 404, `No check '${checkId}'; see /docs/checks`);
+  if (!check) throw new ApiError("not_found", `No check '${checkId}'; see /docs/checks`);
   const stored = (await deps.kv.get<StoredIssues>(keys.auditIssues(auditId))).value;
   const issue = stored?.issues.find((i) => i.check === checkId) ??
     { check: checkId, affected: 0, eligible: 0, stored: 0, change: "fixed" as const };
@@ -268,7 +267,7 @@ export async function listAuditPages(
     (query.indexable === undefined || (notIndexableReason(r) === null) === query.indexable);
   if (query.check !== undefined) {
     if (!CHECKS_BY_ID.has(query.check)) {
-      throw new ApiError("invalid_request", 400, `check: no check '${query.check}'`);
+      throw new ApiError("invalid_request", `check: no check '${query.check}'`);
     }
     const page = await pagesOfCheck(deps.kv, auditId, query.check, limit, keep, query.cursor);
     return { audit_id: audit.id, ...page };

@@ -25,9 +25,9 @@ export function canSee(caller: KeyMode, resourceIsSandbox: boolean): boolean {
 /** The principal if its key may be used at `now`; 401 `key_revoked` or `key_expired` otherwise. */
 function usable(principal: Principal, now: number): Principal {
   const { key } = principal;
-  if (key.revokedAt !== null) throw new ApiError("key_revoked", 401, "This API key was revoked");
+  if (key.revokedAt !== null) throw new ApiError("key_revoked", "This API key was revoked");
   if (key.expiresAt !== null && key.expiresAt <= now) {
-    throw new ApiError("key_expired", 401, "This sandbox key has expired");
+    throw new ApiError("key_expired", "This sandbox key has expired");
   }
   return principal;
 }
@@ -65,7 +65,7 @@ export class KeyResolver {
     return this.#load(hash).then((principal) => {
       if (!principal) {
         this.#drop(hash);
-        throw new ApiError("unauthorized", 401, "Unknown API key");
+        throw new ApiError("unauthorized", "Unknown API key");
       }
       this.#store(hash, { principal, fetchedAt: now });
       return usable(principal, now);

@@ -1,19 +1,21 @@
 /**
  * The one error type of the service. Thrown from any layer, rendered to the
  * `/v1` error shape `{error: {code, message, doc_url}}` in one place
- * (`routes/middleware/errors.ts`).
+ * (`routes/middleware/errors.ts`). The code is one of the catalogue's (`ERROR_CODES`), so a
+ * misspelt code does not compile, and the HTTP status is the catalogue's, never repeated.
  *
  * @example
  * ```ts
- * throw new ApiError("not_found", 404, "No project with id 'proj_x' on this account");
+ * throw new ApiError("not_found", "No project with id 'proj_x' on this account");
  * ```
  */
 export class ApiError extends Error {
+  /** HTTP status, from the catalogue. */
+  readonly status: number;
+
   constructor(
     /** Stable machine-readable code; callers branch on it. */
-    readonly code: string,
-    /** HTTP status. */
-    readonly status: number,
+    readonly code: ErrorCode,
     message: string,
     /** Extra top-level fields merged into the `error` object's siblings (e.g. 402 details). */
     readonly extra?: Record<string, unknown>,
@@ -22,6 +24,7 @@ export class ApiError extends Error {
   ) {
     super(message);
     this.name = "ApiError";
+    this.status = ERROR_CODES[code].status;
   }
 }
 

@@ -47,7 +47,6 @@ export async function chargeFor(
     if (!project.sandbox) {
       throw new ApiError(
         "payment_required",
-        402,
         "This project has no active subscription and sandbox keys cannot pay per unit",
       );
     }
@@ -56,7 +55,6 @@ export async function chargeFor(
     if (usage[unit] >= SANDBOX_LIMITS[unit]) {
       throw new ApiError(
         "sandbox_limit_reached",
-        403,
         `The sandbox allows ${SANDBOX_LIMITS[unit]} ${unit === "audits" ? "audit" : "articles"}; ` +
           "hand a human the upgrade_url to continue",
       );

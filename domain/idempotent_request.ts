@@ -76,7 +76,6 @@ export function checkIdempotencyKey(key: string, field: string): void {
   if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
     throw new ApiError(
       "invalid_request",
-      400,
       `${field}: must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`,
     );
   }
@@ -124,12 +123,12 @@ export async function runIdempotent(
       now: clock.now(),
     });
     if (claim.kind === "conflict") {
-      throw new ApiError("idempotency_conflict", 409, CONFLICT_TEXT[claim.reason]);
+      throw new ApiError("idempotency_conflict", CONFLICT_TEXT[claim.reason]);
     }
     if (claim.kind === "replay") {
       const body = await openText(sealKey, claim.response);
       // Same key hash, endpoint, body and API key id, yet it does not open: not this caller's.
-      if (body === null) throw new ApiError("idempotency_conflict", 409, CONFLICT_TEXT.api_key);
+      if (body === null) throw new ApiError("idempotency_conflict", CONFLICT_TEXT.api_key);
       return {
         status: claim.response.status,
         headers: claim.response.headers,
@@ -141,7 +140,6 @@ export async function runIdempotent(
       if (Date.now() > deadline) {
         throw new ApiError(
           "idempotency_conflict",
-          409,
           "A request with this idempotency key is still in progress; retry shortly",
         );
       }

@@ -60,7 +60,7 @@ async function refuseInternalSite(deps: Deps, url: string): Promise<void> {
     });
   } catch (err) {
     if (err instanceof TargetRefusedError) {
-      throw new ApiError("invalid_request", 400, `url: ${PUBLIC_HOST_TEXT}`);
+      throw new ApiError("invalid_request", `url: ${PUBLIC_HOST_TEXT}`);
     }
     throw err;
   }
@@ -77,17 +77,16 @@ export async function createProject(
 ): Promise<ProjectRecord> {
   const { kv, clock } = deps;
   const url = normalizeSiteUrl(input.url);
-  if (!url) throw new ApiError("invalid_request", 400, "url: must be a valid http(s) URL");
+  if (!url) throw new ApiError("invalid_request", "url: must be a valid http(s) URL");
   await refuseInternalSite(deps, url);
   const sandbox = caller.mode === "sandbox";
   return await atomically(kv, async () => {
     const accountEntry = await kv.get<AccountRecord>(keys.account(caller.accountId));
     const account = accountEntry.value;
-    if (!account) throw new ApiError("unauthorized", 401, "Unknown account");
+    if (!account) throw new ApiError("unauthorized", "Unknown account");
     if (sandbox && account.sandboxProjects >= SANDBOX_LIMITS.projects) {
       throw new ApiError(
         "sandbox_limit_reached",
-        403,
         `Sandbox keys are limited to ${SANDBOX_LIMITS.projects} project; upgrade to add more`,
       );
     }
@@ -158,7 +157,7 @@ export async function getProject(
     keys.subscription(projectId),
   ]);
   if (!entry.value || !canSee(mode, entry.value.sandbox)) {
-    throw new ApiError("not_found", 404, `No project '${projectId}' on this account`);
+    throw new ApiError("not_found", `No project '${projectId}' on this account`);
   }
   return { entry: entry as Deno.KvEntry<ProjectRecord>, subscription: sub.value };
 }

@@ -80,7 +80,6 @@ export async function publicSignup(
 function signupsRefused(d: RateDecision, where: string): ApiError {
   return new ApiError(
     "rate_limited",
-    429,
     `Rate limit of ${d.limit} signups per hour ${where} exceeded; retry in ${d.retryAfter} s`,
     undefined,
     { "Retry-After": String(d.retryAfter) },

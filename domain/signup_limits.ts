@@ -87,7 +87,6 @@ export function isDisposableEmail(email: string, extra: readonly string[] = []):
 export function disposableRefused(): ApiError {
   return new ApiError(
     "invalid_request",
-    400,
     "email: addresses at disposable-email domains are not accepted on this server",
   );
 }
@@ -96,7 +95,6 @@ export function disposableRefused(): ApiError {
 export function blockExhausted(limit: number, retryAfterS: number): ApiError {
   return new ApiError(
     "rate_limited",
-    429,
     `Too many sandbox accounts from this network today (limit ${limit} per day); ` +
       `retry in ${retryAfterS} s`,
     undefined,

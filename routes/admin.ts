@@ -31,7 +31,7 @@ export function adminRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     async (c) => {
       const accountId = c.req.valid("param").account_id;
       if (!(await getAccount(deps, accountId))) {
-        throw new ApiError("not_found", 404, `No account '${accountId}'`);
+        throw new ApiError("not_found", `No account '${accountId}'`);
       }
       const { record, raw } = await createKey(deps, {
         accountId,

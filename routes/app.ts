@@ -25,7 +25,7 @@ export function buildApp(s: Services, extraGroups: RouteGroup[] = []): OpenAPIHo
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) {
-        throw new ApiError("invalid_request", 400, describeZodError(result.error));
+        throw new ApiError("invalid_request", describeZodError(result.error));
       }
     },
   });
@@ -90,7 +90,6 @@ export function buildApp(s: Services, extraGroups: RouteGroup[] = []): OpenAPIHo
       c.header("Allow", allowed.join(", "));
       const err = new ApiError(
         "method_not_allowed",
-        405,
         `Method ${c.req.method} is not allowed on this path; allowed: ${allowed.join(", ")}`,
       );
       return c.json(errorBody(baseUrl, err), 405);

@@ -223,7 +223,7 @@ export function articleRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     async (c) => {
       const body = c.req.valid("json") ?? {};
       if (body.url && !/^https?:\/\//i.test(body.url)) {
-        throw new ApiError("invalid_request", 400, "url: must be an http(s) URL");
+        throw new ApiError("invalid_request", "url: must be an http(s) URL");
       }
       const article = await publishArticle(deps, c.req.valid("param").article_id, body);
       return c.json(articleView(article), 200);

@@ -55,7 +55,7 @@ export function createAudit(
       keys.subscription(projectId),
     ]);
     const project = projectEntry.value;
-    if (!project) throw new ApiError("not_found", 404, `No project '${projectId}' on this account`);
+    if (!project) throw new ApiError("not_found", `No project '${projectId}' on this account`);
     if (activeEntry.value) {
       const current = await kv.get<AuditRecord>(keys.audit(caller.account.id, activeEntry.value));
       if (
@@ -133,7 +133,6 @@ export function requireRendering(deps: Pick<Deps, "render">, instead: string): v
   if (deps.render?.enabled) return;
   throw new ApiError(
     "rendering_unavailable",
-    503,
     "This server cannot render pages in a browser (rendering is off, on Deno Deploy, or the " +
       `process lacks the permissions to launch one); ${instead}`,
   );
@@ -163,7 +162,6 @@ async function chargeRendered(
   if (charge.kind === "refused") {
     throw new ApiError(
       "payment_required",
-      402,
       "Rendered audits need the pro plan or a live key with credits; sandbox keys run raw " +
         "audits only (omit render)",
     );

@@ -87,7 +87,7 @@ export async function getAudit(
 ): Promise<AuditRecord> {
   const audit = (await deps.kv.get<AuditRecord>(keys.audit(accountId, auditId))).value;
   if (!audit || !(await projectVisibleTo(deps, accountId, audit.projectId, mode))) {
-    throw new ApiError("not_found", 404, `No audit '${auditId}' on this account`);
+    throw new ApiError("not_found", `No audit '${auditId}' on this account`);
   }
   return audit;
 }

@@ -62,7 +62,7 @@ export async function createSubscriptionCheckout(
   const { kv, clock, config } = deps;
   refuseSandboxKey(caller);
   const plan = findPlan(input.planId);
-  if (!plan) throw new ApiError("invalid_request", 400, `plan_id: unknown plan '${input.planId}'`);
+  if (!plan) throw new ApiError("invalid_request", `plan_id: unknown plan '${input.planId}'`);
 
   const [projectEntry, subEntry, pendingEntry] = await kv.getMany<
     [ProjectRecord, SubscriptionRecord, PendingCheckoutRecord]
@@ -73,12 +73,11 @@ export async function createSubscriptionCheckout(
   ]);
   const project = projectEntry.value;
   if (!project) {
-    throw new ApiError("not_found", 404, `No project '${input.projectId}' on this account`);
+    throw new ApiError("not_found", `No project '${input.projectId}' on this account`);
   }
   if (project.sandbox) {
     throw new ApiError(
       "sandbox_not_billable",
-      403,
       "Sandbox projects are a trial and cannot be subscribed; create the project with a live key",
     );
   }
@@ -86,7 +85,6 @@ export async function createSubscriptionCheckout(
   if (isActive(subEntry.value, now)) {
     throw new ApiError(
       "already_subscribed",
-      409,
       `Project '${project.id}' already has an active subscription`,
     );
   }
@@ -167,7 +165,7 @@ export async function createPackCheckout(
   const { kv, clock, config } = deps;
   refuseSandboxKey(caller);
   const pack = findPack(input.packId);
-  if (!pack) throw new ApiError("invalid_request", 400, `pack_id: unknown pack '${input.packId}'`);
+  if (!pack) throw new ApiError("invalid_request", `pack_id: unknown pack '${input.packId}'`);
   const price = stripePriceOf(config, pack.id);
   if (!stripe || !price) throw notConfigured(`pack '${pack.id}'`);
 
@@ -209,7 +207,6 @@ function refuseSandboxKey(caller: BillingCaller): void {
   if (caller.mode === "sandbox") {
     throw new ApiError(
       "sandbox_not_billable",
-      403,
       "Sandbox keys cannot purchase; use a live key (a human upgrades at the pricing page)",
     );
   }
@@ -218,7 +215,6 @@ function refuseSandboxKey(caller: BillingCaller): void {
 function notConfigured(what: string): ApiError {
   return new ApiError(
     "billing_not_configured",
-    503,
     `Payments for ${what} are not configured on this server`,
   );
 }
@@ -276,7 +272,6 @@ function stripeFailure(err: unknown): Error {
     if (misconfigured) {
       return new ApiError(
         "billing_not_configured",
-        503,
         "The payment provider refused this server's configuration for the purchase",
       );
     }

@@ -44,7 +44,6 @@ export async function getBalance(kv: Deno.Kv, accountId: string): Promise<number
 export function insufficientCredits(required: number, balance: number): ApiError {
   return new ApiError(
     "insufficient_credits",
-    402,
     `This needs ${required} credits and the balance is ${balance}`,
     {
       required_credits: required,

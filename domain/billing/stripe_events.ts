@@ -58,9 +58,9 @@ export async function handleStripeWebhook(
 ): Promise<{ eventId: string; type: string; outcome: EventOutcome }> {
   const secret = deps.config.stripe.webhookSecret;
   if (!secret) {
-    throw new ApiError("billing_not_configured", 503, "STRIPE_WEBHOOK_SECRET is not configured");
+    throw new ApiError("billing_not_configured", "STRIPE_WEBHOOK_SECRET is not configured");
   }
-  if (!signature) throw new ApiError("invalid_request", 400, "Missing Stripe-Signature header");
+  if (!signature) throw new ApiError("invalid_request", "Missing Stripe-Signature header");
   let event: StripeEventLike;
   try {
     event = await stripeWebhooks.constructEventAsync(
@@ -74,7 +74,6 @@ export async function handleStripeWebhook(
   } catch (err) {
     throw new ApiError(
       "invalid_request",
-      400,
       `Stripe-Signature verification failed: ${(err as Error).message}`,
     );
   }
@@ -82,7 +81,7 @@ export async function handleStripeWebhook(
     typeof event?.id !== "string" || typeof event.type !== "string" ||
     typeof event.data?.object !== "object" || event.data.object === null
   ) {
-    throw new ApiError("invalid_request", 400, "The signed body is not a Stripe event");
+    throw new ApiError("invalid_request", "The signed body is not a Stripe event");
   }
   const outcome = await applyStripeEvent(deps, event);
   return { eventId: event.id, type: event.type, outcome };

@@ -43,7 +43,7 @@ export async function getSubscriptionState(
   ]);
   const project = projectEntry.value;
   if (!project || !canSee(caller.mode, project.sandbox)) {
-    throw new ApiError("not_found", 404, `No project '${projectId}' on this account`);
+    throw new ApiError("not_found", `No project '${projectId}' on this account`);
   }
   return subscriptionStateOf(project, subEntry.value, pendingEntry.value, deps.clock.now());
 }

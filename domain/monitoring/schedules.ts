@@ -117,17 +117,16 @@ export function cadenceRefusal(cadence: Cadence, funding: ScheduleFunding): ApiE
     : "";
   return new ApiError(
     "schedule_not_allowed",
-    403,
     `${who} ${funding.maxCadence} schedules at most${hint}; '${cadence}' is more frequent`,
   );
 }
 
 function specOf(input: ScheduleInput): ScheduleSpec {
   if (input.dayOfWeek !== undefined && input.cadence !== "weekly") {
-    throw new ApiError("invalid_request", 400, "day_of_week: only for the weekly cadence");
+    throw new ApiError("invalid_request", "day_of_week: only for the weekly cadence");
   }
   if (input.dayOfMonth !== undefined && input.cadence !== "monthly") {
-    throw new ApiError("invalid_request", 400, "day_of_month: only for the monthly cadence");
+    throw new ApiError("invalid_request", "day_of_month: only for the monthly cadence");
   }
   return {
     cadence: input.cadence,
@@ -151,7 +150,7 @@ async function projectOf(deps: Deps, accountId: string, projectId: string, mode:
     keys.subscription(projectId),
   ]);
   if (!project.value || !canSee(mode, project.value.sandbox)) {
-    throw new ApiError("not_found", 404, `No project '${projectId}' on this account`);
+    throw new ApiError("not_found", `No project '${projectId}' on this account`);
   }
   return { project: project as Deno.KvEntry<ProjectRecord>, sub };
 }
@@ -171,7 +170,6 @@ export async function putSchedule(
   if (caller.key.mode === "sandbox") {
     throw new ApiError(
       "schedule_not_allowed",
-      403,
       "Sandbox keys cannot schedule audits; use a live key (hand a human the upgrade_url)",
     );
   }
@@ -226,7 +224,7 @@ export async function getSchedule(
   const { sub } = await projectOf(deps, accountId, projectId, mode);
   const schedule = (await deps.kv.get<ScheduleRecord>(keys.schedule(projectId))).value;
   if (!schedule) {
-    throw new ApiError("not_found", 404, `Project '${projectId}' has no audit schedule`);
+    throw new ApiError("not_found", `Project '${projectId}' has no audit schedule`);
   }
   return { schedule, funding: scheduleFunding(sub.value, deps.clock.now(), schedule.render) };
 }
@@ -246,7 +244,7 @@ export async function deleteSchedule(
   await atomically(kv, async () => {
     const entry = await kv.get<ScheduleRecord>(keys.schedule(projectId));
     if (!entry.value) {
-      throw new ApiError("not_found", 404, `Project '${projectId}' has no audit schedule`);
+      throw new ApiError("not_found", `Project '${projectId}' has no audit schedule`);
     }
     const op = kv.atomic().check(entry).delete(entry.key);
     if (entry.value.indexAt !== null) op.delete(keys.scheduleDue(entry.value.indexAt, projectId));

@@ -57,7 +57,6 @@ export async function createWebhook(
     if (n >= MAX_ENDPOINTS) {
       throw new ApiError(
         "limit_reached",
-        409,
         `An account may have at most ${MAX_ENDPOINTS} webhook endpoints; delete one first`,
       );
     }
@@ -135,7 +134,7 @@ export async function deleteWebhook(
       keys.webhookCount(accountId),
     ]);
     if (!hook.value || !visible(caller.mode, hook.value)) {
-      throw new ApiError("not_found", 404, `No webhook endpoint '${webhookId}' on this account`);
+      throw new ApiError("not_found", `No webhook endpoint '${webhookId}' on this account`);
     }
     const op = kv.atomic()
       .check(hook)

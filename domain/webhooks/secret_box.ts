@@ -64,7 +64,6 @@ export function requireEncryptionKey(key: Uint8Array | null): Uint8Array {
   if (!key) {
     throw new ApiError(
       "webhooks_not_configured",
-      503,
       "Webhook endpoints are not available on this server: it has no WEBHOOK_ENCRYPTION_KEY to " +
         "encrypt signing secrets with",
     );

@@ -98,5 +98,5 @@ export function refusalText(reason: TargetRefusedError["reason"]): string {
 }
 
 function invalidUrl(why: string): ApiError {
-  return new ApiError("invalid_request", 400, `url: ${why}`);
+  return new ApiError("invalid_request", `url: ${why}`);
 }

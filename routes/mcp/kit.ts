@@ -125,7 +125,7 @@ export function registerTools(
         if (!parsed.success) {
           return toolError(
             baseUrl,
-            new ApiError("invalid_request", 400, describeIssue(parsed.error)),
+            new ApiError("invalid_request", describeIssue(parsed.error)),
           );
         }
         const token = sdk?.mcpReq?._meta?.progressToken;
@@ -238,7 +238,7 @@ export function describeIssue(error: z.ZodError): string {
 /** Throws `invalid_request` naming the field an action needs. */
 export function required<T>(value: T | undefined, field: string, action: string): T {
   if (value === undefined) {
-    throw new ApiError("invalid_request", 400, `${field}: required for action '${action}'`);
+    throw new ApiError("invalid_request", `${field}: required for action '${action}'`);
   }
   return value;
 }
@@ -250,7 +250,7 @@ export function asBody<S extends z.ZodType>(
 ): z.output<S> {
   const body = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
   const r = schema.safeParse(body);
-  if (!r.success) throw new ApiError("invalid_request", 400, describeIssue(r.error));
+  if (!r.success) throw new ApiError("invalid_request", describeIssue(r.error));
   return r.data;
 }
 

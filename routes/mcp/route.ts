@@ -124,8 +124,8 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     if (authError) {
       const e = authError instanceof ApiError
         ? authError
-        : new ApiError("unauthorized", 401, "Unknown API key");
-      throw new ApiError(e.code, e.status, e.message, e.extra, {
+        : new ApiError("unauthorized", "Unknown API key");
+      throw new ApiError(e.code, e.message, e.extra, {
         "WWW-Authenticate": `Bearer realm="serpwright", error="invalid_token", ` +
           `error_description="${e.code}"`,
       });
@@ -136,7 +136,6 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     if (!principal && listen) {
       throw new ApiError(
         "unauthorized",
-        401,
         "An API key is required for this request: send `Authorization: Bearer <API_KEY>`",
         undefined,
         { "WWW-Authenticate": `Bearer realm="serpwright"` },

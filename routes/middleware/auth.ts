@@ -22,7 +22,6 @@ export function identify(services: Services): MiddlewareHandler<AppEnv> {
           "authError",
           new ApiError(
             "unauthorized",
-            401,
             "Malformed Authorization header; expected 'Bearer <API_KEY>'",
           ),
         );
@@ -48,7 +47,6 @@ export function requireKey(): MiddlewareHandler<AppEnv> {
       throw c.get("authError") ??
         new ApiError(
           "unauthorized",
-          401,
           "Missing Authorization header; expected 'Bearer <API_KEY>'",
         );
     }
@@ -75,7 +73,7 @@ export function requireAdmin(services: Services): MiddlewareHandler<AppEnv> {
     const given = /^Bearer (.+)$/.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
     if (!secureEqual(given, adminToken)) {
       await failures.hit(ip);
-      throw new ApiError("unauthorized", 401, "Invalid operator token");
+      throw new ApiError("unauthorized", "Invalid operator token");
     }
     await next();
   };

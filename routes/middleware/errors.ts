@@ -20,18 +20,17 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof HTTPException) {
     if (err.status === 413) {
-      return new ApiError("payload_too_large", 413, "Request body is too large");
+      return new ApiError("payload_too_large", "Request body is too large");
     }
     if (err.status === 415) {
-      return new ApiError("invalid_request", 400, "Content-Type must be application/json");
+      return new ApiError("invalid_request", "Content-Type must be application/json");
     }
     if (err.status >= 400 && err.status < 500) {
-      return new ApiError("invalid_request", 400, err.message || "Malformed request");
+      return new ApiError("invalid_request", err.message || "Malformed request");
     }
   }
   return new ApiError(
     "internal_error",
-    500,
     "Internal server error; retry with the same Idempotency-Key",
   );
 }
@@ -73,7 +72,6 @@ export function notFoundHandler(baseUrl: string): NotFoundHandler<AppEnv> {
 export function noRoute(): ApiError {
   return new ApiError(
     "not_found",
-    404,
     "No route matches this method and path; see /v1/openapi.json",
   );
 }

@@ -20,15 +20,15 @@ export function jsonBody(timeoutMs = DEFAULT_BODY_TIMEOUT_MS): MiddlewareHandler
     if (text.trim() !== "") {
       const type = c.req.header("content-type") ?? "";
       if (!/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) {
-        throw new ApiError("invalid_request", 400, "Content-Type must be application/json");
+        throw new ApiError("invalid_request", "Content-Type must be application/json");
       }
       try {
         value = JSON.parse(text);
       } catch {
-        throw new ApiError("invalid_request", 400, "Malformed JSON in request body");
+        throw new ApiError("invalid_request", "Malformed JSON in request body");
       }
       if (depth(value) > MAX_DEPTH) {
-        throw new ApiError("invalid_request", 400, `JSON nested deeper than ${MAX_DEPTH} levels`);
+        throw new ApiError("invalid_request", `JSON nested deeper than ${MAX_DEPTH} levels`);
       }
     }
     // Hono's validators read `c.req.json()`, which answers from this cache; an empty body must
@@ -42,7 +42,7 @@ export function jsonBody(timeoutMs = DEFAULT_BODY_TIMEOUT_MS): MiddlewareHandler
 }
 
 function tooLarge(maxBytes = MAX_BODY_BYTES): ApiError {
-  return new ApiError("payload_too_large", 413, `Request body exceeds ${maxBytes} bytes`);
+  return new ApiError("payload_too_large", `Request body exceeds ${maxBytes} bytes`);
 }
 
 /** How long a whole request body may take to arrive (`REQUEST_BODY_TIMEOUT_MS`). */
@@ -51,7 +51,6 @@ export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
 function tooSlow(timeoutMs: number): ApiError {
   return new ApiError(
     "request_timeout",
-    408,
     `The request body did not arrive within ${timeoutMs} ms`,
     undefined,
     { Connection: "close" },
@@ -112,7 +111,7 @@ async function readText(req: Request, timeoutMs: number): Promise<string> {
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
-    throw new ApiError("invalid_request", 400, "Request body is not valid UTF-8");
+    throw new ApiError("invalid_request", "Request body is not valid UTF-8");
   }
 }
 

@@ -16,7 +16,6 @@ export function setHeaders(c: Context<AppEnv>, d: RateDecision): void {
 export function rateLimited(d: RateDecision): ApiError {
   return new ApiError(
     "rate_limited",
-    429,
     `Rate limit of ${d.limit} requests exceeded; retry in ${d.retryAfter} s`,
     undefined,
     { "Retry-After": String(d.retryAfter) },
