@@ -29,7 +29,7 @@ import { RateLimiter } from "./kv/rate_limiter.ts";
 import { ADMIN_AUTH_FAILURES_PER_WINDOW, ADMIN_AUTH_WINDOW_MS } from "./domain/auth.ts";
 import { capabilities, loadRouteGroups } from "./capabilities.ts";
 import type { Services } from "./routes/env.ts";
-import { WaitSlots } from "./routes/mcp/wait.ts";
+import { WaitSlots } from "./app/wait_slots.ts";
 
 /** A running service: its address and how to stop it cleanly. */
 export interface RunningService {

@@ -72,6 +72,22 @@ export class KeyResolver {
     });
   }
 
+  /**
+   * The principal re-read from KV (strongly, past the cache): sensitive writes call it so a key
+   * revoked a moment ago on another process cannot act there.
+   */
+  async confirm(principal: Principal): Promise<Principal> {
+    const hash = principal.key.hash;
+    const fresh = await this.#load(hash);
+    if (!fresh) {
+      this.#drop(hash);
+      throw new ApiError("unauthorized", "Unknown API key");
+    }
+    const now = this.deps.clock.now();
+    this.#store(hash, { principal: fresh, fetchedAt: now });
+    return usable(fresh, now);
+  }
+
   /** Forgets every cached key of an account; called after any write that changes what they show. */
   invalidateAccount(accountId: string): void {
     const hashes = this.#byAccount.get(accountId);

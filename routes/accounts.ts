@@ -6,7 +6,7 @@ import { requireKey } from "./middleware/auth.ts";
 import { setHeaders, signupRates } from "./middleware/rate_limit.ts";
 import { clientIp } from "./middleware/request_id.ts";
 import { AUTH_ERRORS, bearerSecurity, IdempotencyHeader, responses } from "./openapi_helpers.ts";
-import { accountView, sandboxLimits } from "./views.ts";
+import { accountView, sandboxLimits } from "../app/views.ts";
 
 const SandboxLimits = z.object({
   audits: z.number().int(),

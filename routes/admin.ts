@@ -6,7 +6,7 @@ import { keys } from "../kv/keys.ts";
 import { ApiKey } from "./api_keys.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { responses } from "./openapi_helpers.ts";
-import { apiKeyView } from "./views.ts";
+import { apiKeyView } from "../app/views.ts";
 
 /**
  * Operator endpoints under `/admin`, guarded by ADMIN_TOKEN (`requireAdmin`, mounted in app.ts

@@ -4,7 +4,7 @@ import type { AppEnv, Services } from "./env.ts";
 import { requireKey } from "./middleware/auth.ts";
 import { idempotency } from "./middleware/idempotency.ts";
 import { AUTH_ERRORS, bearerSecurity, IdempotencyHeader, responses } from "./openapi_helpers.ts";
-import { apiKeyView } from "./views.ts";
+import { apiKeyView } from "../app/views.ts";
 
 export const ApiKey = z.object({
   id: z.string(),

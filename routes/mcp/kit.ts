@@ -6,6 +6,8 @@
  */
 import type { McpServer, StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import { type Actor, anonymousActor, keyActor } from "../../app/actor.ts";
+import { execute, type Operation, type OperationInput, parseInput } from "../../app/operation.ts";
 import { ApiError, ERROR_CODES, type ErrorCode } from "../../domain/errors.ts";
 import type { Services } from "../env.ts";
 import { errorBody, toApiError } from "../middleware/errors.ts";
@@ -15,6 +17,8 @@ import { callerOf, type McpCaller } from "./caller.ts";
 export interface ToolContext {
   services: Services;
   caller: McpCaller;
+  /** Who the call runs for, as the application layer sees every caller. */
+  actor: Actor;
   baseUrl: string;
   /** Sends `notifications/progress` when the client asked for progress; a no-op otherwise. */
   progress(progress: number, total: number | undefined, message: string): Promise<void>;
@@ -133,6 +137,7 @@ export function registerTools(
         const ctx: ToolContext = {
           services,
           caller: who,
+          actor: who.principal ? keyActor(who.principal, who.ip) : anonymousActor(who.ip),
           baseUrl,
           signal: sdk?.mcpReq?.signal ?? new AbortController().signal,
           note: (text) => void notes.push(text),
@@ -260,3 +265,71 @@ export const IdempotencyKeyArg = z.string().min(1).max(200).optional().describe(
     "the stored answer instead of acting again (24 h; shared with the HTTP API's " +
     "Idempotency-Key). Use a fresh random key per new operation.",
 );
+
+// deno-lint-ignore no-explicit-any
+type AnyOperation<O = any> = Operation<any, any, any, O, any>;
+
+/**
+ * One action of a tool: the application-layer operation it runs, that operation's input built
+ * from the tool's arguments, and the tool's answer built from the operation's result.
+ */
+export interface ToolAction<A, O = unknown> {
+  op: AnyOperation<O>;
+  input(args: A): Partial<OperationInput>;
+  answer(result: O, args: A, ctx: ToolContext): ToolAnswer | Promise<ToolAnswer>;
+}
+
+/** Binds an operation as a tool action (types inferred from the operation). */
+export function action<A, O>(
+  op: AnyOperation<O>,
+  input: (args: A) => Partial<OperationInput>,
+  answer: (result: O, args: A, ctx: ToolContext) => ToolAnswer | Promise<ToolAnswer>,
+): ToolAction<A, O> {
+  return { op, input, answer };
+}
+
+/**
+ * Runs an action through the application layer's `execute`, as the `/v1` route runs the same
+ * operation: the same input schemas, idempotency namespace, checks and result.
+ */
+export async function runAction<A extends { idempotency_key?: string }>(
+  // deno-lint-ignore no-explicit-any
+  binding: ToolAction<A, any>,
+  args: A,
+  ctx: ToolContext,
+): Promise<ToolAnswer> {
+  const input = parseInput(binding.op, binding.input(args));
+  const key = args.idempotency_key;
+  const outcome = await execute(ctx.services, binding.op, ctx.actor, input, {
+    idempotencyKey: key === undefined ? undefined : { value: key, field: "idempotency_key" },
+    bearer: ctx.caller.bearer,
+  });
+  const answer = await binding.answer(outcome.body, args, ctx);
+  if (!outcome.replayed) return answer;
+  return { ...answer, structured: { ...answer.structured, idempotent_replayed: true } };
+}
+
+/** A tool whose `action` argument picks one of its operations. */
+export type ActionToolDef<I extends z.ZodType> = ToolDef<I> & {
+  // deno-lint-ignore no-explicit-any
+  actions: Record<string, ToolAction<z.output<I>, any>>;
+};
+
+/**
+ * Declares a tool whose every action is an operation; `run` dispatches on `args.action`.
+ * The operations a tool reaches are listed by `actions` (the parity test walks them).
+ */
+export function actionTool<I extends z.ZodType<{ action: string; idempotency_key?: string }>>(
+  def: Omit<ToolDef<I>, "run"> & {
+    // deno-lint-ignore no-explicit-any
+    actions: Record<z.output<I>["action"], ToolAction<z.output<I>, any>>;
+  },
+): ActionToolDef<I> {
+  return {
+    ...def,
+    run: (args, ctx) => {
+      const binding = def.actions[args.action as z.output<I>["action"]];
+      return runAction(binding, args, ctx);
+    },
+  };
+}

@@ -8,7 +8,7 @@ import { publicSignup } from "../../../domain/public_signup.ts";
 import { Account, SignupBody, SignupResponse } from "../../accounts.ts";
 import { ApiKey, CreateKeyBody } from "../../api_keys.ts";
 import { signupRates } from "../../middleware/rate_limit.ts";
-import { accountView, apiKeyView, sandboxLimits } from "../../views.ts";
+import { accountView, apiKeyView, sandboxLimits } from "../../../app/views.ts";
 import { idempotent } from "../idempotency.ts";
 import { asBody, IdempotencyKeyArg, required, type ToolDef } from "../kit.ts";
 

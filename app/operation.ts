@@ -1,0 +1,226 @@
+/**
+ * The application layer's unit: an operation (a use case) declared once with its input schemas,
+ * the actor it accepts, its result and its errors, and `execute`, the one wrapper every adapter
+ * calls. The `/v1` route (routes/operation_routes.ts) and the MCP tool action
+ * (routes/mcp/kit.ts) only parse, call `execute` and render; what they would otherwise each
+ * re-list lives here, in one order:
+ *
+ * 1. authentication: a key operation refuses an anonymous actor with the adapter's precise 401;
+ * 2. a sensitive write re-reads the calling key strongly (a key revoked a moment ago on another
+ *    process cannot mint, buy or schedule);
+ * 3. idempotency: one key namespace per operation and concrete path, shared by both adapters;
+ * 4. the operation's own checks, in the order visibility → limits → funding → effect;
+ * 5. after a write that changes what the account's cached keys show, those entries are dropped.
+ *
+ * @example
+ * ```ts
+ * const outcome = await execute(services, createProject, actor, {
+ *   params: {}, query: {}, body: { url: "https://example.com" },
+ * });
+ * console.log(outcome.status, outcome.body);
+ * ```
+ *
+ * @module
+ */
+import type { z } from "zod";
+import { ApiError, type ErrorCode } from "../domain/errors.ts";
+import {
+  checkIdempotencyKey,
+  idempotencyScope,
+  runIdempotent,
+} from "../domain/idempotent_request.ts";
+import type { AccountActor, Actor } from "./actor.ts";
+import type { Services } from "./services.ts";
+
+/** What an operation's `run` gets besides its input. */
+export interface OperationContext<A extends Actor> {
+  services: Services;
+  actor: A;
+  /** The public base URL (links in results). */
+  baseUrl: string;
+  /** A response header for adapters that have headers (`/v1`); others ignore it. */
+  header(name: string, value: string): void;
+  /** Overrides the operation's success status (an adopted job answers 200, not 201). */
+  status(code: number): void;
+}
+
+type AnyObject = z.ZodType<Record<string, unknown>>;
+
+/** An operation's input as `run` receives it: parsed path parameters, query and body. */
+export interface OperationInput<P = unknown, Q = unknown, B = unknown> {
+  params: P;
+  query: Q;
+  body: B;
+}
+
+/** One use case. `id` is `<resource>.<verb>`; `method` and `path` are its `/v1` address. */
+export interface Operation<
+  P extends AnyObject = AnyObject,
+  Q extends AnyObject = AnyObject,
+  B extends z.ZodType = z.ZodType,
+  O = unknown,
+  Access extends "key" | "public" = "key" | "public",
+> {
+  id: string;
+  method: "get" | "post" | "put" | "delete";
+  /** OpenAPI-style path with `{param}` segments. */
+  path: string;
+  tags: string[];
+  summary: string;
+  description?: string;
+  /** `key`: an API key is required. `public`: anyone, with or without a key. */
+  access: Access;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Status of a success, unless `run` sets another. */
+  status: number;
+  /** The result's schema (documented, and the MCP output's part). */
+  output: z.ZodType;
+  outputDescription: string;
+  /** Error codes beyond authentication and validation, for the documentation. */
+  errors: ErrorCode[];
+  /** Takes an idempotency key (creating operations). */
+  idempotent?: boolean;
+  /** Re-reads the calling key strongly before running (minting keys, money, webhooks, schedules). */
+  sensitive?: boolean;
+  /** Changes what the account's cached keys show (project counts, sandbox usage, keys). */
+  changesAccount?: boolean;
+  run(
+    input: OperationInput<z.output<P>, z.output<Q>, z.output<B>>,
+    ctx: OperationContext<Access extends "key" ? AccountActor : Actor>,
+  ): Promise<O>;
+}
+
+/** Declares an operation with its types inferred from its schemas. */
+export function defineOperation<
+  P extends AnyObject = z.ZodObject<Record<string, never>>,
+  Q extends AnyObject = z.ZodObject<Record<string, never>>,
+  B extends z.ZodType = z.ZodType<Record<string, never>>,
+  O = unknown,
+  Access extends "key" | "public" = "key",
+>(op: Operation<P, Q, B, O, Access>): Operation<P, Q, B, O, Access> {
+  return op;
+}
+
+/** How an adapter calls `execute`. */
+export interface ExecuteOptions {
+  /** The idempotency key sent, and the field it came in (named in a 400). */
+  idempotencyKey?: { value: string; field: string };
+  /** The raw bearer the actor was resolved from: seals stored replays (never stored itself). */
+  bearer?: string | null;
+  /** Why a presented key did not resolve: a key operation answers it instead of a bare 401. */
+  authError?: Error | null;
+  /** Receives response headers (`/v1` only). */
+  header?(name: string, value: string): void;
+}
+
+/** A finished operation: its status, result, and whether the result is a stored replay. */
+export interface Outcome<O> {
+  status: number;
+  body: O;
+  replayed: boolean;
+}
+
+/** Runs `op` for `actor` through the shared steps (module doc). */
+export async function execute<O>(
+  services: Services,
+  // deno-lint-ignore no-explicit-any
+  op: Operation<any, any, any, O, any>,
+  actor: Actor,
+  input: OperationInput,
+  options: ExecuteOptions = {},
+): Promise<Outcome<O>> {
+  if (op.access === "key" && actor.kind !== "account") {
+    throw options.authError ??
+      new ApiError("unauthorized", "Missing Authorization header; expected 'Bearer <API_KEY>'");
+  }
+  let current = actor;
+  if (op.sensitive && current.kind === "account" && current.principal) {
+    current = { ...current, principal: await services.resolver.confirm(current.principal) };
+  }
+  let status = op.status;
+  const ctx: OperationContext<Actor> = {
+    services,
+    actor: current,
+    baseUrl: services.deps.config.publicBaseUrl,
+    header: (name, value) => options.header?.(name, value),
+    status: (code) => void (status = code),
+  };
+  const run = async (): Promise<Outcome<O>> => {
+    const body = await op.run(input, ctx);
+    if (op.changesAccount && current.kind === "account") {
+      services.resolver.invalidateAccount(current.accountId);
+    }
+    return { status, body, replayed: false };
+  };
+  const key = options.idempotencyKey;
+  if (!op.idempotent || key === undefined) return await run();
+
+  checkIdempotencyKey(key.value, key.field);
+  const principal = current.kind === "account" ? current.principal : null;
+  const answer = await runIdempotent(services.deps, {
+    key: key.value,
+    scope: idempotencyScope(principal, current.ip ?? ""),
+    endpoint: `${op.method.toUpperCase()} ${concretePath(op.path, input.params)}`,
+    body: input.body ?? {},
+    keyId: current.kind === "account" ? current.keyId : null,
+    callerSecret: principal ? options.bearer ?? "" : "",
+    pepper: services.deps.config.webhookEncryptionKey,
+  }, async () => {
+    const done = await run();
+    return {
+      status: done.status,
+      headers: [["content-type", "application/json"]],
+      body: JSON.stringify(done.body),
+    };
+  });
+  if (!answer.replayed) {
+    return { status: answer.status, body: JSON.parse(answer.body) as O, replayed: false };
+  }
+  return { status: answer.status, body: JSON.parse(answer.body) as O, replayed: true };
+}
+
+/** `/v1/projects/{projectId}/audits` with its parameters filled in. */
+export function concretePath(path: string, params: unknown): string {
+  const values = (params ?? {}) as Record<string, unknown>;
+  return path.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? ""));
+}
+
+/**
+ * Parses raw adapter input with the operation's schemas, answering `invalid_request` naming the
+ * first failing field as `/v1` does.
+ */
+export function parseInput(
+  // deno-lint-ignore no-explicit-any
+  op: Operation<any, any, any, any, any>,
+  raw: Partial<OperationInput>,
+): OperationInput {
+  const part = (schema: z.ZodType | undefined, value: unknown, where: string) => {
+    if (!schema) return {};
+    const r = schema.safeParse(value ?? {});
+    if (!r.success) throw new ApiError("invalid_request", describeIssue(r.error.issues, where));
+    return r.data;
+  };
+  return {
+    params: part(op.params, raw.params, "path"),
+    query: part(op.query, raw.query, "query"),
+    body: part(op.body, withoutUndefined(raw.body), "body"),
+  };
+}
+
+function withoutUndefined(value: unknown): unknown {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
+}
+
+/** "field.path: what is wrong" for the first failed check, so the caller knows which field. */
+export function describeIssue(
+  issues: readonly { path: readonly PropertyKey[]; message: string }[],
+  where: string,
+): string {
+  const issue = issues[0];
+  if (!issue) return "Invalid request";
+  const path = issue.path.map(String).join(".");
+  return `${path || where}: ${issue.message}`;
+}

@@ -1,0 +1,86 @@
+/**
+ * The `/v1` adapter of the application layer: each operation becomes one documented route that
+ * validates its path, query and body with the operation's schemas, calls `execute` and renders
+ * the outcome as JSON. Nothing operation-specific lives here.
+ *
+ * @module
+ */
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { type AccountActor, anonymousActor, keyActor } from "../app/actor.ts";
+import { execute, type Operation } from "../app/operation.ts";
+import type { AppEnv, Services } from "./env.ts";
+import { requireKey } from "./middleware/auth.ts";
+import { clientIp } from "./middleware/request_id.ts";
+import { AUTH_ERRORS, bearerSecurity, IdempotencyHeader, responses } from "./openapi_helpers.ts";
+
+const BEARER = /^Bearer (.+)$/;
+
+// deno-lint-ignore no-explicit-any
+type AnyOperation = Operation<any, any, any, any, any>;
+
+/** The actor of a `/v1` request: its resolved key, or anonymous. */
+export function actorOf(c: Context<AppEnv>, s: Services):
+  | AccountActor
+  | ReturnType<
+    typeof anonymousActor
+  > {
+  const ip = clientIp(c, s.deps.config);
+  const principal = c.get("principal");
+  return principal ? keyActor(principal, ip) : anonymousActor(ip);
+}
+
+/** Registers every operation as its `/v1` route. */
+export function mountOperations(
+  app: OpenAPIHono<AppEnv>,
+  s: Services,
+  operations: readonly AnyOperation[],
+): void {
+  for (const op of operations) mountOperation(app, s, op);
+}
+
+function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation): void {
+  const keyed = op.access === "key";
+  const errors = [
+    ...(keyed ? AUTH_ERRORS : op.errors.includes("rate_limited") ? [] : ["rate_limited" as const]),
+    ...op.errors,
+  ];
+  const route = createRoute({
+    method: op.method,
+    path: op.path,
+    tags: op.tags,
+    summary: op.summary,
+    ...(op.description ? { description: op.description } : {}),
+    ...(keyed ? { security: bearerSecurity } : {}),
+    middleware: keyed ? [requireKey()] : [],
+    request: {
+      ...(op.params ? { params: op.params } : {}),
+      ...(op.query ? { query: op.query } : {}),
+      ...(op.idempotent ? { headers: IdempotencyHeader } : {}),
+      ...(op.body
+        ? { body: { content: { "application/json": { schema: op.body } }, required: true } }
+        : {}),
+    },
+    responses: responses(
+      { [op.status]: { description: op.outputDescription, schema: op.output } },
+      errors,
+    ),
+  });
+  // deno-lint-ignore no-explicit-any
+  app.openapi(route as any, async (c: any) => {
+    const ctx = c as Context<AppEnv>;
+    const key = ctx.req.header("idempotency-key");
+    const outcome = await execute(s, op, actorOf(ctx, s), {
+      params: op.params ? c.req.valid("param") : {},
+      query: op.query ? c.req.valid("query") : {},
+      body: op.body ? c.req.valid("json") : {},
+    }, {
+      idempotencyKey: key === undefined ? undefined : { value: key, field: "Idempotency-Key" },
+      bearer: BEARER.exec(ctx.req.header("authorization") ?? "")?.[1] ?? null,
+      authError: ctx.get("authError"),
+      header: (name, value) => ctx.header(name, value),
+    });
+    if (outcome.replayed) ctx.header("Idempotent-Replayed", "true");
+    return ctx.json(outcome.body as object, outcome.status as 200);
+  });
+}
