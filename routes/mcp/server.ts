@@ -61,7 +61,7 @@ const docsTool: ToolDef<typeof DocsInput> = {
 };
 
 /** Every tool, in the order `tools/list` shows them; which are listed depends on the key. */
-const TOOLS = compileTools([
+export const TOOL_DEFS = [
   signupTool,
   accountTool,
   apiKeysTool,
@@ -73,7 +73,9 @@ const TOOLS = compileTools([
   billingTool,
   webhooksTool,
   docsTool,
-] as unknown as ToolDef[]);
+] as unknown as ToolDef[];
+
+const TOOLS = compileTools(TOOL_DEFS);
 
 const AuditSiteArgs = z.object({ url: z.string().describe("The site to audit") });
 const WriteArticleArgs = z.object({
