@@ -415,8 +415,20 @@ export const CHECK_DOCS: Record<string, CheckDoc> = {
     fix: "Use lowercase, hyphen-separated paths and redirect the old URLs.",
   },
   doctype_missing: {
-    meaning: "Without <!DOCTYPE html> browsers render in quirks mode.",
-    fix: "Start every page with <!DOCTYPE html>.",
+    meaning:
+      "Without a doctype browsers render in quirks mode, emulating 1990s engines: the box model, table sizing and line heights differ from what the CSS says, so layouts break in ways that differ between browsers.",
+    fix: "Start every page with <!DOCTYPE html>, before anything but comments and whitespace.",
+  },
+  doctype_quirks: {
+    meaning:
+      "This doctype is there, but the HTML standard's parsing rules answer it with quirks mode (an HTML 4.0 or older DTD, HTML 4.01 Transitional or Frameset without its system identifier, a misspelt or malformed doctype, or a doctype after other content): the page renders as if it had none.",
+    fix:
+      "Replace it with <!DOCTYPE html> as the very first thing in the document, then check the layout (quirks-mode CSS may need fixes once standards mode applies).",
+  },
+  doctype_limited_quirks: {
+    meaning:
+      "XHTML 1.0 and HTML 4.01 Transitional/Frameset doctypes put browsers in limited-quirks (almost standards) mode, which differs from standards mode only in how images in table cells are sized. Information, not a fault.",
+    fix: "Optional: use <!DOCTYPE html> to get full standards mode.",
   },
   charset_missing: {
     meaning: "An undeclared encoding can garble non-ASCII text.",

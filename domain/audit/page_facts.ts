@@ -10,13 +10,24 @@ import { canonicalUrl } from "./urls.ts";
 import { fingerprintText } from "./text_fingerprint.ts";
 import { type Detected, libraryFromBanner, mayNameLibrary } from "./js_libraries.ts";
 import { emptyJsonLdFindings, inspectJsonLd, type JsonLdFindings } from "./json_ld.ts";
+import { doctypeMode, type DocumentMode } from "./doctype.ts";
 
 const EMPTY_SIG = new Uint16Array(0);
 
 /** Everything the page-level checks and the site-level aggregation need from one HTML page. */
 export interface PageFacts {
   bytes: number;
+  /** A doctype appears anywhere in the document. */
   hasDoctype: boolean;
+  /**
+   * The document mode a browser renders the page in (doctype.ts): decided by the first doctype if
+   * it comes before any element or text, else quirks.
+   */
+  documentMode: DocumentMode;
+  /** Why the mode is not no-quirks (the standard's rule that decided it), else null. */
+  documentModeReason: string | null;
+  /** The first doctype as written (without `<!` and `>`, at most 200 characters), or null. */
+  doctype: string | null;
   htmlLang: string | null;
   titleCount: number;
   title: string | null;
@@ -203,6 +214,10 @@ class Collector {
   linkSlot = -1;
   aHref = "";
 
+  /** No element or text yet: a doctype here decides the document mode (doctype.ts). */
+  initial = true;
+  modeDecided = false;
+
   constructor(page: URL, siteKey: string, bytes: number, readonly maxLinks = MAX_LINKS_PER_PAGE) {
     this.base = page;
     this.baseOrigin = page.origin;
@@ -212,6 +227,9 @@ class Collector {
     this.f = {
       bytes,
       hasDoctype: false,
+      documentMode: "quirks",
+      documentModeReason: null,
+      doctype: null,
       htmlLang: null,
       titleCount: 0,
       title: null,
@@ -278,12 +296,35 @@ class Collector {
     };
   }
 
-  onprocessinginstruction(name: string) {
-    if (name.toLowerCase() === "!doctype") this.f.hasDoctype = true;
+  onprocessinginstruction(name: string, data: string) {
+    if (name.toLowerCase() !== "!doctype") return;
+    const f = this.f;
+    const first = !f.hasDoctype;
+    if (first) f.doctype = data.slice(1, 201);
+    f.hasDoctype = true;
+    if (this.modeDecided) {
+      // A second doctype, or one after content: browsers ignore it.
+      if (first) f.documentModeReason = "the doctype comes after an element or text";
+      return;
+    }
+    this.modeDecided = true;
+    const v = doctypeMode(data.slice(1, 4097));
+    f.documentMode = v.mode;
+    f.documentModeReason = v.reason;
+  }
+
+  /** The first element or text came before any doctype: the page renders in quirks mode. */
+  endInitial() {
+    this.initial = false;
+    if (this.modeDecided) return;
+    this.modeDecided = true;
+    this.f.documentMode = "quirks";
+    this.f.documentModeReason = "no doctype before the first element or text";
   }
 
   onopentag(name: string, a: Record<string, string>) {
     const f = this.f;
+    if (this.initial) this.endInitial();
     f.elementCount++;
     if (++this.depth > f.maxDepth) f.maxDepth = this.depth;
     if (TEXT_SKIP.has(name)) this.skipText++;
@@ -588,6 +629,7 @@ class Collector {
   }
 
   ontext(text: string) {
+    if (this.initial && /\S/.test(text)) this.endInitial();
     if (this.inTitle) this.titleBuf += text;
     if (this.inH1) this.h1Buf += text;
     if (this.inA && this.aText.length < 40) this.aText += text;
@@ -735,6 +777,7 @@ export function extractPageFacts(
   const parser = new Parser(c, { decodeEntities: true });
   c.parser = parser;
   parser.end(text);
+  if (!c.modeDecided) c.endInitial();
   const fp = fingerprintText(c.textParts);
   c.f.wordCount = fp.words;
   c.f.textHash = fp.exact;

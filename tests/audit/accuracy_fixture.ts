@@ -9,7 +9,15 @@
  * slow vs very slow) cannot all be seeded on one site: those few are seeded on small variants of
  * the same fixture (VARIANTS), each audited once, and the main site is their negative label.
  */
-import { base, basePage, ldScript, pdf } from "./check_cases.ts";
+import {
+  base,
+  basePage,
+  DOCTYPE_HTML40,
+  DOCTYPE_HTML401_LOOSE,
+  DOCTYPE_HTML401_STRICT,
+  ldScript,
+  pdf,
+} from "./check_cases.ts";
 import {
   GOOD_HEADERS,
   html,
@@ -161,6 +169,11 @@ function seededPages(o: string): Record<string, PageSpec> {
     "/d5": {},
     "/Some_Page": {},
     "/no-doctype": { doctype: false },
+    // A doctype that is there but gives quirks mode; one that gives limited-quirks mode; and one
+    // of the same era that gives standards mode (quiet).
+    "/quirks-doctype": { doctype: DOCTYPE_HTML40 },
+    "/loose-doctype": { doctype: DOCTYPE_HTML401_LOOSE },
+    "/strict-401-doctype": { doctype: DOCTYPE_HTML401_STRICT },
     "/picture": { body: '<picture><source srcset="/a.webp"></picture>' },
     "/dead-end": { links: [] },
     "/mixed-script": { head: '<script src="http://cdn.test/app.js" defer></script>' },
@@ -392,6 +405,7 @@ export const MAIN: LabelledSite = {
   clean: [
     "/clean-1",
     "/clean-2",
+    "/strict-401-doctype",
     "/hreflang-ok",
     "/hreflang-ok-de",
     "/new-jquery",
@@ -483,6 +497,8 @@ export const MAIN: LabelledSite = {
     deep_page: ["/d5"],
     url_hygiene: ["/Some_Page", "/Case-Page"],
     doctype_missing: ["/no-doctype"],
+    doctype_quirks: ["/quirks-doctype"],
+    doctype_limited_quirks: ["/loose-doctype"],
     charset_missing: ["/no-charset"],
     picture_without_img: ["/picture"],
     dead_end_page: ["/dead-end"],

@@ -106,6 +106,13 @@ export const pdf = (h: Record<string, string> = {}): Route => ({
 const cluster = (o: string) =>
   `<link rel="alternate" hreflang="en" href="${o}/"><link rel="alternate" hreflang="de" href="${o}/a">`;
 const body = (b: string): PageSpec => ({ body: b });
+/** Doctypes of each document mode (domain/audit/doctype.ts). */
+export const DOCTYPE_HTML40 = '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.0 Transitional//EN">';
+export const DOCTYPE_HTML401_LOOSE =
+  '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Transitional//EN" ' +
+  '"http://www.w3.org/TR/html4/loose.dtd">';
+export const DOCTYPE_HTML401_STRICT = '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01//EN" ' +
+  '"http://www.w3.org/TR/html4/strict.dtd">';
 const head = (h: string): PageSpec => ({ head: h });
 const big = (bytes: number): PageSpec => ({ body: `<p>${"lorem ipsum ".repeat(bytes / 12)}</p>` });
 
@@ -431,6 +438,15 @@ export const CASES: Record<string, CheckCase> = {
     quiet: clean,
   },
   doctype_missing: { fire: on({ "/a": { doctype: false } }), quiet: clean },
+  // HTML 4.0 Transitional is quirks; HTML 4.01 Transitional with its system identifier is not.
+  doctype_quirks: {
+    fire: on({ "/a": { doctype: DOCTYPE_HTML40 } }),
+    quiet: on({ "/a": { doctype: DOCTYPE_HTML401_LOOSE } }),
+  },
+  doctype_limited_quirks: {
+    fire: on({ "/a": { doctype: DOCTYPE_HTML401_LOOSE } }),
+    quiet: on({ "/a": { doctype: DOCTYPE_HTML401_STRICT } }),
+  },
   charset_missing: {
     fire: {
       routes: (o) =>

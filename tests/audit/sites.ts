@@ -145,7 +145,8 @@ export interface PageSpec {
   h1?: string | null;
   lang?: string | null;
   viewport?: string | null;
-  doctype?: boolean;
+  /** false: no doctype; a string: that doctype instead of `<!DOCTYPE html>`. */
+  doctype?: boolean | string;
   head?: string;
   body?: string;
   links?: string[];
@@ -170,7 +171,11 @@ export function page(spec: PageSpec = {}): string {
   const links = (spec.links ?? []).map((l, i) => `<li><a href="${l}">Guide number ${i}</a></li>`)
     .join("");
   return [
-    spec.doctype === false ? "" : "<!DOCTYPE html>",
+    spec.doctype === false
+      ? ""
+      : typeof spec.doctype === "string"
+      ? spec.doctype
+      : "<!DOCTYPE html>",
     lang === null ? "<html>" : `<html lang="${lang}">`,
     '<head><meta charset="utf-8">',
     title === null ? "" : `<title>${title}</title>`,

@@ -388,12 +388,45 @@ export const structureChecks: Check[] = [
   {
     id: "doctype_missing",
     category: "structure",
-    severity: "info",
+    severity: "warning",
     title: "No <!DOCTYPE html>",
-    detects: "Without a doctype browsers render in quirks mode.",
+    detects: "No doctype at all: browsers render the page in quirks mode (a doctype that is " +
+      "there but triggers quirks mode is doctype_quirks).",
     scope: "page",
     eligibility: "html",
     evaluate: (p) => !p.facts.hasDoctype,
+  },
+  {
+    id: "doctype_quirks",
+    category: "structure",
+    severity: "warning",
+    title: "Doctype that puts browsers in quirks mode",
+    detects: "A doctype the HTML standard's parsing rules answer with quirks mode: a legacy " +
+      "public identifier (HTML 2.0–4.0, vendor DTDs), HTML 4.01 Transitional or Frameset " +
+      "without a system identifier, a name other than html, a malformed doctype, or one after " +
+      "an element or text; evidence: the doctype and the rule.",
+    scope: "page",
+    eligibility: "html",
+    applies: (p) => p.facts.hasDoctype,
+    evaluate: (p) =>
+      p.facts.documentMode === "quirks" &&
+      { doctype: p.facts.doctype, mode: "quirks", reason: p.facts.documentModeReason },
+  },
+  {
+    id: "doctype_limited_quirks",
+    category: "structure",
+    severity: "info",
+    title: "Doctype that puts browsers in limited-quirks mode",
+    detects: "XHTML 1.0 Transitional or Frameset, or HTML 4.01 Transitional or Frameset with a " +
+      "system identifier: browsers render in limited-quirks (almost standards) mode, which " +
+      "differs from standards mode only in the height of images in table cells; reported, " +
+      "not scored.",
+    scope: "page",
+    eligibility: "html",
+    applies: (p) => p.facts.hasDoctype,
+    evaluate: (p) =>
+      p.facts.documentMode === "limited-quirks" &&
+      { doctype: p.facts.doctype, mode: "limited-quirks", reason: p.facts.documentModeReason },
   },
   {
     id: "charset_missing",

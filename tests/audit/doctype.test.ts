@@ -1,0 +1,129 @@
+/**
+ * Document modes by the HTML standard's rules (domain/audit/doctype.ts): the doctypes real sites
+ * carry, the edges of the tables (exact identifiers, prefixes, the missing system identifier),
+ * malformed doctypes, and where the doctype sits in the page (page_facts.ts).
+ */
+import assert from "node:assert/strict";
+import { doctypeMode, tokenizeDoctype } from "../../domain/audit/doctype.ts";
+import { extractPageFacts } from "../../domain/audit/page_facts.ts";
+
+/** What follows `<!` up to the `>`, as the page parser hands it over. */
+const decl = (doctype: string) => doctype.replace(/^<!/, "").replace(/>$/, "");
+const mode = (doctype: string) => doctypeMode(decl(doctype)).mode;
+
+Deno.test("doctypes real sites carry: standards, limited-quirks and quirks by the standard's tables", () => {
+  const cases: [string, string][] = [
+    ["<!DOCTYPE html>", "no-quirks"],
+    ["<!doctype HTML>", "no-quirks"],
+    ["<!DOCTYPEhtml>", "no-quirks"], // missing whitespace: a parse error, not quirks
+    ['<!DOCTYPE html SYSTEM "about:legacy-compat">', "no-quirks"],
+    [
+      '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01//EN" "http://www.w3.org/TR/html4/strict.dtd">',
+      "no-quirks",
+    ],
+    ['<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01//EN">', "no-quirks"],
+    [
+      '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" "http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd">',
+      "no-quirks",
+    ],
+    [
+      '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.1//EN" "http://www.w3.org/TR/xhtml11/DTD/xhtml11.dtd">',
+      "no-quirks",
+    ],
+    // The issue's case: HTML 4.0 Transitional is quirks with or without a system identifier.
+    ['<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.0 Transitional//EN">', "quirks"],
+    [
+      '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.0 Transitional//EN" "http://www.w3.org/TR/REC-html40/loose.dtd">',
+      "quirks",
+    ],
+    ['<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 3.2 Final//EN">', "quirks"],
+    ['<!DOCTYPE HTML PUBLIC "-//IETF//DTD HTML 2.0//EN">', "quirks"],
+    ['<!DOCTYPE HTML PUBLIC "-//Netscape Comm. Corp.//DTD HTML//EN">', "quirks"],
+    ['<!doctype html public "-//w3c//dtd html 4.0 frameset//en">', "quirks"], // case-insensitive
+    // HTML 4.01 Transitional and Frameset: quirks without a system identifier, limited with one.
+    ['<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Transitional//EN">', "quirks"],
+    ['<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Frameset//EN">', "quirks"],
+    [
+      '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Transitional//EN" "http://www.w3.org/TR/html4/loose.dtd">',
+      "limited-quirks",
+    ],
+    [
+      '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Frameset//EN" "http://www.w3.org/TR/html4/frameset.dtd">',
+      "limited-quirks",
+    ],
+    // An empty system identifier is not a missing one.
+    ['<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Transitional//EN" "">', "limited-quirks"],
+    [
+      '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN" "http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">',
+      "limited-quirks",
+    ],
+    ['<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Frameset//EN">', "limited-quirks"],
+    // Exact public identifiers, and the IBM system identifier.
+    ['<!DOCTYPE html PUBLIC "HTML">', "quirks"],
+    ['<!DOCTYPE html PUBLIC "-/W3C/DTD HTML 4.0 Transitional/EN">', "quirks"],
+    ['<!DOCTYPE html PUBLIC "-//W3O//DTD W3 HTML Strict 3.0//EN//">', "quirks"],
+    ['<!DOCTYPE html PUBLIC "HTMLX">', "no-quirks"], // "HTML" is an exact match, not a prefix
+    [
+      '<!DOCTYPE html SYSTEM "http://www.ibm.com/data/dtd/v11/ibmxhtml1-transitional.dtd">',
+      "quirks",
+    ],
+    // Malformed: force-quirks, or a name other than html.
+    ["<!DOCTYPE>", "quirks"],
+    ["<!DOCTYPE htm>", "quirks"],
+    ["<!DOCTYPE html PUBLIC>", "quirks"],
+    ['<!DOCTYPE html PUBLIC -//W3C//DTD HTML 4.01//EN">', "quirks"],
+    ["<!DOCTYPE html bogus>", "quirks"],
+    ['<!DOCTYPE html PUBLIC "-//W3C//DTD HTML 4.01//EN" junk>', "quirks"],
+    // After the system identifier, junk is a parse error without force-quirks.
+    ['<!DOCTYPE html SYSTEM "about:legacy-compat" junk>', "no-quirks"],
+  ];
+  for (const [d, want] of cases) assert.equal(mode(d), want, d);
+});
+
+Deno.test("the doctype token: identifiers kept apart from missing, quotes of either kind", () => {
+  assert.deepEqual(tokenizeDoctype(decl(`<!DOCTYPE html PUBLIC '-//A//B' "sys">`)), {
+    name: "html",
+    publicId: "-//A//B",
+    systemId: "sys",
+    forceQuirks: false,
+  });
+  assert.deepEqual(tokenizeDoctype(decl("<!DOCTYPE HTML>")), {
+    name: "html",
+    publicId: null,
+    systemId: null,
+    forceQuirks: false,
+  });
+  // A `>` inside a quoted identifier ends the doctype: abrupt, force-quirks.
+  const abrupt = '<!DOCTYPE html PUBLIC "-//W3C//DTD HTML 4.01//EN';
+  assert.equal(tokenizeDoctype(decl(abrupt)).forceQuirks, true);
+});
+
+Deno.test("where the doctype sits: only one before any element or text counts", () => {
+  const facts = (html: string) => {
+    const f = extractPageFacts(html, new URL("https://s.test/"), "s.test");
+    return { has: f.hasDoctype, mode: f.documentMode, reason: f.documentModeReason };
+  };
+  const body = "<html><head><title>t</title></head><body><p>x</p></body></html>";
+  assert.deepEqual(facts(`<!DOCTYPE html>${body}`), { has: true, mode: "no-quirks", reason: null });
+  // Comments and whitespace may come first (an XML declaration is a comment to HTML parsers).
+  assert.equal(facts(`\n  <!-- generated -->\n<!DOCTYPE html>${body}`).mode, "no-quirks");
+  assert.equal(facts(`<?xml version="1.0"?>\n<!DOCTYPE html>${body}`).mode, "no-quirks");
+  // After an element or text, the doctype is ignored.
+  const late = facts(`<html><!DOCTYPE html><body>x</body></html>`);
+  assert.deepEqual(late.has && late.mode, "quirks");
+  assert.match(late.reason!, /after an element or text/);
+  assert.equal(facts(`Hello <!DOCTYPE html>${body}`).mode, "quirks");
+  // No doctype: quirks (doctype_missing's case).
+  assert.deepEqual(facts(body).mode, "quirks");
+  assert.equal(facts(body).has, false);
+  // A second doctype changes nothing.
+  const two = '<!DOCTYPE html><!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 3.2//EN">';
+  assert.equal(facts(two + body).mode, "no-quirks");
+  const f = extractPageFacts(
+    '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.0 Transitional//EN">' + body,
+    new URL("https://s.test/"),
+    "s.test",
+  );
+  assert.equal(f.doctype, 'DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.0 Transitional//EN"');
+  assert.match(f.documentModeReason!, /-\/\/W3C\/\/DTD HTML 4.0 Transitional\/\/EN/);
+});
