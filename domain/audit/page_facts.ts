@@ -555,9 +555,12 @@ class Collector {
     this.aText = "";
     this.aCountable = false;
     this.linkSlot = -1;
-    const raw = a.href;
+    // Inside <svg>, a link is `href` (SVG 2) or `xlink:href` (SVG 1.1, Graphviz, Javadoc).
+    const raw = a.href ?? (this.svgDepth > 0 ? a["xlink:href"] : undefined);
     this.aHref = raw ?? "";
     if (raw === undefined) {
+      // An SVG <a> with no link (Graphviz writes them with only xlink:title) is not a link.
+      if (this.svgDepth > 0) return;
       if (a.name === undefined && a.id === undefined && a.role === undefined) {
         f.uncrawlableLinks++;
         sample(f.samples.uncrawlable, "<a> without href");

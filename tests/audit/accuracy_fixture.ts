@@ -17,6 +17,7 @@ import {
   DOCTYPE_HTML401_STRICT,
   ldScript,
   pdf,
+  SVG_LINKS,
 } from "./check_cases.ts";
 import {
   GOOD_HEADERS,
@@ -176,6 +177,8 @@ function seededPages(o: string): Record<string, PageSpec> {
     "/strict-401-doctype": { doctype: DOCTYPE_HTML401_STRICT },
     "/picture": { body: '<picture><source srcset="/a.webp"></picture>' },
     "/dead-end": { links: [] },
+    // Links in inline SVG: fragments, a Graphviz node with only xlink:title, a real link.
+    "/svg-links": { body: SVG_LINKS },
     "/mixed-script": { head: '<script src="http://cdn.test/app.js" defer></script>' },
     "/mixed-img": { body: '<img src="http://cdn.test/i.png" alt="" width="1" height="1">' },
     "/proto-rel": { body: '<img src="//cdn.test/i.png" alt="" width="1" height="1">' },
@@ -406,6 +409,7 @@ export const MAIN: LabelledSite = {
     "/clean-1",
     "/clean-2",
     "/strict-401-doctype",
+    "/svg-links",
     "/hreflang-ok",
     "/hreflang-ok-de",
     "/new-jquery",

@@ -106,6 +106,12 @@ export const pdf = (h: Record<string, string> = {}): Route => ({
 const cluster = (o: string) =>
   `<link rel="alternate" hreflang="en" href="${o}/"><link rel="alternate" hreflang="de" href="${o}/a">`;
 const body = (b: string): PageSpec => ({ body: b });
+/** Inline SVG links as Graphviz and Javadoc write them: none is an uncrawlable link. */
+export const SVG_LINKS = '<svg width="10" height="10"><g>' +
+  '<a xlink:href="#node1"><text>fragment</text></a>' +
+  '<a xlink:title="a node without a link"><text>title only</text></a>' +
+  '<a xlink:href="/"><text>home</text></a><a href="#node2"><text>svg2</text></a>' +
+  "</g></svg>";
 /** Doctypes of each document mode (domain/audit/doctype.ts). */
 export const DOCTYPE_HTML40 = '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.0 Transitional//EN">';
 export const DOCTYPE_HTML401_LOOSE =
@@ -397,7 +403,8 @@ export const CASES: Record<string, CheckCase> = {
   },
   uncrawlable_links: {
     fire: on({ "/a": body('<a href="javascript:void(0)">menu</a>') }),
-    quiet: clean,
+    // Inline SVG: a fragment xlink:href, a Graphviz <a> with only xlink:title, a real link.
+    quiet: on({ "/a": body(SVG_LINKS) }),
   },
   link_text_generic: { fire: on({ "/a": body('<a href="/">click here</a>') }), quiet: clean },
   image_alt_missing: {

@@ -297,7 +297,8 @@ export const structureChecks: Check[] = [
     category: "structure",
     severity: "warning",
     title: "Links crawlers cannot follow",
-    detects: '<a> without href, href="", javascript: or file: links, unparseable hrefs.',
+    detects: '<a> without href, href="", javascript: or file: links, unparseable hrefs. Inside ' +
+      "<svg> an <a> links by href or xlink:href, and one with neither is not a link.",
     scope: "page",
     eligibility: "indexable",
     evaluate: (p) =>
