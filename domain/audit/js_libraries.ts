@@ -1,7 +1,10 @@
 /**
  * Front-end libraries with known vulnerabilities: recognises jQuery, jQuery UI, AngularJS,
- * Bootstrap, Lodash and Moment.js from a script's URL (file name, CDN path, `?ver=`) or from the
- * banner at the top of the file, and looks the version up in a small bundled advisory table.
+ * Bootstrap, Lodash and Moment.js, and looks the version up in a small bundled advisory table.
+ * The script's URL (file name, CDN path, `?ver=`) only says which files are worth reading; a
+ * version is reported only when the file's content confirms it: the banner at the top of the
+ * file, or the version string the URL names, quoted in the file's head next to the library's name
+ * (`libraryFromContent`). A file named jquery-1.8.3.min.js that holds jQuery 3.7.1 is 3.7.1.
  *
  * The table is deliberately small and dated: it names its source and the day it was compiled,
  * and each entry lists the advisories (CVE ids, each resolvable at nvd.nist.gov/vuln/detail/<id>)
@@ -210,8 +213,11 @@ export function mayNameLibrary(src: string): boolean {
 export interface Detected {
   library: LibraryName;
   version: string;
-  /** "url" or "banner". */
-  from: "url" | "banner";
+  /**
+   * Where the version was read: the URL (a hint only, never reported on its own), the file's
+   * banner, or the URL's version quoted in the file's head (`version_string`).
+   */
+  from: "url" | "banner" | "version_string";
 }
 
 function pathOf(url: string): { path: string; query: string } {
@@ -251,6 +257,39 @@ export function needsBanner(url: string): boolean {
   if (libraryFromUrl(url) !== null) return false;
   const { path } = pathOf(url);
   return MATCHERS.some((m) => m.plain.test(path));
+}
+
+/**
+ * The script URL names a known library, with or without a version: its head is worth reading,
+ * since only the content confirms a version.
+ */
+export function namesLibrary(url: string): boolean {
+  return libraryFromUrl(url) !== null || needsBanner(url);
+}
+
+/** How a library's name is written in its own files (a version string must sit near it). */
+const CONTENT_NAMES: Record<LibraryName, RegExp> = {
+  "jquery": /jquery/i,
+  "jquery-ui": /jquery[ .-]?ui/i,
+  "angularjs": /angular/i,
+  "bootstrap": /bootstrap/i,
+  "lodash": /lodash/i,
+  "moment": /moment/i,
+};
+
+/**
+ * The library and version the head of a script file confirms: its banner, or else the version
+ * its URL names (`fromUrl`) written as a quoted string in the head, which also names the library
+ * (minified builds without a banner keep `"3.4.1"` near the top). Null when the content confirms
+ * nothing: the URL alone is never evidence.
+ */
+export function libraryFromContent(head: string, fromUrl: Detected | null): Detected | null {
+  const banner = libraryFromBanner(head);
+  if (banner !== null) return banner;
+  if (fromUrl === null || !CONTENT_NAMES[fromUrl.library].test(head)) return null;
+  const v = fromUrl.version.replaceAll(".", "\\.");
+  if (!new RegExp(`["']v?${v}["']`).test(head)) return null;
+  return { library: fromUrl.library, version: fromUrl.version, from: "version_string" };
 }
 
 /** The library and version in the first bytes of a script file, if any. */

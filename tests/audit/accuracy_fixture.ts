@@ -15,6 +15,7 @@ import {
   DOCTYPE_HTML40,
   DOCTYPE_HTML401_LOOSE,
   DOCTYPE_HTML401_STRICT,
+  jqueryFile,
   ldScript,
   pdf,
   SVG_LINKS,
@@ -79,8 +80,8 @@ const D = (n: string) => `Fixture page ${n}: a page whose text is shared, with a
 const big = (bytes: number): PageSpec => ({ body: `<p>${"lorem ipsum ".repeat(bytes / 12)}</p>` });
 const inlineJq = (v: string) =>
   `<script>/*! jQuery v${v} | (c) OpenJS Foundation | jquery.org/license */\nvar $ = 1;</script>`;
-const jq = (v: string) =>
-  `<script src="https://code.jquery.test/jquery-${v}.min.js" defer></script>`;
+/** A script whose file name names jQuery `v` (the route's banner decides what it holds). */
+const jq = (v: string, dir = "js") => `<script src="/${dir}/jquery-${v}.min.js" defer></script>`;
 
 /**
  * Page-level defects of the main site: path → the page spec that seeds it (each page links back
@@ -185,8 +186,11 @@ function seededPages(o: string): Record<string, PageSpec> {
     "/http-link": { body: `<a href="${o.replace("https:", "http:")}/clean-1">clean page</a>` },
     "/form-http": { body: '<form action="http://forms.test/post"><input name="q"></form>' },
     "/form-https": { body: '<form action="https://forms.test/post"><input name="q"></form>' },
+    // The files' banners confirm 1.8.3 and 3.7.1; /renamed-jquery's file is named 1.8.3 but
+    // holds 3.7.1 (as on a real site): the name is not evidence.
     "/old-jquery": { head: jq("1.8.3") },
     "/new-jquery": { head: jq("3.7.1") },
+    "/renamed-jquery": { head: jq("1.8.3", "vendor") },
     // jQuery bundled into the page, known by its banner: an old one and a current one.
     "/inline-jquery": { body: inlineJq("1.8.3") },
     "/inline-jquery-new": { body: inlineJq("3.7.1") },
@@ -361,6 +365,9 @@ function mainRoutes(o: string): Routes {
       ...listed.filter((p) => p !== "/clean-1").map((p) => o + p),
     ]),
     "/orphan": html(basePage(o, "/orphan", "orphan")),
+    "/js/jquery-1.8.3.min.js": jqueryFile("1.8.3"),
+    "/js/jquery-3.7.1.min.js": jqueryFile("3.7.1"),
+    "/vendor/jquery-1.8.3.min.js": jqueryFile("3.7.1"),
     "/a": undefined,
     "/old": redirect("/clean-1"),
     "/r1": redirect("/r2"),
@@ -410,6 +417,7 @@ export const MAIN: LabelledSite = {
     "/clean-2",
     "/strict-401-doctype",
     "/svg-links",
+    "/renamed-jquery",
     "/hreflang-ok",
     "/hreflang-ok-de",
     "/new-jquery",

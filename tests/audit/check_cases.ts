@@ -63,6 +63,12 @@ export function llmsTxt(o: string): Route {
   );
 }
 
+/** A small file of a type, for the files fixture pages load (scripts, images). */
+export const file = (type: string, body = "fixture"): Route => ({
+  body,
+  headers: { "content-type": type },
+});
+
 /** The clean base site: robots.txt, llms.txt, a sitemap, "/" and "/a" linking each other. */
 export function base(o: string, pages: Record<string, PageSpec> = {}, extra: Routes = {}): Routes {
   const routes: Routes = {
@@ -106,6 +112,13 @@ export const pdf = (h: Record<string, string> = {}): Route => ({
 const cluster = (o: string) =>
   `<link rel="alternate" hreflang="en" href="${o}/"><link rel="alternate" hreflang="de" href="${o}/a">`;
 const body = (b: string): PageSpec => ({ body: b });
+/** A jQuery file whose banner names `version`. */
+export const jqueryFile = (version: string): Route =>
+  file(
+    "text/javascript",
+    `/*! jQuery v${version} | (c) OpenJS Foundation and other contributors | jquery.org/license */\n` +
+      "!function(e,t){}(this);",
+  );
 /** Inline SVG links as Graphviz and Javadoc write them: none is an uncrawlable link. */
 export const SVG_LINKS = '<svg width="10" height="10"><g>' +
   '<a xlink:href="#node1"><text>fragment</text></a>' +
@@ -538,11 +551,13 @@ export const CASES: Record<string, CheckCase> = {
     quiet: withHeaders({ server: "nginx" }),
   },
   vulnerable_js_library: {
-    fire: on({
-      "/a": head('<script src="https://code.jquery.test/jquery-1.8.3.min.js" defer></script>'),
+    // The file's banner confirms the old version.
+    fire: on({ "/a": head('<script src="/js/jquery-1.8.3.min.js" defer></script>') }, {
+      "/js/jquery-1.8.3.min.js": jqueryFile("1.8.3"),
     }),
-    quiet: on({
-      "/a": head('<script src="https://code.jquery.test/jquery-3.7.1.min.js" defer></script>'),
+    // Named 1.8.3, but the file is 3.7.1: the name alone is not evidence.
+    quiet: on({ "/a": head('<script src="/js/jquery-1.8.3.min.js" defer></script>') }, {
+      "/js/jquery-1.8.3.min.js": jqueryFile("3.7.1"),
     }),
   },
 

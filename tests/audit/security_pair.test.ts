@@ -130,6 +130,11 @@ Deno.test("security checks return evidence: resource, element, header, library a
     isHome: true,
     indexable: true,
     now: 0,
+    // The file's head (read by the crawl): its banner confirms the version the URL names.
+    scriptHeads: new Map([[
+      "https://cdn.test/ajax/libs/jquery/3.4.1/jquery.min.js",
+      "/*! jQuery v3.4.1 | (c) JS Foundation and other contributors | jquery.org/license */",
+    ]]),
   };
   const ev = (id: string) => {
     const c = PAGE_CHECKS.find((c) => c.id === id)!;

@@ -10,7 +10,7 @@ import { flag, isHttps } from "./helpers.ts";
 import {
   advisoriesFor,
   type Detected,
-  libraryFromBanner,
+  libraryFromContent,
   libraryFromUrl,
 } from "../js_libraries.ts";
 
@@ -112,25 +112,29 @@ function versionDisclosure(p: PageContext): PageVerdict {
 
 function vulnerableLibraries(p: PageContext): PageVerdict {
   const out: Evidence[] = [];
-  const found = (script: string, lib: Detected) => {
+  const found = (script: string, lib: Detected, fromUrl: Detected | null = null) => {
     const adv = advisoriesFor(lib.library, lib.version);
     if (adv.length === 0) return;
     // `url` is the page's (the engine adds it); the script is named apart.
-    out.push({
+    const item: Evidence = {
       script,
       library: lib.library,
       version: lib.version,
       detected_from: lib.from,
       advisories: [...new Set(adv.flatMap((a) => a.ids))],
-    });
+    };
+    // The file name said otherwise: the content is what runs.
+    if (fromUrl !== null && fromUrl.version !== lib.version) item.url_names = fromUrl.version;
+    out.push(item);
   };
   for (const url of p.facts.libraryScripts) {
-    let lib = libraryFromUrl(url);
-    if (lib === null) {
-      const head = p.scriptHeads?.get(url);
-      if (head !== undefined) lib = libraryFromBanner(head);
-    }
-    if (lib !== null) found(url, lib);
+    // Only the file's content is evidence of a version; a file that could not be read (or
+    // names none) is not reported either way.
+    const head = p.scriptHeads?.get(url);
+    if (head === undefined) continue;
+    const fromUrl = libraryFromUrl(url);
+    const lib = libraryFromContent(head, fromUrl);
+    if (lib !== null) found(url, lib, fromUrl);
   }
   for (const lib of p.facts.inlineLibraries) found(`inline script #${lib.index}`, lib);
   return items(out);
@@ -357,9 +361,10 @@ export const securityChecks: Check[] = [
     severity: "warning",
     title: "Front-end libraries with known vulnerabilities",
     detects:
-      "jQuery, jQuery UI, AngularJS, Bootstrap, Lodash or Moment.js versions (from the script URL, " +
-      "the file's banner, or the banner of a library bundled into an inline script) listed in " +
-      "the bundled advisory table (domain/audit/js_libraries.ts).",
+      "jQuery, jQuery UI, AngularJS, Bootstrap, Lodash or Moment.js versions listed in the " +
+      "bundled advisory table (domain/audit/js_libraries.ts), as the content confirms them: the " +
+      "banner of the script file (or its version string), or the banner of a library bundled " +
+      "into an inline script. A file name alone is not evidence.",
     scope: "page",
     eligibility: "html",
     applies: (p) => p.facts.libraryScripts.length > 0 || p.facts.inlineLibraries.length > 0,

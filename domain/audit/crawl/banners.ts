@@ -1,15 +1,18 @@
 /**
- * Library banners for `vulnerable_js_library`: the first bytes of external scripts whose URL
- * names a known library without a version (".../jquery.min.js"), so the check can read
- * "jQuery v3.4.1" from the file. At most MAX_BANNER_FETCHES reads per audit (the count lives in
- * the crawl state, so it holds across steps and processes), each script read once per audit (its
- * head is kept in KV for later steps), robots.txt of the script's origin honoured, 5 s timeout,
- * through the address guard. A read that fails or is not allowed leaves the version unknown.
+ * Library heads for `vulnerable_js_library`: the first bytes of external scripts whose URL names
+ * a known library, with or without a version (".../jquery.min.js", ".../jquery-1.8.3.min.js"),
+ * so the check can read "jQuery v3.4.1" from the file: only the content confirms a version, the
+ * file name is a hint of what to read. At most MAX_BANNER_FETCHES reads per audit (the count lives
+ * in the crawl state, so it holds across steps and processes; past it the cap is noted in
+ * `limits_hit` as `library_scripts`), each script read once per audit (its head is kept in KV for
+ * later steps), robots.txt of the script's origin honoured, 5 s timeout, through the address
+ * guard. A read that fails or is not allowed leaves the version unknown, and nothing is reported.
  *
  * @module
  */
 import { keys } from "../../../kv/keys.ts";
-import { needsBanner } from "../js_libraries.ts";
+import { namesLibrary } from "../js_libraries.ts";
+import { noteCap } from "./caps.ts";
 import { fetchBanner, type FetchSettings } from "./fetcher.ts";
 import type { RobotsSource } from "./robots_source.ts";
 import type { CrawlState } from "./state.ts";
@@ -31,11 +34,11 @@ export class BannerReader {
     private readonly batch: WriteBatch,
   ) {}
 
-  /** Heads of the page's versionless library scripts (script URL → head), or undefined. */
+  /** Heads of the page's library scripts (script URL → head), or undefined. */
   async headsOf(scripts: readonly string[]): Promise<Map<string, string> | undefined> {
     let out: Map<string, string> | undefined;
     for (const src of scripts) {
-      if (!needsBanner(src)) continue;
+      if (!namesLibrary(src)) continue;
       const head = await this.headOf(src);
       if (head !== null) (out ??= new Map()).set(src, head);
     }
@@ -64,7 +67,11 @@ export class BannerReader {
     // Checked and taken after the last await, before the fetch: concurrent pages see the count.
     // Past the cap nothing is stored, so a later audit-wide view stays "not read".
     const used = this.state.banners ?? 0;
-    if (used >= MAX_BANNER_FETCHES) return null;
+    if (used >= MAX_BANNER_FETCHES) {
+      // Noted once per script and step (the memo holds the answer for the rest of the step).
+      noteCap(this.state.capsHit ??= {}, "library_scripts", MAX_BANNER_FETCHES);
+      return null;
+    }
     this.state.banners = used + 1;
     const head = await fetchBanner(this.settings, url);
     this.batch.set(key, { head });

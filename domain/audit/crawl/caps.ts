@@ -80,6 +80,7 @@ export type CapName =
   | "robots_pattern_length"
   | "robots_wildcards"
   | "robots_wildcard_rules"
+  | "library_scripts"
   | "bytes";
 
 /** What `leftOut` counts, per cap (the audit view prints it). */
@@ -96,6 +97,7 @@ export const CAP_UNITS: Record<CapName, string> = {
   robots_pattern_length: "robots.txt rules dropped",
   robots_wildcards: "robots.txt rules dropped",
   robots_wildcard_rules: "robots.txt rules dropped",
+  library_scripts: "library script files not read, their versions unconfirmed (counted per step)",
   bytes: "URLs not fetched",
 };
 
