@@ -279,6 +279,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         1024,
         10 * 1024 * 1024 * 1024,
       ),
+      resources: int("CRAWL_MAX_RESOURCES", DEFAULT_CRAWL_CAPS.resources!, 0, 1_000_000),
       robots: {
         maxBytes: int("ROBOTS_MAX_BYTES", ROBOTS.maxBytes, 1024, 10 * 1024 * 1024),
         maxRules: int("ROBOTS_MAX_RULES", ROBOTS.maxRules, 1, 1_000_000),

@@ -74,6 +74,19 @@ export const keys = {
     ["audit_near", auditId, band, urlHash] as const,
   auditNearBands: (auditId: string) => ["audit_near", auditId] as const,
   auditNearSig: (auditId: string, urlHash: number) => ["audit_near_sig", auditId, urlHash] as const,
+  /**
+   * Same-site resources a crawled page loads (broken_resources): hashed URLs and the element
+   * referencing each (domain/audit/resources.ts), one value per page.
+   */
+  auditEmbeds: (auditId: string, url: string) => ["audit_embeds", auditId, url] as const,
+  auditEmbedsAll: (auditId: string) => ["audit_embeds", auditId] as const,
+  /** A distinct same-site resource to check: its queue position and, once checked, its answer. */
+  auditResource: (auditId: string, url: string) => ["audit_resources", auditId, url] as const,
+  auditResources: (auditId: string) => ["audit_resources", auditId] as const,
+  /** Resources in the order found, checked after the crawl (crawl/resource_checks.ts). */
+  auditResourceQueue: (auditId: string, seq: number) =>
+    ["audit_resource_queue", auditId, seq] as const,
+  auditResourceQueueAll: (auditId: string) => ["audit_resource_queue", auditId] as const,
   /** The head of a library script read for its banner (null when unreadable), once per audit. */
   auditBanner: (auditId: string, url: string) => ["audit_banners", auditId, url] as const,
   /** Sitemap URLs in chunks, crawled after the link graph (orphans). */

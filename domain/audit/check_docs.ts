@@ -438,6 +438,12 @@ export const CHECK_DOCS: Record<string, CheckDoc> = {
     meaning: "A <picture> with no <img> renders nothing in some clients.",
     fix: "Add an <img> fallback inside each <picture>.",
   },
+  broken_resources: {
+    meaning:
+      "A page loads an image, script, stylesheet, font, video or frame from the site that answers an error or does not answer: visitors see broken images or unstyled, half-working pages, and search engines render the page without it.",
+    fix:
+      "Restore each listed file at its URL, or change the element named in the evidence to a URL that answers 200 (after a redirect at most).",
+  },
   dead_end_page: {
     meaning: "Pages with no links leave readers and crawlers nowhere to go.",
     fix: "Add links to related pages, the navigation or a next step.",

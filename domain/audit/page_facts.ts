@@ -11,6 +11,7 @@ import { fingerprintText } from "./text_fingerprint.ts";
 import { type Detected, libraryFromBanner, mayNameLibrary } from "./js_libraries.ts";
 import { emptyJsonLdFindings, inspectJsonLd, type JsonLdFindings } from "./json_ld.ts";
 import { doctypeMode, type DocumentMode } from "./doctype.ts";
+import { fontFaceUrls, FRAME_KINDS, RESOURCE_KIND as K, srcsetUrls } from "./resources.ts";
 
 const EMPTY_SIG = new Uint16Array(0);
 
@@ -59,6 +60,23 @@ export interface PageFacts {
    */
   linksOverCap: number;
   nofollowAnchors: string[];
+  /**
+   * Same-site `<frame src>` and `<iframe src>` targets (canonicalised, distinct, at most
+   * MAX_FRAMES): documents of their own, crawled as pages, not links.
+   */
+  frames: string[];
+  /**
+   * Same-site subresources the page loads (images, scripts, stylesheets, fonts, media, frames):
+   * distinct URLs in document order (frames canonicalised like links), at most the page's cap.
+   */
+  resourceUrls: string[];
+  /** For each of `resourceUrls`, its first reference (an index of resources.ts RESOURCE_ELEMENTS). */
+  resourceKinds: number[];
+  /**
+   * Same-site resource references past the page's cap, not kept in `resourceUrls`: counted per
+   * occurrence (0 when the page is under the cap).
+   */
+  resourcesOverCap: number;
   externalLinks: number;
   /** Internal `<a href="http://...">` found while the page itself is https. */
   httpInternalLinks: number;
@@ -160,6 +178,16 @@ const SIMPLE_PATH = /^\/[A-Za-z0-9\-_~!$&'()*+,;=:@/]*$/;
 export const MAX_ITEMS = 20;
 /** Distinct internal links kept per page by default (`CRAWL_MAX_LINKS_PER_PAGE`). */
 export const MAX_LINKS_PER_PAGE = 1_000;
+/** Distinct same-site resources kept per page by default (for broken_resources). */
+export const MAX_RESOURCES_PER_PAGE = 500;
+/** Same-site frame sources kept per page (a frameset has a few; more are not crawled). */
+export const MAX_FRAMES = 50;
+/** Longer resource URLs are not kept (a KV key holds at most 2 KiB; crawl/store.ts). */
+const RESOURCE_URL_MAX = 1_500;
+/** Characters of one inline <style> block read for @font-face rules. */
+const STYLE_CHARS = 200_000;
+/** Schemes a resource reference may have that are never fetched (cheap test before parsing). */
+const UNFETCHED_SCHEME = /^(data|blob|javascript|about|mailto|tel|cid):/i;
 /** Characters of an inline script read for a library banner (banners open the file). */
 const INLINE_BANNER_CHARS = 512;
 
@@ -217,8 +245,19 @@ class Collector {
   /** No element or text yet: a doctype here decides the document mode (doctype.ts). */
   initial = true;
   modeDecided = false;
+  /** Distinct resources kept so far (created at the first one). */
+  seenResources: Set<string> | null = null;
+  /** Inside an inline <style>: its text is read for @font-face sources. */
+  inStyle = false;
+  styleBuf = "";
 
-  constructor(page: URL, siteKey: string, bytes: number, readonly maxLinks = MAX_LINKS_PER_PAGE) {
+  constructor(
+    page: URL,
+    siteKey: string,
+    bytes: number,
+    readonly maxLinks = MAX_LINKS_PER_PAGE,
+    readonly maxResources = MAX_RESOURCES_PER_PAGE,
+  ) {
     this.base = page;
     this.baseOrigin = page.origin;
     this.baseInternal = siteKeyOf(page) === siteKey;
@@ -249,6 +288,10 @@ class Collector {
       linkAnchors: [],
       nofollowLinks: [],
       nofollowAnchors: [],
+      frames: [],
+      resourceUrls: [],
+      resourceKinds: [],
+      resourcesOverCap: 0,
       linksOverCap: 0,
       externalLinks: 0,
       httpInternalLinks: 0,
@@ -394,6 +437,8 @@ class Collector {
         }
         if (this.pictureDepth > 0) this.pictureImgs++;
         this.subresource(a.src, false, "img");
+        this.resource(a.src, K["img src"]);
+        if (a.srcset !== undefined) this.srcset(a.srcset, K["img srcset"]);
         break;
       case "picture":
         if (this.pictureDepth++ === 0) this.pictureImgs = 0;
@@ -412,6 +457,7 @@ class Collector {
           }
         } else {
           this.subresource(a.src, true, "script");
+          this.resource(a.src, K["script src"]);
           if (mayNameLibrary(a.src) && f.libraryScripts.length < MAX_ITEMS) {
             const u = tryUrl(a.src, this.base);
             if (u !== null) f.libraryScripts.push(u.href);
@@ -426,12 +472,37 @@ class Collector {
         }
         break;
       case "iframe":
-        this.subresource(a.src, true, "iframe");
+      case "frame":
+        this.subresource(a.src, true, name);
+        this.resource(a.src, name === "frame" ? K["frame src"] : K["iframe src"]);
         break;
       case "audio":
+        this.subresource(a.src, false, name);
+        this.resource(a.src, K["audio src"]);
+        break;
       case "video":
+        this.subresource(a.src, false, name);
+        this.resource(a.src, K["video src"]);
+        this.resource(a.poster, K["video poster"]);
+        break;
       case "source":
         this.subresource(a.src, false, name);
+        this.resource(a.src, K["source src"]);
+        if (a.srcset !== undefined) this.srcset(a.srcset, K["source srcset"]);
+        break;
+      case "track":
+        this.resource(a.src, K["track src"]);
+        break;
+      case "input":
+        if (a.type !== undefined && a.type.toLowerCase() === "image") {
+          this.resource(a.src, K["input src"]);
+        }
+        break;
+      case "style":
+        if (this.maxResources > 0) {
+          this.inStyle = true;
+          this.styleBuf = "";
+        }
         break;
       case "form": {
         f.forms++;
@@ -449,6 +520,8 @@ class Collector {
       case "applet":
         f.plugins++;
         sample(f.samples.plugins, `${name} ${a.data ?? a.src ?? a.code ?? ""}`.trim());
+        if (name === "embed") this.resource(a.src, K["embed src"]);
+        else if (name === "object") this.resource(a.data, K["object data"]);
         break;
       case "div":
         if (a.id !== undefined && APP_ROOT_IDS.has(a.id)) f.appRoot = true;
@@ -514,7 +587,64 @@ class Collector {
       if (f.hreflangs.length < 100) f.hreflangs.push({ lang: a.hreflang, href: a.href ?? "" });
     } else if (r.includes("stylesheet")) {
       this.subresource(a.href, true, "link");
+      this.resource(a.href, K["link stylesheet"]);
+    } else if (r.includes("icon")) {
+      this.resource(a.href, K["link icon"]);
+    } else if (r.includes("preload")) {
+      this.resource(
+        a.href,
+        /\bmodulepreload\b/.test(r) ? K["link modulepreload"] : K["link preload"],
+      );
     }
+  }
+
+  /**
+   * A same-site resource the page loads: kept once per URL with its first reference, up to the
+   * page's cap; a frame source is also kept in `frames` (crawled as a page).
+   */
+  resource(raw: string | undefined, kind: number) {
+    if (raw === undefined) return;
+    const s = raw.trim();
+    if (s === "") return;
+    const c0 = s.charCodeAt(0);
+    if (c0 === 35 /* # */) return;
+    const frame = FRAME_KINDS.has(kind);
+    if (!frame && this.maxResources === 0) return;
+    let url: string;
+    if (
+      c0 === 47 && this.baseInternal && s.charCodeAt(1) !== 47 && SIMPLE_PATH.test(s) &&
+      !s.includes("//") && !s.includes("/.")
+    ) {
+      url = this.baseOrigin + s; // what the URL parser (and canonicalUrl) would return
+    } else {
+      if (c0 !== 47 && UNFETCHED_SCHEME.test(s)) return;
+      const u = tryUrl(s, this.base);
+      if (u === null || (u.protocol !== "http:" && u.protocol !== "https:")) return;
+      if (siteKeyOf(u) !== this.siteKey) return;
+      if (frame) url = canonicalUrl(u);
+      else {
+        u.hash = "";
+        url = u.href;
+      }
+    }
+    if (url.length > RESOURCE_URL_MAX) return;
+    const f = this.f;
+    if (frame && f.frames.length < MAX_FRAMES && !f.frames.includes(url)) f.frames.push(url);
+    if (this.maxResources === 0) return;
+    const seen = this.seenResources ??= new Set();
+    if (seen.has(url)) return;
+    if (seen.size >= this.maxResources) {
+      f.resourcesOverCap++;
+      return;
+    }
+    seen.add(url);
+    f.resourceUrls.push(url);
+    f.resourceKinds.push(kind);
+  }
+
+  srcset(value: string, kind: number) {
+    if (this.maxResources === 0) return;
+    for (const u of srcsetUrls(value)) this.resource(u, kind);
   }
 
   /** A subresource reference: mixed content on https pages, cross-host http on http pages. */
@@ -640,6 +770,9 @@ class Collector {
       if (this.jsonBuf.length < 200_000) this.jsonBuf += text;
       return;
     }
+    if (this.inStyle && this.styleBuf.length < STYLE_CHARS) {
+      this.styleBuf += text.slice(0, STYLE_CHARS - this.styleBuf.length);
+    }
     if (this.inInlineScript && this.inlineHead.length < INLINE_BANNER_CHARS) {
       this.inlineHead += text.slice(0, INLINE_BANNER_CHARS - this.inlineHead.length);
     }
@@ -689,6 +822,13 @@ class Collector {
         break;
       case "picture":
         if (--this.pictureDepth === 0 && this.pictureImgs === 0) this.f.pictureWithoutImg++;
+        break;
+      case "style":
+        if (this.inStyle) {
+          this.inStyle = false;
+          for (const u of fontFaceUrls(this.styleBuf)) this.resource(u, K["style font-face"]);
+          this.styleBuf = "";
+        }
         break;
       case "script":
         if (this.inJsonLd) {
@@ -773,10 +913,11 @@ export function extractPageFacts(
   pageUrl: URL,
   siteKey: string,
   maxLinks = MAX_LINKS_PER_PAGE,
+  maxResources = MAX_RESOURCES_PER_PAGE,
 ): PageFacts {
   const text = typeof html === "string" ? html : decoder.decode(html);
   const bytes = typeof html === "string" ? text.length : html.byteLength;
-  const c = new Collector(pageUrl, siteKey, bytes, maxLinks);
+  const c = new Collector(pageUrl, siteKey, bytes, maxLinks, maxResources);
   const parser = new Parser(c, { decodeEntities: true });
   c.parser = parser;
   parser.end(text);

@@ -14,6 +14,8 @@
  *   bands) and `audit_near_sig` (MinHash signatures);
  * - `audit_banners` (script heads read for library banners), `audit_sitemap_urls` (sitemap URL
  *   chunks), `audit_blobs` (robots.txt bodies and other large texts);
+ * - `audit_embeds` (the resources each page loads), `audit_resources` and
+ *   `audit_resource_queue` (the distinct resources checked for broken_resources);
  * - `audit_site_pages` (indexable pages in crawl order: copied into `site_facts` by the
  *   completing commit, which is what articles read).
  *
@@ -66,6 +68,9 @@ export function workingStatePrefixes(auditId: string): Deno.KvKey[] {
     keys.auditSitemapChunks(auditId),
     keys.auditBlobsAll(auditId),
     keys.auditSitePages(auditId),
+    keys.auditEmbedsAll(auditId),
+    keys.auditResources(auditId),
+    keys.auditResourceQueueAll(auditId),
   ];
 }
 

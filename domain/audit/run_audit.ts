@@ -121,6 +121,7 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
       ca: input.ca,
       now: t0,
       render: input.render !== undefined,
+      caps: input.caps,
     };
     let steps = 0;
     while (true) {

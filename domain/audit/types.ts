@@ -165,6 +165,12 @@ export interface SiteFacts {
   hreflangTargetBad: ItemGroup;
   /** Pages linking to broken / redirecting internal URLs (count = pages, items = each link). */
   brokenLinks: ItemGroup;
+  /**
+   * HTML pages with a same-site resource or frame source that was checked (or crawled), and
+   * those loading one that answers 4xx/5xx or fails (count = pages, items = each resource).
+   */
+  resourcePages: number;
+  brokenResources: ItemGroup;
   redirectLinks: ItemGroup;
   /** Redirect chain heads; chains of 2+ hops and loops, each item with every hop. */
   redirectStarts: number;

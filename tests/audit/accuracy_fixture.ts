@@ -15,6 +15,7 @@ import {
   DOCTYPE_HTML40,
   DOCTYPE_HTML401_LOOSE,
   DOCTYPE_HTML401_STRICT,
+  file,
   jqueryFile,
   ldScript,
   pdf,
@@ -180,6 +181,27 @@ function seededPages(o: string): Record<string, PageSpec> {
     "/dead-end": { links: [] },
     // Links in inline SVG: fragments, a Graphviz node with only xlink:title, a real link.
     "/svg-links": { body: SVG_LINKS },
+    // Same-site files that answer 404: an image, a stylesheet, a font of an inline @font-face
+    // rule, a frame (crawled as a page, charged here and not as http_4xx).
+    "/broken-img": { body: '<img src="/missing.png" alt="" width="1" height="1">' },
+    "/broken-css": { head: '<link rel="stylesheet" href="/missing.css">' },
+    "/broken-font": {
+      head: "<style>@font-face { font-family: F; src: url('/fonts/missing.woff2') " +
+        "format('woff2'); } body { font-family: F; }</style>",
+    },
+    "/broken-frame": { body: '<iframe src="/gone-frame" title="A frame"></iframe>' },
+    // Every kind of reference, each answering 200 (one only to GET: HEAD is 405 there).
+    "/resources-ok": {
+      head: '<link rel="stylesheet" href="/site.css"><link rel="icon" href="/favicon.ico">' +
+        '<link rel="preload" as="font" href="/fonts/ok.woff2" crossorigin>' +
+        "<style>@font-face { font-family: G; src: url(/fonts/ok.woff2); }</style>",
+      body: '<img src="/x.png" srcset="/x.png 1x, /x@2x.png 2x" alt="" width="1" height="1">' +
+        '<video src="/clip.mp4" poster="/ok.png" width="1" height="1"><track src="/subs.vtt">' +
+        '</video><img src="/head-405.png" alt="" width="1" height="1">' +
+        '<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt="" width="1" height="1">',
+    },
+    // A frameset (served by hand in mainRoutes): its frames are crawled, and it is no dead end.
+    "/frameset": {},
     "/mixed-script": { head: '<script src="http://cdn.test/app.js" defer></script>' },
     "/mixed-img": { body: '<img src="http://cdn.test/i.png" alt="" width="1" height="1">' },
     "/proto-rel": { body: '<img src="//cdn.test/i.png" alt="" width="1" height="1">' },
@@ -285,6 +307,17 @@ function structuredDataPages(o: string): Record<string, PageSpec> {
   };
 }
 
+/**
+ * A frameset as old documentation generators write it: no body, no links, two frames (one of
+ * them, /frame-only, reachable through the frame alone). No h1 and no text, as a frameset has.
+ */
+const framesetPage = (o: string) =>
+  basePage(o, "/frameset", "frameset").replace(
+    /<body>[\s\S]*<\/body>/,
+    '<frameset cols="30%,70%"><frame src="/frame-only" title="Index">' +
+      '<frame src="/clean-1" title="Content"></frameset>',
+  );
+
 /** The hreflang cluster of /hreflang-ok and /hreflang-ok-de. */
 const okCluster = (o: string) =>
   `<link rel="alternate" hreflang="en" href="${o}/hreflang-ok">` +
@@ -362,12 +395,28 @@ function mainRoutes(o: string): Routes {
       o + "/noindex",
       o + "/header-noindex",
       o + "/canon-home",
+      o + "/frame-only",
       ...listed.filter((p) => p !== "/clean-1").map((p) => o + p),
     ]),
     "/orphan": html(basePage(o, "/orphan", "orphan")),
+    "/frameset": html(framesetPage(o)),
+    // Reached only through /frameset's frame; listed in the sitemap, and not an orphan.
+    "/frame-only": html(basePage(o, "/frame-only", "frame-only", { lang: null })),
     "/js/jquery-1.8.3.min.js": jqueryFile("1.8.3"),
     "/js/jquery-3.7.1.min.js": jqueryFile("3.7.1"),
     "/vendor/jquery-1.8.3.min.js": jqueryFile("3.7.1"),
+    "/site.css": file("text/css", "body { margin: 0 }"),
+    "/favicon.ico": file("image/x-icon"),
+    "/fonts/ok.woff2": file("font/woff2"),
+    "/x@2x.png": file("image/png"),
+    "/clip.mp4": file("video/mp4"),
+    "/subs.vtt": file("text/vtt", "WEBVTT"),
+    "/head-405.png": {
+      handler: (req) =>
+        req.method === "HEAD"
+          ? new Response(null, { status: 405 })
+          : new Response("png", { headers: { "content-type": "image/png" } }),
+    },
     "/a": undefined,
     "/old": redirect("/clean-1"),
     "/r1": redirect("/r2"),
@@ -417,6 +466,7 @@ export const MAIN: LabelledSite = {
     "/clean-2",
     "/strict-401-doctype",
     "/svg-links",
+    "/resources-ok",
     "/renamed-jquery",
     "/hreflang-ok",
     "/hreflang-ok-de",
@@ -482,12 +532,13 @@ export const MAIN: LabelledSite = {
     meta_description_length: ["/short-desc"],
     meta_description_duplicate: ["/same-desc-1", "/same-desc-2"],
     duplicate_head_tags: ["/two-titles"],
-    h1_missing: ["/no-h1"],
+    h1_missing: ["/no-h1", "/frameset"],
     heading_order: ["/h4"],
-    html_lang_missing: ["/no-lang"],
+    // /frame-only is found through a frame only: crawled like a linked page.
+    html_lang_missing: ["/no-lang", "/frame-only"],
     html_lang_invalid: ["/bad-lang"],
     // The client-rendered shell is thin too.
-    thin_content: ["/thin"],
+    thin_content: ["/thin", "/frameset"],
     likely_client_rendered: ["/csr"],
     duplicate_content: ["/dup-1", "/dup-2"],
     url_case_duplicates: ["/Case-Page", "/case-page"],
@@ -495,6 +546,7 @@ export const MAIN: LabelledSite = {
     near_duplicate_content: ["/near-1", "/near-2"],
     // The http:// link fails on this https-only server: a broken link as well as an http link.
     broken_internal_links: ["/links-broken", "/http-link"],
+    broken_resources: ["/broken-img", "/broken-css", "/broken-font", "/broken-frame"],
     // A link into a chain or a loop is a link to a redirect too.
     internal_redirect_links: ["/links-redirect", "/links-chain", "/links-loop"],
     redirect_chain: ["/r1"],

@@ -63,15 +63,30 @@ export function llmsTxt(o: string): Route {
   );
 }
 
-/** A small file of a type, for the files fixture pages load (scripts, images). */
+/** A small file of a type, for the resources fixture pages load (images, scripts, media). */
 export const file = (type: string, body = "fixture"): Route => ({
   body,
   headers: { "content-type": type },
 });
 
-/** The clean base site: robots.txt, llms.txt, a sitemap, "/" and "/a" linking each other. */
+/** The files the fixture pages load: served, so only a seeded missing one is a broken resource. */
+export const RESOURCE_ROUTES: Routes = {
+  "/x.png": file("image/png"),
+  "/a.png": file("image/png"),
+  "/ok.png": file("image/png"),
+  "/local.png": file("image/png"),
+  "/a.webp": file("image/webp"),
+  "/app.js": file("text/javascript", "window.app = 1;"),
+  "/movie.swf": file("application/x-shockwave-flash"),
+};
+
+/**
+ * The clean base site: robots.txt, llms.txt, a sitemap, "/" and "/a" linking each other, and the
+ * files fixture pages load.
+ */
 export function base(o: string, pages: Record<string, PageSpec> = {}, extra: Routes = {}): Routes {
   const routes: Routes = {
+    ...RESOURCE_ROUTES,
     "/robots.txt": robotsRoute(`User-agent: *\nAllow: /\nSitemap: ${o}/sitemap.xml\n`),
     "/llms.txt": llmsTxt(o),
     "/sitemap.xml": sitemapRoute([o + "/", o + "/a"]),
@@ -398,6 +413,10 @@ export const CASES: Record<string, CheckCase> = {
     quiet: clean,
   },
   broken_internal_links: { fire: on({ "/": { links: ["/a", "/missing"] } }), quiet: clean },
+  broken_resources: {
+    fire: on({ "/a": body('<img src="/gone.png" alt="" width="1" height="1">') }),
+    quiet: on({ "/a": body('<img src="/x.png" alt="" width="1" height="1">') }),
+  },
   internal_redirect_links: {
     fire: on({ "/": { links: ["/a", "/old"] } }, { "/old": redirect("/a") }),
     quiet: clean,
@@ -487,7 +506,11 @@ export const CASES: Record<string, CheckCase> = {
       ),
     }),
   },
-  dead_end_page: { fire: on({ "/a": { links: [] } }), quiet: clean },
+  dead_end_page: {
+    fire: on({ "/a": { links: [] } }),
+    // A page whose only way on is a same-site frame is not a dead end.
+    quiet: on({ "/a": { links: [], body: '<iframe src="/" title="Home"></iframe>' } }),
+  },
 
   // security
   not_https: { fire: plainHttp(), quiet: clean },

@@ -52,6 +52,9 @@ function routes(bad: boolean): Record<string, Route> {
       body: JQUERY_1_12,
       headers: { "content-type": "application/javascript" },
     },
+    // The good site's own files answer (a missing one would be a broken resource, not security).
+    "/js/app.js": { body: "window.app = 1;", headers: { "content-type": "text/javascript" } },
+    "/img/banner.png": { body: "png", headers: { "content-type": "image/png" } },
   };
 }
 

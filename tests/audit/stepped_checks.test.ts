@@ -6,9 +6,12 @@
 import assert from "node:assert/strict";
 import { auditSite, type Routes } from "./audit_site.ts";
 import { MAX_BANNER_FETCHES } from "../../domain/audit/crawl/banners.ts";
+import { DEFAULT_CRAWL_CAPS } from "../../domain/audit/crawl/caps.ts";
 import { html, page, robotsRoute, type Route } from "./sites.ts";
 
-const audit = (build: Routes, stepPages: number) => auditSite(build, { stepPages });
+/** Resource checks off: every script request the site sees is then a banner read. */
+const audit = (build: Routes, stepPages: number) =>
+  auditSite(build, { stepPages, caps: { ...DEFAULT_CRAWL_CAPS, resources: 0 } });
 
 const JQUERY_OLD = {
   body: "/*! jQuery v1.8.3 jquery.com | jquery.org/license */\n!function(){}",

@@ -254,6 +254,18 @@ export const structureChecks: Check[] = [
     evaluate: (s) => group(s.html2xx, s.brokenLinks),
   },
   {
+    id: "broken_resources",
+    category: "structure",
+    severity: "warning",
+    title: "Pages loading broken images, scripts, stylesheets or media",
+    detects: "Same-site images (src, srcset), scripts, stylesheets, icons and preloads, " +
+      "@font-face fonts of inline styles, audio, video, tracks, embeds and frame sources that " +
+      "answer 4xx/5xx or fail (HEAD, GET when HEAD is refused; frames as crawled); evidence: " +
+      "page, resource, element, attribute, status.",
+    scope: "site",
+    evaluate: (s) => group(s.resourcePages, s.brokenResources),
+  },
+  {
     id: "internal_redirect_links",
     category: "structure",
     severity: "warning",
@@ -346,7 +358,8 @@ export const structureChecks: Check[] = [
     category: "structure",
     severity: "info",
     title: "Sitemap pages no internal link points to",
-    detects: "URLs listed in the sitemap with no inlinks from crawled pages.",
+    detects: "URLs listed in the sitemap with no inlinks from crawled pages (a page a crawled " +
+      "page shows in a frame is not an orphan).",
     scope: "site",
     evaluate: (s) => {
       if (s.truncated) return null; // an incomplete link graph cannot prove orphanhood
@@ -456,10 +469,12 @@ export const structureChecks: Check[] = [
     category: "structure",
     severity: "info",
     title: "Pages with no outgoing links",
-    detects: "Indexable pages that link nowhere.",
+    detects:
+      "Indexable pages that link nowhere (a frameset's frames lead on: it is not a dead end).",
     scope: "page",
     eligibility: "indexable",
     evaluate: (p) =>
-      p.facts.links.length + p.facts.nofollowLinks.length + p.facts.externalLinks === 0,
+      p.facts.links.length + p.facts.nofollowLinks.length + p.facts.externalLinks +
+          p.facts.frames.length === 0,
   },
 ];

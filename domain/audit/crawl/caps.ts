@@ -24,6 +24,11 @@ export interface CrawlCaps {
   sitemapBytes: number;
   /** What one robots.txt may cost (bytes, rules, pattern length, wildcards, path length). */
   robots: RobotsCaps;
+  /**
+   * Distinct same-site resources (images, scripts, stylesheets, fonts, media) checked per audit
+   * for broken_resources; 0 turns the check off. Absent on inputs older than the check.
+   */
+  resources?: number;
 }
 
 export const DEFAULT_CRAWL_CAPS: CrawlCaps = {
@@ -34,6 +39,7 @@ export const DEFAULT_CRAWL_CAPS: CrawlCaps = {
   sitemapFiles: 20,
   sitemapBytes: 64 * 1024 * 1024,
   robots: DEFAULT_ROBOTS_CAPS,
+  resources: 5_000,
 };
 
 /**
@@ -48,7 +54,11 @@ export const DEFAULT_CRAWL_CAPS: CrawlCaps = {
  */
 export function capsOf(input: { caps?: CrawlCaps }): CrawlCaps {
   const caps = input.caps ?? DEFAULT_CRAWL_CAPS;
-  return { ...caps, maxUrlLength: Math.min(caps.maxUrlLength, MAX_URL_LENGTH) };
+  return {
+    ...caps,
+    maxUrlLength: Math.min(caps.maxUrlLength, MAX_URL_LENGTH),
+    resources: caps.resources ?? DEFAULT_CRAWL_CAPS.resources,
+  };
 }
 
 /** The frontier never holds fewer positions than this, whatever the page budget. */
@@ -81,6 +91,8 @@ export type CapName =
   | "robots_wildcards"
   | "robots_wildcard_rules"
   | "library_scripts"
+  | "resources"
+  | "resources_per_page"
   | "bytes";
 
 /** What `leftOut` counts, per cap (the audit view prints it). */
@@ -98,6 +110,8 @@ export const CAP_UNITS: Record<CapName, string> = {
   robots_wildcards: "robots.txt rules dropped",
   robots_wildcard_rules: "robots.txt rules dropped",
   library_scripts: "library script files not read, their versions unconfirmed (counted per step)",
+  resources: "distinct resources not checked (counted once per crawl step that met them)",
+  resources_per_page: "resource references not kept (on pages over the cap, per occurrence)",
   bytes: "URLs not fetched",
 };
 

@@ -32,6 +32,7 @@ import { Frontier } from "./frontier.ts";
 import { initCrawl } from "./init_step.ts";
 import { recordPages } from "./page_recorder.ts";
 import { type RenderPlan, runPostCrawlStep } from "./post_steps.ts";
+import { ResourceQueue } from "./resource_checks.ts";
 import { RobotsSource } from "./robots_source.ts";
 import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
 import { WriteBatch } from "./store.ts";
@@ -100,7 +101,10 @@ export async function runCrawlStep(
       await seedBatch(kv, auditId, input, state, batch);
     } else if (
       state.phase === "finalize" &&
-      !(await runPostCrawlStep(kv, auditId, input, state, batch, hooks.render, budget))
+      !(await runPostCrawlStep(kv, auditId, input, state, batch, hooks.render, budget, {
+        limits,
+        now: hooks.now,
+      }))
     ) {
       await batch.flush();
       state.result = await finalizeCrawl(kv, auditId, state);
@@ -162,21 +166,32 @@ async function crawlBatch(
     siteKey: state.siteKey,
     now: input.now,
     linksPerPage: caps.linksPerPage,
+    resources: (caps.resources ?? 0) > 0,
     concurrency: input.concurrency,
     stopAt: t0 + limits.ms,
     outOfBudget,
   });
+  const resources = new ResourceQueue(
+    kv,
+    auditId,
+    state.resources ??= { tail: 0, checked: 0, unchecked: 0 },
+    batch,
+    caps.resources ?? 0,
+    state.capsHit!,
+  );
   await recordPages(entries, records, results, {
     batch,
     auditId,
     state,
     caps,
     discover: (url, depth, hops) => frontier.discover(url, depth, hops),
+    resources,
   });
   frontier.advance(results.length);
   state.tallies = tally.toJSON();
   state.nextSlotAt = politeness.next;
   await frontier.allocate();
+  await resources.allocate();
   // Entries the byte budget left unfetched (or cut short) end the crawl: it is partial.
   const skipped = results.filter((r) => r.kind === "skipped").length;
   if (skipped > 0) {

@@ -13,7 +13,7 @@
 import type { SafeResponse } from "../../net/safe_fetch.ts";
 import { isNofollowPage, isNoindex, resolveCanonicals } from "../checks/helpers.ts";
 import type { FiredCheck, PageTally } from "../page_checks.ts";
-import { extractPageFacts, type PageFacts } from "../page_facts.ts";
+import { extractPageFacts, MAX_RESOURCES_PER_PAGE, type PageFacts } from "../page_facts.ts";
 import type { PageContext } from "../types.ts";
 import { canonicalize, canonicalUrl } from "../urls.ts";
 import type { BannerReader } from "./banners.ts";
@@ -70,6 +70,8 @@ export interface FetchPoolOptions {
   now: number;
   /** Distinct internal links kept per page. */
   linksPerPage: number;
+  /** Same-site resources are collected for broken_resources (false: the check is off). */
+  resources: boolean;
   /** Workers (1 to 32). */
   concurrency: number;
   /** `performance.now()` after which no entry is taken. */
@@ -155,7 +157,13 @@ async function fetchOne(e: FrontierEntry, u: URL, opts: FetchPoolOptions): Promi
     if (!isHtmlType(res.headers.get("content-type"))) {
       return { ...base, nonHtmlRobots: nonHtmlRobots(res.headers), page: null };
     }
-    const facts = extractPageFacts(res.body, u, opts.siteKey, opts.linksPerPage);
+    const facts = extractPageFacts(
+      res.body,
+      u,
+      opts.siteKey,
+      opts.linksPerPage,
+      opts.resources ? MAX_RESOURCES_PER_PAGE : 0,
+    );
     const noindex = isNoindex(facts, res.headers, opts.now);
     const ctx: PageContext = {
       url: u,

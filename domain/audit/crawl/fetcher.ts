@@ -200,6 +200,88 @@ export async function fetchBanner(s: FetchSettings, url: string): Promise<string
   }
 }
 
+/** Bytes a resource check reserves from the byte budget for one response's headers. */
+const RESOURCE_HEADER_BYTES = 16 * 1024;
+
+/** What a resource check got: the final status after redirects, and how it was asked. */
+export interface ResourceAnswer {
+  status: number;
+  method: "HEAD" | "GET";
+}
+
+/** An estimate of the bytes a response's status line and headers took on the wire. */
+function headerBytes(h: Headers): number {
+  let n = 17; // "HTTP/1.1 200 OK\r\n" and the blank line
+  for (const [k, v] of h) n += k.length + v.length + 4;
+  return n;
+}
+
+/**
+ * The status of a same-site resource (broken_resources): HEAD, and GET when HEAD answers 405 or
+ * 501 or fails (the body is never read: headers only); redirects followed by hand, each hop
+ * through the address guard, at most MAX_REDIRECT_HOPS; one back-off on a 429/503 with a short
+ * Retry-After, as for pages. Every request reserves RESOURCE_HEADER_BYTES from the byte budget
+ * and is charged the size of its headers. Throws `BudgetSpentError`, `TargetRefusedError`, and
+ * `FetchFailedError` (or a network error) when even the GET got no answer.
+ */
+export async function fetchResourceStatus(s: FetchSettings, url: string): Promise<ResourceAnswer> {
+  const once = async (u: string, method: "HEAD" | "GET"): Promise<SafeResponse> => {
+    const budget = s.budget;
+    const cap = budget ? await budget.reserve(RESOURCE_HEADER_BYTES) : RESOURCE_HEADER_BYTES;
+    if (cap === null) throw new BudgetSpentError();
+    let read = 0;
+    try {
+      const res = await safeFetch(u, {
+        ...baseOptions(s),
+        method,
+        headers: { "user-agent": USER_AGENT, accept: "*/*" },
+        maxBytes: cap,
+        shouldReadBody: () => false,
+      });
+      read = Math.min(cap, headerBytes(res.headers));
+      return res;
+    } finally {
+      budget?.settle(cap, read);
+    }
+  };
+  const ask = async (u: string): Promise<{ res: SafeResponse; method: "HEAD" | "GET" }> => {
+    try {
+      const head = await once(u, "HEAD");
+      if (head.status !== 405 && head.status !== 501) return { res: head, method: "HEAD" };
+    } catch (e) {
+      if (e instanceof BudgetSpentError || e instanceof TargetRefusedError) throw e;
+    }
+    return { res: await once(u, "GET"), method: "GET" };
+  };
+  let cur = url;
+  for (let hop = 0; hop <= MAX_REDIRECT_HOPS; hop++) {
+    let a = await ask(cur);
+    if (a.res.status === 429 || a.res.status === 503) {
+      // Back off once when the server says how long, as for pages.
+      const ra = Number(a.res.headers.get("retry-after"));
+      if (Number.isFinite(ra) && ra >= 0 && ra * 1000 <= MAX_RETRY_AFTER_MS) {
+        await sleep(ra * 1000);
+        a = await ask(cur);
+      }
+    }
+    const { status } = a.res;
+    const loc = a.res.headers.get("location");
+    if (status >= 300 && status < 400 && loc) {
+      let next: URL;
+      try {
+        next = new URL(loc, cur);
+      } catch {
+        return { status, method: a.method };
+      }
+      next.hash = "";
+      cur = next.href;
+      continue;
+    }
+    return { status, method: a.method };
+  }
+  throw new FetchFailedError("network", `More than ${MAX_REDIRECT_HOPS} redirects`, url);
+}
+
 /** Spaces request starts `delayMs` apart (robots.txt Crawl-delay); free when the delay is 0. */
 export class Politeness {
   private nextSlot: number;

@@ -10,8 +10,9 @@
  * 2. redirects (redirects.ts): chains and loops, redirects as link targets; the failing URLs
  *    other checks charge (failing.ts);
  * 3. link graph (links.ts): inlink counts, links to broken and redirecting URLs (with anchor
- *    texts), the link score (link_score.ts); then the failing URLs no other check charges (each
- *    defect is counted once, where it is fixed);
+ *    texts), the link score (link_score.ts); the resources pages load (resources.ts: broken
+ *    images, scripts, stylesheets, fonts, media, frames); then the failing URLs no other check
+ *    charges (each defect is counted once, where it is fixed);
  * 4. duplicate index (duplicates.ts): groups of equal titles, descriptions and text
  *    fingerprints; then the LSH band index for near-duplicates (near_duplicates.ts);
  * 5. records again (annotate_records.ts): orphans, single-inlink pages, and each record gets its
@@ -42,6 +43,7 @@ import { readLinks } from "./finalize/links.ts";
 import { nearDuplicates } from "./finalize/near_duplicates.ts";
 import { scoreOutcome } from "./finalize/outcome.ts";
 import { readRecords } from "./finalize/records.ts";
+import { readResources } from "./finalize/resources.ts";
 import { redirectChains, redirectLinkTargets } from "./finalize/redirects.ts";
 import { checksByUrl, evaluateSite } from "./finalize/site_checks.ts";
 import { startAndHome } from "./finalize/start_and_home.ts";
@@ -71,8 +73,10 @@ export async function finalizeCrawl(
   await failing.chargeAll(read.markLater, read.redirects);
   read.markLater.clear();
 
-  // 3. The link graph and link score; then the failing URLs left to the status checks.
+  // 3. The link graph and link score; the resources pages load (frame sources charged there);
+  // then the failing URLs left to the status checks.
   const graph = await readLinks(kv, auditId, f, { ...read, redirectTargets, failing, linkScores });
+  const framed = await readResources(kv, auditId, f, { ...read, redirectTargets, failing });
   await failing.leftToStatusChecks(f);
 
   // 4. Duplicate groups, then near-duplicates (identical twins are duplicate_content's).
@@ -81,7 +85,12 @@ export async function finalizeCrawl(
 
   // 5. Which site checks hit which page (before orphans are known), onto each record.
   const marks = checksByUrl(evaluateSite(f));
-  await annotateRecords(kv, auditId, state.truncated, f, batch, { ...graph, linkScores, marks });
+  await annotateRecords(kv, auditId, state.truncated, f, batch, {
+    ...graph,
+    framed,
+    linkScores,
+    marks,
+  });
 
   // 6. Every site check, with its evidence stored; the score.
   return await scoreOutcome(state, f, findings, batch);

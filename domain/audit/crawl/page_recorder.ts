@@ -8,7 +8,7 @@
  * @module
  */
 import { keys } from "../../../kv/keys.ts";
-import { type PageFacts, siteKeyOf } from "../page_facts.ts";
+import { MAX_RESOURCES_PER_PAGE, type PageFacts, siteKeyOf } from "../page_facts.ts";
 import { EMPTY_BIN, SIG_BINS } from "../text_fingerprint.ts";
 import { canonicalUrl } from "../urls.ts";
 import { type CrawlCaps, noteCap } from "./caps.ts";
@@ -25,6 +25,7 @@ import {
   writeLinks,
 } from "./store.ts";
 import { Pacer, yieldToLoop } from "./event_loop.ts";
+import { type ResourceQueue, writeEmbeds } from "./resource_checks.ts";
 
 /** Pages kept for article internal links (AuditReport.site.pages). */
 export const MAX_SITE_PAGES = 200;
@@ -46,6 +47,8 @@ export interface RecordTarget {
   caps: CrawlCaps;
   /** Hands a URL found on a page (or a redirect's target) to the frontier. */
   discover: (url: string, depth: number, hops?: number) => void;
+  /** Where a page's same-site resources are queued for broken_resources (absent: not checked). */
+  resources?: ResourceQueue;
 }
 
 /**
@@ -69,7 +72,7 @@ export async function recordPages(
   results: readonly Fetched[],
   to: RecordTarget,
 ): Promise<void> {
-  const { batch, auditId, state, caps, discover } = to;
+  const { batch, auditId, state, caps, discover, resources } = to;
   const findings = new FindingsWriter(batch, auditId, state.stored);
   const pace = new Pacer(PAGES_PER_YIELD);
   for (let i = 0; i < results.length; i++) {
@@ -99,6 +102,19 @@ export async function recordPages(
         for (const f of res.page.fired) findings.add(f.id, rec.url, f.items);
         writeLinks(batch, auditId, rec.url, facts);
         if (res.page.follow) { for (const l of facts.links) discover(l, childDepth(rec)); }
+        // Frame sources are documents of their own: crawled like links, whatever the page's
+        // nofollow (embedding is not linking), but not links (no inlinks, no link score).
+        for (const fr of facts.frames) discover(fr, childDepth(rec));
+        writeEmbeds(batch, auditId, rec.url, facts);
+        resources?.discover(facts);
+        if (facts.resourcesOverCap > 0) {
+          noteCap(
+            state.capsHit!,
+            "resources_per_page",
+            MAX_RESOURCES_PER_PAGE,
+            facts.resourcesOverCap,
+          );
+        }
         // Canonical, refresh and hreflang targets are crawled too: their checks judge them.
         const extra = [rec.canonicalOther, facts.metaRefresh?.url ?? null, ...rec.hreflang ?? []];
         for (const x of extra) {

@@ -1,7 +1,8 @@
 /**
  * The steps after the crawl and before the site-wide checks (`finalize.ts`): agent-readiness
  * (one step: `/llms.txt` through the address guard, the AI crawlers' robots.txt rules,
- * structured-data coverage) and, for a rendered audit, the render steps: the sample is picked
+ * structured-data coverage), the resource checks of broken_resources (resource_checks.ts, a
+ * batch per step until the queue is checked) and, for a rendered audit, the render steps: the sample is picked
  * from the stored link graph (home page, top templates by inlinks, then the most linked pages;
  * `RENDER_MAX_PAGES` / `RENDER_LAB_PAGES`), then a few pages are rendered per step. Each step's
  * tallies and evidence join the crawl's (same stored findings, same scoring), and its progress
@@ -17,10 +18,12 @@ import type { PageRenderer } from "../../render/service.ts";
 import { pickRenderSample, type SampleCandidate } from "../../render/sample.ts";
 import { AI_CRAWLERS, llmsTxtProblems } from "../checks/agent.ts";
 import type { Evidence } from "../types.ts";
-import { failureKind, fetchText, isHtmlType, settingsOf } from "./fetcher.ts";
+import { failureKind, fetchText, isHtmlType, Politeness, settingsOf } from "./fetcher.ts";
+import { capsOf, noteRobotsCaps } from "./caps.ts";
+import { checkResourceBatch } from "./resource_checks.ts";
 import { BudgetSpentError, type ByteBudget } from "./byte_budget.ts";
 import { RobotsSource } from "./robots_source.ts";
-import type { CrawlInput, CrawlState } from "./state.ts";
+import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
 import {
   FindingsWriter,
   getMany,
@@ -83,6 +86,7 @@ export async function runPostCrawlStep(
   batch: WriteBatch,
   plan: RenderPlan | undefined,
   budget: ByteBudget,
+  step: { limits: StepLimits; now: () => number },
 ): Promise<boolean> {
   if (!state.startChecked || state.ownBotBlocked) return false; // nothing was crawled
   state.post ??= { agent: false, render: null };
@@ -90,6 +94,32 @@ export async function runPostCrawlStep(
   if (!post.agent) {
     await agentReadiness(kv, auditId, input, state, batch, budget);
     post.agent = true;
+    return true;
+  }
+  if (state.resources && state.resources.checked < state.resources.tail) {
+    const caps = capsOf(input);
+    const politeness = new Politeness(state.crawlDelayMs, state.nextSlotAt);
+    await checkResourceBatch(state.resources, batch, {
+      kv,
+      auditId,
+      settings: settingsOf(input, budget),
+      robots: new RobotsSource(
+        kv,
+        auditId,
+        settingsOf(input, budget),
+        state.robots,
+        batch,
+        caps.robots,
+        (r) => noteRobotsCaps(state.capsHit ??= {}, r, caps.robots),
+      ),
+      politeness,
+      concurrency: input.concurrency,
+      stopAt: performance.now() + step.limits.ms,
+      pastDeadline: () => input.deadlineAt !== undefined && step.now() > input.deadlineAt,
+      hits: state.capsHit ??= {},
+      byteLimit: budget.limit,
+    });
+    state.nextSlotAt = politeness.next;
     return true;
   }
   if (!input.render) return false;

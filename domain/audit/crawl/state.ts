@@ -11,6 +11,7 @@ import type { RobotsMeta } from "./robots_source.ts";
 import type { ScoreResult } from "../scoring.ts";
 import type { PostCrawlState } from "./post_steps.ts";
 import type { CapHit, CapName, CrawlCaps } from "./caps.ts";
+import type { ResourceProgress } from "./resource_checks.ts";
 
 /** What an audit's crawl is asked to do; the budgets are the operator's and the plan's. */
 export interface CrawlInput {
@@ -107,4 +108,6 @@ export interface CrawlState {
   post?: PostCrawlState;
   /** Caps hit so far (absent on states written before caps existed). */
   capsHit?: Partial<Record<CapName, CapHit>>;
+  /** The resource queue of broken_resources (absent on states written before the check). */
+  resources?: ResourceProgress;
 }

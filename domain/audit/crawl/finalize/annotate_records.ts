@@ -1,7 +1,7 @@
 /**
- * Pass 4, the records again: orphans (sitemap pages no crawled page links to) and pages with a
- * single inlink are found, and each record gets its inlinks, link score and the site checks that
- * hit it (written only when something changed). Then, only when single-inlink pages were found,
+ * Pass 4, the records again: orphans (sitemap pages no crawled page links to or shows in a
+ * frame) and pages with a single inlink are found, and each record gets its inlinks, link score
+ * and the site checks that hit it (written only when something changed). Then, only when single-inlink pages were found,
  * pass 5 reads the records once more to name each one's linking page.
  *
  * @example
@@ -29,6 +29,8 @@ interface Single {
 
 /** What annotating the records reads from the passes before it. */
 export interface Annotations extends LinkGraph {
+  /** URL hashes crawled pages show in a frame: not orphans (finalize/resources.ts). */
+  framed: ReadonlySet<number>;
   linkScores: LinkScores;
   /** URL → site checks whose items name it (site_checks.ts `checksByUrl`). */
   marks: ReadonlyMap<string, ReadonlySet<string>>;
@@ -44,7 +46,7 @@ export async function annotateRecords(
   truncated: boolean,
   f: Facts,
   batch: WriteBatch,
-  { inlinks, firstLinker, linkScores, marks }: Annotations,
+  { inlinks, firstLinker, framed, linkScores, marks }: Annotations,
 ): Promise<void> {
   // Single-inlink items wait for their linker's URL (pass 5).
   const singles: Single[] = [];
@@ -57,7 +59,7 @@ export async function annotateRecords(
         r.url !== f.start.url && r.url !== f.home?.url
       ) {
         f.orphanCandidates++;
-        if (inl === 0) {
+        if (inl === 0 && !framed.has(r.hash)) {
           orphan = true;
           f.orphans.add({ url: r.url, inlinks: 0 });
         }

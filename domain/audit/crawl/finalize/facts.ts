@@ -41,6 +41,7 @@ export interface Facts extends SiteFacts {
   hreflangNoReturn: Group;
   hreflangTargetBad: Group;
   brokenLinks: Group;
+  brokenResources: Group;
   redirectLinks: Group;
   redirectChains: Group;
   redirectLoops: Group;
@@ -106,6 +107,8 @@ export function emptyFacts(state: CrawlState): Facts {
     hreflangTargetPages: 0,
     hreflangTargetBad: new Group(),
     brokenLinks: new Group(),
+    resourcePages: 0,
+    brokenResources: new Group(),
     redirectLinks: new Group(),
     redirectStarts: 0,
     redirectChains: new Group(),
