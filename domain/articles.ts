@@ -12,6 +12,7 @@ import { projectVisibleTo } from "./projects.ts";
 import { isActive } from "./subscription_state.ts";
 import type { ArticleStage, GeneratedArticle } from "./writing/generate_article.ts";
 import type { ArticleBrief, GeneratorInfo, TokenUsage } from "./writing/writer.ts";
+import type { QaReport } from "./writing/qa.ts";
 import { articleUnit } from "./billing/catalog.ts";
 
 export type ArticleStatus = "queued" | "generating" | "qa" | "ready" | "failed" | "published";
@@ -34,6 +35,8 @@ export interface ArticleRecord {
   contentMarkdown: string | null;
   wordCount: number | null;
   qaScore: number | null;
+  /** The QA assessments behind the score; absent on records older than the field. */
+  qa?: QaReport | null;
   /** How it was written (set when generation ends); absent on records older than the field. */
   generator?: GeneratorInfo | null;
   /** Model tokens spent on it, also when it failed; null without a model. */
@@ -338,6 +341,7 @@ function finishArticle(
             contentMarkdown: r.content_markdown.slice(0, MAX_MARKDOWN_CHARS),
             wordCount: r.word_count,
             qaScore: r.qa_score,
+            qa: r.qa,
             generator: r.generator,
             usage: r.usage ?? null,
           } satisfies ArticleRecord,

@@ -36,6 +36,25 @@ const Generator = z.object({
   }),
 }).openapi("ArticleGenerator");
 
+const QaAssessment = z.object({
+  id: z.string().openapi({ example: "not_an_outline" }),
+  category: z.enum(["seo", "readability", "integrity"]),
+  score: z.number().int().min(0).max(9).nullable().openapi({
+    description: "0–9; null when the assessment did not apply",
+  }),
+  pass: z.boolean().nullable(),
+  message: z.string(),
+}).openapi("ArticleQaAssessment");
+
+const Qa = z.object({
+  capped_at: z.number().int().nullable().openapi({
+    description: "The cap in force on qa_score (an outline, placeholders, another language...)",
+  }),
+  assessments: z.array(QaAssessment),
+}).openapi("ArticleQa", {
+  description: "The QA assessments behind qa_score (docs/writing.md): why it is what it is",
+});
+
 export const Article = z.object({
   article_id: z.string(),
   project_id: z.string(),
@@ -45,6 +64,7 @@ export const Article = z.object({
   content_markdown: z.string().optional().openapi({ description: "Draft markdown" }),
   word_count: z.number().int().optional(),
   qa_score: z.number().int().min(0).max(100).optional(),
+  qa: Qa.optional(),
   generator: Generator.optional().openapi({
     description: "How the article was written; present once generation has ended (ready, " +
       "published, and failed articles that reached a model)",
@@ -88,6 +108,7 @@ export function articleView(a: ArticleRecord) {
         content_markdown: a.contentMarkdown!,
         word_count: a.wordCount!,
         qa_score: a.qaScore!,
+        ...(a.qa ? { qa: a.qa } : {}),
         language: a.language,
       }
       : {}),

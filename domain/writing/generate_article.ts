@@ -13,7 +13,14 @@ import {
   type Writer,
   WriterError,
 } from "./writer.ts";
-import { DEFAULT_QA_THRESHOLD, feedbackFrom, type QaResult, scoreArticle } from "./qa.ts";
+import {
+  DEFAULT_QA_THRESHOLD,
+  feedbackFrom,
+  type QaReport,
+  qaReport,
+  type QaResult,
+  scoreArticle,
+} from "./qa.ts";
 import { countWords } from "./markdown_text.ts";
 import { createBuiltinWriter } from "./builtin_writer.ts";
 import { createModelWriter } from "./model_writer.ts";
@@ -25,6 +32,8 @@ export interface GeneratedArticle {
   /** Words of the visible markdown text, title heading and editor's notes included. */
   word_count: number;
   qa_score: number;
+  /** The QA assessments behind `qa_score` (the cap in force and why). */
+  qa: QaReport;
   /** True when the first draft fell under the threshold and the revision passed. */
   revised: boolean;
   /** How the article was written: a model (which one) or the built-in outline. */
@@ -86,6 +95,7 @@ export async function generateArticle(input: {
     content_markdown: draft.markdown,
     word_count: countWords(draft.markdown),
     qa_score: qa.score,
+    qa: qaReport(qa),
     revised,
     generator: draft.generator,
     ...(writer.kind === "model" ? { usage } : {}),

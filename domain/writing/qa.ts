@@ -34,7 +34,10 @@ export const DEFAULT_QA_THRESHOLD = 70;
 export const QA_FAIL_CAP = 60;
 /** A draft with open editor's notes is not finished, so it never scores above this. */
 export const QA_DRAFT_CAP = 85;
-/** Under 300 body words a text is an outline or a stub, not an article a reader can use. */
+/**
+ * Under 300 body words a text is an outline or a stub, not an article a reader can use; and text
+ * from the built-in outline writer is an outline whatever its length (`not_an_outline`).
+ */
 export const QA_OUTLINE_CAP = 40;
 /** Text that would read the same for any topic (boilerplate) never scores above this. */
 export const QA_GENERIC_CAP = 45;
@@ -101,8 +104,9 @@ const s = (score: number | null, message: string, cap?: number): Outcome =>
   cap === undefined ? { score, message } : { score, message, cap };
 
 /**
- * THE assessment table: ids, weights and rules in one place. Weights sum to 58: SEO 27,
- * readability 11, integrity 20. Thresholds are documented in docs/writing.md.
+ * THE assessment table: ids, weights and rules in one place. Weights sum to 62: SEO 27,
+ * readability 11, integrity 24 (`not_an_outline`'s 4 only count for the built-in writer's
+ * outlines: it is skipped for a model's draft). Thresholds are documented in docs/writing.md.
  */
 export const ASSESSMENTS: readonly AssessmentDef[] = [
   // ---- SEO -------------------------------------------------------------------------------
@@ -149,6 +153,13 @@ export const ASSESSMENTS: readonly AssessmentDef[] = [
     run: linksKnown,
   },
   { id: "numbers_sourced", category: "integrity", weight: 2, run: numbersSourced },
+  {
+    id: "not_an_outline",
+    category: "integrity",
+    weight: 4,
+    capAt: QA_OUTLINE_CAP,
+    run: notAnOutline,
+  },
   { id: "draft_notes", category: "integrity", weight: 2, capAt: QA_DRAFT_CAP, run: draftNotes },
 ];
 
@@ -182,6 +193,34 @@ export function scoreArticle(draft: Draft, brief: ArticleBrief): QaResult {
   const score = Math.min(raw, cap);
   const cappedAt = cap < 100 ? cap : null;
   return { score, cappedAt, wordCount: ctx.bodyWords.length, assessments };
+}
+
+/** What an article shows of its QA (`qa` on the article resource): the cap and every assessment. */
+export interface QaReport {
+  /** The cap in force (an outline, placeholders, another language...), or null. */
+  capped_at: number | null;
+  assessments: {
+    id: string;
+    category: Category;
+    /** 0–9, or null when the assessment did not apply. */
+    score: number | null;
+    pass: boolean | null;
+    message: string;
+  }[];
+}
+
+/** The stored and shown form of a QA result (messages clipped, so the record stays small). */
+export function qaReport(r: QaResult): QaReport {
+  return {
+    capped_at: r.cappedAt,
+    assessments: r.assessments.map((a) => ({
+      id: a.id,
+      category: a.category,
+      score: a.score0to9,
+      pass: a.pass,
+      message: a.message.slice(0, 400),
+    })),
+  };
 }
 
 /** The failed assessments, worst weighted loss first: the revision pass's to-do list. */
@@ -586,6 +625,28 @@ function numbersSourced(c: QaContext): Outcome {
   const list = [...unsourced].slice(0, 5).join(", ");
   const msg = `${n} figure(s) not found in the brief or the site's pages (${list}); verify or cut`;
   return s(n <= 2 ? 6 : 3, `${msg}.`);
+}
+
+/**
+ * The built-in writer's text is an outline (headings, points to cover, pages to link, editor's
+ * notes), however many words those make: it never scores like an article. A model's draft is
+ * judged by the other assessments (this one is skipped and weighs nothing).
+ */
+function notAnOutline(c: QaContext): Outcome {
+  if (c.draft.generator.kind !== "builtin_outline") {
+    return s(
+      null,
+      "Skipped: written as an article by a model, not by the built-in outline writer.",
+    );
+  }
+  return s(
+    0,
+    `This is an outline from the built-in writer (no language model is configured on this ` +
+      `server): headings, points to cover, pages to link and editor's notes, not an article a ` +
+      `reader can use. Its ${c.bodyWords.length} body words do not change that: an outline ` +
+      `never scores above ${QA_OUTLINE_CAP}. A person or a model must write it.`,
+    QA_OUTLINE_CAP,
+  );
 }
 
 function draftNotes(c: QaContext): Outcome {

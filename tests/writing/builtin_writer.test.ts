@@ -150,3 +150,34 @@ Deno.test("builtin writer: empty keyword is an invalid brief", () => {
     (e) => e instanceof WriterError && e.code === "invalid_brief",
   );
 });
+
+Deno.test("builtin writer: a long outline is still an outline (300+ body words, capped at 40, says why)", () => {
+  // The issue's case: a long topic on a 5-page site, whose outline passed 300 body words and
+  // scored 85 when only the word count capped outlines.
+  const pages = ["", "audits", "crawling", "reports", "pricing"].map((p, i) => ({
+    url: `https://agents.example/${p}`,
+    title: `Technical SEO audits by AI agents, part ${i + 1}: ${p || "home"} explained`,
+    h1: `AI agents and technical SEO audits: ${p || "home"}`,
+    description: `How AI agents crawl a site, run technical SEO audits and report ${
+      p || "findings"
+    } for site owners who want clear fixes.`,
+  }));
+  const b = brief({
+    topic: "How AI agents run technical SEO audits for large websites with many templates",
+    primaryKeyword: "how AI agents run technical SEO audits",
+    siteFacts: { host: "agents.example", pages },
+  });
+  const qa = scoreArticle(buildDraft(b), b);
+  assert.ok(qa.wordCount >= 300, `${qa.wordCount} body words: long enough to pass the word cap`);
+  assert.ok(qa.score <= QA_OUTLINE_CAP, String(qa.score));
+  assert.equal(qa.cappedAt, QA_OUTLINE_CAP);
+  const outline = qa.assessments.find((a) => a.id === "not_an_outline")!;
+  assert.equal(outline.pass, false);
+  assert.match(outline.message, /outline from the built-in writer/);
+  assert.match(outline.message, /never scores above 40/);
+  // Without the outline rule this text would score far above the cap: the cap is what holds.
+  const raw = qa.assessments.filter((a) => a.score0to9 !== null && a.id !== "not_an_outline");
+  const earned = raw.reduce((n, a) => n + a.weight * a.score0to9!, 0);
+  const possible = raw.reduce((n, a) => n + a.weight * 9, 0);
+  assert.ok(Math.round((earned / possible) * 100) > QA_OUTLINE_CAP);
+});
