@@ -12,7 +12,7 @@
  */
 import { atomically } from "../../kv/atomic.ts";
 import { keys } from "../../kv/keys.ts";
-import { canSee, type Principal } from "../auth.ts";
+import { canSee } from "../auth.ts";
 import {
   type Cadence,
   cadenceWithin,
@@ -162,12 +162,12 @@ async function projectOf(deps: Deps, accountId: string, projectId: string, mode:
  */
 export async function putSchedule(
   deps: Deps,
-  caller: Principal,
+  caller: { accountId: string; mode: KeyMode },
   projectId: string,
   input: ScheduleInput,
 ): Promise<{ schedule: ScheduleRecord; funding: ScheduleFunding; created: boolean }> {
   const { kv, clock } = deps;
-  if (caller.key.mode === "sandbox") {
+  if (caller.mode === "sandbox") {
     throw new ApiError(
       "schedule_not_allowed",
       "Sandbox keys cannot schedule audits; use a live key (hand a human the upgrade_url)",
@@ -177,7 +177,7 @@ export async function putSchedule(
   const render = input.render === true;
   if (render) requireRendering(deps, "schedule raw audits (omit render)");
   return await atomically(kv, async () => {
-    const { project, sub } = await projectOf(deps, caller.account.id, projectId, caller.key.mode);
+    const { project, sub } = await projectOf(deps, caller.accountId, projectId, caller.mode);
     const now = clock.now();
     const funding = scheduleFunding(sub.value, now, render);
     if (!cadenceWithin(spec.cadence, funding.maxCadence)) {
@@ -194,7 +194,7 @@ export async function putSchedule(
       schedule = {
         ...spec,
         projectId,
-        accountId: caller.account.id,
+        accountId: caller.accountId,
         status: "active",
         pausedReason: null,
         pausedAt: null,
