@@ -75,6 +75,11 @@ export interface Operation<
   body?: B;
   /** Status of a success, unless `run` sets another. */
   status: number;
+  /**
+   * Other success statuses `run` may set (`ctx.status`), each with its description; documented
+   * with `output` beside `status` (a PUT: 201 created, 200 replaced).
+   */
+  otherStatuses?: Record<number, string>;
   /** The result's schema (documented, and the MCP output's part). */
   output: z.ZodType;
   outputDescription: string;

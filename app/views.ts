@@ -1,6 +1,7 @@
 import { iso } from "../domain/clock.ts";
 import { SANDBOX_LIMITS } from "../domain/accounts.ts";
 import type { Principal } from "../domain/auth.ts";
+import type { ScheduleFunding, ScheduleRecord } from "../domain/monitoring/schedules.ts";
 import type { ApiKeyRecord, ProjectRecord, SubscriptionRecord } from "../domain/records.ts";
 import { accessOf } from "../domain/subscription_state.ts";
 
@@ -79,4 +80,37 @@ export function projectView(
   const withCounts = { ...base, counts: { ...p.counts } };
   if (detail === "list") return withCounts;
   return { ...withCounts, latest_audit: p.latestAudit };
+}
+
+/** The Schedule resource: a project's schedule with how its runs are paid as of now. */
+export function scheduleView(s: ScheduleRecord, f: ScheduleFunding) {
+  return {
+    project_id: s.projectId,
+    cadence: s.cadence,
+    hour_utc: s.hourUtc,
+    day_of_week: s.dayOfWeek,
+    day_of_month: s.dayOfMonth,
+    render: s.render === true,
+    status: s.status,
+    paused_reason: s.pausedReason,
+    paused_at: iso(s.pausedAt),
+    next_run_at: iso(s.nextRunAt),
+    funding: {
+      kind: f.kind,
+      plan: f.plan,
+      max_cadence: f.maxCadence,
+      credits_per_run: f.creditsPerRun,
+    },
+    last_run: s.lastRun
+      ? {
+        due_at: iso(s.lastRun.dueAt)!,
+        ran_at: iso(s.lastRun.at)!,
+        audit_id: s.lastRun.auditId,
+        outcome: s.lastRun.outcome,
+      }
+      : null,
+    runs: s.runs,
+    created_at: iso(s.createdAt)!,
+    updated_at: iso(s.updatedAt)!,
+  };
 }

@@ -45,6 +45,11 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
     ...(keyed ? AUTH_ERRORS : op.errors.includes("rate_limited") ? [] : ["rate_limited" as const]),
     ...op.errors,
   ];
+  // The success status, and any other one `run` may set, each documented with the result's schema.
+  const success = { [op.status]: { description: op.outputDescription, schema: op.output } };
+  for (const [status, description] of Object.entries(op.otherStatuses ?? {})) {
+    success[Number(status)] = { description, schema: op.output };
+  }
   const route = createRoute({
     method: op.method,
     path: op.path,
@@ -62,7 +67,7 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
         : {}),
     },
     responses: responses(
-      { [op.status]: { description: op.outputDescription, schema: op.output } },
+      success,
       errors,
     ),
   });

@@ -5,7 +5,9 @@
  * @module
  */
 import { PROJECT_OPERATIONS } from "./projects.ts";
+import { SCHEDULE_OPERATIONS } from "./schedules.ts";
 
 export const OPERATIONS = [
   ...PROJECT_OPERATIONS,
+  ...SCHEDULE_OPERATIONS,
 ];

@@ -269,21 +269,37 @@ export const IdempotencyKeyArg = z.string().min(1).max(200).optional().describe(
 // deno-lint-ignore no-explicit-any
 type AnyOperation<O = any> = Operation<any, any, any, O, any>;
 
+/** How the operation of an action ended besides its result: its status (201 created, 200 …). */
+export interface ActionOutcome {
+  status: number;
+}
+
 /**
  * One action of a tool: the application-layer operation it runs, that operation's input built
- * from the tool's arguments, and the tool's answer built from the operation's result.
+ * from the tool's arguments, and the tool's answer built from the operation's result (and, where
+ * the status tells something the result does not, its outcome).
  */
 export interface ToolAction<A, O = unknown> {
   op: AnyOperation<O>;
   input(args: A): Partial<OperationInput>;
-  answer(result: O, args: A, ctx: ToolContext): ToolAnswer | Promise<ToolAnswer>;
+  answer(
+    result: O,
+    args: A,
+    ctx: ToolContext,
+    outcome: ActionOutcome,
+  ): ToolAnswer | Promise<ToolAnswer>;
 }
 
 /** Binds an operation as a tool action (types inferred from the operation). */
 export function action<A, O>(
   op: AnyOperation<O>,
   input: (args: A) => Partial<OperationInput>,
-  answer: (result: O, args: A, ctx: ToolContext) => ToolAnswer | Promise<ToolAnswer>,
+  answer: (
+    result: O,
+    args: A,
+    ctx: ToolContext,
+    outcome: ActionOutcome,
+  ) => ToolAnswer | Promise<ToolAnswer>,
 ): ToolAction<A, O> {
   return { op, input, answer };
 }
@@ -304,7 +320,7 @@ export async function runAction<A extends { idempotency_key?: string }>(
     idempotencyKey: key === undefined ? undefined : { value: key, field: "idempotency_key" },
     bearer: ctx.caller.bearer,
   });
-  const answer = await binding.answer(outcome.body, args, ctx);
+  const answer = await binding.answer(outcome.body, args, ctx, { status: outcome.status });
   if (!outcome.replayed) return answer;
   return { ...answer, structured: { ...answer.structured, idempotent_replayed: true } };
 }

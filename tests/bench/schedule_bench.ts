@@ -132,10 +132,15 @@ const t0 = performance.now();
 for (let i = 0; i < N; i += 50) {
   await Promise.all(Array.from({ length: Math.min(50, N - i) }, async (_, j) => {
     const p = await seed(i + j, true);
-    await putSchedule(deps, p, `proj_b${(i + j).toString(36).padStart(5, "0")}`, {
-      cadence: "daily",
-      hourUtc: 6,
-    });
+    await putSchedule(
+      deps,
+      { accountId: p.account.id, mode: p.key.mode },
+      `proj_b${(i + j).toString(36).padStart(5, "0")}`,
+      {
+        cadence: "daily",
+        hourUtc: 6,
+      },
+    );
   }));
 }
 console.log(
