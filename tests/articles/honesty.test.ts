@@ -8,7 +8,7 @@ import { grantCredits } from "../../domain/billing/credits.ts";
 import { keys } from "../../kv/keys.ts";
 import { parseMarkdown } from "../../domain/writing/markdown_text.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import { startFakeOpenAI } from "../writing/fake_openai.ts";
 import { scriptedModel } from "../writing/scripted_model.ts";
 

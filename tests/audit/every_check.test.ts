@@ -8,7 +8,7 @@ import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
 import { ALL_CHECKS } from "../../domain/audit/checks/index.ts";
 import type { CheckTally } from "../../domain/audit/types.ts";
 import { base, CASES, type SiteCase } from "./check_cases.ts";
-import { type FakeSite, serveSite, TEST_CA } from "./sites.ts";
+import { type FakeSite, serveSite, TEST_CA } from "../helpers/sites.ts";
 
 async function auditCase(c: SiteCase): Promise<Map<string, CheckTally>> {
   let routes: ReturnType<SiteCase["routes"]> | null = null;

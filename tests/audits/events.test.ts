@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ADMIN_TOKEN, subscribeProject, withApp } from "../helpers/app.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import { startReceiver, verifySignature } from "../webhooks/helpers.ts";
 
 Deno.test("audit.completed and article.published reach a webhook receiver, signed, with their data fields", async () => {

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import type { CrawlState } from "../../domain/audit/crawl/state.ts";
 import { keys } from "../../kv/keys.ts";
 import { liveWithCredits, type TestApp, withApp } from "../helpers/app.ts";
-import { html, page, type Route, serveSite } from "../audit/sites.ts";
+import { html, page, type Route, serveSite } from "../helpers/sites.ts";
 import { startReceiver } from "../webhooks/helpers.ts";
 
 async function completed(app: TestApp, key: string, auditId: string) {

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { keys } from "../../kv/keys.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
 import { openTestKv } from "../helpers/kv.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import type { AuditRecord } from "../../domain/audits/record.ts";
 
 /**

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { keys } from "../../kv/keys.ts";
 import { subscribeProject, type TestApp, withApp } from "../helpers/app.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 
 async function crawledPages(app: TestApp, key: string, accountId: string, projectId: string) {
   const res = await app.req("POST", `/v1/projects/${projectId}/audits`, { key });

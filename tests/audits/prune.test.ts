@@ -12,7 +12,7 @@ import {
 } from "../../domain/audit/prune.ts";
 import { keys } from "../../kv/keys.ts";
 import { liveWithCredits, type TestApp, withApp } from "../helpers/app.ts";
-import { html, page, robotsRoute, type Route, serveSite, sitemapRoute } from "../audit/sites.ts";
+import { html, page, robotsRoute, type Route, serveSite, sitemapRoute } from "../helpers/sites.ts";
 
 async function finished(app: TestApp, key: string, auditId: string) {
   for (let i = 0; i < 600; i++) {

@@ -3,7 +3,7 @@ import { grantCredits } from "../../domain/billing/credits.ts";
 import { createProject } from "../../domain/projects.ts";
 import { keys } from "../../kv/keys.ts";
 import { errorCode, subscribeProject, type TestApp, withApp } from "../helpers/app.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 
 async function poll(app: TestApp, key: string, auditId: string, until: string[]) {
   for (let i = 0; i < 400; i++) {

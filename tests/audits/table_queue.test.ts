@@ -2,7 +2,7 @@ import { openTestKv } from "../helpers/kv.ts";
 import assert from "node:assert/strict";
 import { tableQueue } from "../../jobs/table_queue.ts";
 import { withApp } from "../helpers/app.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 
 Deno.test("with JOB_QUEUE=table (stores without native queues) audits and articles still run", () =>
   withApp(async (app) => {

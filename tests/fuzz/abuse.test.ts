@@ -12,7 +12,7 @@ import { runAudit } from "../../domain/audit/run_audit.ts";
 import { type Resolver, TargetRefusedError } from "../../domain/net/address_guard.ts";
 import { secureEqual } from "../../domain/secure_compare.ts";
 import { slugify } from "../../domain/articles.ts";
-import { type Route, serveSite } from "../audit/sites.ts";
+import { type Route, serveSite } from "../helpers/sites.ts";
 import { errorCode, freshIp, startTestApp, type TestApp, withApp } from "../helpers/app.ts";
 
 const JSON_CT = { "content-type": "application/json" };

@@ -9,7 +9,7 @@ import { grantCredits } from "../../domain/billing/credits.ts";
 import { ConfigError, loadConfig } from "../../domain/config.ts";
 import { addressBlock, isDisposableEmail } from "../../domain/signup_limits.ts";
 import { keys } from "../../kv/keys.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import { errorCode, freshIp, startTestApp, type TestApp, withApp } from "../helpers/app.ts";
 
 let n = 0;

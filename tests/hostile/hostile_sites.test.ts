@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { keys } from "../../kv/keys.ts";
 import type { CrawlState } from "../../domain/audit/crawl/state.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
-import { type Route, serveSite } from "../audit/sites.ts";
+import { type Route, serveSite } from "../helpers/sites.ts";
 
 const HTML = { "content-type": "text/html; charset=utf-8" };
 

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Deps } from "../../domain/deps.ts";
 import { jobRecordKey, watchJobRecord, watchMissesOtherProcesses } from "../../domain/job_watch.ts";
-import { GOOD_HEADERS, page, serveSite } from "../audit/sites.ts";
+import { GOOD_HEADERS, page, serveSite } from "../helpers/sites.ts";
 import { errorCode, freshIp, startTestApp, type TestApp, withApp } from "../helpers/app.ts";
 import { openTestKv } from "../helpers/kv.ts";
 import { connectMcp } from "./helpers.ts";

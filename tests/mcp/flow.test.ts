@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { startFakeStripe, stripeEnv } from "../billing/fake_stripe.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import { withApp } from "../helpers/app.ts";
 import { call, callError, connectMcp, type Era } from "./helpers.ts";
 

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import type { AuditRecord } from "../../domain/audits/record.ts";
 import { getBalance, grantCredits } from "../../domain/billing/credits.ts";
 import { keys } from "../../kv/keys.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import { subscribeProject, type TestApp, withApp } from "../helpers/app.ts";
 import { eventually, quiet, startReceiver } from "../webhooks/helpers.ts";
 

@@ -3,7 +3,7 @@
  * with the new critical issues, the fixed ones, and the score and category deltas.
  */
 import assert from "node:assert/strict";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import { subscribeProject, withApp } from "../helpers/app.ts";
 import { eventually, quiet, startReceiver, verifySignature } from "../webhooks/helpers.ts";
 

@@ -14,7 +14,7 @@ import { listLedger } from "../../domain/billing/credits.ts";
 import type { LedgerEntry } from "../../domain/records.ts";
 import { keys } from "../../kv/keys.ts";
 import type { DeliveryRecord } from "../../domain/webhooks/types.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import {
   type Received,
   type Receiver,

@@ -5,7 +5,7 @@
  * shared periodic work has one leader at a time across three processes.
  */
 import assert from "node:assert/strict";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import {
   killAll,
   liveAccount,

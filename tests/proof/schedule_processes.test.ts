@@ -14,7 +14,7 @@ import { loadConfig } from "../../domain/config.ts";
 import { runDueSchedule } from "../../domain/monitoring/dispatch.ts";
 import { kvQueue } from "../../jobs/queue.ts";
 import type { ScheduleRecord } from "../../domain/monitoring/schedules.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import {
   killAll,
   liveAccount,

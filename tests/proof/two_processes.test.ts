@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { listLedger } from "../../domain/billing/credits.ts";
 import { keys } from "../../kv/keys.ts";
 import type { TestResponse } from "../helpers/app.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import { startReceiver, verifySignature } from "../webhooks/helpers.ts";
 import { startFakeOpenAI } from "../writing/fake_openai.ts";
 import {

@@ -22,7 +22,7 @@ import {
   unlabelled,
   wrong,
 } from "../audit/accuracy_table.ts";
-import { serveSite } from "../audit/sites.ts";
+import { serveSite } from "../helpers/sites.ts";
 import { FIXTURE_NETWORK } from "./fixture_site.ts";
 import { LAB_PAGES, RENDER_SITE, type RenderLabelledSite } from "./render_accuracy_fixture.ts";
 

@@ -41,7 +41,7 @@
  * @module
  */
 import type { Labelled } from "../audit/accuracy_table.ts";
-import { GOOD_HEADERS, type Route } from "../audit/sites.ts";
+import { GOOD_HEADERS, type Route } from "../helpers/sites.ts";
 import { page, PAGES, prose } from "./fixture_site.ts";
 
 /** Lab pages the test's render plan asks for: one per template of this site (see above). */

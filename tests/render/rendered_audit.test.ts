@@ -13,7 +13,7 @@ import {
   type TestApp,
   withApp,
 } from "../helpers/app.ts";
-import { html, robotsRoute, type Route, serveSite } from "../audit/sites.ts";
+import { html, robotsRoute, type Route, serveSite } from "../helpers/sites.ts";
 import { PAGES } from "./fixture_site.ts";
 
 const OPTS = { sanitizeResources: false, sanitizeOps: false };
