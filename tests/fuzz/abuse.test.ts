@@ -3,8 +3,8 @@
  * and URL injection through every string that reaches a header or a URL, SSRF address forms for
  * project audits (end to end) and a redirect from a public site into private space, and the
  * constant-time comparisons. Webhook registration's SSRF forms are covered in
- * tests/webhooks/endpoints.test.ts and the guard's own table in tests/audit/address_guard.test.ts;
- * this file extends them rather than repeating them.
+ * tests/webhooks/endpoints.test.ts and the guard's own table in
+ * tests/audit_engine/address_guard.test.ts; this file extends them rather than repeating them.
  */
 import assert from "node:assert/strict";
 import http from "node:http";

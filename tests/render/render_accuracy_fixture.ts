@@ -40,7 +40,7 @@
  *
  * @module
  */
-import type { Labelled } from "../audit/accuracy_table.ts";
+import type { Labelled } from "../audit_engine/accuracy_table.ts";
 import { GOOD_HEADERS, type Route } from "../helpers/sites.ts";
 import { page, PAGES, prose } from "./fixture_site.ts";
 

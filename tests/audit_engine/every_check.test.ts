@@ -1,7 +1,7 @@
 /**
  * Every check, old and new, shown to fire on a site made for it and to stay quiet on one where it
- * must not (the manifest is tests/audit/check_cases.ts). Sites are small loopback servers; the
- * cases run a few at a time so the whole table takes seconds.
+ * must not (the manifest is tests/audit_engine/check_cases.ts). Sites are small loopback servers;
+ * the cases run a few at a time so the whole table takes seconds.
  */
 import assert from "node:assert/strict";
 import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
