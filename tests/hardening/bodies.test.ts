@@ -9,7 +9,8 @@ import { Buffer } from "node:buffer";
 import zlib from "node:zlib";
 import { FetchFailedError, safeFetch } from "../../domain/net/safe_fetch.ts";
 import { withApp } from "../helpers/app.ts";
-import { emit, eventually, startReceiver } from "../webhooks/helpers.ts";
+import { eventually } from "../helpers/jobs.ts";
+import { emit, startReceiver } from "../webhooks/helpers.ts";
 
 const BOMB = new Uint8Array(zlib.gzipSync(Buffer.alloc(64 * 1024 * 1024), { level: 9 }));
 

@@ -10,7 +10,7 @@
  * periodic work (schedules, sweeps, pruning) and the due rows of the job table (JOB_QUEUE=table);
  * tests of those tick instead of waiting for the timer.
  */
-import type { ReqOptions, TestResponse } from "./app.ts";
+import type { ReqOptions, TestApp, TestResponse } from "./app.ts";
 
 export interface PollOptions {
   /** Give up after this long; default 30 s. */
@@ -141,4 +141,35 @@ export function waitForArticle(
 ): Promise<TestResponse> {
   const { until = ARTICLE_ENDED, ...poll } = opts;
   return waitForStatus(server, key, `/v1/articles/${articleId}`, until, poll);
+}
+
+/**
+ * Lets in-flight work settle, for "nothing more happens" assertions: the one wait that is a sleep
+ * on purpose, since there is no state to read for something that must not happen.
+ */
+export function quiet(ms = 300): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/**
+ * Ticks the service (the cron's work: due schedules dispatched, the job table drained) and reads
+ * project `projectId`'s schedule, until `done` holds for it; returns that schedule.
+ */
+export function tickUntilSchedule(
+  app: TestApp,
+  key: string,
+  projectId: string,
+  // deno-lint-ignore no-explicit-any
+  done: (schedule: any) => boolean,
+  opts: PollOptions = {},
+  // deno-lint-ignore no-explicit-any
+): Promise<any> {
+  return pollUntil(
+    async () => {
+      await app.service.tick();
+      return (await app.req("GET", `/v1/projects/${projectId}/schedule`, { key })).body;
+    },
+    done,
+    { timeoutMs: 10_000, intervalMs: 20, what: "the scheduled run", ...opts },
+  );
 }

@@ -10,6 +10,7 @@ import type { Deps } from "../../domain/deps.ts";
 import { jobRecordKey, watchJobRecord, watchMissesOtherProcesses } from "../../domain/job_watch.ts";
 import { GOOD_HEADERS, page, serveSite } from "../helpers/sites.ts";
 import { errorCode, freshIp, startTestApp, type TestApp, withApp } from "../helpers/app.ts";
+import { pollUntil } from "../helpers/jobs.ts";
 import { openTestKv } from "../helpers/kv.ts";
 import { connectMcp } from "./helpers.ts";
 
@@ -285,8 +286,11 @@ Deno.test("no route or tool opens an account except through the signup use case"
 
 /** Polls `check` every 10 ms (at most 10 s), for states the test cannot await directly. */
 async function until(check: () => boolean, what: string) {
-  for (let i = 0; i < 1_000 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-  assert.ok(check(), `timed out waiting for ${what}`);
+  await pollUntil(() => Promise.resolve(check()), Boolean, {
+    intervalMs: 10,
+    timeoutMs: 10_000,
+    what,
+  });
 }
 
 Deno.test("wait: held calls are capped per key and per process, past a cap the call answers at once, and a held call sleeps on kv.watch until its job moves", async () => {

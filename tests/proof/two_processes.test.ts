@@ -13,6 +13,7 @@ import { html, page, serveSite } from "../helpers/sites.ts";
 import { startReceiver, verifySignature } from "../webhooks/helpers.ts";
 import { startFakeOpenAI } from "../writing/fake_openai.ts";
 import {
+  CHILD_POLL,
   killAll,
   liveAccount,
   newProject,
@@ -24,6 +25,7 @@ import {
   tempKvPath,
   until,
 } from "./process.ts";
+import { waitForArticle } from "../helpers/jobs.ts";
 
 /** Starts two processes on one fresh KV file, runs `fn`, and always kills both. */
 async function withTwo(
@@ -235,14 +237,10 @@ Deno.test("two processes: credit debits are exact and each accepted audit runs o
         40_000,
         "every audit to complete",
       );
-      const articleDone = await until(
-        async () => {
-          const r = await a.req("GET", `/v1/articles/${article.body.article_id}`, { key });
-          return ["ready", "failed"].includes(r.body.status) ? r : null;
-        },
-        20_000,
-        "the article",
-      );
+      const articleDone = await waitForArticle(a, key, article.body.article_id, {
+        ...CHILD_POLL,
+        timeoutMs: 20_000,
+      });
       assert.equal(articleDone.body.status, "ready", articleDone.text);
 
       // One audit.completed per audit (one delivery id each), for exactly the accepted projects.
