@@ -4,30 +4,17 @@
  * lease. Against the real app, the fake model server and a fake site on 127.0.0.1.
  */
 import assert from "node:assert/strict";
-import { grantCredits } from "../../domain/billing/credits.ts";
 import { keys } from "../../kv/keys.ts";
 import { parseMarkdown } from "../../domain/writing/markdown_text.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
+import { balanceOf, liveWithCredits } from "../helpers/credits.ts";
 import { ARTICLE_ENDED, AUDIT_ENDED, waitForStatus } from "../helpers/jobs.ts";
 import { html, page, serveSite } from "../helpers/sites.ts";
 import { startFakeOpenAI } from "../writing/fake_openai.ts";
 import { scriptedModel } from "../writing/scripted_model.ts";
 
-async function balanceOf(app: TestApp, accountId: string): Promise<number> {
-  return (await app.kv.get<{ credits: number }>(keys.balance(accountId))).value?.credits ?? 0;
-}
-
 async function liveProject(app: TestApp, url: string, credits: number) {
-  const { accountId } = await app.signup();
-  const live = await app.liveKey(accountId);
-  if (credits) {
-    await grantCredits(app.service.services.deps, {
-      accountId,
-      amount: credits,
-      reason: "t",
-      ref: "t",
-    });
-  }
+  const { accountId, live } = await liveWithCredits(app, credits);
   const proj = await app.req("POST", "/v1/projects", { key: live, body: { url } });
   return { accountId, live, projectId: proj.body.project_id as string };
 }

@@ -1,13 +1,8 @@
 import assert from "node:assert/strict";
-import { grantCredits } from "../../domain/billing/credits.ts";
-import { keys } from "../../kv/keys.ts";
-import { ADMIN_TOKEN, errorCode, subscribeProject, type TestApp, withApp } from "../helpers/app.ts";
+import { ADMIN_TOKEN, errorCode, subscribeProject, withApp } from "../helpers/app.ts";
+import { balanceOf, grantCredits, liveWithCredits } from "../helpers/credits.ts";
 import { waitForArticle } from "../helpers/jobs.ts";
 import { startFakeOpenAI } from "../writing/fake_openai.ts";
-
-async function balanceOf(app: TestApp, accountId: string): Promise<number> {
-  return (await app.kv.get<{ credits: number }>(keys.balance(accountId))).value?.credits ?? 0;
-}
 
 const CONTENT_FIELDS = [
   "title",
@@ -98,14 +93,7 @@ Deno.test("one article generates per project: parallel requests get one 202 and 
   }));
   try {
     await withApp(async (app) => {
-      const { accountId } = await app.signup();
-      const live = await app.liveKey(accountId);
-      await grantCredits(app.service.services.deps, {
-        accountId,
-        amount: 40,
-        reason: "test",
-        ref: "t",
-      });
+      const { accountId, live } = await liveWithCredits(app, 40);
       const proj = await app.req("POST", "/v1/projects", {
         key: live,
         body: { url: "https://p.example" },
@@ -151,12 +139,7 @@ Deno.test("live key without subscription: 402 insufficient_credits with details 
       body: { url: "https://q.example" },
     });
     const path = `/v1/projects/${proj.body.project_id}/articles`;
-    await grantCredits(app.service.services.deps, {
-      accountId,
-      amount: 14,
-      reason: "test",
-      ref: "t",
-    });
+    await grantCredits(app, accountId, 14);
     const res = await app.req("POST", path, { key: live, body: { topic: "Needs credits" } });
     assert.equal(res.status, 402);
     assert.equal(errorCode(res), "insufficient_credits");
@@ -182,12 +165,7 @@ Deno.test("operator publish: subscribed ready article is published; others refus
       body: { url: "https://credit.example" },
     });
     await subscribeProject(app, accountId, subscribed.body.project_id, "pro");
-    await grantCredits(app.service.services.deps, {
-      accountId,
-      amount: 15,
-      reason: "test",
-      ref: "t",
-    });
+    await grantCredits(app, accountId, 15);
 
     const a = await app.req("POST", `/v1/projects/${subscribed.body.project_id}/articles`, {
       key: live,

@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import type { CrawlState } from "../../domain/audit/crawl/state.ts";
 import { keys } from "../../kv/keys.ts";
-import { liveWithCredits, type TestApp, withApp } from "../helpers/app.ts";
+import { type TestApp, withApp } from "../helpers/app.ts";
+import { liveWithCredits } from "../helpers/credits.ts";
 import { waitForAudit } from "../helpers/jobs.ts";
 import { html, page, type Route, serveSite } from "../helpers/sites.ts";
 import { startReceiver } from "../webhooks/helpers.ts";

@@ -11,7 +11,8 @@ import {
   workingStatePrefixes,
 } from "../../domain/audit/prune.ts";
 import { keys } from "../../kv/keys.ts";
-import { liveWithCredits, type TestApp, withApp } from "../helpers/app.ts";
+import { type TestApp, withApp } from "../helpers/app.ts";
+import { liveWithCredits } from "../helpers/credits.ts";
 import { pollUntil, waitForAudit } from "../helpers/jobs.ts";
 import { html, page, robotsRoute, type Route, serveSite, sitemapRoute } from "../helpers/sites.ts";
 

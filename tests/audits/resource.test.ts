@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { grantCredits } from "../../domain/billing/credits.ts";
 import { createProject } from "../../domain/projects.ts";
 import { keys } from "../../kv/keys.ts";
-import { errorCode, subscribeProject, type TestApp, withApp } from "../helpers/app.ts";
+import { errorCode, subscribeProject, withApp } from "../helpers/app.ts";
+import { balanceOf, grantCredits, liveWithCredits } from "../helpers/credits.ts";
 import { waitForAudit } from "../helpers/jobs.ts";
 import { html, page, serveSite } from "../helpers/sites.ts";
 
@@ -12,10 +12,6 @@ function smallSite(delayMs = 0) {
     "/a": html(page({ title: "Page A of the test site", key: "a" })),
     "/b": html(page({ title: "Page B of the test site", key: "b", viewport: null })),
   });
-}
-
-async function balanceOf(app: TestApp, accountId: string): Promise<number> {
-  return (await app.kv.get<{ credits: number }>(keys.balance(accountId))).value?.credits ?? 0;
 }
 
 Deno.test("sandbox audit over HTTP: 202, queue, completed with score and summary, budget of 1", () =>
@@ -74,14 +70,7 @@ Deno.test("an audit queued or running is returned as is, with nothing charged tw
   withApp(async (app) => {
     const site = smallSite(300);
     try {
-      const { accountId } = await app.signup();
-      const live = await app.liveKey(accountId);
-      await grantCredits(app.service.services.deps, {
-        accountId,
-        amount: 100,
-        reason: "test",
-        ref: "t1",
-      });
+      const { accountId, live } = await liveWithCredits(app, 100);
       const proj = await app.req("POST", "/v1/projects", { key: live, body: { url: site.origin } });
       const path = `/v1/projects/${proj.body.project_id}/audits`;
       const results = await Promise.all(
@@ -114,12 +103,7 @@ Deno.test("gating: 402 insufficient_credits with details, 402 payment_required f
       body: { url: "https://example.com" },
     });
     const path = `/v1/projects/${proj.body.project_id}/audits`;
-    await grantCredits(app.service.services.deps, {
-      accountId,
-      amount: 24,
-      reason: "test",
-      ref: "t",
-    });
+    await grantCredits(app, accountId, 24);
     const poor = await app.req("POST", path, { key: live });
     assert.equal(poor.status, 402);
     assert.equal(errorCode(poor), "insufficient_credits");
@@ -160,14 +144,7 @@ Deno.test("a subscribed project's audits are included: no credits move", () =>
 
 Deno.test("a refused target fails the audit with an error and refunds the credits", () =>
   withApp(async (app) => {
-    const { accountId } = await app.signup();
-    const live = await app.liveKey(accountId);
-    await grantCredits(app.service.services.deps, {
-      accountId,
-      amount: 30,
-      reason: "test",
-      ref: "t",
-    });
+    const { accountId, live } = await liveWithCredits(app, 30);
     // Refused at creation since issue 16; a project stored before that (or a name whose DNS
     // answer changed since) still meets the guard when the audit runs.
     const deps = app.service.services.deps;
@@ -193,14 +170,7 @@ Deno.test("a run whose worker died is resumed by the stale-job sweep without a s
   withApp(async (app) => {
     const site = smallSite();
     try {
-      const { accountId } = await app.signup();
-      const live = await app.liveKey(accountId);
-      await grantCredits(app.service.services.deps, {
-        accountId,
-        amount: 25,
-        reason: "test",
-        ref: "t",
-      });
+      const { accountId, live } = await liveWithCredits(app, 25);
       const proj = await app.req("POST", "/v1/projects", { key: live, body: { url: site.origin } });
       const res = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, {
         key: live,

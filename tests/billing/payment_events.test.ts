@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { debitCredits, listLedger } from "../../domain/billing/credits.ts";
 import type { TestApp } from "../helpers/app.ts";
+import { creditsShown } from "../helpers/credits.ts";
 import { type Receiver, startReceiver } from "../webhooks/helpers.ts";
 import {
   deletedSubscription,
@@ -49,10 +50,6 @@ async function listen(app: TestApp, key: string): Promise<Receiver> {
   return rx;
 }
 
-async function balance(app: TestApp, key: string): Promise<number> {
-  return (await app.req("GET", "/v1/credits", { key })).body.balance_credits;
-}
-
 Deno.test("a signed checkout the service never created, or that does not match, grants nothing", () =>
   withBilling(async (app, fake) => {
     const { key, accountId } = await liveAccount(app);
@@ -77,10 +74,10 @@ Deno.test("a signed checkout the service never created, or that does not match, 
       assert.equal(res.status, 200, res.text);
       assert.equal(res.body.outcome, "unknown_checkout");
     }
-    assert.equal(await balance(app, key), 0);
+    assert.equal(await creditsShown(app, key), 0);
     const ok = await postStripeEvent(app, stripeEvent("checkout.session.completed", genuine));
     assert.equal(ok.body.outcome, "credits_granted");
-    assert.equal(await balance(app, key), 2200);
+    assert.equal(await creditsShown(app, key), 2200);
 
     // An invoice of a subscription the service never activated, with copied metadata: nothing.
     const projectId = await newProject(app, key);
@@ -223,7 +220,7 @@ Deno.test("charge.refunded takes back the unspent credits in proportion, never b
         reason: "technical_audit",
         ref: "aud_spent",
       });
-      assert.equal(await balance(app, key), 200);
+      assert.equal(await creditsShown(app, key), 200);
 
       // Half the money back: 250 credits owed, 200 on the balance: 200 taken, 50 written off.
       const half = stripeEvent(
@@ -233,7 +230,7 @@ Deno.test("charge.refunded takes back the unspent credits in proportion, never b
       const res = await postStripeEvent(app, half);
       assert.equal(res.body.outcome, "credits_reversed");
       assert.equal((await postStripeEvent(app, half)).body.outcome, "duplicate_event");
-      assert.equal(await balance(app, key), 0);
+      assert.equal(await creditsShown(app, key), 0);
 
       // The rest refunded (cumulative 500 USD): 250 more owed, nothing left to take.
       const full = stripeEvent(
@@ -241,7 +238,7 @@ Deno.test("charge.refunded takes back the unspent credits in proportion, never b
         refundedCharge({ paymentIntent, amount: 50_000, amountRefunded: 50_000 }),
       );
       assert.equal((await postStripeEvent(app, full)).body.outcome, "credits_reversed");
-      assert.equal(await balance(app, key), 0);
+      assert.equal(await creditsShown(app, key), 0);
       // A redelivered copy of the first refund under a new event id owes nothing more.
       const again = stripeEvent(
         "charge.refunded",
@@ -304,26 +301,26 @@ Deno.test("charge.dispute.created holds the disputed credits; won gives them bac
       });
       await postStripeEvent(app, stripeEvent("checkout.session.completed", session));
       const paymentIntent = session.payment_intent as string;
-      assert.equal(await balance(app, key), 2200);
+      assert.equal(await creditsShown(app, key), 2200);
 
       // A dispute of the whole payment holds all 2200 credits.
       const first = dispute({ paymentIntent, amount: 200_000, status: "needs_response" });
       const opened = stripeEvent("charge.dispute.created", first);
       assert.equal((await postStripeEvent(app, opened)).body.outcome, "credits_held");
       assert.equal((await postStripeEvent(app, opened)).body.outcome, "duplicate_event");
-      assert.equal(await balance(app, key), 0);
+      assert.equal(await creditsShown(app, key), 0);
       const won = stripeEvent("charge.dispute.closed", { ...first, status: "won" });
       assert.equal((await postStripeEvent(app, won)).body.outcome, "credits_restored");
       assert.equal((await postStripeEvent(app, won)).body.outcome, "duplicate_event");
-      assert.equal(await balance(app, key), 2200);
+      assert.equal(await creditsShown(app, key), 2200);
 
       // A second dispute for half, lost: 1100 credits stay taken.
       const second = dispute({ paymentIntent, amount: 100_000, status: "needs_response" });
       await postStripeEvent(app, stripeEvent("charge.dispute.created", second));
-      assert.equal(await balance(app, key), 1100);
+      assert.equal(await creditsShown(app, key), 1100);
       const lost = stripeEvent("charge.dispute.closed", { ...second, status: "lost" });
       assert.equal((await postStripeEvent(app, lost)).body.outcome, "dispute_lost");
-      assert.equal(await balance(app, key), 1100);
+      assert.equal(await creditsShown(app, key), 1100);
 
       const ledger = await listLedger(app.kv, accountId);
       assert.deepEqual(ledger.map((e) => [e.kind, e.amount, e.reason]), [

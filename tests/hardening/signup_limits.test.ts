@@ -5,13 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { crawlLimitsFor } from "../../domain/billing/catalog.ts";
-import { grantCredits } from "../../domain/billing/credits.ts";
 import { ConfigError, loadConfig } from "../../domain/config.ts";
 import { addressBlock, isDisposableEmail } from "../../domain/signup_limits.ts";
 import { keys } from "../../kv/keys.ts";
 import { waitForAudit } from "../helpers/jobs.ts";
 import { html, page, serveSite } from "../helpers/sites.ts";
 import { errorCode, freshIp, startTestApp, type TestApp, withApp } from "../helpers/app.ts";
+import { grantCredits } from "../helpers/credits.ts";
 
 let n = 0;
 function signup(app: TestApp, ip: string, email = `limits${++n}@example.com`) {
@@ -178,12 +178,7 @@ Deno.test("a sandbox audit crawls within the sandbox budget; a paid one of the s
     assert.ok(await crawled(app, key, accountId, sandboxProject.body.project_id) <= 3);
 
     const live = await app.liveKey(accountId);
-    await grantCredits(app.service.services.deps, {
-      accountId,
-      amount: 25,
-      reason: "test",
-      ref: "budget",
-    });
+    await grantCredits(app, accountId, 25);
     const paid = await app.req("POST", "/v1/projects", {
       key: live,
       body: { url: site.url("/p1") },

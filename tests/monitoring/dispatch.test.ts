@@ -4,10 +4,10 @@
  */
 import assert from "node:assert/strict";
 import type { AuditRecord } from "../../domain/audits/record.ts";
-import { getBalance, grantCredits } from "../../domain/billing/credits.ts";
 import { keys } from "../../kv/keys.ts";
 import { html, page, serveSite } from "../helpers/sites.ts";
 import { subscribeProject, type TestApp, withApp } from "../helpers/app.ts";
+import { balanceOf, grantCredits } from "../helpers/credits.ts";
 import { quiet, tickUntilSchedule, waitForAudit } from "../helpers/jobs.ts";
 import { startReceiver } from "../webhooks/helpers.ts";
 
@@ -157,8 +157,7 @@ Deno.test("credit-funded: a run pays 25 credits like an API audit; an empty bala
         body: { url: receiver.url, events: ["schedule.paused"] },
       });
       assert.equal(hook.status, 201, hook.text);
-      const deps = app.service.services.deps;
-      await grantCredits(deps, { accountId, amount: 30, reason: "test", ref: "t1" });
+      await grantCredits(app, accountId, 30);
       const put = await app.req("PUT", path(projectId), {
         key,
         body: { cadence: "daily", hour_utc: 6 },
@@ -166,7 +165,7 @@ Deno.test("credit-funded: a run pays 25 credits like an API audit; an empty bala
       app.clock.set(Date.parse(put.body.next_run_at));
       const first = await tickUntilSchedule(app, key, projectId, (s) => s.runs === 1);
       assert.equal(first.last_run.outcome, "started");
-      assert.equal(await getBalance(app.kv, accountId), 5, "charged 25 credits");
+      assert.equal(await balanceOf(app, accountId), 5, "charged 25 credits");
       await waitForAudit(app, key, first.last_run.audit_id, { until: ["completed"] });
 
       app.clock.set(Date.parse(first.next_run_at));
@@ -175,7 +174,7 @@ Deno.test("credit-funded: a run pays 25 credits like an API audit; an empty bala
       assert.equal(paused.next_run_at, null);
       assert.equal(paused.last_run.outcome, "paused");
       assert.equal(paused.last_run.audit_id, null);
-      assert.equal(await getBalance(app.kv, accountId), 5, "nothing charged");
+      assert.equal(await balanceOf(app, accountId), 5, "nothing charged");
       assert.equal(await auditCount(app, key, projectId), 1, "no audit started");
       const [evt] = await receiver.waitFor(1);
       assert.equal(evt.body.event, "schedule.paused");
@@ -295,7 +294,6 @@ Deno.test("rendered schedules: priced as rendered audits, each run renders, 503 
   const site = serveSite({ "/": html(page({ title: "Scheduled site home page" })) });
   try {
     await withApp(async (app) => {
-      const deps = app.service.services.deps;
       const { accountId, key, projectId } = await setup(app, site.origin, "credits");
       const body = { cadence: "daily", hour_utc: 6, render: true };
       const put = await app.req("PUT", path(projectId), { key, body });
@@ -320,11 +318,11 @@ Deno.test("rendered schedules: priced as rendered audits, each run renders, 503 
         assert.equal(res.body.funding.credits_per_run, credits, plan);
       }
 
-      await grantCredits(deps, { accountId, amount: 80, reason: "test", ref: "r1" });
+      await grantCredits(app, accountId, 80);
       app.clock.set(Date.parse(again.body.next_run_at));
       const ran = await tickUntilSchedule(app, key, projectId, (s) => s.runs === 1);
       assert.equal(ran.last_run.outcome, "started");
-      assert.equal(await getBalance(app.kv, accountId), 5, "charged 75 credits");
+      assert.equal(await balanceOf(app, accountId), 5, "charged 75 credits");
       const audit = (await waitForAudit(app, key, ran.last_run.audit_id, { timeoutMs: 60_000 }))
         .body;
       assert.equal(audit.status, "completed", JSON.stringify(audit.error));
@@ -358,12 +356,7 @@ Deno.test("a rendered schedule on a server that can no longer render pauses with
         key,
         body: { url: receiver.url, events: ["schedule.paused"] },
       });
-      await grantCredits(app.service.services.deps, {
-        accountId,
-        amount: 100,
-        reason: "test",
-        ref: "r2",
-      });
+      await grantCredits(app, accountId, 100);
       const put = await app.req("PUT", path(projectId), {
         key,
         body: { cadence: "daily", hour_utc: 6 },
@@ -377,7 +370,7 @@ Deno.test("a rendered schedule on a server that can no longer render pauses with
       const paused = await tickUntilSchedule(app, key, projectId, (s) => s.status === "paused");
       assert.equal(paused.paused_reason, "rendering_unavailable");
       assert.equal(paused.render, true);
-      assert.equal(await getBalance(app.kv, accountId), 100, "nothing charged");
+      assert.equal(await balanceOf(app, accountId), 100, "nothing charged");
       assert.equal(await auditCount(app, key, projectId), 0, "no raw audit in its place");
       const [evt] = await receiver.waitFor(1);
       assert.equal(evt.body.data.reason, "rendering_unavailable");

@@ -6,13 +6,8 @@
  * every audit. Where the server cannot render, 503 rendering_unavailable and nothing charged.
  */
 import assert from "node:assert/strict";
-import {
-  errorCode,
-  liveWithCredits,
-  subscribeProject,
-  type TestApp,
-  withApp,
-} from "../helpers/app.ts";
+import { errorCode, subscribeProject, withApp } from "../helpers/app.ts";
+import { creditsShown, liveWithCredits } from "../helpers/credits.ts";
 import { waitForAudit } from "../helpers/jobs.ts";
 import { html, robotsRoute, type Route, serveSite } from "../helpers/sites.ts";
 import { PAGES } from "./fixture_site.ts";
@@ -21,9 +16,6 @@ const OPTS = { sanitizeResources: false, sanitizeOps: false };
 
 /** Rendering takes a while on a busy machine. */
 const RENDERED = { timeoutMs: 120_000 };
-
-const balance = async (app: TestApp, key: string) =>
-  (await app.req("GET", "/v1/credits", { key })).body.balance_credits;
 
 /** The fixture's pages run inline scripts and styles. */
 const page = (body: string) =>
@@ -80,14 +72,14 @@ Deno.test({
           body: { render: true },
         });
         assert.equal(started.status, 202, started.text);
-        assert.equal(await balance(app, live), 25);
+        assert.equal(await creditsShown(app, live), 25);
         // Already running: returned as is, nothing charged again.
         const again = await app.req("POST", `/v1/projects/${pid}/audits`, {
           key: live,
           body: { render: true },
         });
         assert.equal(again.body.audit_id, started.body.audit_id);
-        assert.equal(await balance(app, live), 25);
+        assert.equal(await creditsShown(app, live), 25);
 
         const audit = (await waitForAudit(app, live, started.body.audit_id, RENDERED)).body;
         assert.equal(audit.status, "completed", JSON.stringify(audit));
@@ -163,7 +155,7 @@ Deno.test({
           body: { render: true },
         });
         assert.equal(basic.status, 202, basic.text);
-        assert.equal(await balance(app, live2), 10);
+        assert.equal(await creditsShown(app, live2), 10);
         (await waitForAudit(app, live2, basic.body.audit_id, RENDERED)).body;
       } finally {
         await s.close();
@@ -181,12 +173,12 @@ Deno.test("no browser: rendered audits refused with 503 and nothing charged; raw
       const r = await app.req("POST", path, { key: live, body: { render: true } });
       assert.equal(r.status, 503);
       assert.equal(errorCode(r), "rendering_unavailable");
-      assert.equal(await balance(app, live), 100);
+      assert.equal(await creditsShown(app, live), 100);
       const bad = await app.req("POST", path, { key: live, body: { render: "yes" } });
       assert.equal(bad.status, 400);
       const raw = await app.req("POST", path, { key: live });
       assert.equal(raw.status, 202, raw.text);
-      assert.equal(await balance(app, live), 75);
+      assert.equal(await creditsShown(app, live), 75);
       const audit = (await waitForAudit(app, live, raw.body.audit_id, RENDERED)).body;
       assert.equal(audit.status, "completed");
       assert.equal(audit.render, undefined);
