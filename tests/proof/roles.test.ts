@@ -22,22 +22,10 @@ import {
 } from "./process.ts";
 import { waitForArticle, waitForAudit } from "../helpers/jobs.ts";
 import { ADMIN_TOKEN } from "../helpers/app.ts";
+import { startReceiver } from "../webhooks/helpers.ts";
 
 /** Fast ticks and a short leader lease, so takeovers happen within a test's patience. */
 const FAST = { MAINTENANCE_INTERVAL_MS: "300", LEADER_LEASE_MS: "1500" };
-
-function receiver() {
-  const got: { event: string | null; body: string }[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
-    got.push({ event: req.headers.get("x-serpwright-event"), body: await req.text() });
-    return new Response("ok");
-  });
-  return {
-    url: `http://127.0.0.1:${server.addr.port}/hook`,
-    got,
-    close: () => server.shutdown(),
-  };
-}
 
 async function status(s: ServerProcess, key: string, path: string) {
   return (await s.req("GET", path, { key })).body;
@@ -48,7 +36,7 @@ Deno.test("web + two workers on one KV file: audits, articles and webhooks compl
     "/": html(page({ title: "Roles test home page", links: ["/a"] })),
     "/a": html(page({ title: "Roles test page A", key: "a" })),
   });
-  const rx = receiver();
+  const rx = startReceiver();
   const kvFile = await tempKvPath();
   let web: ServerProcess | null = null;
   let w1: ServerProcess | null = null;
@@ -90,11 +78,11 @@ Deno.test("web + two workers on one KV file: audits, articles and webhooks compl
     })).body;
     assert.equal(article.status, "ready", JSON.stringify(article));
     await until(
-      () => Promise.resolve(rx.got.length >= 2),
+      () => Promise.resolve(rx.received.length >= 2),
       30_000,
       "two audit.completed deliveries",
     );
-    assert.ok(rx.got.every((g) => g.event === "audit.completed"));
+    assert.ok(rx.received.every((r) => r.headers.get("x-serpwright-event") === "audit.completed"));
 
     // Each worker reports its health; the operator's health names the web role.
     const h1 = await w1.req("GET", "/health");
