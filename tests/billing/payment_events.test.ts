@@ -18,29 +18,9 @@ import {
   refundedCharge,
   stripeEvent,
 } from "./fake_stripe.ts";
-import { liveAccount, newProject, postStripeEvent, withBilling } from "./helpers.ts";
+import { checkoutFor, liveAccount, newProject, postStripeEvent, withBilling } from "./helpers.ts";
 
 const DAY = 86_400_000;
-
-/** Opens a checkout through the API and returns the paid session Stripe would report for it. */
-async function checkoutFor(
-  app: TestApp,
-  fake: FakeStripe,
-  key: string,
-  path: "/v1/subscriptions" | "/v1/credits/purchases",
-  body: Record<string, string>,
-  extra: Record<string, unknown> = {},
-) {
-  const res = await app.req("POST", path, { key, body });
-  assert.equal(res.status, 201, res.text);
-  const call = fake.sessionCreates().at(-1)!;
-  const metadata: Record<string, string> = {};
-  for (const [k, v] of Object.entries(call.form)) {
-    const m = /^metadata\[(.+)\]$/.exec(k);
-    if (m) metadata[m[1]] = v;
-  }
-  return paidSession(metadata, { id: res.body.checkout_url.split("/").pop(), ...extra });
-}
 
 /** A receiver registered on the account, collecting what is delivered to it. */
 async function listen(app: TestApp, key: string): Promise<Receiver> {

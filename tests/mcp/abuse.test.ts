@@ -12,7 +12,7 @@ import { GOOD_HEADERS, page, serveSite } from "../helpers/sites.ts";
 import { errorCode, freshIp, startTestApp, type TestApp, withApp } from "../helpers/app.ts";
 import { pollUntil } from "../helpers/jobs.ts";
 import { openTestKv } from "../helpers/kv.ts";
-import { connectMcp } from "./helpers.ts";
+import { connectMcp, postMcp } from "./helpers.ts";
 
 const MODERN = "2026-07-28";
 const ENVELOPE = {
@@ -22,27 +22,8 @@ const ENVELOPE = {
 };
 
 /** One POST to /mcp with a raw body; the answer's JSON (the SSE `data:` lines joined). */
-async function post(app: TestApp, body: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(`${app.url}/mcp`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "x-forwarded-for": freshIp(),
-      ...headers,
-    },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  const data = text.startsWith("event:") || text.startsWith("data:")
-    ? text.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5)).join("")
-    : text;
-  // deno-lint-ignore no-explicit-any
-  let json: any = null;
-  try {
-    json = JSON.parse(data);
-  } catch { /* not JSON */ }
-  return { status: res.status, headers: res.headers, body: json, text };
+function post(app: TestApp, body: unknown, headers: Record<string, string> = {}) {
+  return postMcp(app, body, { "x-forwarded-for": freshIp(), ...headers });
 }
 
 const toolCall = (id: number, name: string, args: Record<string, unknown>) => ({
