@@ -20,7 +20,7 @@ import {
   tempKvPath,
   until,
 } from "./process.ts";
-import { waitForArticle, waitForAudit } from "../helpers/jobs.ts";
+import { quiet, waitForArticle, waitForAudit } from "../helpers/jobs.ts";
 import { ADMIN_TOKEN } from "../helpers/app.ts";
 import { startReceiver } from "../webhooks/helpers.ts";
 
@@ -57,7 +57,7 @@ Deno.test("web + two workers on one KV file: audits, articles and webhooks compl
     assert.equal(a1.status, 202, a1.text);
 
     // Alone, the web process enqueues and never runs the job.
-    await new Promise((r) => setTimeout(r, 1_500));
+    await quiet(1_500);
     assert.equal((await status(web, key, `/v1/audits/${a1.body.audit_id}`)).status, "queued");
 
     w1 = await startWorker(kvFile.path, FAST);

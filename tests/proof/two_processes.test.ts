@@ -25,7 +25,7 @@ import {
   tempKvPath,
   until,
 } from "./process.ts";
-import { waitForArticle } from "../helpers/jobs.ts";
+import { quiet, waitForArticle } from "../helpers/jobs.ts";
 
 /** Starts two processes on one fresh KV file, runs `fn`, and always kills both. */
 async function withTwo(
@@ -252,7 +252,7 @@ Deno.test("two processes: credit debits are exact and each accepted audit runs o
         20_000,
         "every audit.completed",
       );
-      await new Promise((r) => setTimeout(r, 1_500));
+      await quiet(1_500);
       const byId = new Map<string, string>();
       for (const r of receiver.received) {
         assert.ok(verifySignature(secret, r.raw, r.headers.get("x-serpwright-signature")));
