@@ -4,7 +4,7 @@
  * paging, `invalid_state` before completion and `not_found` for foreign ids.
  */
 import assert from "node:assert/strict";
-import { GOOD_HEADERS, html, page, serveSite } from "../audit/sites.ts";
+import { GOOD_HEADERS, html, page, serveSite } from "../helpers/sites.ts";
 import { errorCode, withApp } from "../helpers/app.ts";
 import { call, callError, connectMcp } from "./helpers.ts";
 

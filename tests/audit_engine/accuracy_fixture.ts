@@ -17,7 +17,7 @@ import {
   robotsRoute,
   type Route,
   sitemapRoute,
-} from "./sites.ts";
+} from "../helpers/sites.ts";
 
 type Routes = Record<string, Route | undefined>;
 

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { auditSite, type Routes } from "./audit_site.ts";
 import { MAX_BANNER_FETCHES } from "../../domain/audit/crawl/banners.ts";
-import { html, page, robotsRoute, type Route } from "./sites.ts";
+import { html, page, robotsRoute, type Route } from "../helpers/sites.ts";
 
 const audit = (build: Routes, stepPages: number) => auditSite(build, { stepPages });
 
