@@ -42,6 +42,11 @@ export interface OperationContext<A extends Actor> {
   header(name: string, value: string): void;
   /** Overrides the operation's success status (an adopted job answers 200, not 201). */
   status(code: number): void;
+  /**
+   * The caller's idempotency key, when it sent one to an `idempotent` operation (a payment
+   * provider's own idempotency key is derived from it).
+   */
+  idempotencyKey?: string;
 }
 
 type AnyObject = z.ZodType<Record<string, unknown>>;
@@ -73,6 +78,8 @@ export interface Operation<
   params?: P;
   query?: Q;
   body?: B;
+  /** The body may be left out (an empty body reads as `{}`); documented as not required. */
+  optionalBody?: boolean;
   /** Status of a success, unless `run` sets another. */
   status: number;
   /**
@@ -145,12 +152,14 @@ export async function execute<O>(
     current = { ...current, principal: await services.resolver.confirm(current.principal) };
   }
   let status = op.status;
+  const key = op.idempotent ? options.idempotencyKey : undefined;
   const ctx: OperationContext<Actor> = {
     services,
     actor: current,
     baseUrl: services.deps.config.publicBaseUrl,
     header: (name, value) => options.header?.(name, value),
     status: (code) => void (status = code),
+    ...(key ? { idempotencyKey: key.value } : {}),
   };
   const run = async (): Promise<Outcome<O>> => {
     const body = await op.run(input, ctx);
@@ -159,8 +168,7 @@ export async function execute<O>(
     }
     return { status, body, replayed: false };
   };
-  const key = options.idempotencyKey;
-  if (!op.idempotent || key === undefined) return await run();
+  if (key === undefined) return await run();
 
   checkIdempotencyKey(key.value, key.field);
   const principal = current.kind === "account" ? current.principal : null;

@@ -6,9 +6,10 @@
  * @module
  */
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { type AccountActor, anonymousActor, keyActor } from "../app/actor.ts";
 import { execute, type Operation } from "../app/operation.ts";
+import { checkIdempotencyKey } from "../domain/idempotent_request.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { requireKey } from "./middleware/auth.ts";
 import { clientIp } from "./middleware/request_id.ts";
@@ -57,13 +58,21 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
     summary: op.summary,
     ...(op.description ? { description: op.description } : {}),
     ...(keyed ? { security: bearerSecurity } : {}),
-    middleware: keyed ? [requireKey()] : [],
+    middleware: [
+      ...(keyed ? [requireKey()] : []),
+      ...(op.idempotent ? [idempotencyKeyBounds] : []),
+    ],
     request: {
       ...(op.params ? { params: op.params } : {}),
       ...(op.query ? { query: op.query } : {}),
       ...(op.idempotent ? { headers: IdempotencyHeader } : {}),
       ...(op.body
-        ? { body: { content: { "application/json": { schema: op.body } }, required: true } }
+        ? {
+          body: {
+            content: { "application/json": { schema: op.body } },
+            required: !op.optionalBody,
+          },
+        }
         : {}),
     },
     responses: responses(
@@ -78,7 +87,8 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
     const outcome = await execute(s, op, actorOf(ctx, s), {
       params: op.params ? c.req.valid("param") : {},
       query: op.query ? c.req.valid("query") : {},
-      body: op.body ? c.req.valid("json") : {},
+      // An optional body left out is not validated: it reads as `{}`.
+      body: op.body ? c.req.valid("json") ?? {} : {},
     }, {
       idempotencyKey: key === undefined ? undefined : { value: key, field: "Idempotency-Key" },
       bearer: BEARER.exec(ctx.req.header("authorization") ?? "")?.[1] ?? null,
@@ -89,3 +99,13 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
     return ctx.json(outcome.body as object, outcome.status as 200);
   });
 }
+
+/**
+ * A malformed Idempotency-Key is refused before the body is validated, in the words the MCP
+ * `idempotency_key` gets (`execute` checks it again for adapters without headers).
+ */
+const idempotencyKeyBounds: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const key = c.req.header("idempotency-key");
+  if (key !== undefined) checkIdempotencyKey(key, "Idempotency-Key");
+  await next();
+};
