@@ -4,10 +4,14 @@
  *
  * @module
  */
+import { ACCOUNT_OPERATIONS } from "./accounts.ts";
+import { API_KEY_OPERATIONS } from "./api_keys.ts";
 import { PROJECT_OPERATIONS } from "./projects.ts";
 import { SCHEDULE_OPERATIONS } from "./schedules.ts";
 
 export const OPERATIONS = [
+  ...ACCOUNT_OPERATIONS,
+  ...API_KEY_OPERATIONS,
   ...PROJECT_OPERATIONS,
   ...SCHEDULE_OPERATIONS,
 ];
