@@ -6,6 +6,7 @@
  */
 import { ACCOUNT_OPERATIONS } from "./accounts.ts";
 import { API_KEY_OPERATIONS } from "./api_keys.ts";
+import { BILLING_OPERATIONS } from "./billing.ts";
 import { PROJECT_OPERATIONS } from "./projects.ts";
 import { SCHEDULE_OPERATIONS } from "./schedules.ts";
 
@@ -14,4 +15,5 @@ export const OPERATIONS = [
   ...API_KEY_OPERATIONS,
   ...PROJECT_OPERATIONS,
   ...SCHEDULE_OPERATIONS,
+  ...BILLING_OPERATIONS,
 ];
