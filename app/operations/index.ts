@@ -9,6 +9,7 @@ import { API_KEY_OPERATIONS } from "./api_keys.ts";
 import { BILLING_OPERATIONS } from "./billing.ts";
 import { PROJECT_OPERATIONS } from "./projects.ts";
 import { SCHEDULE_OPERATIONS } from "./schedules.ts";
+import { WEBHOOK_OPERATIONS } from "./webhooks.ts";
 
 export const OPERATIONS = [
   ...ACCOUNT_OPERATIONS,
@@ -16,4 +17,5 @@ export const OPERATIONS = [
   ...PROJECT_OPERATIONS,
   ...SCHEDULE_OPERATIONS,
   ...BILLING_OPERATIONS,
+  ...WEBHOOK_OPERATIONS,
 ];
