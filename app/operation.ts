@@ -80,6 +80,8 @@ export interface Operation<
   body?: B;
   /** The body may be left out (an empty body reads as `{}`); documented as not required. */
   optionalBody?: boolean;
+  /** The request body's description in the document (e.g. what leaving it out means). */
+  bodyDescription?: string;
   /** Status of a success, unless `run` sets another. */
   status: number;
   /**

@@ -71,6 +71,7 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
           body: {
             content: { "application/json": { schema: op.body } },
             required: !op.optionalBody,
+            ...(op.bodyDescription ? { description: op.bodyDescription } : {}),
           },
         }
         : {}),
