@@ -1,11 +1,10 @@
 import { atomically } from "../kv/atomic.ts";
 import { keys } from "../kv/keys.ts";
 import { claimJob, finishJob, type JobSpec } from "./job_lifecycle.ts";
-import type { Principal } from "./auth.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { recordEvent } from "./events.ts";
-import { addRefund, chargeFor, type Funding } from "./funding.ts";
+import { addRefund, chargeFor, type Funding, type WorkActor } from "./funding.ts";
 import { newId } from "./ids.ts";
 import type { KeyMode, ProjectRecord, SubscriptionRecord } from "./records.ts";
 import { projectVisibleTo } from "./projects.ts";
@@ -73,13 +72,14 @@ export const SANDBOX_WATERMARK_NOTE =
 const GENERATING: ArticleStatus[] = ["queued", "generating", "qa"];
 
 /**
- * Accepts an article: one API article may generate per project at a time (the project's
- * active-article marker is checked absent in the same commit), then the charge (subscription,
+ * Accepts an article for `actor` (an API key's account and mode): one API article may generate
+ * per project at a time (the project's active-article marker is checked absent in the same
+ * commit), then the charge (subscription,
  * sandbox budget or 15 credits), the record, the count and the queue message commit together.
  */
 export function createArticle(
   deps: Deps,
-  caller: Principal,
+  actor: WorkActor,
   projectId: string,
   input: { topic?: string; primaryKeyword?: string },
 ): Promise<ArticleRecord> {
@@ -90,7 +90,7 @@ export function createArticle(
     const [projectEntry, activeEntry, subEntry] = await kv.getMany<
       [ProjectRecord, string, SubscriptionRecord]
     >([
-      keys.project(caller.account.id, projectId),
+      keys.project(actor.accountId, projectId),
       keys.activeArticle(projectId),
       keys.subscription(projectId),
     ]);
@@ -98,7 +98,7 @@ export function createArticle(
     if (!project) throw new ApiError("not_found", `No project '${projectId}' on this account`);
     if (activeEntry.value) {
       const current = await kv.get<ArticleRecord>(
-        keys.article(caller.account.id, activeEntry.value),
+        keys.article(actor.accountId, activeEntry.value),
       );
       if (current.value && GENERATING.includes(current.value.status)) {
         throw new ApiError(
@@ -111,7 +111,7 @@ export function createArticle(
     const id = newId("art", now);
     const op = kv.atomic().check(projectEntry, activeEntry);
     const funding = await chargeFor(kv, op, {
-      caller,
+      actor,
       project,
       subscription: subEntry,
       unit: "articles",
@@ -122,14 +122,14 @@ export function createArticle(
     });
     const article: ArticleRecord = {
       id,
-      accountId: caller.account.id,
+      accountId: actor.accountId,
       projectId,
       status: "queued",
       topic,
       primaryKeyword,
       language: project.language,
       country: project.country,
-      sandbox: caller.key.mode === "sandbox",
+      sandbox: actor.mode === "sandbox",
       funding,
       createdAt: now,
       updatedAt: now,
@@ -148,13 +148,13 @@ export function createArticle(
       url: null,
     };
     op
-      .check({ key: keys.article(caller.account.id, id), versionstamp: null })
-      .set(keys.article(caller.account.id, id), article)
-      .set(keys.articleOwner(id), caller.account.id)
+      .check({ key: keys.article(actor.accountId, id), versionstamp: null })
+      .set(keys.article(actor.accountId, id), article)
+      .set(keys.articleOwner(id), actor.accountId)
       .set(keys.activeArticle(projectId), id)
       .set(keys.runningJob("article", id), {
         id,
-        accountId: caller.account.id,
+        accountId: actor.accountId,
         leaseUntil: article.leaseUntil,
       })
       .set(projectEntry.key, {

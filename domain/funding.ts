@@ -2,8 +2,7 @@ import { keys } from "../kv/keys.ts";
 import { UNIT_PRICES, type UnitId } from "./billing/catalog.ts";
 import { addCredit, addDebit, readBalance, readRefMarker } from "./billing/credits.ts";
 import { ApiError } from "./errors.ts";
-import type { Principal } from "./auth.ts";
-import type { ProjectRecord, SandboxUsage, SubscriptionRecord } from "./records.ts";
+import type { KeyMode, ProjectRecord, SandboxUsage, SubscriptionRecord } from "./records.ts";
 import { isActive } from "./subscription_state.ts";
 import { SANDBOX_LIMITS } from "./accounts.ts";
 
@@ -15,6 +14,15 @@ export type Funding =
 
 export type Unit = "audits" | "articles";
 
+/**
+ * Who work runs for and pays with: the account and the side it acts on (a key's mode; `live` for
+ * the account's scheduled work). The application layer's `AccountActor` is one.
+ */
+export interface WorkActor {
+  accountId: string;
+  mode: KeyMode;
+}
+
 /** The catalogue's unit each job is charged as. */
 const UNIT_OF = { audits: "technical_audit", articles: "article_generated" } as const;
 
@@ -22,15 +30,15 @@ const UNIT_OF = { audits: "technical_audit", articles: "article_generated" } as 
  * Decides how a new audit or article is paid for and adds the charge to the caller's atomic
  * operation, so the charge and the job record commit together or not at all:
  * - a project with an active subscription: included;
- * - a sandbox key on its sandbox project: the trial budget (1 audit, 2 articles), else 403;
- * - a sandbox key on a paid-for project without subscription: 402 `payment_required`;
- * - a live key without subscription: the unit price in credits, else 402 `insufficient_credits`.
+ * - a sandbox actor on its sandbox project: the trial budget (1 audit, 2 articles), else 403;
+ * - a sandbox actor on a paid-for project without subscription: 402 `payment_required`;
+ * - a live actor without subscription: the unit price in credits, else 402 `insufficient_credits`.
  */
 export async function chargeFor(
   kv: Deno.Kv,
   op: Deno.AtomicOperation,
   input: {
-    caller: Principal;
+    actor: WorkActor;
     project: ProjectRecord;
     subscription: Deno.KvEntryMaybe<SubscriptionRecord>;
     unit: Unit;
@@ -40,17 +48,17 @@ export async function chargeFor(
     now: number;
   },
 ): Promise<Funding> {
-  const { caller, project, unit, now } = input;
+  const { actor, project, unit, now } = input;
   op.check(input.subscription);
   if (isActive(input.subscription.value, now)) return { kind: "subscription" };
-  if (caller.key.mode === "sandbox") {
+  if (actor.mode === "sandbox") {
     if (!project.sandbox) {
       throw new ApiError(
         "payment_required",
         "This project has no active subscription and sandbox keys cannot pay per unit",
       );
     }
-    const usageEntry = await kv.get<SandboxUsage>(keys.sandboxUsage(caller.account.id));
+    const usageEntry = await kv.get<SandboxUsage>(keys.sandboxUsage(actor.accountId));
     const usage = usageEntry.value ?? { audits: 0, articles: 0 };
     if (usage[unit] >= SANDBOX_LIMITS[unit]) {
       throw new ApiError(
@@ -59,7 +67,7 @@ export async function chargeFor(
           "hand a human the upgrade_url to continue",
       );
     }
-    op.check(usageEntry).set(keys.sandboxUsage(caller.account.id), {
+    op.check(usageEntry).set(keys.sandboxUsage(actor.accountId), {
       ...usage,
       [unit]: usage[unit] + 1,
     });
@@ -69,9 +77,9 @@ export async function chargeFor(
   const amount = UNIT_PRICES[unitId];
   // A free unit writes no ledger line and needs no balance.
   if (amount === 0) return { kind: "credits", amount: 0, unit: unitId };
-  const balance = await readBalance(kv, caller.account.id);
+  const balance = await readBalance(kv, actor.accountId);
   addDebit(op, balance, {
-    accountId: caller.account.id,
+    accountId: actor.accountId,
     amount,
     reason: unitId,
     ref: input.ref,

@@ -152,7 +152,8 @@ export function articleRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     async (c) => {
       const caller = c.get("principal")!;
       const body = c.req.valid("json");
-      const article = await createArticle(deps, caller, c.req.valid("param").projectId, {
+      const actor = { accountId: caller.account.id, mode: caller.key.mode };
+      const article = await createArticle(deps, actor, c.req.valid("param").projectId, {
         topic: body.topic,
         primaryKeyword: body.primary_keyword,
       });

@@ -308,7 +308,7 @@ export function auditRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       const body = c.req.valid("json") ?? {};
       const { audit, created } = await createAudit(
         deps,
-        caller,
+        ownerOf(caller),
         c.req.valid("param").projectId,
         undefined,
         { trigger: "api", render: body.render === true },

@@ -15,13 +15,13 @@
  */
 import { atomically } from "../../kv/atomic.ts";
 import { keys } from "../../kv/keys.ts";
-import type { Principal } from "../auth.ts";
 import { cadenceWithin } from "../billing/catalog.ts";
 import { createAudit } from "../audits/create.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { recordEvent } from "../events.ts";
-import type { AccountRecord, ApiKeyRecord, ProjectRecord, SubscriptionRecord } from "../records.ts";
+import type { WorkActor } from "../funding.ts";
+import type { AccountRecord, ProjectRecord, SubscriptionRecord } from "../records.ts";
 import { nextRun } from "./schedule_time.ts";
 import {
   type PauseReason,
@@ -114,7 +114,7 @@ export async function runDueSchedule(deps: Deps, projectId: string): Promise<Sch
   try {
     const accepted = await createAudit(
       deps,
-      schedulePrincipal(account.value, s),
+      scheduleActor(s),
       projectId,
       async (op, { audit, created }) => {
         const [cur, slot] = await kv.getMany<[ScheduleRecord, ScheduleRun]>([
@@ -266,23 +266,12 @@ async function removeOrphan(deps: Deps, entry: Deno.KvEntryMaybe<ScheduleRecord>
 }
 
 /**
- * The caller a scheduled audit is charged as. A schedule belongs to the project, not to the key
- * that set it (keys rotate), and sandbox keys cannot schedule: so a live-mode principal of the
- * account, which `createAudit` charges exactly as an API audit by a live key (subscription, else
- * credits).
+ * Who a scheduled audit runs for: the account itself, on its live side (no key is forged). A
+ * schedule belongs to the project, not to the key that set it (keys rotate), and sandbox keys
+ * cannot schedule; `createAudit` charges it exactly as an API audit by a live key (subscription,
+ * else credits). The plain shape of the application layer's `scheduleActor` (app/actor.ts), which
+ * the domain cannot import.
  */
-function schedulePrincipal(account: AccountRecord, s: ScheduleRecord): Principal {
-  const key: ApiKeyRecord = {
-    id: "schedule",
-    accountId: account.id,
-    hash: "",
-    name: "audit schedule",
-    prefix: "sk_live_",
-    last4: "",
-    mode: "live",
-    createdAt: s.createdAt,
-    expiresAt: null,
-    revokedAt: null,
-  };
-  return { key, account, usage: null };
+function scheduleActor(s: ScheduleRecord): WorkActor {
+  return { accountId: s.accountId, mode: "live" };
 }

@@ -154,7 +154,7 @@ const b0 = performance.now();
 for (let i = 0; i < BASELINE; i++) {
   await createAudit(
     deps,
-    baseline[i],
+    { accountId: baseline[i].account.id, mode: baseline[i].key.mode },
     `proj_b${(N + i).toString(36).padStart(5, "0")}`,
     undefined,
     {

@@ -159,7 +159,8 @@ export const auditsTool: ToolDef<typeof AuditsInput> = {
           ...(args.render ? { body: { render: true } } : {}),
         },
         async () => {
-          const { audit, created } = await createAudit(services.deps, p, projectId, undefined, {
+          const owner = { accountId: p.account.id, mode: p.key.mode };
+          const { audit, created } = await createAudit(services.deps, owner, projectId, undefined, {
             trigger: "api",
             render: args.render === true,
           });
@@ -341,7 +342,8 @@ export const articlesTool: ToolDef<typeof ArticlesInput> = {
         caller,
         { key: args.idempotency_key, endpoint: `POST /v1/projects/${projectId}/articles`, body },
         async () => {
-          const article = await createArticle(services.deps, p, projectId, {
+          const owner = { accountId: p.account.id, mode: p.key.mode };
+          const article = await createArticle(services.deps, owner, projectId, {
             topic: body.topic,
             primaryKeyword: body.primary_keyword,
           });
