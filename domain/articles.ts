@@ -1,6 +1,7 @@
 import { atomically } from "../kv/atomic.ts";
 import { keys } from "../kv/keys.ts";
 import { claimJob, finishJob, type JobSpec } from "./job_lifecycle.ts";
+import { canSee } from "./auth.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { recordEvent } from "./events.ts";
@@ -72,9 +73,10 @@ export const SANDBOX_WATERMARK_NOTE =
 const GENERATING: ArticleStatus[] = ["queued", "generating", "qa"];
 
 /**
- * Accepts an article for `actor` (an API key's account and mode): one API article may generate
- * per project at a time (the project's active-article marker is checked absent in the same
- * commit), then the charge (subscription,
+ * Accepts an article for `actor` (an API key's account and mode). The checks run in one order:
+ * visibility (a project the actor cannot see, `canSee`, is 404 `not_found` like a missing one),
+ * then one API article may generate per project at a time (the project's active-article marker is
+ * checked absent in the same commit), then the charge (subscription,
  * sandbox budget or 15 credits), the record, the count and the queue message commit together.
  */
 export function createArticle(
@@ -95,7 +97,9 @@ export function createArticle(
       keys.subscription(projectId),
     ]);
     const project = projectEntry.value;
-    if (!project) throw new ApiError("not_found", `No project '${projectId}' on this account`);
+    if (!project || !canSee(actor.mode, project.sandbox)) {
+      throw new ApiError("not_found", `No project '${projectId}' on this account`);
+    }
     if (activeEntry.value) {
       const current = await kv.get<ArticleRecord>(
         keys.article(actor.accountId, activeEntry.value),

@@ -2,6 +2,7 @@ import { keys } from "../kv/keys.ts";
 import { UNIT_PRICES, type UnitId } from "./billing/catalog.ts";
 import { addCredit, addDebit, readBalance, readRefMarker } from "./billing/credits.ts";
 import { ApiError } from "./errors.ts";
+import { canSee } from "./auth.ts";
 import type { KeyMode, ProjectRecord, SandboxUsage, SubscriptionRecord } from "./records.ts";
 import { isActive } from "./subscription_state.ts";
 import { SANDBOX_LIMITS } from "./accounts.ts";
@@ -28,10 +29,11 @@ const UNIT_OF = { audits: "technical_audit", articles: "article_generated" } as 
 
 /**
  * Decides how a new audit or article is paid for and adds the charge to the caller's atomic
- * operation, so the charge and the job record commit together or not at all:
+ * operation, so the charge and the job record commit together or not at all. Visibility comes
+ * before any funding rule: a project the actor cannot see (`canSee`: a live project to a sandbox
+ * actor) is 404 `not_found`, whatever pays for it. Then:
  * - a project with an active subscription: included;
  * - a sandbox actor on its sandbox project: the trial budget (1 audit, 2 articles), else 403;
- * - a sandbox actor on a paid-for project without subscription: 402 `payment_required`;
  * - a live actor without subscription: the unit price in credits, else 402 `insufficient_credits`.
  */
 export async function chargeFor(
@@ -49,15 +51,12 @@ export async function chargeFor(
   },
 ): Promise<Funding> {
   const { actor, project, unit, now } = input;
+  if (!canSee(actor.mode, project.sandbox)) {
+    throw new ApiError("not_found", `No project '${project.id}' on this account`);
+  }
   op.check(input.subscription);
   if (isActive(input.subscription.value, now)) return { kind: "subscription" };
   if (actor.mode === "sandbox") {
-    if (!project.sandbox) {
-      throw new ApiError(
-        "payment_required",
-        "This project has no active subscription and sandbox keys cannot pay per unit",
-      );
-    }
     const usageEntry = await kv.get<SandboxUsage>(keys.sandboxUsage(actor.accountId));
     const usage = usageEntry.value ?? { audits: 0, articles: 0 };
     if (usage[unit] >= SANDBOX_LIMITS[unit]) {

@@ -7,6 +7,7 @@
  */
 import { atomically } from "../../kv/atomic.ts";
 import { keys } from "../../kv/keys.ts";
+import { canSee } from "../auth.ts";
 import { renderedAuditCharge, UNIT_PRICES } from "../billing/catalog.ts";
 import { addDebit, readBalance } from "../billing/credits.ts";
 import type { Deps } from "../deps.ts";
@@ -27,8 +28,9 @@ export interface AuditAcceptance {
 
 /**
  * Accepts an audit for `actor` (an API key's account and mode, or the account's schedule as
- * `live`): returns the project's queued or running audit if there is one (nothing charged), else
- * charges it (subscription, sandbox budget or 25 credits) and creates it in one
+ * `live`). The checks run in one order: visibility (a project the actor cannot see, `canSee`, is
+ * 404 `not_found` like a missing one, before anything is adopted or charged), then it returns the
+ * project's queued or running audit if there is one (nothing charged), else charges it (subscription, sandbox budget or 25 credits) and creates it in one
  * commit with the project's active-audit marker, the count and the queue message. `alongside`
  * lets a caller add its own checks and writes to that same commit (a schedule claims its due slot
  * there, so a slot and its audit exist together or not at all); it may throw to abandon. A
@@ -55,7 +57,9 @@ export function createAudit(
       keys.subscription(projectId),
     ]);
     const project = projectEntry.value;
-    if (!project) throw new ApiError("not_found", `No project '${projectId}' on this account`);
+    if (!project || !canSee(actor.mode, project.sandbox)) {
+      throw new ApiError("not_found", `No project '${projectId}' on this account`);
+    }
     if (activeEntry.value) {
       const current = await kv.get<AuditRecord>(keys.audit(actor.accountId, activeEntry.value));
       if (

@@ -146,9 +146,10 @@ Deno.test("live key without subscription: 402 insufficient_credits with details 
     assert.equal(res.body.required_credits, 15);
     assert.equal(res.body.balance_credits, 14);
     assert.ok(res.body.purchase && res.body.subscription_alternative);
+    // The live project is invisible to the sandbox key: 404 before any funding rule.
     const sb = await app.req("POST", path, { key: sandboxKey, body: { topic: "Needs credits" } });
-    assert.equal(sb.status, 402);
-    assert.equal(errorCode(sb), "payment_required");
+    assert.equal(sb.status, 404);
+    assert.equal(errorCode(sb), "not_found");
   }, { env: { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: "http://127.0.0.1:9/v1" } }));
 
 Deno.test("operator publish: subscribed ready article is published; others refused", () =>

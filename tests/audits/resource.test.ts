@@ -94,7 +94,7 @@ Deno.test("an audit queued or running is returned as is, with nothing charged tw
     }
   }));
 
-Deno.test("gating: 402 insufficient_credits with details, 402 payment_required for sandbox keys", () =>
+Deno.test("gating: 402 insufficient_credits with details; a sandbox key cannot see the live project (404)", () =>
   withApp(async (app) => {
     const { key: sandboxKey, accountId } = await app.signup();
     const live = await app.liveKey(accountId);
@@ -112,8 +112,8 @@ Deno.test("gating: 402 insufficient_credits with details, 402 payment_required f
     assert.equal(typeof poor.body.purchase, "string");
     assert.equal(typeof poor.body.subscription_alternative, "string");
     const sandbox = await app.req("POST", path, { key: sandboxKey });
-    assert.equal(sandbox.status, 402);
-    assert.equal(errorCode(sandbox), "payment_required");
+    assert.equal(sandbox.status, 404);
+    assert.equal(errorCode(sandbox), "not_found");
     const detail = await app.req("GET", `/v1/projects/${proj.body.project_id}`, { key: live });
     assert.equal(detail.body.counts.audits, 0, "refusals create nothing");
     assert.equal(await balanceOf(app, accountId), 24);
