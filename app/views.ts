@@ -1,7 +1,10 @@
 import { iso } from "../domain/clock.ts";
 import { SANDBOX_LIMITS } from "../domain/accounts.ts";
+import { type ArticleRecord, SANDBOX_WATERMARK_NOTE } from "../domain/articles.ts";
 import type { Principal } from "../domain/auth.ts";
 import type { ScheduleFunding, ScheduleRecord } from "../domain/monitoring/schedules.ts";
+import { CAP_UNITS, type CapHit, type CapName } from "../domain/audit/crawl/caps.ts";
+import { type AuditRecord, triggerOf } from "../domain/audits/record.ts";
 import type { ApiKeyRecord, ProjectRecord, SubscriptionRecord } from "../domain/records.ts";
 import { accessOf } from "../domain/subscription_state.ts";
 
@@ -113,4 +116,74 @@ export function scheduleView(s: ScheduleRecord, f: ScheduleFunding) {
     created_at: iso(s.createdAt)!,
     updated_at: iso(s.updatedAt)!,
   };
+}
+
+/** The Audit resource: status, then score, summary, changes and caps hit once completed. */
+export function auditView(a: AuditRecord) {
+  return {
+    audit_id: a.id,
+    project_id: a.projectId,
+    status: a.status,
+    trigger: triggerOf(a),
+    started_at: iso(a.createdAt)!,
+    ...(a.completedAt !== null ? { completed_at: iso(a.completedAt)! } : {}),
+    ...(a.status === "completed" ? { score: a.score!, summary: a.summary! } : {}),
+    ...(a.status === "completed" && a.changes ? { changes: a.changes } : {}),
+    ...(a.status === "failed" && a.error ? { error: a.error } : {}),
+    ...(a.render ? { render: { requested: true as const, ...(a.renderStats ?? {}) } } : {}),
+    ...(a.status === "completed" ? { limits_hit: limitsHitView(a.limitsHit ?? {}) } : {}),
+  };
+}
+
+function limitsHitView(hits: NonNullable<AuditRecord["limitsHit"]>) {
+  return (Object.entries(hits) as [CapName, CapHit][]).map(([name, h]) => ({
+    limit: name,
+    value: h.limit,
+    left_out: h.leftOut,
+    unit: CAP_UNITS[name] ?? "items",
+  }));
+}
+
+/** The Article resource: status only while generating; the draft once ready. */
+export function articleView(a: ArticleRecord) {
+  const hasContent = a.status === "ready" || a.status === "published";
+  return {
+    article_id: a.id,
+    project_id: a.projectId,
+    status: a.status,
+    ...(hasContent
+      ? {
+        title: a.title!,
+        meta_description: a.metaDescription!,
+        content_markdown: a.contentMarkdown!,
+        word_count: a.wordCount!,
+        qa_score: a.qaScore!,
+        language: a.language,
+      }
+      : {}),
+    ...generatorView(a),
+    ...(a.sandbox ? { watermark: { sandbox: true, note: SANDBOX_WATERMARK_NOTE } } : {}),
+    ...(a.status === "failed" && a.error ? { error: a.error } : {}),
+    ...(a.status === "published"
+      ? { slug: a.slug!, url: a.url!, published_at: iso(a.publishedAt)! }
+      : {}),
+  };
+}
+
+/** The `generator` field: the stored generator, with the model's token usage where there was one. */
+function generatorView(a: ArticleRecord) {
+  if (a.generator) {
+    return {
+      generator: {
+        kind: a.generator.kind,
+        ...(a.generator.model ? { model: a.generator.model } : {}),
+        ...(a.usage ? { usage: { ...a.usage } } : {}),
+      },
+    };
+  }
+  // A failed article that spent tokens before it failed still says what it cost.
+  if (a.status === "failed" && a.usage) {
+    return { generator: { kind: "model" as const, usage: { ...a.usage } } };
+  }
+  return {};
 }

@@ -4,9 +4,10 @@
  */
 import { McpServer, ResourceNotFoundError, ResourceTemplate } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { getAudit } from "../../domain/audits/record.ts";
+import { keyActor } from "../../app/actor.ts";
+import { execute } from "../../app/operation.ts";
+import { getAuditOp } from "../../app/operations/audits.ts";
 import { ApiError } from "../../domain/errors.ts";
-import { auditView } from "../audits.ts";
 import type { Services } from "../env.ts";
 import type { McpCaller } from "./caller.ts";
 import {
@@ -120,17 +121,22 @@ export function buildMcpServer(services: Services, caller: McpCaller): McpServer
       },
       async (uri, vars) => {
         try {
-          const audit = await getAudit(
-            services.deps,
-            principal.account.id,
-            String(vars.audit_id),
-            principal.key.mode,
+          // The get operation of `GET /v1/audits/{auditId}` and the audits tool's get.
+          const { body: audit } = await execute(
+            services,
+            getAuditOp,
+            keyActor(principal, caller.ip),
+            {
+              params: { auditId: String(vars.audit_id) },
+              query: {},
+              body: {},
+            },
           );
           return {
             contents: [{
               uri: uri.href,
               mimeType: "application/json",
-              text: JSON.stringify(auditView(audit), null, 2),
+              text: JSON.stringify(audit, null, 2),
             }],
           };
         } catch (err) {
