@@ -15,8 +15,8 @@ export interface Principal {
  * What a key may see of its account. A sandbox key is a trial credential, often handed to an agent
  * before anyone upgrades, so it sees only the sandbox side: sandbox keys and sandbox projects.
  * Live keys, live projects (their details and subscription state) and the credit balance are
- * invisible to it, answered as `not_found` like foreign ids. Live keys see everything. The
- * interface's 402 `payment_required` for a sandbox key starting work on a live project stays.
+ * invisible to it, answered as `not_found` like foreign ids, also when it starts work on one
+ * (checked before any funding rule). Live keys see everything.
  */
 export function canSee(caller: KeyMode, resourceIsSandbox: boolean): boolean {
   return caller === "live" || resourceIsSandbox;
