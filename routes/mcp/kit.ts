@@ -349,3 +349,16 @@ export function actionTool<I extends z.ZodType<{ action: string; idempotency_key
     },
   };
 }
+
+/** A tool that is one operation (no `action` argument): `signup`, `account`. */
+export function operationTool<I extends z.ZodType<{ idempotency_key?: string }>>(
+  def: Omit<ToolDef<I>, "run">,
+  // deno-lint-ignore no-explicit-any
+  binding: ToolAction<z.output<I>, any>,
+): ActionToolDef<I> {
+  return {
+    ...def,
+    actions: { [def.name]: binding },
+    run: (args, ctx) => runAction(binding, args, ctx),
+  };
+}

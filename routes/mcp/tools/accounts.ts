@@ -10,14 +10,7 @@ import {
   SignupResponse,
 } from "../../../app/operations/accounts.ts";
 import { ApiKey, createKeyOp, listKeysOp, revokeKeyOp } from "../../../app/operations/api_keys.ts";
-import {
-  action,
-  actionTool,
-  IdempotencyKeyArg,
-  required,
-  runAction,
-  type ToolDef,
-} from "../kit.ts";
+import { action, actionTool, IdempotencyKeyArg, operationTool, required } from "../kit.ts";
 
 const Replayed = z.boolean().optional().describe(
   "True when this answer is the stored result of an earlier call with the same idempotency_key",
@@ -45,7 +38,7 @@ const signup = action(signupOp, (a: SignupArgs) => ({
     `"Authorization: Bearer ${out.api_key}" to use the other tools.`,
 }));
 
-export const signupTool: ToolDef<typeof SignupInput> = {
+export const signupTool = operationTool({
   name: "signup",
   title: "Sign up",
   description: "Create a Serpwright account and get a sandbox API key at once (no CAPTCHA, no " +
@@ -64,8 +57,7 @@ export const signupTool: ToolDef<typeof SignupInput> = {
   }),
   access: "public",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
-  run: (args, ctx) => runAction(signup, args, ctx),
-};
+}, signup);
 
 const NoInput = z.object({}).strict();
 
@@ -85,7 +77,7 @@ const account = action(getAccountOp, () => ({}), (view: AccountOut) => {
   };
 });
 
-export const accountTool: ToolDef<typeof NoInput> = {
+export const accountTool = operationTool({
   name: "account",
   title: "Account",
   description: "The account of the API key this MCP connection uses: id, email, mode (sandbox or " +
@@ -95,8 +87,7 @@ export const accountTool: ToolDef<typeof NoInput> = {
   output: Account,
   access: "key",
   annotations: { readOnlyHint: true, idempotentHint: true },
-  run: (args, ctx) => runAction(account, args, ctx),
-};
+}, account);
 
 const ApiKeysInput = z.object({
   action: z.enum(["list", "create", "revoke"]).describe(
