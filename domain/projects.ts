@@ -112,8 +112,7 @@ export async function createProject(
         projectsCount: account.projectsCount + 1,
         sandboxProjects: account.sandboxProjects + (sandbox ? 1 : 0),
       })
-      .set(keys.project(account.id, project.id), project)
-      .set(keys.projectOwner(project.id), account.id);
+      .set(keys.project(account.id, project.id), project);
     return { op, result: project };
   });
 }

@@ -20,8 +20,6 @@ export const keys = {
 
   project: (accountId: string, projectId: string) => ["projects", accountId, projectId] as const,
   projectsOfAccount: (accountId: string) => ["projects", accountId] as const,
-  /** Project id → account id, for jobs and webhooks that arrive with a project id only. */
-  projectOwner: (projectId: string) => ["project_owner", projectId] as const,
 
   audit: (accountId: string, auditId: string) => ["audits", accountId, auditId] as const,
   auditOwner: (auditId: string) => ["audit_owner", auditId] as const,
@@ -109,7 +107,6 @@ export const keys = {
   schedule: (projectId: string) => ["schedules", projectId] as const,
   /** Schedules by the time the dispatcher should next look at them (their run, or a retry). */
   scheduleDue: (at: number, projectId: string) => ["schedules_due", at, projectId] as const,
-  schedulesDue: () => ["schedules_due"] as const,
   /** A due slot of a schedule, claimed once (versionstamp check) so it runs exactly once. */
   scheduleSlot: (projectId: string, dueAt: number) => ["schedule_slots", projectId, dueAt] as const,
 

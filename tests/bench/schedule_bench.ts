@@ -106,8 +106,7 @@ async function seed(i: number, subscribed: boolean): Promise<Principal> {
   };
   const op = kv.atomic()
     .set(keys.account(p.account.id), p.account)
-    .set(keys.project(p.account.id, projectId), project)
-    .set(keys.projectOwner(projectId), p.account.id);
+    .set(keys.project(p.account.id, projectId), project);
   if (subscribed) {
     const sub: SubscriptionRecord = {
       projectId,
