@@ -200,7 +200,8 @@ export type ArticleGenerator = (
   options: { signal: AbortSignal },
 ) => Promise<GeneratedArticle>;
 
-interface SiteFactsRecord {
+/** What the latest completed audit learnt about a project's site (written by its completion). */
+export interface SiteFactsRecord {
   host: string;
   language: string | null;
   pages: ArticleBrief["siteFacts"]["pages"];

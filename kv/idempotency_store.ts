@@ -27,7 +27,8 @@ export interface RequestIdentity {
   keyId: string | null;
 }
 
-type Record_ =
+/** A claimed Idempotency-Key: in progress under a lease, or done with the stored answer. */
+export type IdempotencyRecord =
   & RequestIdentity
   & (
     | { state: "in_progress"; createdAt: number; leaseUntil: number }
@@ -63,7 +64,7 @@ export async function claimIdempotencyKey(
 ): Promise<ClaimResult> {
   const k = keys.idempotency(input.scope, input.keyDigest);
   for (let i = 0; i < 10; i++) {
-    const entry = await kv.get<Record_>(k);
+    const entry = await kv.get<IdempotencyRecord>(k);
     const rec = entry.value;
     // `expireIn` is the earliest deletion, not a deadline: treat old records as gone ourselves.
     const live = rec !== null && input.now - rec.createdAt < IDEMPOTENCY_TTL_MS;
@@ -73,7 +74,7 @@ export async function claimIdempotencyKey(
       if (rec.state === "done") return { kind: "replay", response: rec.response };
       if (rec.leaseUntil > input.now) return { kind: "in_progress" };
     }
-    const claim: Record_ = {
+    const claim: IdempotencyRecord = {
       state: "in_progress",
       endpoint: input.endpoint,
       fingerprint: input.fingerprint,
@@ -100,7 +101,7 @@ export async function completeIdempotencyKey(
   },
 ): Promise<void> {
   const k = keys.idempotency(input.scope, input.keyDigest);
-  const rec: Record_ = {
+  const rec: IdempotencyRecord = {
     state: "done",
     endpoint: input.endpoint,
     fingerprint: input.fingerprint,

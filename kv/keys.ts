@@ -1,7 +1,14 @@
+import type { IdempotencyRecord } from "./idempotency_store.ts";
+import type { Key } from "./typed.ts";
+
 /**
  * The key schema: every Deno KV key the service uses is built here, so the layout of the
  * store can be read in one place. Collections are snake_case plurals; account-owned records
  * are keyed under their account so another account's id simply misses.
+ *
+ * What each family holds, and which indexes are written with which record, is declared in
+ * domain/store.ts, whose `keys` are these builders typed by their values (domain code reads
+ * through those). The storage layer's own families are typed here, since kv/ reads them itself.
  */
 export const keys = {
   account: (accountId: string) => ["accounts", accountId] as const,
@@ -113,12 +120,22 @@ export const keys = {
   /** Jobs that were started and not finished, swept by the stale-job cron. */
   runningJob: (kind: string, id: string) => ["running_jobs", kind, id] as const,
   runningJobs: () => ["running_jobs"] as const,
+  runningJobsOf: (kind: string) => ["running_jobs", kind] as const,
 
   /** An idempotent request's record, by scope and the SHA-256 of its Idempotency-Key. */
-  idempotency: (scope: string, keyDigest: string) => ["idempotency", scope, keyDigest] as const,
+  idempotency: (scope: string, keyDigest: string): Key<IdempotencyRecord> => [
+    "idempotency",
+    scope,
+    keyDigest,
+  ],
   /** Sandbox accounts opened by one address block on one UTC day (signup abuse limit). */
   signupBlock: (block: string, dayStart: number) => ["signup_blocks", block, dayStart] as const,
-  rateLimit: (bucket: string, windowStart: number) => ["rate_limits", bucket, windowStart] as const,
+  /** Requests counted in one fixed window (kv/rate_limiter.ts). */
+  rateLimit: (bucket: string, windowStart: number): Key<number> => [
+    "rate_limits",
+    bucket,
+    windowStart,
+  ],
 
   balance: (accountId: string) => ["balances", accountId] as const,
   ledgerEntry: (accountId: string, entryId: string) =>

@@ -166,7 +166,7 @@ export async function pruneFinishedAudits(
 /** Crawl states the backfill reads per maintenance run. */
 export const BACKFILL_PAGE = 200;
 
-interface BackfillState {
+export interface BackfillState {
   /** When the backfill first ran: every audit that ended after it got a marker when it ended. */
   startedAt: number;
   /** The last audit id read; null before the first page. */

@@ -366,6 +366,16 @@ export async function readBlob(kv: Deno.Kv, auditId: string, name: string): Prom
   return out;
 }
 
+/** One stored chunk of a page's internal links (`writeLinks`). */
+export interface LinkChunk {
+  /** Targets, as `urlHash`es. */
+  t: number[];
+  /** Anchor texts, one per target. */
+  a: string[];
+  /** How many of the first targets are followable. */
+  f: number;
+}
+
 /**
  * A page's internal links as hashed targets with anchor texts, followable first, then nofollow,
  * in chunks of at most LINKS_PER_CHUNK links, each closed once its estimated size passes

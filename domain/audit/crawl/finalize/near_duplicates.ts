@@ -33,7 +33,7 @@ const NEAR_SIG_CACHE = 4_096;
 const COMPARES_PER_YIELD = 8_192;
 
 /** A page's stored text signature (page_recorder.ts `indexDuplicates`). */
-interface NearSig {
+export interface NearSig {
   u: string;
   h: number;
   s: Uint16Array;
