@@ -1,4 +1,4 @@
-import { keys } from "../kv/keys.ts";
+import { atomic, keys, read, readMany } from "./store.ts";
 import { hashKey } from "./api_keys.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
@@ -98,10 +98,10 @@ export class KeyResolver {
 
   async #load(hash: string): Promise<Principal | null> {
     const { kv } = this.deps;
-    const keyEntry = await kv.get<ApiKeyRecord>(keys.apiKey(hash));
+    const keyEntry = await read(kv, keys.apiKey(hash));
     const key = keyEntry.value;
     if (!key) return null;
-    const [accountEntry, usageEntry] = await kv.getMany<[AccountRecord, SandboxUsage]>([
+    const [accountEntry, usageEntry] = await readMany(kv, [
       keys.account(key.accountId),
       keys.sandboxUsage(key.accountId),
     ]);
@@ -152,9 +152,7 @@ export class KeyUsageTracker {
     const out = new Map<string, number | null>();
     for (let i = 0; i < keyIds.length; i += 10) {
       const batch = keyIds.slice(i, i + 10);
-      const entries = await this.deps.kv.getMany<number[]>(
-        batch.map((id) => keys.apiKeyLastUsed(id)),
-      );
+      const entries = await readMany(this.deps.kv, batch.map((id) => keys.apiKeyLastUsed(id)));
       batch.forEach((id, j) => {
         const stored = entries[j].value;
         const local = this.#pending.get(id) ?? null;
@@ -170,9 +168,9 @@ export class KeyUsageTracker {
     for (const [keyId, at] of pending) {
       const key = keys.apiKeyLastUsed(keyId);
       for (let i = 0; i < 5; i++) {
-        const entry = await this.deps.kv.get<number>(key);
+        const entry = await read(this.deps.kv, key);
         if (entry.value !== null && entry.value >= at) break;
-        if ((await this.deps.kv.atomic().check(entry).set(key, at).commit()).ok) break;
+        if ((await atomic(this.deps.kv).check(entry).set(key, at).commit()).ok) break;
       }
     }
   }

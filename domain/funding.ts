@@ -1,9 +1,9 @@
-import { keys } from "../kv/keys.ts";
+import { type Atomic, keys, read } from "./store.ts";
 import { UNIT_PRICES, type UnitId } from "./billing/catalog.ts";
 import { addCredit, addDebit, readBalance, readRefMarker } from "./billing/credits.ts";
 import { ApiError } from "./errors.ts";
 import { canSee } from "./auth.ts";
-import type { KeyMode, ProjectRecord, SandboxUsage, SubscriptionRecord } from "./records.ts";
+import type { KeyMode, ProjectRecord, SubscriptionRecord } from "./records.ts";
 import { isActive } from "./subscription_state.ts";
 import { SANDBOX_LIMITS } from "./accounts.ts";
 
@@ -38,7 +38,7 @@ const UNIT_OF = { audits: "technical_audit", articles: "article_generated" } as 
  */
 export async function chargeFor(
   kv: Deno.Kv,
-  op: Deno.AtomicOperation,
+  op: Atomic,
   input: {
     actor: WorkActor;
     project: ProjectRecord;
@@ -57,7 +57,7 @@ export async function chargeFor(
   op.check(input.subscription);
   if (isActive(input.subscription.value, now)) return { kind: "subscription" };
   if (actor.mode === "sandbox") {
-    const usageEntry = await kv.get<SandboxUsage>(keys.sandboxUsage(actor.accountId));
+    const usageEntry = await read(kv, keys.sandboxUsage(actor.accountId));
     const usage = usageEntry.value ?? { audits: 0, articles: 0 };
     if (usage[unit] >= SANDBOX_LIMITS[unit]) {
       throw new ApiError(
@@ -93,7 +93,7 @@ export async function chargeFor(
  */
 export async function addRefund(
   kv: Deno.Kv,
-  op: Deno.AtomicOperation,
+  op: Atomic,
   input: { accountId: string; funding: Funding; unit: Unit; ref: string; now: number },
 ): Promise<void> {
   const { funding } = input;
@@ -110,7 +110,7 @@ export async function addRefund(
       now: input.now,
     });
   } else if (funding.kind === "sandbox") {
-    const usageEntry = await kv.get<SandboxUsage>(keys.sandboxUsage(input.accountId));
+    const usageEntry = await read(kv, keys.sandboxUsage(input.accountId));
     const usage = usageEntry.value ?? { audits: 0, articles: 0 };
     op.check(usageEntry).set(keys.sandboxUsage(input.accountId), {
       ...usage,
