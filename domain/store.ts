@@ -52,7 +52,7 @@ import type {
 import type { DeliveryRecord, WebhookRecord } from "./webhooks/types.ts";
 
 export { atomic, list, read, readMany, write } from "../kv/typed.ts";
-export type { Atomic, Entry, Key, ListedEntry, Prefix } from "../kv/typed.ts";
+export type { Atomic, Entry, Key, ListedEntry, ListIterator, Prefix } from "../kv/typed.ts";
 
 type Name = keyof typeof layout;
 

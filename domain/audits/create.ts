@@ -6,7 +6,7 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { keys } from "../../kv/keys.ts";
+import { atomic, keys, read, readMany } from "../store.ts";
 import { canSee } from "../auth.ts";
 import { renderedAuditCharge, UNIT_PRICES } from "../billing/catalog.ts";
 import { addDebit, readBalance } from "../billing/credits.ts";
@@ -49,9 +49,7 @@ export function createAudit(
   const { kv, clock } = deps;
   const render = options.render === true;
   return atomically<AuditAcceptance>(kv, async () => {
-    const [projectEntry, activeEntry, subEntry] = await kv.getMany<
-      [ProjectRecord, string, SubscriptionRecord]
-    >([
+    const [projectEntry, activeEntry, subEntry] = await readMany(kv, [
       keys.project(actor.accountId, projectId),
       keys.activeAudit(projectId),
       keys.subscription(projectId),
@@ -61,11 +59,11 @@ export function createAudit(
       throw new ApiError("not_found", `No project '${projectId}' on this account`);
     }
     if (activeEntry.value) {
-      const current = await kv.get<AuditRecord>(keys.audit(actor.accountId, activeEntry.value));
+      const current = await read(kv, keys.audit(actor.accountId, activeEntry.value));
       if (
         current.value && (current.value.status === "queued" || current.value.status === "running")
       ) {
-        const op = kv.atomic().check(activeEntry, current);
+        const op = atomic(kv).check(activeEntry, current);
         const result = { audit: current.value, created: false };
         await alongside?.(op, result);
         return { op, result };
@@ -74,7 +72,7 @@ export function createAudit(
     if (render) requireRendering(deps, "start the audit without render. Nothing was charged");
     const now = clock.now();
     const id = newId("aud", now);
-    const op = kv.atomic().check(projectEntry, activeEntry);
+    const op = atomic(kv).check(projectEntry, activeEntry);
     const funding = render
       ? await chargeRendered(kv, op, actor, project, subEntry, id, now)
       : await chargeFor(kv, op, {
