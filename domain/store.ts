@@ -51,7 +51,7 @@ import type {
 } from "./records.ts";
 import type { DeliveryRecord, WebhookRecord } from "./webhooks/types.ts";
 
-export { atomic, list, read, readMany, write } from "../kv/typed.ts";
+export { atomic, list, read, readAll, readMany, write } from "../kv/typed.ts";
 export type { Atomic, Entry, Key, ListedEntry, ListIterator, Prefix } from "../kv/typed.ts";
 
 type Name = keyof typeof layout;

@@ -74,6 +74,18 @@ export function readMany<const K extends readonly Deno.KvKey[]>(
   return kv.getMany(keyList, consistency ? { consistency } : undefined) as Promise<Entries<K>>;
 }
 
+/**
+ * `readMany` for generic code over one family (`T` unknown where it is written): at most 10
+ * keys, their entries in the same order.
+ */
+export function readAll<T>(
+  kv: Deno.Kv,
+  keyList: readonly Key<T>[],
+  consistency?: Deno.KvConsistencyLevel,
+): Promise<Entry<T>[]> {
+  return kv.getMany<T[]>(keyList, consistency ? { consistency } : undefined);
+}
+
 /** What `list` walks: a typed prefix (optionally bounded), or a range between two typed keys. */
 export type Selector<T> =
   | { prefix: Prefix<T> }

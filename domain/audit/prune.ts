@@ -34,9 +34,8 @@
  *
  * @module
  */
-import { keys } from "../../kv/keys.ts";
+import { type Atomic, atomic, keys, list, read } from "../store.ts";
 import { keyBytes } from "../../kv/limits_guard.ts";
-import type { AuditRecord } from "../audits/record.ts";
 import type { Deps } from "../deps.ts";
 import { getMany } from "./crawl/store.ts";
 
@@ -83,7 +82,7 @@ function singleKeys(auditId: string, kind: PruneKind): Deno.KvKey[] {
 
 /** Adds the prune marker to an audit's finishing commit. */
 export function markForPruning(
-  op: Deno.AtomicOperation,
+  op: Atomic,
   auditId: string,
   kind: PruneKind,
   now: number,
@@ -151,7 +150,7 @@ export async function pruneFinishedAudits(
   const { kv, clock } = deps;
   const budget = { commits };
   let done = 0;
-  const due = kv.list<PruneKind>({
+  const due = list(kv, {
     start: keys.auditPrune(0, ""),
     end: keys.auditPrune(clock.now() + 1, ""),
   });
@@ -182,7 +181,7 @@ export interface BackfillState {
  */
 export async function beginPruneBackfill(deps: Pick<Deps, "kv" | "clock">): Promise<void> {
   const state: BackfillState = { startedAt: deps.clock.now(), after: null, done: false };
-  await deps.kv.atomic().check({ key: keys.pruneBackfill(), versionstamp: null })
+  await atomic(deps.kv).check({ key: keys.pruneBackfill(), versionstamp: null })
     .set(keys.pruneBackfill(), state).commit();
 }
 
@@ -200,7 +199,7 @@ export async function backfillPruneMarkers(
 ): Promise<number> {
   const { kv, clock } = deps;
   const now = clock.now();
-  const entry = await kv.get<BackfillState>(keys.pruneBackfill());
+  const entry = await read(kv, keys.pruneBackfill());
   const state = entry.value ?? { startedAt: now, after: null, done: false };
   if (state.done) return 0; // one small read per run once done; no in-process state to go stale
   const ids: string[] = [];
@@ -211,12 +210,12 @@ export async function backfillPruneMarkers(
   for await (const e of kv.list(selector, { limit: page, batchSize: page })) {
     ids.push(e.key[1] as string);
   }
-  const owners = await getMany<string>(kv, ids.map((id) => keys.auditOwner(id)));
-  const audits = await getMany<AuditRecord>(
+  const owners = await getMany(kv, ids.map((id) => keys.auditOwner(id)));
+  const audits = await getMany(
     kv,
     ids.map((id, i) => keys.audit(owners[i] ?? "", id)),
   );
-  const op = kv.atomic().check(entry);
+  const op = atomic(kv).check(entry);
   let marked = 0;
   audits.forEach((a, i) => {
     if (!a || (a.status !== "completed" && a.status !== "failed")) return;

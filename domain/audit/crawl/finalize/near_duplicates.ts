@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { keys } from "../../../../kv/keys.ts";
+import { keys } from "../../../store.ts";
 import { similarity } from "../../text_fingerprint.ts";
 import { Pacer, yieldToLoop } from "../event_loop.ts";
 import { getMany, listInPages } from "../store.ts";
@@ -73,7 +73,7 @@ export async function nearDuplicates(
       g.add({ url: x.url, similar_to: other.url, similarity: Math.round(sim * 100) / 100 });
     }
   };
-  for await (const page of listInPages<number>(kv, keys.auditNearBands(auditId))) {
+  for await (const page of listInPages(kv, keys.auditNearBands(auditId))) {
     const bands = page.map((e) => e.key[2] as string);
     // An entry alone in its bucket within this page (and not continuing the previous page's
     // bucket, nor possibly continued by the next page) is compared with nothing: no read.
@@ -93,7 +93,7 @@ export async function nearDuplicates(
         want.push(h);
       }
     }
-    const sigs = await getMany<NearSig>(kv, want.map((h) => keys.auditNearSig(auditId, h)));
+    const sigs = await getMany(kv, want.map((h) => keys.auditNearSig(auditId, h)));
     want.forEach((h, i) => {
       byHash.set(h, sigs[i]);
       if (cache.size >= NEAR_SIG_CACHE) cache.delete(cache.keys().next().value!);
