@@ -1,5 +1,5 @@
 import { atomically } from "../kv/atomic.ts";
-import { keys } from "../kv/keys.ts";
+import { atomic, keys, read, readMany } from "./store.ts";
 import { claimJob, finishJob, type JobSpec } from "./job_lifecycle.ts";
 import { canSee } from "./auth.ts";
 import type { Deps } from "./deps.ts";
@@ -7,7 +7,7 @@ import { ApiError } from "./errors.ts";
 import { recordEvent } from "./events.ts";
 import { addRefund, chargeFor, type Funding, type WorkActor } from "./funding.ts";
 import { newId } from "./ids.ts";
-import type { KeyMode, ProjectRecord, SubscriptionRecord } from "./records.ts";
+import type { KeyMode } from "./records.ts";
 import { projectVisibleTo } from "./projects.ts";
 import { isActive } from "./subscription_state.ts";
 import type { ArticleStage, GeneratedArticle } from "./writing/generate_article.ts";
@@ -89,9 +89,7 @@ export function createArticle(
   const topic = (input.topic ?? titleFromKeyword(input.primaryKeyword!)).trim();
   const primaryKeyword = (input.primaryKeyword ?? input.topic!.toLowerCase()).trim();
   return atomically(kv, async () => {
-    const [projectEntry, activeEntry, subEntry] = await kv.getMany<
-      [ProjectRecord, string, SubscriptionRecord]
-    >([
+    const [projectEntry, activeEntry, subEntry] = await readMany(kv, [
       keys.project(actor.accountId, projectId),
       keys.activeArticle(projectId),
       keys.subscription(projectId),
@@ -101,9 +99,7 @@ export function createArticle(
       throw new ApiError("not_found", `No project '${projectId}' on this account`);
     }
     if (activeEntry.value) {
-      const current = await kv.get<ArticleRecord>(
-        keys.article(actor.accountId, activeEntry.value),
-      );
+      const current = await read(kv, keys.article(actor.accountId, activeEntry.value));
       if (current.value && GENERATING.includes(current.value.status)) {
         throw new ApiError(
           "article_in_progress",
@@ -113,7 +109,7 @@ export function createArticle(
     }
     const now = clock.now();
     const id = newId("art", now);
-    const op = kv.atomic().check(projectEntry, activeEntry);
+    const op = atomic(kv).check(projectEntry, activeEntry);
     const funding = await chargeFor(kv, op, {
       actor,
       project,
@@ -183,7 +179,7 @@ export async function getArticle(
   articleId: string,
   mode: KeyMode,
 ): Promise<ArticleRecord> {
-  const article = (await deps.kv.get<ArticleRecord>(keys.article(accountId, articleId))).value;
+  const article = (await read(deps.kv, keys.article(accountId, articleId))).value;
   if (!article || !(await projectVisibleTo(deps, accountId, article.projectId, mode))) {
     throw new ApiError("not_found", `No article '${articleId}' on this account`);
   }
@@ -246,8 +242,8 @@ export async function runArticleJob(
   const { accountId, record: article } = claim;
   const key = keys.article(accountId, articleId);
 
-  const facts = (await kv.get<SiteFactsRecord>(keys.siteFacts(article.projectId))).value;
-  const project = (await kv.get<ProjectRecord>(keys.project(accountId, article.projectId))).value;
+  const facts = (await read(kv, keys.siteFacts(article.projectId))).value;
+  const project = (await read(kv, keys.project(accountId, article.projectId))).value;
   const projectUrl = project ? new URL(project.url) : null;
   const host = facts?.host ?? projectUrl?.host ?? "";
   const brief: ArticleBrief = {
@@ -264,9 +260,9 @@ export async function runArticleJob(
   };
   const onStage = async (stage: ArticleStage) => {
     if (stage !== "qa") return;
-    const cur = await kv.get<ArticleRecord>(key);
+    const cur = await read(kv, key);
     if (cur.value?.status === "generating") {
-      await kv.atomic().check(cur).set(key, { ...cur.value, status: "qa", updatedAt: clock.now() })
+      await atomic(kv).check(cur).set(key, { ...cur.value, status: "qa", updatedAt: clock.now() })
         .commit();
     }
   };
@@ -377,9 +373,9 @@ export function publishArticle(
 ): Promise<ArticleRecord> {
   const { kv, clock } = deps;
   return atomically(kv, async () => {
-    const accountId = (await kv.get<string>(keys.articleOwner(articleId))).value;
+    const accountId = (await read(kv, keys.articleOwner(articleId))).value;
     if (!accountId) throw new ApiError("not_found", `No article '${articleId}'`);
-    const entry = await kv.get<ArticleRecord>(keys.article(accountId, articleId));
+    const entry = await read(kv, keys.article(accountId, articleId));
     const article = entry.value;
     if (!article) throw new ApiError("not_found", `No article '${articleId}'`);
     if (article.status !== "ready") {
@@ -388,7 +384,7 @@ export function publishArticle(
         `Only ready articles can be published; this one is ${article.status}`,
       );
     }
-    const [projectEntry, subEntry] = await kv.getMany<[ProjectRecord, SubscriptionRecord]>([
+    const [projectEntry, subEntry] = await readMany(kv, [
       keys.project(accountId, article.projectId),
       keys.subscription(article.projectId),
     ]);
@@ -412,7 +408,7 @@ export function publishArticle(
       slug,
       url: input.url ?? `${base}/${slug}`,
     };
-    const op = kv.atomic().check(entry, subEntry).set(entry.key, published);
+    const op = atomic(kv).check(entry, subEntry).set(entry.key, published);
     recordEvent(op, deps.queue, {
       accountId,
       event: "article.published",
