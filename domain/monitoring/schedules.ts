@@ -17,7 +17,7 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { keys } from "../../kv/keys.ts";
+import { atomic, keys, read, readMany } from "../store.ts";
 import { canSee } from "../auth.ts";
 import {
   type Cadence,
@@ -30,7 +30,7 @@ import {
 import { requireRendering } from "../audits/create.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
-import type { KeyMode, ProjectRecord, SubscriptionRecord } from "../records.ts";
+import type { KeyMode, SubscriptionRecord } from "../records.ts";
 import { isActive } from "../subscription_state.ts";
 import { nextRun, type ScheduleSpec, type Weekday } from "./schedule_time.ts";
 
@@ -151,14 +151,14 @@ const sameSpec = (a: ScheduleSpec, b: ScheduleSpec) =>
  * caller, as `getProject`: a sandbox key neither reads nor removes the live side's schedules).
  */
 async function projectOf(deps: Deps, accountId: string, projectId: string, mode: KeyMode) {
-  const [project, sub] = await deps.kv.getMany<[ProjectRecord, SubscriptionRecord]>([
+  const [project, sub] = await readMany(deps.kv, [
     keys.project(accountId, projectId),
     keys.subscription(projectId),
   ]);
   if (!project.value || !canSee(mode, project.value.sandbox)) {
     throw new ApiError("not_found", `No project '${projectId}' on this account`);
   }
-  return { project: project as Deno.KvEntry<ProjectRecord>, sub };
+  return { project, sub };
 }
 
 /**
@@ -204,9 +204,9 @@ export async function putSchedule(
     if (!cadenceWithin(spec.cadence, funding.maxCadence)) {
       throw cadenceRefusal(spec.cadence, funding);
     }
-    const entry = await kv.get<ScheduleRecord>(keys.schedule(projectId));
+    const entry = await read(kv, keys.schedule(projectId));
     const old = entry.value;
-    const op = kv.atomic().check(entry, project, sub);
+    const op = atomic(kv).check(entry, project, sub);
     let schedule: ScheduleRecord;
     if (old && old.status === "active" && sameSpec(old, spec) && (old.render === true) === render) {
       schedule = old;
@@ -246,7 +246,7 @@ export async function getSchedule(
   mode: KeyMode,
 ): Promise<{ schedule: ScheduleRecord; funding: ScheduleFunding }> {
   const { sub } = await projectOf(deps, accountId, projectId, mode);
-  const schedule = (await deps.kv.get<ScheduleRecord>(keys.schedule(projectId))).value;
+  const schedule = (await read(deps.kv, keys.schedule(projectId))).value;
   if (!schedule || !scheduleVisibleTo(mode)) throw noSchedule(projectId);
   return { schedule, funding: scheduleFunding(sub.value, deps.clock.now(), schedule.render) };
 }
@@ -266,7 +266,7 @@ export async function deleteSchedule(
   const { kv } = deps;
   await projectOf(deps, accountId, projectId, mode);
   await atomically(kv, async () => {
-    const entry = await kv.get<ScheduleRecord>(keys.schedule(projectId));
+    const entry = await read(kv, keys.schedule(projectId));
     if (!entry.value || !scheduleVisibleTo(mode)) throw noSchedule(projectId);
     const op = kv.atomic().check(entry).delete(entry.key);
     if (entry.value.indexAt !== null) op.delete(keys.scheduleDue(entry.value.indexAt, projectId));
