@@ -1,4 +1,5 @@
 import { keys } from "./keys.ts";
+import { atomic, read } from "./typed.ts";
 
 /** Retention of idempotency records (the interface's 24 hours). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
@@ -64,7 +65,7 @@ export async function claimIdempotencyKey(
 ): Promise<ClaimResult> {
   const k = keys.idempotency(input.scope, input.keyDigest);
   for (let i = 0; i < 10; i++) {
-    const entry = await kv.get<IdempotencyRecord>(k);
+    const entry = await read(kv, k);
     const rec = entry.value;
     // `expireIn` is the earliest deletion, not a deadline: treat old records as gone ourselves.
     const live = rec !== null && input.now - rec.createdAt < IDEMPOTENCY_TTL_MS;
@@ -82,7 +83,7 @@ export async function claimIdempotencyKey(
       createdAt: input.now,
       leaseUntil: input.now + IDEMPOTENCY_LEASE_MS,
     };
-    const res = await kv.atomic().check(entry).set(k, claim, { expireIn: IDEMPOTENCY_TTL_MS })
+    const res = await atomic(kv).check(entry).set(k, claim, { expireIn: IDEMPOTENCY_TTL_MS })
       .commit();
     if (res.ok) return { kind: "claimed", versionstamp: res.versionstamp };
   }
@@ -109,7 +110,7 @@ export async function completeIdempotencyKey(
     createdAt: input.now,
     response: input.response,
   };
-  await kv.atomic().check({ key: k, versionstamp: input.versionstamp })
+  await atomic(kv).check({ key: k, versionstamp: input.versionstamp })
     .set(k, rec, { expireIn: IDEMPOTENCY_TTL_MS }).commit();
 }
 
