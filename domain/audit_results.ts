@@ -7,7 +7,15 @@
  *
  * @module
  */
-import { keys, list, type ListIterator, type Prefix, read, readMany } from "./store.ts";
+import {
+  keys,
+  list,
+  type ListedEntry,
+  type ListIterator,
+  type Prefix,
+  read,
+  readMany,
+} from "./store.ts";
 import { checkDoc, checkDocUrl } from "./audit/check_docs.ts";
 import { CHECKS_BY_ID } from "./audit/checks/index.ts";
 import type { PageRecord } from "./audit/crawl/store.ts";
@@ -292,15 +300,15 @@ export async function listAuditPages(
  * entry ("stop_after") or before it ("stop_before"). Returns the cursor to continue from, or
  * null when the prefix is exhausted.
  */
-async function scan<T>(
+async function scan<T, K extends Deno.KvKey>(
   kv: Deno.Kv,
-  prefix: Prefix<T>,
+  prefix: Prefix<T, K>,
   max: number,
   cursor: string | undefined,
-  visit: (e: Deno.KvEntry<T>) => "go" | "stop_after" | "stop_before",
+  visit: (e: ListedEntry<T, K>) => "go" | "stop_after" | "stop_before",
 ): Promise<string | null> {
   const kvCursor = cursor === undefined ? undefined : decodeCursor(cursor);
-  let it: ListIterator<T>;
+  let it: ListIterator<T, K>;
   let before = cursor ?? null;
   let n = 0;
   try {
@@ -347,7 +355,7 @@ async function pagesOfCheck(
     MAX_SCAN,
     cursor,
     (e) => {
-      const url = e.key[3] as string;
+      const url = e.key[3];
       if (urls[urls.length - 1] === url) return "go";
       if (urls.length === limit) return "stop_before";
       urls.push(url);

@@ -68,8 +68,10 @@ function index<T>(...of: Name[]): Family<T, "index"> {
 function value<T>(): Family<T, "value"> {
   return { role: "value" };
 }
-/** A prefix whose entries (of the family `of`) all hold a `T`. */
-function prefix<T>(of: Name): Family<T, "prefix"> {
+/** A prefix listing the family `of`: its entries hold that family's values, under its keys. */
+function prefix<const F extends Name>(
+  of: F,
+): Family<never, "prefix"> & { readonly of: readonly [F] } {
   return { role: "prefix", of: [of] };
 }
 
@@ -100,13 +102,13 @@ export const schema = {
   apiKey: record<ApiKeyRecord>("apiKeyOfAccount"),
   /** Account, key id → key hash. */
   apiKeyOfAccount: index<string>("apiKey"),
-  apiKeysOfAccount: prefix<string>("apiKeyOfAccount"),
+  apiKeysOfAccount: prefix("apiKeyOfAccount"),
   /** Epoch ms, only ever moved forward (flushed from memory in batches). */
   apiKeyLastUsed: value<number>(),
   sandboxUsage: value<SandboxUsage>(),
 
   project: record<ProjectRecord>(),
-  projectsOfAccount: prefix<ProjectRecord>("project"),
+  projectsOfAccount: prefix("project"),
 
   // Audits and articles (the truth of each job; domain/job_lifecycle.ts).
   audit: record<AuditRecord>("auditOwner", "activeAudit", "runningJob", "auditPrune"),
@@ -121,45 +123,45 @@ export const schema = {
   activeArticle: index<string>("article"),
   /** Kind, job id → the job's lease, while it is accepted and unfinished (the stale-job sweep). */
   runningJob: index<RunningJobMarker>("audit", "article"),
-  runningJobs: prefix<RunningJobMarker>("runningJob"),
-  runningJobsOf: prefix<RunningJobMarker>("runningJob"),
+  runningJobs: prefix("runningJob"),
+  runningJobsOf: prefix("runningJob"),
 
   // An audit's crawl (docs/audit.md, "Storage"), pruned after it ends (domain/audit/prune.ts).
   auditCrawl: value<CrawlState>(),
-  auditCrawls: prefix<CrawlState>("auditCrawl"),
+  auditCrawls: prefix("auditCrawl"),
   /** The token of the claim that owns the current step. */
   auditStep: value<string>(),
   auditPage: value<PageRecord>(),
-  auditPages: prefix<PageRecord>("auditPage"),
+  auditPages: prefix("auditPage"),
   auditFrontier: value<FrontierEntry>(),
-  auditFrontierAll: prefix<FrontierEntry>("auditFrontier"),
+  auditFrontierAll: prefix("auditFrontier"),
   auditLinks: value<LinkChunk>(),
-  auditLinksAll: prefix<LinkChunk>("auditLinks"),
+  auditLinksAll: prefix("auditLinks"),
   auditFinding: value<Evidence>(),
-  auditFindings: prefix<Evidence>("auditFinding"),
-  auditFindingsAll: prefix<Evidence>("auditFinding"),
+  auditFindings: prefix("auditFinding"),
+  auditFindingsAll: prefix("auditFinding"),
   auditIssues: value<StoredIssues>(),
   /** A number on entries written before the text moved into the value. */
   auditDup: value<DupEntry | number>(),
-  auditDups: prefix<DupEntry | number>("auditDup"),
-  auditDupsAll: prefix<DupEntry | number>("auditDup"),
+  auditDups: prefix("auditDup"),
+  auditDupsAll: prefix("auditDup"),
   /** Always 1: the key says it all. */
   auditNearBand: value<number>(),
-  auditNearBands: prefix<number>("auditNearBand"),
+  auditNearBands: prefix("auditNearBand"),
   auditNearSig: value<NearSig>(),
-  auditNearSigs: prefix<NearSig>("auditNearSig"),
+  auditNearSigs: prefix("auditNearSig"),
   auditBanner: value<{ head: string | null }>(),
-  auditBanners: prefix<{ head: string | null }>("auditBanner"),
+  auditBanners: prefix("auditBanner"),
   auditSitemapChunk: value<string[]>(),
-  auditSitemapChunks: prefix<string[]>("auditSitemapChunk"),
+  auditSitemapChunks: prefix("auditSitemapChunk"),
   auditBlob: value<string>(),
-  auditBlobs: prefix<string>("auditBlob"),
-  auditBlobsAll: prefix<string>("auditBlob"),
+  auditBlobs: prefix("auditBlob"),
+  auditBlobsAll: prefix("auditBlob"),
   auditSitePage: value<AuditPage>(),
-  auditSitePages: prefix<AuditPage>("auditSitePage"),
+  auditSitePages: prefix("auditSitePage"),
   /** Due time, audit id → how the audit ended; written in its finishing commit. */
   auditPrune: index<PruneKind>("audit"),
-  auditPrunesDue: prefix<PruneKind>("auditPrune"),
+  auditPrunesDue: prefix("auditPrune"),
   pruneBackfill: value<BackfillState>(),
   siteFacts: value<SiteFactsRecord>(),
 
@@ -179,7 +181,7 @@ export const schema = {
   // Money.
   balance: record<BalanceRecord>(),
   ledgerEntry: value<LedgerEntry>(),
-  ledgerOfAccount: prefix<LedgerEntry>("ledgerEntry"),
+  ledgerOfAccount: prefix("ledgerEntry"),
   /** Kind, ref → the ledger entry id that applied it. */
   ledgerRef: value<string>(),
   subscription: record<SubscriptionRecord>("stripeSubscription"),
@@ -192,19 +194,19 @@ export const schema = {
 
   // Webhooks: endpoints, deliveries, the outbox.
   webhook: record<WebhookRecord>(),
-  webhooksOfAccount: prefix<WebhookRecord>("webhook"),
+  webhooksOfAccount: prefix("webhook"),
   /** Endpoints of the account (the cap), changed with each endpoint in one commit. */
   webhookCount: value<number>(),
   /** Last 2xx, epoch ms, written with `max` so successes never conflict. */
   webhookLastSuccess: value<Deno.KvU64>(),
   delivery: record<DeliveryRecord>("deliveriesOfWebhook", "deliveryDue"),
   deliveriesOfWebhook: index<true>("delivery"),
-  deliveriesOfWebhookPrefix: prefix<true>("deliveriesOfWebhook"),
+  deliveriesOfWebhookPrefix: prefix("deliveriesOfWebhook"),
   /** While pending: the time after which the sweep treats its queue message as lost. */
   deliveryDue: index<true>("delivery"),
-  deliveriesDue: prefix<true>("deliveryDue"),
+  deliveriesDue: prefix("deliveryDue"),
   outbox: value<OutboxEvent>(),
-  outboxAll: prefix<OutboxEvent>("outbox"),
+  outboxAll: prefix("outbox"),
 
   // jobs/: the table queue and leader leases.
   jobQueue: value<QueuedJob>(),

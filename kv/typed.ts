@@ -33,10 +33,10 @@ export interface KeyOf<T> {
   readonly [VALUE]?: T;
 }
 
-/** A prefix under which every entry holds a `T`. */
-export type Prefix<T> = Deno.KvKey & PrefixOf<T>;
-export interface PrefixOf<T> {
-  readonly [ITEM]?: T;
+/** A prefix under which every entry holds a `T`, under a key of shape `K`. */
+export type Prefix<T, K extends Deno.KvKey = Deno.KvKey> = Deno.KvKey & PrefixOf<T, K>;
+export interface PrefixOf<T, K extends Deno.KvKey = Deno.KvKey> {
+  readonly [ITEM]?: { readonly value: T; readonly key: K };
 }
 
 /** The value type a typed key carries (`unknown` for a raw key). */
@@ -45,8 +45,10 @@ export type ValueOf<K> = K extends { readonly [VALUE]?: infer T } ? unknown exte
 
 /** An entry read through a typed key; its `key` keeps the type, so a write back is checked. */
 export type Entry<T> = Deno.KvEntryMaybe<T> & { readonly key: Key<T> };
-/** A listed entry; its `key` is a key of the listed family. */
-export type ListedEntry<T> = Deno.KvEntry<T> & { readonly key: Key<T> };
+/** A listed entry; its `key` is a key of the listed family, parts typed by their position. */
+export type ListedEntry<T, K extends Deno.KvKey = Deno.KvKey> = Deno.KvEntry<T> & {
+  readonly key: K & Key<T>;
+};
 
 /** `kv.get` with the value type of the key. */
 export function read<T>(
@@ -87,24 +89,28 @@ export function readAll<T>(
 }
 
 /** What `list` walks: a typed prefix (optionally bounded), or a range between two typed keys. */
-export type Selector<T> =
-  | { prefix: Prefix<T> }
-  | { prefix: Prefix<T>; start: Deno.KvKey }
-  | { prefix: Prefix<T>; end: Deno.KvKey }
-  | { start: Key<T>; end: Key<T> };
+export type Selector<T, K extends Deno.KvKey> =
+  | { prefix: Prefix<T, K> }
+  | { prefix: Prefix<T, K>; start: Deno.KvKey }
+  | { prefix: Prefix<T, K>; end: Deno.KvKey }
+  | { start: K & Key<T>; end: K & Key<T> };
 
 /** `kv.list`'s iterator, yielding entries of the selected family. */
-export interface ListIterator<T> extends AsyncIterableIterator<ListedEntry<T>> {
+export interface ListIterator<T, K extends Deno.KvKey = Deno.KvKey>
+  extends AsyncIterableIterator<ListedEntry<T, K>> {
   readonly cursor: string;
 }
 
-/** `kv.list` with the value type of the prefix (or of the range's keys). */
-export function list<T>(
+/**
+ * `kv.list` with the value type and key shape of the prefix's family (or of the range's keys).
+ * The one cast of the module: Deno types listed keys as any key, the schema knows their family.
+ */
+export function list<T, K extends Deno.KvKey = Deno.KvKey>(
   kv: Deno.Kv,
-  selector: Selector<T>,
+  selector: Selector<T, K>,
   options?: Deno.KvListOptions,
-): ListIterator<T> {
-  return kv.list<T>(selector, options);
+): ListIterator<T, K> {
+  return kv.list<T>(selector, options) as ListIterator<T, K>;
 }
 
 /**
@@ -135,8 +141,9 @@ export function write<T>(
  * What a key family is in a store schema (domain/store.ts): a `record` (the truth of something,
  * with the `indexes` written in the same atomic operation as it), an `index` pointing at entries
  * of the family `of`, any other single `value` (counters, markers, working state), or a `prefix`
- * listing a family. `T` is the type of the value under each key (under each listed key, for a
- * prefix). Schemas are plain data, so a test can check that indexes and records name each other.
+ * listing the family `of`. `T` is the type of the value under each key; a prefix declares none,
+ * it takes its family's (and the shape of its family's keys). Schemas are plain data, so a test
+ * can check that indexes and records name each other.
  */
 export interface Family<T, Role extends FamilyRole = FamilyRole> {
   readonly role: Role;
@@ -155,8 +162,14 @@ export type FamilyRole = "record" | "index" | "value" | "prefix";
  */
 export type TypedKeys<L, S extends { readonly [N in keyof L]: Family<unknown> }> = {
   readonly [N in keyof L]: L[N] extends (...args: infer A) => infer R
-    ? S[N] extends Family<infer T, "prefix"> ? (...args: A) => R & PrefixOf<T>
-    : S[N] extends Family<infer T, Exclude<FamilyRole, "prefix">> ? (...args: A) => R & KeyOf<T>
-    : never
+    ? S[N] extends { readonly role: "prefix"; readonly of: readonly [infer F extends keyof L] }
+      ? (...args: A) => R & PrefixOf<FamilyValue<S[F]>, BuiltKey<L[F]>>
+    : (...args: A) => R & KeyOf<FamilyValue<S[N]>>
     : never;
 };
+
+/** The value type a (non-prefix) schema entry declares. */
+type FamilyValue<F> = F extends Family<infer T, Exclude<FamilyRole, "prefix">> ? T : never;
+/** The key a builder makes. */
+type BuiltKey<B> = B extends (...args: never[]) => infer K ? K extends Deno.KvKey ? K : never
+  : never;

@@ -156,7 +156,7 @@ export async function pruneFinishedAudits(
   });
   for await (const e of due) {
     if (budget.commits <= 0) break;
-    const auditId = e.key[2] as string;
+    const auditId = e.key[2];
     if (await pruneOne(kv, e.key, auditId, e.value, budget)) done++;
   }
   return done;
@@ -207,8 +207,8 @@ export async function backfillPruneMarkers(
   const selector = state.after === null
     ? { prefix }
     : { prefix, start: [...prefix, state.after, ""] as Deno.KvKey };
-  for await (const e of kv.list(selector, { limit: page, batchSize: page })) {
-    ids.push(e.key[1] as string);
+  for await (const e of list(kv, selector, { limit: page, batchSize: page })) {
+    ids.push(e.key[1]);
   }
   const owners = await getMany(kv, ids.map((id) => keys.auditOwner(id)));
   const audits = await getMany(

@@ -137,7 +137,7 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
         }
         const findings = new Map<string, Evidence[]>();
         for await (const e of list(kv, { prefix: keys.auditFindingsAll(auditId) })) {
-          const check = e.key[2] as string;
+          const check = e.key[2];
           const list = findings.get(check) ?? [];
           list.push(e.value);
           findings.set(check, list);

@@ -56,7 +56,7 @@ export async function dispatchDueSchedules(
     { limit: options.max ?? MAX_DISPATCH_PER_TICK, batchSize: options.batch ?? DISPATCH_BATCH },
   );
   for await (const entry of due) {
-    const [, at, projectId] = entry.key as [string, number, string];
+    const [, at, projectId] = entry.key;
     const rec = await read(kv, keys.schedule(projectId));
     if (!rec.value || rec.value.indexAt !== at) {
       // Left behind by a change that raced this tick; the record names its own entry.

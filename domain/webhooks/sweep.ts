@@ -50,8 +50,8 @@ async function sweepDeliveries(deps: Deps, now: number): Promise<number> {
     { limit: BATCH },
   );
   for await (const due of overdue) {
-    const sweepAt = due.key[1] as number;
-    const id = due.key[2] as string;
+    const sweepAt = due.key[1];
+    const id = due.key[2];
     const entry = await read(kv, keys.delivery(id));
     const d = entry.value;
     if (!d || d.state !== "pending" || d.sweepAt !== sweepAt) {

@@ -6,7 +6,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { type Key, keys, list, type Prefix, readAll } from "../../store.ts";
+import { type Key, keys, list, type ListedEntry, type Prefix, readAll } from "../../store.ts";
 import { keyBytes, keyPrefix, KV_LIMITS, valueBytes } from "../../../kv/limits_guard.ts";
 import type { PageFacts } from "../page_facts.ts";
 import type { Evidence, UrlState } from "../types.ts";
@@ -276,15 +276,15 @@ export class FindingsWriter {
 }
 
 /** Reads every entry under a prefix in pages, yielding batches (bounded memory). */
-export async function* listInPages<T>(
+export async function* listInPages<T, K extends Deno.KvKey>(
   kv: Deno.Kv,
-  prefix: Prefix<T>,
+  prefix: Prefix<T, K>,
   pageSize = 500,
-): AsyncGenerator<Deno.KvEntry<T>[]> {
+): AsyncGenerator<ListedEntry<T, K>[]> {
   let cursor: string | undefined;
   while (true) {
     const it = list(kv, { prefix }, { limit: pageSize, cursor, batchSize: pageSize });
-    const page: Deno.KvEntry<T>[] = [];
+    const page: ListedEntry<T, K>[] = [];
     for await (const e of it) page.push(e);
     if (page.length === 0) return;
     yield page;

@@ -95,8 +95,8 @@ async function duplicates(
   let digest: string | null = null;
   for await (const page of listInPages(kv, keys.auditDups(auditId, kind))) {
     for (const e of page) {
-      const d = e.key[3] as string;
-      const url = e.key[4] as string;
+      const d = e.key[3];
+      const url = e.key[4];
       if (d !== digest) {
         close();
         digest = d;

@@ -60,7 +60,7 @@ export async function readLinks(
   for await (const page of listInPages(kv, keys.auditLinksAll(auditId))) {
     for (const e of page) {
       if (pace.due(e.value.t.length)) await yieldToLoop();
-      const url = e.key[2] as string;
+      const url = e.key[2];
       const self = urlHash(url);
       if (url !== src) {
         src = url;

@@ -74,7 +74,7 @@ export async function nearDuplicates(
     }
   };
   for await (const page of listInPages(kv, keys.auditNearBands(auditId))) {
-    const bands = page.map((e) => e.key[2] as string);
+    const bands = page.map((e) => e.key[2]);
     // An entry alone in its bucket within this page (and not continuing the previous page's
     // bucket, nor possibly continued by the next page) is compared with nothing: no read.
     const needed = bands.map((b, i) =>
@@ -84,7 +84,7 @@ export async function nearDuplicates(
     const byHash = new Map<number, NearSig | null>();
     const want: number[] = [];
     for (let i = 0; i < page.length; i++) {
-      const h = page[i].key[3] as number;
+      const h = page[i].key[3];
       if (!needed[i] || byHash.has(h)) continue;
       const c = cache.get(h);
       if (c !== undefined) byHash.set(h, c);
@@ -104,10 +104,10 @@ export async function nearDuplicates(
         bucket = bands[i];
         held = [];
       }
-      const v = needed[i] ? byHash.get(page[i].key[3] as number) : null;
+      const v = needed[i] ? byHash.get(page[i].key[3]) : null;
       if (!v) continue;
       if (pace.due(held.length)) await yieldToLoop();
-      const a: Entry = { url: v.u, hash: page[i].key[3] as number, text: v.h, sig: v.s };
+      const a: Entry = { url: v.u, hash: page[i].key[3], text: v.h, sig: v.s };
       for (const o of held) {
         if (o.text === a.text || (near.has(a.hash) && near.has(o.hash))) continue;
         const sim = similarity(a.sig, o.sig);
