@@ -14,8 +14,10 @@
  * at their builders in kv/keys.ts as well, since kv/ reads them itself.
  *
  * Roles: a `record` lists its `indexes`, the families written in the same atomic operation as
- * the record (and deleted with it); an `index` names the record family it points into (`of`);
- * a `value` is anything else under one key; a `prefix` lists the family `of`.
+ * the record; an `index` names the record families it points into (`of`); a `value` is anything
+ * else under one key; a `prefix` names the family it lists (`of`) and takes that family's value
+ * type and key shape, so each value type is declared once. tests/foundation/store_schema.test.ts
+ * checks that records and indexes name each other.
  *
  * @module
  */

@@ -66,7 +66,8 @@ export type Entries<K extends readonly Deno.KvKey[]> = {
 
 /**
  * `kv.getMany` (at most 10 keys, one snapshot) with each entry typed by its key: a tuple of
- * keys gives a tuple of entries, an array of one family's keys an array of its entries.
+ * keys gives a tuple of entries, an array of one family's keys an array of its entries. (One of
+ * the module's two casts: `getMany`'s own result type cannot follow a mapped tuple of keys.)
  */
 export function readMany<const K extends readonly Deno.KvKey[]>(
   kv: Deno.Kv,
@@ -103,7 +104,7 @@ export interface ListIterator<T, K extends Deno.KvKey = Deno.KvKey>
 
 /**
  * `kv.list` with the value type and key shape of the prefix's family (or of the range's keys).
- * The one cast of the module: Deno types listed keys as any key, the schema knows their family.
+ * The module's other cast: Deno types listed keys as any key, the schema knows their family.
  */
 export function list<T, K extends Deno.KvKey = Deno.KvKey>(
   kv: Deno.Kv,
