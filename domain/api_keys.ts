@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { atomically } from "../kv/atomic.ts";
 import { keys } from "../kv/keys.ts";
-import { canSee } from "./auth.ts";
+import { canSee, type RevocationSignal, signalAuthChange } from "./auth.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { newId } from "./ids.ts";
@@ -146,7 +146,9 @@ export async function listKeys(
 
 /**
  * Revokes a key. Revoking a revoked key returns it unchanged; the last active key cannot go. A
- * sandbox caller cannot touch live keys: they answer 404 as if absent.
+ * sandbox caller cannot touch live keys: they answer 404 as if absent. The revocation signal is
+ * written in the same commit, so every process drops the key from its cache within ~100 ms
+ * (`KeyResolver.follow`); the caller still invalidates this process's cache at once.
  */
 export function revokeKey(
   deps: Deps,
@@ -158,10 +160,9 @@ export function revokeKey(
   return atomically(kv, async () => {
     const index = await kv.get<string>(keys.apiKeyOfAccount(accountId, keyId));
     if (!index.value) throw new ApiError("not_found", `No API key '${keyId}' on this account`);
-    const [keyEntry, accountEntry] = await kv.getMany<[ApiKeyRecord, AccountRecord]>([
-      keys.apiKey(index.value),
-      keys.account(accountId),
-    ]);
+    const [keyEntry, accountEntry, signal] = await kv.getMany<
+      [ApiKeyRecord, AccountRecord, RevocationSignal]
+    >([keys.apiKey(index.value), keys.account(accountId), keys.authRevocations()]);
     const key = keyEntry.value;
     const account = accountEntry.value;
     if (!key || !account || !canSee(caller.mode, key.mode === "sandbox")) {
@@ -174,11 +175,13 @@ export function revokeKey(
         "This is the account's only active key; create a new key before revoking it",
       );
     }
-    const revoked: ApiKeyRecord = { ...key, revokedAt: clock.now() };
+    const now = clock.now();
+    const revoked: ApiKeyRecord = { ...key, revokedAt: now };
     const op = kv.atomic()
       .check(keyEntry, accountEntry)
       .set(keyEntry.key, revoked)
       .set(accountEntry.key, { ...account, activeKeys: account.activeKeys - 1 });
+    signalAuthChange(op, signal, { accountId, keyId: key.id, at: now });
     return { op, result: revoked };
   });
 }
