@@ -95,6 +95,9 @@ export function signalAuthChange(
  *   domain/job_watch.ts). Either way the named accounts are dropped within ~100 ms;
  * - `authCacheTtlMs` (`AUTH_CACHE_TTL_MS`, 2 s) stays as the fallback: an entry older than that
  *   is read again whatever the signal said, should a signal be missed altogether.
+ *
+ * Sensitive writes do not trust the cache at all: `confirm` re-reads the key with strong
+ * consistency (operations marked `sensitive`, over `/v1` and MCP alike).
  */
 export class KeyResolver {
   #cache = new Map<string, CacheEntry>();
@@ -123,19 +126,19 @@ export class KeyResolver {
   }
 
   /**
-   * The principal re-read from KV (strongly, past the cache): sensitive writes call it so a key
-   * revoked a moment ago on another process cannot act there.
+   * The caller's principal re-read from KV with strong consistency, bypassing the cache, for the
+   * writes a revoked key must never make even in the moment before the revocation signal arrives
+   * (operations marked `sensitive` in app/operation.ts: minting and revoking keys, webhooks,
+   * purchases, subscriptions, schedules). Throws the same 401 `key_revoked` / `key_expired` /
+   * `unauthorized` as `resolve`; refreshes the cache entry unless an invalidation raced the read.
+   *
+   * @example
+   * ```ts
+   * const fresh = await services.resolver.confirm(principal);
+   * ```
    */
-  async confirm(principal: Principal): Promise<Principal> {
-    const hash = principal.key.hash;
-    const fresh = await this.#load(hash);
-    if (!fresh) {
-      this.#drop(hash);
-      throw new ApiError("unauthorized", "Unknown API key");
-    }
-    const now = this.deps.clock.now();
-    this.#store(hash, { principal: fresh, fetchedAt: now });
-    return usable(fresh, now);
+  confirm(principal: Principal): Promise<Principal> {
+    return this.#fetch(principal.key.hash, this.deps.clock.now());
   }
 
   /** Forgets every cached key of an account; called after any write that changes what they show. */

@@ -2,9 +2,11 @@
  * Revocation everywhere at once, inside one test process: the revocation signal written with each
  * revocation, the caches that follow it (two apps on one KV, whose hand-moved clocks never let a
  * cached key expire, so only the signal can explain a refusal), the ring that falls back to a full
- * flush. The cross-process proof is tests/proof/revocation.test.ts.
+ * flush, and the strong re-read (`KeyResolver.confirm`) that guards every sensitive write even
+ * when no signal arrives. The cross-process proof is tests/proof/revocation.test.ts.
  */
 import assert from "node:assert/strict";
+import { hashKey } from "../../domain/api_keys.ts";
 import {
   KeyResolver,
   REVOCATION_RING,
@@ -12,9 +14,18 @@ import {
   signalAuthChange,
 } from "../../domain/auth.ts";
 import { loadConfig } from "../../domain/config.ts";
+import type { ApiKeyRecord } from "../../domain/records.ts";
 import { keys } from "../../kv/keys.ts";
 import { errorCode, startTestApp, type TestApp, withApp } from "../helpers/app.ts";
 import { openTestKv } from "../helpers/kv.ts";
+import { callError, connectMcp } from "../mcp/helpers.ts";
+
+/** Sets a key's `revokedAt` straight in KV, without the revocation signal. */
+async function setRevoked(kv: Deno.Kv, raw: string, revokedAt: number | null): Promise<void> {
+  const entry = await kv.get<ApiKeyRecord>(keys.apiKey(hashKey(raw)));
+  assert.ok(entry.value, "the key exists");
+  await kv.set(entry.key, { ...entry.value, revokedAt });
+}
 
 /** The same KV handle, except that `close` does nothing (the app that owns it closes it). */
 function borrowed(kv: Deno.Kv): Deno.Kv {
@@ -68,6 +79,64 @@ Deno.test("two apps on one KV: a key revoked on A is refused by B at once, thoug
     await a.close();
   }
 });
+
+Deno.test("a key revoked without the signal: reads still answer from the cache, every sensitive write re-reads it (REST and MCP)", () =>
+  withApp(async (app) => {
+    const { key } = await app.signup();
+    const project = await app.req("POST", "/v1/projects", { key, body: { url: "https://a.test" } });
+    assert.equal(project.status, 201, project.text);
+    const pid = project.body.project_id;
+    const second = await app.req("POST", "/v1/api-keys", { key });
+    assert.equal(second.status, 201);
+
+    /** Leaves `key` cached as usable and revoked in KV (no signal): a revocation not yet seen. */
+    const staleCache = async () => {
+      await setRevoked(app.kv, key, null);
+      app.clock.advance(app.service.services.deps.config.authCacheTtlMs + 1);
+      assert.equal((await app.req("GET", "/v1/account", { key })).status, 200);
+      await setRevoked(app.kv, key, app.clock.now());
+      const cached = await app.req("GET", "/v1/account", { key });
+      assert.equal(cached.status, 200, "reads trust the cache until the signal or the TTL");
+    };
+
+    const rest: [string, string, unknown?][] = [
+      ["POST", "/v1/api-keys", {}],
+      ["DELETE", `/v1/api-keys/${second.body.id}`],
+      ["POST", "/v1/webhooks", { url: "https://hooks.example.com/in" }],
+      ["POST", "/v1/credits/purchases", { pack_id: "pack_500" }],
+      ["POST", "/v1/subscriptions", { project_id: pid, plan_id: "basic" }],
+      ["PUT", `/v1/projects/${pid}/schedule`, { cadence: "weekly", hour_utc: 3 }],
+      ["DELETE", `/v1/projects/${pid}/schedule`],
+    ];
+    for (const [method, path, body] of rest) {
+      await staleCache();
+      const res = await app.req(method, path, { key, body });
+      assert.equal(res.status, 401, `${method} ${path}: ${res.text}`);
+      assert.equal(errorCode(res), "key_revoked", `${method} ${path}`);
+      // The re-read refreshed the cache: the next read is refused too.
+      assert.equal((await app.req("GET", "/v1/account", { key })).status, 401);
+    }
+
+    const mcp: [string, Record<string, unknown>][] = [
+      ["api_keys", { action: "create" }],
+      ["api_keys", { action: "revoke", key_id: second.body.id }],
+      ["webhooks", { action: "create", url: "https://hooks.example.com/in" }],
+      ["billing", { action: "buy_credits", pack_id: "pack_500" }],
+      ["billing", { action: "subscribe", project_id: pid, plan_id: "basic" }],
+      ["schedule", { action: "set", project_id: pid, cadence: "weekly", hour_utc: 3 }],
+      ["schedule", { action: "delete", project_id: pid }],
+    ];
+    for (const [tool, args] of mcp) {
+      await staleCache();
+      const client = await connectMcp(app, { key });
+      try {
+        const e = await callError(client, tool, args);
+        assert.equal(e.code, "key_revoked", `${tool} ${args.action}: ${e.text}`);
+      } finally {
+        await client.close();
+      }
+    }
+  }));
 
 Deno.test("the revocation ring: a process drops the named accounts, or everything when it missed more than the ring holds", () =>
   withApp(async (app) => {

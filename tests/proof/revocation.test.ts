@@ -1,11 +1,16 @@
 /**
  * Revocation across processes on one KV file. Both children trust a cached key lookup for 60 s
  * (`AUTH_CACHE_TTL_MS=60000`), so when B refuses a key within a few seconds of its revocation,
- * only the revocation signal can explain it. No timing is asserted beyond "well before the TTL";
- * `deno task bench` measures the propagation.
+ * only the revocation signal (or the strong re-read of sensitive writes) can explain it. No
+ * timing is asserted beyond "well before the TTL"; `deno task bench` measures the propagation.
  */
 import assert from "node:assert/strict";
+import { hashKey } from "../../domain/api_keys.ts";
+import type { AccountRecord, ApiKeyRecord } from "../../domain/records.ts";
+import { withBusyRetry } from "../../kv/busy_retry.ts";
+import { keys } from "../../kv/keys.ts";
 import { errorCode } from "../helpers/app.ts";
+import { openTestKv } from "../helpers/kv.ts";
 import { killAll, nextIp, type ServerProcess, startServer, tempKvPath } from "./process.ts";
 
 const LONG_TTL = { AUTH_CACHE_TTL_MS: "60000" };
@@ -75,5 +80,36 @@ Deno.test("two processes, 60 s key cache: a key revoked on A is refused by B wit
     console.log(`  B refused the revoked key ${refusedAfter} ms after A's 200 (HTTP polling)`);
     // The account's other key still works on B.
     assert.equal((await b.req("GET", "/v1/account", { key: successor })).status, 200);
+  });
+});
+
+Deno.test("a key revoked behind B's back (no signal): B still reads from its cache, but refuses minting a key with it", async () => {
+  await withServers(1, async ([b], kvPath) => {
+    const { key, accountId } = await signup(b);
+    assert.equal((await b.req("GET", "/v1/account", { key })).status, 200);
+
+    // Revoked straight in the file, without the revocation signal: as if the signal were late.
+    const kv = withBusyRetry(await openTestKv(kvPath));
+    try {
+      const entry = await kv.get<ApiKeyRecord>(keys.apiKey(hashKey(key)));
+      await kv.set(entry.key, { ...entry.value!, revokedAt: Date.now() });
+    } finally {
+      kv.close();
+    }
+
+    const cached = await b.req("GET", "/v1/account", { key });
+    assert.equal(cached.status, 200, "the cached lookup is trusted (60 s TTL, no signal)");
+    const mint = await b.req("POST", "/v1/api-keys", { key, body: { name: "escape" } });
+    assert.equal(mint.status, 401, mint.text);
+    assert.equal(errorCode(mint), "key_revoked");
+    assert.equal((await b.req("GET", "/v1/account", { key })).status, 401, "cache refreshed");
+
+    const check = withBusyRetry(await openTestKv(kvPath));
+    try {
+      const account = (await check.get<AccountRecord>(keys.account(accountId))).value!;
+      assert.equal(account.activeKeys, 1, "no key was minted");
+    } finally {
+      check.close();
+    }
   });
 });
