@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { atomically } from "../kv/atomic.ts";
 import { type Atomic, atomic, keys, list, read, readMany } from "./store.ts";
-import { canSee } from "./auth.ts";
+import { canSee, signalAuthChange } from "./auth.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { newId } from "./ids.ts";
@@ -147,7 +147,9 @@ export async function listKeys(
 
 /**
  * Revokes a key. Revoking a revoked key returns it unchanged; the last active key cannot go. A
- * sandbox caller cannot touch live keys: they answer 404 as if absent.
+ * sandbox caller cannot touch live keys: they answer 404 as if absent. The revocation signal is
+ * written in the same commit, so every process drops the key from its cache within ~100 ms
+ * (`KeyResolver.follow`); the caller still invalidates this process's cache at once.
  */
 export function revokeKey(
   deps: Deps,
@@ -159,9 +161,10 @@ export function revokeKey(
   return atomically(kv, async () => {
     const index = await read(kv, keys.apiKeyOfAccount(accountId, keyId));
     if (!index.value) throw new ApiError("not_found", `No API key '${keyId}' on this account`);
-    const [keyEntry, accountEntry] = await readMany(kv, [
+    const [keyEntry, accountEntry, signal] = await readMany(kv, [
       keys.apiKey(index.value),
       keys.account(accountId),
+      keys.authRevocations(),
     ]);
     const key = keyEntry.value;
     const account = accountEntry.value;
@@ -175,11 +178,13 @@ export function revokeKey(
         "This is the account's only active key; create a new key before revoking it",
       );
     }
-    const revoked: ApiKeyRecord = { ...key, revokedAt: clock.now() };
+    const now = clock.now();
+    const revoked: ApiKeyRecord = { ...key, revokedAt: now };
     const op = atomic(kv)
       .check(keyEntry, accountEntry)
       .set(keyEntry.key, revoked)
       .set(accountEntry.key, { ...account, activeKeys: account.activeKeys - 1 });
+    signalAuthChange(op, signal, { accountId, keyId: key.id, at: now });
     return { op, result: revoked };
   });
 }

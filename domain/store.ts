@@ -34,6 +34,7 @@ import type { AuditPage } from "./audit/run_audit.ts";
 import type { Evidence } from "./audit/types.ts";
 import type { StoredIssues } from "./audits/compare.ts";
 import type { AuditRecord } from "./audits/record.ts";
+import type { RevocationSignal } from "./auth.ts";
 import type { JobMessage } from "./deps.ts";
 import type { RunningJobMarker } from "./job_leases.ts";
 import type { ScheduleRecord, ScheduleRun } from "./monitoring/schedules.ts";
@@ -108,6 +109,8 @@ export const schema = {
   /** Epoch ms, only ever moved forward (flushed from memory in batches). */
   apiKeyLastUsed: value<number>(),
   sandboxUsage: value<SandboxUsage>(),
+  /** The revocation signal every API process follows (domain/auth.ts). */
+  authRevocations: value<RevocationSignal>(),
 
   project: record<ProjectRecord>(),
   projectsOfAccount: prefix("project"),
