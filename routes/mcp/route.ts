@@ -22,14 +22,17 @@
  * for "no stream here" (a 401 there would send an OAuth-capable host into an authorization flow
  * before an anonymous signup).
  */
-import { hostHeaderValidation, originValidation } from "@modelcontextprotocol/hono";
-import { createMcpHandler } from "@modelcontextprotocol/server";
+import {
+  createMcpHandler,
+  validateHostHeader,
+  validateOriginHeader,
+} from "@modelcontextprotocol/server";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { ApiError } from "../../domain/errors.ts";
 import type { AppEnv, Services } from "../env.ts";
 import { identify } from "../middleware/auth.ts";
-import { MAX_BODY_BYTES, readBodyCapped } from "../middleware/json_body.ts";
+import { MAX_BODY_BYTES, readTextCapped } from "../middleware/json_body.ts";
 import { rateLimit } from "../middleware/rate_limit.ts";
 import { clientIp } from "../middleware/request_id.ts";
 import serverJson from "../../server.json" with { type: "json" };
@@ -75,31 +78,54 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
   const limit = rateLimit(s);
   // DNS rebinding only threatens a server on a local address: there the Host must be local too.
   // Browser origins are checked everywhere (requests without Origin, i.e. non-browser clients, pass).
+  // (The checks of @modelcontextprotocol/hono's hostHeaderValidation and originValidation, as one
+  // middleware, with the verdict on this deployment's Host remembered instead of parsed each time.)
   const isLocal = LOCAL_HOSTS.includes(publicHost) ||
     LOCAL_HOSTS.includes(`[${publicHost}]`);
-  const guards = [
-    ...(isLocal ? [hostHeaderValidation(LOCAL_HOSTS)] : []),
-    originValidation([...new Set([publicHost, ...LOCAL_HOSTS])]),
-  ];
-
-  for (const guard of guards) app.use(MCP_PATH, guard);
-  app.on(["GET", "POST", "DELETE"], MCP_PATH, async (c: Context<AppEnv>) => {
-    await whoIsCalling(c, () => Promise.resolve());
-    let rateLimited: ApiError | null = null;
-    try {
-      await limit(c, () => Promise.resolve());
-    } catch (err) {
-      if (!(err instanceof ApiError) || err.code !== "rate_limited") throw err;
-      rateLimited = err;
+  const allowedOrigins = [...new Set([publicHost, ...LOCAL_HOSTS])];
+  const hostVerdicts = new Map<string | undefined, ReturnType<typeof validateHostHeader>>();
+  const refuse = (c: Context<AppEnv>, message: string) =>
+    c.json({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }, 403);
+  app.use(MCP_PATH, async function mcpGuards(c: Context<AppEnv>, next) {
+    if (isLocal) {
+      const host = c.req.header("host");
+      let verdict = hostVerdicts.get(host);
+      if (verdict === undefined) {
+        verdict = validateHostHeader(host, LOCAL_HOSTS);
+        if (hostVerdicts.size >= 64) hostVerdicts.clear();
+        hostVerdicts.set(host, verdict);
+      }
+      if (!verdict.ok) return refuse(c, verdict.message);
     }
+    const origin = validateOriginHeader(c.req.header("origin"), allowedOrigins);
+    if (!origin.ok) return refuse(c, origin.message);
+    await next();
+  });
+  app.on(["GET", "POST", "DELETE"], MCP_PATH, async (c: Context<AppEnv>) => {
+    // `/v1`'s identification and limiter, wrapped around the exchange as they wrap a `/v1` route,
+    // so the limiter finds the exchange's response after `next` (calling them with an empty
+    // `next` made Hono build and copy a placeholder response on every request).
+    await whoIsCalling(c, async () => {
+      let served = false;
+      try {
+        await limit(c, async () => {
+          served = true;
+          c.res = await serve(c, null);
+        });
+      } catch (err) {
+        if (served || !(err instanceof ApiError) || err.code !== "rate_limited") throw err;
+        c.res = await serve(c, err);
+      }
+    });
+    return c.res;
+  });
 
+  async function serve(c: Context<AppEnv>, rateLimited: ApiError | null): Promise<Response> {
     let body: string | undefined;
     let parsed: unknown = undefined;
     if (c.req.method === "POST") {
       // The body rules of `/v1`: 64 KiB, and the whole body within REQUEST_BODY_TIMEOUT_MS (408).
-      body = new TextDecoder().decode(
-        await readBodyCapped(c.req.raw, MAX_BODY_BYTES, s.deps.config.bodyTimeoutMs),
-      );
+      body = await readTextCapped(c.req.raw, MAX_BODY_BYTES, s.deps.config.bodyTimeoutMs);
       try {
         parsed = JSON.parse(body);
       } catch {
@@ -169,7 +195,7 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     });
     // Through Hono, so the request id and rate-limit headers set above are merged in.
     return c.newResponse(res.body, res);
-  });
+  }
 
   const registryEntry = JSON.stringify(serverJsonFor(baseUrl), null, 2);
   app.get(
