@@ -134,12 +134,16 @@ export function registerTools(
         }
         const token = sdk?.mcpReq?._meta?.progressToken;
         const notes: string[] = [];
+        let signal: AbortSignal | undefined;
         const ctx: ToolContext = {
           services,
           caller: who,
           actor: who.principal ? keyActor(who.principal, who.ip) : anonymousActor(who.ip),
           baseUrl,
-          signal: sdk?.mcpReq?.signal ?? new AbortController().signal,
+          // On first use: only a waiting call needs it, and a request's signal is not free.
+          get signal() {
+            return signal ??= sdk?.mcpReq?.signal ?? new AbortController().signal;
+          },
           note: (text) => void notes.push(text),
           progress: async (progress, total, message) => {
             if (token === undefined) return;
