@@ -173,6 +173,7 @@ export async function execute<O>(
   if (key === undefined) return await run();
 
   checkIdempotencyKey(key.value, key.field);
+  let fresh: Outcome<O> | null = null;
   const principal = current.kind === "account" ? current.principal : null;
   const answer = await runIdempotent(services.deps, {
     key: key.value,
@@ -183,17 +184,16 @@ export async function execute<O>(
     callerSecret: principal ? options.bearer ?? "" : "",
     pepper: services.deps.config.webhookEncryptionKey,
   }, async () => {
-    const done = await run();
+    const done = fresh = await run();
     return {
       status: done.status,
       headers: [["content-type", "application/json"]],
       body: JSON.stringify(done.body),
     };
   });
-  if (!answer.replayed) {
-    return { status: answer.status, body: JSON.parse(answer.body) as O, replayed: false };
-  }
-  return { status: answer.status, body: JSON.parse(answer.body) as O, replayed: true };
+  // A first run answers its own result; only a stored answer is parsed back.
+  if (fresh && !answer.replayed) return fresh;
+  return { status: answer.status, body: JSON.parse(answer.body) as O, replayed: answer.replayed };
 }
 
 /** `/v1/projects/{projectId}/audits` with its parameters filled in. */
