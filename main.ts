@@ -137,6 +137,8 @@ export async function startService(options: StartOptions): Promise<RunningServic
   );
   const deps: Deps = { kv, clock, config, queue: table ?? kvQueue(kv), render };
   const services = createServices(deps);
+  // Processes that answer keys follow the revocation signal (stopped in close, before the KV).
+  if (role !== "worker") services.resolver.follow();
 
   const stopping = new AbortController();
   const detached = new Set<Promise<unknown>>();
@@ -249,6 +251,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
       stopPolling.abort();
       ac.abort();
       await server.finished;
+      await services.resolver.close();
       await child?.stop();
       if (table) await listening.catch(() => {});
       await Promise.all(detached);

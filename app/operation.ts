@@ -42,6 +42,11 @@ export interface OperationContext<A extends Actor> {
   header(name: string, value: string): void;
   /** Overrides the operation's success status (an adopted job answers 200, not 201). */
   status(code: number): void;
+  /**
+   * The caller's idempotency key, when it sent one to an `idempotent` operation (a payment
+   * provider's own idempotency key is derived from it).
+   */
+  idempotencyKey?: string;
 }
 
 type AnyObject = z.ZodType<Record<string, unknown>>;
@@ -73,8 +78,17 @@ export interface Operation<
   params?: P;
   query?: Q;
   body?: B;
+  /** The body may be left out (an empty body reads as `{}`); documented as not required. */
+  optionalBody?: boolean;
+  /** The request body's description in the document (e.g. what leaving it out means). */
+  bodyDescription?: string;
   /** Status of a success, unless `run` sets another. */
   status: number;
+  /**
+   * Other success statuses `run` may set (`ctx.status`), each with its description; documented
+   * with `output` beside `status` (a PUT: 201 created, 200 replaced).
+   */
+  otherStatuses?: Record<number, string>;
   /** The result's schema (documented, and the MCP output's part). */
   output: z.ZodType;
   outputDescription: string;
@@ -140,12 +154,14 @@ export async function execute<O>(
     current = { ...current, principal: await services.resolver.confirm(current.principal) };
   }
   let status = op.status;
+  const key = op.idempotent ? options.idempotencyKey : undefined;
   const ctx: OperationContext<Actor> = {
     services,
     actor: current,
     baseUrl: services.deps.config.publicBaseUrl,
     header: (name, value) => options.header?.(name, value),
     status: (code) => void (status = code),
+    ...(key ? { idempotencyKey: key.value } : {}),
   };
   const run = async (): Promise<Outcome<O>> => {
     const body = await op.run(input, ctx);
@@ -154,10 +170,10 @@ export async function execute<O>(
     }
     return { status, body, replayed: false };
   };
-  const key = options.idempotencyKey;
-  if (!op.idempotent || key === undefined) return await run();
+  if (key === undefined) return await run();
 
   checkIdempotencyKey(key.value, key.field);
+  let fresh: Outcome<O> | null = null;
   const principal = current.kind === "account" ? current.principal : null;
   const answer = await runIdempotent(services.deps, {
     key: key.value,
@@ -168,17 +184,16 @@ export async function execute<O>(
     callerSecret: principal ? options.bearer ?? "" : "",
     pepper: services.deps.config.webhookEncryptionKey,
   }, async () => {
-    const done = await run();
+    const done = fresh = await run();
     return {
       status: done.status,
       headers: [["content-type", "application/json"]],
       body: JSON.stringify(done.body),
     };
   });
-  if (!answer.replayed) {
-    return { status: answer.status, body: JSON.parse(answer.body) as O, replayed: false };
-  }
-  return { status: answer.status, body: JSON.parse(answer.body) as O, replayed: true };
+  // A first run answers its own result; only a stored answer is parsed back.
+  if (fresh && !answer.replayed) return fresh;
+  return { status: answer.status, body: JSON.parse(answer.body) as O, replayed: answer.replayed };
 }
 
 /** `/v1/projects/{projectId}/audits` with its parameters filled in. */

@@ -1,6 +1,10 @@
 import { iso } from "../domain/clock.ts";
 import { SANDBOX_LIMITS } from "../domain/accounts.ts";
+import { type ArticleRecord, SANDBOX_WATERMARK_NOTE } from "../domain/articles.ts";
 import type { Principal } from "../domain/auth.ts";
+import type { ScheduleFunding, ScheduleRecord } from "../domain/monitoring/schedules.ts";
+import { CAP_UNITS, type CapHit, type CapName } from "../domain/audit/crawl/caps.ts";
+import { type AuditRecord, triggerOf } from "../domain/audits/record.ts";
 import type { ApiKeyRecord, ProjectRecord, SubscriptionRecord } from "../domain/records.ts";
 import { accessOf } from "../domain/subscription_state.ts";
 
@@ -79,4 +83,108 @@ export function projectView(
   const withCounts = { ...base, counts: { ...p.counts } };
   if (detail === "list") return withCounts;
   return { ...withCounts, latest_audit: p.latestAudit };
+}
+
+/** The Schedule resource: a project's schedule with how its runs are paid as of now. */
+export function scheduleView(s: ScheduleRecord, f: ScheduleFunding) {
+  return {
+    project_id: s.projectId,
+    cadence: s.cadence,
+    hour_utc: s.hourUtc,
+    day_of_week: s.dayOfWeek,
+    day_of_month: s.dayOfMonth,
+    render: s.render === true,
+    status: s.status,
+    paused_reason: s.pausedReason,
+    paused_at: iso(s.pausedAt),
+    next_run_at: iso(s.nextRunAt),
+    funding: {
+      kind: f.kind,
+      plan: f.plan,
+      max_cadence: f.maxCadence,
+      credits_per_run: f.creditsPerRun,
+    },
+    last_run: s.lastRun
+      ? {
+        due_at: iso(s.lastRun.dueAt)!,
+        ran_at: iso(s.lastRun.at)!,
+        audit_id: s.lastRun.auditId,
+        outcome: s.lastRun.outcome,
+      }
+      : null,
+    runs: s.runs,
+    created_at: iso(s.createdAt)!,
+    updated_at: iso(s.updatedAt)!,
+  };
+}
+
+/** The Audit resource: status, then score, summary, changes and caps hit once completed. */
+export function auditView(a: AuditRecord) {
+  return {
+    audit_id: a.id,
+    project_id: a.projectId,
+    status: a.status,
+    trigger: triggerOf(a),
+    started_at: iso(a.createdAt)!,
+    ...(a.completedAt !== null ? { completed_at: iso(a.completedAt)! } : {}),
+    ...(a.status === "completed" ? { score: a.score!, summary: a.summary! } : {}),
+    ...(a.status === "completed" && a.changes ? { changes: a.changes } : {}),
+    ...(a.status === "failed" && a.error ? { error: a.error } : {}),
+    ...(a.render ? { render: { requested: true as const, ...(a.renderStats ?? {}) } } : {}),
+    ...(a.status === "completed" ? { limits_hit: limitsHitView(a.limitsHit ?? {}) } : {}),
+  };
+}
+
+function limitsHitView(hits: NonNullable<AuditRecord["limitsHit"]>) {
+  return (Object.entries(hits) as [CapName, CapHit][]).map(([name, h]) => ({
+    limit: name,
+    value: h.limit,
+    left_out: h.leftOut,
+    unit: CAP_UNITS[name] ?? "items",
+  }));
+}
+
+/** The Article resource: status only while generating; the draft once ready. */
+export function articleView(a: ArticleRecord) {
+  const hasContent = a.status === "ready" || a.status === "published";
+  return {
+    article_id: a.id,
+    project_id: a.projectId,
+    status: a.status,
+    ...(hasContent
+      ? {
+        title: a.title!,
+        meta_description: a.metaDescription!,
+        content_markdown: a.contentMarkdown!,
+        word_count: a.wordCount!,
+        qa_score: a.qaScore!,
+        ...(a.qa ? { qa: a.qa } : {}),
+        language: a.language,
+      }
+      : {}),
+    ...generatorView(a),
+    ...(a.sandbox ? { watermark: { sandbox: true, note: SANDBOX_WATERMARK_NOTE } } : {}),
+    ...(a.status === "failed" && a.error ? { error: a.error } : {}),
+    ...(a.status === "published"
+      ? { slug: a.slug!, url: a.url!, published_at: iso(a.publishedAt)! }
+      : {}),
+  };
+}
+
+/** The `generator` field: the stored generator, with the model's token usage where there was one. */
+function generatorView(a: ArticleRecord) {
+  if (a.generator) {
+    return {
+      generator: {
+        kind: a.generator.kind,
+        ...(a.generator.model ? { model: a.generator.model } : {}),
+        ...(a.usage ? { usage: { ...a.usage } } : {}),
+      },
+    };
+  }
+  // A failed article that spent tokens before it failed still says what it cost.
+  if (a.status === "failed" && a.usage) {
+    return { generator: { kind: "model" as const, usage: { ...a.usage } } };
+  }
+  return {};
 }

@@ -1,5 +1,5 @@
 import { atomically } from "../kv/atomic.ts";
-import { keys } from "../kv/keys.ts";
+import { atomic, keys, read, readMany } from "./store.ts";
 import { buildKey, SANDBOX_KEY_LIFETIME_MS, writeKey } from "./api_keys.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
@@ -50,7 +50,7 @@ export function signup(
     const now = clock.now();
     const dayStart = Math.floor(now / DAY_MS) * DAY_MS;
     const blockKey = input.addressBlock ? keys.signupBlock(input.addressBlock, dayStart) : null;
-    const [existing, blockEntry] = await kv.getMany<[string, number]>([
+    const [existing, blockEntry] = await readMany(kv, [
       keys.accountByEmail(email),
       blockKey ?? keys.signupBlock("-", 0),
     ]);
@@ -80,7 +80,7 @@ export function signup(
       now,
     });
     const usage: SandboxUsage = { audits: 0, articles: 0 };
-    const op = kv.atomic()
+    const op = atomic(kv)
       .check(existing)
       .check({ key: keys.account(account.id), versionstamp: null })
       .set(keys.account(account.id), account)
@@ -96,5 +96,5 @@ export function signup(
 
 /** The account record, or null. */
 export async function getAccount(deps: Deps, accountId: string): Promise<AccountRecord | null> {
-  return (await deps.kv.get<AccountRecord>(keys.account(accountId))).value;
+  return (await read(deps.kv, keys.account(accountId))).value;
 }

@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import { atomically } from "../kv/atomic.ts";
-import { keys } from "../kv/keys.ts";
-import { canSee } from "./auth.ts";
+import { type Atomic, atomic, keys, list, read, readMany } from "./store.ts";
+import { canSee, signalAuthChange } from "./auth.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { newId } from "./ids.ts";
-import type { AccountRecord, ApiKeyRecord, KeyMode } from "./records.ts";
+import type { ApiKeyRecord, KeyMode } from "./records.ts";
 
 export const MAX_ACTIVE_KEYS = 5;
 export const SANDBOX_KEY_LIFETIME_MS = 14 * 86_400_000;
@@ -60,7 +60,7 @@ export function buildKey(
 }
 
 /** Adds the key record and its account index to an atomic operation. */
-export function writeKey(op: Deno.AtomicOperation, record: ApiKeyRecord): Deno.AtomicOperation {
+export function writeKey(op: Atomic, record: ApiKeyRecord): Atomic {
   return op
     .check({ key: keys.apiKey(record.hash), versionstamp: null })
     .set(keys.apiKey(record.hash), record)
@@ -104,7 +104,7 @@ export function createKey(
 ): Promise<CreatedKey> {
   const { kv, clock } = deps;
   return atomically(kv, async () => {
-    const accountEntry = await kv.get<AccountRecord>(keys.account(input.accountId));
+    const accountEntry = await read(kv, keys.account(input.accountId));
     const account = accountEntry.value;
     if (!account) throw new ApiError("not_found", `No account '${input.accountId}'`);
     if (account.activeKeys >= MAX_ACTIVE_KEYS) {
@@ -114,7 +114,7 @@ export function createKey(
       );
     }
     const created = buildKey({ ...input, now: clock.now() });
-    const op = kv.atomic()
+    const op = atomic(kv)
       .check(accountEntry)
       .set(accountEntry.key, { ...account, activeKeys: account.activeKeys + 1 });
     writeKey(op, created.record);
@@ -129,12 +129,13 @@ export async function listKeys(
   mode: KeyMode,
 ): Promise<ApiKeyRecord[]> {
   const hashes: string[] = [];
-  for await (const e of deps.kv.list<string>({ prefix: keys.apiKeysOfAccount(accountId) })) {
+  for await (const e of list(deps.kv, { prefix: keys.apiKeysOfAccount(accountId) })) {
     hashes.push(e.value);
   }
   const records: ApiKeyRecord[] = [];
   for (let i = 0; i < hashes.length; i += 10) {
-    const batch = await deps.kv.getMany<ApiKeyRecord[]>(
+    const batch = await readMany(
+      deps.kv,
       hashes.slice(i, i + 10).map((h) => keys.apiKey(h)),
     );
     for (const e of batch) {
@@ -146,7 +147,9 @@ export async function listKeys(
 
 /**
  * Revokes a key. Revoking a revoked key returns it unchanged; the last active key cannot go. A
- * sandbox caller cannot touch live keys: they answer 404 as if absent.
+ * sandbox caller cannot touch live keys: they answer 404 as if absent. The revocation signal is
+ * written in the same commit, so every process drops the key from its cache within ~100 ms
+ * (`KeyResolver.follow`); the caller still invalidates this process's cache at once.
  */
 export function revokeKey(
   deps: Deps,
@@ -156,29 +159,32 @@ export function revokeKey(
   const { accountId } = caller;
   const { kv, clock } = deps;
   return atomically(kv, async () => {
-    const index = await kv.get<string>(keys.apiKeyOfAccount(accountId, keyId));
+    const index = await read(kv, keys.apiKeyOfAccount(accountId, keyId));
     if (!index.value) throw new ApiError("not_found", `No API key '${keyId}' on this account`);
-    const [keyEntry, accountEntry] = await kv.getMany<[ApiKeyRecord, AccountRecord]>([
+    const [keyEntry, accountEntry, signal] = await readMany(kv, [
       keys.apiKey(index.value),
       keys.account(accountId),
+      keys.authRevocations(),
     ]);
     const key = keyEntry.value;
     const account = accountEntry.value;
     if (!key || !account || !canSee(caller.mode, key.mode === "sandbox")) {
       throw new ApiError("not_found", `No API key '${keyId}' on this account`);
     }
-    if (key.revokedAt !== null) return { op: kv.atomic().check(keyEntry), result: key };
+    if (key.revokedAt !== null) return { op: atomic(kv).check(keyEntry), result: key };
     if (account.activeKeys <= 1) {
       throw new ApiError(
         "cannot_revoke_last_key",
         "This is the account's only active key; create a new key before revoking it",
       );
     }
-    const revoked: ApiKeyRecord = { ...key, revokedAt: clock.now() };
-    const op = kv.atomic()
+    const now = clock.now();
+    const revoked: ApiKeyRecord = { ...key, revokedAt: now };
+    const op = atomic(kv)
       .check(keyEntry, accountEntry)
       .set(keyEntry.key, revoked)
       .set(accountEntry.key, { ...account, activeKeys: account.activeKeys - 1 });
+    signalAuthChange(op, signal, { accountId, keyId: key.id, at: now });
     return { op, result: revoked };
   });
 }

@@ -1,13 +1,13 @@
 import { atomically } from "../kv/atomic.ts";
-import { keys } from "../kv/keys.ts";
+import { atomic, keys, read, readMany } from "./store.ts";
 import { claimJob, finishJob, type JobSpec } from "./job_lifecycle.ts";
-import type { Principal } from "./auth.ts";
+import { canSee } from "./auth.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { recordEvent } from "./events.ts";
-import { addRefund, chargeFor, type Funding } from "./funding.ts";
+import { addRefund, chargeFor, type Funding, type WorkActor } from "./funding.ts";
 import { newId } from "./ids.ts";
-import type { KeyMode, ProjectRecord, SubscriptionRecord } from "./records.ts";
+import type { KeyMode } from "./records.ts";
 import { projectVisibleTo } from "./projects.ts";
 import { isActive } from "./subscription_state.ts";
 import type { ArticleStage, GeneratedArticle } from "./writing/generate_article.ts";
@@ -76,13 +76,15 @@ export const SANDBOX_WATERMARK_NOTE =
 const GENERATING: ArticleStatus[] = ["queued", "generating", "qa"];
 
 /**
- * Accepts an article: one API article may generate per project at a time (the project's
- * active-article marker is checked absent in the same commit), then the charge (subscription,
+ * Accepts an article for `actor` (an API key's account and mode). The checks run in one order:
+ * visibility (a project the actor cannot see, `canSee`, is 404 `not_found` like a missing one),
+ * then one API article may generate per project at a time (the project's active-article marker is
+ * checked absent in the same commit), then the charge (subscription,
  * sandbox budget or 15 credits), the record, the count and the queue message commit together.
  */
 export function createArticle(
   deps: Deps,
-  caller: Principal,
+  actor: WorkActor,
   projectId: string,
   input: { topic?: string; primaryKeyword?: string },
 ): Promise<ArticleRecord> {
@@ -90,19 +92,17 @@ export function createArticle(
   const topic = (input.topic ?? titleFromKeyword(input.primaryKeyword!)).trim();
   const primaryKeyword = (input.primaryKeyword ?? input.topic!.toLowerCase()).trim();
   return atomically(kv, async () => {
-    const [projectEntry, activeEntry, subEntry] = await kv.getMany<
-      [ProjectRecord, string, SubscriptionRecord]
-    >([
-      keys.project(caller.account.id, projectId),
+    const [projectEntry, activeEntry, subEntry] = await readMany(kv, [
+      keys.project(actor.accountId, projectId),
       keys.activeArticle(projectId),
       keys.subscription(projectId),
     ]);
     const project = projectEntry.value;
-    if (!project) throw new ApiError("not_found", `No project '${projectId}' on this account`);
+    if (!project || !canSee(actor.mode, project.sandbox)) {
+      throw new ApiError("not_found", `No project '${projectId}' on this account`);
+    }
     if (activeEntry.value) {
-      const current = await kv.get<ArticleRecord>(
-        keys.article(caller.account.id, activeEntry.value),
-      );
+      const current = await read(kv, keys.article(actor.accountId, activeEntry.value));
       if (current.value && GENERATING.includes(current.value.status)) {
         throw new ApiError(
           "article_in_progress",
@@ -112,9 +112,9 @@ export function createArticle(
     }
     const now = clock.now();
     const id = newId("art", now);
-    const op = kv.atomic().check(projectEntry, activeEntry);
+    const op = atomic(kv).check(projectEntry, activeEntry);
     const funding = await chargeFor(kv, op, {
-      caller,
+      actor,
       project,
       subscription: subEntry,
       unit: "articles",
@@ -125,14 +125,14 @@ export function createArticle(
     });
     const article: ArticleRecord = {
       id,
-      accountId: caller.account.id,
+      accountId: actor.accountId,
       projectId,
       status: "queued",
       topic,
       primaryKeyword,
       language: project.language,
       country: project.country,
-      sandbox: caller.key.mode === "sandbox",
+      sandbox: actor.mode === "sandbox",
       funding,
       createdAt: now,
       updatedAt: now,
@@ -151,13 +151,13 @@ export function createArticle(
       url: null,
     };
     op
-      .check({ key: keys.article(caller.account.id, id), versionstamp: null })
-      .set(keys.article(caller.account.id, id), article)
-      .set(keys.articleOwner(id), caller.account.id)
+      .check({ key: keys.article(actor.accountId, id), versionstamp: null })
+      .set(keys.article(actor.accountId, id), article)
+      .set(keys.articleOwner(id), actor.accountId)
       .set(keys.activeArticle(projectId), id)
       .set(keys.runningJob("article", id), {
         id,
-        accountId: caller.account.id,
+        accountId: actor.accountId,
         leaseUntil: article.leaseUntil,
       })
       .set(projectEntry.key, {
@@ -182,7 +182,7 @@ export async function getArticle(
   articleId: string,
   mode: KeyMode,
 ): Promise<ArticleRecord> {
-  const article = (await deps.kv.get<ArticleRecord>(keys.article(accountId, articleId))).value;
+  const article = (await read(deps.kv, keys.article(accountId, articleId))).value;
   if (!article || !(await projectVisibleTo(deps, accountId, article.projectId, mode))) {
     throw new ApiError("not_found", `No article '${articleId}' on this account`);
   }
@@ -199,7 +199,8 @@ export type ArticleGenerator = (
   options: { signal: AbortSignal },
 ) => Promise<GeneratedArticle>;
 
-interface SiteFactsRecord {
+/** What the latest completed audit learnt about a project's site (written by its completion). */
+export interface SiteFactsRecord {
   host: string;
   language: string | null;
   pages: ArticleBrief["siteFacts"]["pages"];
@@ -244,8 +245,8 @@ export async function runArticleJob(
   const { accountId, record: article } = claim;
   const key = keys.article(accountId, articleId);
 
-  const facts = (await kv.get<SiteFactsRecord>(keys.siteFacts(article.projectId))).value;
-  const project = (await kv.get<ProjectRecord>(keys.project(accountId, article.projectId))).value;
+  const facts = (await read(kv, keys.siteFacts(article.projectId))).value;
+  const project = (await read(kv, keys.project(accountId, article.projectId))).value;
   const projectUrl = project ? new URL(project.url) : null;
   const host = facts?.host ?? projectUrl?.host ?? "";
   const brief: ArticleBrief = {
@@ -262,9 +263,9 @@ export async function runArticleJob(
   };
   const onStage = async (stage: ArticleStage) => {
     if (stage !== "qa") return;
-    const cur = await kv.get<ArticleRecord>(key);
+    const cur = await read(kv, key);
     if (cur.value?.status === "generating") {
-      await kv.atomic().check(cur).set(key, { ...cur.value, status: "qa", updatedAt: clock.now() })
+      await atomic(kv).check(cur).set(key, { ...cur.value, status: "qa", updatedAt: clock.now() })
         .commit();
     }
   };
@@ -376,9 +377,9 @@ export function publishArticle(
 ): Promise<ArticleRecord> {
   const { kv, clock } = deps;
   return atomically(kv, async () => {
-    const accountId = (await kv.get<string>(keys.articleOwner(articleId))).value;
+    const accountId = (await read(kv, keys.articleOwner(articleId))).value;
     if (!accountId) throw new ApiError("not_found", `No article '${articleId}'`);
-    const entry = await kv.get<ArticleRecord>(keys.article(accountId, articleId));
+    const entry = await read(kv, keys.article(accountId, articleId));
     const article = entry.value;
     if (!article) throw new ApiError("not_found", `No article '${articleId}'`);
     if (article.status !== "ready") {
@@ -387,7 +388,7 @@ export function publishArticle(
         `Only ready articles can be published; this one is ${article.status}`,
       );
     }
-    const [projectEntry, subEntry] = await kv.getMany<[ProjectRecord, SubscriptionRecord]>([
+    const [projectEntry, subEntry] = await readMany(kv, [
       keys.project(accountId, article.projectId),
       keys.subscription(article.projectId),
     ]);
@@ -411,7 +412,7 @@ export function publishArticle(
       slug,
       url: input.url ?? `${base}/${slug}`,
     };
-    const op = kv.atomic().check(entry, subEntry).set(entry.key, published);
+    const op = atomic(kv).check(entry, subEntry).set(entry.key, published);
     recordEvent(op, deps.queue, {
       accountId,
       event: "article.published",

@@ -7,7 +7,15 @@
  *
  * @module
  */
-import { keys } from "../kv/keys.ts";
+import {
+  keys,
+  list,
+  type ListedEntry,
+  type ListIterator,
+  type Prefix,
+  read,
+  readMany,
+} from "./store.ts";
 import { checkDoc, checkDocUrl } from "./audit/check_docs.ts";
 import { CHECKS_BY_ID } from "./audit/checks/index.ts";
 import type { PageRecord } from "./audit/crawl/store.ts";
@@ -135,7 +143,7 @@ export async function listAuditIssues(
   },
 ): Promise<Page<IssueView> & { audit_id: string; changes: AuditChanges | null }> {
   const audit = await completedAudit(deps, caller, auditId);
-  const stored = (await deps.kv.get<StoredIssues>(keys.auditIssues(auditId))).value;
+  const stored = (await read(deps.kv, keys.auditIssues(auditId))).value;
   const all = (stored?.issues ?? []).filter((i) => {
     const c = CHECKS_BY_ID.get(i.check);
     return c !== undefined &&
@@ -172,14 +180,14 @@ export async function listIssueItems(
   const audit = await completedAudit(deps, caller, auditId);
   const check = CHECKS_BY_ID.get(checkId);
   if (!check) throw new ApiError("not_found", `No check '${checkId}'; see /docs/checks`);
-  const stored = (await deps.kv.get<StoredIssues>(keys.auditIssues(auditId))).value;
+  const stored = (await read(deps.kv, keys.auditIssues(auditId))).value;
   const issue = stored?.issues.find((i) => i.check === checkId) ??
     { check: checkId, affected: 0, eligible: 0, stored: 0, change: "fixed" as const };
   const { items_url: _, ...view } = issueView(deps.config.publicBaseUrl, audit.id, issue);
   const limit = pageSize(query.limit);
   const data: Evidence[] = [];
   const next = issue.affected > 0
-    ? await scan<Evidence>(
+    ? await scan(
       deps.kv,
       keys.auditFindings(auditId, checkId),
       limit,
@@ -274,7 +282,7 @@ export async function listAuditPages(
   }
   const filtered = query.status !== undefined || query.indexable !== undefined;
   const data: PageView[] = [];
-  const next = await scan<PageRecord>(
+  const next = await scan(
     deps.kv,
     keys.auditPages(auditId),
     filtered ? MAX_SCAN : limit,
@@ -292,19 +300,19 @@ export async function listAuditPages(
  * entry ("stop_after") or before it ("stop_before"). Returns the cursor to continue from, or
  * null when the prefix is exhausted.
  */
-async function scan<T>(
+async function scan<T, K extends Deno.KvKey>(
   kv: Deno.Kv,
-  prefix: Deno.KvKey,
+  prefix: Prefix<T, K>,
   max: number,
   cursor: string | undefined,
-  visit: (e: Deno.KvEntry<T>) => "go" | "stop_after" | "stop_before",
+  visit: (e: ListedEntry<T, K>) => "go" | "stop_after" | "stop_before",
 ): Promise<string | null> {
   const kvCursor = cursor === undefined ? undefined : decodeCursor(cursor);
-  let it: Deno.KvListIterator<T>;
+  let it: ListIterator<T, K>;
   let before = cursor ?? null;
   let n = 0;
   try {
-    it = kv.list<T>({ prefix }, { limit: max, cursor: kvCursor, batchSize: Math.min(max, 500) });
+    it = list(kv, { prefix }, { limit: max, cursor: kvCursor, batchSize: Math.min(max, 500) });
     for await (const e of it) {
       n++;
       const v = visit(e);
@@ -341,13 +349,13 @@ async function pagesOfCheck(
   cursor: string | undefined,
 ): Promise<Page<PageView>> {
   const urls: string[] = [];
-  const next = await scan<Evidence>(
+  const next = await scan(
     kv,
     keys.auditFindings(auditId, check),
     MAX_SCAN,
     cursor,
     (e) => {
-      const url = e.key[3] as string;
+      const url = e.key[3];
       if (urls[urls.length - 1] === url) return "go";
       if (urls.length === limit) return "stop_before";
       urls.push(url);
@@ -356,7 +364,8 @@ async function pagesOfCheck(
   );
   const data: PageView[] = [];
   for (let i = 0; i < urls.length; i += 10) {
-    const recs = await kv.getMany<PageRecord[]>(
+    const recs = await readMany(
+      kv,
       urls.slice(i, i + 10).map((u) => keys.auditPage(auditId, u)),
     );
     for (const e of recs) if (e.value && keep(e.value)) data.push(pageView(e.value));

@@ -1,4 +1,4 @@
-import { keys } from "../kv/keys.ts";
+import { atomic, keys, read, readMany } from "./store.ts";
 import { hashKey } from "./api_keys.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
@@ -15,8 +15,8 @@ export interface Principal {
  * What a key may see of its account. A sandbox key is a trial credential, often handed to an agent
  * before anyone upgrades, so it sees only the sandbox side: sandbox keys and sandbox projects.
  * Live keys, live projects (their details and subscription state) and the credit balance are
- * invisible to it, answered as `not_found` like foreign ids. Live keys see everything. The
- * interface's 402 `payment_required` for a sandbox key starting work on a live project stays.
+ * invisible to it, answered as `not_found` like foreign ids, also when it starts work on one
+ * (checked before any funding rule). Live keys see everything.
  */
 export function canSee(caller: KeyMode, resourceIsSandbox: boolean): boolean {
   return caller === "live" || resourceIsSandbox;
@@ -39,15 +39,75 @@ interface CacheEntry {
 
 const MAX_ENTRIES = 10_000;
 
+/** One change that made cached principals of an account stale (a key revoked). */
+export interface AuthChange {
+  seq: number;
+  accountId: string;
+  /** The key concerned, for the record; the whole account is dropped from caches. */
+  keyId: string | null;
+  at: number;
+}
+
+/** The value of `keys.authRevocations()`: the last sequence number and the last changes. */
+export interface RevocationSignal {
+  seq: number;
+  /** The last `REVOCATION_RING` changes, oldest first, with consecutive `seq`s. */
+  recent: AuthChange[];
+}
+
 /**
- * Resolves bearer keys to principals with a short-lived in-process cache, because a KV round trip
- * on every request would cap throughput far below the budget. Writes made by this process
- * invalidate the account's entries at once; writes by other processes (revocation included) are
- * seen after at most `authCacheTtlMs`.
+ * Changes the signal remembers. A process that finds more changes than this since it last looked
+ * (a stalled event loop, a watch that restarted) cannot tell which accounts they named and drops
+ * its whole cache instead.
+ */
+export const REVOCATION_RING = 64;
+
+/**
+ * Adds the revocation signal to the atomic operation that makes a key unusable, so the signal and
+ * the change commit together or not at all. `entry` is `keys.authRevocations()` as read in the same
+ * attempt (it is checked: two revocations never lose each other's ring entry; one conflicts and
+ * retries, which revocations, being rare, can afford).
+ *
+ * @example
+ * ```ts
+ * const [keyEntry, signal] = await kv.getMany([keys.apiKey(hash), keys.authRevocations()]);
+ * signalAuthChange(op.set(keyEntry.key, revoked), signal, { accountId, keyId, at: now });
+ * ```
+ */
+export function signalAuthChange(
+  op: Deno.AtomicOperation,
+  entry: Deno.KvEntryMaybe<RevocationSignal>,
+  change: Omit<AuthChange, "seq">,
+): Deno.AtomicOperation {
+  const seq = (entry.value?.seq ?? 0) + 1;
+  const recent = [...(entry.value?.recent ?? []), { seq, ...change }].slice(-REVOCATION_RING);
+  return op.check(entry).set(keys.authRevocations(), { seq, recent } satisfies RevocationSignal);
+}
+
+/**
+ * Resolves bearer keys to principals with an in-process cache, because a KV round trip on every
+ * request would cap throughput far below the budget. Staleness is bounded three ways:
+ * - writes made by this process invalidate the account's entries at once (`invalidateAccount`);
+ * - writes by other processes that make a key unusable (revocation) carry the revocation signal
+ *   (`signalAuthChange`), which every process follows (`follow`): through `kv.watch`, and on a
+ *   local KV file also by reading it every `AUTH_REVOCATION_POLL_MS` (50 ms), because Deno's
+ *   SQLite KV does not notify watchers in other processes (denoland/deno#21640, and
+ *   domain/job_watch.ts). Either way the named accounts are dropped within ~100 ms;
+ * - `authCacheTtlMs` (`AUTH_CACHE_TTL_MS`, 2 s) stays as the fallback: an entry older than that
+ *   is read again whatever the signal said, should a signal be missed altogether.
+ *
+ * Sensitive writes do not trust the cache at all: `confirm` re-reads the key with strong
+ * consistency (operations marked `sensitive`, over `/v1` and MCP alike).
  */
 export class KeyResolver {
   #cache = new Map<string, CacheEntry>();
   #byAccount = new Map<string, Set<string>>();
+  /** Bumped by every invalidation: a lookup that started before one is answered, not cached. */
+  #generation = 0;
+  /** The signal's sequence number last applied; null until the first look. */
+  #seenSeq: number | null = null;
+  #seenStamp: string | null = null;
+  #following: { stop(): Promise<void> } | null = null;
 
   constructor(private deps: Deps) {}
 
@@ -62,49 +122,150 @@ export class KeyResolver {
     if (entry && now - entry.fetchedAt <= this.deps.config.authCacheTtlMs) {
       return usable(entry.principal, now);
     }
-    return this.#load(hash).then((principal) => {
-      if (!principal) {
-        this.#drop(hash);
-        throw new ApiError("unauthorized", "Unknown API key");
-      }
-      this.#store(hash, { principal, fetchedAt: now });
-      return usable(principal, now);
-    });
+    return this.#fetch(hash, now);
   }
 
   /**
-   * The principal re-read from KV (strongly, past the cache): sensitive writes call it so a key
-   * revoked a moment ago on another process cannot act there.
+   * The caller's principal re-read from KV with strong consistency, bypassing the cache, for the
+   * writes a revoked key must never make even in the moment before the revocation signal arrives
+   * (operations marked `sensitive` in app/operation.ts: minting and revoking keys, webhooks,
+   * purchases, subscriptions, schedules). Throws the same 401 `key_revoked` / `key_expired` /
+   * `unauthorized` as `resolve`; refreshes the cache entry unless an invalidation raced the read.
+   *
+   * @example
+   * ```ts
+   * const fresh = await services.resolver.confirm(principal);
+   * ```
    */
-  async confirm(principal: Principal): Promise<Principal> {
-    const hash = principal.key.hash;
-    const fresh = await this.#load(hash);
-    if (!fresh) {
-      this.#drop(hash);
-      throw new ApiError("unauthorized", "Unknown API key");
-    }
-    const now = this.deps.clock.now();
-    this.#store(hash, { principal: fresh, fetchedAt: now });
-    return usable(fresh, now);
+  confirm(principal: Principal): Promise<Principal> {
+    return this.#fetch(principal.key.hash, this.deps.clock.now());
   }
 
   /** Forgets every cached key of an account; called after any write that changes what they show. */
   invalidateAccount(accountId: string): void {
+    this.#generation++;
     const hashes = this.#byAccount.get(accountId);
     if (!hashes) return;
     for (const h of hashes) this.#cache.delete(h);
     this.#byAccount.delete(accountId);
   }
 
+  /** Forgets every cached key. */
+  invalidateAll(): void {
+    this.#generation++;
+    this.#cache.clear();
+    this.#byAccount.clear();
+  }
+
+  /**
+   * Applies a read of the revocation signal (its value is null until the first revocation): drops
+   * the accounts of the changes made since the last value applied, or the whole cache on the first
+   * look, when more changes were made than the ring holds, or when the sequence went back (a reset
+   * store). A read older than one already applied (the watch and the poll race) changes nothing.
+   */
+  observe(entry: Deno.KvEntryMaybe<RevocationSignal>): void {
+    const stamp = entry.versionstamp;
+    if (stamp !== null && this.#seenStamp !== null && stamp < this.#seenStamp) return;
+    const signal = entry.value;
+    const seq = signal?.seq ?? 0;
+    const seen = this.#seenSeq;
+    this.#seenSeq = seq;
+    this.#seenStamp = stamp;
+    if (seen === null || seq < seen) return this.invalidateAll();
+    if (seq === seen) return;
+    const missed = signal!.recent.filter((c) => c.seq > seen);
+    if (missed.length < seq - seen) return this.invalidateAll();
+    for (const c of missed) this.invalidateAccount(c.accountId);
+  }
+
+  /**
+   * Follows the revocation signal until `close`: one `kv.watch` on it (restarted after a failure),
+   * plus a read every `authRevocationPollMs` when that is above 0 (the default on a local KV file,
+   * where the watch sees only this process's writes). Idempotent.
+   */
+  follow(): void {
+    if (this.#following) return;
+    const { kv, config } = this.deps;
+    const signalKey = keys.authRevocations();
+    const stopping = new AbortController();
+    const pause = (ms: number) =>
+      new Promise<void>((resolve) => {
+        if (stopping.signal.aborted) return resolve();
+        const done = () => {
+          clearTimeout(timer);
+          stopping.signal.removeEventListener("abort", done);
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        stopping.signal.addEventListener("abort", done);
+      });
+    const watch: { reader: ReadableStreamDefaultReader<Deno.KvEntryMaybe<unknown>[]> | null } = {
+      reader: null,
+    };
+    const watching = (async () => {
+      while (!stopping.signal.aborted) {
+        try {
+          const reader = watch.reader = kv.watch([signalKey]).getReader();
+          while (true) {
+            const { done, value } = await reader.read();
+            if (done) break;
+            this.observe(value[0] as Deno.KvEntryMaybe<RevocationSignal>);
+          }
+        } catch (err) {
+          if (!stopping.signal.aborted) logAuthError("revocation watch failed", err);
+        }
+        watch.reader = null;
+        await pause(1_000);
+      }
+    })();
+    const pollMs = config.authRevocationPollMs;
+    const polling = (async () => {
+      while (pollMs > 0 && !stopping.signal.aborted) {
+        try {
+          this.observe(await read(kv, signalKey));
+        } catch (err) {
+          if (!stopping.signal.aborted) logAuthError("revocation poll failed", err);
+        }
+        await pause(pollMs);
+      }
+    })();
+    this.#following = {
+      async stop() {
+        stopping.abort();
+        await watch.reader?.cancel().catch(() => {});
+        await Promise.all([watching, polling]);
+      },
+    };
+  }
+
+  /** Stops following the revocation signal (before the KV closes). */
+  async close(): Promise<void> {
+    const following = this.#following;
+    this.#following = null;
+    await following?.stop();
+  }
+
+  /** Reads the key (and account) strongly, caches it unless an invalidation raced the read. */
+  async #fetch(hash: string, now: number): Promise<Principal> {
+    const generation = this.#generation;
+    const principal = await this.#load(hash);
+    if (!principal) {
+      this.#drop(hash);
+      throw new ApiError("unauthorized", "Unknown API key");
+    }
+    if (generation === this.#generation) this.#store(hash, { principal, fetchedAt: now });
+    return usable(principal, now);
+  }
+
   async #load(hash: string): Promise<Principal | null> {
     const { kv } = this.deps;
-    const keyEntry = await kv.get<ApiKeyRecord>(keys.apiKey(hash));
+    const keyEntry = await read(kv, keys.apiKey(hash), "strong");
     const key = keyEntry.value;
     if (!key) return null;
-    const [accountEntry, usageEntry] = await kv.getMany<[AccountRecord, SandboxUsage]>([
+    const [accountEntry, usageEntry] = await readMany(kv, [
       keys.account(key.accountId),
       keys.sandboxUsage(key.accountId),
-    ]);
+    ], "strong");
     if (!accountEntry.value) return null;
     return {
       key,
@@ -114,7 +275,7 @@ export class KeyResolver {
   }
 
   #store(hash: string, entry: CacheEntry): void {
-    if (this.#cache.size >= MAX_ENTRIES) {
+    if (this.#cache.size >= MAX_ENTRIES && !this.#cache.has(hash)) {
       const oldest = this.#cache.keys().next().value;
       if (oldest !== undefined) this.#drop(oldest);
     }
@@ -131,6 +292,10 @@ export class KeyResolver {
     this.#cache.delete(hash);
     this.#byAccount.get(entry.principal.account.id)?.delete(hash);
   }
+}
+
+function logAuthError(msg: string, err: unknown): void {
+  console.error(JSON.stringify({ level: "error", msg, error: String(err) }));
 }
 
 /**
@@ -152,9 +317,7 @@ export class KeyUsageTracker {
     const out = new Map<string, number | null>();
     for (let i = 0; i < keyIds.length; i += 10) {
       const batch = keyIds.slice(i, i + 10);
-      const entries = await this.deps.kv.getMany<number[]>(
-        batch.map((id) => keys.apiKeyLastUsed(id)),
-      );
+      const entries = await readMany(this.deps.kv, batch.map((id) => keys.apiKeyLastUsed(id)));
       batch.forEach((id, j) => {
         const stored = entries[j].value;
         const local = this.#pending.get(id) ?? null;
@@ -170,9 +333,9 @@ export class KeyUsageTracker {
     for (const [keyId, at] of pending) {
       const key = keys.apiKeyLastUsed(keyId);
       for (let i = 0; i < 5; i++) {
-        const entry = await this.deps.kv.get<number>(key);
+        const entry = await read(this.deps.kv, key);
         if (entry.value !== null && entry.value >= at) break;
-        if ((await this.deps.kv.atomic().check(entry).set(key, at).commit()).ok) break;
+        if ((await atomic(this.deps.kv).check(entry).set(key, at).commit()).ok) break;
       }
     }
   }

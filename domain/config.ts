@@ -1,5 +1,6 @@
 import { type CrawlCaps, DEFAULT_CRAWL_CAPS } from "./audit/crawl/caps.ts";
 import { DEFAULT_ROBOTS_CAPS as ROBOTS } from "./audit/robots.ts";
+import { watchMissesOtherProcesses } from "./job_watch.ts";
 
 /** The service's configuration, read once from the environment at start. */
 export interface Config {
@@ -107,8 +108,18 @@ export interface Config {
    * are the pages one rendered audit renders: all of them, and the lab (throttled) share.
    */
   render: { enabled: boolean; maxPages: number; labPages: number; pagesInFlight: number };
-  /** How long a cached API-key lookup may be trusted before KV is asked again (other processes' revocations). */
+  /**
+   * How long a cached API-key lookup may be trusted before KV is asked again: the fallback bound on
+   * another process's revocation, which normally arrives through the revocation signal.
+   */
   authCacheTtlMs: number;
+  /**
+   * `AUTH_REVOCATION_POLL_MS`: how often a process reads the revocation signal besides watching it
+   * (0: never). Default 50 on a local KV file, whose `kv.watch` misses other processes' writes
+   * (`watchMissesOtherProcesses`); 0 on `:memory:` (one process), Deno Deploy's KV and KV Connect,
+   * where the watch sees every writer.
+   */
+  authRevocationPollMs: number;
   /**
    * `JOB_LEASE_MS`: when set, how long a worker holds an audit, an article or a webhook attempt
    * (and a queued job may wait) before the stale-job sweep hands it to another worker; null keeps
@@ -306,6 +317,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       pagesInFlight: int("RENDER_PAGES_IN_FLIGHT", 2, 1, 8),
     },
     authCacheTtlMs: int("AUTH_CACHE_TTL_MS", 2_000, 0, 60_000),
+    authRevocationPollMs: int(
+      "AUTH_REVOCATION_POLL_MS",
+      watchMissesOtherProcesses(kvPath) ? 50 : 0,
+      0,
+      60_000,
+    ),
     jobLeaseMs: get("JOB_LEASE_MS") === null ? null : int("JOB_LEASE_MS", 0, 100, 86_400_000),
   };
 }

@@ -1,4 +1,4 @@
-import { keys } from "../kv/keys.ts";
+import { type Atomic, keys } from "./store.ts";
 import type { JobQueue } from "./deps.ts";
 import { newId } from "./ids.ts";
 import type { OutboxEvent } from "./records.ts";
@@ -29,7 +29,7 @@ export type EventName = (typeof EVENT_NAMES)[number];
  * ```
  */
 export function recordEvent(
-  op: Deno.AtomicOperation,
+  op: Atomic,
   queue: JobQueue,
   input: { accountId: string; event: EventName; data: Record<string, unknown>; now: number },
 ): OutboxEvent {

@@ -1,9 +1,9 @@
-import { keys } from "../kv/keys.ts";
+import { type Atomic, keys, read } from "./store.ts";
 import { UNIT_PRICES, type UnitId } from "./billing/catalog.ts";
 import { addCredit, addDebit, readBalance, readRefMarker } from "./billing/credits.ts";
 import { ApiError } from "./errors.ts";
-import type { Principal } from "./auth.ts";
-import type { ProjectRecord, SandboxUsage, SubscriptionRecord } from "./records.ts";
+import { canSee } from "./auth.ts";
+import type { KeyMode, ProjectRecord, SubscriptionRecord } from "./records.ts";
 import { isActive } from "./subscription_state.ts";
 import { SANDBOX_LIMITS } from "./accounts.ts";
 
@@ -15,22 +15,32 @@ export type Funding =
 
 export type Unit = "audits" | "articles";
 
+/**
+ * Who work runs for and pays with: the account and the side it acts on (a key's mode; `live` for
+ * the account's scheduled work). The application layer's `AccountActor` is one.
+ */
+export interface WorkActor {
+  accountId: string;
+  mode: KeyMode;
+}
+
 /** The catalogue's unit each job is charged as. */
 const UNIT_OF = { audits: "technical_audit", articles: "article_generated" } as const;
 
 /**
  * Decides how a new audit or article is paid for and adds the charge to the caller's atomic
- * operation, so the charge and the job record commit together or not at all:
+ * operation, so the charge and the job record commit together or not at all. Visibility comes
+ * before any funding rule: a project the actor cannot see (`canSee`: a live project to a sandbox
+ * actor) is 404 `not_found`, whatever pays for it. Then:
  * - a project with an active subscription: included;
- * - a sandbox key on its sandbox project: the trial budget (1 audit, 2 articles), else 403;
- * - a sandbox key on a paid-for project without subscription: 402 `payment_required`;
- * - a live key without subscription: the unit price in credits, else 402 `insufficient_credits`.
+ * - a sandbox actor on its sandbox project: the trial budget (1 audit, 2 articles), else 403;
+ * - a live actor without subscription: the unit price in credits, else 402 `insufficient_credits`.
  */
 export async function chargeFor(
   kv: Deno.Kv,
-  op: Deno.AtomicOperation,
+  op: Atomic,
   input: {
-    caller: Principal;
+    actor: WorkActor;
     project: ProjectRecord;
     subscription: Deno.KvEntryMaybe<SubscriptionRecord>;
     unit: Unit;
@@ -40,17 +50,14 @@ export async function chargeFor(
     now: number;
   },
 ): Promise<Funding> {
-  const { caller, project, unit, now } = input;
+  const { actor, project, unit, now } = input;
+  if (!canSee(actor.mode, project.sandbox)) {
+    throw new ApiError("not_found", `No project '${project.id}' on this account`);
+  }
   op.check(input.subscription);
   if (isActive(input.subscription.value, now)) return { kind: "subscription" };
-  if (caller.key.mode === "sandbox") {
-    if (!project.sandbox) {
-      throw new ApiError(
-        "payment_required",
-        "This project has no active subscription and sandbox keys cannot pay per unit",
-      );
-    }
-    const usageEntry = await kv.get<SandboxUsage>(keys.sandboxUsage(caller.account.id));
+  if (actor.mode === "sandbox") {
+    const usageEntry = await read(kv, keys.sandboxUsage(actor.accountId));
     const usage = usageEntry.value ?? { audits: 0, articles: 0 };
     if (usage[unit] >= SANDBOX_LIMITS[unit]) {
       throw new ApiError(
@@ -59,7 +66,7 @@ export async function chargeFor(
           "hand a human the upgrade_url to continue",
       );
     }
-    op.check(usageEntry).set(keys.sandboxUsage(caller.account.id), {
+    op.check(usageEntry).set(keys.sandboxUsage(actor.accountId), {
       ...usage,
       [unit]: usage[unit] + 1,
     });
@@ -69,9 +76,9 @@ export async function chargeFor(
   const amount = UNIT_PRICES[unitId];
   // A free unit writes no ledger line and needs no balance.
   if (amount === 0) return { kind: "credits", amount: 0, unit: unitId };
-  const balance = await readBalance(kv, caller.account.id);
+  const balance = await readBalance(kv, actor.accountId);
   addDebit(op, balance, {
-    accountId: caller.account.id,
+    accountId: actor.accountId,
     amount,
     reason: unitId,
     ref: input.ref,
@@ -86,7 +93,7 @@ export async function chargeFor(
  */
 export async function addRefund(
   kv: Deno.Kv,
-  op: Deno.AtomicOperation,
+  op: Atomic,
   input: { accountId: string; funding: Funding; unit: Unit; ref: string; now: number },
 ): Promise<void> {
   const { funding } = input;
@@ -103,7 +110,7 @@ export async function addRefund(
       now: input.now,
     });
   } else if (funding.kind === "sandbox") {
-    const usageEntry = await kv.get<SandboxUsage>(keys.sandboxUsage(input.accountId));
+    const usageEntry = await read(kv, keys.sandboxUsage(input.accountId));
     const usage = usageEntry.value ?? { audits: 0, articles: 0 };
     op.check(usageEntry).set(keys.sandboxUsage(input.accountId), {
       ...usage,

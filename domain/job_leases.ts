@@ -1,4 +1,4 @@
-import { keys } from "../kv/keys.ts";
+import { keys, list } from "./store.ts";
 import type { Deps } from "./deps.ts";
 
 /** Marker of an audit or article that was accepted and has not finished, with its lease. */
@@ -21,9 +21,7 @@ export interface RunningJobMarker {
 export async function resendExpiredJobs(deps: Deps, kind: "audit" | "article"): Promise<number> {
   const now = deps.clock.now();
   let resent = 0;
-  for await (
-    const e of deps.kv.list<RunningJobMarker>({ prefix: [...keys.runningJobs(), kind] })
-  ) {
+  for await (const e of list(deps.kv, { prefix: keys.runningJobsOf(kind) })) {
     if (e.value.leaseUntil <= now) {
       await deps.queue.enqueue({ type: kind, id: e.value.id });
       resent++;

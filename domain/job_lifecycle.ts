@@ -8,7 +8,7 @@
  * @module
  */
 import { atomically } from "../kv/atomic.ts";
-import { keys } from "../kv/keys.ts";
+import { type Atomic, atomic, type Key, keys, read } from "./store.ts";
 import type { Deps } from "./deps.ts";
 import { addRefund, type Funding } from "./funding.ts";
 import { randomPart } from "./ids.ts";
@@ -21,14 +21,16 @@ export interface LeasedRecord {
   funding: Funding;
   attempts: number;
   leaseUntil: number;
+  /** The claim that owns the current step, on jobs that run in steps (audits). */
+  stepToken?: string | null;
 }
 
 export interface JobSpec<R extends LeasedRecord> {
   kind: "audit" | "article";
-  ownerKey: (id: string) => Deno.KvKey;
-  recordKey: (accountId: string, id: string) => Deno.KvKey;
+  ownerKey: (id: string) => Key<string>;
+  recordKey: (accountId: string, id: string) => Key<R>;
   /** The project's "one running job" marker. */
-  activeKey: (projectId: string) => Deno.KvKey;
+  activeKey: (projectId: string) => Key<string>;
   /** What a refund on failure credits back (the charged unit). */
   unit: "audits" | "articles";
   /** Not finished yet. */
@@ -47,7 +49,7 @@ export interface JobSpec<R extends LeasedRecord> {
   /** The record of a failed job. */
   failed: (r: R, error: { code: string; message: string }, now: number) => R;
   /** Adds the job's own writes to its finishing commit, whatever the outcome (audits: pruning). */
-  onFinish?: (op: Deno.AtomicOperation, ctx: { id: string; kind: FinishKind; now: number }) => void;
+  onFinish?: (op: Atomic, ctx: { id: string; kind: FinishKind; now: number }) => void;
 }
 
 export interface Claim<R> {
@@ -68,12 +70,12 @@ export async function claimJob<R extends LeasedRecord>(
   deps: Deps,
   spec: JobSpec<R>,
   id: string,
-  extra?: (op: Deno.AtomicOperation, token: string) => void,
+  extra?: (op: Atomic, token: string) => void,
 ): Promise<Claim<R> | null> {
   const { kv, clock } = deps;
-  const accountId = (await kv.get<string>(spec.ownerKey(id))).value;
+  const accountId = (await read(kv, spec.ownerKey(id))).value;
   if (!accountId) return null;
-  const entry = await kv.get<R>(spec.recordKey(accountId, id));
+  const entry = await read(kv, spec.recordKey(accountId, id));
   const record = entry.value;
   if (!record || !spec.open(record)) return null;
   const now = clock.now();
@@ -96,7 +98,7 @@ export async function claimJob<R extends LeasedRecord>(
     leaseUntil,
     token,
   });
-  const op = kv.atomic().check(entry).set(entry.key, claimed)
+  const op = atomic(kv).check(entry).set(entry.key, claimed)
     .set(keys.runningJob(spec.kind, id), { id, accountId, leaseUntil } satisfies RunningJobMarker);
   extra?.(op, token);
   const res = await op.commit();
@@ -108,7 +110,7 @@ export async function claimJob<R extends LeasedRecord>(
  * Extends a claim's lease while its worker is alive. Returns false when the job is no longer
  * this claim's (finished, or taken over): the worker should stop.
  */
-export async function renewLease<R extends LeasedRecord & { stepToken?: string | null }>(
+export async function renewLease<R extends LeasedRecord>(
   deps: Deps,
   spec: JobSpec<R>,
   claim: Claim<R>,
@@ -116,13 +118,13 @@ export async function renewLease<R extends LeasedRecord & { stepToken?: string |
 ): Promise<boolean> {
   const { kv, clock } = deps;
   const key = spec.recordKey(claim.accountId, id);
-  const entry = await kv.get<R>(key);
+  const entry = await read(kv, key);
   const r = entry.value;
   if (!r || !spec.open(r) || (r.stepToken !== undefined && r.stepToken !== claim.token)) {
     return false;
   }
   const leaseUntil = clock.now() + spec.leaseMs(deps);
-  const res = await kv.atomic().check(entry).set(key, { ...r, leaseUntil })
+  const res = await atomic(kv).check(entry).set(key, { ...r, leaseUntil })
     .set(keys.runningJob(spec.kind, id), { id, accountId: claim.accountId, leaseUntil })
     .commit();
   return res.ok || renewLease(deps, spec, claim, id);
@@ -142,7 +144,7 @@ export function finishJob<R extends LeasedRecord>(
   spec: JobSpec<R>,
   id: string,
   outcome: (ctx: {
-    op: Deno.AtomicOperation;
+    op: Atomic;
     record: R;
     accountId: string;
     now: number;
@@ -151,20 +153,19 @@ export function finishJob<R extends LeasedRecord>(
 ): Promise<void> {
   const { kv, clock } = deps;
   return atomically(kv, async () => {
-    const accountId = (await kv.get<string>(spec.ownerKey(id))).value!;
-    const entry = await kv.get<R>(spec.recordKey(accountId, id));
+    const accountId = (await read(kv, spec.ownerKey(id))).value!;
+    const entry = await read(kv, spec.recordKey(accountId, id));
     const record = entry.value;
     if (
       !record || !spec.open(record) ||
       (guard.attempt !== undefined && record.attempts !== guard.attempt) ||
-      (guard.token !== undefined &&
-        (record as { stepToken?: string | null }).stepToken !== guard.token)
+      (guard.token !== undefined && record.stepToken !== guard.token)
     ) {
-      return { op: kv.atomic().check(entry), result: undefined };
+      return { op: atomic(kv).check(entry), result: undefined };
     }
     const now = clock.now();
-    const op = kv.atomic().check(entry).delete(keys.runningJob(spec.kind, id));
-    const active = await kv.get<string>(spec.activeKey(record.projectId));
+    const op = atomic(kv).check(entry).delete(keys.runningJob(spec.kind, id));
+    const active = await read(kv, spec.activeKey(record.projectId));
     if (active.value === id) op.check(active).delete(active.key);
     const kind = await outcome({ op, record, accountId, now });
     spec.onFinish?.(op, { id, kind, now });

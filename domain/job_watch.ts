@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { keys } from "../kv/keys.ts";
+import { keys } from "./store.ts";
 import type { Deps } from "./deps.ts";
 
 /** How often a waiter on a local KV file re-reads, for writes of other processes. */

@@ -1,12 +1,12 @@
 import { atomically } from "../kv/atomic.ts";
-import { keys } from "../kv/keys.ts";
+import { atomic, keys, list, read, readMany } from "./store.ts";
 import { SANDBOX_LIMITS } from "./accounts.ts";
 import { canSee } from "./auth.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { checkUrlTarget, PUBLIC_HOST_TEXT, TargetRefusedError } from "./net/address_guard.ts";
-import type { AccountRecord, KeyMode, ProjectRecord, SubscriptionRecord } from "./records.ts";
+import type { KeyMode, ProjectRecord, SubscriptionRecord } from "./records.ts";
 
 /**
  * Normalises a site URL: http(s) only, no credentials, lowercase host (WHATWG URL does that),
@@ -81,7 +81,7 @@ export async function createProject(
   await refuseInternalSite(deps, url);
   const sandbox = caller.mode === "sandbox";
   return await atomically(kv, async () => {
-    const accountEntry = await kv.get<AccountRecord>(keys.account(caller.accountId));
+    const accountEntry = await read(kv, keys.account(caller.accountId));
     const account = accountEntry.value;
     if (!account) throw new ApiError("unauthorized", "Unknown account");
     if (sandbox && account.sandboxProjects >= SANDBOX_LIMITS.projects) {
@@ -104,7 +104,7 @@ export async function createProject(
       counts: { keywords: 0, articles: 0, audits: 0 },
       latestAudit: null,
     };
-    const op = kv.atomic()
+    const op = atomic(kv)
       .check(accountEntry)
       .check({ key: keys.project(account.id, project.id), versionstamp: null })
       .set(accountEntry.key, {
@@ -112,8 +112,7 @@ export async function createProject(
         projectsCount: account.projectsCount + 1,
         sandboxProjects: account.sandboxProjects + (sandbox ? 1 : 0),
       })
-      .set(keys.project(account.id, project.id), project)
-      .set(keys.projectOwner(project.id), account.id);
+      .set(keys.project(account.id, project.id), project);
     return { op, result: project };
   });
 }
@@ -125,18 +124,14 @@ export async function listProjects(
   mode: KeyMode,
 ): Promise<{ project: ProjectRecord; subscription: SubscriptionRecord | null }[]> {
   const projects: ProjectRecord[] = [];
-  for await (
-    const e of deps.kv.list<ProjectRecord>({ prefix: keys.projectsOfAccount(accountId) })
-  ) {
+  for await (const e of list(deps.kv, { prefix: keys.projectsOfAccount(accountId) })) {
     if (canSee(mode, e.value.sandbox)) projects.push(e.value);
   }
   projects.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
   const out: { project: ProjectRecord; subscription: SubscriptionRecord | null }[] = [];
   for (let i = 0; i < projects.length; i += 10) {
     const batch = projects.slice(i, i + 10);
-    const subs = await deps.kv.getMany<SubscriptionRecord[]>(
-      batch.map((p) => keys.subscription(p.id)),
-    );
+    const subs = await readMany(deps.kv, batch.map((p) => keys.subscription(p.id)));
     batch.forEach((project, j) => out.push({ project, subscription: subs[j].value }));
   }
   return out;
@@ -152,14 +147,14 @@ export async function getProject(
   projectId: string,
   mode: KeyMode,
 ): Promise<{ entry: Deno.KvEntry<ProjectRecord>; subscription: SubscriptionRecord | null }> {
-  const [entry, sub] = await deps.kv.getMany<[ProjectRecord, SubscriptionRecord]>([
+  const [entry, sub] = await readMany(deps.kv, [
     keys.project(accountId, projectId),
     keys.subscription(projectId),
   ]);
   if (!entry.value || !canSee(mode, entry.value.sandbox)) {
     throw new ApiError("not_found", `No project '${projectId}' on this account`);
   }
-  return { entry: entry as Deno.KvEntry<ProjectRecord>, subscription: sub.value };
+  return { entry, subscription: sub.value };
 }
 
 /**
@@ -174,6 +169,6 @@ export async function projectVisibleTo(
   mode: KeyMode,
 ): Promise<boolean> {
   if (mode === "live") return true;
-  const project = (await deps.kv.get<ProjectRecord>(keys.project(accountId, projectId))).value;
+  const project = (await read(deps.kv, keys.project(accountId, projectId))).value;
   return project !== null && canSee(mode, project.sandbox);
 }

@@ -14,13 +14,8 @@
  *
  * @module
  */
-import { keys } from "../kv/keys.ts";
 import { randomPart } from "../domain/ids.ts";
-
-interface LeaseRecord {
-  holder: string;
-  until: number;
-}
+import { atomic, keys, type LeaseRecord, read } from "../domain/store.ts";
 
 export class LeaderLease {
   readonly holder = randomPart(12);
@@ -34,11 +29,11 @@ export class LeaderLease {
   /** Takes or renews the lease; true when this process leads until the next call. */
   async acquire(): Promise<boolean> {
     const key = keys.lease(this.name);
-    const entry = await this.kv.get<LeaseRecord>(key);
+    const entry = await read(this.kv, key);
     const now = this.opts.now();
     const cur = entry.value;
     if (cur && cur.holder !== this.holder && cur.until > now) return false;
-    const res = await this.kv.atomic().check(entry)
+    const res = await atomic(this.kv).check(entry)
       .set(key, { holder: this.holder, until: now + this.opts.ttlMs } satisfies LeaseRecord)
       .commit();
     return res.ok;
@@ -47,7 +42,7 @@ export class LeaderLease {
   /** Gives the lease up (shutdown), so another process leads at its next tick. */
   async release(): Promise<void> {
     const key = keys.lease(this.name);
-    const entry = await this.kv.get<LeaseRecord>(key);
+    const entry = await read(this.kv, key);
     if (entry.value?.holder !== this.holder) return;
     await this.kv.atomic().check(entry).delete(key).commit();
   }

@@ -1,12 +1,7 @@
 import type { JobMessage, JobQueue } from "../domain/deps.ts";
 import { randomPart } from "../domain/ids.ts";
-import { keys } from "../kv/keys.ts";
+import { keys, list, type QueuedJob, write } from "../domain/store.ts";
 import { isJobMessage } from "./queue.ts";
-
-interface QueuedJob {
-  message: JobMessage;
-  attempts: number;
-}
 
 /** Retry delays of a job whose handler threw, as the native queue's default schedule. */
 const BACKOFF_MS = [1_000, 5_000, 30_000, 60_000, 300_000];
@@ -38,7 +33,7 @@ export function tableQueue(kv: Deno.Kv): JobQueue & {
   /** Claims up to `limit` due jobs (deleting their rows in checked commits). */
   const claimDue = async (limit: number): Promise<QueuedJob[]> => {
     const out: QueuedJob[] = [];
-    const due = kv.list<QueuedJob>({
+    const due = list(kv, {
       start: keys.jobQueue(0, ""),
       end: keys.jobQueue(Date.now() + 1, ""),
     }, { limit: BATCH });
@@ -57,7 +52,7 @@ export function tableQueue(kv: Deno.Kv): JobQueue & {
       await handler(job.message);
     } catch {
       if (job.attempts < BACKOFF_MS.length) {
-        await kv.set(rowKey(Date.now() + BACKOFF_MS[job.attempts]), {
+        await write(kv, rowKey(Date.now() + BACKOFF_MS[job.attempts]), {
           message: job.message,
           attempts: job.attempts + 1,
         }).catch(() => {});
@@ -74,7 +69,7 @@ export function tableQueue(kv: Deno.Kv): JobQueue & {
   };
   return {
     async enqueue(message, delayMs = 0) {
-      await kv.set(rowKey(Date.now() + Math.max(0, delayMs)), { message, attempts: 0 });
+      await write(kv, rowKey(Date.now() + Math.max(0, delayMs)), { message, attempts: 0 });
     },
     enqueueIn(op, message, delayMs = 0) {
       op.set(rowKey(Date.now() + Math.max(0, delayMs)), { message, attempts: 0 });

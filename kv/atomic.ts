@@ -27,10 +27,10 @@ export const atomicStats = { commits: 0, retries: 0 };
  *
  * @example
  * ```ts
- * const balance = await atomically(kv, async () => {
- *   const entry = await kv.get<number>(["balances", id]);
- *   const next = (entry.value ?? 0) + 10;
- *   return { op: kv.atomic().check(entry).set(entry.key, next), result: next };
+ * const count = await atomically(kv, async () => {
+ *   const entry = await read(kv, keys.webhookCount(accountId));
+ *   const next = (entry.value ?? 0) + 1;
+ *   return { op: atomic(kv).check(entry).set(entry.key, next), result: next };
  * });
  * ```
  */

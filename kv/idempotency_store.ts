@@ -1,4 +1,5 @@
 import { keys } from "./keys.ts";
+import { atomic, read } from "./typed.ts";
 
 /** Retention of idempotency records (the interface's 24 hours). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
@@ -27,7 +28,8 @@ export interface RequestIdentity {
   keyId: string | null;
 }
 
-type Record_ =
+/** A claimed Idempotency-Key: in progress under a lease, or done with the stored answer. */
+export type IdempotencyRecord =
   & RequestIdentity
   & (
     | { state: "in_progress"; createdAt: number; leaseUntil: number }
@@ -63,7 +65,7 @@ export async function claimIdempotencyKey(
 ): Promise<ClaimResult> {
   const k = keys.idempotency(input.scope, input.keyDigest);
   for (let i = 0; i < 10; i++) {
-    const entry = await kv.get<Record_>(k);
+    const entry = await read(kv, k);
     const rec = entry.value;
     // `expireIn` is the earliest deletion, not a deadline: treat old records as gone ourselves.
     const live = rec !== null && input.now - rec.createdAt < IDEMPOTENCY_TTL_MS;
@@ -73,7 +75,7 @@ export async function claimIdempotencyKey(
       if (rec.state === "done") return { kind: "replay", response: rec.response };
       if (rec.leaseUntil > input.now) return { kind: "in_progress" };
     }
-    const claim: Record_ = {
+    const claim: IdempotencyRecord = {
       state: "in_progress",
       endpoint: input.endpoint,
       fingerprint: input.fingerprint,
@@ -81,7 +83,7 @@ export async function claimIdempotencyKey(
       createdAt: input.now,
       leaseUntil: input.now + IDEMPOTENCY_LEASE_MS,
     };
-    const res = await kv.atomic().check(entry).set(k, claim, { expireIn: IDEMPOTENCY_TTL_MS })
+    const res = await atomic(kv).check(entry).set(k, claim, { expireIn: IDEMPOTENCY_TTL_MS })
       .commit();
     if (res.ok) return { kind: "claimed", versionstamp: res.versionstamp };
   }
@@ -100,7 +102,7 @@ export async function completeIdempotencyKey(
   },
 ): Promise<void> {
   const k = keys.idempotency(input.scope, input.keyDigest);
-  const rec: Record_ = {
+  const rec: IdempotencyRecord = {
     state: "done",
     endpoint: input.endpoint,
     fingerprint: input.fingerprint,
@@ -108,7 +110,7 @@ export async function completeIdempotencyKey(
     createdAt: input.now,
     response: input.response,
   };
-  await kv.atomic().check({ key: k, versionstamp: input.versionstamp })
+  await atomic(kv).check({ key: k, versionstamp: input.versionstamp })
     .set(k, rec, { expireIn: IDEMPOTENCY_TTL_MS }).commit();
 }
 

@@ -1,7 +1,14 @@
+import type { IdempotencyRecord } from "./idempotency_store.ts";
+import type { Key } from "./typed.ts";
+
 /**
  * The key schema: every Deno KV key the service uses is built here, so the layout of the
  * store can be read in one place. Collections are snake_case plurals; account-owned records
  * are keyed under their account so another account's id simply misses.
+ *
+ * What each family holds, and which indexes are written with which record, is declared in
+ * domain/store.ts, whose `keys` are these builders typed by their values (domain code reads
+ * through those). The storage layer's own families are typed here, since kv/ reads them itself.
  */
 export const keys = {
   account: (accountId: string) => ["accounts", accountId] as const,
@@ -15,13 +22,17 @@ export const keys = {
   apiKeysOfAccount: (accountId: string) => ["api_keys_by_account", accountId] as const,
   /** Last use of a key, flushed from memory in batches. */
   apiKeyLastUsed: (keyId: string) => ["api_key_last_used", keyId] as const,
+  /**
+   * The revocation signal: a sequence number and the last changes that made cached keys unusable
+   * (domain/auth.ts `signalAuthChange`), written in the same commit as each change. Every web
+   * process follows this one key and drops the named accounts from its key cache.
+   */
+  authRevocations: () => ["auth_revocations"] as const,
   /** Trial usage shared by a sandbox key and the keys it mints. */
   sandboxUsage: (ledgerId: string) => ["sandbox_usage", ledgerId] as const,
 
   project: (accountId: string, projectId: string) => ["projects", accountId, projectId] as const,
   projectsOfAccount: (accountId: string) => ["projects", accountId] as const,
-  /** Project id → account id, for jobs and webhooks that arrive with a project id only. */
-  projectOwner: (projectId: string) => ["project_owner", projectId] as const,
 
   audit: (accountId: string, auditId: string) => ["audits", accountId, auditId] as const,
   auditOwner: (auditId: string) => ["audit_owner", auditId] as const,
@@ -122,19 +133,28 @@ export const keys = {
   schedule: (projectId: string) => ["schedules", projectId] as const,
   /** Schedules by the time the dispatcher should next look at them (their run, or a retry). */
   scheduleDue: (at: number, projectId: string) => ["schedules_due", at, projectId] as const,
-  schedulesDue: () => ["schedules_due"] as const,
   /** A due slot of a schedule, claimed once (versionstamp check) so it runs exactly once. */
   scheduleSlot: (projectId: string, dueAt: number) => ["schedule_slots", projectId, dueAt] as const,
 
   /** Jobs that were started and not finished, swept by the stale-job cron. */
   runningJob: (kind: string, id: string) => ["running_jobs", kind, id] as const,
   runningJobs: () => ["running_jobs"] as const,
+  runningJobsOf: (kind: string) => ["running_jobs", kind] as const,
 
   /** An idempotent request's record, by scope and the SHA-256 of its Idempotency-Key. */
-  idempotency: (scope: string, keyDigest: string) => ["idempotency", scope, keyDigest] as const,
+  idempotency: (scope: string, keyDigest: string): Key<IdempotencyRecord> => [
+    "idempotency",
+    scope,
+    keyDigest,
+  ],
   /** Sandbox accounts opened by one address block on one UTC day (signup abuse limit). */
   signupBlock: (block: string, dayStart: number) => ["signup_blocks", block, dayStart] as const,
-  rateLimit: (bucket: string, windowStart: number) => ["rate_limits", bucket, windowStart] as const,
+  /** Requests counted in one fixed window (kv/rate_limiter.ts). */
+  rateLimit: (bucket: string, windowStart: number): Key<number> => [
+    "rate_limits",
+    bucket,
+    windowStart,
+  ],
 
   balance: (accountId: string) => ["balances", accountId] as const,
   ledgerEntry: (accountId: string, entryId: string) =>

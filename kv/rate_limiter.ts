@@ -1,5 +1,6 @@
 import { atomically } from "./atomic.ts";
 import { keys } from "./keys.ts";
+import { atomic, read } from "./typed.ts";
 
 /** The time source the limiter reads (any object with `now()`, e.g. the service clock). */
 export interface TimeSource {
@@ -179,12 +180,12 @@ export class RateLimiter {
   async #strictHit(bucket: string, windowStart: number, now: number): Promise<RateDecision> {
     const key = keys.rateLimit(`${this.options.name}:${bucket}`, windowStart);
     const { allowed, used } = await atomically(this.kv, async () => {
-      const entry = await this.kv.get<number>(key);
+      const entry = await read(this.kv, key);
       const count = entry.value ?? 0;
       if (count >= this.options.limit) {
         return { op: this.kv.atomic().check(entry), result: { allowed: false, used: count } };
       }
-      const op = this.kv.atomic().check(entry).set(key, count + 1, {
+      const op = atomic(this.kv).check(entry).set(key, count + 1, {
         expireIn: 2 * this.options.windowMs,
       });
       return { op, result: { allowed: true, used: count + 1 } };
@@ -193,7 +194,7 @@ export class RateLimiter {
   }
 
   async #read(id: string, windowStart: number): Promise<number> {
-    return (await this.kv.get<number>(keys.rateLimit(id, windowStart))).value ?? 0;
+    return (await read(this.kv, keys.rateLimit(id, windowStart))).value ?? 0;
   }
 
   async #sync(id: string, local: Local): Promise<void> {
@@ -252,11 +253,11 @@ export class RateLimiter {
     const key = keys.rateLimit(id, local.windowStart);
     try {
       return await atomically(this.kv, async () => {
-        const entry = await this.kv.get<number>(key);
+        const entry = await read(this.kv, key);
         const before = (entry.value ?? 0) + delta;
         const allowed = withHit && before < this.options.limit;
         const next = before + (allowed ? 1 : 0);
-        const op = this.kv.atomic().check(entry);
+        const op = atomic(this.kv).check(entry);
         if (next !== (entry.value ?? 0)) {
           op.set(key, next, { expireIn: 2 * this.options.windowMs });
         }

@@ -6,9 +6,10 @@
  * @module
  */
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { type AccountActor, anonymousActor, keyActor } from "../app/actor.ts";
 import { execute, type Operation } from "../app/operation.ts";
+import { checkIdempotencyKey } from "../domain/idempotent_request.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { requireKey } from "./middleware/auth.ts";
 import { clientIp } from "./middleware/request_id.ts";
@@ -45,6 +46,11 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
     ...(keyed ? AUTH_ERRORS : op.errors.includes("rate_limited") ? [] : ["rate_limited" as const]),
     ...op.errors,
   ];
+  // The success status, and any other one `run` may set, each documented with the result's schema.
+  const success = { [op.status]: { description: op.outputDescription, schema: op.output } };
+  for (const [status, description] of Object.entries(op.otherStatuses ?? {})) {
+    success[Number(status)] = { description, schema: op.output };
+  }
   const route = createRoute({
     method: op.method,
     path: op.path,
@@ -52,17 +58,26 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
     summary: op.summary,
     ...(op.description ? { description: op.description } : {}),
     ...(keyed ? { security: bearerSecurity } : {}),
-    middleware: keyed ? [requireKey()] : [],
+    middleware: [
+      ...(keyed ? [requireKey()] : []),
+      ...(op.idempotent ? [idempotencyKeyBounds] : []),
+    ],
     request: {
       ...(op.params ? { params: op.params } : {}),
       ...(op.query ? { query: op.query } : {}),
       ...(op.idempotent ? { headers: IdempotencyHeader } : {}),
       ...(op.body
-        ? { body: { content: { "application/json": { schema: op.body } }, required: true } }
+        ? {
+          body: {
+            content: { "application/json": { schema: op.body } },
+            required: !op.optionalBody,
+            ...(op.bodyDescription ? { description: op.bodyDescription } : {}),
+          },
+        }
         : {}),
     },
     responses: responses(
-      { [op.status]: { description: op.outputDescription, schema: op.output } },
+      success,
       errors,
     ),
   });
@@ -73,7 +88,8 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
     const outcome = await execute(s, op, actorOf(ctx, s), {
       params: op.params ? c.req.valid("param") : {},
       query: op.query ? c.req.valid("query") : {},
-      body: op.body ? c.req.valid("json") : {},
+      // An optional body left out is not validated: it reads as `{}`.
+      body: op.body ? c.req.valid("json") ?? {} : {},
     }, {
       idempotencyKey: key === undefined ? undefined : { value: key, field: "Idempotency-Key" },
       bearer: BEARER.exec(ctx.req.header("authorization") ?? "")?.[1] ?? null,
@@ -84,3 +100,13 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
     return ctx.json(outcome.body as object, outcome.status as 200);
   });
 }
+
+/**
+ * A malformed Idempotency-Key is refused before the body is validated, in the words the MCP
+ * `idempotency_key` gets (`execute` checks it again for adapters without headers).
+ */
+const idempotencyKeyBounds: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const key = c.req.header("idempotency-key");
+  if (key !== undefined) checkIdempotencyKey(key, "Idempotency-Key");
+  await next();
+};

@@ -4,8 +4,24 @@
  *
  * @module
  */
+import { ACCOUNT_OPERATIONS } from "./accounts.ts";
+import { API_KEY_OPERATIONS } from "./api_keys.ts";
+import { ARTICLE_OPERATIONS } from "./articles.ts";
+import { AUDIT_OPERATIONS } from "./audits.ts";
+import { BILLING_OPERATIONS } from "./billing.ts";
 import { PROJECT_OPERATIONS } from "./projects.ts";
+import { SCHEDULE_OPERATIONS } from "./schedules.ts";
+import { WEBHOOK_OPERATIONS } from "./webhooks.ts";
 
 export const OPERATIONS = [
+  ...ACCOUNT_OPERATIONS,
+  ...API_KEY_OPERATIONS,
   ...PROJECT_OPERATIONS,
+  // 9–10 and the audit's findings listings (additive), 11–12.
+  ...AUDIT_OPERATIONS,
+  ...ARTICLE_OPERATIONS,
+  // Additive: a project's audit schedule.
+  ...SCHEDULE_OPERATIONS,
+  ...BILLING_OPERATIONS,
+  ...WEBHOOK_OPERATIONS,
 ];

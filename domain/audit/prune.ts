@@ -36,9 +36,8 @@
  *
  * @module
  */
-import { keys } from "../../kv/keys.ts";
+import { type Atomic, atomic, keys, list, read } from "../store.ts";
 import { keyBytes } from "../../kv/limits_guard.ts";
-import type { AuditRecord } from "../audits/record.ts";
 import type { Deps } from "../deps.ts";
 import { getMany } from "./crawl/store.ts";
 
@@ -88,7 +87,7 @@ function singleKeys(auditId: string, kind: PruneKind): Deno.KvKey[] {
 
 /** Adds the prune marker to an audit's finishing commit. */
 export function markForPruning(
-  op: Deno.AtomicOperation,
+  op: Atomic,
   auditId: string,
   kind: PruneKind,
   now: number,
@@ -156,13 +155,13 @@ export async function pruneFinishedAudits(
   const { kv, clock } = deps;
   const budget = { commits };
   let done = 0;
-  const due = kv.list<PruneKind>({
+  const due = list(kv, {
     start: keys.auditPrune(0, ""),
     end: keys.auditPrune(clock.now() + 1, ""),
   });
   for await (const e of due) {
     if (budget.commits <= 0) break;
-    const auditId = e.key[2] as string;
+    const auditId = e.key[2];
     if (await pruneOne(kv, e.key, auditId, e.value, budget)) done++;
   }
   return done;
@@ -171,7 +170,7 @@ export async function pruneFinishedAudits(
 /** Crawl states the backfill reads per maintenance run. */
 export const BACKFILL_PAGE = 200;
 
-interface BackfillState {
+export interface BackfillState {
   /** When the backfill first ran: every audit that ended after it got a marker when it ended. */
   startedAt: number;
   /** The last audit id read; null before the first page. */
@@ -187,7 +186,7 @@ interface BackfillState {
  */
 export async function beginPruneBackfill(deps: Pick<Deps, "kv" | "clock">): Promise<void> {
   const state: BackfillState = { startedAt: deps.clock.now(), after: null, done: false };
-  await deps.kv.atomic().check({ key: keys.pruneBackfill(), versionstamp: null })
+  await atomic(deps.kv).check({ key: keys.pruneBackfill(), versionstamp: null })
     .set(keys.pruneBackfill(), state).commit();
 }
 
@@ -205,7 +204,7 @@ export async function backfillPruneMarkers(
 ): Promise<number> {
   const { kv, clock } = deps;
   const now = clock.now();
-  const entry = await kv.get<BackfillState>(keys.pruneBackfill());
+  const entry = await read(kv, keys.pruneBackfill());
   const state = entry.value ?? { startedAt: now, after: null, done: false };
   if (state.done) return 0; // one small read per run once done; no in-process state to go stale
   const ids: string[] = [];
@@ -213,15 +212,15 @@ export async function backfillPruneMarkers(
   const selector = state.after === null
     ? { prefix }
     : { prefix, start: [...prefix, state.after, ""] as Deno.KvKey };
-  for await (const e of kv.list(selector, { limit: page, batchSize: page })) {
-    ids.push(e.key[1] as string);
+  for await (const e of list(kv, selector, { limit: page, batchSize: page })) {
+    ids.push(e.key[1]);
   }
-  const owners = await getMany<string>(kv, ids.map((id) => keys.auditOwner(id)));
-  const audits = await getMany<AuditRecord>(
+  const owners = await getMany(kv, ids.map((id) => keys.auditOwner(id)));
+  const audits = await getMany(
     kv,
     ids.map((id, i) => keys.audit(owners[i] ?? "", id)),
   );
-  const op = kv.atomic().check(entry);
+  const op = atomic(kv).check(entry);
   let marked = 0;
   audits.forEach((a, i) => {
     if (!a || (a.status !== "completed" && a.status !== "failed")) return;

@@ -6,7 +6,7 @@
  * @module
  */
 import type { RenderPlan } from "./crawl/post_steps.ts";
-import { keys } from "../../kv/keys.ts";
+import { keys, list } from "../store.ts";
 import { withKvLimits } from "../../kv/limits_guard.ts";
 import { runCrawlStep } from "./crawl/engine.ts";
 import type { CrawlInput, CrawlOutcome, StepLimits } from "./crawl/state.ts";
@@ -73,7 +73,7 @@ export async function reportOf(
 ): Promise<AuditReport> {
   const pages: AuditPage[] = [];
   const deep: AuditPage[] = [];
-  for await (const e of kv.list<AuditPage>({ prefix: keys.auditSitePages(auditId) })) {
+  for await (const e of list(kv, { prefix: keys.auditSitePages(auditId) })) {
     (e.value.depth < 0 ? deep : pages).push(e.value);
   }
   return {
@@ -137,8 +137,8 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
           tallies.set(id, { eligible, affected });
         }
         const findings = new Map<string, Evidence[]>();
-        for await (const e of kv.list<Evidence>({ prefix: keys.auditFindingsAll(auditId) })) {
-          const check = e.key[2] as string;
+        for await (const e of list(kv, { prefix: keys.auditFindingsAll(auditId) })) {
+          const check = e.key[2];
           const list = findings.get(check) ?? [];
           list.push(e.value);
           findings.set(check, list);

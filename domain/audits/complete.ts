@@ -4,14 +4,13 @@
  *
  * @module
  */
-import { keys } from "../../kv/keys.ts";
-import type { CrawlOutcome, CrawlState } from "../audit/crawl/state.ts";
+import { keys, read } from "../store.ts";
+import type { CrawlOutcome } from "../audit/crawl/state.ts";
 import { type AuditReport, reportOf } from "../audit/run_audit.ts";
 import type { Deps } from "../deps.ts";
 import { recordEvent } from "../events.ts";
 import { finishJob } from "../job_lifecycle.ts";
-import type { ProjectRecord } from "../records.ts";
-import { compareIssues, type StoredIssues } from "./compare.ts";
+import { compareIssues } from "./compare.ts";
 import { regressionOf } from "./event_changes.ts";
 import { AUDIT_JOB } from "./lifecycle.ts";
 import { type AuditRecord, triggerOf } from "./record.ts";
@@ -31,15 +30,15 @@ export async function completeAudit(
 ): Promise<void> {
   const { kv } = deps;
   const report: AuditReport = await reportOf(kv, auditId, outcome);
-  const state = (await kv.get<CrawlState>(keys.auditCrawl(auditId))).value;
+  const state = (await read(kv, keys.auditCrawl(auditId))).value;
   await finishJob(deps, AUDIT_JOB, auditId, async ({ op, record: audit, accountId, now }) => {
-    const projectEntry = await kv.get<ProjectRecord>(keys.project(accountId, audit.projectId));
+    const projectEntry = await read(kv, keys.project(accountId, audit.projectId));
     op.check(projectEntry);
     const project = projectEntry.value;
     const prevId = project?.latestAudit?.audit_id && project.latestAudit.audit_id !== auditId
       ? project.latestAudit.audit_id
       : null;
-    const previous = prevId ? (await kv.get<StoredIssues>(keys.auditIssues(prevId))).value : null;
+    const previous = prevId ? (await read(kv, keys.auditIssues(prevId))).value : null;
     const { issues, changes } = compareIssues(
       outcome.tallies,
       state?.stored ?? {},

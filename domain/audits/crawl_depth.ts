@@ -1,7 +1,6 @@
-import { keys } from "../../kv/keys.ts";
+import { keys, read } from "../store.ts";
 import type { CrawlAllowance } from "../billing/catalog.ts";
 import type { Deps } from "../deps.ts";
-import type { SubscriptionRecord } from "../records.ts";
 import type { AuditRecord } from "./record.ts";
 
 /**
@@ -11,6 +10,6 @@ import type { AuditRecord } from "./record.ts";
 export async function crawlDepth(deps: Deps, audit: AuditRecord): Promise<CrawlAllowance> {
   if (audit.funding.kind === "sandbox") return "sandbox";
   if (audit.funding.kind !== "subscription") return "standard";
-  const sub = (await deps.kv.get<SubscriptionRecord>(keys.subscription(audit.projectId))).value;
+  const sub = (await read(deps.kv, keys.subscription(audit.projectId))).value;
   return sub?.plan === "pro" ? "pro" : "standard";
 }

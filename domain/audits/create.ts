@@ -6,13 +6,13 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { keys } from "../../kv/keys.ts";
-import type { Principal } from "../auth.ts";
+import { atomic, keys, read, readMany } from "../store.ts";
+import { canSee } from "../auth.ts";
 import { renderedAuditCharge, UNIT_PRICES } from "../billing/catalog.ts";
 import { addDebit, readBalance } from "../billing/credits.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
-import { chargeFor, type Funding } from "../funding.ts";
+import { chargeFor, type Funding, type WorkActor } from "../funding.ts";
 import { newId } from "../ids.ts";
 import type { RunningJobMarker } from "../job_leases.ts";
 import type { ProjectRecord, SubscriptionRecord } from "../records.ts";
@@ -27,8 +27,10 @@ export interface AuditAcceptance {
 }
 
 /**
- * Accepts an audit: returns the project's queued or running audit if there is one (nothing
- * charged), else charges it (subscription, sandbox budget or 25 credits) and creates it in one
+ * Accepts an audit for `actor` (an API key's account and mode, or the account's schedule as
+ * `live`). The checks run in one order: visibility (a project the actor cannot see, `canSee`, is
+ * 404 `not_found` like a missing one, before anything is adopted or charged), then it returns the
+ * project's queued or running audit if there is one (nothing charged), else charges it (subscription, sandbox budget or 25 credits) and creates it in one
  * commit with the project's active-audit marker, the count and the queue message. `alongside`
  * lets a caller add its own checks and writes to that same commit (a schedule claims its due slot
  * there, so a slot and its audit exist together or not at all); it may throw to abandon. A
@@ -39,7 +41,7 @@ export interface AuditAcceptance {
  */
 export function createAudit(
   deps: Deps,
-  caller: Principal,
+  actor: WorkActor,
   projectId: string,
   alongside: ((op: Deno.AtomicOperation, accepted: AuditAcceptance) => Promise<void>) | undefined,
   options: { trigger: AuditTrigger; render?: boolean },
@@ -47,21 +49,21 @@ export function createAudit(
   const { kv, clock } = deps;
   const render = options.render === true;
   return atomically<AuditAcceptance>(kv, async () => {
-    const [projectEntry, activeEntry, subEntry] = await kv.getMany<
-      [ProjectRecord, string, SubscriptionRecord]
-    >([
-      keys.project(caller.account.id, projectId),
+    const [projectEntry, activeEntry, subEntry] = await readMany(kv, [
+      keys.project(actor.accountId, projectId),
       keys.activeAudit(projectId),
       keys.subscription(projectId),
     ]);
     const project = projectEntry.value;
-    if (!project) throw new ApiError("not_found", `No project '${projectId}' on this account`);
+    if (!project || !canSee(actor.mode, project.sandbox)) {
+      throw new ApiError("not_found", `No project '${projectId}' on this account`);
+    }
     if (activeEntry.value) {
-      const current = await kv.get<AuditRecord>(keys.audit(caller.account.id, activeEntry.value));
+      const current = await read(kv, keys.audit(actor.accountId, activeEntry.value));
       if (
         current.value && (current.value.status === "queued" || current.value.status === "running")
       ) {
-        const op = kv.atomic().check(activeEntry, current);
+        const op = atomic(kv).check(activeEntry, current);
         const result = { audit: current.value, created: false };
         await alongside?.(op, result);
         return { op, result };
@@ -70,11 +72,11 @@ export function createAudit(
     if (render) requireRendering(deps, "start the audit without render. Nothing was charged");
     const now = clock.now();
     const id = newId("aud", now);
-    const op = kv.atomic().check(projectEntry, activeEntry);
+    const op = atomic(kv).check(projectEntry, activeEntry);
     const funding = render
-      ? await chargeRendered(kv, op, caller, project, subEntry, id, now)
+      ? await chargeRendered(kv, op, actor, project, subEntry, id, now)
       : await chargeFor(kv, op, {
-        caller,
+        actor,
         project,
         subscription: subEntry,
         unit: "audits",
@@ -83,7 +85,7 @@ export function createAudit(
       });
     const audit: AuditRecord = {
       id,
-      accountId: caller.account.id,
+      accountId: actor.accountId,
       projectId,
       status: "queued",
       funding,
@@ -105,13 +107,13 @@ export function createAudit(
     };
     const marker: RunningJobMarker = {
       id,
-      accountId: caller.account.id,
+      accountId: actor.accountId,
       leaseUntil: audit.leaseUntil,
     };
     op
-      .check({ key: keys.audit(caller.account.id, id), versionstamp: null })
-      .set(keys.audit(caller.account.id, id), audit)
-      .set(keys.auditOwner(id), caller.account.id)
+      .check({ key: keys.audit(actor.accountId, id), versionstamp: null })
+      .set(keys.audit(actor.accountId, id), audit)
+      .set(keys.auditOwner(id), actor.accountId)
       .set(keys.activeAudit(projectId), id)
       .set(keys.runningJob("audit", id), marker)
       .set(projectEntry.key, {
@@ -141,12 +143,12 @@ export function requireRendering(deps: Pick<Deps, "render">, instead: string): v
 /**
  * The charge of a rendered audit (catalogue `renderedAuditCharge`): `pro` included, a `basic`
  * subscription pays `rendering_addon` from credits, no subscription pays `rendered_audit`;
- * sandbox keys are refused (402 `payment_required`).
+ * sandbox actors are refused (402 `payment_required`).
  */
 async function chargeRendered(
   kv: Deno.Kv,
   op: Deno.AtomicOperation,
-  caller: Principal,
+  actor: WorkActor,
   project: ProjectRecord,
   subEntry: Deno.KvEntryMaybe<SubscriptionRecord>,
   ref: string,
@@ -154,7 +156,7 @@ async function chargeRendered(
 ): Promise<Funding> {
   const sub = subEntry.value;
   const plan = sub && isActive(sub, now) ? sub.plan : null;
-  const charge = renderedAuditCharge(plan, caller.key.mode === "sandbox" ? "sandbox" : "live");
+  const charge = renderedAuditCharge(plan, actor.mode === "sandbox" ? "sandbox" : "live");
   if (charge.kind === "included") {
     op.check(subEntry);
     return { kind: "subscription" };
@@ -169,7 +171,7 @@ async function chargeRendered(
   // chargeFor checks the subscription entry itself: checked once per commit (at most 10 checks).
   if (plan === null) {
     return await chargeFor(kv, op, {
-      caller,
+      actor,
       project,
       subscription: subEntry,
       unit: "audits",
@@ -180,7 +182,7 @@ async function chargeRendered(
   }
   op.check(subEntry);
   const amount = UNIT_PRICES[charge.unit];
-  const balance = await readBalance(kv, caller.account.id);
-  addDebit(op, balance, { accountId: caller.account.id, amount, reason: charge.unit, ref, now });
+  const balance = await readBalance(kv, actor.accountId);
+  addDebit(op, balance, { accountId: actor.accountId, amount, reason: charge.unit, ref, now });
   return { kind: "credits", amount, unit: charge.unit };
 }

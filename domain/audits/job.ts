@@ -6,7 +6,7 @@
  * @module
  */
 import { isTransientStoreError } from "../../kv/busy_retry.ts";
-import { keys } from "../../kv/keys.ts";
+import { atomic, keys, read } from "../store.ts";
 import { runCrawlStep } from "../audit/crawl/engine.ts";
 import type { RenderPlan } from "../audit/crawl/post_steps.ts";
 import type { CrawlInput, CrawlOutcome, StepLimits } from "../audit/crawl/state.ts";
@@ -57,8 +57,7 @@ export async function runAuditJob(
   });
   if (!claim) return "idle";
   const audit = claim.record;
-  const project = (await kv.get<ProjectRecord>(keys.project(claim.accountId, audit.projectId)))
-    .value;
+  const project = (await read(kv, keys.project(claim.accountId, audit.projectId))).value;
   if (!project) {
     await failAudit(deps, auditId, claim.token, {
       code: "project_missing",
@@ -94,7 +93,7 @@ export async function runAuditJob(
         op.check({ key: keys.auditStep(auditId), versionstamp: claim.versionstamp });
         if (done) return;
         // Another claim would have rewritten the step key too, so the check above covers it.
-        const entry = await kv.get<AuditRecord>(keys.audit(claim.accountId, auditId));
+        const entry = await read(kv, keys.audit(claim.accountId, auditId));
         const a = entry.value;
         if (!a) return;
         const leaseUntil = clock.now() + leaseMs(deps, QUEUE_GRACE_MS);
@@ -174,11 +173,11 @@ function failAudit(
  */
 async function handBack(deps: Deps, accountId: string, auditId: string, token: string) {
   const key = keys.audit(accountId, auditId);
-  const entry = await deps.kv.get<AuditRecord>(key);
+  const entry = await read(deps.kv, key);
   const a = entry.value;
   if (!a || !AUDIT_JOB.open(a) || a.stepToken !== token) return;
   const now = deps.clock.now();
-  const op = deps.kv.atomic().check(entry).set(key, { ...a, leaseUntil: now })
+  const op = atomic(deps.kv).check(entry).set(key, { ...a, leaseUntil: now })
     .set(keys.runningJob("audit", auditId), { id: auditId, accountId, leaseUntil: now });
   deps.queue.enqueueIn(op, { type: "audit", id: auditId }, 1_000);
   await op.commit();

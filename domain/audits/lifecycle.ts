@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { keys } from "../../kv/keys.ts";
+import { keys } from "../store.ts";
 import { markForPruning } from "../audit/prune.ts";
 import type { Deps } from "../deps.ts";
 import type { JobSpec } from "../job_lifecycle.ts";

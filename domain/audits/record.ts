@@ -11,7 +11,7 @@ import { ApiError } from "../errors.ts";
 import type { Funding } from "../funding.ts";
 import { projectVisibleTo } from "../projects.ts";
 import type { KeyMode } from "../records.ts";
-import { keys } from "../../kv/keys.ts";
+import { keys, read } from "../store.ts";
 
 export type AuditStatus = "queued" | "running" | "completed" | "failed";
 
@@ -85,7 +85,7 @@ export async function getAudit(
   auditId: string,
   mode: KeyMode,
 ): Promise<AuditRecord> {
-  const audit = (await deps.kv.get<AuditRecord>(keys.audit(accountId, auditId))).value;
+  const audit = (await read(deps.kv, keys.audit(accountId, auditId))).value;
   if (!audit || !(await projectVisibleTo(deps, accountId, audit.projectId, mode))) {
     throw new ApiError("not_found", `No audit '${auditId}' on this account`);
   }

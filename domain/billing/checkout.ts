@@ -5,17 +5,10 @@
  * account, project, plan or pack. Nothing is granted here; only the webhook grants.
  */
 import type Stripe from "stripe";
-import { keys } from "../../kv/keys.ts";
+import { atomic, keys, readMany, write } from "../store.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
-import type {
-  CheckoutRecord,
-  KeyMode,
-  PendingCheckoutRecord,
-  PlanId,
-  ProjectRecord,
-  SubscriptionRecord,
-} from "../records.ts";
+import type { CheckoutRecord, KeyMode, PendingCheckoutRecord, PlanId } from "../records.ts";
 import { isActive } from "../subscription_state.ts";
 import { findPack, findPlan, type PackId, stripePriceOf } from "./catalog.ts";
 import { type StripeClient, StripeError } from "./stripe_client.ts";
@@ -64,9 +57,7 @@ export async function createSubscriptionCheckout(
   const plan = findPlan(input.planId);
   if (!plan) throw new ApiError("invalid_request", `plan_id: unknown plan '${input.planId}'`);
 
-  const [projectEntry, subEntry, pendingEntry] = await kv.getMany<
-    [ProjectRecord, SubscriptionRecord, PendingCheckoutRecord]
-  >([
+  const [projectEntry, subEntry, pendingEntry] = await readMany(kv, [
     keys.project(caller.accountId, input.projectId),
     keys.subscription(input.projectId),
     keys.pendingCheckout(input.projectId),
@@ -141,7 +132,7 @@ export async function createSubscriptionCheckout(
     url: session.url,
     createdAt: now,
   };
-  const res = await kv.atomic()
+  const res = await atomic(kv)
     .set(keys.checkout(session.id), checkout, { expireIn: RECORD_TTL_MS })
     .set(keys.pendingCheckout(project.id), pendingRecord, { expireIn: PENDING_CHECKOUT_MS * 2 })
     .commit();
@@ -196,7 +187,7 @@ export async function createPackCheckout(
     createdAt: now,
     completedAt: null,
   };
-  await kv.set(keys.checkout(session.id), checkout, { expireIn: RECORD_TTL_MS });
+  await write(kv, keys.checkout(session.id), checkout, { expireIn: RECORD_TTL_MS });
   return { sessionId: session.id, url: session.url, packId: pack.id };
 }
 

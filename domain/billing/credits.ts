@@ -10,7 +10,7 @@
  * `grantCredits`, `refundCredits`) run a standalone operation through `atomically`.
  */
 import { atomically } from "../../kv/atomic.ts";
-import { keys } from "../../kv/keys.ts";
+import { type Atomic, atomic, keys, list, read, readMany } from "../store.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import type { BalanceRecord, LedgerEntry } from "../records.ts";
@@ -32,7 +32,7 @@ export async function readBalance(
   kv: Deno.Kv,
   accountId: string,
 ): Promise<Deno.KvEntryMaybe<BalanceRecord>> {
-  return await kv.get<BalanceRecord>(keys.balance(accountId));
+  return await read(kv, keys.balance(accountId));
 }
 
 /** The current balance in credits. */
@@ -71,7 +71,7 @@ export function insufficientCredits(required: number, balance: number): ApiError
  * ```
  */
 export function addDebit(
-  op: Deno.AtomicOperation,
+  op: Atomic,
   balanceEntry: Deno.KvEntryMaybe<BalanceRecord>,
   input: LedgerInput,
 ): LedgerEntry {
@@ -87,7 +87,7 @@ export function addDebit(
  * (`readRefMarker`) and skip when it exists, or the commit would fail on every retry.
  */
 export function addCredit(
-  op: Deno.AtomicOperation,
+  op: Atomic,
   balanceEntry: Deno.KvEntryMaybe<BalanceRecord>,
   kind: "grant" | "refund",
   input: LedgerInput,
@@ -107,7 +107,7 @@ export async function readRefMarker(
   kind: "grant" | "refund",
   ref: string,
 ): Promise<Deno.KvEntryMaybe<string>> {
-  return await kv.get<string>(keys.ledgerRef(accountId, kind, ref));
+  return await read(kv, keys.ledgerRef(accountId, kind, ref));
 }
 
 /**
@@ -122,7 +122,7 @@ export function debitCredits(
   return inTurn(kv, input.accountId, () =>
     atomically(kv, async () => {
       const balanceEntry = await readBalance(kv, input.accountId);
-      const op = kv.atomic();
+      const op = atomic(kv);
       const entry = addDebit(op, balanceEntry, { ...input, now: clock.now() });
       return { op, result: { balance: entry.balanceAfter, entry } };
     }));
@@ -153,7 +153,7 @@ export function refundCredits(
 /** The account's ledger entries, oldest first. */
 export async function listLedger(kv: Deno.Kv, accountId: string): Promise<LedgerEntry[]> {
   const out: LedgerEntry[] = [];
-  for await (const e of kv.list<LedgerEntry>({ prefix: keys.ledgerOfAccount(accountId) })) {
+  for await (const e of list(kv, { prefix: keys.ledgerOfAccount(accountId) })) {
     out.push(e.value);
   }
   return out;
@@ -175,7 +175,7 @@ function creditAttempts(
 ): Promise<{ applied: boolean; balance: number }> {
   const { kv, clock } = deps;
   return atomically<{ applied: boolean; balance: number }>(kv, async () => {
-    const [balanceEntry, marker] = await kv.getMany<[BalanceRecord, string]>([
+    const [balanceEntry, marker] = await readMany(kv, [
       keys.balance(input.accountId),
       keys.ledgerRef(input.accountId, kind, input.ref),
     ]);
@@ -186,14 +186,14 @@ function creditAttempts(
         result: { applied: false, balance: balanceEntry.value?.credits ?? 0 },
       };
     }
-    const op = kv.atomic();
+    const op = atomic(kv);
     const entry = addCredit(op, balanceEntry, kind, { ...input, now: clock.now() });
     return { op, result: { applied: true, balance: entry.balanceAfter } };
   });
 }
 
 function writeMovement(
-  op: Deno.AtomicOperation,
+  op: Atomic,
   balanceEntry: Deno.KvEntryMaybe<BalanceRecord>,
   kind: LedgerEntry["kind"],
   balanceAfter: number,

@@ -12,10 +12,10 @@
  * ledger entry and the outbound `credits.updated`.
  */
 import { atomically } from "../../kv/atomic.ts";
-import { keys } from "../../kv/keys.ts";
+import { type Atomic, atomic, keys, read, readMany } from "../store.ts";
 import type { Deps } from "../deps.ts";
 import { recordEvent } from "../events.ts";
-import type { BalanceRecord, PackPaymentRecord, StripeEventRecord } from "../records.ts";
+import type { PackPaymentRecord } from "../records.ts";
 import { addCredit, addDebit } from "./credits.ts";
 import {
   count,
@@ -115,7 +115,7 @@ export function applyDisputeClosed(deps: Deps, event: StripeEventLike): Promise<
         });
         return finish("dispute_lost");
       }
-      const balance = await kv.get<BalanceRecord>(keys.balance(pack.accountId));
+      const balance = await read(kv, keys.balance(pack.accountId));
       let balanceAfter = balance.value?.credits ?? 0;
       if (held.taken > 0) {
         balanceAfter = addCredit(op, balance, "grant", {
@@ -181,7 +181,7 @@ function reverse(
       if (typeof p === "string") return finish(p);
       if (p.due === 0) return finish("nothing_to_reverse");
 
-      const balance = await kv.get<BalanceRecord>(keys.balance(pack.accountId));
+      const balance = await read(kv, keys.balance(pack.accountId));
       const available = balance.value?.credits ?? 0;
       const taken = Math.min(p.due, available);
       const r: Reversal = { due: p.due, taken, writtenOff: p.due - taken };
@@ -228,12 +228,12 @@ function reverse(
 }
 
 interface PackPaymentCommit {
-  op: Deno.AtomicOperation;
+  op: Atomic;
   pack: PackPaymentRecord;
   payEntry: Deno.KvEntryMaybe<PackPaymentRecord>;
   now: number;
   /** Marks the event applied with `outcome` in the same commit and ends the attempt. */
-  finish: (outcome: EventOutcome) => { op: Deno.AtomicOperation; result: EventOutcome };
+  finish: (outcome: EventOutcome) => { op: Atomic; result: EventOutcome };
 }
 
 /**
@@ -250,7 +250,7 @@ function onPackPayment(
 ): Promise<EventOutcome> {
   const { kv, clock } = deps;
   return atomically(kv, async () => {
-    const [mark, payEntry] = await kv.getMany<[StripeEventRecord, PackPaymentRecord]>([
+    const [mark, payEntry] = await readMany(kv, [
       keys.stripeEvent(event.id),
       keys.stripePayment(paymentIntentId),
     ]);
@@ -258,7 +258,7 @@ function onPackPayment(
     const pack = payEntry.value;
     if (!pack) return { op: kv.atomic().check(mark), result: "ignored" as const };
     const now = clock.now();
-    const op = kv.atomic().check(mark, payEntry);
+    const op = atomic(kv).check(mark, payEntry);
     const finish = (outcome: EventOutcome) => {
       markEvent(op, event, outcome, now);
       return { op, result: outcome };

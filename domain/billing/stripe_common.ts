@@ -2,7 +2,7 @@
  * What the Stripe event handlers share: the event shape they read, their outcomes, the event mark
  * that makes each event apply once, and readers for Stripe's loosely typed payloads.
  */
-import { keys } from "../../kv/keys.ts";
+import { type Atomic, keys } from "../store.ts";
 import type { StripeEventRecord } from "../records.ts";
 
 /** Processed event ids are kept past Stripe's 3-day retry window and 30-day event history. */
@@ -44,7 +44,7 @@ export type EventOutcome =
 
 /** Adds the event mark (checked absent by the caller) to the commit that applies the event. */
 export function markEvent(
-  op: Deno.AtomicOperation,
+  op: Atomic,
   event: StripeEventLike,
   outcome: EventOutcome,
   now: number,

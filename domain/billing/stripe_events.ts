@@ -9,22 +9,12 @@
  * nothing and answers 5xx, so Stripe retries; events the service does not handle answer 200.
  */
 import { atomically } from "../../kv/atomic.ts";
-import { keys } from "../../kv/keys.ts";
+import { atomic, keys, read, readMany } from "../store.ts";
 import { iso } from "../clock.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { recordEvent } from "../events.ts";
-import type {
-  AccountRecord,
-  BalanceRecord,
-  CheckoutRecord,
-  PackPaymentRecord,
-  PendingCheckoutRecord,
-  PlanId,
-  ProjectRecord,
-  StripeEventRecord,
-  SubscriptionRecord,
-} from "../records.ts";
+import type { CheckoutRecord, PackPaymentRecord, PlanId, SubscriptionRecord } from "../records.ts";
 import { isActive } from "../subscription_state.ts";
 import { CURRENCY, findPack, findPlan, PLAN_IDS } from "./catalog.ts";
 import { METADATA_SERVICE } from "./checkout.ts";
@@ -124,7 +114,7 @@ async function onCheckoutPaid(deps: Deps, event: StripeEventLike): Promise<Event
   if (!meta || session.payment_status !== "paid") return "ignored";
   const sessionId = str(session.id);
   if (!sessionId) return "ignored";
-  const checkout = (await deps.kv.get<CheckoutRecord>(keys.checkout(sessionId))).value;
+  const checkout = (await read(deps.kv, keys.checkout(sessionId))).value;
   const mismatch = checkoutMismatch(checkout, meta, session);
   if (mismatch || !checkout) {
     logAnomaly(`paid session not granted: ${mismatch}`, event, { session_id: sessionId });
@@ -189,8 +179,8 @@ function checkoutMismatch(
 function markOnly(deps: Deps, event: StripeEventLike, outcome: EventOutcome) {
   const { kv, clock } = deps;
   return atomically<EventOutcome>(kv, async () => {
-    const mark = await kv.get<StripeEventRecord>(keys.stripeEvent(event.id));
-    const op = kv.atomic().check(mark);
+    const mark = await read(kv, keys.stripeEvent(event.id));
+    const op = atomic(kv).check(mark);
     if (mark.value) return { op, result: "duplicate_event" };
     markEvent(op, event, outcome, clock.now());
     return { op, result: outcome };
@@ -246,9 +236,7 @@ async function invoiceOwner(
   | "unknown_checkout"
 > {
   const { kv } = deps;
-  const indexed = (await kv.get<{ accountId: string; projectId: string }>(
-    keys.stripeSubscription(subscriptionId),
-  )).value;
+  const indexed = (await read(kv, keys.stripeSubscription(subscriptionId))).value;
   if (indexed) {
     const plan = meta?.project_id === indexed.projectId ? planOf(meta.plan_id) : null;
     return { owner: indexed, plan };
@@ -260,11 +248,8 @@ async function invoiceOwner(
     });
     return "unknown_checkout";
   }
-  const pending = (await kv.get<PendingCheckoutRecord>(keys.pendingCheckout(meta.project_id)))
-    .value;
-  const checkout = pending
-    ? (await kv.get<CheckoutRecord>(keys.checkout(pending.sessionId))).value
-    : null;
+  const pending = (await read(kv, keys.pendingCheckout(meta.project_id))).value;
+  const checkout = pending ? (await read(kv, keys.checkout(pending.sessionId))).value : null;
   if (
     !checkout || checkout.kind !== "subscription" || checkout.accountId !== meta.account_id ||
     checkout.projectId !== meta.project_id || checkout.planId !== meta.plan_id
@@ -304,9 +289,7 @@ function applySubscriptionPayment(
   const { kv, clock } = deps;
   return atomically(kv, async () => {
     const now = clock.now();
-    const [mark, subEntry, projectEntry, checkoutEntry] = await kv.getMany<
-      [StripeEventRecord, SubscriptionRecord, ProjectRecord, CheckoutRecord]
-    >([
+    const [mark, subEntry, projectEntry, checkoutEntry] = await readMany(kv, [
       keys.stripeEvent(event.id),
       keys.subscription(p.projectId),
       keys.project(p.accountId, p.projectId),
@@ -314,7 +297,7 @@ function applySubscriptionPayment(
       keys.checkout(p.sessionId ?? "-"),
     ]);
     if (mark.value) return { op: kv.atomic().check(mark), result: "duplicate_event" as const };
-    const op = kv.atomic().check(mark).check(subEntry);
+    const op = atomic(kv).check(mark).check(subEntry);
     const finish = (outcome: EventOutcome) => {
       markEvent(op, event, outcome, now);
       return { op, result: outcome };
@@ -391,9 +374,7 @@ function applySubscriptionPayment(
  */
 async function ownSubscription(deps: Deps, subscriptionId: string | null) {
   if (!subscriptionId) return null;
-  return (await deps.kv.get<{ accountId: string; projectId: string }>(
-    keys.stripeSubscription(subscriptionId),
-  )).value;
+  return (await read(deps.kv, keys.stripeSubscription(subscriptionId))).value;
 }
 
 /**
@@ -417,12 +398,12 @@ async function changeSubscription(
   const { kv, clock } = deps;
   return await atomically(kv, async () => {
     const now = clock.now();
-    const [mark, subEntry] = await kv.getMany<[StripeEventRecord, SubscriptionRecord]>([
+    const [mark, subEntry] = await readMany(kv, [
       keys.stripeEvent(event.id),
       keys.subscription(owner.projectId),
     ]);
     if (mark.value) return { op: kv.atomic().check(mark), result: "duplicate_event" as const };
-    const op = kv.atomic().check(mark, subEntry);
+    const op = atomic(kv).check(mark, subEntry);
     const finish = (outcome: EventOutcome) => {
       markEvent(op, event, outcome, now);
       return { op, result: outcome };
@@ -497,9 +478,7 @@ function applyPackPayment(
   }
   return atomically(kv, async () => {
     const now = clock.now();
-    const [mark, account, balance, granted, checkoutEntry] = await kv.getMany<
-      [StripeEventRecord, AccountRecord, BalanceRecord, string, CheckoutRecord]
-    >([
+    const [mark, account, balance, granted, checkoutEntry] = await readMany(kv, [
       keys.stripeEvent(event.id),
       keys.account(p.accountId),
       keys.balance(p.accountId),
@@ -507,7 +486,7 @@ function applyPackPayment(
       keys.checkout(p.sessionId),
     ]);
     if (mark.value) return { op: kv.atomic().check(mark), result: "duplicate_event" as const };
-    const op = kv.atomic().check(mark);
+    const op = atomic(kv).check(mark);
     const finish = (outcome: EventOutcome) => {
       markEvent(op, event, outcome, now);
       return { op, result: outcome };

@@ -2,7 +2,7 @@
  * The Subscription state of `GET /v1/subscription`, and the checks other capabilities use to decide
  * whether a project's work is included or paid per unit.
  */
-import { keys } from "../../kv/keys.ts";
+import { keys, readMany } from "../store.ts";
 import { iso } from "../clock.ts";
 import { canSee } from "../auth.ts";
 import type { Deps } from "../deps.ts";
@@ -34,9 +34,7 @@ export async function getSubscriptionState(
   projectId: string,
 ): Promise<SubscriptionState> {
   const { accountId } = caller;
-  const [projectEntry, subEntry, pendingEntry] = await deps.kv.getMany<
-    [ProjectRecord, SubscriptionRecord, PendingCheckoutRecord]
-  >([
+  const [projectEntry, subEntry, pendingEntry] = await readMany(deps.kv, [
     keys.project(accountId, projectId),
     keys.subscription(projectId),
     keys.pendingCheckout(projectId),

@@ -14,14 +14,13 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { keys } from "../../kv/keys.ts";
-import type { Principal } from "../auth.ts";
+import { type Atomic, atomic, keys, list, read, readMany } from "../store.ts";
 import { cadenceWithin } from "../billing/catalog.ts";
 import { createAudit } from "../audits/create.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { recordEvent } from "../events.ts";
-import type { AccountRecord, ApiKeyRecord, ProjectRecord, SubscriptionRecord } from "../records.ts";
+import type { WorkActor } from "../funding.ts";
 import { nextRun } from "./schedule_time.ts";
 import {
   type PauseReason,
@@ -51,20 +50,21 @@ export async function dispatchDueSchedules(
   const now = clock.now();
   const retryMs = deps.config.jobLeaseMs ?? DISPATCH_RETRY_MS;
   let sent = 0;
-  const due = kv.list<string>(
+  const due = list(
+    kv,
     { start: keys.scheduleDue(0, ""), end: keys.scheduleDue(now + 1, "") },
     { limit: options.max ?? MAX_DISPATCH_PER_TICK, batchSize: options.batch ?? DISPATCH_BATCH },
   );
   for await (const entry of due) {
-    const [, at, projectId] = entry.key as [string, number, string];
-    const rec = await kv.get<ScheduleRecord>(keys.schedule(projectId));
+    const [, at, projectId] = entry.key;
+    const rec = await read(kv, keys.schedule(projectId));
     if (!rec.value || rec.value.indexAt !== at) {
       // Left behind by a change that raced this tick; the record names its own entry.
       await kv.atomic().check(entry).delete(entry.key).commit();
       continue;
     }
     const retryAt = now + retryMs;
-    const op = kv.atomic().check(entry, rec)
+    const op = atomic(kv).check(entry, rec)
       .delete(entry.key)
       .set(keys.scheduleDue(retryAt, projectId), projectId)
       .set(rec.key, { ...rec.value, indexAt: retryAt });
@@ -86,16 +86,14 @@ class ScheduleMoved extends Error {}
  */
 export async function runDueSchedule(deps: Deps, projectId: string): Promise<ScheduleOutcome> {
   const { kv, clock } = deps;
-  const entry = await kv.get<ScheduleRecord>(keys.schedule(projectId));
+  const entry = await read(kv, keys.schedule(projectId));
   const s = entry.value;
   const now = clock.now();
   if (!s || s.status !== "active" || s.nextDueAt === null || (s.nextRunAt ?? 0) > now) {
     return "not_due";
   }
   const dueAt = s.nextDueAt;
-  const [account, project, sub] = await kv.getMany<
-    [AccountRecord, ProjectRecord, SubscriptionRecord]
-  >([
+  const [account, project, sub] = await readMany(kv, [
     keys.account(s.accountId),
     keys.project(s.accountId, projectId),
     keys.subscription(projectId),
@@ -114,10 +112,10 @@ export async function runDueSchedule(deps: Deps, projectId: string): Promise<Sch
   try {
     const accepted = await createAudit(
       deps,
-      schedulePrincipal(account.value, s),
+      scheduleActor(s),
       projectId,
       async (op, { audit, created }) => {
-        const [cur, slot] = await kv.getMany<[ScheduleRecord, ScheduleRun]>([
+        const [cur, slot] = await readMany(kv, [
           keys.schedule(projectId),
           keys.scheduleSlot(projectId, dueAt),
         ]);
@@ -163,12 +161,12 @@ export async function runDueSchedule(deps: Deps, projectId: string): Promise<Sch
  */
 async function skipClaimedSlot(deps: Deps, projectId: string, dueAt: number): Promise<void> {
   const { kv, clock } = deps;
-  const [cur, slot] = await kv.getMany<[ScheduleRecord, ScheduleRun]>([
+  const [cur, slot] = await readMany(kv, [
     keys.schedule(projectId),
     keys.scheduleSlot(projectId, dueAt),
   ]);
   if (!isAt(cur.value, dueAt) || slot.value === null) return;
-  const op = kv.atomic().check(cur, slot);
+  const op = atomic(kv).check(cur, slot);
   advance(op, cur.value, slot.value, clock.now());
   await op.commit();
 }
@@ -179,7 +177,7 @@ function isAt(s: ScheduleRecord | null, dueAt: number): s is ScheduleRecord {
 }
 
 /** Moves the schedule to its next slot after `now` (missed slots skipped) and its index with it. */
-function advance(op: Deno.AtomicOperation, s: ScheduleRecord, run: ScheduleRun, now: number) {
+function advance(op: Atomic, s: ScheduleRecord, run: ScheduleRun, now: number) {
   const next = nextRun(s, s.projectId, run.dueAt, now);
   if (s.indexAt !== null) op.delete(keys.scheduleDue(s.indexAt, s.projectId));
   op.set(keys.scheduleDue(next.runAt, s.projectId), s.projectId)
@@ -210,7 +208,7 @@ function pause(
 ): Promise<ScheduleOutcome> {
   const { kv, clock } = deps;
   return atomically<ScheduleOutcome>(kv, async () => {
-    const [cur, slot] = await kv.getMany<[ScheduleRecord, ScheduleRun]>([
+    const [cur, slot] = await readMany(kv, [
       keys.schedule(projectId),
       keys.scheduleSlot(projectId, dueAt),
     ]);
@@ -218,10 +216,10 @@ function pause(
       return { op: kv.atomic().check(cur), result: "slot_taken" };
     }
     const s = cur.value;
-    const project = await kv.get<ProjectRecord>(keys.project(s.accountId, projectId));
+    const project = await read(kv, keys.project(s.accountId, projectId));
     const now = clock.now();
     const run: ScheduleRun = { dueAt, at: now, auditId: null, outcome: "paused" };
-    const op = kv.atomic().check(cur, slot)
+    const op = atomic(kv).check(cur, slot)
       .set(slot.key, run, { expireIn: SLOT_CLAIM_TTL_MS })
       .set(
         cur.key,
@@ -266,23 +264,12 @@ async function removeOrphan(deps: Deps, entry: Deno.KvEntryMaybe<ScheduleRecord>
 }
 
 /**
- * The caller a scheduled audit is charged as. A schedule belongs to the project, not to the key
- * that set it (keys rotate), and sandbox keys cannot schedule: so a live-mode principal of the
- * account, which `createAudit` charges exactly as an API audit by a live key (subscription, else
- * credits).
+ * Who a scheduled audit runs for: the account itself, on its live side (no key is forged). A
+ * schedule belongs to the project, not to the key that set it (keys rotate), and sandbox keys
+ * cannot schedule; `createAudit` charges it exactly as an API audit by a live key (subscription,
+ * else credits). The plain shape of the application layer's `scheduleActor` (app/actor.ts), which
+ * the domain cannot import.
  */
-function schedulePrincipal(account: AccountRecord, s: ScheduleRecord): Principal {
-  const key: ApiKeyRecord = {
-    id: "schedule",
-    accountId: account.id,
-    hash: "",
-    name: "audit schedule",
-    prefix: "sk_live_",
-    last4: "",
-    mode: "live",
-    createdAt: s.createdAt,
-    expiresAt: null,
-    revokedAt: null,
-  };
-  return { key, account, usage: null };
+function scheduleActor(s: ScheduleRecord): WorkActor {
+  return { accountId: s.accountId, mode: "live" };
 }

@@ -4,6 +4,12 @@
  * plan's cadence (`basic` weekly, `pro` daily), a project without a subscription pays each run in
  * credits like an API audit, and sandbox keys cannot schedule.
  *
+ * A schedule is live-side work: only a live key sets one, and its runs are paid as a live key's
+ * audits (`domain/monitoring/dispatch.ts`). So a sandbox key sees no schedule, not even one a live
+ * key set on the sandbox project (it can neither read nor remove it), and on a project it cannot
+ * see (a live one) it gets the 404 of any unknown project before any other answer. The checks run
+ * in the one order: visibility → limits (sandbox keys, rendering, cadence) → effect.
+ *
  * The record and its `schedules_due` index entry (keyed by the time the dispatcher should next
  * look at it) are always written in one commit, so the dispatcher finds due schedules with one
  * ordered `list` and never holds more than a page of them.
@@ -11,8 +17,8 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { keys } from "../../kv/keys.ts";
-import { canSee, type Principal } from "../auth.ts";
+import { atomic, keys, read, readMany } from "../store.ts";
+import { canSee } from "../auth.ts";
 import {
   type Cadence,
   cadenceWithin,
@@ -24,7 +30,7 @@ import {
 import { requireRendering } from "../audits/create.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
-import type { KeyMode, ProjectRecord, SubscriptionRecord } from "../records.ts";
+import type { KeyMode, SubscriptionRecord } from "../records.ts";
 import { isActive } from "../subscription_state.ts";
 import { nextRun, type ScheduleSpec, type Weekday } from "./schedule_time.ts";
 
@@ -145,47 +151,62 @@ const sameSpec = (a: ScheduleSpec, b: ScheduleSpec) =>
  * caller, as `getProject`: a sandbox key neither reads nor removes the live side's schedules).
  */
 async function projectOf(deps: Deps, accountId: string, projectId: string, mode: KeyMode) {
-  const [project, sub] = await deps.kv.getMany<[ProjectRecord, SubscriptionRecord]>([
+  const [project, sub] = await readMany(deps.kv, [
     keys.project(accountId, projectId),
     keys.subscription(projectId),
   ]);
   if (!project.value || !canSee(mode, project.value.sandbox)) {
     throw new ApiError("not_found", `No project '${projectId}' on this account`);
   }
-  return { project: project as Deno.KvEntry<ProjectRecord>, sub };
+  return { project, sub };
+}
+
+/**
+ * Whether a caller of `mode` sees a project's schedule: schedules are live-side (only a live key
+ * sets one; its runs are paid as a live key's audits), so a sandbox key sees none.
+ */
+function scheduleVisibleTo(mode: KeyMode): boolean {
+  return canSee(mode, false);
+}
+
+/** The 404 of a project without a schedule (or with one the caller does not see). */
+function noSchedule(projectId: string): ApiError {
+  return new ApiError("not_found", `Project '${projectId}' has no audit schedule`);
 }
 
 /**
  * Creates or replaces a project's schedule (a PUT: repeating it changes nothing). An unchanged
  * active schedule keeps its next run; a changed or paused one is (re)started from now, which is
- * how a paused schedule resumes.
+ * how a paused schedule resumes. After the shape of the input: visibility (404 for a project the
+ * caller cannot see, so a sandbox key learns nothing of the live side), then the limits (sandbox
+ * keys, rendering, the funding's cadence), then the write.
  */
 export async function putSchedule(
   deps: Deps,
-  caller: Principal,
+  caller: { accountId: string; mode: KeyMode },
   projectId: string,
   input: ScheduleInput,
 ): Promise<{ schedule: ScheduleRecord; funding: ScheduleFunding; created: boolean }> {
   const { kv, clock } = deps;
-  if (caller.key.mode === "sandbox") {
-    throw new ApiError(
-      "schedule_not_allowed",
-      "Sandbox keys cannot schedule audits; use a live key (hand a human the upgrade_url)",
-    );
-  }
   const spec = specOf(input);
   const render = input.render === true;
-  if (render) requireRendering(deps, "schedule raw audits (omit render)");
   return await atomically(kv, async () => {
-    const { project, sub } = await projectOf(deps, caller.account.id, projectId, caller.key.mode);
+    const { project, sub } = await projectOf(deps, caller.accountId, projectId, caller.mode);
+    if (caller.mode === "sandbox") {
+      throw new ApiError(
+        "schedule_not_allowed",
+        "Sandbox keys cannot schedule audits; use a live key (hand a human the upgrade_url)",
+      );
+    }
+    if (render) requireRendering(deps, "schedule raw audits (omit render)");
     const now = clock.now();
     const funding = scheduleFunding(sub.value, now, render);
     if (!cadenceWithin(spec.cadence, funding.maxCadence)) {
       throw cadenceRefusal(spec.cadence, funding);
     }
-    const entry = await kv.get<ScheduleRecord>(keys.schedule(projectId));
+    const entry = await read(kv, keys.schedule(projectId));
     const old = entry.value;
-    const op = kv.atomic().check(entry, project, sub);
+    const op = atomic(kv).check(entry, project, sub);
     let schedule: ScheduleRecord;
     if (old && old.status === "active" && sameSpec(old, spec) && (old.render === true) === render) {
       schedule = old;
@@ -194,7 +215,7 @@ export async function putSchedule(
       schedule = {
         ...spec,
         projectId,
-        accountId: caller.account.id,
+        accountId: caller.accountId,
         status: "active",
         pausedReason: null,
         pausedAt: null,
@@ -214,7 +235,10 @@ export async function putSchedule(
   });
 }
 
-/** The project's schedule with its funding now, or 404 (no project, or no schedule). */
+/**
+ * The project's schedule with its funding now, or 404 (no project the caller sees, or no schedule
+ * it sees: a sandbox key sees none).
+ */
 export async function getSchedule(
   deps: Deps,
   accountId: string,
@@ -222,16 +246,16 @@ export async function getSchedule(
   mode: KeyMode,
 ): Promise<{ schedule: ScheduleRecord; funding: ScheduleFunding }> {
   const { sub } = await projectOf(deps, accountId, projectId, mode);
-  const schedule = (await deps.kv.get<ScheduleRecord>(keys.schedule(projectId))).value;
-  if (!schedule) {
-    throw new ApiError("not_found", `Project '${projectId}' has no audit schedule`);
-  }
+  const schedule = (await read(deps.kv, keys.schedule(projectId))).value;
+  if (!schedule || !scheduleVisibleTo(mode)) throw noSchedule(projectId);
   return { schedule, funding: scheduleFunding(sub.value, deps.clock.now(), schedule.render) };
 }
 
 /**
  * Removes the schedule and its index entry in one commit. An audit it already started runs to
  * its end like any audit; no later slot runs (a dispatch in flight finds no record and stops).
+ * 404 where `getSchedule` answers 404: a sandbox key removes nothing, not even a schedule a live
+ * key set on the sandbox project.
  */
 export async function deleteSchedule(
   deps: Deps,
@@ -242,10 +266,8 @@ export async function deleteSchedule(
   const { kv } = deps;
   await projectOf(deps, accountId, projectId, mode);
   await atomically(kv, async () => {
-    const entry = await kv.get<ScheduleRecord>(keys.schedule(projectId));
-    if (!entry.value) {
-      throw new ApiError("not_found", `Project '${projectId}' has no audit schedule`);
-    }
+    const entry = await read(kv, keys.schedule(projectId));
+    if (!entry.value || !scheduleVisibleTo(mode)) throw noSchedule(projectId);
     const op = kv.atomic().check(entry).delete(entry.key);
     if (entry.value.indexAt !== null) op.delete(keys.scheduleDue(entry.value.indexAt, projectId));
     return { op, result: undefined };

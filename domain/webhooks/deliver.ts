@@ -6,7 +6,7 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { keys } from "../../kv/keys.ts";
+import { type Atomic, atomic, keys, read } from "../store.ts";
 import { FetchFailedError, safeFetch, TargetRefusedError } from "../net/safe_fetch.ts";
 import type { Deps } from "../deps.ts";
 import { secretBinding } from "./endpoints.ts";
@@ -59,12 +59,12 @@ export type DeliveryOutcome =
 export async function runDelivery(deps: Deps, messageId: string): Promise<DeliveryOutcome> {
   const { deliveryId, attempt } = parseDeliveryMessage(messageId);
   const { kv } = deps;
-  const entry = await kv.get<DeliveryRecord>(keys.delivery(deliveryId));
+  const entry = await read(kv, keys.delivery(deliveryId));
   const d = entry.value;
   if (!d || d.state !== "pending") return "stale";
   const n = d.attempts + 1;
   if (attempt !== null && attempt !== n) return "stale";
-  const hook = (await kv.get<WebhookRecord>(keys.webhook(d.accountId, d.webhookId))).value;
+  const hook = (await read(kv, keys.webhook(d.accountId, d.webhookId))).value;
   if (!hook || !hook.active) return await finishWithoutSending(deps, d, hook);
 
   const encryptionKey = deps.config.webhookEncryptionKey;
@@ -149,7 +149,7 @@ export async function recordAttempt(
   const { kv } = deps;
   // Logged after the commit: the attempt closure may run several times on conflicts.
   const { outcome, d, deactivated } = await atomically(kv, async () => {
-    const entry = await kv.get<DeliveryRecord>(keys.delivery(deliveryId));
+    const entry = await read(kv, keys.delivery(deliveryId));
     const d = entry.value;
     if (!d || d.state !== "pending" || d.attempts !== n - 1) {
       return {
@@ -157,10 +157,10 @@ export async function recordAttempt(
         result: { outcome: "stale" as DeliveryOutcome, d, deactivated: false },
       };
     }
-    const hookEntry = await kv.get<WebhookRecord>(keys.webhook(d.accountId, d.webhookId));
+    const hookEntry = await read(kv, keys.webhook(d.accountId, d.webhookId));
     const hook = hookEntry.value;
     const now = deps.clock.now();
-    const op = kv.atomic().check(entry);
+    const op = atomic(kv).check(entry);
 
     let deactivated = false;
     if (hook && result.ok) {
@@ -238,10 +238,10 @@ function finishWithoutSending(
 ): Promise<DeliveryOutcome> {
   const { kv } = deps;
   return atomically(kv, async () => {
-    const entry = await kv.get<DeliveryRecord>(keys.delivery(d.id));
+    const entry = await read(kv, keys.delivery(d.id));
     const cur = entry.value;
     if (!cur || cur.state !== "pending") return { op: kv.atomic(), result: "stale" as const };
-    const op = kv.atomic().check(entry);
+    const op = atomic(kv).check(entry);
     if (!hook) {
       // Removed endpoint: its deliveries are removed too, as DELETE promises.
       op.delete(entry.key).delete(keys.deliveriesOfWebhook(cur.webhookId, cur.id));
@@ -267,7 +267,7 @@ function deferForMissingKey(deps: Deps, d: DeliveryRecord): Promise<DeliveryOutc
   }));
   const { kv } = deps;
   return atomically(kv, async () => {
-    const entry = await kv.get<DeliveryRecord>(keys.delivery(d.id));
+    const entry = await read(kv, keys.delivery(d.id));
     const cur = entry.value;
     if (!cur || cur.state !== "pending" || cur.attempts !== d.attempts) {
       return { op: kv.atomic(), result: "stale" as const };
@@ -276,7 +276,7 @@ function deferForMissingKey(deps: Deps, d: DeliveryRecord): Promise<DeliveryOutc
       webhookGraceMs(deps.config).sweepGraceMs,
       deps.config.webhookRetryBaseMs,
     );
-    const op = kv.atomic().check(entry);
+    const op = atomic(kv).check(entry);
     reschedule(
       op,
       deps,
@@ -295,7 +295,7 @@ function deferForMissingKey(deps: Deps, d: DeliveryRecord): Promise<DeliveryOutc
 
 /** Writes the pending record, moves its sweep index entry, and queues attempt `next`. */
 function reschedule(
-  op: Deno.AtomicOperation,
+  op: Atomic,
   deps: Deps,
   before: DeliveryRecord,
   after: DeliveryRecord,
@@ -310,7 +310,7 @@ function reschedule(
 }
 
 /** Writes a finished record (kept a while for inspection) and drops it from both indexes. */
-function finish(op: Deno.AtomicOperation, before: DeliveryRecord, after: DeliveryRecord): void {
+function finish(op: Atomic, before: DeliveryRecord, after: DeliveryRecord): void {
   if (before.sweepAt != null) op.delete(keys.deliveryDue(before.sweepAt, before.id));
   op.delete(keys.deliveriesOfWebhook(before.webhookId, before.id))
     .set(keys.delivery(before.id), { ...after, nextAttemptAt: null, sweepAt: null }, {

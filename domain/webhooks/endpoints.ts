@@ -5,7 +5,7 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { keys } from "../../kv/keys.ts";
+import { atomic, keys, list, read, readMany } from "../store.ts";
 import { canSee } from "../auth.ts";
 import type { Deps } from "../deps.ts";
 import type { KeyMode } from "../records.ts";
@@ -13,7 +13,7 @@ import { ApiError } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { newSigningSecret, openSecret, requireEncryptionKey, sealSecret } from "./secret_box.ts";
 import { checkWebhookUrl } from "./target.ts";
-import { type DeliveryRecord, MAX_ENDPOINTS, type WebhookRecord } from "./types.ts";
+import { MAX_ENDPOINTS, type WebhookRecord } from "./types.ts";
 
 /** The authenticated data binding a sealed secret to its endpoint. */
 export function secretBinding(w: { accountId: string; id: string }): string {
@@ -52,7 +52,7 @@ export async function createWebhook(
     mode: caller.mode,
   };
   await atomically(deps.kv, async () => {
-    const count = await deps.kv.get<number>(keys.webhookCount(accountId));
+    const count = await read(deps.kv, keys.webhookCount(accountId));
     const n = count.value ?? 0;
     if (n >= MAX_ENDPOINTS) {
       throw new ApiError(
@@ -60,7 +60,7 @@ export async function createWebhook(
         `An account may have at most ${MAX_ENDPOINTS} webhook endpoints; delete one first`,
       );
     }
-    const op = deps.kv.atomic()
+    const op = atomic(deps.kv)
       .check(count)
       .check({ key: keys.webhook(accountId, id), versionstamp: null })
       .set(count.key, n + 1)
@@ -88,18 +88,14 @@ export async function listWebhooks(
   caller: { accountId: string; mode: KeyMode },
 ): Promise<ListedWebhook[]> {
   const records: WebhookRecord[] = [];
-  for await (
-    const e of deps.kv.list<WebhookRecord>({ prefix: keys.webhooksOfAccount(caller.accountId) })
-  ) {
+  for await (const e of list(deps.kv, { prefix: keys.webhooksOfAccount(caller.accountId) })) {
     if (visible(caller.mode, e.value)) records.push(e.value);
   }
   records.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
   const successes = new Map<string, number>();
   for (let i = 0; i < records.length; i += 10) {
     const batch = records.slice(i, i + 10);
-    const got = await deps.kv.getMany<Deno.KvU64[]>(
-      batch.map((r) => keys.webhookLastSuccess(r.id)),
-    );
+    const got = await readMany(deps.kv, batch.map((r) => keys.webhookLastSuccess(r.id)));
     batch.forEach((r, j) => {
       if (got[j].value) successes.set(r.id, Number(got[j].value.value));
     });
@@ -129,14 +125,14 @@ export async function deleteWebhook(
   const { kv } = deps;
   const { accountId } = caller;
   await atomically(kv, async () => {
-    const [hook, count] = await kv.getMany<[WebhookRecord, number]>([
+    const [hook, count] = await readMany(kv, [
       keys.webhook(accountId, webhookId),
       keys.webhookCount(accountId),
     ]);
     if (!hook.value || !visible(caller.mode, hook.value)) {
       throw new ApiError("not_found", `No webhook endpoint '${webhookId}' on this account`);
     }
-    const op = kv.atomic()
+    const op = atomic(kv)
       .check(hook)
       .check(count)
       .delete(hook.key)
@@ -151,12 +147,12 @@ export async function deleteWebhook(
 export async function dropQueuedDeliveries(deps: Deps, webhookId: string): Promise<void> {
   const { kv } = deps;
   const ids: string[] = [];
-  for await (const e of kv.list({ prefix: keys.deliveriesOfWebhookPrefix(webhookId) })) {
+  for await (const e of list(kv, { prefix: keys.deliveriesOfWebhookPrefix(webhookId) })) {
     ids.push(String(e.key[e.key.length - 1]));
   }
   for (let i = 0; i < ids.length; i += 10) {
     const batch = ids.slice(i, i + 10);
-    const records = await kv.getMany<DeliveryRecord[]>(batch.map((id) => keys.delivery(id)));
+    const records = await readMany(kv, batch.map((id) => keys.delivery(id)));
     const op = kv.atomic();
     batch.forEach((id, j) => {
       const r = records[j].value;

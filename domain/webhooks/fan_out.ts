@@ -8,10 +8,10 @@
  */
 import { createHash } from "node:crypto";
 import { atomically } from "../../kv/atomic.ts";
-import { keys } from "../../kv/keys.ts";
+import { atomic, keys, list, read } from "../store.ts";
 import { iso } from "../clock.ts";
 import type { Deps } from "../deps.ts";
-import type { OutboxEvent, ProjectRecord } from "../records.ts";
+import type { OutboxEvent } from "../records.ts";
 import { deliveryMessage } from "./messages.ts";
 import { type DeliveryRecord, webhookGraceMs, type WebhookRecord } from "./types.ts";
 
@@ -41,17 +41,15 @@ export function wants(hook: WebhookRecord, event: string): boolean {
 export function fanOutEvent(deps: Deps, eventId: string): Promise<string[]> {
   const { kv } = deps;
   return atomically(kv, async () => {
-    const entry = await kv.get<OutboxEvent>(keys.outbox(eventId));
+    const entry = await read(kv, keys.outbox(eventId));
     const event = entry.value;
     if (!event) return { op: kv.atomic(), result: [] };
-    const op = kv.atomic().check(entry).delete(entry.key);
+    const op = atomic(kv).check(entry).delete(entry.key);
     if (RESERVED_EVENTS.has(event.event)) return { op, result: [] };
 
     const hooks: WebhookRecord[] = [];
     let liveSide: boolean | null = null; // read once, only if a sandbox endpoint wants it
-    for await (
-      const e of kv.list<WebhookRecord>({ prefix: keys.webhooksOfAccount(event.accountId) })
-    ) {
+    for await (const e of list(kv, { prefix: keys.webhooksOfAccount(event.accountId) })) {
       if (!wants(e.value, event.event)) continue;
       if (e.value.mode === "sandbox") {
         liveSide ??= await aboutLiveSide(deps, event);
@@ -106,6 +104,6 @@ async function aboutLiveSide(deps: Deps, event: OutboxEvent): Promise<boolean> {
   if (event.event === "credits.updated") return true;
   const projectId = (event.data as { project_id?: unknown }).project_id;
   if (typeof projectId !== "string") return false;
-  const project = await deps.kv.get<ProjectRecord>(keys.project(event.accountId, projectId));
+  const project = await read(deps.kv, keys.project(event.accountId, projectId));
   return project.value !== null && !project.value.sandbox;
 }

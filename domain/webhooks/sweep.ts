@@ -9,9 +9,8 @@
  *
  * @module
  */
-import { keys } from "../../kv/keys.ts";
+import { atomic, keys, list, read } from "../store.ts";
 import type { Deps } from "../deps.ts";
-import type { OutboxEvent } from "../records.ts";
 import { deliveryMessage } from "./messages.ts";
 import { type DeliveryRecord, webhookGraceMs } from "./types.ts";
 
@@ -32,10 +31,10 @@ async function sweepOutbox(deps: Deps, now: number): Promise<number> {
   const { kv } = deps;
   const grace = webhookGraceMs(deps.config).sweepGraceMs;
   let resent = 0;
-  for await (const e of kv.list<OutboxEvent>({ prefix: keys.outboxAll() }, { limit: BATCH })) {
+  for await (const e of list(kv, { prefix: keys.outboxAll() }, { limit: BATCH })) {
     if (e.value.createdAt > now - grace) continue;
     // Rewriting the same value bumps the versionstamp: a concurrent sweeper's check then fails.
-    const op = kv.atomic().check(e).set(e.key, e.value);
+    const op = atomic(kv).check(e).set(e.key, e.value);
     deps.queue.enqueueIn(op, { type: "outbox", id: e.value.id });
     if ((await op.commit()).ok) resent++;
   }
@@ -45,14 +44,15 @@ async function sweepOutbox(deps: Deps, now: number): Promise<number> {
 async function sweepDeliveries(deps: Deps, now: number): Promise<number> {
   const { kv } = deps;
   let resent = 0;
-  const overdue = kv.list<true>(
+  const overdue = list(
+    kv,
     { prefix: keys.deliveriesDue(), end: keys.deliveryDue(now, "") },
     { limit: BATCH },
   );
   for await (const due of overdue) {
-    const sweepAt = due.key[1] as number;
-    const id = due.key[2] as string;
-    const entry = await kv.get<DeliveryRecord>(keys.delivery(id));
+    const sweepAt = due.key[1];
+    const id = due.key[2];
+    const entry = await read(kv, keys.delivery(id));
     const d = entry.value;
     if (!d || d.state !== "pending" || d.sweepAt !== sweepAt) {
       // An index entry its record no longer points at (removed endpoint, crash mid-cleanup).
@@ -60,7 +60,7 @@ async function sweepDeliveries(deps: Deps, now: number): Promise<number> {
       continue;
     }
     const next = now + webhookGraceMs(deps.config).sweepGraceMs;
-    const op = kv.atomic()
+    const op = atomic(kv)
       .check(entry)
       .check(due)
       .delete(due.key)

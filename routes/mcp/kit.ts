@@ -134,12 +134,16 @@ export function registerTools(
         }
         const token = sdk?.mcpReq?._meta?.progressToken;
         const notes: string[] = [];
+        let signal: AbortSignal | undefined;
         const ctx: ToolContext = {
           services,
           caller: who,
           actor: who.principal ? keyActor(who.principal, who.ip) : anonymousActor(who.ip),
           baseUrl,
-          signal: sdk?.mcpReq?.signal ?? new AbortController().signal,
+          // On first use: only a waiting call needs it, and a request's signal is not free.
+          get signal() {
+            return signal ??= sdk?.mcpReq?.signal ?? new AbortController().signal;
+          },
           note: (text) => void notes.push(text),
           progress: async (progress, total, message) => {
             if (token === undefined) return;
@@ -269,21 +273,37 @@ export const IdempotencyKeyArg = z.string().min(1).max(200).optional().describe(
 // deno-lint-ignore no-explicit-any
 type AnyOperation<O = any> = Operation<any, any, any, O, any>;
 
+/** How the operation of an action ended besides its result: its status (201 created, 200 …). */
+export interface ActionOutcome {
+  status: number;
+}
+
 /**
  * One action of a tool: the application-layer operation it runs, that operation's input built
- * from the tool's arguments, and the tool's answer built from the operation's result.
+ * from the tool's arguments, and the tool's answer built from the operation's result (and, where
+ * the status tells something the result does not, its outcome).
  */
 export interface ToolAction<A, O = unknown> {
   op: AnyOperation<O>;
   input(args: A): Partial<OperationInput>;
-  answer(result: O, args: A, ctx: ToolContext): ToolAnswer | Promise<ToolAnswer>;
+  answer(
+    result: O,
+    args: A,
+    ctx: ToolContext,
+    outcome: ActionOutcome,
+  ): ToolAnswer | Promise<ToolAnswer>;
 }
 
 /** Binds an operation as a tool action (types inferred from the operation). */
 export function action<A, O>(
   op: AnyOperation<O>,
   input: (args: A) => Partial<OperationInput>,
-  answer: (result: O, args: A, ctx: ToolContext) => ToolAnswer | Promise<ToolAnswer>,
+  answer: (
+    result: O,
+    args: A,
+    ctx: ToolContext,
+    outcome: ActionOutcome,
+  ) => ToolAnswer | Promise<ToolAnswer>,
 ): ToolAction<A, O> {
   return { op, input, answer };
 }
@@ -304,7 +324,7 @@ export async function runAction<A extends { idempotency_key?: string }>(
     idempotencyKey: key === undefined ? undefined : { value: key, field: "idempotency_key" },
     bearer: ctx.caller.bearer,
   });
-  const answer = await binding.answer(outcome.body, args, ctx);
+  const answer = await binding.answer(outcome.body, args, ctx, { status: outcome.status });
   if (!outcome.replayed) return answer;
   return { ...answer, structured: { ...answer.structured, idempotent_replayed: true } };
 }
@@ -331,5 +351,18 @@ export function actionTool<I extends z.ZodType<{ action: string; idempotency_key
       const binding = def.actions[args.action as z.output<I>["action"]];
       return runAction(binding, args, ctx);
     },
+  };
+}
+
+/** A tool that is one operation (no `action` argument): `signup`, `account`. */
+export function operationTool<I extends z.ZodType<{ idempotency_key?: string }>>(
+  def: Omit<ToolDef<I>, "run">,
+  // deno-lint-ignore no-explicit-any
+  binding: ToolAction<z.output<I>, any>,
+): ActionToolDef<I> {
+  return {
+    ...def,
+    actions: { [def.name]: binding },
+    run: (args, ctx) => runAction(binding, args, ctx),
   };
 }

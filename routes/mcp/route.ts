@@ -1,9 +1,11 @@
 /**
  * `/mcp`: the service as a remote MCP server (Streamable HTTP) on the same Hono app and process as
- * `/v1`. Stateless: every request is served by a fresh server instance for its caller, nothing is
- * pinned to a process or a session, so several processes and Deno Deploy serve it as they serve
- * `/v1`. 2026-07-28 requests and 2025-era ones (2025-11-25, 2025-06-18: `initialize`, then
- * stateless calls) are both answered by the SDK's `createMcpHandler`.
+ * `/v1`. Stateless: every request is served on its own for its caller, nothing is pinned to a
+ * process or a session, so several processes and Deno Deploy serve it as they serve `/v1`.
+ * 2026-07-28 requests and 2025-era ones (2025-11-25, 2025-06-18: `initialize`, then stateless
+ * calls) are both answered by the SDK's `createMcpHandler`, from a server built per request,
+ * except a plain `tools/call`: that one is answered here, with the SDK's bytes, without a server
+ * (fast_call.ts; the SDK's per-request server cost several times the tool itself).
  *
  * The HTTP rules are `/v1`'s: the bearer is resolved by the same `identify` middleware (same key
  * cache), every request spends the same rate-limit budget with the same `X-RateLimit-*` headers,
@@ -22,20 +24,36 @@
  * for "no stream here" (a 401 there would send an OAuth-capable host into an authorization flow
  * before an anonymous signup).
  */
-import { hostHeaderValidation, originValidation } from "@modelcontextprotocol/hono";
-import { createMcpHandler } from "@modelcontextprotocol/server";
+import {
+  type AuthInfo,
+  createMcpHandler,
+  validateHostHeader,
+  validateOriginHeader,
+} from "@modelcontextprotocol/server";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { ApiError } from "../../domain/errors.ts";
 import type { AppEnv, Services } from "../env.ts";
 import { identify } from "../middleware/auth.ts";
-import { MAX_BODY_BYTES, readBodyCapped } from "../middleware/json_body.ts";
+import { after } from "../middleware/coarse_timer.ts";
+import { MAX_BODY_BYTES, readTextCapped } from "../middleware/json_body.ts";
 import { rateLimit } from "../middleware/rate_limit.ts";
 import { clientIp } from "../middleware/request_id.ts";
 import serverJson from "../../server.json" with { type: "json" };
 import { callerOf, type McpCaller, toAuthInfo } from "./caller.ts";
 import { MCP_PATH } from "./docs.ts";
-import { buildMcpServer, MCP_SERVER_VERSION } from "./server.ts";
+import {
+  callFast,
+  type FastAnswer,
+  JSON_HEADERS,
+  type Outcome,
+  type PlainCall,
+  plainToolCall,
+  servesFast,
+  SSE_HEADERS,
+  type ToolSpec,
+} from "./fast_call.ts";
+import { buildMcpServer, buildReplayServer, MCP_SERVER_VERSION, toolFor } from "./server.ts";
 
 const LOCAL_HOSTS = ["localhost", "127.0.0.1", "[::1]"];
 const BEARER = /^Bearer (\S+)$/;
@@ -43,6 +61,56 @@ const BATCH_REFUSED = "Invalid Request: JSON-RPC batches are not accepted (MCP d
   "2025-06-18); send one message per HTTP request";
 const LISTEN_REFUSED = "Method not found: subscriptions/listen (this server sends no " +
   "notifications; poll with the tools instead)";
+
+/** How long a 2025-era fast call may run before its answer becomes a stream (see answerFast). */
+const LEGACY_HOLD_MS = 1_000;
+/** The 2025 transport's keep-alive interval on an open stream (the SDK's default). */
+const KEEP_ALIVE_MS = 15_000;
+
+/** What the SDK handler's factory builds a replay server from (see fast_call.ts). */
+interface Replay {
+  tool: ToolSpec;
+  outcome: Outcome;
+}
+
+function isEventStream(res: Response): boolean {
+  return (res.headers.get("content-type") ?? "").startsWith("text/event-stream");
+}
+
+/**
+ * The SSE stream of a call that is still running: a keep-alive comment every KEEP_ALIVE_MS, then
+ * the call's `message` event, then the end; the client going away stops the keep-alives.
+ */
+function heldStream(event: Promise<string>, signal: AbortSignal): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let keepAlive: ReturnType<typeof setInterval> | undefined;
+  const stop = () => clearInterval(keepAlive);
+  return new ReadableStream({
+    start(controller) {
+      keepAlive = setInterval(() => {
+        try {
+          controller.enqueue(encoder.encode(": keepalive\n\n"));
+        } catch {
+          stop();
+        }
+      }, KEEP_ALIVE_MS);
+      signal.addEventListener("abort", stop, { once: true });
+      event.then((text) => {
+        stop();
+        try {
+          if (text) controller.enqueue(encoder.encode(text));
+          controller.close();
+        } catch { /* the client went away */ }
+      }, (err) => {
+        stop();
+        try {
+          controller.error(err);
+        } catch { /* the client went away */ }
+      });
+    },
+    cancel: stop,
+  });
+}
 
 /** A JSON-RPC error answered by the route itself, through Hono (request id, rate-limit headers). */
 function jsonRpcError(
@@ -68,38 +136,64 @@ export function serverJsonFor(baseUrl: string) {
 export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
   const baseUrl = s.deps.config.publicBaseUrl;
   const publicHost = new URL(baseUrl).hostname;
-  const handler = createMcpHandler(({ authInfo }) => buildMcpServer(s, callerOf(authInfo)), {
-    maxRequestBodySize: MAX_BODY_BYTES,
-  });
+  const handler = createMcpHandler(({ authInfo }) => {
+    const replay = authInfo?.extra?.replay as Replay | undefined;
+    return replay
+      ? buildReplayServer(replay.tool, replay.outcome)
+      : buildMcpServer(s, callerOf(authInfo));
+  }, { maxRequestBodySize: MAX_BODY_BYTES });
   const whoIsCalling = identify(s);
   const limit = rateLimit(s);
   // DNS rebinding only threatens a server on a local address: there the Host must be local too.
   // Browser origins are checked everywhere (requests without Origin, i.e. non-browser clients, pass).
+  // (The checks of @modelcontextprotocol/hono's hostHeaderValidation and originValidation, as one
+  // middleware, with the verdict on this deployment's Host remembered instead of parsed each time.)
   const isLocal = LOCAL_HOSTS.includes(publicHost) ||
     LOCAL_HOSTS.includes(`[${publicHost}]`);
-  const guards = [
-    ...(isLocal ? [hostHeaderValidation(LOCAL_HOSTS)] : []),
-    originValidation([...new Set([publicHost, ...LOCAL_HOSTS])]),
-  ];
-
-  for (const guard of guards) app.use(MCP_PATH, guard);
-  app.on(["GET", "POST", "DELETE"], MCP_PATH, async (c: Context<AppEnv>) => {
-    await whoIsCalling(c, () => Promise.resolve());
-    let rateLimited: ApiError | null = null;
-    try {
-      await limit(c, () => Promise.resolve());
-    } catch (err) {
-      if (!(err instanceof ApiError) || err.code !== "rate_limited") throw err;
-      rateLimited = err;
+  const allowedOrigins = [...new Set([publicHost, ...LOCAL_HOSTS])];
+  const hostVerdicts = new Map<string | undefined, ReturnType<typeof validateHostHeader>>();
+  const refuse = (c: Context<AppEnv>, message: string) =>
+    c.json({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }, 403);
+  app.use(MCP_PATH, async function mcpGuards(c: Context<AppEnv>, next) {
+    if (isLocal) {
+      const host = c.req.header("host");
+      let verdict = hostVerdicts.get(host);
+      if (verdict === undefined) {
+        verdict = validateHostHeader(host, LOCAL_HOSTS);
+        if (hostVerdicts.size >= 64) hostVerdicts.clear();
+        hostVerdicts.set(host, verdict);
+      }
+      if (!verdict.ok) return refuse(c, verdict.message);
     }
+    const origin = validateOriginHeader(c.req.header("origin"), allowedOrigins);
+    if (!origin.ok) return refuse(c, origin.message);
+    await next();
+  });
+  app.on(["GET", "POST", "DELETE"], MCP_PATH, async (c: Context<AppEnv>) => {
+    // `/v1`'s identification and limiter, wrapped around the exchange as they wrap a `/v1` route,
+    // so the limiter finds the exchange's response after `next` (calling them with an empty
+    // `next` made Hono build and copy a placeholder response on every request).
+    await whoIsCalling(c, async () => {
+      let served = false;
+      try {
+        await limit(c, async () => {
+          served = true;
+          c.res = await serve(c, null);
+        });
+      } catch (err) {
+        if (served || !(err instanceof ApiError) || err.code !== "rate_limited") throw err;
+        c.res = await serve(c, err);
+      }
+    });
+    return c.res;
+  });
 
+  async function serve(c: Context<AppEnv>, rateLimited: ApiError | null): Promise<Response> {
     let body: string | undefined;
     let parsed: unknown = undefined;
     if (c.req.method === "POST") {
       // The body rules of `/v1`: 64 KiB, and the whole body within REQUEST_BODY_TIMEOUT_MS (408).
-      body = new TextDecoder().decode(
-        await readBodyCapped(c.req.raw, MAX_BODY_BYTES, s.deps.config.bodyTimeoutMs),
-      );
+      body = await readTextCapped(c.req.raw, MAX_BODY_BYTES, s.deps.config.bodyTimeoutMs);
       try {
         parsed = JSON.parse(body);
       } catch {
@@ -154,6 +248,13 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       rateLimited,
       toolCall,
     };
+    const authInfo = toAuthInfo(caller);
+
+    // A plain tool call is answered here, in the SDK's bytes (fast_call.ts); the rest by the SDK.
+    const call = toolCall === null ? null : plainToolCall(parsed, c.req.raw.headers);
+    const tool = call ? toolFor(s, caller) : null;
+    if (call && tool && servesFast(tool)) return await answerFast(c, call, tool, authInfo, parsed);
+
     // With the parsed body handed over, the SDK does not read the request's (spent) body again.
     const request = body === undefined || parsed !== undefined
       ? c.req.raw
@@ -164,12 +265,52 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
         signal: c.req.raw.signal,
       });
     const res = await handler.fetch(request, {
-      authInfo: toAuthInfo(caller),
+      authInfo,
       ...(parsed !== undefined ? { parsedBody: parsed } : {}),
     });
     // Through Hono, so the request id and rate-limit headers set above are merged in.
     return c.newResponse(res.body, res);
-  });
+  }
+
+  async function answerFast(
+    c: Context<AppEnv>,
+    call: PlainCall,
+    tool: ToolSpec,
+    authInfo: AuthInfo,
+    parsed: unknown,
+  ) {
+    const answer = callFast(call, tool, authInfo, c.req.raw);
+    /** The SDK's answer to what the call did, from a server that replays it. */
+    const replay = (outcome: Outcome) =>
+      handler.fetch(c.req.raw, {
+        authInfo: { ...authInfo, extra: { ...authInfo.extra, replay: { tool, outcome } } },
+        parsedBody: parsed,
+      });
+    let done: FastAnswer | null;
+    if (call.era === "modern") {
+      done = await answer;
+    } else {
+      // The 2025 transport answers a POST with an SSE stream opened at once, with keep-alives
+      // while the call runs: a call still running after LEGACY_HOLD_MS gets that stream.
+      let hold: (v: null) => void = () => {};
+      const held = new Promise<null>((r) => hold = r);
+      const cancel = after(LEGACY_HOLD_MS, () => hold(null));
+      done = await Promise.race([answer, held]).finally(cancel);
+      if (done === null) {
+        const event = answer.then(async (a) => {
+          if ("text" in a) return a.text;
+          const res = await replay(a.replay);
+          return isEventStream(res) ? await res.text() : "";
+        });
+        return c.body(heldStream(event, c.req.raw.signal), 200, SSE_HEADERS);
+      }
+    }
+    if ("text" in done) {
+      return c.body(done.text, 200, call.era === "modern" ? JSON_HEADERS : SSE_HEADERS);
+    }
+    const res = await replay(done.replay);
+    return c.newResponse(res.body, res);
+  }
 
   const registryEntry = JSON.stringify(serverJsonFor(baseUrl), null, 2);
   app.get(

@@ -1,14 +1,17 @@
 /**
  * The MCP server one request is served by: built per request (stateless, so any process can serve
- * any request) for its caller, from tool definitions compiled once per process.
+ * any request) for its caller, from tool definitions compiled once per process. A plain tool call
+ * needs no server: `toolFor` hands the route the one tool it reaches (see fast_call.ts).
  */
 import { McpServer, ResourceNotFoundError, ResourceTemplate } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { getAudit } from "../../domain/audits/record.ts";
+import { keyActor } from "../../app/actor.ts";
+import { execute } from "../../app/operation.ts";
+import { getAuditOp } from "../../app/operations/audits.ts";
 import { ApiError } from "../../domain/errors.ts";
-import { auditView } from "../audits.ts";
 import type { Services } from "../env.ts";
 import type { McpCaller } from "./caller.ts";
+import type { Outcome, ToolSpec } from "./fast_call.ts";
 import {
   errorsMarkdown,
   hostConfigSnippet,
@@ -25,6 +28,13 @@ import { webhooksTool } from "./tools/webhooks.ts";
 
 /** The server's version in `serverInfo` and server.json; the tool surface's, not the API's. */
 export const MCP_SERVER_VERSION = "1.0.0";
+
+/** The server's identity: `serverInfo` in `initialize` and on every 2026-07-28 result. */
+export const SERVER_INFO = {
+  name: "serpwright",
+  title: "Serpwright SEO automation",
+  version: MCP_SERVER_VERSION,
+};
 
 const DocsInput = z.object({
   topic: z.enum(["quickstart", "errors", "connect"]).describe(
@@ -83,13 +93,51 @@ const WriteArticleArgs = z.object({
   project_id: z.string().optional().describe("The project, if it exists already"),
 });
 
+/**
+ * The tool a `tools/call` of `caller` reaches, exactly as `buildMcpServer` would register it
+ * (same listing rules, same callback), captured from the registration instead of building a
+ * server; null when the call reaches no tool of this caller (the SDK then answers "not found").
+ */
+export function toolFor(services: Services, caller: McpCaller): ToolSpec | null {
+  const name = caller.toolCall;
+  if (name === null) return null;
+  let found: ToolSpec | null = null;
+  const capture = {
+    registerTool(n: string, config: ToolSpec["config"], callback: ToolSpec["callback"]) {
+      if (n === name && typeof callback === "function") found = { name: n, config, callback };
+    },
+  };
+  try {
+    registerTools(capture as unknown as McpServer, TOOLS, services, caller);
+  } catch {
+    return null; // registration wants more of the server than registerTool: build one
+  }
+  return found;
+}
+
+/**
+ * A server whose one tool does what a fast call did (sends its notifications, then returns or
+ * throws the same), so the SDK renders the answer of an unusual call without running it again.
+ */
+export function buildReplayServer(tool: ToolSpec, outcome: Outcome): McpServer {
+  const server = new McpServer(SERVER_INFO, { instructions: SERVER_INSTRUCTIONS });
+  server.registerTool(
+    tool.name,
+    tool.config as never,
+    (async (_args: unknown, sdk: { mcpReq: { notify(n: unknown): Promise<void> } }) => {
+      if (outcome.kind === "unreached") throw new Error(`${tool.name} was not run`);
+      for (const n of outcome.notifications) await sdk.mcpReq.notify(n);
+      if (outcome.kind === "threw") throw outcome.error;
+      return outcome.result;
+    }) as never,
+  );
+  return promiseNoPushes(server);
+}
+
 /** Builds the server for one request of `caller`. */
 export function buildMcpServer(services: Services, caller: McpCaller): McpServer {
   const baseUrl = services.deps.config.publicBaseUrl;
-  const server = new McpServer(
-    { name: "serpwright", title: "Serpwright SEO automation", version: MCP_SERVER_VERSION },
-    { instructions: SERVER_INSTRUCTIONS },
-  );
+  const server = new McpServer(SERVER_INFO, { instructions: SERVER_INSTRUCTIONS });
   registerTools(server, TOOLS, services, caller);
   // A tool call reaches nothing else: the resources and prompts are built for other requests.
   if (caller.toolCall !== null) return promiseNoPushes(server);
@@ -120,17 +168,22 @@ export function buildMcpServer(services: Services, caller: McpCaller): McpServer
       },
       async (uri, vars) => {
         try {
-          const audit = await getAudit(
-            services.deps,
-            principal.account.id,
-            String(vars.audit_id),
-            principal.key.mode,
+          // The get operation of `GET /v1/audits/{auditId}` and the audits tool's get.
+          const { body: audit } = await execute(
+            services,
+            getAuditOp,
+            keyActor(principal, caller.ip),
+            {
+              params: { auditId: String(vars.audit_id) },
+              query: {},
+              body: {},
+            },
           );
           return {
             contents: [{
               uri: uri.href,
               mimeType: "application/json",
-              text: JSON.stringify(auditView(audit), null, 2),
+              text: JSON.stringify(audit, null, 2),
             }],
           };
         } catch (err) {

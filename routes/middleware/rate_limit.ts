@@ -1,6 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { ApiError } from "../../domain/errors.ts";
-import type { SignupRates } from "../../domain/public_signup.ts";
 import type { RateDecision } from "../../kv/rate_limiter.ts";
 import type { AppEnv, Services } from "../env.ts";
 import { clientIp } from "./request_id.ts";
@@ -43,17 +42,12 @@ function tighter(a: RateDecision, b: RateDecision): RateDecision {
   return b.remaining < a.remaining ? b : a;
 }
 
-/** The hourly signup budgets `publicSignup` spends (domain/public_signup.ts). */
-export function signupRates(services: Services): SignupRates {
-  return { perIp: services.limits.signup, global: services.limits.signupGlobal };
-}
-
 /**
  * Counts the request against its budgets and puts the `X-RateLimit-*` headers on every `/v1`
  * response, errors included: per API key and per account (all its keys together, so five keys
  * or revoke-and-mint gain nothing) when a key resolved, otherwise per client IP. Signups spend
- * their own strict budgets on top, inside the signup use case (`publicSignup`), which the REST
- * route and the MCP tool both call; its decision then replaces these headers.
+ * their own strict budgets on top, inside the signup use case (`publicSignup`, run by the signup
+ * operation for both adapters); its decision then replaces these headers.
  */
 export function rateLimit(services: Services): MiddlewareHandler<AppEnv> {
   const { limits } = services;

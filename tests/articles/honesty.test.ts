@@ -4,38 +4,17 @@
  * lease. Against the real app, the fake model server and a fake site on 127.0.0.1.
  */
 import assert from "node:assert/strict";
-import { grantCredits } from "../../domain/billing/credits.ts";
 import { keys } from "../../kv/keys.ts";
 import { parseMarkdown } from "../../domain/writing/markdown_text.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { balanceOf, liveWithCredits } from "../helpers/credits.ts";
+import { ARTICLE_ENDED, AUDIT_ENDED, waitForStatus } from "../helpers/jobs.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import { startFakeOpenAI } from "../writing/fake_openai.ts";
 import { scriptedModel } from "../writing/scripted_model.ts";
 
-async function poll(app: TestApp, key: string, path: string, until: string[]) {
-  for (let i = 0; i < 400; i++) {
-    const res = await app.req("GET", path, { key });
-    if (until.includes(res.body.status)) return res;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`${path} never reached ${until}`);
-}
-
-async function balanceOf(app: TestApp, accountId: string): Promise<number> {
-  return (await app.kv.get<{ credits: number }>(keys.balance(accountId))).value?.credits ?? 0;
-}
-
 async function liveProject(app: TestApp, url: string, credits: number) {
-  const { accountId } = await app.signup();
-  const live = await app.liveKey(accountId);
-  if (credits) {
-    await grantCredits(app.service.services.deps, {
-      accountId,
-      amount: credits,
-      reason: "t",
-      ref: "t",
-    });
-  }
+  const { accountId, live } = await liveWithCredits(app, credits);
   const proj = await app.req("POST", "/v1/projects", { key: live, body: { url } });
   return { accountId, live, projectId: proj.body.project_id as string };
 }
@@ -48,7 +27,7 @@ Deno.test("no model: the outline is free for a live key, says builtin_outline, s
       body: { topic: "Tax return for freelancers" },
     });
     assert.equal(res.status, 202, "no credits needed for an outline");
-    const ready = await poll(app, live, res.body.poll, ["ready", "failed"]);
+    const ready = await waitForStatus(app, live, res.body.poll, ARTICLE_ENDED);
     assert.equal(ready.body.status, "ready", ready.text);
     assert.deepEqual(ready.body.generator, { kind: "builtin_outline" });
     assert.ok(ready.body.qa_score <= 40, String(ready.body.qa_score));
@@ -90,7 +69,7 @@ Deno.test("model: GET shows generator kind model, its id and the token usage; 15
       });
       assert.equal(res.status, 202);
       assert.equal(await balanceOf(app, accountId), 5, "a model article is article_generated");
-      const ready = await poll(app, live, res.body.poll, ["ready", "failed"]);
+      const ready = await waitForStatus(app, live, res.body.poll, ARTICLE_ENDED);
       assert.equal(ready.body.status, "ready", ready.text);
       assert.ok(ready.body.qa_score >= 70, String(ready.body.qa_score));
       assert.deepEqual(ready.body.generator, {
@@ -125,7 +104,7 @@ Deno.test("a run is bounded below its lease: a hung model is aborted, failed and
         key: live,
         body: { topic: "A slow model" },
       });
-      const failed = await poll(app, live, res.body.poll, ["failed", "ready"]);
+      const failed = await waitForStatus(app, live, res.body.poll, ARTICLE_ENDED);
       const took = performance.now() - t0;
       assert.equal(failed.body.status, "failed");
       assert.equal(failed.body.error.code, "generation_timeout");
@@ -154,12 +133,12 @@ Deno.test("a site on http://127.0.0.1:PORT: the article links the URLs the crawl
       const projectId = proj.body.project_id;
       assert.match(site.origin, /^http:\/\/127\.0\.0\.1:\d+$/);
       const audit = await app.req("POST", `/v1/projects/${projectId}/audits`, { key });
-      await poll(app, key, audit.body.poll, ["completed", "failed"]);
+      await waitForStatus(app, key, audit.body.poll, AUDIT_ENDED);
       const res = await app.req("POST", `/v1/projects/${projectId}/articles`, {
         key,
         body: { topic: "Running shoes for beginners", primary_keyword: "running shoes" },
       });
-      const ready = await poll(app, key, res.body.poll, ["ready", "failed"]);
+      const ready = await waitForStatus(app, key, res.body.poll, ARTICLE_ENDED);
       assert.equal(ready.body.status, "ready", ready.text);
       const links = parseMarkdown(ready.body.content_markdown).links.map((l) => l.url);
       assert.ok(links.length >= 2, links.join());

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { type TestApp, withApp } from "../helpers/app.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 
 async function poll(app: TestApp, key: string, path: string, until: string[]) {
   for (let i = 0; i < 800; i++) {

@@ -1,21 +1,8 @@
 import assert from "node:assert/strict";
-import { grantCredits } from "../../domain/billing/credits.ts";
-import { keys } from "../../kv/keys.ts";
-import { ADMIN_TOKEN, errorCode, subscribeProject, type TestApp, withApp } from "../helpers/app.ts";
+import { ADMIN_TOKEN, errorCode, subscribeProject, withApp } from "../helpers/app.ts";
+import { balanceOf, grantCredits, liveWithCredits } from "../helpers/credits.ts";
+import { waitForArticle } from "../helpers/jobs.ts";
 import { startFakeOpenAI } from "../writing/fake_openai.ts";
-
-async function poll(app: TestApp, key: string, id: string, until: string[]) {
-  for (let i = 0; i < 400; i++) {
-    const res = await app.req("GET", `/v1/articles/${id}`, { key });
-    if (until.includes(res.body.status)) return res;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`article ${id} never reached ${until}`);
-}
-
-async function balanceOf(app: TestApp, accountId: string): Promise<number> {
-  return (await app.kv.get<{ credits: number }>(keys.balance(accountId))).value?.credits ?? 0;
-}
 
 const CONTENT_FIELDS = [
   "title",
@@ -40,7 +27,7 @@ Deno.test("sandbox article: 202, built-in writer, ready outline with watermark; 
     assert.match(res.body.article_id, /^art_/);
     assert.equal(res.body.status, "queued");
     assert.equal(res.body.poll, `/v1/articles/${res.body.article_id}`);
-    const ready = await poll(app, key, res.body.article_id, ["ready", "failed"]);
+    const ready = await waitForArticle(app, key, res.body.article_id);
     assert.equal(ready.body.status, "ready", ready.text);
     assert.equal(ready.body.title, topic, "topic placed verbatim as the title");
     assert.ok(ready.body.content_markdown.includes("running shoes for flat feet"));
@@ -54,7 +41,7 @@ Deno.test("sandbox article: 202, built-in writer, ready outline with watermark; 
 
     const second = await app.req("POST", path, { key, body: { primary_keyword: "Trail Shoes" } });
     assert.equal(second.status, 202);
-    const ready2 = await poll(app, key, second.body.article_id, ["ready", "failed"]);
+    const ready2 = await waitForArticle(app, key, second.body.article_id);
     assert.equal(ready2.body.title, "Trail Shoes");
     const third = await app.req("POST", path, { key, body: { topic: "A third one" } });
     assert.equal(third.status, 403);
@@ -106,14 +93,7 @@ Deno.test("one article generates per project: parallel requests get one 202 and 
   }));
   try {
     await withApp(async (app) => {
-      const { accountId } = await app.signup();
-      const live = await app.liveKey(accountId);
-      await grantCredits(app.service.services.deps, {
-        accountId,
-        amount: 40,
-        reason: "test",
-        ref: "t",
-      });
+      const { accountId, live } = await liveWithCredits(app, 40);
       const proj = await app.req("POST", "/v1/projects", {
         key: live,
         body: { url: "https://p.example" },
@@ -133,11 +113,11 @@ Deno.test("one article generates per project: parallel requests get one 202 and 
       }
       assert.equal(await balanceOf(app, accountId), 25, "15 credits taken once");
       const id = accepted[0].body.article_id;
-      const during = await poll(app, live, id, ["generating", "qa"]);
+      const during = await waitForArticle(app, live, id, { until: ["generating", "qa"] });
       for (const f of CONTENT_FIELDS) {
         assert.equal(f in during.body, false, `${f} hidden while generating`);
       }
-      const failed = await poll(app, live, id, ["failed", "ready"]);
+      const failed = await waitForArticle(app, live, id);
       assert.equal(failed.body.status, "failed");
       assert.equal(typeof failed.body.error.code, "string");
       assert.equal(await balanceOf(app, accountId), 40, "refunded");
@@ -159,21 +139,17 @@ Deno.test("live key without subscription: 402 insufficient_credits with details 
       body: { url: "https://q.example" },
     });
     const path = `/v1/projects/${proj.body.project_id}/articles`;
-    await grantCredits(app.service.services.deps, {
-      accountId,
-      amount: 14,
-      reason: "test",
-      ref: "t",
-    });
+    await grantCredits(app, accountId, 14);
     const res = await app.req("POST", path, { key: live, body: { topic: "Needs credits" } });
     assert.equal(res.status, 402);
     assert.equal(errorCode(res), "insufficient_credits");
     assert.equal(res.body.required_credits, 15);
     assert.equal(res.body.balance_credits, 14);
     assert.ok(res.body.purchase && res.body.subscription_alternative);
+    // The live project is invisible to the sandbox key: 404 before any funding rule.
     const sb = await app.req("POST", path, { key: sandboxKey, body: { topic: "Needs credits" } });
-    assert.equal(sb.status, 402);
-    assert.equal(errorCode(sb), "payment_required");
+    assert.equal(sb.status, 404);
+    assert.equal(errorCode(sb), "not_found");
   }, { env: { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: "http://127.0.0.1:9/v1" } }));
 
 Deno.test("operator publish: subscribed ready article is published; others refused", () =>
@@ -190,12 +166,7 @@ Deno.test("operator publish: subscribed ready article is published; others refus
       body: { url: "https://credit.example" },
     });
     await subscribeProject(app, accountId, subscribed.body.project_id, "pro");
-    await grantCredits(app.service.services.deps, {
-      accountId,
-      amount: 15,
-      reason: "test",
-      ref: "t",
-    });
+    await grantCredits(app, accountId, 15);
 
     const a = await app.req("POST", `/v1/projects/${subscribed.body.project_id}/articles`, {
       key: live,
@@ -210,8 +181,8 @@ Deno.test("operator publish: subscribed ready article is published; others refus
     // No model on this server: the built-in outline is article_outline, 0 credits.
     assert.equal(b.status, 202);
     assert.equal(await balanceOf(app, accountId), 15);
-    await poll(app, live, a.body.article_id, ["ready"]);
-    await poll(app, live, b.body.article_id, ["ready"]);
+    await waitForArticle(app, live, a.body.article_id, { until: ["ready"] });
+    await waitForArticle(app, live, b.body.article_id, { until: ["ready"] });
 
     const pub = await app.req("POST", `/admin/articles/${a.body.article_id}/publish`, {
       headers: admin,
@@ -248,7 +219,7 @@ Deno.test("operator publish: subscribed ready article is published; others refus
       key: sandboxKey,
       body: { topic: "Sandbox draft only" },
     });
-    await poll(app, sandboxKey, sa.body.article_id, ["ready"]);
+    await waitForArticle(app, sandboxKey, sa.body.article_id, { until: ["ready"] });
     const sres = await app.req("POST", `/admin/articles/${sa.body.article_id}/publish`, {
       headers: admin,
     });

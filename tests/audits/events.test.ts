@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { ADMIN_TOKEN, subscribeProject, withApp } from "../helpers/app.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { waitForArticle } from "../helpers/jobs.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import { startReceiver, verifySignature } from "../webhooks/helpers.ts";
 
 Deno.test("audit.completed and article.published reach a webhook receiver, signed, with their data fields", async () => {
@@ -46,11 +47,7 @@ Deno.test("audit.completed and article.published reach a webhook receiver, signe
         key: live,
         body: { topic: "Announcing our events" },
       });
-      for (let i = 0; i < 200; i++) {
-        const s = await app.req("GET", `/v1/articles/${art.body.article_id}`, { key: live });
-        if (s.body.status === "ready") break;
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      await waitForArticle(app, live, art.body.article_id, { until: ["ready"] });
       const pub = await app.req("POST", `/admin/articles/${art.body.article_id}/publish`, {
         headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
       });

@@ -7,18 +7,11 @@
 import assert from "node:assert/strict";
 import type { CrawlState } from "../../domain/audit/crawl/state.ts";
 import { keys } from "../../kv/keys.ts";
-import { liveWithCredits, type TestApp, withApp } from "../helpers/app.ts";
-import { html, page, type Route, serveSite } from "../audit/sites.ts";
+import { type TestApp, withApp } from "../helpers/app.ts";
+import { liveWithCredits } from "../helpers/credits.ts";
+import { waitForAudit } from "../helpers/jobs.ts";
+import { html, page, type Route, serveSite } from "../helpers/sites.ts";
 import { startReceiver } from "../webhooks/helpers.ts";
-
-async function completed(app: TestApp, key: string, auditId: string) {
-  for (let i = 0; i < 600; i++) {
-    const res = await app.req("GET", `/v1/audits/${auditId}`, { key });
-    if (res.body.status === "completed" || res.body.status === "failed") return res.body;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`audit ${auditId} never finished`);
-}
 
 /** Follows next_cursor from the first page to the last; returns every item and the page count. */
 async function walk(app: TestApp, key: string, path: string, limit: number) {
@@ -65,7 +58,7 @@ Deno.test("issues, evidence and pages over HTTP: texts, pagination without loss,
       const proj = await app.req("POST", "/v1/projects", { key, body: { url: site.origin } });
       const started = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, { key });
       const auditId = started.body.audit_id;
-      const audit = await completed(app, key, auditId);
+      const audit = (await waitForAudit(app, key, auditId)).body;
       assert.equal(audit.status, "completed");
       assert.deepEqual(audit.changes.previous_audit_id, null);
       const state = (await app.kv.get<CrawlState>(keys.auditCrawl(auditId))).value!;
@@ -194,7 +187,7 @@ Deno.test("findings endpoints: 404 for foreign and unknown ids, 409 until the au
         assert.equal(early.status, 409, `${p}: ${early.text}`);
         assert.equal(early.body.error.code, "invalid_state");
       }
-      await completed(app, a.key, id);
+      await waitForAudit(app, a.key, id);
       for (const p of paths) {
         assert.equal((await app.req("GET", p, { key: a.key })).status, 200, p);
         const foreign = await app.req("GET", p, { key: b.key });
@@ -239,17 +232,17 @@ Deno.test("two audits of a changing site: new, persisting and fixed issues, on t
       });
       const proj = await app.req("POST", "/v1/projects", { key: live, body: { url: site.origin } });
       const path = `/v1/projects/${proj.body.project_id}/audits`;
-      const first = await completed(
+      const first = (await waitForAudit(
         app,
         live,
         (await app.req("POST", path, { key: live })).body.audit_id,
-      );
+      )).body;
       second = true;
-      const next = await completed(
+      const next = (await waitForAudit(
         app,
         live,
         (await app.req("POST", path, { key: live })).body.audit_id,
-      );
+      )).body;
 
       const issues = await walk(app, live, `/v1/audits/${next.audit_id}/issues`, 100);
       const change = (id: string) => issues.all.find((i) => i.check === id)?.change;
@@ -302,7 +295,7 @@ Deno.test("a multi-step crawl gives the same issues through the table queue as t
         const started = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, {
           key,
         });
-        const audit = await completed(app, key, started.body.audit_id);
+        const audit = (await waitForAudit(app, key, started.body.audit_id)).body;
         assert.equal(audit.status, "completed", queue);
         const state = (await app.kv.get<CrawlState>(keys.auditCrawl(audit.audit_id))).value!;
         assert.ok(state.steps >= 4, `${queue}: ${state.steps} steps`);

@@ -6,8 +6,9 @@
 import assert from "node:assert/strict";
 import { keys } from "../../kv/keys.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
+import { waitForAudit } from "../helpers/jobs.ts";
 import { openTestKv } from "../helpers/kv.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import type { AuditRecord } from "../../domain/audits/record.ts";
 
 /**
@@ -56,15 +57,6 @@ function flakyKv(kv: Deno.Kv, failures: { left: number }): Deno.Kv {
   });
 }
 
-async function poll(app: TestApp, key: string, auditId: string) {
-  for (let i = 0; i < 600; i++) {
-    const res = await app.req("GET", `/v1/audits/${auditId}`, { key });
-    if (res.body.status === "completed" || res.body.status === "failed") return res;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`audit ${auditId} never ended`);
-}
-
 async function startAudit(app: TestApp, origin: string) {
   const { key, accountId } = await app.signup();
   const proj = await app.req("POST", "/v1/projects", { key, body: { url: origin } });
@@ -90,7 +82,7 @@ async function auditOnFlakyStore(
   try {
     await withApp(async (app) => {
       const audit = await startAudit(app, site.origin);
-      await check(app, audit, await poll(app, audit.key, audit.auditId));
+      await check(app, audit, await waitForAudit(app, audit.key, audit.auditId));
     }, { kv: flakyKv(base, failures) });
   } finally {
     try {

@@ -1,15 +1,12 @@
 import assert from "node:assert/strict";
 import { keys } from "../../kv/keys.ts";
 import { subscribeProject, type TestApp, withApp } from "../helpers/app.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { waitForAudit } from "../helpers/jobs.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 
 async function crawledPages(app: TestApp, key: string, accountId: string, projectId: string) {
   const res = await app.req("POST", `/v1/projects/${projectId}/audits`, { key });
-  for (let i = 0; i < 400; i++) {
-    const a = await app.req("GET", `/v1/audits/${res.body.audit_id}`, { key });
-    if (a.body.status === "completed") break;
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await waitForAudit(app, key, res.body.audit_id);
   const rec = await app.kv.get<{ status: string; jobsCompleted: number }>(
     keys.audit(accountId, res.body.audit_id),
   );

@@ -11,17 +11,10 @@ import {
   workingStatePrefixes,
 } from "../../domain/audit/prune.ts";
 import { keys } from "../../kv/keys.ts";
-import { liveWithCredits, type TestApp, withApp } from "../helpers/app.ts";
-import { html, page, robotsRoute, type Route, serveSite, sitemapRoute } from "../audit/sites.ts";
-
-async function finished(app: TestApp, key: string, auditId: string) {
-  for (let i = 0; i < 600; i++) {
-    const res = await app.req("GET", `/v1/audits/${auditId}`, { key });
-    if (res.body.status === "completed" || res.body.status === "failed") return res.body;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`audit ${auditId} never finished`);
-}
+import { type TestApp, withApp } from "../helpers/app.ts";
+import { liveWithCredits } from "../helpers/credits.ts";
+import { pollUntil, waitForAudit } from "../helpers/jobs.ts";
+import { html, page, robotsRoute, type Route, serveSite, sitemapRoute } from "../helpers/sites.ts";
 
 async function count(kv: Deno.Kv, prefix: Deno.KvKey): Promise<number> {
   let n = 0;
@@ -108,7 +101,7 @@ Deno.test("a completed audit's working state is pruned; findings, pages and the 
       const projectId = proj.body.project_id;
       const first = await app.req("POST", `/v1/projects/${projectId}/audits`, { key });
       const a1 = first.body.audit_id;
-      assert.equal((await finished(app, key, a1)).status, "completed");
+      assert.equal((await waitForAudit(app, key, a1)).body.status, "completed");
 
       const before = await served(app, key, a1);
       const state = await workingState(app.kv, a1);
@@ -144,7 +137,7 @@ Deno.test("a completed audit's working state is pruned; findings, pages and the 
       app.clock.advance(PRUNE_GRACE_MS);
       const second = await app.req("POST", `/v1/projects/${projectId}/audits`, { key });
       const a2 = second.body.audit_id;
-      const done = await finished(app, key, a2);
+      const done = (await waitForAudit(app, key, a2)).body;
       assert.equal(done.status, "completed");
       const firstIssues = JSON.parse(before).issues.flatMap((p: { data: unknown[] }) => p.data);
       const fired1 = new Set(firstIssues.map((i: { check: string }) => i.check));
@@ -189,20 +182,22 @@ Deno.test("a failed audit's working state, pages and findings are pruned too", (
       const res = await app.req("POST", `/v1/projects/${projectId}/audits`, { key });
       const auditId = res.body.audit_id;
       // Once a few steps have committed, the project disappears: the next step fails the audit.
-      for (let i = 0; i < 500; i++) {
-        if (await count(app.kv, keys.auditPages(auditId)) >= 4) break;
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      const fast = { timeoutMs: 10_000, intervalMs: 10 };
+      await pollUntil(() => count(app.kv, keys.auditPages(auditId)), (n) => n >= 4, {
+        ...fast,
+        what: "four stored pages",
+      });
       const projectKey = keys.project(accountId, projectId);
       const project = (await app.kv.get(projectKey)).value;
       await app.kv.delete(projectKey);
-      for (let i = 0; i < 500; i++) {
-        const rec = await app.kv.get<{ status: string }>(keys.audit(accountId, auditId));
-        if (rec.value?.status === "failed") break;
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await pollUntil(
+        async () =>
+          (await app.kv.get<{ status: string }>(keys.audit(accountId, auditId))).value?.status,
+        (status) => status === "failed",
+        { ...fast, what: "the stored audit failed" },
+      );
       await app.kv.set(projectKey, project); // back, so the audit can be read over HTTP
-      const audit = await finished(app, key, auditId);
+      const audit = (await waitForAudit(app, key, auditId)).body;
       assert.equal(audit.status, "failed");
       assert.equal(audit.error.code, "project_missing");
 
@@ -244,7 +239,7 @@ Deno.test("audits that ended before prune markers existed are marked once by the
           body: { url: site.origin, name },
         });
         const res = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, { key });
-        assert.equal((await finished(app, key, res.body.audit_id)).status, "completed");
+        assert.equal((await waitForAudit(app, key, res.body.audit_id)).body.status, "completed");
         ids.push(res.body.audit_id);
       }
       const before = await Promise.all(ids.map((id) => served(app, key, id)));

@@ -1,18 +1,10 @@
 import assert from "node:assert/strict";
-import { grantCredits } from "../../domain/billing/credits.ts";
 import { createProject } from "../../domain/projects.ts";
 import { keys } from "../../kv/keys.ts";
-import { errorCode, subscribeProject, type TestApp, withApp } from "../helpers/app.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
-
-async function poll(app: TestApp, key: string, auditId: string, until: string[]) {
-  for (let i = 0; i < 400; i++) {
-    const res = await app.req("GET", `/v1/audits/${auditId}`, { key });
-    if (until.includes(res.body.status)) return res;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`audit ${auditId} never reached ${until}`);
-}
+import { errorCode, subscribeProject, withApp } from "../helpers/app.ts";
+import { balanceOf, grantCredits, liveWithCredits } from "../helpers/credits.ts";
+import { waitForAudit } from "../helpers/jobs.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 
 function smallSite(delayMs = 0) {
   return serveSite({
@@ -20,10 +12,6 @@ function smallSite(delayMs = 0) {
     "/a": html(page({ title: "Page A of the test site", key: "a" })),
     "/b": html(page({ title: "Page B of the test site", key: "b", viewport: null })),
   });
-}
-
-async function balanceOf(app: TestApp, accountId: string): Promise<number> {
-  return (await app.kv.get<{ credits: number }>(keys.balance(accountId))).value?.credits ?? 0;
 }
 
 Deno.test("sandbox audit over HTTP: 202, queue, completed with score and summary, budget of 1", () =>
@@ -39,7 +27,7 @@ Deno.test("sandbox audit over HTTP: 202, queue, completed with score and summary
       assert.equal(res.body.status, "queued");
       assert.equal(res.body.poll, `/v1/audits/${res.body.audit_id}`);
 
-      const done = await poll(app, key, res.body.audit_id, ["completed", "failed"]);
+      const done = await waitForAudit(app, key, res.body.audit_id);
       assert.equal(done.body.status, "completed", done.text);
       assert.equal(done.body.project_id, projectId);
       assert.ok(
@@ -82,14 +70,7 @@ Deno.test("an audit queued or running is returned as is, with nothing charged tw
   withApp(async (app) => {
     const site = smallSite(300);
     try {
-      const { accountId } = await app.signup();
-      const live = await app.liveKey(accountId);
-      await grantCredits(app.service.services.deps, {
-        accountId,
-        amount: 100,
-        reason: "test",
-        ref: "t1",
-      });
+      const { accountId, live } = await liveWithCredits(app, 100);
       const proj = await app.req("POST", "/v1/projects", { key: live, body: { url: site.origin } });
       const path = `/v1/projects/${proj.body.project_id}/audits`;
       const results = await Promise.all(
@@ -98,14 +79,14 @@ Deno.test("an audit queued or running is returned as is, with nothing charged tw
       for (const r of results) assert.equal(r.status, 202, r.text);
       assert.equal(new Set(results.map((r) => r.body.audit_id)).size, 1);
       assert.equal(await balanceOf(app, accountId), 75, "25 credits, once");
-      const done = await poll(app, live, results[0].body.audit_id, ["completed", "failed"]);
+      const done = await waitForAudit(app, live, results[0].body.audit_id);
       assert.equal(done.body.status, "completed");
       // A new audit after completion is a new charge.
       const next = await app.req("POST", path, { key: live });
       assert.equal(next.status, 202);
       assert.notEqual(next.body.audit_id, results[0].body.audit_id);
       assert.equal(await balanceOf(app, accountId), 50);
-      await poll(app, live, next.body.audit_id, ["completed", "failed"]);
+      await waitForAudit(app, live, next.body.audit_id);
       const detail = await app.req("GET", `/v1/projects/${proj.body.project_id}`, { key: live });
       assert.equal(detail.body.counts.audits, 2);
     } finally {
@@ -113,7 +94,7 @@ Deno.test("an audit queued or running is returned as is, with nothing charged tw
     }
   }));
 
-Deno.test("gating: 402 insufficient_credits with details, 402 payment_required for sandbox keys", () =>
+Deno.test("gating: 402 insufficient_credits with details; a sandbox key cannot see the live project (404)", () =>
   withApp(async (app) => {
     const { key: sandboxKey, accountId } = await app.signup();
     const live = await app.liveKey(accountId);
@@ -122,12 +103,7 @@ Deno.test("gating: 402 insufficient_credits with details, 402 payment_required f
       body: { url: "https://example.com" },
     });
     const path = `/v1/projects/${proj.body.project_id}/audits`;
-    await grantCredits(app.service.services.deps, {
-      accountId,
-      amount: 24,
-      reason: "test",
-      ref: "t",
-    });
+    await grantCredits(app, accountId, 24);
     const poor = await app.req("POST", path, { key: live });
     assert.equal(poor.status, 402);
     assert.equal(errorCode(poor), "insufficient_credits");
@@ -136,8 +112,8 @@ Deno.test("gating: 402 insufficient_credits with details, 402 payment_required f
     assert.equal(typeof poor.body.purchase, "string");
     assert.equal(typeof poor.body.subscription_alternative, "string");
     const sandbox = await app.req("POST", path, { key: sandboxKey });
-    assert.equal(sandbox.status, 402);
-    assert.equal(errorCode(sandbox), "payment_required");
+    assert.equal(sandbox.status, 404);
+    assert.equal(errorCode(sandbox), "not_found");
     const detail = await app.req("GET", `/v1/projects/${proj.body.project_id}`, { key: live });
     assert.equal(detail.body.counts.audits, 0, "refusals create nothing");
     assert.equal(await balanceOf(app, accountId), 24);
@@ -159,7 +135,7 @@ Deno.test("a subscribed project's audits are included: no credits move", () =>
       const res = await app.req("POST", `/v1/projects/${projectId}/audits`, { key: live });
       assert.equal(res.status, 202);
       assert.equal(await balanceOf(app, accountId), 0);
-      const done = await poll(app, live, res.body.audit_id, ["completed", "failed"]);
+      const done = await waitForAudit(app, live, res.body.audit_id);
       assert.equal(done.body.status, "completed");
     } finally {
       await site.close();
@@ -168,14 +144,7 @@ Deno.test("a subscribed project's audits are included: no credits move", () =>
 
 Deno.test("a refused target fails the audit with an error and refunds the credits", () =>
   withApp(async (app) => {
-    const { accountId } = await app.signup();
-    const live = await app.liveKey(accountId);
-    await grantCredits(app.service.services.deps, {
-      accountId,
-      amount: 30,
-      reason: "test",
-      ref: "t",
-    });
+    const { accountId, live } = await liveWithCredits(app, 30);
     // Refused at creation since issue 16; a project stored before that (or a name whose DNS
     // answer changed since) still meets the guard when the audit runs.
     const deps = app.service.services.deps;
@@ -188,7 +157,7 @@ Deno.test("a refused target fails the audit with an error and refunds the credit
     const res = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, { key: live });
     assert.equal(res.status, 202);
     assert.equal(await balanceOf(app, accountId), 5);
-    const failed = await poll(app, live, res.body.audit_id, ["completed", "failed"]);
+    const failed = await waitForAudit(app, live, res.body.audit_id);
     assert.equal(failed.body.status, "failed");
     assert.equal(failed.body.error.code, "target_refused");
     assert.equal("score" in failed.body, false);
@@ -201,20 +170,13 @@ Deno.test("a run whose worker died is resumed by the stale-job sweep without a s
   withApp(async (app) => {
     const site = smallSite();
     try {
-      const { accountId } = await app.signup();
-      const live = await app.liveKey(accountId);
-      await grantCredits(app.service.services.deps, {
-        accountId,
-        amount: 25,
-        reason: "test",
-        ref: "t",
-      });
+      const { accountId, live } = await liveWithCredits(app, 25);
       const proj = await app.req("POST", "/v1/projects", { key: live, body: { url: site.origin } });
       const res = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, {
         key: live,
       });
       const auditId = res.body.audit_id;
-      await poll(app, live, auditId, ["completed"]);
+      await waitForAudit(app, live, auditId, { until: ["completed"] });
       // Rewind the record to "running under a dead worker's lease", as a crash would leave it.
       const key = keys.audit(accountId, auditId);
       const rec = (await app.kv.get<Record<string, unknown>>(key)).value!;
@@ -242,7 +204,7 @@ Deno.test("a run whose worker died is resumed by the stale-job sweep without a s
       );
       app.clock.advance(61_000);
       await app.service.tick();
-      const done = await poll(app, live, auditId, ["completed", "failed"]);
+      const done = await waitForAudit(app, live, auditId);
       assert.equal(done.body.status, "completed");
       assert.equal(await balanceOf(app, accountId), 0, "charged once");
       assert.equal((await app.kv.get(keys.runningJob("audit", auditId))).value, null);
@@ -264,7 +226,7 @@ Deno.test("GET /v1/audits/{id} is 404 for foreign and unknown ids", () =>
       const res = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, {
         key: a.key,
       });
-      await poll(app, a.key, res.body.audit_id, ["completed", "failed"]);
+      await waitForAudit(app, a.key, res.body.audit_id);
       assert.equal(
         (await app.req("GET", `/v1/audits/${res.body.audit_id}`, { key: b.key })).status,
         404,

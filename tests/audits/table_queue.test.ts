@@ -2,7 +2,8 @@ import { openTestKv } from "../helpers/kv.ts";
 import assert from "node:assert/strict";
 import { tableQueue } from "../../jobs/table_queue.ts";
 import { withApp } from "../helpers/app.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { pollUntil } from "../helpers/jobs.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 
 Deno.test("with JOB_QUEUE=table (stores without native queues) audits and articles still run", () =>
   withApp(async (app) => {
@@ -15,22 +16,30 @@ Deno.test("with JOB_QUEUE=table (stores without native queues) audits and articl
         key,
         body: { topic: "Queue without queues" },
       });
-      let a = "", b = "";
-      for (let i = 0; i < 200 && (a !== "completed" || b !== "ready"); i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        a = (await app.req("GET", `/v1/audits/${audit.body.audit_id}`, { key })).body.status;
-        b = (await app.req("GET", `/v1/articles/${article.body.article_id}`, { key })).body.status;
-      }
+      const { a, b } = await pollUntil(
+        async () => ({
+          a: (await app.req("GET", `/v1/audits/${audit.body.audit_id}`, { key })).body.status,
+          b: (await app.req("GET", `/v1/articles/${article.body.article_id}`, { key })).body.status,
+        }),
+        (s) => s.a === "completed" && s.b === "ready",
+        {
+          intervalMs: 50,
+          what: "the audit completed and the article ready",
+        },
+      );
       assert.equal(a, "completed");
       assert.equal(b, "ready");
       // A crawl step's fallback message (the next step ran at once in this process) stays a row
       // until the poller claims it and finds the step done: it must drain, not linger.
-      let rows = -1;
-      for (let i = 0; i < 100 && rows !== 0; i++) {
-        if (i > 0) await new Promise((r) => setTimeout(r, 50));
-        rows = 0;
-        for await (const _ of app.kv.list({ prefix: ["job_queue"] })) rows++;
-      }
+      const rows = await pollUntil(
+        async () => {
+          let n = 0;
+          for await (const _ of app.kv.list({ prefix: ["job_queue"] })) n++;
+          return n;
+        },
+        (n) => n === 0,
+        { timeoutMs: 10_000, intervalMs: 50, what: "no job row left" },
+      );
       assert.equal(rows, 0, "every job row was claimed");
     } finally {
       await site.close();

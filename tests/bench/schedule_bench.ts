@@ -106,8 +106,7 @@ async function seed(i: number, subscribed: boolean): Promise<Principal> {
   };
   const op = kv.atomic()
     .set(keys.account(p.account.id), p.account)
-    .set(keys.project(p.account.id, projectId), project)
-    .set(keys.projectOwner(projectId), p.account.id);
+    .set(keys.project(p.account.id, projectId), project);
   if (subscribed) {
     const sub: SubscriptionRecord = {
       projectId,
@@ -132,10 +131,15 @@ const t0 = performance.now();
 for (let i = 0; i < N; i += 50) {
   await Promise.all(Array.from({ length: Math.min(50, N - i) }, async (_, j) => {
     const p = await seed(i + j, true);
-    await putSchedule(deps, p, `proj_b${(i + j).toString(36).padStart(5, "0")}`, {
-      cadence: "daily",
-      hourUtc: 6,
-    });
+    await putSchedule(
+      deps,
+      { accountId: p.account.id, mode: p.key.mode },
+      `proj_b${(i + j).toString(36).padStart(5, "0")}`,
+      {
+        cadence: "daily",
+        hourUtc: 6,
+      },
+    );
   }));
 }
 console.log(
@@ -149,7 +153,7 @@ const b0 = performance.now();
 for (let i = 0; i < BASELINE; i++) {
   await createAudit(
     deps,
-    baseline[i],
+    { accountId: baseline[i].account.id, mode: baseline[i].key.mode },
     `proj_b${(N + i).toString(36).padStart(5, "0")}`,
     undefined,
     {

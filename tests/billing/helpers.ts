@@ -3,6 +3,7 @@
  * signed webhook posts, and a domain-level harness (KV + manual clock + a queue that records
  * messages) for checks on the outbox, which the running app's queue listener would drain.
  */
+import assert from "node:assert/strict";
 import { openTestKv } from "../helpers/kv.ts";
 import { signup } from "../../domain/accounts.ts";
 import { manualClock } from "../../domain/clock.ts";
@@ -47,6 +48,30 @@ export async function newProject(app: TestApp, key: string, url = "https://examp
   const res = await app.req("POST", "/v1/projects", { key, body: { url } });
   if (res.status !== 201) throw new Error(`project failed: ${res.status} ${res.text}`);
   return res.body.project_id as string;
+}
+
+/**
+ * Opens a checkout through the API (`path` with `body`, which must answer 201) and returns the
+ * paid session Stripe would report for it: the metadata the service sent the fake Stripe, its
+ * session id, and `extra` fields.
+ */
+export async function checkoutFor(
+  app: TestApp,
+  fake: FakeStripe,
+  key: string,
+  path: "/v1/subscriptions" | "/v1/credits/purchases",
+  body: Record<string, string>,
+  extra: Record<string, unknown> = {},
+) {
+  const res = await app.req("POST", path, { key, body });
+  assert.equal(res.status, 201, res.text);
+  const call = fake.sessionCreates().at(-1)!;
+  const metadata: Record<string, string> = {};
+  for (const [k, v] of Object.entries(call.form)) {
+    const m = /^metadata\[(.+)\]$/.exec(k);
+    if (m) metadata[m[1]] = v;
+  }
+  return paidSession(metadata, { id: res.body.checkout_url.split("/").pop(), ...extra });
 }
 
 /** Posts a Stripe event to the webhook, signed at the app's clock unless told otherwise. */

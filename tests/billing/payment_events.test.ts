@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { debitCredits, listLedger } from "../../domain/billing/credits.ts";
 import type { TestApp } from "../helpers/app.ts";
+import { creditsShown } from "../helpers/credits.ts";
 import { type Receiver, startReceiver } from "../webhooks/helpers.ts";
 import {
   deletedSubscription,
@@ -17,29 +18,9 @@ import {
   refundedCharge,
   stripeEvent,
 } from "./fake_stripe.ts";
-import { liveAccount, newProject, postStripeEvent, withBilling } from "./helpers.ts";
+import { checkoutFor, liveAccount, newProject, postStripeEvent, withBilling } from "./helpers.ts";
 
 const DAY = 86_400_000;
-
-/** Opens a checkout through the API and returns the paid session Stripe would report for it. */
-async function checkoutFor(
-  app: TestApp,
-  fake: FakeStripe,
-  key: string,
-  path: "/v1/subscriptions" | "/v1/credits/purchases",
-  body: Record<string, string>,
-  extra: Record<string, unknown> = {},
-) {
-  const res = await app.req("POST", path, { key, body });
-  assert.equal(res.status, 201, res.text);
-  const call = fake.sessionCreates().at(-1)!;
-  const metadata: Record<string, string> = {};
-  for (const [k, v] of Object.entries(call.form)) {
-    const m = /^metadata\[(.+)\]$/.exec(k);
-    if (m) metadata[m[1]] = v;
-  }
-  return paidSession(metadata, { id: res.body.checkout_url.split("/").pop(), ...extra });
-}
 
 /** A receiver registered on the account, collecting what is delivered to it. */
 async function listen(app: TestApp, key: string): Promise<Receiver> {
@@ -47,10 +28,6 @@ async function listen(app: TestApp, key: string): Promise<Receiver> {
   const res = await app.req("POST", "/v1/webhooks", { key, body: { url: rx.url } });
   assert.equal(res.status, 201, res.text);
   return rx;
-}
-
-async function balance(app: TestApp, key: string): Promise<number> {
-  return (await app.req("GET", "/v1/credits", { key })).body.balance_credits;
 }
 
 Deno.test("a signed checkout the service never created, or that does not match, grants nothing", () =>
@@ -77,10 +54,10 @@ Deno.test("a signed checkout the service never created, or that does not match, 
       assert.equal(res.status, 200, res.text);
       assert.equal(res.body.outcome, "unknown_checkout");
     }
-    assert.equal(await balance(app, key), 0);
+    assert.equal(await creditsShown(app, key), 0);
     const ok = await postStripeEvent(app, stripeEvent("checkout.session.completed", genuine));
     assert.equal(ok.body.outcome, "credits_granted");
-    assert.equal(await balance(app, key), 2200);
+    assert.equal(await creditsShown(app, key), 2200);
 
     // An invoice of a subscription the service never activated, with copied metadata: nothing.
     const projectId = await newProject(app, key);
@@ -223,7 +200,7 @@ Deno.test("charge.refunded takes back the unspent credits in proportion, never b
         reason: "technical_audit",
         ref: "aud_spent",
       });
-      assert.equal(await balance(app, key), 200);
+      assert.equal(await creditsShown(app, key), 200);
 
       // Half the money back: 250 credits owed, 200 on the balance: 200 taken, 50 written off.
       const half = stripeEvent(
@@ -233,7 +210,7 @@ Deno.test("charge.refunded takes back the unspent credits in proportion, never b
       const res = await postStripeEvent(app, half);
       assert.equal(res.body.outcome, "credits_reversed");
       assert.equal((await postStripeEvent(app, half)).body.outcome, "duplicate_event");
-      assert.equal(await balance(app, key), 0);
+      assert.equal(await creditsShown(app, key), 0);
 
       // The rest refunded (cumulative 500 USD): 250 more owed, nothing left to take.
       const full = stripeEvent(
@@ -241,7 +218,7 @@ Deno.test("charge.refunded takes back the unspent credits in proportion, never b
         refundedCharge({ paymentIntent, amount: 50_000, amountRefunded: 50_000 }),
       );
       assert.equal((await postStripeEvent(app, full)).body.outcome, "credits_reversed");
-      assert.equal(await balance(app, key), 0);
+      assert.equal(await creditsShown(app, key), 0);
       // A redelivered copy of the first refund under a new event id owes nothing more.
       const again = stripeEvent(
         "charge.refunded",
@@ -304,26 +281,26 @@ Deno.test("charge.dispute.created holds the disputed credits; won gives them bac
       });
       await postStripeEvent(app, stripeEvent("checkout.session.completed", session));
       const paymentIntent = session.payment_intent as string;
-      assert.equal(await balance(app, key), 2200);
+      assert.equal(await creditsShown(app, key), 2200);
 
       // A dispute of the whole payment holds all 2200 credits.
       const first = dispute({ paymentIntent, amount: 200_000, status: "needs_response" });
       const opened = stripeEvent("charge.dispute.created", first);
       assert.equal((await postStripeEvent(app, opened)).body.outcome, "credits_held");
       assert.equal((await postStripeEvent(app, opened)).body.outcome, "duplicate_event");
-      assert.equal(await balance(app, key), 0);
+      assert.equal(await creditsShown(app, key), 0);
       const won = stripeEvent("charge.dispute.closed", { ...first, status: "won" });
       assert.equal((await postStripeEvent(app, won)).body.outcome, "credits_restored");
       assert.equal((await postStripeEvent(app, won)).body.outcome, "duplicate_event");
-      assert.equal(await balance(app, key), 2200);
+      assert.equal(await creditsShown(app, key), 2200);
 
       // A second dispute for half, lost: 1100 credits stay taken.
       const second = dispute({ paymentIntent, amount: 100_000, status: "needs_response" });
       await postStripeEvent(app, stripeEvent("charge.dispute.created", second));
-      assert.equal(await balance(app, key), 1100);
+      assert.equal(await creditsShown(app, key), 1100);
       const lost = stripeEvent("charge.dispute.closed", { ...second, status: "lost" });
       assert.equal((await postStripeEvent(app, lost)).body.outcome, "dispute_lost");
-      assert.equal(await balance(app, key), 1100);
+      assert.equal(await creditsShown(app, key), 1100);
 
       const ledger = await listLedger(app.kv, accountId);
       assert.deepEqual(ledger.map((e) => [e.kind, e.amount, e.reason]), [

@@ -1,36 +1,9 @@
 import assert from "node:assert/strict";
-import { errorCode, type TestApp } from "../helpers/app.ts";
-import {
-  type FakeStripe,
-  paidInvoice,
-  paidSession,
-  signPayload,
-  stripeEnv,
-  stripeEvent,
-} from "./fake_stripe.ts";
-import { liveAccount, newProject, postStripeEvent, withBilling } from "./helpers.ts";
+import { errorCode } from "../helpers/app.ts";
+import { paidInvoice, paidSession, signPayload, stripeEnv, stripeEvent } from "./fake_stripe.ts";
+import { checkoutFor, liveAccount, newProject, postStripeEvent, withBilling } from "./helpers.ts";
 
 const DAY = 86_400_000;
-
-/** Opens a checkout through the API and returns the paid session Stripe would report for it. */
-async function checkoutFor(
-  app: TestApp,
-  fake: FakeStripe,
-  key: string,
-  path: "/v1/subscriptions" | "/v1/credits/purchases",
-  body: Record<string, string>,
-) {
-  const res = await app.req("POST", path, { key, body });
-  assert.equal(res.status, 201, res.text);
-  const call = fake.sessionCreates().at(-1)!;
-  const metadata: Record<string, string> = {};
-  for (const [k, v] of Object.entries(call.form)) {
-    const m = /^metadata\[(.+)\]$/.exec(k);
-    if (m) metadata[m[1]] = v;
-  }
-  const sessionId = res.body.checkout_url.split("/").pop();
-  return paidSession(metadata, { id: sessionId });
-}
 
 Deno.test("a paid subscription checkout activates the project; a redelivery changes nothing", () =>
   withBilling(async (app, fake) => {

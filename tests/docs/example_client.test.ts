@@ -12,7 +12,7 @@ import {
   verifyDelivery,
   verifySignature,
 } from "../../examples/agent.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import { withApp } from "../helpers/app.ts";
 import { startReceiver } from "../webhooks/helpers.ts";
 

@@ -3,8 +3,8 @@
  * and URL injection through every string that reaches a header or a URL, SSRF address forms for
  * project audits (end to end) and a redirect from a public site into private space, and the
  * constant-time comparisons. Webhook registration's SSRF forms are covered in
- * tests/webhooks/endpoints.test.ts and the guard's own table in tests/audit/address_guard.test.ts;
- * this file extends them rather than repeating them.
+ * tests/webhooks/endpoints.test.ts and the guard's own table in
+ * tests/audit_engine/address_guard.test.ts; this file extends them rather than repeating them.
  */
 import assert from "node:assert/strict";
 import http from "node:http";
@@ -12,7 +12,7 @@ import { runAudit } from "../../domain/audit/run_audit.ts";
 import { type Resolver, TargetRefusedError } from "../../domain/net/address_guard.ts";
 import { secureEqual } from "../../domain/secure_compare.ts";
 import { slugify } from "../../domain/articles.ts";
-import { type Route, serveSite } from "../audit/sites.ts";
+import { type Route, serveSite } from "../helpers/sites.ts";
 import { errorCode, freshIp, startTestApp, type TestApp, withApp } from "../helpers/app.ts";
 
 const JSON_CT = { "content-type": "application/json" };

@@ -36,7 +36,6 @@ const COUNTED = [
   "api_keys",
   "api_keys_by_account",
   "projects",
-  "project_owner",
   "audits",
   "articles",
   "webhooks",

@@ -9,22 +9,25 @@ import { Buffer } from "node:buffer";
 import zlib from "node:zlib";
 import { FetchFailedError, safeFetch } from "../../domain/net/safe_fetch.ts";
 import { withApp } from "../helpers/app.ts";
-import { emit, eventually, startReceiver } from "../webhooks/helpers.ts";
+import { serveSite } from "../helpers/sites.ts";
+import { eventually } from "../helpers/jobs.ts";
+import { emit, startReceiver } from "../webhooks/helpers.ts";
 
 const BOMB = new Uint8Array(zlib.gzipSync(Buffer.alloc(64 * 1024 * 1024), { level: 9 }));
 
+/** A site answering every path with the bomb. */
 function serveBomb() {
-  return Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () =>
-    new Response(BOMB, {
-      headers: { "content-encoding": "gzip", "content-type": "text/html" },
-    }));
+  return serveSite(() => ({
+    headers: { "content-encoding": "gzip", "content-type": "text/html" },
+    body: BOMB,
+  }));
 }
 
 Deno.test("safeFetch stops inflating a gzip bomb at its cap", async () => {
   assert.ok(BOMB.byteLength < 200_000, `${BOMB.byteLength} compressed bytes`);
-  const server = serveBomb();
+  const site = serveBomb();
   try {
-    const url = `http://127.0.0.1:${server.addr.port}/`;
+    const url = site.url("/");
     const res = await safeFetch(url, { allowPrivate: true, maxBytes: 1024 * 1024 });
     assert.equal(res.truncated, true);
     assert.equal(res.body.byteLength, 1024 * 1024);
@@ -33,7 +36,7 @@ Deno.test("safeFetch stops inflating a gzip bomb at its cap", async () => {
       (err: unknown) => err instanceof FetchFailedError && err.kind === "too_large",
     );
   } finally {
-    await server.shutdown();
+    await site.close();
   }
 });
 

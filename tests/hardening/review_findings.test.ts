@@ -3,12 +3,12 @@
  * Every test here failed before its fix.
  */
 import assert from "node:assert/strict";
-import { grantCredits } from "../../domain/billing/credits.ts";
 import { ConfigError, loadConfig } from "../../domain/config.ts";
 import type { Resolver } from "../../domain/net/address_guard.ts";
 import { setWebhookNetOverrides } from "../../domain/webhooks/target.ts";
 import { forwardedClient } from "../../routes/middleware/request_id.ts";
 import { ADMIN_TOKEN, errorCode, freshIp, startTestApp, withApp } from "../helpers/app.ts";
+import { grantCredits } from "../helpers/credits.ts";
 
 const VICTIM_IP = "203.0.113.7";
 
@@ -186,12 +186,7 @@ Deno.test("a sandbox key sees only the sandbox side: no live keys, live projects
       key: sandbox,
       body: { url: "https://trial.example.com" },
     });
-    await grantCredits(app.service.services.deps, {
-      accountId,
-      amount: 500,
-      reason: "credit_pack",
-      ref: "cs_test_scope",
-    });
+    await grantCredits(app, accountId, 500, { reason: "credit_pack", ref: "cs_test_scope" });
 
     const keys = (await app.req("GET", "/v1/api-keys", { key: sandbox })).body.keys;
     assert.deepEqual(keys.map((k: { mode: string }) => k.mode), ["sandbox"]);
@@ -229,12 +224,7 @@ Deno.test("a sandbox key cannot read the live side's audits, findings or article
       key: live,
       body: { url: "https://shop.example.com" },
     });
-    await grantCredits(app.service.services.deps, {
-      accountId,
-      amount: 500,
-      reason: "credit_pack",
-      ref: "cs_test_scope_work",
-    });
+    await grantCredits(app, accountId, 500, { reason: "credit_pack", ref: "cs_test_scope_work" });
     const id = project.body.project_id;
     const audit = await app.req("POST", `/v1/projects/${id}/audits`, { key: live });
     assert.equal(audit.status, 202, audit.text);

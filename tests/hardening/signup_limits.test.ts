@@ -5,12 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { crawlLimitsFor } from "../../domain/billing/catalog.ts";
-import { grantCredits } from "../../domain/billing/credits.ts";
 import { ConfigError, loadConfig } from "../../domain/config.ts";
 import { addressBlock, isDisposableEmail } from "../../domain/signup_limits.ts";
 import { keys } from "../../kv/keys.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { waitForAudit } from "../helpers/jobs.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import { errorCode, freshIp, startTestApp, type TestApp, withApp } from "../helpers/app.ts";
+import { grantCredits } from "../helpers/credits.ts";
 
 let n = 0;
 function signup(app: TestApp, ip: string, email = `limits${++n}@example.com`) {
@@ -151,11 +152,7 @@ Deno.test("crawl limits are one catalogue rule: sandbox small, standard, pro fiv
 async function crawled(app: TestApp, key: string, accountId: string, projectId: string) {
   const res = await app.req("POST", `/v1/projects/${projectId}/audits`, { key });
   assert.equal(res.status, 202, res.text);
-  for (let i = 0; i < 400; i++) {
-    const a = await app.req("GET", `/v1/audits/${res.body.audit_id}`, { key });
-    if (a.body.status === "completed" || a.body.status === "failed") break;
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await waitForAudit(app, key, res.body.audit_id);
   const rec = await app.kv.get<{ status: string; jobsCompleted: number }>(
     keys.audit(accountId, res.body.audit_id),
   );
@@ -181,12 +178,7 @@ Deno.test("a sandbox audit crawls within the sandbox budget; a paid one of the s
     assert.ok(await crawled(app, key, accountId, sandboxProject.body.project_id) <= 3);
 
     const live = await app.liveKey(accountId);
-    await grantCredits(app.service.services.deps, {
-      accountId,
-      amount: 25,
-      reason: "test",
-      ref: "budget",
-    });
+    await grantCredits(app, accountId, 25);
     const paid = await app.req("POST", "/v1/projects", {
       key: live,
       body: { url: site.url("/p1") },

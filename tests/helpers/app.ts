@@ -3,7 +3,6 @@
  * and speaks HTTP to it. Every test gets its own instance.
  */
 import { openTestKv } from "./kv.ts";
-import { grantCredits } from "../../domain/billing/credits.ts";
 import { manualClock } from "../../domain/clock.ts";
 import { loadConfig } from "../../domain/config.ts";
 import { type RunningService, startService } from "../../main.ts";
@@ -154,22 +153,6 @@ export function errorCode(res: TestResponse): string {
   }
   if (!e.doc_url.endsWith(`#${e.code}`)) throw new Error(`doc_url does not point at ${e.code}`);
   return e.code;
-}
-
-/** A new account's live key with `credits` on its balance (granted through the ledger). */
-export async function liveWithCredits(
-  app: TestApp,
-  credits: number,
-): Promise<{ accountId: string; live: string }> {
-  const { accountId } = await app.signup();
-  const live = await app.liveKey(accountId);
-  await grantCredits(app.service.services.deps, {
-    accountId,
-    amount: credits,
-    reason: "test",
-    ref: `t-${crypto.randomUUID()}`,
-  });
-  return { accountId, live };
 }
 
 /** Gives a project a paid subscription directly in KV, as the payment webhook would. */

@@ -8,18 +8,10 @@ import assert from "node:assert/strict";
 import { keys } from "../../kv/keys.ts";
 import type { CrawlState } from "../../domain/audit/crawl/state.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
-import { type Route, serveSite } from "../audit/sites.ts";
+import { waitForAudit } from "../helpers/jobs.ts";
+import { type Route, serveSite } from "../helpers/sites.ts";
 
 const HTML = { "content-type": "text/html; charset=utf-8" };
-
-async function poll(app: TestApp, key: string, auditId: string) {
-  for (let i = 0; i < 2_400; i++) {
-    const res = await app.req("GET", `/v1/audits/${auditId}`, { key });
-    if (res.body.status === "completed" || res.body.status === "failed") return res;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`audit ${auditId} never ended`);
-}
 
 /**
  * Audits `origin` with a fresh sandbox key while another account reads its own account in a
@@ -42,7 +34,7 @@ async function auditWhileOthersRead(app: TestApp, origin: string) {
     }
   })();
   try {
-    const done = await poll(app, key, auditId);
+    const done = await waitForAudit(app, key, auditId, { timeoutMs: 120_000 });
     return {
       done,
       state: (await app.kv.get<CrawlState>(keys.auditCrawl(auditId))).value!,

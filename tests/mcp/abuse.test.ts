@@ -8,10 +8,11 @@ import assert from "node:assert/strict";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Deps } from "../../domain/deps.ts";
 import { jobRecordKey, watchJobRecord, watchMissesOtherProcesses } from "../../domain/job_watch.ts";
-import { GOOD_HEADERS, page, serveSite } from "../audit/sites.ts";
+import { GOOD_HEADERS, page, serveSite } from "../helpers/sites.ts";
 import { errorCode, freshIp, startTestApp, type TestApp, withApp } from "../helpers/app.ts";
+import { pollUntil } from "../helpers/jobs.ts";
 import { openTestKv } from "../helpers/kv.ts";
-import { connectMcp } from "./helpers.ts";
+import { connectMcp, postMcp } from "./helpers.ts";
 
 const MODERN = "2026-07-28";
 const ENVELOPE = {
@@ -21,27 +22,8 @@ const ENVELOPE = {
 };
 
 /** One POST to /mcp with a raw body; the answer's JSON (the SSE `data:` lines joined). */
-async function post(app: TestApp, body: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(`${app.url}/mcp`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "x-forwarded-for": freshIp(),
-      ...headers,
-    },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  const data = text.startsWith("event:") || text.startsWith("data:")
-    ? text.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5)).join("")
-    : text;
-  // deno-lint-ignore no-explicit-any
-  let json: any = null;
-  try {
-    json = JSON.parse(data);
-  } catch { /* not JSON */ }
-  return { status: res.status, headers: res.headers, body: json, text };
+function post(app: TestApp, body: unknown, headers: Record<string, string> = {}) {
+  return postMcp(app, body, { "x-forwarded-for": freshIp(), ...headers });
 }
 
 const toolCall = (id: number, name: string, args: Record<string, unknown>) => ({
@@ -285,8 +267,11 @@ Deno.test("no route or tool opens an account except through the signup use case"
 
 /** Polls `check` every 10 ms (at most 10 s), for states the test cannot await directly. */
 async function until(check: () => boolean, what: string) {
-  for (let i = 0; i < 1_000 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-  assert.ok(check(), `timed out waiting for ${what}`);
+  await pollUntil(() => Promise.resolve(check()), Boolean, {
+    intervalMs: 10,
+    timeoutMs: 10_000,
+    what,
+  });
 }
 
 Deno.test("wait: held calls are capped per key and per process, past a cap the call answers at once, and a held call sleeps on kv.watch until its job moves", async () => {

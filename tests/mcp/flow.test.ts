@@ -4,9 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { startFakeStripe, stripeEnv } from "../billing/fake_stripe.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import { withApp } from "../helpers/app.ts";
-import { call, callError, connectMcp, type Era } from "./helpers.ts";
+import { call, callError, connectMcp, type Era, postMcp } from "./helpers.ts";
 
 const PUBLIC_TOOLS = ["signup", "billing", "docs"];
 const ALL_TOOLS = [
@@ -63,25 +63,16 @@ Deno.test("initialize in 2026-07-28, 2025-11-25 and 2025-06-18; a key unlocks th
       }
     }
     // Stateless: nothing pins a client to a process.
-    const res = await fetch(`${app.url}/mcp`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-11-25",
+    const res = await postMcp(app, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "raw", version: "1" },
       },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-11-25",
-          capabilities: {},
-          clientInfo: { name: "raw", version: "1" },
-        },
-      }),
-    });
-    await res.body?.cancel();
+    }, { "mcp-protocol-version": "2025-11-25" });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get("mcp-session-id"), null);
     assert.ok(res.headers.get("x-request-id"));

@@ -75,3 +75,34 @@ export async function callError(
   }
   return { code: e.code, body, text };
 }
+
+/**
+ * One raw POST to `/mcp` of `body` (JSON), past the SDK: the status, the headers, and the answer's
+ * JSON (an SSE answer's `data:` lines joined; null when it is not JSON) with its text.
+ */
+export async function postMcp(
+  app: TestApp,
+  body: unknown,
+  headers: Record<string, string> = {},
+  // deno-lint-ignore no-explicit-any
+): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+  const res = await fetch(`${app.url}/mcp`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  const data = text.startsWith("event:") || text.startsWith("data:")
+    ? text.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5)).join("")
+    : text;
+  // deno-lint-ignore no-explicit-any
+  let json: any = null;
+  try {
+    json = JSON.parse(data);
+  } catch { /* not JSON */ }
+  return { status: res.status, headers: res.headers, body: json, text };
+}

@@ -5,35 +5,19 @@
  */
 import assert from "node:assert/strict";
 import { freshIp, type TestApp, withApp } from "../helpers/app.ts";
-import { call, callError, connectMcp } from "./helpers.ts";
+import { call, callError, connectMcp, postMcp } from "./helpers.ts";
 import repoServerJson from "../../server.json" with { type: "json" };
 
 /** One JSON-RPC POST to /mcp in the 2025-11-25 era (stateless: no initialize needed). */
-async function rawMcp(
+function rawMcp(
   app: TestApp,
   message: Record<string, unknown>,
   headers: Record<string, string> = {},
 ) {
-  const res = await fetch(`${app.url}/mcp`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2025-11-25",
-      ...headers,
-    },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, ...message }),
+  return postMcp(app, { jsonrpc: "2.0", id: 1, ...message }, {
+    "mcp-protocol-version": "2025-11-25",
+    ...headers,
   });
-  const text = await res.text();
-  const data = text.startsWith("event:") || text.startsWith("data:")
-    ? text.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5)).join("")
-    : text;
-  // deno-lint-ignore no-explicit-any
-  let body: any = null;
-  try {
-    body = JSON.parse(data);
-  } catch { /* not JSON */ }
-  return { status: res.status, headers: res.headers, body };
 }
 
 const toolCall = (name: string, args: Record<string, unknown> = {}) => ({

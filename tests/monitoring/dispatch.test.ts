@@ -4,11 +4,12 @@
  */
 import assert from "node:assert/strict";
 import type { AuditRecord } from "../../domain/audits/record.ts";
-import { getBalance, grantCredits } from "../../domain/billing/credits.ts";
 import { keys } from "../../kv/keys.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import { subscribeProject, type TestApp, withApp } from "../helpers/app.ts";
-import { eventually, quiet, startReceiver } from "../webhooks/helpers.ts";
+import { balanceOf, grantCredits } from "../helpers/credits.ts";
+import { quiet, tickUntilSchedule, waitForAudit } from "../helpers/jobs.ts";
+import { startReceiver } from "../webhooks/helpers.ts";
 
 const path = (projectId: string) => `/v1/projects/${projectId}/schedule`;
 
@@ -48,25 +49,6 @@ async function auditCount(app: TestApp, key: string, projectId: string): Promise
   return (await app.req("GET", `/v1/projects/${projectId}`, { key })).body.counts.audits;
 }
 
-/** Ticks (the cron's work) and waits until the schedule's handler has run for the current slot. */
-async function tickUntil(
-  app: TestApp,
-  key: string,
-  projectId: string,
-  // deno-lint-ignore no-explicit-any
-  done: (schedule: any) => boolean,
-) {
-  return await eventually(
-    async () => {
-      await app.service.tick();
-      const s = (await app.req("GET", path(projectId), { key })).body;
-      return done(s) ? s : null;
-    },
-    10_000,
-    "the scheduled run",
-  );
-}
-
 Deno.test("due times: nothing before the run time, one audit at it, next run a cadence later", async () => {
   const site = serveSite({ "/": html(page({ title: "Scheduled site home page" })) });
   try {
@@ -85,15 +67,12 @@ Deno.test("due times: nothing before the run time, one audit at it, next run a c
       assert.equal(await auditCount(app, key, projectId), 0, "not before its run time");
 
       app.clock.set(runAt);
-      const s = await tickUntil(app, key, projectId, (s) => s.runs === 1);
+      const s = await tickUntilSchedule(app, key, projectId, (s) => s.runs === 1);
       assert.equal(s.last_run.outcome, "started");
       assert.equal(s.last_run.due_at, "2026-11-24T06:00:00.000Z");
       assert.equal(Date.parse(s.next_run_at), runAt + 7 * 86_400_000);
       const auditId = s.last_run.audit_id;
-      const audit = await eventually(async () => {
-        const a = (await app.req("GET", `/v1/audits/${auditId}`, { key })).body;
-        return a.status === "completed" ? a : null;
-      });
+      const audit = (await waitForAudit(app, key, auditId, { until: ["completed"] })).body;
       assert.equal(audit.project_id, projectId);
       for (let i = 0; i < 3; i++) await app.service.tick();
       await quiet(100);
@@ -114,17 +93,14 @@ Deno.test("an audit records who started it: the schedule's says schedule, an API
         body: { cadence: "weekly", hour_utc: 6, day_of_week: "tuesday" },
       });
       app.clock.set(Date.parse(put.body.next_run_at));
-      const s = await tickUntil(app, key, projectId, (s) => s.runs === 1);
+      const s = await tickUntilSchedule(app, key, projectId, (s) => s.runs === 1);
       assert.equal(s.last_run.outcome, "started");
       const scheduledId = s.last_run.audit_id as string;
       const stored = async (id: string) =>
         (await app.kv.get<AuditRecord>(keys.audit(accountId, id))).value!;
       assert.equal((await stored(scheduledId)).trigger, "schedule");
-      const done = (id: string) =>
-        eventually(async () => {
-          const a = (await app.req("GET", `/v1/audits/${id}`, { key })).body;
-          return a.status === "completed" ? a : null;
-        });
+      const done = async (id: string) =>
+        (await waitForAudit(app, key, id, { until: ["completed"] })).body;
       assert.equal((await done(scheduledId)).trigger, "schedule");
 
       const manual = await app.req("POST", `/v1/projects/${projectId}/audits`, { key });
@@ -157,7 +133,7 @@ Deno.test("catch-up after downtime: three missed days run once, then the next sl
       // The service was down from before the first run until three days later.
       const back = firstRun + 3 * 86_400_000 + 60_000;
       app.clock.set(back);
-      const s = await tickUntil(app, key, projectId, (s) => s.runs >= 1);
+      const s = await tickUntilSchedule(app, key, projectId, (s) => s.runs >= 1);
       assert.equal(s.runs, 1);
       assert.equal(s.last_run.due_at, "2026-11-24T06:00:00.000Z", "the oldest missed slot");
       assert.equal(Date.parse(s.next_run_at), firstRun + 4 * 86_400_000, "the next after now");
@@ -181,28 +157,24 @@ Deno.test("credit-funded: a run pays 25 credits like an API audit; an empty bala
         body: { url: receiver.url, events: ["schedule.paused"] },
       });
       assert.equal(hook.status, 201, hook.text);
-      const deps = app.service.services.deps;
-      await grantCredits(deps, { accountId, amount: 30, reason: "test", ref: "t1" });
+      await grantCredits(app, accountId, 30);
       const put = await app.req("PUT", path(projectId), {
         key,
         body: { cadence: "daily", hour_utc: 6 },
       });
       app.clock.set(Date.parse(put.body.next_run_at));
-      const first = await tickUntil(app, key, projectId, (s) => s.runs === 1);
+      const first = await tickUntilSchedule(app, key, projectId, (s) => s.runs === 1);
       assert.equal(first.last_run.outcome, "started");
-      assert.equal(await getBalance(app.kv, accountId), 5, "charged 25 credits");
-      await eventually(async () => {
-        const a = await app.req("GET", `/v1/audits/${first.last_run.audit_id}`, { key });
-        return a.body.status === "completed";
-      });
+      assert.equal(await balanceOf(app, accountId), 5, "charged 25 credits");
+      await waitForAudit(app, key, first.last_run.audit_id, { until: ["completed"] });
 
       app.clock.set(Date.parse(first.next_run_at));
-      const paused = await tickUntil(app, key, projectId, (s) => s.status === "paused");
+      const paused = await tickUntilSchedule(app, key, projectId, (s) => s.status === "paused");
       assert.equal(paused.paused_reason, "insufficient_credits");
       assert.equal(paused.next_run_at, null);
       assert.equal(paused.last_run.outcome, "paused");
       assert.equal(paused.last_run.audit_id, null);
-      assert.equal(await getBalance(app.kv, accountId), 5, "nothing charged");
+      assert.equal(await balanceOf(app, accountId), 5, "nothing charged");
       assert.equal(await auditCount(app, key, projectId), 1, "no audit started");
       const [evt] = await receiver.waitFor(1);
       assert.equal(evt.body.event, "schedule.paused");
@@ -248,15 +220,12 @@ Deno.test("an audit queued or running at the due time serves the slot: no second
       const manual = await app.req("POST", `/v1/projects/${projectId}/audits`, { key });
       assert.equal(manual.status, 202);
       app.clock.set(Date.parse(put.body.next_run_at));
-      const s = await tickUntil(app, key, projectId, (s) => s.runs === 1);
+      const s = await tickUntilSchedule(app, key, projectId, (s) => s.runs === 1);
       assert.equal(s.last_run.outcome, "audit_in_progress");
       assert.equal(s.last_run.audit_id, manual.body.audit_id);
       assert.equal(await auditCount(app, key, projectId), 1);
       gated.release();
-      await eventually(async () => {
-        const a = await app.req("GET", `/v1/audits/${manual.body.audit_id}`, { key });
-        return a.body.status === "completed";
-      });
+      await waitForAudit(app, key, manual.body.audit_id, { until: ["completed"] });
     });
   } finally {
     gated.release();
@@ -275,19 +244,13 @@ Deno.test("a schedule deleted mid-run: the running audit completes, no later slo
       });
       gated.hold();
       app.clock.set(Date.parse(put.body.next_run_at));
-      const s = await tickUntil(app, key, projectId, (s) => s.runs === 1);
+      const s = await tickUntilSchedule(app, key, projectId, (s) => s.runs === 1);
       const auditId = s.last_run.audit_id;
-      await eventually(async () => {
-        const a = await app.req("GET", `/v1/audits/${auditId}`, { key });
-        return a.body.status === "running";
-      });
+      await waitForAudit(app, key, auditId, { until: ["running"] });
       const del = await app.req("DELETE", path(projectId), { key });
       assert.equal(del.status, 200, del.text);
       gated.release();
-      const done = await eventually(async () => {
-        const a = await app.req("GET", `/v1/audits/${auditId}`, { key });
-        return a.body.status === "completed" ? a.body : null;
-      });
+      const done = (await waitForAudit(app, key, auditId, { until: ["completed"] })).body;
       assert.equal(typeof done.score, "number");
       // Weeks later: nothing more.
       app.clock.advance(21 * 86_400_000);
@@ -331,7 +294,6 @@ Deno.test("rendered schedules: priced as rendered audits, each run renders, 503 
   const site = serveSite({ "/": html(page({ title: "Scheduled site home page" })) });
   try {
     await withApp(async (app) => {
-      const deps = app.service.services.deps;
       const { accountId, key, projectId } = await setup(app, site.origin, "credits");
       const body = { cadence: "daily", hour_utc: 6, render: true };
       const put = await app.req("PUT", path(projectId), { key, body });
@@ -356,15 +318,13 @@ Deno.test("rendered schedules: priced as rendered audits, each run renders, 503 
         assert.equal(res.body.funding.credits_per_run, credits, plan);
       }
 
-      await grantCredits(deps, { accountId, amount: 80, reason: "test", ref: "r1" });
+      await grantCredits(app, accountId, 80);
       app.clock.set(Date.parse(again.body.next_run_at));
-      const ran = await tickUntil(app, key, projectId, (s) => s.runs === 1);
+      const ran = await tickUntilSchedule(app, key, projectId, (s) => s.runs === 1);
       assert.equal(ran.last_run.outcome, "started");
-      assert.equal(await getBalance(app.kv, accountId), 5, "charged 75 credits");
-      const audit = await eventually(async () => {
-        const a = await app.req("GET", `/v1/audits/${ran.last_run.audit_id}`, { key });
-        return a.body.status === "completed" || a.body.status === "failed" ? a.body : null;
-      }, 60_000);
+      assert.equal(await balanceOf(app, accountId), 5, "charged 75 credits");
+      const audit = (await waitForAudit(app, key, ran.last_run.audit_id, { timeoutMs: 60_000 }))
+        .body;
       assert.equal(audit.status, "completed", JSON.stringify(audit.error));
       assert.ok(audit.render.pages_rendered >= 1, JSON.stringify(audit.render));
     });
@@ -396,12 +356,7 @@ Deno.test("a rendered schedule on a server that can no longer render pauses with
         key,
         body: { url: receiver.url, events: ["schedule.paused"] },
       });
-      await grantCredits(app.service.services.deps, {
-        accountId,
-        amount: 100,
-        reason: "test",
-        ref: "r2",
-      });
+      await grantCredits(app, accountId, 100);
       const put = await app.req("PUT", path(projectId), {
         key,
         body: { cadence: "daily", hour_utc: 6 },
@@ -412,10 +367,10 @@ Deno.test("a rendered schedule on a server that can no longer render pauses with
       await app.kv.set(entry.key, { ...entry.value, render: true });
 
       app.clock.set(Date.parse(put.body.next_run_at));
-      const paused = await tickUntil(app, key, projectId, (s) => s.status === "paused");
+      const paused = await tickUntilSchedule(app, key, projectId, (s) => s.status === "paused");
       assert.equal(paused.paused_reason, "rendering_unavailable");
       assert.equal(paused.render, true);
-      assert.equal(await getBalance(app.kv, accountId), 100, "nothing charged");
+      assert.equal(await balanceOf(app, accountId), 100, "nothing charged");
       assert.equal(await auditCount(app, key, projectId), 0, "no raw audit in its place");
       const [evt] = await receiver.waitFor(1);
       assert.equal(evt.body.data.reason, "rendering_unavailable");

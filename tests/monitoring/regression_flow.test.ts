@@ -3,9 +3,10 @@
  * with the new critical issues, the fixed ones, and the score and category deltas.
  */
 import assert from "node:assert/strict";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import { subscribeProject, withApp } from "../helpers/app.ts";
-import { eventually, quiet, startReceiver, verifySignature } from "../webhooks/helpers.ts";
+import { quiet, tickUntilSchedule, waitForAudit } from "../helpers/jobs.ts";
+import { startReceiver, verifySignature } from "../webhooks/helpers.ts";
 
 Deno.test("a site that regresses between two scheduled runs sends audit.regressed with the right issues", async () => {
   let broken = false;
@@ -41,15 +42,9 @@ Deno.test("a site that regresses between two scheduled runs sends audit.regresse
 
       const runAndComplete = async (at: number, runs: number) => {
         app.clock.set(at);
-        const s = await eventually(async () => {
-          await app.service.tick();
-          const s = (await app.req("GET", `/v1/projects/${projectId}/schedule`, { key })).body;
-          return s.runs === runs ? s : null;
-        });
-        return await eventually(async () => {
-          const a = await app.req("GET", `/v1/audits/${s.last_run.audit_id}`, { key });
-          return a.body.status === "completed" ? { schedule: s, audit: a.body } : null;
-        });
+        const s = await tickUntilSchedule(app, key, projectId, (s) => s.runs === runs);
+        const audit = await waitForAudit(app, key, s.last_run.audit_id, { until: ["completed"] });
+        return { schedule: s, audit: audit.body };
       };
       const events = (name: string) => receiver.received.filter((e) => e.body.event === name);
       const first = await runAndComplete(Date.parse(put.body.next_run_at), 1);

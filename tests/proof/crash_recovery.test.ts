@@ -14,7 +14,7 @@ import { listLedger } from "../../domain/billing/credits.ts";
 import type { LedgerEntry } from "../../domain/records.ts";
 import { keys } from "../../kv/keys.ts";
 import type { DeliveryRecord } from "../../domain/webhooks/types.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import {
   type Received,
   type Receiver,
@@ -24,6 +24,7 @@ import {
 import { startFakeOpenAI } from "../writing/fake_openai.ts";
 import { KW, OUTLINE, scriptedModel } from "../writing/scripted_model.ts";
 import {
+  CHILD_POLL,
   killAll,
   liveAccount,
   newProject,
@@ -34,6 +35,7 @@ import {
   tempKvPath,
   until,
 } from "./process.ts";
+import { quiet, waitForArticle, waitForAudit } from "../helpers/jobs.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Shared checks
@@ -122,8 +124,6 @@ async function buyPack(server: ServerProcess, accountId: string): Promise<void> 
   assert.equal(res.body.outcome, "credits_granted");
 }
 
-const quiet = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 // ---------------------------------------------------------------------------------------------
 // The model that writes the article after the restart
 
@@ -168,14 +168,7 @@ Deno.test("crash mid-audit: a new process on the same KV finishes it once, charg
 
     second = await startServer(kvFile.path);
     const s = second;
-    const done = await until(
-      async () => {
-        const r = await s.req("GET", `/v1/audits/${auditId}`, { key });
-        return r.body.status === "completed" || r.body.status === "failed" ? r : null;
-      },
-      30_000,
-      "the audit to finish after the restart",
-    );
+    const done = await waitForAudit(s, key, auditId, { ...CHILD_POLL, timeoutMs: 30_000 });
     assert.equal(done.body.status, "completed", done.text);
     assert.ok(Number.isInteger(done.body.score));
 
@@ -249,14 +242,7 @@ Deno.test("crash mid-article: the new process writes it once, 15 credits taken o
     // While the dead process's lease runs, the project still has an article in progress.
     const blocked = await s.req("POST", path, { key, body: { topic: "A second article" } });
     assert.equal(blocked.status, 409, blocked.text);
-    const done = await until(
-      async () => {
-        const r = await s.req("GET", `/v1/articles/${articleId}`, { key });
-        return ["ready", "failed"].includes(r.body.status) ? r : null;
-      },
-      30_000,
-      "the article to finish after the restart",
-    );
+    const done = await waitForArticle(s, key, articleId, { ...CHILD_POLL, timeoutMs: 30_000 });
     assert.equal(done.body.status, "ready", done.text);
     assert.equal(done.body.title, OUTLINE.title);
     assert.ok(done.body.word_count > 0);

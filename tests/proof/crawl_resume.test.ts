@@ -8,8 +8,9 @@ import { openTestKv } from "../helpers/kv.ts";
 import assert from "node:assert/strict";
 import type { CrawlState } from "../../domain/audit/crawl/state.ts";
 import { keys } from "../../kv/keys.ts";
-import { html, page, type Route, serveSite } from "../audit/sites.ts";
+import { html, page, type Route, serveSite } from "../helpers/sites.ts";
 import {
+  CHILD_POLL,
   killAll,
   liveAccount,
   newProject,
@@ -20,6 +21,7 @@ import {
   tempKvPath,
   until,
 } from "./process.ts";
+import { waitForAudit } from "../helpers/jobs.ts";
 
 const STEP = 4;
 const PAGES = 40;
@@ -105,14 +107,7 @@ Deno.test("SIGKILL in the middle of a multi-step crawl: resumed from the last st
 
     second = await startServer(kvFile.path, env);
     const s = second;
-    const done = await until(
-      async () => {
-        const r = await s.req("GET", `/v1/audits/${auditId}`, { key });
-        return r.body.status === "completed" || r.body.status === "failed" ? r : null;
-      },
-      60_000,
-      "the audit to finish after the restart",
-    );
+    const done = await waitForAudit(s, key, auditId, { ...CHILD_POLL, timeoutMs: 60_000 });
     assert.equal(done.body.status, "completed", done.text);
 
     // Resumed, not restarted: the pages fetched twice are the dead step's, at most one step.
@@ -131,14 +126,11 @@ Deno.test("SIGKILL in the middle of a multi-step crawl: resumed from the last st
     const interrupted = await findingsOf(s, key, auditId);
     const other = await newProject(s, key, site.origin);
     const again = await s.req("POST", `/v1/projects/${other}/audits`, { key });
-    await until(
-      async () => {
-        const r = await s.req("GET", `/v1/audits/${again.body.audit_id}`, { key });
-        return r.body.status === "completed" ? r : null;
-      },
-      60_000,
-      "the uninterrupted audit",
-    );
+    await waitForAudit(s, key, again.body.audit_id, {
+      ...CHILD_POLL,
+      timeoutMs: 60_000,
+      until: ["completed"],
+    });
     const clean = await findingsOf(s, key, again.body.audit_id);
     assert.deepEqual(interrupted, clean);
     assert.ok("title_missing" in clean && "broken_internal_links" in clean);

@@ -18,6 +18,7 @@ import {
   type TestResponse,
   WEBHOOK_KEY_B64,
 } from "../helpers/app.ts";
+import { pollUntil } from "../helpers/jobs.ts";
 
 export { ADMIN_TOKEN };
 
@@ -260,20 +261,31 @@ export async function postStripe(server: ServerProcess, event: unknown): Promise
   });
 }
 
-/** Polls `check` until it returns a truthy value; throws after `timeoutMs`. */
+/**
+ * How the proofs poll a child: every 100 ms, and a request that fails (the child being killed or
+ * started) counts as "not yet". For `waitForAudit` and the like.
+ */
+export const CHILD_POLL = { intervalMs: 100, retryErrors: true } as const;
+
+/**
+ * Calls `check` until it returns a truthy value, and returns that; throws after `timeoutMs`
+ * (polling as `CHILD_POLL` says).
+ */
 export async function until<T>(
   check: () => Promise<T | null | undefined | false>,
   timeoutMs: number,
   what: string,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (true) {
-    const v = await check().catch(() => null);
-    if (v) return v;
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
+  return await pollUntil(check, Boolean, { ...CHILD_POLL, timeoutMs, what }) as T;
+}
+
+/** Whether process `pid` is gone (a signal to it fails). */
+export function exited(pid: number): boolean {
+  try {
+    Deno.kill(pid, "SIGCONT");
+    return false;
+  } catch {
+    return true;
   }
 }
 

@@ -5,8 +5,10 @@
  * shared periodic work has one leader at a time across three processes.
  */
 import assert from "node:assert/strict";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import {
+  CHILD_POLL,
+  exited,
   killAll,
   liveAccount,
   newProject,
@@ -18,23 +20,12 @@ import {
   tempKvPath,
   until,
 } from "./process.ts";
+import { quiet, waitForArticle, waitForAudit } from "../helpers/jobs.ts";
 import { ADMIN_TOKEN } from "../helpers/app.ts";
+import { startReceiver } from "../webhooks/helpers.ts";
 
 /** Fast ticks and a short leader lease, so takeovers happen within a test's patience. */
 const FAST = { MAINTENANCE_INTERVAL_MS: "300", LEADER_LEASE_MS: "1500" };
-
-function receiver() {
-  const got: { event: string | null; body: string }[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
-    got.push({ event: req.headers.get("x-serpwright-event"), body: await req.text() });
-    return new Response("ok");
-  });
-  return {
-    url: `http://127.0.0.1:${server.addr.port}/hook`,
-    got,
-    close: () => server.shutdown(),
-  };
-}
 
 async function status(s: ServerProcess, key: string, path: string) {
   return (await s.req("GET", path, { key })).body;
@@ -45,7 +36,7 @@ Deno.test("web + two workers on one KV file: audits, articles and webhooks compl
     "/": html(page({ title: "Roles test home page", links: ["/a"] })),
     "/a": html(page({ title: "Roles test page A", key: "a" })),
   });
-  const rx = receiver();
+  const rx = startReceiver();
   const kvFile = await tempKvPath();
   let web: ServerProcess | null = null;
   let w1: ServerProcess | null = null;
@@ -66,7 +57,7 @@ Deno.test("web + two workers on one KV file: audits, articles and webhooks compl
     assert.equal(a1.status, 202, a1.text);
 
     // Alone, the web process enqueues and never runs the job.
-    await new Promise((r) => setTimeout(r, 1_500));
+    await quiet(1_500);
     assert.equal((await status(web, key, `/v1/audits/${a1.body.audit_id}`)).status, "queued");
 
     w1 = await startWorker(kvFile.path, FAST);
@@ -78,31 +69,20 @@ Deno.test("web + two workers on one KV file: audits, articles and webhooks compl
     });
     assert.equal(art.status, 202, art.text);
     for (const id of [a1.body.audit_id, a2.body.audit_id]) {
-      const done = await until(
-        async () => {
-          const a = await status(web!, key, `/v1/audits/${id}`);
-          return a.status === "completed" || a.status === "failed" ? a : null;
-        },
-        60_000,
-        `audit ${id}`,
-      );
-      assert.equal(done.status, "completed", JSON.stringify(done));
+      const done = await waitForAudit(web!, key, id, { ...CHILD_POLL, timeoutMs: 60_000 });
+      assert.equal(done.body.status, "completed", JSON.stringify(done.body));
     }
-    const article = await until(
-      async () => {
-        const a = await status(web!, key, `/v1/articles/${art.body.article_id}`);
-        return a.status === "ready" || a.status === "failed" ? a : null;
-      },
-      60_000,
-      "article",
-    );
+    const article = (await waitForArticle(web!, key, art.body.article_id, {
+      ...CHILD_POLL,
+      timeoutMs: 60_000,
+    })).body;
     assert.equal(article.status, "ready", JSON.stringify(article));
     await until(
-      () => Promise.resolve(rx.got.length >= 2),
+      () => Promise.resolve(rx.received.length >= 2),
       30_000,
       "two audit.completed deliveries",
     );
-    assert.ok(rx.got.every((g) => g.event === "audit.completed"));
+    assert.ok(rx.received.every((r) => r.headers.get("x-serpwright-event") === "audit.completed"));
 
     // Each worker reports its health; the operator's health names the web role.
     const h1 = await w1.req("GET", "/health");
@@ -153,14 +133,7 @@ Deno.test("a worker SIGKILLed mid-step: the other worker resumes the audit and c
     );
     w2 = await startWorker(kvFile.path, env);
     await w1.kill();
-    const done = await until(
-      async () => {
-        const a = await status(web!, key, `/v1/audits/${id}`);
-        return a.status === "completed" || a.status === "failed" ? a : null;
-      },
-      90_000,
-      "audit after the kill",
-    );
+    const done = (await waitForAudit(web!, key, id, { ...CHILD_POLL, timeoutMs: 90_000 })).body;
     assert.equal(done.status, "completed", JSON.stringify(done));
     const pages = site.hits.filter((h) => /^\/p\d+$/.test(h));
     assert.equal(new Set(pages).size, N, "every page was crawled");
@@ -235,14 +208,10 @@ Deno.test("the all role on a KV file runs jobs in a worker child, restarted when
   const audit = async (key: string, project: string) => {
     const started = await s!.req("POST", `/v1/projects/${project}/audits`, { key });
     assert.equal(started.status, 202, started.text);
-    return await until(
-      async () => {
-        const a = await status(s!, key, `/v1/audits/${started.body.audit_id}`);
-        return a.status === "completed" || a.status === "failed" ? a : null;
-      },
-      60_000,
-      "audit",
-    );
+    return (await waitForAudit(s!, key, started.body.audit_id, {
+      ...CHILD_POLL,
+      timeoutMs: 60_000,
+    })).body;
   };
   try {
     s = await startServer(kvFile.path, { JOB_RUNNER: "child", ...FAST });
@@ -269,14 +238,7 @@ Deno.test("the all role on a KV file runs jobs in a worker child, restarted when
     // A graceful stop of the parent stops the child too.
     await s.stop();
     await until(
-      () => {
-        try {
-          Deno.kill(second.pid, "SIGCONT");
-          return Promise.resolve(false);
-        } catch {
-          return Promise.resolve(true);
-        }
-      },
+      () => Promise.resolve(exited(second.pid)),
       10_000,
       "the child gone with its parent",
     );
@@ -307,18 +269,7 @@ Deno.test("the all role's worker child stops when its parent is SIGKILLed", asyn
     // Not `s.kill()`, which waits for the parent's output to end: a live orphan would hold it.
     Deno.kill(s.pid, "SIGKILL");
     // The parent's end of the child's stdin closed with it: the child stops on its own.
-    await until(
-      () => {
-        try {
-          Deno.kill(pid, "SIGCONT");
-          return Promise.resolve(false);
-        } catch {
-          return Promise.resolve(true);
-        }
-      },
-      15_000,
-      "the orphaned child gone",
-    );
+    await until(() => Promise.resolve(exited(pid)), 15_000, "the orphaned child gone");
   } catch (err) {
     console.error(s?.logs());
     throw err;

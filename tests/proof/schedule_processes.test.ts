@@ -14,7 +14,7 @@ import { loadConfig } from "../../domain/config.ts";
 import { runDueSchedule } from "../../domain/monitoring/dispatch.ts";
 import { kvQueue } from "../../jobs/queue.ts";
 import type { ScheduleRecord } from "../../domain/monitoring/schedules.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import {
   killAll,
   liveAccount,
@@ -26,6 +26,7 @@ import {
   tempKvPath,
   until,
 } from "./process.ts";
+import { quiet } from "../helpers/jobs.ts";
 
 const PROJECTS = 12;
 
@@ -90,7 +91,7 @@ Deno.test("two processes: a due schedule (missed for days) runs exactly once per
       "every schedule's run",
     );
     // Long enough for both processes to tick again and for re-dispatches to arrive.
-    await new Promise((r) => setTimeout(r, 7_000));
+    await quiet(7_000);
 
     for (const id of projects) {
       const s = (await pb.req("GET", `/v1/projects/${id}/schedule`, { key })).body;

@@ -9,10 +9,11 @@ import assert from "node:assert/strict";
 import { listLedger } from "../../domain/billing/credits.ts";
 import { keys } from "../../kv/keys.ts";
 import type { TestResponse } from "../helpers/app.ts";
-import { html, page, serveSite } from "../audit/sites.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
 import { startReceiver, verifySignature } from "../webhooks/helpers.ts";
 import { startFakeOpenAI } from "../writing/fake_openai.ts";
 import {
+  CHILD_POLL,
   killAll,
   liveAccount,
   newProject,
@@ -24,6 +25,7 @@ import {
   tempKvPath,
   until,
 } from "./process.ts";
+import { quiet, waitForArticle } from "../helpers/jobs.ts";
 
 /** Starts two processes on one fresh KV file, runs `fn`, and always kills both. */
 async function withTwo(
@@ -235,14 +237,10 @@ Deno.test("two processes: credit debits are exact and each accepted audit runs o
         40_000,
         "every audit to complete",
       );
-      const articleDone = await until(
-        async () => {
-          const r = await a.req("GET", `/v1/articles/${article.body.article_id}`, { key });
-          return ["ready", "failed"].includes(r.body.status) ? r : null;
-        },
-        20_000,
-        "the article",
-      );
+      const articleDone = await waitForArticle(a, key, article.body.article_id, {
+        ...CHILD_POLL,
+        timeoutMs: 20_000,
+      });
       assert.equal(articleDone.body.status, "ready", articleDone.text);
 
       // One audit.completed per audit (one delivery id each), for exactly the accepted projects.
@@ -254,7 +252,7 @@ Deno.test("two processes: credit debits are exact and each accepted audit runs o
         20_000,
         "every audit.completed",
       );
-      await new Promise((r) => setTimeout(r, 1_500));
+      await quiet(1_500);
       const byId = new Map<string, string>();
       for (const r of receiver.received) {
         assert.ok(verifySignature(secret, r.raw, r.headers.get("x-serpwright-signature")));
@@ -273,6 +271,18 @@ Deno.test("two processes: credit debits are exact and each accepted audit runs o
             [k: string]: number;
           }),
           { grant: 1, debit: 20 },
+          `the ledger: ${
+            ledger.map((e) => `${e.kind} ${e.reason} ${e.ref} ${e.amount}`).join("; ")
+          }\naudits: ${
+            (await Promise.all(
+              ledger.filter((e) => e.ref.startsWith("aud_")).map(async (e) => {
+                const r = (await kv.get<{ status: string; attempts: number; error: unknown }>(
+                  keys.audit(accountId, e.ref),
+                )).value;
+                return `${e.ref} ${r?.status} ${r?.attempts} ${JSON.stringify(r?.error)}`;
+              }),
+            )).join("; ")
+          }`,
         );
         assert.equal(ledger.at(-1)!.balanceAfter, 0);
         assert.deepEqual(

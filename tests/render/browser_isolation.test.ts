@@ -16,6 +16,7 @@ import {
 } from "../../domain/render/chromium.ts";
 import { BrowserPool } from "../../domain/render/pool.ts";
 import { renderPage } from "../../domain/render/renderer.ts";
+import { pollUntil } from "../helpers/jobs.ts";
 import { FIXTURE_NETWORK, startFixtureSite } from "./fixture_site.ts";
 
 const OPTS = { sanitizeResources: false, sanitizeOps: false };
@@ -206,7 +207,11 @@ Deno.test({
         await site.close();
       }
       // The private home goes with the browser.
-      for (let i = 0; i < 50 && exists(home); i++) await new Promise((r) => setTimeout(r, 50));
+      await pollUntil(() => Promise.resolve(exists(home)), (there) => !there, {
+        intervalMs: 50,
+        timeoutMs: 2_500,
+        what: "the browser's private home to go",
+      });
       assert.ok(!exists(home), "the browser's private home was removed");
     }),
 });

@@ -4,8 +4,8 @@
  * take) of the seeded-defect fixture in render_accuracy_fixture.ts, whose defects appear only
  * after rendering. Precision and recall per render check are computed from the audit's STORED
  * findings (read back from KV), with the scoring and table of the raw accuracy table
- * (tests/audit/accuracy_table.ts); each must be 1.0, and every render check has a page where it
- * must fire and a rendered page where it must stay quiet. The markdown table it prints is the one
+ * (tests/audit_engine/accuracy_table.ts); each must be 1.0, and every render check has a page where
+ * it must fire and a rendered page where it must stay quiet. The markdown table it prints is the one
  * README.md publishes.
  */
 import assert from "node:assert/strict";
@@ -21,8 +21,8 @@ import {
   table,
   unlabelled,
   wrong,
-} from "../audit/accuracy_table.ts";
-import { serveSite } from "../audit/sites.ts";
+} from "../audit_engine/accuracy_table.ts";
+import { serveSite } from "../helpers/sites.ts";
 import { FIXTURE_NETWORK } from "./fixture_site.ts";
 import { LAB_PAGES, RENDER_SITE, type RenderLabelledSite } from "./render_accuracy_fixture.ts";
 

@@ -40,8 +40,8 @@
  *
  * @module
  */
-import type { Labelled } from "../audit/accuracy_table.ts";
-import { GOOD_HEADERS, type Route } from "../audit/sites.ts";
+import type { Labelled } from "../audit_engine/accuracy_table.ts";
+import { GOOD_HEADERS, type Route } from "../helpers/sites.ts";
 import { page, PAGES, prose } from "./fixture_site.ts";
 
 /** Lab pages the test's render plan asks for: one per template of this site (see above). */

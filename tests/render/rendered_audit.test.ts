@@ -6,29 +6,16 @@
  * every audit. Where the server cannot render, 503 rendering_unavailable and nothing charged.
  */
 import assert from "node:assert/strict";
-import {
-  errorCode,
-  liveWithCredits,
-  subscribeProject,
-  type TestApp,
-  withApp,
-} from "../helpers/app.ts";
-import { html, robotsRoute, type Route, serveSite } from "../audit/sites.ts";
+import { errorCode, subscribeProject, withApp } from "../helpers/app.ts";
+import { creditsShown, liveWithCredits } from "../helpers/credits.ts";
+import { waitForAudit } from "../helpers/jobs.ts";
+import { html, robotsRoute, type Route, serveSite } from "../helpers/sites.ts";
 import { PAGES } from "./fixture_site.ts";
 
 const OPTS = { sanitizeResources: false, sanitizeOps: false };
 
-async function completed(app: TestApp, key: string, auditId: string) {
-  for (let i = 0; i < 3000; i++) {
-    const res = await app.req("GET", `/v1/audits/${auditId}`, { key });
-    if (res.body.status === "completed" || res.body.status === "failed") return res.body;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`audit ${auditId} never finished`);
-}
-
-const balance = async (app: TestApp, key: string) =>
-  (await app.req("GET", "/v1/credits", { key })).body.balance_credits;
+/** Rendering takes a while on a busy machine. */
+const RENDERED = { timeoutMs: 120_000 };
 
 /** The fixture's pages run inline scripts and styles. */
 const page = (body: string) =>
@@ -85,16 +72,16 @@ Deno.test({
           body: { render: true },
         });
         assert.equal(started.status, 202, started.text);
-        assert.equal(await balance(app, live), 25);
+        assert.equal(await creditsShown(app, live), 25);
         // Already running: returned as is, nothing charged again.
         const again = await app.req("POST", `/v1/projects/${pid}/audits`, {
           key: live,
           body: { render: true },
         });
         assert.equal(again.body.audit_id, started.body.audit_id);
-        assert.equal(await balance(app, live), 25);
+        assert.equal(await creditsShown(app, live), 25);
 
-        const audit = await completed(app, live, started.body.audit_id);
+        const audit = (await waitForAudit(app, live, started.body.audit_id, RENDERED)).body;
         assert.equal(audit.status, "completed", JSON.stringify(audit));
         assert.deepEqual(Object.keys(audit.summary.categories).sort(), [
           "indexability",
@@ -168,8 +155,8 @@ Deno.test({
           body: { render: true },
         });
         assert.equal(basic.status, 202, basic.text);
-        assert.equal(await balance(app, live2), 10);
-        await completed(app, live2, basic.body.audit_id);
+        assert.equal(await creditsShown(app, live2), 10);
+        (await waitForAudit(app, live2, basic.body.audit_id, RENDERED)).body;
       } finally {
         await s.close();
       }
@@ -186,13 +173,13 @@ Deno.test("no browser: rendered audits refused with 503 and nothing charged; raw
       const r = await app.req("POST", path, { key: live, body: { render: true } });
       assert.equal(r.status, 503);
       assert.equal(errorCode(r), "rendering_unavailable");
-      assert.equal(await balance(app, live), 100);
+      assert.equal(await creditsShown(app, live), 100);
       const bad = await app.req("POST", path, { key: live, body: { render: "yes" } });
       assert.equal(bad.status, 400);
       const raw = await app.req("POST", path, { key: live });
       assert.equal(raw.status, 202, raw.text);
-      assert.equal(await balance(app, live), 75);
-      const audit = await completed(app, live, raw.body.audit_id);
+      assert.equal(await creditsShown(app, live), 75);
+      const audit = (await waitForAudit(app, live, raw.body.audit_id, RENDERED)).body;
       assert.equal(audit.status, "completed");
       assert.equal(audit.render, undefined);
       const issues = await app.req("GET", `/v1/audits/${audit.audit_id}/issues?limit=100`, {

@@ -5,14 +5,8 @@ import { retryDelayMs } from "../../domain/webhooks/deliver.ts";
 import { setWebhookNetOverrides } from "../../domain/webhooks/target.ts";
 import type { DeliveryRecord } from "../../domain/webhooks/types.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
-import {
-  emit,
-  eventually,
-  quiet,
-  type Receiver,
-  startReceiver,
-  verifySignature,
-} from "./helpers.ts";
+import { eventually, quiet } from "../helpers/jobs.ts";
+import { emit, type Receiver, startReceiver, verifySignature } from "./helpers.ts";
 
 async function register(
   app: TestApp,

@@ -4,6 +4,7 @@ import { keys } from "../../kv/keys.ts";
 import type { Resolver } from "../../domain/net/address_guard.ts";
 import { setWebhookNetOverrides } from "../../domain/webhooks/target.ts";
 import { errorCode, type TestApp, withApp } from "../helpers/app.ts";
+import { quiet } from "../helpers/jobs.ts";
 import { emit, startReceiver } from "./helpers.ts";
 
 const HOOK = "http://127.0.0.1:9/hook";
@@ -327,7 +328,7 @@ Deno.test("webhook endpoints follow the key's side: a sandbox key's see only san
       await emit(app, accountId, "audit.completed", { project_id: trial.body.project_id });
       const toLive = await liveRx.waitFor(3);
       const toSandbox = await sandboxRx.waitFor(1);
-      await new Promise((r) => setTimeout(r, 300));
+      await quiet(300);
       assert.equal(sandboxRx.received.length, 1, "only the sandbox project's event");
       assert.equal(toSandbox[0].body.data.project_id, trial.body.project_id);
       assert.equal(toLive.length, 3);

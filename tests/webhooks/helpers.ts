@@ -126,23 +126,3 @@ export function acceptV2(
   seen.add(id);
   return null;
 }
-
-/** Polls `check` until it returns a truthy value or the time runs out. */
-export async function eventually<T>(
-  check: () => Promise<T | null | undefined | false>,
-  timeoutMs = 10_000,
-  what = "condition",
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const v = await check();
-    if (v) return v;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-/** Lets in-flight queue work settle, for "nothing more happens" assertions. */
-export function quiet(ms = 300): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}

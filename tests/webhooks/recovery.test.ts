@@ -7,7 +7,8 @@ import { runDelivery } from "../../domain/webhooks/deliver.ts";
 import { deliveryIdFor, fanOutEvent } from "../../domain/webhooks/fan_out.ts";
 import type { DeliveryRecord } from "../../domain/webhooks/types.ts";
 import { startTestApp, type TestApp, withApp } from "../helpers/app.ts";
-import { eventually, quiet, startReceiver } from "./helpers.ts";
+import { eventually, quiet } from "../helpers/jobs.ts";
+import { startReceiver } from "./helpers.ts";
 
 /** A queue that loses every message, to stand for a message lost in transit. */
 const lossyQueue: JobQueue = { enqueue: () => Promise.resolve(), enqueueIn: () => {} };

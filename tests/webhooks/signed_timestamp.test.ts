@@ -10,14 +10,8 @@ import { signedV2 } from "../../domain/webhooks/deliver.ts";
 import { signHex } from "../../domain/webhooks/secret_box.ts";
 import { VERIFY_SNIPPET } from "../../routes/pages/agents_doc.ts";
 import type { DeliveryRecord } from "../../domain/webhooks/types.ts";
-import {
-  acceptV2,
-  emit,
-  eventually,
-  type Received,
-  startReceiver,
-  verifySignature,
-} from "./helpers.ts";
+import { eventually } from "../helpers/jobs.ts";
+import { acceptV2, emit, type Received, startReceiver, verifySignature } from "./helpers.ts";
 
 Deno.test("v2 signs id.timestamp.body; a replayed or re-labelled capture is refused", async () => {
   // The first attempt fails; while answering it, 90 s pass on the service clock.

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { keys } from "../../../kv/keys.ts";
+import { keys, read } from "../../store.ts";
 import { namesLibrary } from "../js_libraries.ts";
 import { noteCap } from "./caps.ts";
 import { fetchBanner, type FetchSettings } from "./fetcher.ts";
@@ -57,7 +57,7 @@ export class BannerReader {
   private async load(url: string): Promise<string | null> {
     if (url.length > MAX_URL_LENGTH) return null; // no KV key holds it: left unread
     const key = keys.auditBanner(this.auditId, url);
-    const stored = await this.kv.get<{ head: string | null }>(key);
+    const stored = await read(this.kv, key);
     if (stored.value !== null) return stored.value.head;
     const robots = await this.robots.for(new URL(url).origin);
     if (!robots.isAllowed(url)) {

@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { keys } from "../../../kv/keys.ts";
+import { type Atomic, atomic, keys, read } from "../../store.ts";
 import { PageTally } from "../page_checks.ts";
 import { BannerReader } from "./banners.ts";
 import { ByteBudget } from "./byte_budget.ts";
@@ -47,7 +47,7 @@ export interface StepHooks {
    * Adds the caller's checks and mutations to the step's state commit (the job layer checks its
    * lease token there, releases the step and enqueues the next one in the same commit).
    */
-  beforeCommit?: (op: Deno.AtomicOperation, done: boolean) => void | Promise<void>;
+  beforeCommit?: (op: Atomic, done: boolean) => void | Promise<void>;
   /** How a rendered audit renders (`input.render`); post_steps.ts. */
   render?: RenderPlan;
 }
@@ -82,7 +82,7 @@ export async function runCrawlStep(
   limits: StepLimits,
   hooks: StepHooks,
 ): Promise<StepOutcome> {
-  const entry = await kv.get<CrawlState>(keys.auditCrawl(auditId));
+  const entry = await read(kv, keys.auditCrawl(auditId));
   const batch = new WriteBatch(kv);
   let state: CrawlState;
   let budget: ByteBudget;
@@ -114,7 +114,7 @@ export async function runCrawlStep(
   state.bytes = budget.used;
   await batch.flush();
   const done = state.phase === "done";
-  const op = kv.atomic().check(entry).set(keys.auditCrawl(auditId), state);
+  const op = atomic(kv).check(entry).set(keys.auditCrawl(auditId), state);
   await hooks.beforeCommit?.(op, done);
   const res = await op.commit();
   return { done, committed: res.ok, state: res.ok ? state : null };

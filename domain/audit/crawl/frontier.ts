@@ -24,7 +24,7 @@
  *
  * @module
  */
-import { keys } from "../../../kv/keys.ts";
+import { keys, list, read } from "../../store.ts";
 import { type CrawlCaps, frontierCap, noteCap } from "./caps.ts";
 import type { CrawlState } from "./state.ts";
 import { getMany, newRecord, type PageRecord, type WriteBatch } from "./store.ts";
@@ -93,12 +93,12 @@ export class Frontier {
     const { head, tail } = this.state;
     const entries: FrontierEntry[] = [];
     for await (
-      const e of this.kv.list<FrontierEntry>({
+      const e of list(this.kv, {
         start: keys.auditFrontier(this.auditId, head),
         end: keys.auditFrontier(this.auditId, tail),
       }, { limit: Math.max(1, limit) })
     ) entries.push(e.value);
-    const found = await getMany<PageRecord>(
+    const found = await getMany(
       this.kv,
       entries.map((e) => keys.auditPage(this.auditId, e.url)),
     );
@@ -141,7 +141,7 @@ export class Frontier {
     this.discovered = [];
     const { kv, auditId, batch, state } = this;
     const distinct = [...new Set(discovered.map((d) => d.url))];
-    const found = await getMany<PageRecord>(kv, distinct.map((u) => keys.auditPage(auditId, u)));
+    const found = await getMany(kv, distinct.map((u) => keys.auditPage(auditId, u)));
     const existing = new Map<string, PageRecord | null>();
     distinct.forEach((u, i) => existing.set(u, found[i]));
     const committedTail = state.tail;
@@ -213,7 +213,7 @@ export class Frontier {
     const { state } = this;
     const end = Math.min(state.sitemapChunks, state.seedChunk + SEED_CHUNKS_PER_STEP);
     for (let c = state.seedChunk; c < end; c++) {
-      const chunk = await this.kv.get<string[]>(keys.auditSitemapChunk(this.auditId, c));
+      const chunk = await read(this.kv, keys.auditSitemapChunk(this.auditId, c));
       for (const url of chunk.value ?? []) this.discovered.push({ url, depth: -1 });
     }
     await this.allocate();

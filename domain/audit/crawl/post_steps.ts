@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { keys } from "../../../kv/keys.ts";
+import { keys } from "../../store.ts";
 import type { RenderFailedError } from "../../render/pool.ts";
 import type { RenderResult } from "../../render/renderer.ts";
 import { evaluateRenderedPage } from "../../render/checks.ts";
@@ -24,15 +24,7 @@ import { checkResourceBatch } from "./resource_checks.ts";
 import { BudgetSpentError, type ByteBudget } from "./byte_budget.ts";
 import { RobotsSource } from "./robots_source.ts";
 import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
-import {
-  FindingsWriter,
-  getMany,
-  listInPages,
-  type PageRecord,
-  readBlob,
-  WriteBatch,
-  writeBlob,
-} from "./store.ts";
+import { FindingsWriter, getMany, listInPages, readBlob, WriteBatch, writeBlob } from "./store.ts";
 
 /** Progress of the post-crawl steps, kept in the crawl state. */
 export interface PostCrawlState {
@@ -158,7 +150,7 @@ export async function runPostCrawlStep(
   );
   const findings = new FindingsWriter(batch, auditId, state.stored);
   const urls = all.slice(from, to);
-  const records = await getMany<PageRecord>(kv, urls.map((u) => keys.auditPage(auditId, u)));
+  const records = await getMany(kv, urls.map((u) => keys.auditPage(auditId, u)));
   results.forEach((res, k) => {
     if (res === null) {
       r.failed++;
@@ -200,7 +192,7 @@ async function selectSample(
 ) {
   const inlinks = new Map<number, number>();
   for await (
-    const page of listInPages<{ t: number[]; f: number }>(kv, keys.auditLinksAll(auditId))
+    const page of listInPages(kv, keys.auditLinksAll(auditId))
   ) {
     for (const e of page) {
       const { t, f } = e.value;
@@ -210,7 +202,7 @@ async function selectSample(
   let candidates: SampleCandidate[] = [];
   let home: string | null = null;
   let startTarget: string | null = null;
-  for await (const page of listInPages<PageRecord>(kv, keys.auditPages(auditId))) {
+  for await (const page of listInPages(kv, keys.auditPages(auditId))) {
     for (const { value: r } of page) {
       if (r.url === state.startUrl && r.location !== null) startTarget = r.location;
       if (r.state !== "fetched" || !r.html || r.status < 200 || r.status >= 300) continue;

@@ -21,7 +21,7 @@
  *
  * @module
  */
-import { keys } from "../../../kv/keys.ts";
+import { keys } from "../../store.ts";
 import { TargetRefusedError } from "../../net/address_guard.ts";
 import { FRAME_KINDS } from "../resources.ts";
 import type { PageFacts } from "../page_facts.ts";

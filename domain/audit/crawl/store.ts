@@ -6,7 +6,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { keys } from "../../../kv/keys.ts";
+import { type Key, keys, list, type ListedEntry, type Prefix, readAll } from "../../store.ts";
 import { keyBytes, keyPrefix, KV_LIMITS, valueBytes } from "../../../kv/limits_guard.ts";
 import type { PageFacts } from "../page_facts.ts";
 import type { Evidence, UrlState } from "../types.ts";
@@ -153,7 +153,8 @@ export class WriteBatch {
     this.op = kv.atomic();
   }
 
-  set(key: Deno.KvKey, value: unknown): void {
+  /** Adds a write; the value must be of the key's family (domain/store.ts). */
+  set<T>(key: Key<T>, value: NoInfer<T>): void {
     const kb = keyBytes(key);
     if (kb > KV_LIMITS.keyBytes) throw new OversizeWriteError("key", key, kb, KV_LIMITS.keyBytes);
     const vb = valueBytes(value);
@@ -275,15 +276,15 @@ export class FindingsWriter {
 }
 
 /** Reads every entry under a prefix in pages, yielding batches (bounded memory). */
-export async function* listInPages<T>(
+export async function* listInPages<T, K extends Deno.KvKey>(
   kv: Deno.Kv,
-  prefix: Deno.KvKey,
+  prefix: Prefix<T, K>,
   pageSize = 500,
-): AsyncGenerator<Deno.KvEntry<T>[]> {
+): AsyncGenerator<ListedEntry<T, K>[]> {
   let cursor: string | undefined;
   while (true) {
-    const it = kv.list<T>({ prefix }, { limit: pageSize, cursor, batchSize: pageSize });
-    const page: Deno.KvEntry<T>[] = [];
+    const it = list(kv, { prefix }, { limit: pageSize, cursor, batchSize: pageSize });
+    const page: ListedEntry<T, K>[] = [];
     for await (const e of it) page.push(e);
     if (page.length === 0) return;
     yield page;
@@ -293,7 +294,7 @@ export async function* listInPages<T>(
 }
 
 /** Gets many keys, ten per KV read (the read limit), at most 32 reads in flight. */
-export async function getMany<T>(kv: Deno.Kv, keyList: Deno.KvKey[]): Promise<(T | null)[]> {
+export async function getMany<T>(kv: Deno.Kv, keyList: Key<T>[]): Promise<(T | null)[]> {
   const out: (T | null)[] = new Array(keyList.length).fill(null);
   // Reads in flight are bounded: a step that discovered 100,000 URLs must not hold 10,000.
   const READS_IN_FLIGHT = 32;
@@ -302,8 +303,8 @@ export async function getMany<T>(kv: Deno.Kv, keyList: Deno.KvKey[]): Promise<(T
     while (next < keyList.length) {
       const at = next;
       next += 10;
-      const entries = await kv.getMany<T[]>(keyList.slice(at, at + 10));
-      entries.forEach((e, k) => (out[at + k] = e.value as T | null));
+      const entries = await readAll(kv, keyList.slice(at, at + 10));
+      entries.forEach((e, k) => (out[at + k] = e.value));
     }
   };
   await Promise.all(Array.from({ length: READS_IN_FLIGHT }, reader));
@@ -320,7 +321,7 @@ export async function getPages(
   urls: readonly string[],
 ): Promise<(PageRecord | null)[]> {
   const keyed = urls.map((u, i) => ({ u, i })).filter((x) => x.u.length <= MAX_URL_LENGTH);
-  const found = await getMany<PageRecord>(kv, keyed.map((x) => keys.auditPage(auditId, x.u)));
+  const found = await getMany(kv, keyed.map((x) => keys.auditPage(auditId, x.u)));
   const out: (PageRecord | null)[] = new Array(urls.length).fill(null);
   keyed.forEach((x, k) => (out[x.i] = found[k]));
   return out;
@@ -360,10 +361,20 @@ export function writeBlob(batch: WriteBatch, auditId: string, name: string, text
 
 export async function readBlob(kv: Deno.Kv, auditId: string, name: string): Promise<string> {
   let out = "";
-  for await (const e of kv.list<string>({ prefix: keys.auditBlobs(auditId, name) })) {
+  for await (const e of list(kv, { prefix: keys.auditBlobs(auditId, name) })) {
     out += e.value;
   }
   return out;
+}
+
+/** One stored chunk of a page's internal links (`writeLinks`). */
+export interface LinkChunk {
+  /** Targets, as `urlHash`es. */
+  t: number[];
+  /** Anchor texts, one per target. */
+  a: string[];
+  /** How many of the first targets are followable. */
+  f: number;
 }
 
 /**

@@ -1,16 +1,16 @@
 /**
- * Tools over endpoints 1–5: sign up, the calling key's account, and API keys. Each calls the
- * domain functions its `/v1` route calls and answers the same body.
+ * Tools over endpoints 1–5: sign up, the calling key's account, and API keys, as actions of the
+ * account and API key operations (app/operations/accounts.ts, app/operations/api_keys.ts).
  */
 import { z } from "zod";
-import { listKeys, revokeKey, rotateKey } from "../../../domain/api_keys.ts";
-import { publicSignup } from "../../../domain/public_signup.ts";
-import { Account, SignupBody, SignupResponse } from "../../accounts.ts";
-import { ApiKey, CreateKeyBody } from "../../api_keys.ts";
-import { signupRates } from "../../middleware/rate_limit.ts";
-import { accountView, apiKeyView, sandboxLimits } from "../../../app/views.ts";
-import { idempotent } from "../idempotency.ts";
-import { asBody, IdempotencyKeyArg, required, type ToolDef } from "../kit.ts";
+import {
+  Account,
+  getAccountOp,
+  signupOp,
+  SignupResponse,
+} from "../../../app/operations/accounts.ts";
+import { ApiKey, createKeyOp, listKeysOp, revokeKeyOp } from "../../../app/operations/api_keys.ts";
+import { action, actionTool, IdempotencyKeyArg, operationTool, required } from "../kit.ts";
 
 const Replayed = z.boolean().optional().describe(
   "True when this answer is the stored result of an earlier call with the same idempotency_key",
@@ -23,7 +23,22 @@ const SignupInput = z.object({
   idempotency_key: IdempotencyKeyArg,
 }).strict();
 
-export const signupTool: ToolDef<typeof SignupInput> = {
+type SignupArgs = z.output<typeof SignupInput>;
+type SignupOut = z.output<typeof SignupResponse>;
+
+const signup = action(signupOp, (a: SignupArgs) => ({
+  body: { email: a.email, company_name: a.company_name, origin: a.origin },
+}), (out: SignupOut, _args, ctx) => ({
+  structured: {
+    ...out,
+    connect: { url: `${ctx.baseUrl}/mcp`, headers: { Authorization: `Bearer ${out.api_key}` } },
+  },
+  summary: `Account ${out.account_id} created with a sandbox key (shown once, store it): ` +
+    `${out.api_key}. Reconnect this MCP server with the header ` +
+    `"Authorization: Bearer ${out.api_key}" to use the other tools.`,
+}));
+
+export const signupTool = operationTool({
   name: "signup",
   title: "Sign up",
   description: "Create a Serpwright account and get a sandbox API key at once (no CAPTCHA, no " +
@@ -42,55 +57,27 @@ export const signupTool: ToolDef<typeof SignupInput> = {
   }),
   access: "public",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
-  async run(args, ctx) {
-    const { services, caller, baseUrl } = ctx;
-    const body = asBody(SignupBody, {
-      email: args.email,
-      company_name: args.company_name,
-      origin: args.origin,
-    });
-    const answer = await idempotent(
-      services,
-      caller,
-      { key: args.idempotency_key, endpoint: "POST /v1/accounts", body },
-      async () => {
-        // Every signup limit of POST /v1/accounts, in the same order (one use case).
-        const { account, raw } = await publicSignup(services.deps, signupRates(services), {
-          ip: caller.ip,
-          email: body.email,
-          companyName: body.company_name ?? null,
-          origin: body.origin ?? "agent",
-        });
-        return {
-          status: 201,
-          body: {
-            account_id: account.id,
-            api_key: raw,
-            mode: "sandbox" as const,
-            sandbox_limits: sandboxLimits(),
-            upgrade_url: `${baseUrl}/pricing`,
-            docs: `${baseUrl}/docs/agents`,
-          },
-        };
-      },
-    );
-    const out = answer.body;
-    return {
-      structured: {
-        ...out,
-        ...(answer.replayed ? { idempotent_replayed: true } : {}),
-        connect: { url: `${baseUrl}/mcp`, headers: { Authorization: `Bearer ${out.api_key}` } },
-      },
-      summary: `Account ${out.account_id} created with a sandbox key (shown once, store it): ` +
-        `${out.api_key}. Reconnect this MCP server with the header ` +
-        `"Authorization: Bearer ${out.api_key}" to use the other tools.`,
-    };
-  },
-};
+}, signup);
 
 const NoInput = z.object({}).strict();
 
-export const accountTool: ToolDef<typeof NoInput> = {
+type AccountOut = z.output<typeof Account>;
+
+const account = action(getAccountOp, () => ({}), (view: AccountOut) => {
+  const usage = view.sandbox_usage;
+  const limits = view.sandbox_limits;
+  const trial = usage && limits
+    ? ` Trial used: ${usage.audits}/${limits.audits} audits, ` +
+      `${usage.articles}/${limits.articles} articles.`
+    : "";
+  return {
+    structured: view,
+    summary: `Account ${view.account_id} (${view.email}), ${view.mode} key, ` +
+      `${view.projects_count} project(s).${trial}`,
+  };
+});
+
+export const accountTool = operationTool({
   name: "account",
   title: "Account",
   description: "The account of the API key this MCP connection uses: id, email, mode (sandbox or " +
@@ -100,19 +87,7 @@ export const accountTool: ToolDef<typeof NoInput> = {
   output: Account,
   access: "key",
   annotations: { readOnlyHint: true, idempotentHint: true },
-  run(_args, ctx) {
-    const view = accountView(ctx.caller.principal!);
-    const trial = "sandbox_usage" in view
-      ? ` Trial used: ${view.sandbox_usage.audits}/${view.sandbox_limits.audits} audits, ` +
-        `${view.sandbox_usage.articles}/${view.sandbox_limits.articles} articles.`
-      : "";
-    return Promise.resolve({
-      structured: view,
-      summary: `Account ${view.account_id} (${view.email}), ${view.mode} key, ` +
-        `${view.projects_count} project(s).${trial}`,
-    });
-  },
-};
+}, account);
 
 const ApiKeysInput = z.object({
   action: z.enum(["list", "create", "revoke"]).describe(
@@ -125,7 +100,10 @@ const ApiKeysInput = z.object({
   idempotency_key: IdempotencyKeyArg,
 }).strict();
 
-export const apiKeysTool: ToolDef<typeof ApiKeysInput> = {
+type KeyArgs = z.output<typeof ApiKeysInput>;
+type KeyOut = z.output<typeof ApiKey>;
+
+export const apiKeysTool = actionTool({
   name: "api_keys",
   title: "API keys",
   description: "List, create or revoke the account's API keys (at most 5 active). Rotation: " +
@@ -139,52 +117,28 @@ export const apiKeysTool: ToolDef<typeof ApiKeysInput> = {
   }),
   access: "key",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
-  async run(args, ctx) {
-    const { services, caller } = ctx;
-    const { deps } = services;
-    const p = caller.principal!;
-    switch (args.action) {
-      case "list": {
-        const records = await listKeys(deps, p.account.id, p.key.mode);
-        const used = await services.keyUsage.lastUsed(records.map((r) => r.id));
-        const keys = records.map((r) => apiKeyView(r, used.get(r.id) ?? null));
-        const active = keys.filter((k) => k.revoked_at === null).length;
-        return {
-          structured: { keys },
-          summary: `${keys.length} key(s), ${active} active: ` +
-            keys.map((k) => `${k.id} "${k.name}" …${k.last4}${k.revoked_at ? " (revoked)" : ""}`)
-              .join(", "),
-        };
-      }
-      case "create": {
-        const body = asBody(CreateKeyBody, { name: args.name });
-        const answer = await idempotent(
-          services,
-          caller,
-          { key: args.idempotency_key, endpoint: "POST /v1/api-keys", body },
-          async () => {
-            const { record, raw } = await rotateKey(deps, p, body.name ?? "API key");
-            services.resolver.invalidateAccount(p.account.id);
-            return { status: 201, body: apiKeyView(record, null, raw) };
-          },
-        );
-        const key = answer.body;
-        return {
-          structured: { key, ...(answer.replayed ? { idempotent_replayed: true } : {}) },
-          summary: `Key ${key.id} created; raw key (shown once, store it): ${key.api_key}.`,
-        };
-      }
-      case "revoke": {
-        const keyId = required(args.key_id, "key_id", "revoke");
-        const record = await revokeKey(deps, { accountId: p.account.id, mode: p.key.mode }, keyId);
-        services.resolver.invalidateAccount(p.account.id);
-        const used = await services.keyUsage.lastUsed([record.id]);
-        return {
-          structured: { key: apiKeyView(record, used.get(record.id) ?? null) },
-          summary: `Key ${record.id} is revoked.` +
-            (record.id === p.key.id ? " It was this connection's key: switch to another." : ""),
-        };
-      }
-    }
+  actions: {
+    list: action(listKeysOp, () => ({}), ({ keys }: { keys: KeyOut[] }) => {
+      const active = keys.filter((k) => k.revoked_at === null).length;
+      return {
+        structured: { keys },
+        summary: `${keys.length} key(s), ${active} active: ` +
+          keys.map((k) => `${k.id} "${k.name}" …${k.last4}${k.revoked_at ? " (revoked)" : ""}`)
+            .join(", "),
+      };
+    }),
+    create: action(createKeyOp, (a: KeyArgs) => ({ body: { name: a.name } }), (key: KeyOut) => ({
+      structured: { key },
+      summary: `Key ${key.id} created; raw key (shown once, store it): ${key.api_key}.`,
+    })),
+    revoke: action(revokeKeyOp, (a: KeyArgs) => ({
+      params: { id: required(a.key_id, "key_id", "revoke") },
+    }), ({ key }: { key: KeyOut }, _args, ctx) => ({
+      structured: { key },
+      summary: `Key ${key.id} is revoked.` +
+        (ctx.actor.kind === "account" && key.id === ctx.actor.keyId
+          ? " It was this connection's key: switch to another."
+          : ""),
+    })),
   },
-};
+});

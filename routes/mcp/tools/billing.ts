@@ -1,38 +1,23 @@
 /**
- * The billing tool over endpoints 13–17: the plans document, credits, credit-pack and subscription
- * checkouts (a `checkout_url` a human pays at), and a project's subscription state. Without a key
- * only the public plans document is offered, as on `/v1`.
+ * The billing tool: the billing operations (app/operations/billing.ts) as actions — the plans
+ * document, credits, credit-pack and subscription checkouts (a `checkout_url` a human pays at),
+ * and a project's subscription state. Without a key only the public plans document is offered,
+ * as on `/v1`.
  */
 import { z } from "zod";
-import { plansDocument, UNIT_PRICES } from "../../../domain/billing/catalog.ts";
 import {
-  createPackCheckout,
-  createSubscriptionCheckout,
-} from "../../../domain/billing/checkout.ts";
-import { createStripeClient, type StripeClient } from "../../../domain/billing/stripe_client.ts";
-import { getSubscriptionState } from "../../../domain/billing/subscription_status.ts";
-import {
-  CreateSubscriptionBody,
   Credits,
-  creditsView,
+  creditsOp,
   PackCheckout,
-  packCheckoutView,
   PlansDocument,
-  PurchaseCreditsBody,
+  plansOp,
+  purchaseCreditsOp,
+  subscribeOp,
   SubscriptionCheckout,
-  subscriptionCheckoutView,
+  subscriptionOp,
   SubscriptionState,
-} from "../../billing.ts";
-import type { Services } from "../../env.ts";
-import { idempotent } from "../idempotency.ts";
-import { asBody, IdempotencyKeyArg, required, type ToolDef } from "../kit.ts";
-
-/** One Stripe client per app, as billingRoutes builds one. */
-const stripeClients = new WeakMap<Services, StripeClient | null>();
-function stripeOf(s: Services): StripeClient | null {
-  if (!stripeClients.has(s)) stripeClients.set(s, createStripeClient(s.deps.config));
-  return stripeClients.get(s)!;
-}
+} from "../../../app/operations/billing.ts";
+import { action, actionTool, IdempotencyKeyArg, required } from "../kit.ts";
 
 const Output = z.object({
   plans: PlansDocument.optional(),
@@ -45,22 +30,20 @@ const Output = z.object({
 const PLANS_TEXT = "plans: the public price list (per-project plans basic and pro, credit " +
   "packs, unit prices, sandbox terms, the pricing page to hand a human).";
 
-function plansAnswer(baseUrl: string) {
-  const plans = plansDocument(baseUrl);
-  return {
-    structured: { plans },
-    summary: `Plans: ${plans.plans.map((p) => `${p.id} ${p.monthly_price} USD/month`).join(", ")}` +
-      ` per project; credit packs ${plans.a_la_carte.credit_packs.map((p) => p.id).join(", ")}. ` +
-      `Pricing page for a human: ${plans.links.pricing_page}.`,
-  };
-}
+/** The plans action, shared by the keyless and the keyed tool. */
+const plans = action(plansOp, () => ({}), (doc) => ({
+  structured: { plans: doc },
+  summary: `Plans: ${doc.plans.map((p) => `${p.id} ${p.monthly_price} USD/month`).join(", ")}` +
+    ` per project; credit packs ${doc.a_la_carte.credit_packs.map((p) => p.id).join(", ")}. ` +
+    `Pricing page for a human: ${doc.links.pricing_page}.`,
+}));
 
 const PublicInput = z.object({
   action: z.enum(["plans"]).describe(PLANS_TEXT),
 }).strict();
 
 /** What a caller without a key sees: the public plans document only. */
-export const publicBillingTool: ToolDef<typeof PublicInput> = {
+export const publicBillingTool = actionTool({
   name: "billing",
   title: "Plans and billing",
   description:
@@ -70,10 +53,8 @@ export const publicBillingTool: ToolDef<typeof PublicInput> = {
   output: Output,
   access: "anonymous",
   annotations: { readOnlyHint: true, idempotentHint: true },
-  run(_args, ctx) {
-    return Promise.resolve(plansAnswer(ctx.baseUrl));
-  },
-};
+  actions: { plans },
+});
 
 const BillingInput = z.object({
   action: z.enum(["plans", "credits", "buy_credits", "subscribe", "subscription"]).describe(
@@ -90,7 +71,12 @@ const BillingInput = z.object({
   idempotency_key: IdempotencyKeyArg,
 }).strict();
 
-export const billingTool: ToolDef<typeof BillingInput> = {
+type Args = z.output<typeof BillingInput>;
+type CreditsOut = z.output<typeof Credits>;
+type PackOut = z.output<typeof PackCheckout>;
+type StateOut = z.output<typeof SubscriptionState>;
+
+export const billingTool = actionTool({
   name: "billing",
   title: "Plans, credits and checkouts",
   description: "Money: read the plans and the credit balance, and open checkouts. A purchase " +
@@ -101,82 +87,35 @@ export const billingTool: ToolDef<typeof BillingInput> = {
   output: Output,
   access: "key",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
-  async run(args, ctx) {
-    const { services, caller, baseUrl } = ctx;
-    const { deps } = services;
-    const p = caller.principal!;
-    switch (args.action) {
-      case "plans":
-        return plansAnswer(baseUrl);
-      case "credits": {
-        const credits = await creditsView(deps, p);
-        return {
-          structured: { credits },
-          summary: `Balance: ${credits.balance_credits} credits (1 credit = 1 USD). Audit ` +
-            `${UNIT_PRICES.technical_audit}, article ${UNIT_PRICES.article_generated} credits.`,
-        };
-      }
-      case "buy_credits": {
-        const { pack_id } = asBody(PurchaseCreditsBody, { pack_id: args.pack_id });
-        const answer = await idempotent(
-          services,
-          caller,
-          { key: args.idempotency_key, endpoint: "POST /v1/credits/purchases", body: { pack_id } },
-          async () => {
-            const checkout = await createPackCheckout(deps, stripeOf(services), {
-              accountId: p.account.id,
-              mode: p.key.mode,
-              idempotencyKey: args.idempotency_key,
-            }, { packId: pack_id });
-            return { status: 201, body: packCheckoutView(checkout) };
-          },
-        );
-        const c = answer.body;
-        return {
-          structured: { checkout: c, ...(answer.replayed ? { idempotent_replayed: true } : {}) },
-          summary: `Hand this link to a human to pay ${c.usd} USD for ${c.credits} credits: ` +
-            `${c.checkout_url} (then read the balance with action credits)`,
-        };
-      }
-      case "subscribe": {
-        required(args.project_id, "project_id", "subscribe");
-        const body = asBody(CreateSubscriptionBody, {
-          project_id: args.project_id,
-          plan_id: args.plan_id,
-        });
-        const answer = await idempotent(
-          services,
-          caller,
-          { key: args.idempotency_key, endpoint: "POST /v1/subscriptions", body },
-          async () => {
-            const checkout = await createSubscriptionCheckout(deps, stripeOf(services), {
-              accountId: p.account.id,
-              mode: p.key.mode,
-              idempotencyKey: args.idempotency_key,
-            }, { projectId: body.project_id, planId: body.plan_id });
-            return { status: 201, body: subscriptionCheckoutView(checkout) };
-          },
-        );
-        const c = answer.body;
-        return {
-          structured: { checkout: c, ...(answer.replayed ? { idempotent_replayed: true } : {}) },
-          summary: `Hand this link to a human to subscribe ${c.project_id} to ${c.plan}: ` +
-            `${c.checkout_url} (valid 24 h). Then poll billing action subscription.`,
-        };
-      }
-      case "subscription": {
-        const id = required(args.project_id, "project_id", "subscription");
-        const subscription = await getSubscriptionState(deps, {
-          accountId: p.account.id,
-          mode: p.key.mode,
-        }, id);
-        return {
-          structured: { subscription },
-          summary: `Project ${id}: subscription ${subscription.status}` +
-            (subscription.plan ? ` (${subscription.plan})` : "") +
-            (subscription.paid_until ? `, paid until ${subscription.paid_until}` : "") + ".",
-        };
-      }
-    }
+  actions: {
+    plans,
+    credits: action(creditsOp, () => ({}), (credits: CreditsOut) => ({
+      structured: { credits },
+      summary: `Balance: ${credits.balance_credits} credits (1 credit = 1 USD). Audit ` +
+        `${credits.unit_prices.technical_audit}, article ` +
+        `${credits.unit_prices.article_generated} credits.`,
+    })),
+    buy_credits: action(purchaseCreditsOp, (a: Args) => ({
+      body: { pack_id: a.pack_id },
+    }), (c: PackOut) => ({
+      structured: { checkout: c },
+      summary: `Hand this link to a human to pay ${c.usd} USD for ${c.credits} credits: ` +
+        `${c.checkout_url} (then read the balance with action credits)`,
+    })),
+    subscribe: action(subscribeOp, (a: Args) => ({
+      body: { project_id: required(a.project_id, "project_id", "subscribe"), plan_id: a.plan_id },
+    }), (c) => ({
+      structured: { checkout: c },
+      summary: `Hand this link to a human to subscribe ${c.project_id} to ${c.plan}: ` +
+        `${c.checkout_url} (valid 24 h). Then poll billing action subscription.`,
+    })),
+    subscription: action(subscriptionOp, (a: Args) => ({
+      query: { project_id: required(a.project_id, "project_id", "subscription") },
+    }), (subscription: StateOut) => ({
+      structured: { subscription },
+      summary: `Project ${subscription.project_id}: subscription ${subscription.status}` +
+        (subscription.plan ? ` (${subscription.plan})` : "") +
+        (subscription.paid_until ? `, paid until ${subscription.paid_until}` : "") + ".",
+    })),
   },
-};
+});

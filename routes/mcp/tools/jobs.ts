@@ -1,40 +1,39 @@
 /**
- * The long-running work: audits (endpoints 9–10) and articles (11–12). Starting returns at once
- * with the id and a polling hint, exactly as the `202` of `/v1`; `wait` (up to 60 s) holds the
- * call and sends progress notifications while the job runs, then answers the job as it stands.
+ * The long-running work: audits (endpoints 9–10, and the findings of a completed audit) and
+ * articles (11–12), as action tools over the application layer's operations
+ * (app/operations/audits.ts, app/operations/articles.ts). Starting returns at once with the id
+ * and a polling hint, exactly as the `202` of `/v1`; `wait` (up to 60 s, MCP only) holds the call
+ * and sends progress notifications while the job runs, re-reading the job through its get
+ * operation, then answers the job as it stands.
  */
-import type { KeyMode } from "../../../domain/records.ts";
 import { z } from "zod";
-import { type ArticleRecord, createArticle, getArticle } from "../../../domain/articles.ts";
-import {
-  listAuditIssues,
-  listAuditPages,
-  listIssueItems,
-  MAX_PAGE_SIZE,
-} from "../../../domain/audit_results.ts";
-import { createAudit } from "../../../domain/audits/create.ts";
-import { type AuditRecord, getAudit } from "../../../domain/audits/record.ts";
-import { Article, articleView, CreateArticleBody } from "../../articles.ts";
+import { Article, getArticleOp, startArticleOp } from "../../../app/operations/articles.ts";
 import {
   Audit,
-  auditView,
+  getAuditIssueOp,
+  getAuditOp,
   IssueItems,
-  IssueItemsQuery,
   IssueList,
-  IssuesQuery,
+  listAuditIssuesOp,
+  listAuditPagesOp,
+  MAX_PAGE_SIZE,
   PageList,
-  PagesQuery,
-} from "../../audits.ts";
-import { idempotent } from "../idempotency.ts";
+  startAuditOp,
+} from "../../../app/operations/audits.ts";
+import { execute, type Operation } from "../../../app/operation.ts";
+import type { articleView, auditView } from "../../../app/views.ts";
 import {
-  asBody,
+  action,
+  actionTool,
   IdempotencyKeyArg,
   required,
   type ToolAnswer,
   type ToolContext,
-  type ToolDef,
 } from "../kit.ts";
 import { MAX_WAIT_SECONDS, waitForJob } from "../wait.ts";
+
+type AuditOut = ReturnType<typeof auditView>;
+type ArticleOut = ReturnType<typeof articleView>;
 
 const Wait = z.number().int().min(0).max(MAX_WAIT_SECONDS).optional().describe(
   `Seconds (0 to ${MAX_WAIT_SECONDS}, default 0) to hold the call while the job runs, with ` +
@@ -75,14 +74,16 @@ const AuditsInput = z.object({
     .describe("issues, issue, pages: the next_cursor of the previous page"),
 }).strict();
 
-const AUDIT_STEPS: Record<AuditRecord["status"], number> = {
+type AuditArgs = z.output<typeof AuditsInput>;
+
+const AUDIT_STEPS: Record<AuditOut["status"], number> = {
   queued: 0,
   running: 1,
   completed: 2,
   failed: 2,
 };
 
-function auditSummary(a: ReturnType<typeof auditView>): string {
+function auditSummary(a: AuditOut): string {
   if (a.status === "completed") {
     const s = a.summary!;
     const top = s.top_issues.slice(0, 3).map((t) =>
@@ -102,23 +103,69 @@ function auditSummary(a: ReturnType<typeof auditView>): string {
     `${a.audit_id}, every 30-60 s (or pass wait, up to ${MAX_WAIT_SECONDS} s).`;
 }
 
-function waitForAudit(
+/**
+ * A job's view as its get operation answers it, held up to `seconds` while the job runs (the
+ * MCP-only `wait`): `first` is the view already read (the get action's own result), later reads
+ * run the get operation again for the same actor.
+ */
+function holdJob<T>(
   ctx: ToolContext,
-  owner: { accountId: string; mode: KeyMode },
-  id: string,
   seconds: number,
-) {
-  return waitForJob(
+  job: { kind: "audit" | "article"; id: string },
+  // deno-lint-ignore no-explicit-any
+  get: Operation<any, any, any, T, any>,
+  params: Record<string, string>,
+  first: T | null,
+  done: (value: T) => boolean,
+  step: (value: T) => { at: number; total: number; message: string },
+): Promise<T> {
+  let pending = first;
+  const read = async () => {
+    if (pending !== null) {
+      const value = pending;
+      pending = null;
+      return value;
+    }
+    return (await execute(ctx.services, get, ctx.actor, { params, query: {}, body: {} })).body;
+  };
+  const accountId = ctx.actor.kind === "account" ? ctx.actor.accountId : "";
+  return waitForJob(ctx, seconds, { ...job, accountId }, read, done, step);
+}
+
+/** The answer of `start` and `get`: the audit as it stands after any wait. */
+async function auditAnswer(
+  ctx: ToolContext,
+  id: string,
+  first: AuditOut | null,
+  wait: number | undefined,
+): Promise<ToolAnswer> {
+  const audit = await holdJob(
     ctx,
-    seconds,
-    { kind: "audit", accountId: owner.accountId, id },
-    () => getAudit(ctx.services.deps, owner.accountId, id, owner.mode),
+    wait ?? 0,
+    { kind: "audit", id },
+    getAuditOp,
+    { auditId: id },
+    first,
     (a) => a.status === "completed" || a.status === "failed",
     (a) => ({ at: AUDIT_STEPS[a.status], total: 2, message: `audit ${a.status}` }),
   );
+  const running = audit.status === "queued" || audit.status === "running";
+  return {
+    structured: { audit, ...(running ? { poll_after_seconds: 30 } : {}) },
+    summary: auditSummary(audit),
+  };
 }
 
-export const auditsTool: ToolDef<typeof AuditsInput> = {
+function nextPage(cursor: string | null): string {
+  return cursor ? ". More: call again with cursor set to next_cursor." : ".";
+}
+
+/**
+ * The listing actions run the same operations as `GET /v1/audits/{id}/issues`, `/issues/{check}`
+ * and `/pages` (the same query validation and bodies, `not_found` for another account's audit and
+ * `invalid_state` before it completed). As in `/v1`, a filter another listing takes is ignored.
+ */
+export const auditsTool = actionTool({
   name: "audits",
   title: "Technical SEO audits",
   description: "Crawl a project's site and score it 0-100 with the critical, warning and info " +
@@ -140,94 +187,26 @@ export const auditsTool: ToolDef<typeof AuditsInput> = {
   }),
   access: "key",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
-  async run(args, ctx) {
-    const { services, caller } = ctx;
-    const p = caller.principal!;
-    if (args.action === "issues" || args.action === "issue" || args.action === "pages") {
-      return await auditListing(args, ctx);
-    }
-    let id: string;
-    let replayed = false;
-    if (args.action === "start") {
-      const projectId = required(args.project_id, "project_id", "start");
-      const answer = await idempotent(
-        services,
-        caller,
-        {
-          key: args.idempotency_key,
-          endpoint: `POST /v1/projects/${projectId}/audits`,
-          ...(args.render ? { body: { render: true } } : {}),
-        },
-        async () => {
-          const { audit, created } = await createAudit(services.deps, p, projectId, undefined, {
-            trigger: "api",
-            render: args.render === true,
-          });
-          if (created) services.resolver.invalidateAccount(p.account.id);
-          return {
-            status: 202,
-            body: { audit_id: audit.id, status: audit.status, poll: `/v1/audits/${audit.id}` },
-          };
-        },
-      );
-      id = answer.body.audit_id;
-      replayed = answer.replayed;
-    } else {
-      id = required(args.audit_id, "audit_id", "get");
-    }
-    const audit = auditView(
-      await waitForAudit(
-        ctx,
-        { accountId: p.account.id, mode: p.key.mode },
-        id,
-        args.wait ?? 0,
-      ),
-    );
-    const running = audit.status === "queued" || audit.status === "running";
-    return {
-      structured: {
-        audit,
-        ...(running ? { poll_after_seconds: 30 } : {}),
-        ...(replayed ? { idempotent_replayed: true } : {}),
+  actions: {
+    start: action(startAuditOp, (a: AuditArgs) => ({
+      params: { projectId: required(a.project_id, "project_id", "start") },
+      body: { render: a.render },
+    }), (accepted, a, ctx) => auditAnswer(ctx, accepted.audit_id, null, a.wait)),
+    get: action(getAuditOp, (a: AuditArgs) => ({
+      params: { auditId: required(a.audit_id, "audit_id", "get") },
+    }), (audit, a, ctx) => auditAnswer(ctx, audit.audit_id, audit, a.wait)),
+    issues: action(listAuditIssuesOp, (a: AuditArgs) => ({
+      params: { auditId: required(a.audit_id, "audit_id", "issues") },
+      query: {
+        severity: a.severity,
+        category: a.category,
+        change: a.change,
+        limit: a.limit,
+        cursor: a.cursor,
       },
-      summary: auditSummary(audit),
-    };
-  },
-};
-
-/**
- * The listing actions: the same query validation (the `/v1` route's zod query schema) and domain
- * functions as `GET /v1/audits/{id}/issues`, `/issues/{check}` and `/pages`, so the answers are
- * the same bodies, with `not_found` for another account's audit and `invalid_state` before it
- * completed. As in `/v1`, a filter another listing takes is ignored.
- */
-async function auditListing(
-  args: z.output<typeof AuditsInput>,
-  ctx: ToolContext,
-): Promise<ToolAnswer> {
-  const { deps } = ctx.services;
-  const p = ctx.caller.principal!;
-  const owner = { accountId: p.account.id, mode: p.key.mode };
-  const action = args.action as "issues" | "issue" | "pages";
-  const auditId = required(args.audit_id, "audit_id", action);
-  const paging = { limit: args.limit, cursor: args.cursor };
-  if (action === "issues") {
-    const q = asBody(IssuesQuery, {
-      severity: args.severity,
-      category: args.category,
-      change: args.change,
-      ...paging,
-    });
-    const issues = await listAuditIssues(deps, owner, auditId, {
-      severity: q.severity,
-      category: q.category as never,
-      change: q.change,
-      limit: q.limit,
-      cursor: q.cursor,
-    });
-    return {
+    }), (issues) => ({
       structured: { issues },
-      summary: `${issues.data.length} issue(s) of audit ${auditId}` +
+      summary: `${issues.data.length} issue(s) of audit ${issues.audit_id}` +
         (issues.data.length
           ? `: ${
             issues.data.slice(0, 5).map((i) => `${i.check} (${i.severity}, ${i.change})`)
@@ -235,41 +214,35 @@ async function auditListing(
           }`
           : "") +
         nextPage(issues.next_cursor),
-    };
-  }
-  if (action === "issue") {
-    const check = required(args.check, "check", "issue");
-    const q = asBody(IssueItemsQuery, paging);
-    const issue = await listIssueItems(deps, owner, auditId, check, q);
-    return {
+    })),
+    issue: action(getAuditIssueOp, (a: AuditArgs) => ({
+      params: {
+        auditId: required(a.audit_id, "audit_id", "issue"),
+        check: required(a.check, "check", "issue"),
+      },
+      query: { limit: a.limit, cursor: a.cursor },
+    }), (issue) => ({
       structured: { issue },
       summary: `${issue.check} (${issue.severity}): ${issue.affected_count} affected; ` +
         `${issue.data.length} item(s) in this page. Fix: ${issue.fix}` +
         nextPage(issue.next_cursor),
-    };
-  }
-  const q = asBody(PagesQuery, {
-    status: args.status,
-    indexable: args.indexable === undefined ? undefined : String(args.indexable),
-    check: args.check,
-    ...paging,
-  });
-  const pages = await listAuditPages(deps, owner, auditId, {
-    status: q.status,
-    indexable: q.indexable === undefined ? undefined : q.indexable === "true",
-    check: q.check,
-    limit: q.limit,
-    cursor: q.cursor,
-  });
-  return {
-    structured: { pages },
-    summary: `${pages.data.length} URL(s) of audit ${auditId}` + nextPage(pages.next_cursor),
-  };
-}
-
-function nextPage(cursor: string | null): string {
-  return cursor ? ". More: call again with cursor set to next_cursor." : ".";
-}
+    })),
+    pages: action(listAuditPagesOp, (a: AuditArgs) => ({
+      params: { auditId: required(a.audit_id, "audit_id", "pages") },
+      query: {
+        status: a.status,
+        indexable: a.indexable === undefined ? undefined : String(a.indexable),
+        check: a.check,
+        limit: a.limit,
+        cursor: a.cursor,
+      },
+    }), (pages) => ({
+      structured: { pages },
+      summary: `${pages.data.length} URL(s) of audit ${pages.audit_id}` +
+        nextPage(pages.next_cursor),
+    })),
+  },
+});
 
 const ArticlesInput = z.object({
   action: z.enum(["start", "get"]).describe(
@@ -285,7 +258,9 @@ const ArticlesInput = z.object({
   idempotency_key: IdempotencyKeyArg,
 }).strict();
 
-const ARTICLE_STEPS: Record<ArticleRecord["status"], number> = {
+type ArticleArgs = z.output<typeof ArticlesInput>;
+
+const ARTICLE_STEPS: Record<ArticleOut["status"], number> = {
   queued: 0,
   generating: 1,
   qa: 2,
@@ -294,7 +269,7 @@ const ARTICLE_STEPS: Record<ArticleRecord["status"], number> = {
   published: 3,
 };
 
-function articleSummary(a: ReturnType<typeof articleView>): string {
+function articleSummary(a: ArticleOut): string {
   if (a.status === "ready" || a.status === "published") {
     return `Article ${a.article_id} is ${a.status}: "${a.title}", ${a.word_count} words, QA ` +
       `${a.qa_score}/100. The draft markdown is in content_markdown; publish it yourself.` +
@@ -308,7 +283,33 @@ function articleSummary(a: ReturnType<typeof articleView>): string {
     `${a.article_id}, every 60 s (or pass wait, up to ${MAX_WAIT_SECONDS} s).`;
 }
 
-export const articlesTool: ToolDef<typeof ArticlesInput> = {
+/** The answer of `start` and `get`: the article as it stands after any wait. */
+async function articleAnswer(
+  ctx: ToolContext,
+  id: string,
+  first: ArticleOut | null,
+  wait: number | undefined,
+): Promise<ToolAnswer> {
+  const article = await holdJob(
+    ctx,
+    wait ?? 0,
+    { kind: "article", id },
+    getArticleOp,
+    { articleId: id },
+    first,
+    (a) => ARTICLE_STEPS[a.status] === 3,
+    (a) => ({ at: ARTICLE_STEPS[a.status], total: 3, message: `article ${a.status}` }),
+  );
+  return {
+    structured: {
+      article,
+      ...(ARTICLE_STEPS[article.status] < 3 ? { poll_after_seconds: 60 } : {}),
+    },
+    summary: articleSummary(article),
+  };
+}
+
+export const articlesTool = actionTool({
   name: "articles",
   title: "Draft SEO articles",
   description: "Generate one draft SEO article in markdown for a project, with a QA score; it " +
@@ -325,54 +326,13 @@ export const articlesTool: ToolDef<typeof ArticlesInput> = {
   }),
   access: "key",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
-  async run(args, ctx) {
-    const { services, caller } = ctx;
-    const p = caller.principal!;
-    let id: string;
-    let replayed = false;
-    if (args.action === "start") {
-      const projectId = required(args.project_id, "project_id", "start");
-      const body = asBody(CreateArticleBody, {
-        topic: args.topic,
-        primary_keyword: args.primary_keyword,
-      });
-      const answer = await idempotent(
-        services,
-        caller,
-        { key: args.idempotency_key, endpoint: `POST /v1/projects/${projectId}/articles`, body },
-        async () => {
-          const article = await createArticle(services.deps, p, projectId, {
-            topic: body.topic,
-            primaryKeyword: body.primary_keyword,
-          });
-          services.resolver.invalidateAccount(p.account.id);
-          return {
-            status: 202,
-            body: { article_id: article.id, status: "queued", poll: `/v1/articles/${article.id}` },
-          };
-        },
-      );
-      id = answer.body.article_id;
-      replayed = answer.replayed;
-    } else {
-      id = required(args.article_id, "article_id", "get");
-    }
-    const record = await waitForJob(
-      ctx,
-      args.wait ?? 0,
-      { kind: "article", accountId: p.account.id, id },
-      () => getArticle(services.deps, p.account.id, id, p.key.mode),
-      (a) => ARTICLE_STEPS[a.status] === 3,
-      (a) => ({ at: ARTICLE_STEPS[a.status], total: 3, message: `article ${a.status}` }),
-    );
-    const article = articleView(record);
-    return {
-      structured: {
-        article,
-        ...(ARTICLE_STEPS[record.status] < 3 ? { poll_after_seconds: 60 } : {}),
-        ...(replayed ? { idempotent_replayed: true } : {}),
-      },
-      summary: articleSummary(article),
-    };
+  actions: {
+    start: action(startArticleOp, (a: ArticleArgs) => ({
+      params: { projectId: required(a.project_id, "project_id", "start") },
+      body: { topic: a.topic, primary_keyword: a.primary_keyword },
+    }), (accepted, a, ctx) => articleAnswer(ctx, accepted.article_id, null, a.wait)),
+    get: action(getArticleOp, (a: ArticleArgs) => ({
+      params: { articleId: required(a.article_id, "article_id", "get") },
+    }), (article, a, ctx) => articleAnswer(ctx, article.article_id, article, a.wait)),
   },
-};
+});

@@ -1,12 +1,17 @@
 /**
- * The schedule tool: a project's audit schedule, over the same domain functions, body schema and
- * views as `PUT|GET|DELETE /v1/projects/{projectId}/schedule` (routes/schedules.ts). `set` is a
- * PUT: repeating it changes nothing, so it takes no idempotency key, as the route takes none.
+ * The schedule tool: a project's audit schedule, the schedule operations
+ * (app/operations/schedules.ts) as actions, as `PUT|GET|DELETE /v1/projects/{projectId}/schedule`
+ * runs them. `set` is a PUT: repeating it changes nothing, so it takes no idempotency key, as the
+ * route takes none.
  */
 import { z } from "zod";
-import { deleteSchedule, getSchedule, putSchedule } from "../../../domain/monitoring/schedules.ts";
-import { PutScheduleBody, Schedule, scheduleInput, scheduleView } from "../../schedules.ts";
-import { asBody, required, type ToolDef } from "../kit.ts";
+import {
+  deleteScheduleOp,
+  getScheduleOp,
+  Schedule,
+  setScheduleOp,
+} from "../../../app/operations/schedules.ts";
+import { action, actionTool, required } from "../kit.ts";
 
 const ScheduleInput = z.object({
   action: z.enum(["get", "set", "delete"]).describe(
@@ -24,7 +29,12 @@ const ScheduleInput = z.object({
   ),
 }).strict();
 
-export const scheduleTool: ToolDef<typeof ScheduleInput> = {
+type Args = z.output<typeof ScheduleInput>;
+type ScheduleOut = z.output<typeof Schedule>;
+
+const project = (a: Args) => ({ projectId: a.project_id });
+
+export const scheduleTool = actionTool({
   name: "schedule",
   title: "Scheduled audits",
   description: "Have the service audit a project on its own, daily, weekly or monthly at an hour " +
@@ -41,50 +51,44 @@ export const scheduleTool: ToolDef<typeof ScheduleInput> = {
   }),
   access: "key",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
-  async run(args, ctx) {
-    const { deps } = ctx.services;
-    const p = ctx.caller.principal!;
-    const projectId = args.project_id;
-    switch (args.action) {
-      case "get": {
-        const { schedule, funding } = await getSchedule(deps, p.account.id, projectId, p.key.mode);
-        const view = scheduleView(schedule, funding);
-        return { structured: { schedule: view }, summary: describe(view) };
-      }
-      case "set": {
-        required(args.cadence, "cadence", "set");
-        required(args.hour_utc, "hour_utc", "set");
-        const body = asBody(PutScheduleBody, {
-          cadence: args.cadence,
-          hour_utc: args.hour_utc,
-          day_of_week: args.day_of_week,
-          day_of_month: args.day_of_month,
-          render: args.render,
-        });
-        const { schedule, funding, created } = await putSchedule(
-          deps,
-          p,
-          projectId,
-          scheduleInput(body),
-        );
-        const view = scheduleView(schedule, funding);
-        return {
-          structured: { schedule: view, created },
-          summary: `${created ? "Created" : "Replaced"}: ${describe(view)}`,
-        };
-      }
-      case "delete": {
-        await deleteSchedule(deps, p.account.id, projectId, p.key.mode);
-        return {
-          structured: { deleted: true as const, project_id: projectId },
-          summary: `Schedule of project ${projectId} removed.`,
-        };
-      }
-    }
+  actions: {
+    get: action(getScheduleOp, (a: Args) => ({ params: project(a) }), (view: ScheduleOut) => ({
+      structured: { schedule: view },
+      summary: describe(view),
+    })),
+    set: action(setScheduleOp, (a: Args) => {
+      required(a.cadence, "cadence", "set");
+      required(a.hour_utc, "hour_utc", "set");
+      return {
+        params: project(a),
+        body: {
+          cadence: a.cadence,
+          hour_utc: a.hour_utc,
+          day_of_week: a.day_of_week,
+          day_of_month: a.day_of_month,
+          render: a.render,
+        },
+      };
+    }, (view: ScheduleOut, _args, _ctx, outcome) => {
+      // The operation answers 201 when it created the schedule, 200 when it replaced it.
+      const created = outcome.status === 201;
+      return {
+        structured: { schedule: view, created },
+        summary: `${created ? "Created" : "Replaced"}: ${describe(view)}`,
+      };
+    }),
+    delete: action(
+      deleteScheduleOp,
+      (a: Args) => ({ params: project(a) }),
+      (deleted: { deleted: true; project_id: string }) => ({
+        structured: deleted,
+        summary: `Schedule of project ${deleted.project_id} removed.`,
+      }),
+    ),
   },
-};
+});
 
-function describe(s: ReturnType<typeof scheduleView>): string {
+function describe(s: ScheduleOut): string {
   const paid = s.funding.credits_per_run > 0
     ? `${s.funding.credits_per_run} credits per run`
     : `included in the ${s.funding.plan} plan`;

@@ -1,21 +1,18 @@
 /**
- * The webhooks tool over endpoints 18–20. Like `POST /v1/webhooks`, create takes no idempotency
- * key (the interface lists none there).
+ * The webhooks tool: the webhook operations (app/operations/webhooks.ts) as actions. Like
+ * `POST /v1/webhooks`, create takes no idempotency key (the interface lists none there).
  */
 import { z } from "zod";
-import { iso } from "../../../domain/clock.ts";
-import { EVENT_NAMES } from "../../../domain/events.ts";
-import { createWebhook, deleteWebhook, listWebhooks } from "../../../domain/webhooks/endpoints.ts";
-import { maskSecret } from "../../../domain/webhooks/secret_box.ts";
-import { SIGNATURE_V2_HEADER } from "../../../domain/webhooks/types.ts";
 import {
-  baseView,
   CreatedWebhook,
-  createdWebhookView,
-  CreateWebhookBody,
+  createWebhookOp,
+  deleteWebhookOp,
+  EVENT_NAMES,
   ListedWebhook,
-} from "../../webhooks.ts";
-import { asBody, required, type ToolDef } from "../kit.ts";
+  listWebhooksOp,
+  SIGNATURE_V2_HEADER,
+} from "../../../app/operations/webhooks.ts";
+import { action, actionTool, required } from "../kit.ts";
 
 const WebhooksInput = z.object({
   action: z.enum(["create", "list", "delete"]).describe(
@@ -29,7 +26,11 @@ const WebhooksInput = z.object({
   webhook_id: z.string().min(1).max(100).optional().describe("delete: the endpoint (wh_…)"),
 }).strict();
 
-export const webhooksTool: ToolDef<typeof WebhooksInput> = {
+type Args = z.output<typeof WebhooksInput>;
+type CreatedOut = z.output<typeof CreatedWebhook>;
+type ListedOut = z.output<typeof ListedWebhook>;
+
+export const webhooksTool = actionTool({
   name: "webhooks",
   title: "Webhook endpoints",
   description: "Instead of polling, receive signed HTTPS POSTs when an audit completes, an " +
@@ -45,48 +46,28 @@ export const webhooksTool: ToolDef<typeof WebhooksInput> = {
   }),
   access: "key",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
-  async run(args, ctx) {
-    const { deps } = ctx.services;
-    const p = ctx.caller.principal!;
-    const owner = { accountId: p.account.id, mode: p.key.mode };
-    switch (args.action) {
-      case "create": {
-        required(args.url, "url", "create");
-        const body = asBody(CreateWebhookBody, { url: args.url, events: args.events });
-        const { record, secret } = await createWebhook(deps, owner, body);
-        const webhook = createdWebhookView(record, secret);
-        return {
-          structured: { webhook },
-          summary: `Webhook ${webhook.webhook_id} for ${webhook.url}; signing secret (shown ` +
-            `once, store it): ${secret}. Verify ${SIGNATURE_V2_HEADER} (see signature_v2_scheme).`,
-        };
-      }
-      case "list": {
-        const rows = await listWebhooks(deps, owner);
-        const webhooks = rows.map(({ record, secret, lastSuccessAt }) => ({
-          ...baseView(record),
-          secret: maskSecret(secret),
-          failure_count: record.failureCount,
-          last_success_at: iso(lastSuccessAt),
-          last_failure_at: iso(record.lastFailureAt),
-        }));
-        return {
-          structured: { webhooks },
-          summary: webhooks.length === 0
-            ? "No webhook endpoints."
-            : `${webhooks.length} endpoint(s): ` +
-              webhooks.map((w) => `${w.webhook_id} ${w.url}${w.active ? "" : " (inactive)"}`)
-                .join(", "),
-        };
-      }
-      case "delete": {
-        const id = required(args.webhook_id, "webhook_id", "delete");
-        await deleteWebhook(deps, owner, id);
-        return {
-          structured: { deleted: { deleted: true as const, webhook_id: id } },
-          summary: `Webhook ${id} deleted.`,
-        };
-      }
-    }
+  actions: {
+    create: action(createWebhookOp, (a: Args) => ({
+      body: { url: required(a.url, "url", "create"), events: a.events },
+    }), (webhook: CreatedOut) => ({
+      structured: { webhook },
+      summary: `Webhook ${webhook.webhook_id} for ${webhook.url}; signing secret (shown ` +
+        `once, store it): ${webhook.secret}. Verify ${SIGNATURE_V2_HEADER} (see ` +
+        "signature_v2_scheme).",
+    })),
+    list: action(listWebhooksOp, () => ({}), ({ webhooks }: { webhooks: ListedOut[] }) => ({
+      structured: { webhooks },
+      summary: webhooks.length === 0
+        ? "No webhook endpoints."
+        : `${webhooks.length} endpoint(s): ` +
+          webhooks.map((w) => `${w.webhook_id} ${w.url}${w.active ? "" : " (inactive)"}`)
+            .join(", "),
+    })),
+    delete: action(deleteWebhookOp, (a: Args) => ({
+      params: { id: required(a.webhook_id, "webhook_id", "delete") },
+    }), (deleted: { deleted: true; webhook_id: string }) => ({
+      structured: { deleted },
+      summary: `Webhook ${deleted.webhook_id} deleted.`,
+    })),
   },
-};
+});

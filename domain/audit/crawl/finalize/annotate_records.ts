@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { keys } from "../../../../kv/keys.ts";
+import { keys } from "../../../store.ts";
 import { singleInlinkApplies } from "../../checks/structure.ts";
 import type { Evidence } from "../../types.ts";
 import type { LinkScores } from "../link_score.ts";
@@ -50,7 +50,7 @@ export async function annotateRecords(
 ): Promise<void> {
   // Single-inlink items wait for their linker's URL (pass 5).
   const singles: Single[] = [];
-  for await (const page of listInPages<PageRecord>(kv, keys.auditPages(auditId))) {
+  for await (const page of listInPages(kv, keys.auditPages(auditId))) {
     for (const { value: r } of page) {
       const inl = inlinks.get(r.hash) ?? 0;
       let orphan = false;
@@ -109,7 +109,7 @@ async function nameLinkers(kv: Deno.Kv, auditId: string, singles: Single[]): Pro
     if (list) list.push(s.item);
     else wanted.set(s.linker, [s.item]);
   }
-  for await (const page of listInPages<PageRecord>(kv, keys.auditPages(auditId))) {
+  for await (const page of listInPages(kv, keys.auditPages(auditId))) {
     for (const { value: r } of page) {
       for (const item of wanted.get(r.hash) ?? []) item.linked_from = r.url;
     }

@@ -14,9 +14,9 @@
  *
  * @module
  */
-import { keys } from "../../../../kv/keys.ts";
+import { keys } from "../../../store.ts";
 import type { Evidence } from "../../types.ts";
-import { type DupEntry, listInPages } from "../store.ts";
+import { listInPages } from "../store.ts";
 import type { Facts, Group } from "./facts.ts";
 
 /** URLs of a group held (for `same_as` and the items); the rest are only counted. */
@@ -93,10 +93,10 @@ async function duplicates(
     into.count += size - members.length;
   };
   let digest: string | null = null;
-  for await (const page of listInPages<DupEntry | number>(kv, keys.auditDups(auditId, kind))) {
+  for await (const page of listInPages(kv, keys.auditDups(auditId, kind))) {
     for (const e of page) {
-      const d = e.key[3] as string;
-      const url = e.key[4] as string;
+      const d = e.key[3];
+      const url = e.key[4];
       if (d !== digest) {
         close();
         digest = d;

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { keys } from "../../../../kv/keys.ts";
+import { keys } from "../../../store.ts";
 import { Pacer, yieldToLoop } from "../event_loop.ts";
 import type { LinkScores } from "../link_score.ts";
 import { listInPages, urlHash } from "../store.ts";
@@ -57,15 +57,10 @@ export async function readLinks(
   let src = "";
   let srcBroken = false;
   let srcRedirect = false;
-  for await (
-    const page of listInPages<{ t: number[]; a: string[]; f: number }>(
-      kv,
-      keys.auditLinksAll(auditId),
-    )
-  ) {
+  for await (const page of listInPages(kv, keys.auditLinksAll(auditId))) {
     for (const e of page) {
       if (pace.due(e.value.t.length)) await yieldToLoop();
-      const url = e.key[2] as string;
+      const url = e.key[2];
       const self = urlHash(url);
       if (url !== src) {
         src = url;

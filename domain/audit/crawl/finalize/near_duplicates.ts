@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { keys } from "../../../../kv/keys.ts";
+import { keys } from "../../../store.ts";
 import { similarity } from "../../text_fingerprint.ts";
 import { Pacer, yieldToLoop } from "../event_loop.ts";
 import { getMany, listInPages } from "../store.ts";
@@ -33,7 +33,7 @@ const NEAR_SIG_CACHE = 4_096;
 const COMPARES_PER_YIELD = 8_192;
 
 /** A page's stored text signature (page_recorder.ts `indexDuplicates`). */
-interface NearSig {
+export interface NearSig {
   u: string;
   h: number;
   s: Uint16Array;
@@ -73,8 +73,8 @@ export async function nearDuplicates(
       g.add({ url: x.url, similar_to: other.url, similarity: Math.round(sim * 100) / 100 });
     }
   };
-  for await (const page of listInPages<number>(kv, keys.auditNearBands(auditId))) {
-    const bands = page.map((e) => e.key[2] as string);
+  for await (const page of listInPages(kv, keys.auditNearBands(auditId))) {
+    const bands = page.map((e) => e.key[2]);
     // An entry alone in its bucket within this page (and not continuing the previous page's
     // bucket, nor possibly continued by the next page) is compared with nothing: no read.
     const needed = bands.map((b, i) =>
@@ -84,7 +84,7 @@ export async function nearDuplicates(
     const byHash = new Map<number, NearSig | null>();
     const want: number[] = [];
     for (let i = 0; i < page.length; i++) {
-      const h = page[i].key[3] as number;
+      const h = page[i].key[3];
       if (!needed[i] || byHash.has(h)) continue;
       const c = cache.get(h);
       if (c !== undefined) byHash.set(h, c);
@@ -93,7 +93,7 @@ export async function nearDuplicates(
         want.push(h);
       }
     }
-    const sigs = await getMany<NearSig>(kv, want.map((h) => keys.auditNearSig(auditId, h)));
+    const sigs = await getMany(kv, want.map((h) => keys.auditNearSig(auditId, h)));
     want.forEach((h, i) => {
       byHash.set(h, sigs[i]);
       if (cache.size >= NEAR_SIG_CACHE) cache.delete(cache.keys().next().value!);
@@ -104,10 +104,10 @@ export async function nearDuplicates(
         bucket = bands[i];
         held = [];
       }
-      const v = needed[i] ? byHash.get(page[i].key[3] as number) : null;
+      const v = needed[i] ? byHash.get(page[i].key[3]) : null;
       if (!v) continue;
       if (pace.due(held.length)) await yieldToLoop();
-      const a: Entry = { url: v.u, hash: page[i].key[3] as number, text: v.h, sig: v.s };
+      const a: Entry = { url: v.u, hash: page[i].key[3], text: v.h, sig: v.s };
       for (const o of held) {
         if (o.text === a.text || (near.has(a.hash) && near.has(o.hash))) continue;
         const sim = similarity(a.sig, o.sig);

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { keys } from "../../../../kv/keys.ts";
+import { keys } from "../../../store.ts";
 import type { UrlSummary } from "../../types.ts";
 import type { LinkScores } from "../link_score.ts";
 import { listInPages, type PageRecord } from "../store.ts";
@@ -83,7 +83,7 @@ export async function readRecords(
   const ttfb = new TtfbHistogram();
   let firstHttps: UrlSummary | null = null;
   const failedSample: UrlSummary[] = [];
-  for await (const page of listInPages<PageRecord>(kv, keys.auditPages(auditId))) {
+  for await (const page of listInPages(kv, keys.auditPages(auditId))) {
     const canon: PageRecord[] = [];
     const alternates: PageRecord[] = [];
     for (const { value: r } of page) {

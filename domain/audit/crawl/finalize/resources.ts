@@ -18,10 +18,9 @@
  *
  * @module
  */
-import { keys } from "../../../../kv/keys.ts";
+import { keys } from "../../../store.ts";
 import { FRAME_KINDS, RESOURCE_ELEMENTS } from "../../resources.ts";
 import { Pacer, yieldToLoop } from "../event_loop.ts";
-import type { EmbedsValue, ResourceRecord } from "../resource_checks.ts";
 import { listInPages, urlHash } from "../store.ts";
 import type { Facts } from "./facts.ts";
 import type { FailingUrls } from "./failing.ts";
@@ -48,7 +47,7 @@ export async function readResources(
   const judged = new Set<number>();
   const bad = new Map<number, { url: string; status: number; failure: string | null }>();
   const pace = new Pacer();
-  for await (const page of listInPages<ResourceRecord>(kv, keys.auditResources(auditId))) {
+  for await (const page of listInPages(kv, keys.auditResources(auditId))) {
     for (const e of page) {
       if (pace.due()) await yieldToLoop();
       const r = e.value;
@@ -60,7 +59,7 @@ export async function readResources(
     }
   }
   const framed = new Set<number>();
-  for await (const page of listInPages<EmbedsValue>(kv, keys.auditEmbedsAll(auditId), 200)) {
+  for await (const page of listInPages(kv, keys.auditEmbedsAll(auditId), 200)) {
     for (const e of page) {
       if (pace.due(e.value.t.length)) await yieldToLoop();
       const url = e.key[2] as string;

@@ -12,7 +12,7 @@ import {
   robotsRoute,
   type Route,
   sitemapRoute,
-} from "./sites.ts";
+} from "../helpers/sites.ts";
 
 export type Routes = Record<string, Route | undefined>;
 

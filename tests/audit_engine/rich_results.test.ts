@@ -15,7 +15,7 @@ import { extractPageFacts } from "../../domain/audit/page_facts.ts";
 import { SCHEMA_ORG_TYPES } from "../../domain/audit/schema_org_types.ts";
 import { auditSite } from "./audit_site.ts";
 import { base, ldScript } from "./check_cases.ts";
-import type { Route } from "./sites.ts";
+import type { Route } from "../helpers/sites.ts";
 
 const CTX = "https://schema.org";
 

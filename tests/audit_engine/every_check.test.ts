@@ -1,14 +1,14 @@
 /**
  * Every check, old and new, shown to fire on a site made for it and to stay quiet on one where it
- * must not (the manifest is tests/audit/check_cases.ts). Sites are small loopback servers; the
- * cases run a few at a time so the whole table takes seconds.
+ * must not (the manifest is tests/audit_engine/check_cases.ts). Sites are small loopback servers;
+ * the cases run a few at a time so the whole table takes seconds.
  */
 import assert from "node:assert/strict";
 import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
 import { ALL_CHECKS } from "../../domain/audit/checks/index.ts";
 import type { CheckTally } from "../../domain/audit/types.ts";
 import { base, CASES, type SiteCase } from "./check_cases.ts";
-import { type FakeSite, serveSite, TEST_CA } from "./sites.ts";
+import { type FakeSite, serveSite, TEST_CA } from "../helpers/sites.ts";
 
 async function auditCase(c: SiteCase): Promise<Map<string, CheckTally>> {
   let routes: ReturnType<SiteCase["routes"]> | null = null;

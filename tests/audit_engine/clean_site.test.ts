@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
-import { html, page, robotsRoute, serveSite, sitemapRoute, TEST_CA } from "./sites.ts";
+import { html, page, robotsRoute, serveSite, sitemapRoute, TEST_CA } from "../helpers/sites.ts";
 
 /** A small well-built https site: unique titles, sitemap, robots, good headers. */
 export function cleanRoutes(origin: () => string) {

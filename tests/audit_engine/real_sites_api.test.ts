@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { type TestApp, withApp } from "../helpers/app.ts";
 import { base, DOCTYPE_HTML40, file, jqueryFile, SVG_LINKS } from "./check_cases.ts";
-import { html, type Route, serveSite } from "./sites.ts";
+import { html, type Route, serveSite } from "../helpers/sites.ts";
 
 async function completed(app: TestApp, key: string, auditId: string) {
   for (let i = 0; i < 800; i++) {

@@ -8,7 +8,7 @@
  * ```
  */
 import { type AuditInput, runAuditDetailed } from "../../domain/audit/run_audit.ts";
-import { type FakeSite, type Route, serveSite, TEST_CA } from "./sites.ts";
+import { type FakeSite, type Route, serveSite, TEST_CA } from "../helpers/sites.ts";
 
 export type Routes = (origin: string) => Record<string, Route>;
 

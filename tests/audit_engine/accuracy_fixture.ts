@@ -28,7 +28,7 @@ import {
   robotsRoute,
   type Route,
   sitemapRoute,
-} from "./sites.ts";
+} from "../helpers/sites.ts";
 
 type Routes = Record<string, Route | undefined>;
 

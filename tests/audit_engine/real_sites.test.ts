@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { auditSite } from "./audit_site.ts";
 import { base, file, jqueryFile, SVG_LINKS } from "./check_cases.ts";
-import { html, robotsRoute, type Route, serveSite, sitemapRoute } from "./sites.ts";
+import { html, robotsRoute, type Route, serveSite, sitemapRoute } from "../helpers/sites.ts";
 import { BudgetSpentError, ByteBudget } from "../../domain/audit/crawl/byte_budget.ts";
 import { fetchResourceStatus } from "../../domain/audit/crawl/fetcher.ts";
 import { DEFAULT_CRAWL_CAPS } from "../../domain/audit/crawl/caps.ts";

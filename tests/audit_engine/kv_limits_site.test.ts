@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { auditSite } from "./audit_site.ts";
-import { html, page, robotsRoute, sitemapRoute } from "./sites.ts";
+import { html, page, robotsRoute, sitemapRoute } from "../helpers/sites.ts";
 import {
   clipUtf8,
   FindingsWriter,

@@ -1,5 +1,5 @@
 /**
- * Fake websites for the audit tests: real `Deno.serve` servers on 127.0.0.1 port 0, each route a
+ * Fake websites for the tests: real `Deno.serve` servers on 127.0.0.1 port 0, each route a
  * canned response with known defects. Always `close()` them (test sanitizers are on).
  */
 

@@ -10,7 +10,7 @@ import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
 import type { Evidence } from "../../domain/audit/types.ts";
 import { PAGE_CHECKS } from "../../domain/audit/checks/index.ts";
 import { extractPageFacts } from "../../domain/audit/page_facts.ts";
-import { page, type Route, serveSite } from "./sites.ts";
+import { page, type Route, serveSite } from "../helpers/sites.ts";
 
 const GOOD: Record<string, string> = {
   "content-type": "text/html; charset=utf-8",

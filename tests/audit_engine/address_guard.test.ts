@@ -6,7 +6,7 @@ import {
   TargetRefusedError,
 } from "../../domain/net/address_guard.ts";
 import { FetchFailedError, safeFetch } from "../../domain/net/safe_fetch.ts";
-import { serveSite, TEST_CA } from "./sites.ts";
+import { serveSite, TEST_CA } from "../helpers/sites.ts";
 
 const publicResolver: Resolver = () => Promise.resolve(["93.184.216.34"]);
 

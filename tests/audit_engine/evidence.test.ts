@@ -11,7 +11,7 @@ import { streamText } from "../../domain/audit/crawl/sitemaps.ts";
 import { undocumentedChecks } from "../../domain/audit/check_docs.ts";
 import type { Evidence } from "../../domain/audit/types.ts";
 import { keys } from "../../kv/keys.ts";
-import { html, page, robotsRoute, type Route, sitemapRoute } from "./sites.ts";
+import { html, page, robotsRoute, type Route, sitemapRoute } from "../helpers/sites.ts";
 
 /** The evidence tests crawl 50 pages per step unless a test asks for another size. */
 const audit = (build: Routes, stepPages = 50) => auditSite(build, { stepPages });

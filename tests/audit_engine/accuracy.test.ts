@@ -19,7 +19,7 @@ import {
   unlabelled,
   wrong,
 } from "./accuracy_table.ts";
-import { type FakeSite, serveSite, TEST_CA } from "./sites.ts";
+import { type FakeSite, serveSite, TEST_CA } from "../helpers/sites.ts";
 
 const RAW_CHECKS = ALL_CHECKS.filter((c) => c.scope !== "render");
 const SITES = [MAIN, ...VARIANTS];

@@ -1,0 +1,392 @@
+/**
+ * Audits (endpoints 9–10, and the findings listings of a completed audit): start a technical
+ * audit of a project, read it, and page through its issues, one check's evidence and its page
+ * inventory.
+ *
+ * @module
+ */
+import { z } from "@hono/zod-openapi";
+import {
+  listAuditIssues,
+  listAuditPages,
+  listIssueItems,
+  MAX_PAGE_SIZE,
+} from "../../domain/audit_results.ts";
+import { CATEGORIES } from "../../domain/audit/types.ts";
+import { createAudit } from "../../domain/audits/create.ts";
+import { getAudit } from "../../domain/audits/record.ts";
+import { defineOperation } from "../operation.ts";
+import { auditView } from "../views.ts";
+import { ProjectIdParam } from "./projects.ts";
+
+/** The largest `limit` of the findings listings. */
+export { MAX_PAGE_SIZE };
+
+const Severity = z.enum(["critical", "warning", "info"]);
+
+export const AuditSummary = z.object({
+  issues_critical: z.number().int(),
+  issues_warning: z.number().int(),
+  issues_info: z.number().int(),
+  top_issues: z.array(z.object({
+    check: z.string().openapi({ example: "title_missing" }),
+    severity: Severity,
+    title: z.string(),
+    affected_count: z.number().int(),
+  })).max(10),
+  categories: z.object({
+    performance: z.number().int(),
+    security: z.number().int(),
+    indexability: z.number().int(),
+    mobile: z.number().int(),
+    structure: z.number().int(),
+  }),
+}).openapi("AuditSummary");
+
+const Changes = z.object({
+  previous_audit_id: z.string().nullable().openapi({
+    description: "The project's previous completed audit compared against; null when none",
+  }),
+  new: z.number().int().openapi({ description: "Checks that fire now and did not before" }),
+  persisting: z.number().int().openapi({ description: "Checks that fired before and still do" }),
+  fixed: z.number().int().openapi({ description: "Checks that fired before and no longer do" }),
+}).openapi("AuditChanges");
+
+export const Audit = z.object({
+  audit_id: z.string(),
+  project_id: z.string(),
+  status: z.enum(["queued", "running", "completed", "failed"]),
+  trigger: z.enum(["api", "schedule"]).openapi({
+    description: "Who started the audit (additive): `api` for an API or MCP call, `schedule` " +
+      "for the project's schedule. An API audit that served a scheduled slot stays `api`",
+  }),
+  started_at: z.string(),
+  completed_at: z.string().optional(),
+  score: z.number().int().min(0).max(100).optional(),
+  summary: AuditSummary.optional(),
+  changes: Changes.optional().openapi({
+    description: "Completed audits: issues new, persisting and fixed against the project's " +
+      "previous completed audit (additive)",
+  }),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+  render: z.object({
+    requested: z.literal(true),
+    pages_rendered: z.number().int().optional(),
+    lab_pages: z.number().int().optional(),
+    pages_failed: z.number().int().optional(),
+  }).optional().openapi({
+    description: "Rendered audits only (additive): pages rendered in the browser once " +
+      "completed, the lab (throttled) share, and renders that failed (timeout, crash)",
+  }),
+  limits_hit: z.array(z.object({
+    limit: z.string().openapi({ example: "links_per_page" }),
+    value: z.number().int().openapi({ description: "The cap's value on this server" }),
+    left_out: z.number().int().openapi({ description: "How much the cap left out (see unit)" }),
+    unit: z.string().openapi({ example: "links not kept" }),
+  })).optional().openapi({
+    description: "Completed audits (additive): the crawl caps this site hit and what each left " +
+      "out (links per page, frontier, URL length, redirect hops, sitemaps, robots.txt, bytes); " +
+      "empty when none was hit",
+  }),
+}).openapi("Audit");
+
+export const StartAuditBody = z.object({
+  render: z.boolean().optional().openapi({
+    description: "Also render a sample of pages in a real browser (home page, top templates by " +
+      "inlinks, up to 50 pages; 10 of them with lab LCP/CLS/TBT) and run the rendered checks. " +
+      "Priced apart: included with pro, rendering_addon for basic, rendered_audit for credits " +
+      "(GET /v1/plans rendered_audit_pricing). 503 rendering_unavailable where this server " +
+      "cannot render. Default false: the raw-HTML audit, unchanged.",
+  }),
+}).openapi("StartAudit");
+
+const Category = z.enum(CATEGORIES as [string, ...string[]]);
+const Change = z.enum(["new", "persisting", "fixed"]);
+
+export const AuditIdParam = z.object({
+  auditId: z.string().min(1).max(100).openapi({ param: { name: "auditId", in: "path" } }),
+});
+
+const PageQuery = {
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().openapi({
+    description: `Items per page, 1 to ${MAX_PAGE_SIZE} (default 50)`,
+    example: 50,
+  }),
+  cursor: z.string().min(1).max(3000).optional().openapi({
+    description: "The `next_cursor` of the previous page; omit for the first page",
+  }),
+};
+
+const NextCursor = z.string().nullable().openapi({
+  description: "Pass as `cursor` to get the next page; null on the last page",
+});
+
+const IssueBase = {
+  check: z.string().openapi({ example: "broken_internal_links" }),
+  category: Category,
+  severity: Severity,
+  title: z.string(),
+  meaning: z.string().openapi({ description: "What the finding means for the site" }),
+  fix: z.string().openapi({ description: "How to fix it" }),
+  doc_url: z.string().openapi({
+    description: "The check's entry on /docs/checks",
+    example: "http://localhost:8000/docs/checks#broken_internal_links",
+  }),
+  affected_count: z.number().int().openapi({
+    description: "Affected pages or URLs (the true count, also beyond the stored items)",
+  }),
+  eligible_count: z.number().int().openapi({ description: "Pages or URLs the check applied to" }),
+  items_stored: z.number().int().openapi({
+    description: "Evidence items stored and listed (at most 2,000 per check)",
+  }),
+  change: Change.openapi({
+    description: "Against the project's previous completed audit: new, persisting, or fixed " +
+      "(fired before, not now; affected_count 0)",
+  }),
+};
+
+const Issue = z.object({
+  ...IssueBase,
+  items_url: z.string().openapi({ example: "/v1/audits/aud_0abc/issues/broken_internal_links" }),
+}).openapi("AuditIssue");
+
+/** The filters of `GET /v1/audits/{auditId}/issues` (also the MCP audits tool's). */
+export const IssuesQuery = z.object({
+  severity: Severity.optional(),
+  category: Category.optional(),
+  change: Change.optional(),
+  ...PageQuery,
+});
+
+/** The filters of `GET /v1/audits/{auditId}/pages` (also the MCP audits tool's). */
+export const PagesQuery = z.object({
+  status: z.enum(["2xx", "3xx", "4xx", "5xx", "failed", "blocked", "not_fetched"])
+    .optional(),
+  indexable: z.enum(["true", "false"]).optional(),
+  check: z.string().min(1).max(100).optional().openapi({
+    description: "Only URLs this check fired on",
+    example: "title_missing",
+  }),
+  ...PageQuery,
+});
+
+/** The paging of `GET /v1/audits/{auditId}/issues/{check}`. */
+export const IssueItemsQuery = z.object(PageQuery);
+
+export const IssueList = z.object({
+  audit_id: z.string(),
+  changes: Changes.nullable(),
+  data: z.array(Issue),
+  next_cursor: NextCursor,
+}).openapi("AuditIssueList");
+
+const Evidence = z.record(z.string(), z.unknown()).openapi("AuditEvidence", {
+  description: "One affected item: `url` (the page it is on) and facts that fit the check, e.g. " +
+    "target, anchor and status for a broken link, every hop of a redirect chain, the value and " +
+    "its length for a title, the measured figure for TTFB",
+  example: {
+    url: "https://example.com/blog",
+    target: "https://example.com/old-page",
+    anchor: "our old guide",
+    status: 404,
+  },
+});
+
+export const IssueItems = z.object({
+  audit_id: z.string(),
+  ...IssueBase,
+  data: z.array(Evidence),
+  next_cursor: NextCursor,
+}).openapi("AuditIssueItems");
+
+const PageItem = z.object({
+  url: z.string(),
+  fetch_state: z.enum(["fetched", "failed", "blocked", "not_fetched"]),
+  status: z.number().int().nullable().openapi({ description: "HTTP status; null if not fetched" }),
+  failure: z.string().nullable().openapi({ description: "timeout, network, tls, dns, ..." }),
+  redirect_target: z.string().nullable(),
+  depth: z.number().int().nullable().openapi({
+    description: "Clicks from the start URL; null when only reachable through the sitemap",
+  }),
+  in_sitemap: z.boolean(),
+  indexable: z.boolean(),
+  not_indexable_reason: z.enum([
+    "blocked_by_robots",
+    "fetch_failed",
+    "not_fetched",
+    "redirect",
+    "error_status",
+    "not_html",
+    "noindex",
+    "canonicalised",
+  ]).nullable(),
+  title: z.string().nullable(),
+  word_count: z.number().int().nullable().openapi({
+    description: "Visible words (counted up to the audit engine's word cap); HTML pages only",
+  }),
+  inlinks: z.number().int().openapi({ description: "Followable internal links pointing here" }),
+  link_score: z.number().int().min(0).max(100).nullable().openapi({
+    description: "Internal link equity, 0-100 on a logarithmic scale: a PageRank (damping " +
+      "0.85) over followable internal links, 100 for the best-linked page; HTML 200 pages only",
+  }),
+  outlinks: z.number().int().nullable().openapi({ description: "Internal links on the page" }),
+  response_time_ms: z.number().int().nullable().openapi({ description: "Time to first byte" }),
+  size_bytes: z.number().int().nullable().openapi({ description: "HTML bytes (decoded)" }),
+  canonical: z.string().nullable().openapi({ description: "Canonical URL when it is another URL" }),
+  checks: z.array(z.string()).openapi({ description: "Checks that fired on this URL" }),
+}).openapi("AuditPage");
+
+export const PageList = z.object({
+  audit_id: z.string(),
+  data: z.array(PageItem),
+  next_cursor: NextCursor,
+}).openapi("AuditPageList");
+
+export const AuditAccepted = z.object({
+  audit_id: z.string(),
+  status: z.enum(["queued", "running"]),
+  poll: z.string().openapi({ example: "/v1/audits/aud_0abc" }),
+}).openapi("AuditAccepted");
+
+const CheckParam = AuditIdParam.extend({
+  check: z.string().min(1).max(100).openapi({
+    param: { name: "check", in: "path" },
+    example: "broken_internal_links",
+  }),
+});
+
+export const startAuditOp = defineOperation({
+  id: "audits.start",
+  method: "post",
+  path: "/v1/projects/{projectId}/audits",
+  tags: ["Audits"],
+  summary:
+    "Start a technical audit (202; an audit already queued or running is returned as is). Poll every 30-60 s.",
+  access: "key",
+  params: ProjectIdParam,
+  body: StartAuditBody,
+  optionalBody: true,
+  bodyDescription: "Optional; no body (or {}) starts the raw-HTML audit",
+  status: 202,
+  output: AuditAccepted,
+  outputDescription: "Accepted; poll the `poll` path",
+  errors: [
+    "not_found",
+    "payment_required",
+    "insufficient_credits",
+    "sandbox_limit_reached",
+    "idempotency_conflict",
+    "payload_too_large",
+    "rendering_unavailable",
+  ],
+  idempotent: true,
+  // Sandbox usage moves (the Account shows it).
+  changesAccount: true,
+  async run({ params, body }, { services, actor }) {
+    const { audit } = await createAudit(services.deps, actor, params.projectId, undefined, {
+      trigger: "api",
+      render: body.render === true,
+    });
+    return {
+      audit_id: audit.id,
+      status: audit.status as "queued" | "running",
+      poll: `/v1/audits/${audit.id}`,
+    };
+  },
+});
+
+export const getAuditOp = defineOperation({
+  id: "audits.get",
+  method: "get",
+  path: "/v1/audits/{auditId}",
+  tags: ["Audits"],
+  summary: "An audit: status, and score and summary once completed",
+  access: "key",
+  params: AuditIdParam,
+  status: 200,
+  output: Audit,
+  outputDescription: "The audit",
+  errors: ["not_found"],
+  async run({ params }, { services, actor }) {
+    const audit = await getAudit(services.deps, actor.accountId, params.auditId, actor.mode);
+    return auditView(audit);
+  },
+});
+
+export const listAuditIssuesOp = defineOperation({
+  id: "audits.issues",
+  method: "get",
+  path: "/v1/audits/{auditId}/issues",
+  tags: ["Audits"],
+  summary: "A completed audit's issues: each fired check with what it means, how to fix it, " +
+    "its affected count and its change since the previous audit (plus the fixed ones)",
+  access: "key",
+  params: AuditIdParam,
+  query: IssuesQuery,
+  status: 200,
+  output: IssueList,
+  outputDescription: "Issues, worst first, then the fixed ones",
+  errors: ["not_found", "invalid_state"],
+  async run({ params, query }, { services, actor }) {
+    return await listAuditIssues(services.deps, actor, params.auditId, {
+      severity: query.severity,
+      category: query.category as never,
+      change: query.change,
+      limit: query.limit,
+      cursor: query.cursor,
+    });
+  },
+});
+
+export const getAuditIssueOp = defineOperation({
+  id: "audits.issue",
+  method: "get",
+  path: "/v1/audits/{auditId}/issues/{check}",
+  tags: ["Audits"],
+  summary: "The affected items of one check, with their evidence, by URL",
+  access: "key",
+  params: CheckParam,
+  query: IssueItemsQuery,
+  status: 200,
+  output: IssueItems,
+  outputDescription: "The check and a page of its items",
+  errors: ["not_found", "invalid_state"],
+  async run({ params, query }, { services, actor }) {
+    return await listIssueItems(services.deps, actor, params.auditId, params.check, query);
+  },
+});
+
+export const listAuditPagesOp = defineOperation({
+  id: "audits.pages",
+  method: "get",
+  path: "/v1/audits/{auditId}/pages",
+  tags: ["Audits"],
+  summary: "The page inventory of a completed audit: every URL the crawl met, by URL",
+  description: "Filtered pages examine at most 1,000 URLs per request, so a page may hold " +
+    "fewer than `limit` items: follow `next_cursor` until it is null.",
+  access: "key",
+  params: AuditIdParam,
+  query: PagesQuery,
+  status: 200,
+  output: PageList,
+  outputDescription: "A page of the inventory",
+  errors: ["not_found", "invalid_state"],
+  async run({ params, query }, { services, actor }) {
+    return await listAuditPages(services.deps, actor, params.auditId, {
+      status: query.status,
+      indexable: query.indexable === undefined ? undefined : query.indexable === "true",
+      check: query.check,
+      limit: query.limit,
+      cursor: query.cursor,
+    });
+  },
+});
+
+/** The audit operations, in the order the API reference lists them. */
+export const AUDIT_OPERATIONS = [
+  startAuditOp,
+  getAuditOp,
+  listAuditIssuesOp,
+  getAuditIssueOp,
+  listAuditPagesOp,
+];

@@ -1,0 +1,230 @@
+/**
+ * The store: every KV key family, the type of the value under its keys, and the indexes written
+ * with it, in one table. The keys themselves are laid out in kv/keys.ts (one builder per family);
+ * this module gives each builder its value type, so a read through `keys` is typed by the key:
+ *
+ * ```ts
+ * import { keys, read, readMany } from "./store.ts";
+ * const account = (await read(kv, keys.account(id))).value; // AccountRecord | null
+ * const [project, sub] = await readMany(kv, [keys.project(a, p), keys.subscription(p)]);
+ * ```
+ *
+ * It lives in domain/ because the value types do: kv/ is imported by domain, never the other
+ * way round. The storage layer's own families (rate-limit windows, idempotency records) are typed
+ * at their builders in kv/keys.ts as well, since kv/ reads them itself.
+ *
+ * Roles: a `record` lists its `indexes`, the families written in the same atomic operation as
+ * the record; an `index` names the record families it points into (`of`); a `value` is anything
+ * else under one key; a `prefix` names the family it lists (`of`) and takes that family's value
+ * type and key shape, so each value type is declared once. tests/foundation/store_schema.test.ts
+ * checks that records and indexes name each other.
+ *
+ * @module
+ */
+import { keys as layout } from "../kv/keys.ts";
+import type { Family, TypedKeys } from "../kv/typed.ts";
+import type { IdempotencyRecord } from "../kv/idempotency_store.ts";
+import type { ArticleRecord, SiteFactsRecord } from "./articles.ts";
+import type { CrawlState } from "./audit/crawl/state.ts";
+import type { FrontierEntry } from "./audit/crawl/frontier.ts";
+import type { NearSig } from "./audit/crawl/finalize/near_duplicates.ts";
+import type { DupEntry, LinkChunk, PageRecord } from "./audit/crawl/store.ts";
+import type { EmbedsValue, ResourceRecord } from "./audit/crawl/resource_checks.ts";
+import type { BackfillState, PruneKind } from "./audit/prune.ts";
+import type { AuditPage } from "./audit/run_audit.ts";
+import type { Evidence } from "./audit/types.ts";
+import type { StoredIssues } from "./audits/compare.ts";
+import type { AuditRecord } from "./audits/record.ts";
+import type { RevocationSignal } from "./auth.ts";
+import type { JobMessage } from "./deps.ts";
+import type { RunningJobMarker } from "./job_leases.ts";
+import type { ScheduleRecord, ScheduleRun } from "./monitoring/schedules.ts";
+import type {
+  AccountRecord,
+  ApiKeyRecord,
+  BalanceRecord,
+  CheckoutRecord,
+  LedgerEntry,
+  OutboxEvent,
+  PackPaymentRecord,
+  PendingCheckoutRecord,
+  ProjectRecord,
+  SandboxUsage,
+  StripeEventRecord,
+  SubscriptionRecord,
+} from "./records.ts";
+import type { DeliveryRecord, WebhookRecord } from "./webhooks/types.ts";
+
+export { atomic, list, read, readAll, readMany, write } from "../kv/typed.ts";
+export type { Atomic, Entry, Key, ListedEntry, ListIterator, Prefix } from "../kv/typed.ts";
+
+type Name = keyof typeof layout;
+
+/** The truth of something; `indexes` are written in the same atomic operation as it. */
+function record<T>(...indexes: Name[]): Family<T, "record"> {
+  return { role: "record", indexes };
+}
+/** An entry pointing into the record families `of` (its value: usually the record's id). */
+function index<T>(...of: Name[]): Family<T, "index"> {
+  return { role: "index", of };
+}
+/** Any other value under one key: a counter, a marker, a piece of working state. */
+function value<T>(): Family<T, "value"> {
+  return { role: "value" };
+}
+/** A prefix listing the family `of`: its entries hold that family's values, under its keys. */
+function prefix<const F extends Name>(
+  of: F,
+): Family<never, "prefix"> & { readonly of: readonly [F] } {
+  return { role: "prefix", of: [of] };
+}
+
+/** A table-queue row (jobs/table_queue.ts): the message and the attempts it has had. */
+export interface QueuedJob {
+  message: JobMessage;
+  attempts: number;
+}
+
+/** A leader lease (jobs/leader.ts): who holds it, and until when. */
+export interface LeaseRecord {
+  holder: string;
+  until: number;
+}
+
+/** The owner of an account-scoped record whose id arrives alone (a Stripe subscription id). */
+export interface SubscriptionOwner {
+  accountId: string;
+  projectId: string;
+}
+
+export const schema = {
+  // Accounts, API keys and the trial.
+  account: record<AccountRecord>("accountByEmail"),
+  /** Email → account id; its `versionstamp: null` check keeps emails unique. */
+  accountByEmail: index<string>("account"),
+  /** Keyed by the SHA-256 hex of the raw key. */
+  apiKey: record<ApiKeyRecord>("apiKeyOfAccount"),
+  /** Account, key id → key hash. */
+  apiKeyOfAccount: index<string>("apiKey"),
+  apiKeysOfAccount: prefix("apiKeyOfAccount"),
+  /** Epoch ms, only ever moved forward (flushed from memory in batches). */
+  apiKeyLastUsed: value<number>(),
+  sandboxUsage: value<SandboxUsage>(),
+  /** The revocation signal every API process follows (domain/auth.ts). */
+  authRevocations: value<RevocationSignal>(),
+
+  project: record<ProjectRecord>(),
+  projectsOfAccount: prefix("project"),
+
+  // Audits and articles (the truth of each job; domain/job_lifecycle.ts).
+  audit: record<AuditRecord>("auditOwner", "activeAudit", "runningJob", "auditPrune"),
+  /** Audit id → account id. */
+  auditOwner: index<string>("audit"),
+  /** Project id → the id of its one queued or running audit. */
+  activeAudit: index<string>("audit"),
+  article: record<ArticleRecord>("articleOwner", "activeArticle", "runningJob"),
+  /** Article id → account id. */
+  articleOwner: index<string>("article"),
+  /** Project id → the id of its one generating API article. */
+  activeArticle: index<string>("article"),
+  /** Kind, job id → the job's lease, while it is accepted and unfinished (the stale-job sweep). */
+  runningJob: index<RunningJobMarker>("audit", "article"),
+  runningJobs: prefix("runningJob"),
+  runningJobsOf: prefix("runningJob"),
+
+  // An audit's crawl (docs/audit.md, "Storage"), pruned after it ends (domain/audit/prune.ts).
+  auditCrawl: value<CrawlState>(),
+  auditCrawls: prefix("auditCrawl"),
+  /** The token of the claim that owns the current step. */
+  auditStep: value<string>(),
+  auditPage: value<PageRecord>(),
+  auditPages: prefix("auditPage"),
+  auditFrontier: value<FrontierEntry>(),
+  auditFrontierAll: prefix("auditFrontier"),
+  auditLinks: value<LinkChunk>(),
+  auditLinksAll: prefix("auditLinks"),
+  auditFinding: value<Evidence>(),
+  auditFindings: prefix("auditFinding"),
+  auditFindingsAll: prefix("auditFinding"),
+  auditIssues: value<StoredIssues>(),
+  /** A number on entries written before the text moved into the value. */
+  auditDup: value<DupEntry | number>(),
+  auditDups: prefix("auditDup"),
+  auditDupsAll: prefix("auditDup"),
+  /** Always 1: the key says it all. */
+  auditNearBand: value<number>(),
+  auditNearBands: prefix("auditNearBand"),
+  auditNearSig: value<NearSig>(),
+  auditNearSigs: prefix("auditNearSig"),
+  auditEmbeds: value<EmbedsValue>(),
+  auditEmbedsAll: prefix("auditEmbeds"),
+  auditResource: value<ResourceRecord>(),
+  auditResources: prefix("auditResource"),
+  /** Resource URLs in the order found, checked after the crawl. */
+  auditResourceQueue: value<string>(),
+  auditResourceQueueAll: prefix("auditResourceQueue"),
+  auditBanner: value<{ head: string | null }>(),
+  auditBanners: prefix("auditBanner"),
+  auditSitemapChunk: value<string[]>(),
+  auditSitemapChunks: prefix("auditSitemapChunk"),
+  auditBlob: value<string>(),
+  auditBlobs: prefix("auditBlob"),
+  auditBlobsAll: prefix("auditBlob"),
+  auditSitePage: value<AuditPage>(),
+  auditSitePages: prefix("auditSitePage"),
+  /** Due time, audit id → how the audit ended; written in its finishing commit. */
+  auditPrune: index<PruneKind>("audit"),
+  auditPrunesDue: prefix("auditPrune"),
+  pruneBackfill: value<BackfillState>(),
+  siteFacts: value<SiteFactsRecord>(),
+
+  // Schedules.
+  schedule: record<ScheduleRecord>("scheduleDue"),
+  /** Time the dispatcher should look next, project id → project id. */
+  scheduleDue: index<string>("schedule"),
+  /** A due slot, claimed once (expires). */
+  scheduleSlot: value<ScheduleRun>(),
+
+  // The storage layer's own (typed at their builders too).
+  idempotency: value<IdempotencyRecord>(),
+  rateLimit: value<number>(),
+  /** Sandbox accounts opened from one address block on one day (expires). */
+  signupBlock: value<number>(),
+
+  // Money.
+  balance: record<BalanceRecord>(),
+  ledgerEntry: value<LedgerEntry>(),
+  ledgerOfAccount: prefix("ledgerEntry"),
+  /** Kind, ref → the ledger entry id that applied it. */
+  ledgerRef: value<string>(),
+  subscription: record<SubscriptionRecord>("stripeSubscription"),
+  /** Stripe subscription id → its project, for renewals whose metadata is missing. */
+  stripeSubscription: index<SubscriptionOwner>("subscription"),
+  checkout: value<CheckoutRecord>(),
+  pendingCheckout: value<PendingCheckoutRecord>(),
+  stripeEvent: value<StripeEventRecord>(),
+  stripePayment: value<PackPaymentRecord>(),
+
+  // Webhooks: endpoints, deliveries, the outbox.
+  webhook: record<WebhookRecord>(),
+  webhooksOfAccount: prefix("webhook"),
+  /** Endpoints of the account (the cap), changed with each endpoint in one commit. */
+  webhookCount: value<number>(),
+  /** Last 2xx, epoch ms, written with `max` so successes never conflict. */
+  webhookLastSuccess: value<Deno.KvU64>(),
+  delivery: record<DeliveryRecord>("deliveriesOfWebhook", "deliveryDue"),
+  deliveriesOfWebhook: index<true>("delivery"),
+  deliveriesOfWebhookPrefix: prefix("deliveriesOfWebhook"),
+  /** While pending: the time after which the sweep treats its queue message as lost. */
+  deliveryDue: index<true>("delivery"),
+  deliveriesDue: prefix("deliveryDue"),
+  outbox: value<OutboxEvent>(),
+  outboxAll: prefix("outbox"),
+
+  // jobs/: the table queue and leader leases.
+  jobQueue: value<QueuedJob>(),
+  lease: value<LeaseRecord>(),
+} as const satisfies { readonly [N in Name]: Family<unknown> };
+
+/** The key builders of kv/keys.ts, each typed by its family's value. */
+export const keys: TypedKeys<typeof layout, typeof schema> = layout;

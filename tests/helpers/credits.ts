@@ -1,0 +1,47 @@
+/**
+ * Credits for test accounts: granted through the ledger (`grantCredits` of
+ * domain/billing/credits.ts, the call a paid credit pack ends in), and read back from KV or over
+ * HTTP. Tests of the ledger itself (tests/billing/ledger.test.ts) call the domain directly.
+ */
+import { getBalance, grantCredits as grantInLedger } from "../../domain/billing/credits.ts";
+import type { TestApp } from "./app.ts";
+
+/**
+ * Grants `amount` credits to `accountId` through the ledger; returns the balance after. A grant
+ * applies once per `ref` (default: a fresh one each call); `reason` defaults to "test".
+ */
+export async function grantCredits(
+  app: TestApp,
+  accountId: string,
+  amount: number,
+  opts: { reason?: string; ref?: string } = {},
+): Promise<number> {
+  const { balance } = await grantInLedger(app.service.services.deps, {
+    accountId,
+    amount,
+    reason: opts.reason ?? "test",
+    ref: opts.ref ?? `t-${crypto.randomUUID()}`,
+  });
+  return balance;
+}
+
+/** A new account's live key with `credits` on its balance (none granted for 0). */
+export async function liveWithCredits(
+  app: TestApp,
+  credits: number,
+): Promise<{ accountId: string; live: string }> {
+  const { accountId } = await app.signup();
+  const live = await app.liveKey(accountId);
+  if (credits) await grantCredits(app, accountId, credits);
+  return { accountId, live };
+}
+
+/** The account's balance as stored. */
+export function balanceOf(app: TestApp, accountId: string): Promise<number> {
+  return getBalance(app.kv, accountId);
+}
+
+/** The balance `key` is shown by `GET /v1/credits`. */
+export async function creditsShown(app: TestApp, key: string): Promise<number> {
+  return (await app.req("GET", "/v1/credits", { key })).body.balance_credits;
+}

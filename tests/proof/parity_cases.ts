@@ -1,0 +1,532 @@
+/**
+ * The cases the parity proof runs: each operation at least once through both adapters, with
+ * the failure a caller meets most (not_found for a foreign or invisible id, a refused limit).
+ */
+import type { TestApp } from "../helpers/app.ts";
+
+export interface World {
+  sandbox: { key: string; accountId: string };
+  live: { key: string; accountId: string };
+  sandboxProjectId: string;
+  liveProjectId: string;
+  /** Every account the world holds (their cached keys are dropped between runs). */
+  accounts: string[];
+  /** Resources a case's setup adds for later cases. */
+  extra: Record<string, string>;
+}
+
+export interface ParityCase {
+  /** The operation id (app/operations). */
+  op: string;
+  name: string;
+  /** The REST success status the case expects when it succeeds. */
+  status?: number;
+  /** Whether the operation must change the store (checked on the REST run). */
+  changes?: boolean;
+  setup?(app: TestApp, world: World): Promise<void>;
+  rest(world: World): { method: string; path: string; key?: string; body?: unknown };
+  mcp(world: World): { key: string | null; tool: string; args: Record<string, unknown> };
+}
+
+export const parityCases: ParityCase[] = [
+  {
+    op: "accounts.create",
+    name: "signup",
+    status: 201,
+    changes: true,
+    rest: () => ({ method: "POST", path: "/v1/accounts", body: { email: "parity@example.com" } }),
+    mcp: () => ({ key: null, tool: "signup", args: { email: "parity@example.com" } }),
+  },
+  {
+    op: "accounts.create",
+    name: "a registered email",
+    changes: false,
+    rest: () => ({ method: "POST", path: "/v1/accounts", body: { email: "taken@example.com" } }),
+    mcp: () => ({ key: null, tool: "signup", args: { email: "taken@example.com" } }),
+  },
+  {
+    op: "accounts.get",
+    name: "sandbox account",
+    status: 200,
+    changes: false,
+    rest: (w) => ({ method: "GET", path: "/v1/account", key: w.sandbox.key }),
+    mcp: (w) => ({ key: w.sandbox.key, tool: "account", args: {} }),
+  },
+  {
+    op: "api_keys.create",
+    name: "live key mints a key",
+    status: 201,
+    changes: true,
+    rest: (w) => ({ method: "POST", path: "/v1/api-keys", key: w.live.key, body: { name: "ci" } }),
+    mcp: (w) => ({ key: w.live.key, tool: "api_keys", args: { action: "create", name: "ci" } }),
+  },
+  {
+    op: "api_keys.list",
+    name: "sandbox key lists sandbox keys",
+    status: 200,
+    changes: false,
+    rest: (w) => ({ method: "GET", path: "/v1/api-keys", key: w.sandbox.key }),
+    mcp: (w) => ({ key: w.sandbox.key, tool: "api_keys", args: { action: "list" } }),
+  },
+  {
+    op: "api_keys.revoke",
+    name: "revoke another key",
+    status: 200,
+    changes: true,
+    rest: (w) => ({ method: "DELETE", path: `/v1/api-keys/${w.extra.keyId}`, key: w.live.key }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "api_keys",
+      args: { action: "revoke", key_id: w.extra.keyId },
+    }),
+  },
+  {
+    op: "api_keys.revoke",
+    name: "a live key is invisible to a sandbox key",
+    changes: false,
+    rest: (w) => ({ method: "DELETE", path: `/v1/api-keys/${w.extra.keyId}`, key: w.sandbox.key }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "api_keys",
+      args: { action: "revoke", key_id: w.extra.keyId },
+    }),
+  },
+  {
+    op: "audits.start",
+    name: "live key, paid with credits",
+    status: 202,
+    changes: true,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/projects/${w.liveProjectId}/audits`,
+      key: w.live.key,
+      body: {},
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "audits",
+      args: { action: "start", project_id: w.liveProjectId },
+    }),
+  },
+  {
+    op: "audits.start",
+    name: "a live project is not_found to a sandbox key, before funding",
+    changes: false,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/projects/${w.liveProjectId}/audits`,
+      key: w.sandbox.key,
+      body: {},
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "start", project_id: w.liveProjectId },
+    }),
+  },
+  {
+    op: "audits.get",
+    name: "the queued sandbox audit",
+    status: 200,
+    changes: false,
+    async setup(app, w) {
+      if (w.extra.auditId) return;
+      const res = await app.req("POST", `/v1/projects/${w.sandboxProjectId}/audits`, {
+        key: w.sandbox.key,
+        body: {},
+      });
+      if (res.status !== 202) throw new Error(`audit setup: ${res.status} ${res.text}`);
+      w.extra.auditId = res.body.audit_id;
+    },
+    rest: (w) => ({ method: "GET", path: `/v1/audits/${w.extra.auditId}`, key: w.sandbox.key }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "get", audit_id: w.extra.auditId },
+    }),
+  },
+  {
+    op: "audits.issues",
+    name: "issues of an audit still queued",
+    changes: false,
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/audits/${w.extra.auditId}/issues`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "issues", audit_id: w.extra.auditId },
+    }),
+  },
+  {
+    op: "audits.issue",
+    name: "one check of another account's audit",
+    changes: false,
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/audits/${w.extra.auditId}/issues/broken_internal_links`,
+      key: w.live.key,
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "audits",
+      args: { action: "issue", audit_id: w.extra.auditId, check: "broken_internal_links" },
+    }),
+  },
+  {
+    op: "audits.pages",
+    name: "pages of an audit still queued",
+    changes: false,
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/audits/${w.extra.auditId}/pages`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "pages", audit_id: w.extra.auditId },
+    }),
+  },
+  {
+    op: "articles.start",
+    name: "live key, paid with credits",
+    status: 202,
+    changes: true,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/projects/${w.liveProjectId}/articles`,
+      key: w.live.key,
+      body: { topic: "How agents audit sites" },
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "articles",
+      args: { action: "start", project_id: w.liveProjectId, topic: "How agents audit sites" },
+    }),
+  },
+  {
+    op: "articles.start",
+    name: "a live project is not_found to a sandbox key",
+    changes: false,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/projects/${w.liveProjectId}/articles`,
+      key: w.sandbox.key,
+      body: { topic: "How agents audit sites" },
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "articles",
+      args: { action: "start", project_id: w.liveProjectId, topic: "How agents audit sites" },
+    }),
+  },
+  {
+    op: "articles.get",
+    name: "the generating sandbox article",
+    status: 200,
+    changes: false,
+    async setup(app, w) {
+      if (w.extra.articleId) return;
+      const res = await app.req("POST", `/v1/projects/${w.sandboxProjectId}/articles`, {
+        key: w.sandbox.key,
+        body: { topic: "Sandbox article" },
+      });
+      if (res.status !== 202) throw new Error(`article setup: ${res.status} ${res.text}`);
+      w.extra.articleId = res.body.article_id;
+    },
+    rest: (w) => ({ method: "GET", path: `/v1/articles/${w.extra.articleId}`, key: w.sandbox.key }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "articles",
+      args: { action: "get", article_id: w.extra.articleId },
+    }),
+  },
+  {
+    op: "schedules.set",
+    name: "weekly on the live project",
+    status: 201,
+    changes: true,
+    rest: (w) => ({
+      method: "PUT",
+      path: `/v1/projects/${w.liveProjectId}/schedule`,
+      key: w.live.key,
+      body: { cadence: "weekly", hour_utc: 6 },
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "schedule",
+      args: { action: "set", project_id: w.liveProjectId, cadence: "weekly", hour_utc: 6 },
+    }),
+  },
+  {
+    op: "schedules.set",
+    name: "sandbox key on the live project",
+    changes: false,
+    rest: (w) => ({
+      method: "PUT",
+      path: `/v1/projects/${w.liveProjectId}/schedule`,
+      key: w.sandbox.key,
+      body: { cadence: "weekly", hour_utc: 6 },
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "schedule",
+      args: { action: "set", project_id: w.liveProjectId, cadence: "weekly", hour_utc: 6 },
+    }),
+  },
+  {
+    op: "schedules.get",
+    name: "the schedule set",
+    status: 200,
+    changes: false,
+    async setup(app, w) {
+      if (w.extra.scheduled) return;
+      const res = await app.req("PUT", `/v1/projects/${w.liveProjectId}/schedule`, {
+        key: w.live.key,
+        body: { cadence: "weekly", hour_utc: 7 },
+      });
+      if (res.status !== 201) throw new Error(`schedule setup: ${res.status} ${res.text}`);
+      w.extra.scheduled = "yes";
+    },
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/projects/${w.liveProjectId}/schedule`,
+      key: w.live.key,
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "schedule",
+      args: { action: "get", project_id: w.liveProjectId },
+    }),
+  },
+  {
+    op: "schedules.delete",
+    name: "remove it",
+    status: 200,
+    changes: true,
+    rest: (w) => ({
+      method: "DELETE",
+      path: `/v1/projects/${w.liveProjectId}/schedule`,
+      key: w.live.key,
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "schedule",
+      args: { action: "delete", project_id: w.liveProjectId },
+    }),
+  },
+  {
+    op: "schedules.delete",
+    name: "a sandbox key cannot remove it",
+    changes: false,
+    rest: (w) => ({
+      method: "DELETE",
+      path: `/v1/projects/${w.liveProjectId}/schedule`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "schedule",
+      args: { action: "delete", project_id: w.liveProjectId },
+    }),
+  },
+  {
+    op: "billing.plans",
+    name: "public plans",
+    status: 200,
+    changes: false,
+    rest: () => ({ method: "GET", path: "/v1/plans" }),
+    mcp: () => ({ key: null, tool: "billing", args: { action: "plans" } }),
+  },
+  {
+    op: "billing.credits",
+    name: "live balance",
+    status: 200,
+    changes: false,
+    rest: (w) => ({ method: "GET", path: "/v1/credits", key: w.live.key }),
+    mcp: (w) => ({ key: w.live.key, tool: "billing", args: { action: "credits" } }),
+  },
+  {
+    op: "billing.purchase_credits",
+    name: "sandbox keys cannot buy",
+    changes: false,
+    rest: (w) => ({
+      method: "POST",
+      path: "/v1/credits/purchases",
+      key: w.sandbox.key,
+      body: { pack_id: "pack_500" },
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "billing",
+      args: { action: "buy_credits", pack_id: "pack_500" },
+    }),
+  },
+  {
+    op: "billing.subscribe",
+    name: "no Stripe on this server",
+    changes: false,
+    rest: (w) => ({
+      method: "POST",
+      path: "/v1/subscriptions",
+      key: w.live.key,
+      body: { project_id: w.liveProjectId, plan_id: "basic" },
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "billing",
+      args: { action: "subscribe", project_id: w.liveProjectId, plan_id: "basic" },
+    }),
+  },
+  {
+    op: "billing.subscription",
+    name: "state of the live project",
+    status: 200,
+    changes: false,
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/subscription?project_id=${w.liveProjectId}`,
+      key: w.live.key,
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "billing",
+      args: { action: "subscription", project_id: w.liveProjectId },
+    }),
+  },
+  {
+    op: "webhooks.create",
+    name: "register an endpoint",
+    status: 201,
+    changes: true,
+    rest: (w) => ({
+      method: "POST",
+      path: "/v1/webhooks",
+      key: w.live.key,
+      body: { url: "https://127.0.0.1:9/hooks", events: ["audit.completed"] },
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "webhooks",
+      args: { action: "create", url: "https://127.0.0.1:9/hooks", events: ["audit.completed"] },
+    }),
+  },
+  {
+    op: "webhooks.list",
+    name: "list endpoints",
+    status: 200,
+    changes: false,
+    async setup(app, w) {
+      if (w.extra.webhookId) return;
+      const res = await app.req("POST", "/v1/webhooks", {
+        key: w.live.key,
+        body: { url: "https://127.0.0.1:9/kept" },
+      });
+      if (res.status !== 201) throw new Error(`webhook setup: ${res.status} ${res.text}`);
+      w.extra.webhookId = res.body.webhook_id;
+    },
+    rest: (w) => ({ method: "GET", path: "/v1/webhooks", key: w.live.key }),
+    mcp: (w) => ({ key: w.live.key, tool: "webhooks", args: { action: "list" } }),
+  },
+  {
+    op: "webhooks.delete",
+    name: "delete an endpoint",
+    status: 200,
+    changes: true,
+    rest: (w) => ({ method: "DELETE", path: `/v1/webhooks/${w.extra.webhookId}`, key: w.live.key }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "webhooks",
+      args: { action: "delete", webhook_id: w.extra.webhookId },
+    }),
+  },
+  {
+    op: "webhooks.delete",
+    name: "another account's endpoint is not_found",
+    changes: false,
+    rest: (w) => ({
+      method: "DELETE",
+      path: `/v1/webhooks/${w.extra.webhookId}`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "webhooks",
+      args: { action: "delete", webhook_id: w.extra.webhookId },
+    }),
+  },
+  {
+    op: "projects.create",
+    name: "live key registers a site",
+    status: 201,
+    changes: true,
+    rest: (w) => ({
+      method: "POST",
+      path: "/v1/projects",
+      key: w.live.key,
+      body: { url: "https://second.example.com", name: "Second" },
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "projects",
+      args: { action: "create", url: "https://second.example.com", name: "Second" },
+    }),
+  },
+  {
+    op: "projects.create",
+    name: "sandbox key past its one project",
+    changes: false,
+    rest: (w) => ({
+      method: "POST",
+      path: "/v1/projects",
+      key: w.sandbox.key,
+      body: { url: "https://other.example.com" },
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "projects",
+      args: { action: "create", url: "https://other.example.com" },
+    }),
+  },
+  {
+    op: "projects.create",
+    name: "invalid url",
+    changes: false,
+    rest: (w) => ({ method: "POST", path: "/v1/projects", key: w.live.key, body: { url: "" } }),
+    mcp: (w) => ({ key: w.live.key, tool: "projects", args: { action: "create", url: "" } }),
+  },
+  {
+    op: "projects.list",
+    name: "sandbox key sees its sandbox project only",
+    status: 200,
+    changes: false,
+    rest: (w) => ({ method: "GET", path: "/v1/projects", key: w.sandbox.key }),
+    mcp: (w) => ({ key: w.sandbox.key, tool: "projects", args: { action: "list" } }),
+  },
+  {
+    op: "projects.get",
+    name: "own project",
+    status: 200,
+    changes: false,
+    rest: (w) => ({ method: "GET", path: `/v1/projects/${w.liveProjectId}`, key: w.live.key }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "projects",
+      args: { action: "get", project_id: w.liveProjectId },
+    }),
+  },
+  {
+    op: "projects.get",
+    name: "another account's project is not_found",
+    changes: false,
+    rest: (w) => ({ method: "GET", path: `/v1/projects/${w.liveProjectId}`, key: w.sandbox.key }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "projects",
+      args: { action: "get", project_id: w.liveProjectId },
+    }),
+  },
+];
