@@ -105,9 +105,17 @@ export interface Config {
   /**
    * Rendered audits (docs/render.md): `RENDERING=off` refuses them (503 rendering_unavailable);
    * on Deno Deploy (`DENO_DEPLOYMENT_ID` set) they are always off (no Chromium there). The caps
-   * are the pages one rendered audit renders: all of them, and the lab (throttled) share.
+   * are the pages one rendered audit renders: all of them, and the lab (throttled) share;
+   * `maxRounds` the render rounds (`RENDER_MAX_ROUNDS`, default 5: the URLs rendered pages link
+   * to are crawled and rendered in the next round).
    */
-  render: { enabled: boolean; maxPages: number; labPages: number; pagesInFlight: number };
+  render: {
+    enabled: boolean;
+    maxPages: number;
+    labPages: number;
+    pagesInFlight: number;
+    maxRounds: number;
+  };
   /**
    * How long a cached API-key lookup may be trusted before KV is asked again: the fallback bound on
    * another process's revocation, which normally arrives through the revocation signal.
@@ -315,6 +323,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxPages: int("RENDER_MAX_PAGES", 50, 1, 500),
       labPages: int("RENDER_LAB_PAGES", 10, 0, 50),
       pagesInFlight: int("RENDER_PAGES_IN_FLIGHT", 2, 1, 8),
+      maxRounds: int("RENDER_MAX_ROUNDS", 5, 1, 20),
     },
     authCacheTtlMs: int("AUTH_CACHE_TTL_MS", 2_000, 0, 60_000),
     authRevocationPollMs: int(

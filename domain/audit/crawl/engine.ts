@@ -188,7 +188,9 @@ async function crawlBatch(
     resources,
   });
   frontier.advance(results.length);
-  state.tallies = tally.toJSON();
+  // Checks other than the page checks (render and agent-readiness steps, when a rendered
+  // audit's later round crawls again) keep their tallies.
+  state.tallies = { ...state.tallies, ...tally.toJSON() };
   state.nextSlotAt = politeness.next;
   await frontier.allocate();
   await resources.allocate();
