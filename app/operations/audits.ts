@@ -102,7 +102,8 @@ export const Audit = z.object({
 export const StartAuditBody = z.object({
   render: z.boolean().optional().openapi({
     description: "Also render a sample of pages in a real browser (home page, top templates by " +
-      "inlinks, up to 50 pages; 10 of them with lab LCP/CLS/TBT) and run the rendered checks. " +
+      "inlinks, up to 50 pages; 10 of them with lab LCP/CLS/TBT) and run the rendered checks; " +
+      "links that scripts add are crawled and rendered too (same page budget, same site). " +
       "Priced apart: included with pro, rendering_addon for basic, rendered_audit for credits " +
       "(GET /v1/plans rendered_audit_pricing). 503 rendering_unavailable where this server " +
       "cannot render. Default false: the raw-HTML audit, unchanged.",

@@ -16,7 +16,7 @@ import { liveWithCredits } from "../helpers/credits.ts";
 import { waitForAudit } from "../helpers/jobs.ts";
 import { serveSite } from "../helpers/sites.ts";
 import { FIXTURE_NETWORK } from "./fixture_site.ts";
-import { SPA_ROUNDS, spaRoutes } from "./spa_site.ts";
+import { SPA_BROKEN, SPA_ROUNDS, spaRoutes } from "./spa_site.ts";
 
 const OPTS = { sanitizeResources: false, sanitizeOps: false };
 
@@ -61,7 +61,7 @@ Deno.test({
           pages_rendered: 7,
           lab_pages: 2,
           pages_failed: 0,
-          pages_discovered: 6,
+          pages_discovered: 7,
           rounds: 3,
         });
         assert.deepEqual(audit.limits_hit, []);
@@ -72,7 +72,7 @@ Deno.test({
         assert.equal(res.status, 200, res.text);
         const pages = res.body.data as InventoryPage[];
         const byPath = new Map(pages.map((p) => [p.url.slice(s.origin.length), p]));
-        assert.deepEqual([...byPath.keys()].sort(), [...ALL].sort(), "no other host's URL");
+        assert.deepEqual([...byPath.keys()].sort(), [...ALL, SPA_BROKEN].sort(), "no other host");
         for (const path of ALL) {
           const p = byPath.get(path)!;
           assert.equal(p.fetch_state, "fetched", path);
@@ -81,6 +81,11 @@ Deno.test({
         }
         assert.equal(byPath.get("/about")!.depth, 1);
         assert.equal(byPath.get("/team")!.depth, 2);
+        // A broken link built by script: the URL is fetched and charged by the status check.
+        const gone = byPath.get(SPA_BROKEN)!;
+        assert.equal(gone.status, 404);
+        assert.equal(gone.discovered_by, "render");
+        assert.ok(gone.checks.includes("http_4xx"), JSON.stringify(gone));
         // Raw checks on a page found by rendering, and render checks on it.
         assert.ok(byPath.get("/pricing")!.checks.includes("title_missing"));
         assert.ok(byPath.get("/about")!.checks.includes("content_requires_js"));
@@ -184,8 +189,8 @@ Deno.test({
         const { report, records, state } = await audit(50, 2);
         assert.equal(report.pages_crawled, 4);
         const queued = records.filter((r) => r.state === "queued").map((r) => path(r.url));
-        assert.deepEqual(queued.sort(), [...SPA_ROUNDS[2]].sort());
-        assert.deepEqual(state.capsHit?.render_rounds, { limit: 2, leftOut: 3 });
+        assert.deepEqual(queued.sort(), [...SPA_ROUNDS[2], SPA_BROKEN].sort());
+        assert.deepEqual(state.capsHit?.render_rounds, { limit: 2, leftOut: 4 });
         assert.equal(state.truncated, true);
         assert.equal(state.post?.render?.round, 2);
       });

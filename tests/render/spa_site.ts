@@ -4,7 +4,7 @@
  *
  * - every page: a nav to `/`, `/about`, `/pricing`, `/blog`, and a link to another host
  *   (`OTHER`, a second loopback server, which must never be fetched);
- * - `/about` adds `/team`; `/blog` adds `/blog/first` and `/blog/second`;
+ * - `/about` adds `/team`; `/blog` adds `/blog/first`, `/blog/second` and `/blog/gone` (a 404);
  * - `/about` builds its whole text (content_requires_js); `/pricing` has no `<title>` at all
  *   (title_missing, a raw-HTML check).
  *
@@ -16,12 +16,15 @@
 import { GOOD_HEADERS, type Route } from "../helpers/sites.ts";
 import { prose } from "./fixture_site.ts";
 
-/** Every URL the app has, by the round that first finds it (0: the start URL). */
+/** Every page the app has, by the round that first finds it (0: the start URL). */
 export const SPA_ROUNDS = {
   0: ["/"],
   1: ["/about", "/pricing", "/blog"],
   2: ["/team", "/blog/first", "/blog/second"],
 } as const;
+
+/** A link round 2 finds to a page that does not exist (404). */
+export const SPA_BROKEN = "/blog/gone";
 
 /** The app's pages: the served HTML, then what the script adds. */
 const HEADERS = {
@@ -58,6 +61,7 @@ if (path === "/about") {
 if (path === "/blog") {
   add(app, "/blog/first", "First post");
   add(app, "/blog/second", "Second post");
+  add(app, "/blog/gone", "A post since removed");
 }`;
 }
 

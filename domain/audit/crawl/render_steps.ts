@@ -97,6 +97,8 @@ export interface RenderProgress {
   discovered?: number;
   /** Hashes of the path templates a lab page stood for so far (at most the lab cap). */
   labTemplates?: number[];
+  /** The render steps are over (no further round). */
+  over?: boolean;
 }
 
 /** The render figures an audit reports (`render` on the audit). */
@@ -128,6 +130,7 @@ export function firstRound(): Required<RenderProgress> {
     labSampled: 0,
     discovered: 0,
     labTemplates: [],
+    over: false,
   };
 }
 
@@ -140,6 +143,7 @@ function complete(r: RenderProgress): Required<RenderProgress> {
   r.labSampled ??= r.lab;
   r.discovered ??= 0;
   r.labTemplates ??= [];
+  r.over ??= false;
   return r as Required<RenderProgress>;
 }
 
@@ -182,6 +186,7 @@ export async function runRenderStep(c: RenderStepContext): Promise<boolean> {
   const post = c.state.post!;
   post.render ??= firstRound();
   const r = complete(post.render);
+  if (r.over) return false;
   if (r.pending) {
     await pickSample(c, r);
     return true;
@@ -190,7 +195,9 @@ export async function runRenderStep(c: RenderStepContext): Promise<boolean> {
     await renderBatch(c, r);
     return true;
   }
-  return nextRound(c, r);
+  if (nextRound(c, r)) return true;
+  r.over = true;
+  return false;
 }
 
 /** After a round: crawl what it queued (another round follows), or end the render steps. */
