@@ -19,8 +19,8 @@
  * most one tool: a JSON-RPC batch (an array body; batching left MCP in 2025-06-18, and every
  * revision served here is that or later) is refused with 400 `Invalid Request` before anything in
  * it runs. The server pushes nothing (stateless, no notifications), so no stream is held open for
- * anyone: a keyless `subscriptions/listen` is 401 like a bad key, a keyed one 404 `Method not
- * found`, and a GET (the 2025 standalone stream) is the SDK's 405 for everyone, the spec's answer
+ * anyone: a keyless `subscriptions/listen` (or `tasks/*`, tasks.ts) is 401 like a bad key, a
+ * keyed listen 404 `Method not found`, and a GET (the 2025 standalone stream) is the SDK's 405 for everyone, the spec's answer
  * for "no stream here" (a 401 there would send an OAuth-capable host into an authorization flow
  * before an anonymous signup).
  */
@@ -136,11 +136,11 @@ export function serverJsonFor(baseUrl: string) {
 export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
   const baseUrl = s.deps.config.publicBaseUrl;
   const publicHost = new URL(baseUrl).hostname;
-  const handler = createMcpHandler(({ authInfo }) => {
+  const handler = createMcpHandler(({ authInfo, era }) => {
     const replay = authInfo?.extra?.replay as Replay | undefined;
     return replay
       ? buildReplayServer(replay.tool, replay.outcome)
-      : buildMcpServer(s, callerOf(authInfo));
+      : buildMcpServer(s, callerOf(authInfo), era);
   }, { maxRequestBodySize: MAX_BODY_BYTES });
   const whoIsCalling = identify(s);
   const limit = rateLimit(s);
@@ -227,7 +227,9 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
 
     const principal = c.get("principal");
     const listen = message?.method === "subscriptions/listen";
-    if (!principal && listen) {
+    // A task belongs to an account: without a key there is none to find (as with listen).
+    const taskMethod = typeof message?.method === "string" && message.method.startsWith("tasks/");
+    if (!principal && (listen || taskMethod)) {
       throw new ApiError(
         "unauthorized",
         "An API key is required for this request: send `Authorization: Bearer <API_KEY>`",
