@@ -43,10 +43,6 @@ import { articlesTool, auditsTool } from "./tools/jobs.ts";
 export const CANCEL_META = "com.serpwright/cancel";
 
 const TaskIdParams = z.object({ taskId: z.string() }).loose();
-const UpdateParams = z.object({
-  taskId: z.string(),
-  inputResponses: z.record(z.string(), z.unknown()),
-}).loose();
 
 // deno-lint-ignore no-explicit-any
 type SdkContext = any;
@@ -85,7 +81,8 @@ export function registerTaskMethods(
       throw notFound(err);
     }
   });
-  s.setRequestHandler("tasks/update", { params: UpdateParams }, async (params, sdk) => {
+  // (The SDK lifts `inputResponses` off the params, as it does for a multi-round-trip retry.)
+  s.setRequestHandler("tasks/update", { params: TaskIdParams }, async (params, sdk) => {
     await find(sdk, params.taskId);
     return {};
   });
@@ -134,6 +131,11 @@ async function detailedTask(
   const answer = state.task.kind === "audit"
     ? await runAction(auditsTool.actions.get, { action: "get", audit_id: state.jobId }, ctx)
     : await runAction(articlesTool.actions.get, { action: "get", article_id: state.jobId }, ctx);
-  const result = toolResult(answer);
-  return { ...task, result: state.error ? { ...result, isError: true } : result };
+  // In the tools/call wire form of 2026-07-28 (a `resultType`), as the call would have answered.
+  const result = {
+    ...toolResult(answer),
+    ...(state.error ? { isError: true } : {}),
+    resultType: "complete",
+  };
+  return { ...task, statusMessage: answer.summary, result };
 }
