@@ -19,8 +19,8 @@
  * most one tool: a JSON-RPC batch (an array body; batching left MCP in 2025-06-18, and every
  * revision served here is that or later) is refused with 400 `Invalid Request` before anything in
  * it runs. The server pushes nothing (stateless, no notifications), so no stream is held open for
- * anyone: a keyless `subscriptions/listen` (or `tasks/*`, tasks.ts) is 401 like a bad key, a
- * keyed listen 404 `Method not found`, and a GET (the 2025 standalone stream) is the SDK's 405 for everyone, the spec's answer
+ * anyone: a keyless `subscriptions/listen` is 401 like a bad key, a keyed one 404 `Method not
+ * found`, and a GET (the 2025 standalone stream) is the SDK's 405 for everyone, the spec's answer
  * for "no stream here" (a 401 there would send an OAuth-capable host into an authorization flow
  * before an anonymous signup).
  */
@@ -227,9 +227,7 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
 
     const principal = c.get("principal");
     const listen = message?.method === "subscriptions/listen";
-    // A task belongs to an account: without a key there is none to find (as with listen).
-    const taskMethod = typeof message?.method === "string" && message.method.startsWith("tasks/");
-    if (!principal && (listen || taskMethod)) {
+    if (!principal && listen) {
       throw new ApiError(
         "unauthorized",
         "An API key is required for this request: send `Authorization: Bearer <API_KEY>`",

@@ -7,8 +7,10 @@
  *
  * - A request whose client did not declare the extension is refused with `-32021` (Missing
  *   Required Client Capability), as the extension requires.
- * - An unknown task, another account's, an expired one, or one this key's mode cannot see is
- *   `-32602` "Task not found" (the extension's code for a nonexistent `taskId`).
+ * - An unknown task, another account's, an expired one, one this key's mode cannot see, or any
+ *   task asked for without a key is `-32602` "Task not found" (the extension's code for a
+ *   nonexistent `taskId`). A keyless task request is not refused 401: the extension's answers
+ *   (`-32021`, `-32602`, `-32601` for the removed `tasks/result` and `tasks/list`) stay observable.
  * - `tasks/get` answers the `DetailedTask`: `working` while the job is queued or running;
  *   `completed` once it ended, with `result` the very `CallToolResult` the poll tool (`audits` /
  *   `articles` action `get`) answers, `isError: true` when the job failed (the extension keeps
@@ -94,7 +96,7 @@ export function registerTaskMethods(
         requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
       }, "Missing required client capability: the tasks extension (io.modelcontextprotocol/tasks)");
     }
-    // The route answers a keyless task request 401 before it gets here.
+    // Tasks belong to accounts: a caller without a key has none to find.
     if (!caller.principal) throw new ProtocolError(-32602, NOT_FOUND);
     return keyActor(caller.principal, caller.ip);
   }

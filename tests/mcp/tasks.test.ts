@@ -267,7 +267,7 @@ Deno.test("tasks/cancel: a queued audit or article fails 'cancelled' and is refu
     assert.match(still.body.result.statusMessage, /is running/);
   }, { env: { SERVICE_ROLE: "web" } }));
 
-Deno.test("tasks are the account's: foreign, unknown and malformed ids are not found; no extension is -32021; no key is 401", () =>
+Deno.test("tasks are the account's: foreign, unknown and malformed ids are not found; no extension is -32021; no key finds none", () =>
   withApp(async (app) => {
     const owner = await app.signup();
     const other = await app.signup();
@@ -311,10 +311,15 @@ Deno.test("tasks are the account's: foreign, unknown and malformed ids are not f
       assert.equal(res.body.error.code, -32021);
       assert.deepEqual(res.body.error.data.requiredCapabilities, TASKS_CAPS);
     }
-    // No key: nothing to find, and the Bearer challenge a host can act on.
+    // No key: no account, so no task (not a 401: the extension's own answers stay visible).
     const keyless = await modern(app, "tasks/get", { taskId }, { caps: TASKS_CAPS });
-    assert.equal(keyless.status, 401, keyless.text);
-    assert.match(keyless.headers.get("www-authenticate") ?? "", /^Bearer /);
+    assert.equal(keyless.status, 200, keyless.text);
+    assert.equal(keyless.body.error.code, -32602);
+    // The 2025 revision's tasks/result and tasks/list are gone from the extension.
+    for (const method of ["tasks/result", "tasks/list"]) {
+      const gone = await modern(app, method, { taskId }, { key: owner.key, caps: TASKS_CAPS });
+      assert.equal(gone.body.error?.code, -32601, `${method}: ${gone.text}`);
+    }
   }, { env: { SERVICE_ROLE: "web" } }));
 
 Deno.test("clients without the tasks extension keep the start-and-poll answer", () =>
