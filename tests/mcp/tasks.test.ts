@@ -20,6 +20,7 @@ import {
 import { AUDIT_JOB } from "../../domain/audits/lifecycle.ts";
 import { listLedger } from "../../domain/billing/credits.ts";
 import { claimJob } from "../../domain/job_lifecycle.ts";
+import { JOB_TASK_TTL_MS } from "../../domain/job_tasks.ts";
 import { keys } from "../../kv/keys.ts";
 import { CANCEL_META } from "../../routes/mcp/tasks.ts";
 import { freshIp, type TestApp, withApp } from "../helpers/app.ts";
@@ -265,6 +266,17 @@ Deno.test("tasks/cancel: a queued audit or article fails 'cancelled' and is refu
     const still = await withTasks(app, live, "tasks/get", { taskId: running.taskId });
     assert.equal(still.body.result.status, "working");
     assert.match(still.body.result.statusMessage, /is running/);
+    // A start that adopts the project's running audit (as on /v1) hands back that audit's task.
+    const adopted = (await start("audits", { action: "start" })).body.result;
+    assert.equal(adopted.taskId, running.taskId);
+    // A start that fails answers at once, as the tool error it is: no task.
+    const refusedStart = await withTasks(app, live, "tools/call", {
+      name: "audits",
+      arguments: { action: "start", project_id: "proj_nope" },
+    });
+    assert.equal(refusedStart.body.result.isError, true, refusedStart.text);
+    assert.equal(refusedStart.body.result.taskId, undefined);
+    assert.match(refusedStart.body.result.content[0].text, /^Error not_found:/);
   }, { env: { SERVICE_ROLE: "web" } }));
 
 Deno.test("tasks are the account's: foreign, unknown and malformed ids are not found; no extension is -32021; no key finds none", () =>
@@ -303,6 +315,12 @@ Deno.test("tasks are the account's: foreign, unknown and malformed ids are not f
       inputResponses: { x: { action: "accept" } },
     });
     assert.equal(update.body.result?.resultType, "complete", update.text);
+
+    // Past its ttlMs a task is gone (the audit itself stays readable over /v1 and `get`).
+    app.clock.advance(JOB_TASK_TTL_MS);
+    const expired = await withTasks(app, owner.key, "tasks/get", { taskId });
+    assert.equal(expired.body.error?.code, -32602, expired.text);
+    app.clock.advance(-JOB_TASK_TTL_MS);
 
     // A request that does not declare the extension: Missing Required Client Capability.
     for (const method of ["tasks/get", "tasks/cancel"]) {
