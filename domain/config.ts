@@ -103,6 +103,11 @@ export interface Config {
    */
   mcpWaits: { perKey: number; perProcess: number };
   /**
+   * `MCP_TASK_POLL_MS`: the `pollIntervalMs` an MCP task handle suggests; null (the default)
+   * suggests 30 s for audits and 60 s for articles, as the start-and-poll tools do.
+   */
+  mcpTaskPollMs: number | null;
+  /**
    * Rendered audits (docs/render.md): `RENDERING=off` refuses them (503 rendering_unavailable);
    * on Deno Deploy (`DENO_DEPLOYMENT_ID` set) they are always off (no Chromium there). The caps
    * are the pages one rendered audit renders: all of them, and the lab (throttled) share;
@@ -318,6 +323,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       perKey: int("MCP_WAITS_PER_KEY", 5, 0, 1_000),
       perProcess: int("MCP_WAITS_PER_PROCESS", 200, 0, 100_000),
     },
+    mcpTaskPollMs: get("MCP_TASK_POLL_MS") === null
+      ? null
+      : int("MCP_TASK_POLL_MS", 0, 10, 600_000),
     render: {
       enabled: get("RENDERING") !== "off" && get("DENO_DEPLOYMENT_ID") === null,
       maxPages: int("RENDER_MAX_PAGES", 50, 1, 500),

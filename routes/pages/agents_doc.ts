@@ -511,6 +511,13 @@ curl -s -i -X POST ${D}/v1/api-keys \\
     <code>subscribe</code> return a <code>checkout_url</code> for a human), <code>webhooks</code>,
     <code>signup</code> and <code>docs</code>. The registry entry is
     <a href="${b}/server.json">server.json</a>.</p>
+    <p>On protocol 2026-07-28, <code>server/discover</code> answers without a session and every
+    request carries its version and client capabilities in <code>_meta</code>. A host that declares
+    the tasks extension (<code>io.modelcontextprotocol/tasks</code>) gets
+    <code>audits</code>/<code>articles</code> <code>start</code> as a task: it polls
+    <code>tasks/get</code> (the result is what <code>get</code> answers) and
+    <code>tasks/cancel</code> cancels a job still queued, refunded like a failed one. Other hosts
+    keep <code>start</code> and <code>get</code>.</p>
   `;
   return layout({
     baseUrl: b,
