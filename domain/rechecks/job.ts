@@ -109,21 +109,13 @@ export async function runRecheckJob(
       maxBytes: runner.maxBytes ?? 5 * 1024 * 1024,
       budget,
     };
-    const robots = robotsOf(settings, runner.caps);
-    const site = new URL(project.url);
-    const delayMs = Math.min((await robots(site.origin)).crawlDelay, MAX_CRAWL_DELAY_S) * 1000;
-    const politeness = new Politeness(delayMs, r.nextSlotAt);
-    const env: RecheckEnv = {
+    const env = await recheckEnv(
       settings,
-      robots,
-      politeness,
-      siteKey: siteKeyOf(site),
-      linksPerPage: runner.caps.linksPerPage,
-      resources: (runner.caps.resources ?? 0) > 0,
-      now: deps.clock.now(),
-      scriptHeads: scriptHeadsOf(settings, robots),
-      targets: new Map<string, Promise<TargetVerdict>>(),
-    };
+      runner.caps,
+      project.url,
+      deps.clock.now(),
+      r.nextSlotAt,
+    );
 
     // A bounded pool over the step's items, in order; every item taken is finished.
     const outcomes: RecheckOutcome[] = [];
@@ -155,7 +147,7 @@ export async function runRecheckJob(
     await stop();
     return await commitStep(deps, claim, entries.slice(0, next), outcomes, {
       bytes: budget.used,
-      nextSlotAt: politeness.next,
+      nextSlotAt: env.politeness.next,
     });
   } catch (err) {
     await stop();
@@ -253,6 +245,34 @@ async function storedItems(kv: Deno.Kv, r: RecheckRecord, url: string): Promise<
   const prefix = keys.auditFindingsOfUrl(r.auditId, r.check, url);
   for await (const e of list(kv, { prefix }, { limit: STORED_ITEMS_READ })) out.push(e.value);
   return out;
+}
+
+/**
+ * What one step re-checks with: the crawl's fetch settings, robots.txt of each origin (fetched
+ * once per step; its Crawl-delay spaces the requests, at most MAX_CRAWL_DELAY_S as in the crawl),
+ * library heads, and the site (`siteUrl`, the project's URL) whose links are internal.
+ */
+export async function recheckEnv(
+  settings: FetchSettings,
+  caps: CrawlCaps,
+  siteUrl: string,
+  now: number,
+  nextSlotAt = 0,
+): Promise<RecheckEnv> {
+  const robots = robotsOf(settings, caps);
+  const site = new URL(siteUrl);
+  const delayMs = Math.min((await robots(site.origin)).crawlDelay, MAX_CRAWL_DELAY_S) * 1000;
+  return {
+    settings,
+    robots,
+    politeness: new Politeness(delayMs, nextSlotAt),
+    siteKey: siteKeyOf(site),
+    linksPerPage: caps.linksPerPage,
+    resources: (caps.resources ?? 0) > 0,
+    now,
+    scriptHeads: scriptHeadsOf(settings, robots),
+    targets: new Map<string, Promise<TargetVerdict>>(),
+  };
 }
 
 /** robots.txt per origin, fetched once per step (the crawl's reader and caps; nothing stored). */
