@@ -229,7 +229,8 @@ export const auditsTool = actionTool({
     "issues found (indexability, structure, security, performance, mobile). start returns at " +
     "once with the audit_id; an audit takes a few minutes: pass wait (up to 60 s) or poll get " +
     "every 30-60 s. Costs: sandbox 1 audit per key; live keys 25 credits unless the project is " +
-    "subscribed (insufficient_credits / payment_required otherwise).",
+    "subscribed (insufficient_credits / payment_required otherwise). recheck (after a fix): 1 " +
+    "credit per 10 URLs, included with a subscription, not for sandbox keys.",
   input: AuditsInput,
   output: z.object({
     audit: Audit.optional().describe("start, get"),
