@@ -3,7 +3,8 @@
  * an audit runs. A step claims the re-check (a lease renewed while it works), judges the next few
  * items (domain/audit/recheck_eval.ts) through the crawl's fetcher with the crawl's caps, and in
  * one commit stores their outcomes, releases the re-check and enqueues the next step; the last
- * step completes it, or fails it (refunded) when no URL answered at all. A step whose worker died
+ * step completes it (with the `recheck.completed` event in the same commit), or fails it
+ * (refunded) when no URL answered at all. A step whose worker died
  * is repeated, not the re-check. Safe to call any number of times.
  *
  * @module
@@ -28,6 +29,7 @@ import { recheckRule } from "../audit/recheck_rules.ts";
 import { makeRobots, type Robots } from "../audit/robots.ts";
 import type { Evidence } from "../audit/types.ts";
 import type { Deps } from "../deps.ts";
+import { recordEvent } from "../events.ts";
 import { type Claim, claimJob, finishJob, renewLease } from "../job_lifecycle.ts";
 import { type Atomic, atomic, keys, list, type ListedEntry, read } from "../store.ts";
 import {
@@ -223,6 +225,23 @@ async function commitStep(
         return Promise.resolve("failed");
       }
       op.set(key, { ...done, status: "completed", completedAt: now });
+      recordEvent(op, deps.queue, {
+        accountId,
+        event: "recheck.completed",
+        now,
+        data: {
+          recheck_id: id,
+          audit_id: done.auditId,
+          project_id: done.projectId,
+          check: done.check,
+          status: "completed",
+          urls_checked: done.urls,
+          urls_left_out: done.leftOut,
+          counts: done.counts,
+          completed_at: new Date(now).toISOString(),
+          poll: `/v1/rechecks/${id}`,
+        },
+      });
       return Promise.resolve("completed");
     }, { token: claim.token });
     return "idle";

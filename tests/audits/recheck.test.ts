@@ -18,6 +18,7 @@ import { balanceOf, grantCredits, liveWithCredits } from "../helpers/credits.ts"
 import { pollUntil, waitForAudit } from "../helpers/jobs.ts";
 import { html, page, type Route, serveSite } from "../helpers/sites.ts";
 import { call, connectMcp } from "../mcp/helpers.ts";
+import { startReceiver } from "../webhooks/helpers.ts";
 
 /** A site whose pages /a and /b lack a title and /a links to a 404, until `fix()`. */
 function fixableSite() {
@@ -247,12 +248,17 @@ Deno.test("re-check: a sandbox key is refused (402) on its own audit; nothing is
     }
   }));
 
-Deno.test("re-check over MCP: the audits tool's recheck and recheck_get run the same operations", () =>
+Deno.test("re-check over MCP: the audits tool's recheck and recheck_get run the same operations; recheck.completed is sent", () =>
   withApp(async (app) => {
     const { site, fix } = fixableSite();
+    const receiver = startReceiver();
     const { live } = await liveWithCredits(app, 100);
     const client = await connectMcp(app, { key: live });
     try {
+      await app.req("POST", "/v1/webhooks", {
+        key: live,
+        body: { url: receiver.url, events: ["recheck.completed"] },
+      });
       const { auditId } = await auditSite(app, live, site.origin);
       fix();
       const started = await call(client, "audits", {
@@ -271,6 +277,20 @@ Deno.test("re-check over MCP: the audits tool's recheck and recheck_get run the 
         key: live,
       });
       assert.deepEqual(got.recheck, rest.body);
+      const [evt] = await receiver.waitFor(1, 15_000);
+      assert.equal(evt.headers.get("x-serpwright-event"), "recheck.completed");
+      assert.deepEqual(evt.body.data, {
+        recheck_id: rest.body.recheck_id,
+        audit_id: auditId,
+        project_id: rest.body.project_id,
+        check: "title_missing",
+        status: "completed",
+        urls_checked: 2,
+        urls_left_out: 0,
+        counts: rest.body.counts,
+        completed_at: rest.body.completed_at,
+        poll: rest.body.poll,
+      });
       const refused = await client.callTool({
         name: "audits",
         arguments: { action: "recheck", audit_id: auditId, check: "robots_txt_missing" },
@@ -280,6 +300,7 @@ Deno.test("re-check over MCP: the audits tool's recheck and recheck_get run the 
       assert.equal((refused._meta as any)?.["com.serpwright/error"]?.error?.code, "invalid_state");
     } finally {
       await client.close();
+      await receiver.close();
       await site.close();
     }
   }));
