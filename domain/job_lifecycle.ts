@@ -1,5 +1,5 @@
 /**
- * The one lifecycle of a leased background job (audits and articles): claim (a lease, so a
+ * The one lifecycle of a leased background job (audits, articles and re-checks): claim (a lease, so a
  * repeated message or a second process does nothing while a worker holds it), attempts (a job
  * whose workers keep dying is failed after a few), and finish (one commit that records the
  * outcome, drops the running marker and the project's active marker, and refunds on failure).
@@ -26,12 +26,12 @@ export interface LeasedRecord {
 }
 
 export interface JobSpec<R extends LeasedRecord> {
-  kind: "audit" | "article";
+  kind: "audit" | "article" | "recheck";
   ownerKey: (id: string) => Key<string>;
   recordKey: (accountId: string, id: string) => Key<R>;
-  /** The project's "one running job" marker. */
-  activeKey: (projectId: string) => Key<string>;
-  /** What a refund on failure credits back (the charged unit). */
+  /** The project's "one running job" marker; absent for jobs a project may run several of. */
+  activeKey?: (projectId: string) => Key<string>;
+  /** What a refund on failure gives back to a sandbox trial (credits come back by `funding`). */
   unit: "audits" | "articles";
   /** Not finished yet. */
   open: (r: R) => boolean;
@@ -174,8 +174,10 @@ export function finishJob<R extends LeasedRecord>(
     }
     const now = clock.now();
     const op = atomic(kv).check(entry).delete(keys.runningJob(spec.kind, id));
-    const active = await read(kv, spec.activeKey(record.projectId));
-    if (active.value === id) op.check(active).delete(active.key);
+    if (spec.activeKey) {
+      const active = await read(kv, spec.activeKey(record.projectId));
+      if (active.value === id) op.check(active).delete(active.key);
+    }
     const kind = await outcome({ op, record, accountId, now });
     spec.onFinish?.(op, { id, kind, now });
     if (kind === "failed" && guard.refund !== false) {

@@ -4,7 +4,13 @@
  * against the served routes. Limits and prices are read from the same constants the API uses.
  */
 import { SANDBOX_LIMITS } from "../../domain/accounts.ts";
-import { PACK_IDS, PLANS, RENDERED_AUDIT_RULE, UNIT_PRICES } from "../../domain/billing/catalog.ts";
+import {
+  PACK_IDS,
+  PLANS,
+  RECHECK_PRICING_RULE,
+  RENDERED_AUDIT_RULE,
+  UNIT_PRICES,
+} from "../../domain/billing/catalog.ts";
 import { EVENT_NAMES } from "../../domain/events.ts";
 import {
   DELIVERY_HEADER,
@@ -216,6 +222,26 @@ curl -s "${D}/v1/audits/$AUDIT/issues/broken_internal_links?limit=100" -H "Autho
 curl -s "${D}/v1/audits/$AUDIT/pages?indexable=false&limit=100" -H "Authorization: Bearer $KEY"
 # 200 {"audit_id":…,"data":[{"url":…,"status":404,"indexable":false,
 #      "not_indexable_reason":"error_status","inlinks":2,"checks":["http_4xx"],…}],"next_cursor":…}
+`)}
+
+    <h3 id="recheck">Re-checking a fix</h3>
+    <p>After fixing what an issue lists, re-check that one check on its affected URLs instead of
+    running a new audit: the service fetches again only those URLs (the first 100 of the issue's
+    items; <code>urls_left_out</code> counts the rest) and judges the check on them. Poll the
+    <code>poll</code> path every 10 to 30 seconds; once <code>completed</code> every URL is
+    <code>fixed</code>, <code>still_failing</code> (with fresh evidence, shaped like the issue's
+    items) or <code>not_checked</code> (with a <code>reason</code>). Checks judged on one page, URL
+    statuses and broken or redirecting links can be re-checked; site-wide verdicts (robots.txt,
+    sitemaps, duplicates, orphans, click depth) answer 409 <code>invalid_state</code> with the
+    reason. ${RECHECK_PRICING_RULE}</p>
+    ${codeBlock(`
+curl -s -X POST ${D}/v1/audits/$AUDIT/issues/title_missing/recheck \
+  -H "Authorization: Bearer $KEY" -H "Idempotency-Key: $(uuidgen)"
+# 202 {"recheck_id":"rck_…","urls_checked":2,"urls_left_out":0,
+#      "charge":{"funding":"credits","credits":1},"poll":"/v1/rechecks/rck_…",…}
+# then GET the poll path: {"status":"completed","counts":{"fixed":2,"still_failing":0,…},
+#      "items":[{"url":…,"result":"fixed","status":200,"evidence":[]},…]}
+# 402 payment_required for a sandbox key; 409 invalid_state before the audit completed
 `)}
 
     <h3 id="rendered-audit">Rendered audits (optional, priced apart)</h3>

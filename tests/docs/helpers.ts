@@ -41,6 +41,8 @@ export const ADDITIVE_ENDPOINTS = [
   "PUT /v1/projects/{projectId}/schedule",
   "GET /v1/projects/{projectId}/schedule",
   "DELETE /v1/projects/{projectId}/schedule",
+  "POST /v1/audits/{auditId}/issues/{check}/recheck",
+  "GET /v1/rechecks/{recheckId}",
 ] as const;
 
 /** The public ones; every other interface endpoint needs a bearer key. */

@@ -2,6 +2,9 @@
  * The cases the parity proof runs: each operation at least once through both adapters, with
  * the failure a caller meets most (not_found for a foreign or invisible id, a refused limit).
  */
+import type { AuditRecord } from "../../domain/audits/record.ts";
+import { newId } from "../../domain/ids.ts";
+import { keys } from "../../kv/keys.ts";
 import type { TestApp } from "../helpers/app.ts";
 
 export interface World {
@@ -188,6 +191,93 @@ export const parityCases: ParityCase[] = [
       key: w.sandbox.key,
       tool: "audits",
       args: { action: "pages", audit_id: w.extra.auditId },
+    }),
+  },
+  {
+    op: "rechecks.start",
+    name: "live key re-checks a completed audit's title_missing, paid with credits",
+    status: 202,
+    changes: true,
+    setup: completedLiveAudit,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/audits/${w.extra.doneAuditId}/issues/title_missing/recheck`,
+      key: w.live.key,
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "audits",
+      args: { action: "recheck", audit_id: w.extra.doneAuditId, check: "title_missing" },
+    }),
+  },
+  {
+    op: "rechecks.start",
+    name: "a site-wide check is refused",
+    changes: false,
+    setup: completedLiveAudit,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/audits/${w.extra.doneAuditId}/issues/sitemap_missing/recheck`,
+      key: w.live.key,
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "audits",
+      args: { action: "recheck", audit_id: w.extra.doneAuditId, check: "sitemap_missing" },
+    }),
+  },
+  {
+    op: "rechecks.start",
+    name: "a live audit is not_found to a sandbox key",
+    changes: false,
+    setup: completedLiveAudit,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/audits/${w.extra.doneAuditId}/issues/title_missing/recheck`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "recheck", audit_id: w.extra.doneAuditId, check: "title_missing" },
+    }),
+  },
+  {
+    op: "rechecks.get",
+    name: "the queued re-check",
+    status: 200,
+    changes: false,
+    async setup(app, w) {
+      await completedLiveAudit(app, w);
+      if (w.extra.recheckId) return;
+      const res = await app.req(
+        "POST",
+        `/v1/audits/${w.extra.doneAuditId}/issues/title_missing/recheck`,
+        { key: w.live.key },
+      );
+      if (res.status !== 202) throw new Error(`recheck setup: ${res.status} ${res.text}`);
+      w.extra.recheckId = res.body.recheck_id;
+    },
+    rest: (w) => ({ method: "GET", path: `/v1/rechecks/${w.extra.recheckId}`, key: w.live.key }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "audits",
+      args: { action: "recheck_get", recheck_id: w.extra.recheckId },
+    }),
+  },
+  {
+    op: "rechecks.get",
+    name: "another account's re-check is not_found",
+    changes: false,
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/rechecks/${w.extra.recheckId}`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "recheck_get", recheck_id: w.extra.recheckId },
     }),
   },
   {
@@ -530,3 +620,45 @@ export const parityCases: ParityCase[] = [
     }),
   },
 ];
+
+/**
+ * A completed audit of the live project, written to the store as a finished crawl leaves it (the
+ * parity app is a web process: it runs no crawl): title_missing fired on one page.
+ */
+async function completedLiveAudit(app: TestApp, w: World): Promise<void> {
+  if (w.extra.doneAuditId) return;
+  const now = app.clock.now();
+  const id = newId("aud", now);
+  const audit: AuditRecord = {
+    id,
+    accountId: w.live.accountId,
+    projectId: w.liveProjectId,
+    status: "completed",
+    funding: { kind: "subscription" },
+    createdAt: now,
+    runningAt: now,
+    completedAt: now,
+    score: 90,
+    summary: null,
+    error: null,
+    attempts: 1,
+    leaseUntil: now,
+    jobsCompleted: 1,
+    jobsFailed: 0,
+    inStep: false,
+    stepToken: null,
+    changes: null,
+    trigger: "api",
+  };
+  const url = "https://live.example.com/untitled";
+  await app.kv.atomic()
+    .set(keys.audit(w.live.accountId, id), audit)
+    .set(keys.auditOwner(id), w.live.accountId)
+    .set(keys.auditIssues(id), {
+      previousAuditId: null,
+      issues: [{ check: "title_missing", affected: 1, eligible: 3, stored: 1, change: "new" }],
+    })
+    .set(keys.auditFinding(id, "title_missing", url, 0), { url })
+    .commit();
+  w.extra.doneAuditId = id;
+}

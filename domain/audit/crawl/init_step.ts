@@ -25,7 +25,7 @@ import { newRecord, type WriteBatch } from "./store.ts";
  * Crawl-delay honoured, at most, in seconds: a site may ask for any delay, and a longer one would
  * stretch an audit of a few hundred pages over hours.
  */
-const MAX_CRAWL_DELAY_S = 10;
+export const MAX_CRAWL_DELAY_S = 10;
 
 /**
  * Runs the first step and returns the state it starts the crawl with; its writes (robots.txt,

@@ -255,7 +255,7 @@ export function clipUtf8(s: string, maxBytes: number): string {
 }
 
 /** Stored evidence values are clipped so one item stays small whatever the page holds. */
-function clipEvidence(e: Evidence): Evidence {
+export function clipEvidence(e: Evidence): Evidence {
   const out: Evidence = {};
   for (const [k, v] of Object.entries(e)) {
     if (typeof v === "string") out[k] = v.length > 300 ? v.slice(0, 300) : v;

@@ -22,6 +22,7 @@ import {
   PageList,
   startAuditOp,
 } from "../../../app/operations/audits.ts";
+import { getRecheckOp, Recheck, startRecheckOp } from "../../../app/operations/rechecks.ts";
 import { execute, type Operation } from "../../../app/operation.ts";
 import type { articleView, auditView } from "../../../app/views.ts";
 import {
@@ -36,6 +37,7 @@ import { taskAnswer } from "../task_wire.ts";
 import { MAX_WAIT_SECONDS, waitForJob } from "../wait.ts";
 
 type AuditOut = ReturnType<typeof auditView>;
+type RecheckOut = z.output<typeof Recheck>;
 type ArticleOut = ReturnType<typeof articleView>;
 
 const Wait = z.number().int().min(0).max(MAX_WAIT_SECONDS).optional().describe(
@@ -45,25 +47,32 @@ const Wait = z.number().int().min(0).max(MAX_WAIT_SECONDS).optional().describe(
 );
 
 const AuditsInput = z.object({
-  action: z.enum(["start", "get", "issues", "issue", "pages"]).describe(
+  action: z.enum(["start", "get", "issues", "issue", "pages", "recheck", "recheck_get"]).describe(
     "start: queue a technical audit of project_id (an audit already queued or running is " +
       "returned as is, not charged twice). get: an audit (audit_id) with its score and summary " +
       "once completed. Once completed: issues: its issues worst first with meaning, fix and " +
       "change since the previous audit (filters severity, category, change); issue: the " +
       "affected items of one check with their evidence; pages: every URL the crawl met " +
-      "(filters status, indexable, check). Listings page with limit and cursor.",
+      "(filters status, indexable, check). Listings page with limit and cursor. recheck: after " +
+      "a fix, fetch again only the affected URLs of one check (audit_id, check; at most 100) " +
+      "and judge it on them: each URL fixed, still_failing (fresh evidence) or not_checked; " +
+      "site-wide checks answer invalid_state; priced per URL (GET /v1/plans recheck_pricing). " +
+      "recheck_get: a re-check (recheck_id).",
   ),
   project_id: z.string().min(1).max(100).optional().describe("start: the project (proj_…)"),
   audit_id: z.string().min(1).max(100).optional()
-    .describe("get, issues, issue, pages: the audit (aud_…)"),
+    .describe("get, issues, issue, pages, recheck: the audit (aud_…)"),
+  recheck_id: z.string().min(1).max(100).optional()
+    .describe("recheck_get: the re-check (rck_…)"),
   render: z.boolean().optional().describe(
     "start: also render up to 50 pages in a real browser (priced apart: GET /v1/plans " +
       "rendered_audit_pricing; rendering_unavailable where the server has no browser)",
   ),
   wait: Wait,
   idempotency_key: IdempotencyKeyArg,
-  check: z.string().optional()
-    .describe("issue: the check id (e.g. broken_internal_links); pages: only URLs it fired on"),
+  check: z.string().optional().describe(
+    "issue, recheck: the check id (e.g. broken_internal_links); pages: only URLs it fired on",
+  ),
   severity: z.string().optional().describe("issues: critical, warning or info"),
   category: z.string().optional()
     .describe("issues: indexability, structure, security, performance or mobile"),
@@ -114,7 +123,7 @@ function auditSummary(a: AuditOut): string {
 function holdJob<T>(
   ctx: ToolContext,
   seconds: number,
-  job: { kind: "audit" | "article"; id: string },
+  job: { kind: "audit" | "article" | "recheck"; id: string },
   // deno-lint-ignore no-explicit-any
   get: Operation<any, any, any, T, any>,
   params: Record<string, string>,
@@ -159,6 +168,54 @@ async function auditAnswer(
   };
 }
 
+const RECHECK_STEPS: Record<RecheckOut["status"], number> = {
+  queued: 0,
+  running: 1,
+  completed: 2,
+  failed: 2,
+};
+
+function recheckSummary(r: RecheckOut): string {
+  const c = r.counts;
+  if (r.status === "completed") {
+    return `Re-check ${r.recheck_id} of ${r.check} completed: ${c.fixed} fixed, ` +
+      `${c.still_failing} still failing, ${c.not_checked} not checked of ${r.urls_checked} ` +
+      `URL(s)` + (r.urls_left_out ? ` (${r.urls_left_out} affected URL(s) left out)` : "") + ".";
+  }
+  if (r.status === "failed") {
+    return `Re-check ${r.recheck_id} failed: ${r.error?.code ?? "recheck_failed"} ${
+      r.error?.message ?? ""
+    }`.trim();
+  }
+  return `Re-check ${r.recheck_id} of ${r.check} is ${r.status} (${r.urls_done}/` +
+    `${r.urls_checked} URLs). Poll with audits action recheck_get, recheck_id ` +
+    `${r.recheck_id}, every 10-30 s (or pass wait, up to ${MAX_WAIT_SECONDS} s).`;
+}
+
+/** The answer of `recheck` and `recheck_get`: the re-check as it stands after any wait. */
+async function recheckAnswer(
+  ctx: ToolContext,
+  id: string,
+  first: RecheckOut | null,
+  wait: number | undefined,
+): Promise<ToolAnswer> {
+  const recheck = await holdJob(
+    ctx,
+    wait ?? 0,
+    { kind: "recheck", id },
+    getRecheckOp,
+    { recheckId: id },
+    first,
+    (r) => r.status === "completed" || r.status === "failed",
+    (r) => ({ at: RECHECK_STEPS[r.status], total: 2, message: `re-check ${r.status}` }),
+  );
+  const running = recheck.status === "queued" || recheck.status === "running";
+  return {
+    structured: { recheck, ...(running ? { poll_after_seconds: 15 } : {}) },
+    summary: recheckSummary(recheck),
+  };
+}
+
 function nextPage(cursor: string | null): string {
   return cursor ? ". More: call again with cursor set to next_cursor." : ".";
 }
@@ -175,7 +232,8 @@ export const auditsTool = actionTool({
     "issues found (indexability, structure, security, performance, mobile). start returns at " +
     "once with the audit_id; an audit takes a few minutes: pass wait (up to 60 s) or poll get " +
     "every 30-60 s. Costs: sandbox 1 audit per key; live keys 25 credits unless the project is " +
-    "subscribed (insufficient_credits / payment_required otherwise).",
+    "subscribed (insufficient_credits / payment_required otherwise). recheck (after a fix): 1 " +
+    "credit per 10 URLs, included with a subscription, not for sandbox keys.",
   input: AuditsInput,
   output: z.object({
     audit: Audit.optional().describe("start, get"),
@@ -187,6 +245,7 @@ export const auditsTool = actionTool({
     issue: IssueItems.optional()
       .describe("issue: the body of GET /v1/audits/{audit_id}/issues/{check}"),
     pages: PageList.optional().describe("pages: the body of GET /v1/audits/{audit_id}/pages"),
+    recheck: Recheck.optional().describe("recheck, recheck_get: the re-check"),
   }),
   access: "key",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -236,6 +295,15 @@ export const auditsTool = actionTool({
         `${issue.data.length} item(s) in this page. Fix: ${issue.fix}` +
         nextPage(issue.next_cursor),
     })),
+    recheck: action(startRecheckOp, (a: AuditArgs) => ({
+      params: {
+        auditId: required(a.audit_id, "audit_id", "recheck"),
+        check: required(a.check, "check", "recheck"),
+      },
+    }), (accepted, a, ctx) => recheckAnswer(ctx, accepted.recheck_id, null, a.wait)),
+    recheck_get: action(getRecheckOp, (a: AuditArgs) => ({
+      params: { recheckId: required(a.recheck_id, "recheck_id", "recheck_get") },
+    }), (r, a, ctx) => recheckAnswer(ctx, r.recheck_id, r, a.wait)),
     pages: action(listAuditPagesOp, (a: AuditArgs) => ({
       params: { auditId: required(a.audit_id, "audit_id", "pages") },
       query: {
