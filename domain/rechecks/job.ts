@@ -354,7 +354,7 @@ function failRecheck(
   return finishJob(deps, RECHECK_JOB, id, ({ op, record, accountId, now }) => {
     op.set(keys.recheck(accountId, id), RECHECK_JOB.failed(record, error, now));
     return Promise.resolve("failed");
-  }, { token });
+  }, { token }).then(() => {});
 }
 
 /** Gives a step back after a transient store failure: the lease ends now, a message returns. */

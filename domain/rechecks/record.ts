@@ -98,6 +98,7 @@ export const RECHECK_JOB: JobSpec<RecheckRecord> = {
   // Re-checks are never sandbox-funded (refused at creation): no trial budget to give back.
   unit: "audits",
   open: (r) => OPEN.includes(r.status),
+  queued: (r) => r.status === "queued",
   held: (r, now) => r.status === "running" && r.inStep && r.leaseUntil > now,
   // Between steps a re-check is released (inStep false): the next step is no new attempt.
   newAttempt: (r) => r.status === "queued" || r.inStep,
