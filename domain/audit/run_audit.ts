@@ -100,6 +100,8 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
   tallies: Map<string, CheckTally>;
   findings: Map<string, Evidence[]>;
   steps: number;
+  /** The crawl's outcome as the job layer gets it (caps hit, scope left out…). */
+  outcome: CrawlOutcome;
 }> {
   const now = input.now ?? Date.now;
   const t0 = now();
@@ -122,6 +124,8 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
       now: t0,
       render: input.render !== undefined,
       caps: input.caps,
+      scope: input.scope,
+      userAgent: input.userAgent,
     };
     let steps = 0;
     while (true) {
@@ -143,7 +147,13 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
           list.push(e.value);
           findings.set(check, list);
         }
-        return { report: await reportOf(kv, auditId, outcome), tallies, findings, steps };
+        return {
+          report: await reportOf(kv, auditId, outcome),
+          tallies,
+          findings,
+          steps,
+          outcome,
+        };
       }
     }
   } finally {
