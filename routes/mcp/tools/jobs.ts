@@ -31,6 +31,7 @@ import {
   type ToolContext,
 } from "../kit.ts";
 import { MAX_WAIT_SECONDS, waitForJob } from "../wait.ts";
+import { AuditOptionArgs, type AuditOptionArgsOut } from "./audit_options.ts";
 
 type AuditOut = ReturnType<typeof auditView>;
 type ArticleOut = ReturnType<typeof articleView>;
@@ -57,6 +58,7 @@ const AuditsInput = z.object({
     "start: also render up to 50 pages in a real browser (priced apart: GET /v1/plans " +
       "rendered_audit_pricing; rendering_unavailable where the server has no browser)",
   ),
+  ...AuditOptionArgs,
   wait: Wait,
   idempotency_key: IdempotencyKeyArg,
   check: z.string().optional()
@@ -75,6 +77,18 @@ const AuditsInput = z.object({
 }).strict();
 
 type AuditArgs = z.output<typeof AuditsInput>;
+
+/** The audit options of `start` as a body of `POST /v1/projects/{projectId}/audits`. */
+function auditOptionsBody(a: AuditOptionArgsOut) {
+  return {
+    include: a.include,
+    exclude: a.exclude,
+    max_depth: a.max_depth,
+    urls: a.urls,
+    sitemap_only: a.sitemap_only,
+    user_agent: a.user_agent,
+  };
+}
 
 const AUDIT_STEPS: Record<AuditOut["status"], number> = {
   queued: 0,
@@ -190,7 +204,7 @@ export const auditsTool = actionTool({
   actions: {
     start: action(startAuditOp, (a: AuditArgs) => ({
       params: { projectId: required(a.project_id, "project_id", "start") },
-      body: { render: a.render },
+      body: { render: a.render, ...auditOptionsBody(a) },
     }), (accepted, a, ctx) => auditAnswer(ctx, accepted.audit_id, null, a.wait)),
     get: action(getAuditOp, (a: AuditArgs) => ({
       params: { auditId: required(a.audit_id, "audit_id", "get") },
