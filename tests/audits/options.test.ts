@@ -10,7 +10,9 @@ import { defineOperation } from "../../app/operation.ts";
 import { OPERATIONS } from "../../app/operations/index.ts";
 import { auditOptionsView, maskedAuth } from "../../app/views.ts";
 import { errorCode, subscribeProject, type TestApp, withApp } from "../helpers/app.ts";
-import { waitForAudit } from "../helpers/jobs.ts";
+import { eventually, quiet, waitForAudit } from "../helpers/jobs.ts";
+import { keys } from "../../kv/keys.ts";
+import { startReceiver } from "../webhooks/helpers.ts";
 import { type FakeSite, html, page, type Route, serveSite } from "../helpers/sites.ts";
 import { call, callError, connectMcp } from "../mcp/helpers.ts";
 
@@ -352,4 +354,59 @@ Deno.test("the options view names only known fields and masks staging secrets", 
     headers: { "X-Token": "***" },
   });
   assert.deepEqual(maskedAuth({ type: "cookie" }), { type: "cookie", cookie: "***" });
+});
+
+Deno.test("a scoped audit keeps the whole site's facts and is no regression against a whole-site audit", async () => {
+  let broken = false;
+  const site = serveSite((path) => {
+    if (path === "/") {
+      return html(
+        broken
+          ? page({ title: "Watched home page", viewport: null, links: ["/guide", "/gone"] })
+          : page({ title: "Watched home page", links: ["/guide"] }),
+      );
+    }
+    if (path === "/guide") return html(page({ title: "A guide page of the watched site" }));
+    return undefined; // 404
+  });
+  const receiver = startReceiver();
+  try {
+    await withApp(async (app) => {
+      const { key, path, projectId } = await subscribed(app, site.origin);
+      await app.req("POST", "/v1/webhooks", {
+        key,
+        body: { url: receiver.url, events: ["audit.regressed", "audit.completed"] },
+      });
+      const run = async (body: unknown) => {
+        const res = await app.req("POST", path, { key, body });
+        assert.equal(res.status, 202, res.text);
+        return (await waitForAudit(app, key, res.body.audit_id)).body;
+      };
+      await run({});
+      await receiver.waitFor(1);
+      const facts = (await app.kv.get(keys.siteFacts(projectId))).value;
+      assert.ok(facts);
+
+      broken = true;
+      const scoped = await run({ max_depth: 0 });
+      await receiver.waitFor(2);
+      await quiet(200);
+      const events = (name: string) => receiver.received.filter((e) => e.body.event === name);
+      const done = events("audit.completed").find((e) => e.body.data.audit_id === scoped.audit_id)!;
+      assert.equal(done.body.data.changes.regressed, true, "the comparison is still reported");
+      assert.equal(events("audit.regressed").length, 0, "other options: no regression alert");
+      assert.deepEqual((await app.kv.get(keys.siteFacts(projectId))).value, facts);
+
+      // The same options again, on a site that got worse: that one is a regression.
+      broken = false;
+      await run({ max_depth: 0 });
+      broken = true;
+      const again = await run({ max_depth: 0 });
+      await eventually(async () => events("audit.regressed").length === 1);
+      assert.equal(events("audit.regressed")[0].body.data.audit_id, again.audit_id);
+    });
+  } finally {
+    await receiver.close();
+    await site.close();
+  }
 });

@@ -44,8 +44,10 @@ const Wait = z.number().int().min(0).max(MAX_WAIT_SECONDS).optional().describe(
 
 const AuditsInput = z.object({
   action: z.enum(["start", "get", "issues", "issue", "pages"]).describe(
-    "start: queue a technical audit of project_id (an audit already queued or running is " +
-      "returned as is, not charged twice). get: an audit (audit_id) with its score and summary " +
+    "start: queue a technical audit of project_id (an audit already queued or running with " +
+      "the same options is returned as is, not charged twice; other options: audit_in_progress). " +
+      "Optional scope and identity: include, exclude, max_depth, urls, sitemap_only, " +
+      "user_agent. get: an audit (audit_id) with its score and summary " +
       "once completed. Once completed: issues: its issues worst first with meaning, fix and " +
       "change since the previous audit (filters severity, category, change); issue: the " +
       "affected items of one check with their evidence; pages: every URL the crawl met " +
