@@ -334,7 +334,8 @@ const PageItem = z.object({
   failure: z.string().nullable().openapi({ description: "timeout, network, tls, dns, ..." }),
   redirect_target: z.string().nullable(),
   depth: z.number().int().nullable().openapi({
-    description: "Clicks from the start URL; null when only reachable through the sitemap",
+    description: "Clicks from the start URL; null when only reachable through the sitemap (or " +
+      "listed in list mode, `urls`)",
   }),
   in_sitemap: z.boolean(),
   indexable: z.boolean(),

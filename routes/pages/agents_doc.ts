@@ -247,10 +247,8 @@ curl -s -X POST ${D}/v1/projects/$PROJECT/audits \
     audit runs is 409 <code>audit_in_progress</code> (its <code>audit_id</code> is in the answer).
     Schedules take the same fields.</p>
     ${codeBlock(`
-curl -s -X POST ${D}/v1/projects/$PROJECT/audits \\
-  -H "Authorization: Bearer $KEY" -H "Idempotency-Key: $(uuidgen)" \\
-  -H 'Content-Type: application/json' \\
-  -d '{"exclude": ["/tag/**", "/search?*"], "max_depth": 4, "user_agent": "googlebot_smartphone"}'
+# The body of POST /v1/projects/$PROJECT/audits (or of the schedule's PUT):
+{"exclude": ["/tag/**", "/search?*"], "max_depth": 4, "user_agent": "googlebot_smartphone"}
 # 202 as above; 400 invalid_request naming the field (e.g. "exclude.0: must start with /")
 `)}
     <p>Every audit also reports agent-readiness as findings: <code>llms_txt_missing</code> (info),
