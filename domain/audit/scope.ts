@@ -12,12 +12,13 @@
  * - every other character is literal (`?` too); a pattern with a `?` is matched against the path
  *   and the query (`/search?*`), one without against the path alone.
  *
- * Matching is a small automaton over the path, one pass per token (no regular expression, so no
- * backtracking): at most (wildcards + literals) × path length steps, with at most
+ * Matching (glob_match.ts) places the pattern's pieces left to right with `indexOf`, segment by
+ * segment: no regular expression and no backtracking over the path, with at most
  * MAX_PATTERN_WILDCARDS wildcards per pattern and paths judged by their first MAX_PATH_OCTETS.
  *
  * @module
  */
+import { type CompiledGlob, compileTokens, type GlobToken, matchGlob } from "./glob_match.ts";
 import { toOctets } from "./robots_pattern.ts";
 
 /** The scope options as the crawl receives them (already validated and normalised). */
@@ -45,15 +46,13 @@ export const MAX_PATTERN_WILDCARDS = 10;
 /** Octets of path (and query) a pattern is matched against; a longer one is judged by these. */
 export const MAX_PATH_OCTETS = 2048;
 
-type Token = { lit: string } | { star: 1 } | { globstar: 1 };
-
 /** One compiled glob. */
 export interface Glob {
-  tokens: Token[];
+  compiled: CompiledGlob;
   /** Matched against path + query (the pattern has a `?`), else the path alone. */
   withQuery: boolean;
   /** The same pattern without a trailing `/**` (also a match), or null. */
-  bare: Token[] | null;
+  bare: CompiledGlob | null;
 }
 
 /**
@@ -78,8 +77,9 @@ export function patternProblem(pattern: string): string | null {
   return null;
 }
 
-function tokenize(pattern: string): Token[] {
-  const tokens: Token[] = [];
+/** A pattern as tokens (exported for the tests' reference matcher). */
+export function tokenize(pattern: string): GlobToken[] {
+  const tokens: GlobToken[] = [];
   for (const part of pattern.split(/(\*+)/)) {
     if (part === "") continue;
     if (part[0] === "*") tokens.push(part.length === 1 ? { star: 1 } : { globstar: 1 });
@@ -92,50 +92,35 @@ function tokenize(pattern: string): Token[] {
 export function compileGlob(pattern: string): Glob {
   const withQuery = pattern.includes("?");
   const bare = pattern.length > 3 && pattern.endsWith("/**")
-    ? tokenize(pattern.slice(0, -3))
+    ? compileTokens(tokenize(pattern.slice(0, -3)))
     : null;
-  return { tokens: tokenize(pattern), withQuery, bare };
+  return { compiled: compileTokens(tokenize(pattern)), withQuery, bare };
 }
 
-/** Whether `tokens` match all of `subject` (octets). */
-function matchTokens(tokens: Token[], subject: string): boolean {
-  const n = subject.length;
-  let cur = new Uint8Array(n + 1);
-  cur[0] = 1;
-  for (const t of tokens) {
-    const next = new Uint8Array(n + 1);
-    let any = false;
-    if ("lit" in t) {
-      const text = t.lit;
-      for (let p = subject.indexOf(text); p !== -1; p = subject.indexOf(text, p + 1)) {
-        if (cur[p]) {
-          next[p + text.length] = 1;
-          any = true;
-        }
-      }
-    } else {
-      const crossSlash = "globstar" in t;
-      let active = false;
-      for (let q = 0; q <= n; q++) {
-        if (cur[q]) active = true;
-        if (active) {
-          next[q] = 1;
-          any = true;
-        }
-        if (!crossSlash && q < n && subject.charCodeAt(q) === 0x2f) active = false;
-      }
-    }
-    if (!any) return false;
-    cur = next;
+/** A URL's path (and path + query) as octets cut at `/`, made once for all patterns. */
+class Subject {
+  private path: string[] | null = null;
+  private withQuery: string[] | null = null;
+  constructor(private readonly url: URL) {}
+
+  segments(query: boolean): string[] {
+    if (query) return this.withQuery ??= cut(this.url.pathname + this.url.search);
+    return this.path ??= cut(this.url.pathname);
   }
-  return cur[n] === 1;
+}
+
+function cut(raw: string): string[] {
+  return toOctets(raw.slice(0, 3 * MAX_PATH_OCTETS)).slice(0, MAX_PATH_OCTETS).split("/");
+}
+
+function matches(g: Glob, subject: Subject): boolean {
+  const segs = subject.segments(g.withQuery);
+  return matchGlob(g.compiled, segs) || (g.bare !== null && matchGlob(g.bare, segs));
 }
 
 /** Whether a compiled glob matches a URL. */
 export function globMatches(g: Glob, url: URL): boolean {
-  const raw = g.withQuery ? url.pathname + url.search : url.pathname;
-  const subject = toOctets(raw.slice(0, 3 * MAX_PATH_OCTETS)).slice(0, MAX_PATH_OCTETS);
-  return matchTokens(g.tokens, subject) || (g.bare !== null && matchTokens(g.bare, subject));
+  return matches(g, new Subject(url));
 }
 
 /** The scope of one crawl, compiled once per step. */
@@ -172,8 +157,11 @@ export class Scope {
     } catch {
       return "exclude";
     }
-    if (this.exclude.some((g) => globMatches(g, u))) return "exclude";
-    if (this.include.length > 0 && !this.include.some((g) => globMatches(g, u))) return "include";
+    const subject = new Subject(u);
+    if (this.exclude.some((g) => matches(g, subject))) return "exclude";
+    if (this.include.length > 0 && !this.include.some((g) => matches(g, subject))) {
+      return "include";
+    }
     return null;
   }
 

@@ -4,7 +4,9 @@
  * were fetched and with which User-Agent.
  */
 import assert from "node:assert/strict";
-import { compileGlob, globMatches, patternProblem } from "../../domain/audit/scope.ts";
+import fc from "fast-check";
+import { compileTokens, type GlobToken, matchGlob } from "../../domain/audit/glob_match.ts";
+import { compileGlob, globMatches, patternProblem, tokenize } from "../../domain/audit/scope.ts";
 import { crawlerIdentity } from "../../domain/audit/user_agents.ts";
 import { auditSite } from "./audit_site.ts";
 import { GOOD_HEADERS, html, page, type Route } from "../helpers/sites.ts";
@@ -100,6 +102,54 @@ Deno.test("globs: * stays in a segment, ** crosses them, /x/** also matches /x, 
   assert.match(patternProblem("blog/**")!, /start with \//);
   assert.match(patternProblem("/a b")!, /whitespace/);
   assert.match(patternProblem("/" + "a".repeat(200))!, /at most 200 characters/);
+});
+
+/**
+ * The reference matcher: the set of path positions reachable after each token (a position-set
+ * automaton, obviously right and slower), against which the segment-greedy matcher is checked.
+ */
+function reference(tokens: GlobToken[], subject: string): boolean {
+  const n = subject.length;
+  let cur = new Uint8Array(n + 1);
+  cur[0] = 1;
+  for (const t of tokens) {
+    const next = new Uint8Array(n + 1);
+    if ("lit" in t) {
+      for (let p = 0; p + t.lit.length <= n; p++) {
+        if (cur[p] && subject.startsWith(t.lit, p)) next[p + t.lit.length] = 1;
+      }
+    } else {
+      let active = false;
+      for (let q = 0; q <= n; q++) {
+        if (cur[q]) active = true;
+        if (active) next[q] = 1;
+        if ("star" in t && q < n && subject[q] === "/") active = false;
+      }
+    }
+    cur = next;
+  }
+  return cur[n] === 1;
+}
+
+Deno.test("globs: the segment-greedy matcher agrees with a position-set automaton on random input", () => {
+  // Small alphabets make matches (and near misses) common.
+  const pathChar = fc.constantFrom("a", "b", "/", "ab");
+  const patChar = fc.constantFrom("a", "b", "/", "*", "**", "ab", "/*", "*/");
+  fc.assert(
+    fc.property(
+      fc.array(patChar, { maxLength: 12 }).map((p) => "/" + p.join("")),
+      fc.array(pathChar, { maxLength: 16 }).map((p) => "/" + p.join("")),
+      (pattern, path) => {
+        const tokens = tokenize(pattern);
+        assert.equal(
+          matchGlob(compileTokens(tokens), path.split("/")),
+          reference(tokens, path),
+          `${pattern} on ${path}`,
+        );
+      },
+    ),
+    { numRuns: 3000 },
+  );
 });
 
 Deno.test("exclude: matching URLs are not fetched, links to them are not broken, left_out counted", async () => {
