@@ -16,8 +16,8 @@
  * Cost: a block of one segment glob is one `indexOf` walk over the path; a block spanning m
  * segments tries each path segment as its first, so at most (segments × m) segment checks. With
  * patterns of at most 200 characters and paths of at most 2,048 octets this stays in the tens of
- * microseconds for anything a pattern can say (tests/audit_engine/scope.test.ts measures and
- * compares it with a position-set automaton on random patterns).
+ * microseconds for anything a pattern can say (tests/bench/scope_bench.ts measures it;
+ * tests/audit_engine/scope.test.ts checks it against a position-set automaton on random input).
  *
  * @module
  */
