@@ -107,6 +107,8 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
   state: CrawlState;
   /** Every page record, by URL, when `keepRecords` was asked for (else empty). */
   records: PageRecord[];
+  /** The crawl's outcome as the job layer gets it (caps hit, scope left out…). */
+  outcome: CrawlOutcome;
 }> {
   const now = input.now ?? Date.now;
   const t0 = now();
@@ -129,6 +131,8 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
       now: t0,
       render: input.render !== undefined,
       caps: input.caps,
+      scope: input.scope,
+      userAgent: input.userAgent,
     };
     let steps = 0;
     while (true) {
@@ -163,6 +167,7 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
           steps,
           state: out.state!,
           records,
+          outcome,
         };
       }
     }

@@ -232,6 +232,8 @@ const TOOL_ACTIONS: Partial<Record<ErrorCode, string>> = {
   sandbox_limit_reached: "Hand a human the upgrade_url (billing, action plans) to move to a " +
     "paid plan.",
   not_found: "Check the id; list the resources (action list) to find it.",
+  audit_in_progress: "Poll the running audit (audits, action get, with the audit_id of the " +
+    "error) until it completes, then start again; or start with the same options to get it.",
   article_in_progress: "Poll the running article (articles, action get) until it is ready or " +
     "failed, then try again.",
   idempotency_conflict: "Use a fresh idempotency_key for a new operation; retry the same " +

@@ -264,6 +264,23 @@ curl -s -X POST ${D}/v1/projects/$PROJECT/audits \
 # 202 as above (an audit already queued or running is returned as is); 402 payment_required for
 # a sandbox key (the trial stays raw); 503 rendering_unavailable where the server has no browser
 `)}
+    <h3 id="audit-options">Scope and User-Agent (optional)</h3>
+    <p>The same body takes <code>include</code> / <code>exclude</code> (URL path globs:
+    <code>*</code> within a segment, <code>**</code> across, <code>/blog/**</code> also matches
+    <code>/blog</code>), <code>max_depth</code>, <code>urls</code> (list mode: exactly these URLs of
+    the project's site, no link followed), <code>sitemap_only</code> and <code>user_agent</code>
+    (<code>serpwright</code>, <code>googlebot_smartphone</code>, <code>googlebot_desktop</code>,
+    <code>bingbot</code>: robots.txt is read for that crawler's token). The start page is always
+    audited, except in list mode. The audit echoes them as <code>options</code> and, once completed,
+    says what each left out in <code>scope.left_out</code>; links to out-of-scope URLs are not
+    broken. Unknown fields are refused (400 naming the field); a start with other options while an
+    audit runs is 409 <code>audit_in_progress</code> (its <code>audit_id</code> is in the answer).
+    Schedules take the same fields.</p>
+    ${codeBlock(`
+# The body of POST /v1/projects/$PROJECT/audits (or of the schedule's PUT):
+{"exclude": ["/tag/**", "/search?*"], "max_depth": 4, "user_agent": "googlebot_smartphone"}
+# 202 as above; 400 invalid_request naming the field (e.g. "exclude.0: must start with /")
+`)}
     <p>Every audit also reports agent-readiness as findings: <code>llms_txt_missing</code> (info),
     <code>llms_txt_malformed</code> (warning), <code>ai_crawler_rules</code> (info: which AI
     crawlers robots.txt allows or blocks, not judged), <code>structured_data_coverage</code> and
@@ -451,6 +468,10 @@ export KEY=$NEW_KEY           # from now on, the new key
       [
         html`<code>insufficient_credits</code>, <code>payment_required</code> (402)`,
         "Buy credits or subscribe the project, then retry.",
+      ],
+      [
+        html`<code>audit_in_progress</code> (409)`,
+        "Poll the running audit (audit_id in the answer), or start with its options.",
       ],
       [
         html`<code>article_in_progress</code> (409)`,

@@ -113,6 +113,67 @@ export const parityCases: ParityCase[] = [
   },
   {
     op: "audits.start",
+    name: "with audit options (scope, list-mode URLs canonicalised, a User-Agent preset)",
+    status: 202,
+    changes: true,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/projects/${w.liveProjectId}/audits`,
+      key: w.live.key,
+      body: {
+        urls: ["https://live.example.com/pricing#plans", "https://www.live.example.com/blog"],
+        user_agent: "googlebot_smartphone",
+      },
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "audits",
+      args: {
+        action: "start",
+        project_id: w.liveProjectId,
+        urls: ["https://live.example.com/pricing#plans", "https://www.live.example.com/blog"],
+        user_agent: "googlebot_smartphone",
+      },
+    }),
+  },
+  {
+    op: "audits.start",
+    name: "a listed URL off the project's site is invalid_request naming urls.0",
+    changes: false,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/projects/${w.liveProjectId}/audits`,
+      key: w.live.key,
+      body: { urls: ["https://elsewhere.example.com/"] },
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "audits",
+      args: {
+        action: "start",
+        project_id: w.liveProjectId,
+        urls: ["https://elsewhere.example.com/"],
+      },
+    }),
+  },
+  {
+    op: "audits.start",
+    name: "a bad path pattern is invalid_request naming exclude.0",
+    changes: false,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/projects/${w.liveProjectId}/audits`,
+      key: w.live.key,
+      body: { exclude: ["blog/**"] },
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "audits",
+      args: { action: "start", project_id: w.liveProjectId, exclude: ["blog/**"] },
+    }),
+  },
+  {
+    op: "audits.start",
     name: "a live project is not_found to a sandbox key, before funding",
     changes: false,
     rest: (w) => ({
@@ -349,6 +410,30 @@ export const parityCases: ParityCase[] = [
       key: w.live.key,
       tool: "schedule",
       args: { action: "set", project_id: w.liveProjectId, cadence: "weekly", hour_utc: 6 },
+    }),
+  },
+  {
+    op: "schedules.set",
+    name: "weekly with audit options for each run",
+    status: 201,
+    changes: true,
+    rest: (w) => ({
+      method: "PUT",
+      path: `/v1/projects/${w.liveProjectId}/schedule`,
+      key: w.live.key,
+      body: { cadence: "weekly", hour_utc: 6, exclude: ["/tag/**"], max_depth: 4 },
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "schedule",
+      args: {
+        action: "set",
+        project_id: w.liveProjectId,
+        cadence: "weekly",
+        hour_utc: 6,
+        exclude: ["/tag/**"],
+        max_depth: 4,
+      },
     }),
   },
   {

@@ -33,6 +33,7 @@ import { initCrawl } from "./init_step.ts";
 import { recordPages } from "./page_recorder.ts";
 import { type RenderPlan, runPostCrawlStep } from "./post_steps.ts";
 import { ResourceQueue } from "./resource_checks.ts";
+import { Scope } from "../scope.ts";
 import { RobotsSource } from "./robots_source.ts";
 import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
 import { WriteBatch } from "./store.ts";
@@ -134,7 +135,15 @@ async function crawlBatch(
   const t0 = performance.now();
   const s = settingsOf(input, bytes);
   const caps = capsOf(input);
-  const frontier = new Frontier(kv, auditId, state, batch, caps, input.maxPages);
+  const frontier = new Frontier(
+    kv,
+    auditId,
+    state,
+    batch,
+    caps,
+    input.maxPages,
+    Scope.of(input.scope),
+  );
   const budget = Math.max(1, input.maxPages);
   const outOfBudget = (reserved: number) =>
     state.fetches + reserved >= budget || bytes.exhausted ||
@@ -216,7 +225,15 @@ async function seedBatch(
   state: CrawlState,
   batch: WriteBatch,
 ): Promise<void> {
-  const frontier = new Frontier(kv, auditId, state, batch, capsOf(input), input.maxPages);
+  const frontier = new Frontier(
+    kv,
+    auditId,
+    state,
+    batch,
+    capsOf(input),
+    input.maxPages,
+    Scope.of(input.scope),
+  );
   await frontier.seedSitemap();
   if (!frontier.sitemapLeft) {
     state.phase = frontier.queued > 0 && state.fetches < input.maxPages ? "crawl" : "finalize";

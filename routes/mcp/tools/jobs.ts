@@ -35,6 +35,7 @@ import {
 } from "../kit.ts";
 import { taskAnswer } from "../task_wire.ts";
 import { MAX_WAIT_SECONDS, waitForJob } from "../wait.ts";
+import { AuditOptionArgs, type AuditOptionArgsOut } from "./audit_options.ts";
 
 type AuditOut = ReturnType<typeof auditView>;
 type RecheckOut = z.output<typeof Recheck>;
@@ -48,8 +49,10 @@ const Wait = z.number().int().min(0).max(MAX_WAIT_SECONDS).optional().describe(
 
 const AuditsInput = z.object({
   action: z.enum(["start", "get", "issues", "issue", "pages", "recheck", "recheck_get"]).describe(
-    "start: queue a technical audit of project_id (an audit already queued or running is " +
-      "returned as is, not charged twice). get: an audit (audit_id) with its score and summary " +
+    "start: queue a technical audit of project_id (an audit already queued or running with " +
+      "the same options is returned as is, not charged twice; other options: audit_in_progress). " +
+      "Optional scope and identity: include, exclude, max_depth, urls, sitemap_only, " +
+      "user_agent. get: an audit (audit_id) with its score and summary " +
       "once completed. Once completed: issues: its issues worst first with meaning, fix and " +
       "change since the previous audit (filters severity, category, change); issue: the " +
       "affected items of one check with their evidence; pages: every URL the crawl met " +
@@ -68,6 +71,7 @@ const AuditsInput = z.object({
     "start: also render up to 50 pages in a real browser (priced apart: GET /v1/plans " +
       "rendered_audit_pricing; rendering_unavailable where the server has no browser)",
   ),
+  ...AuditOptionArgs,
   wait: Wait,
   idempotency_key: IdempotencyKeyArg,
   check: z.string().optional().describe(
@@ -87,6 +91,18 @@ const AuditsInput = z.object({
 }).strict();
 
 type AuditArgs = z.output<typeof AuditsInput>;
+
+/** The audit options of `start` as a body of `POST /v1/projects/{projectId}/audits`. */
+function auditOptionsBody(a: AuditOptionArgsOut) {
+  return {
+    include: a.include,
+    exclude: a.exclude,
+    max_depth: a.max_depth,
+    urls: a.urls,
+    sitemap_only: a.sitemap_only,
+    user_agent: a.user_agent,
+  };
+}
 
 const AUDIT_STEPS: Record<AuditOut["status"], number> = {
   queued: 0,
@@ -252,7 +268,7 @@ export const auditsTool = actionTool({
   actions: {
     start: action(startAuditOp, (a: AuditArgs) => ({
       params: { projectId: required(a.project_id, "project_id", "start") },
-      body: { render: a.render },
+      body: { render: a.render, ...auditOptionsBody(a) },
     }), (accepted, a, ctx) =>
       taskAnswer(
         ctx,
