@@ -31,7 +31,8 @@ import type { Evidence } from "../audit/types.ts";
 import type { Deps } from "../deps.ts";
 import { recordEvent } from "../events.ts";
 import { type Claim, claimJob, finishJob, renewLease } from "../job_lifecycle.ts";
-import { type Atomic, atomic, keys, list, type ListedEntry, read } from "../store.ts";
+import { type Atomic, atomic, keys, list, type ListedEntry, read, readMany } from "../store.ts";
+import { crawlerIdentity } from "../audit/user_agents.ts";
 import {
   RECHECK_JOB,
   RECHECK_QUEUE_GRACE_MS,
@@ -89,7 +90,13 @@ export async function runRecheckJob(
   };
 
   try {
-    const project = (await read(kv, keys.project(claim.accountId, r.projectId))).value;
+    const [projectEntry, auditEntry] = await readMany(kv, [
+      keys.project(claim.accountId, r.projectId),
+      keys.audit(claim.accountId, r.auditId),
+    ]);
+    const project = projectEntry.value;
+    // The re-check asks as the audit asked: the same user-agent preset and robots.txt group.
+    const identity = crawlerIdentity(auditEntry.value?.options?.userAgent);
     const check = CHECKS_BY_ID.get(r.check);
     const rule = recheckRule(r.check);
     if (!project || !check || rule.mode === "refused") {
@@ -106,6 +113,8 @@ export async function runRecheckJob(
 
     const budget = new ByteBudget(r.urls * RECHECK_BYTES_PER_URL, r.bytes);
     const settings: FetchSettings = {
+      userAgent: identity.userAgent,
+      robotsToken: identity.robotsToken,
       allowPrivate: runner.allowPrivate,
       timeoutMs: runner.timeoutMs ?? 10_000,
       maxBytes: runner.maxBytes ?? 5 * 1024 * 1024,
@@ -301,7 +310,14 @@ function robotsOf(settings: FetchSettings, caps: CrawlCaps): (origin: string) =>
     let p = memo.get(origin);
     if (!p) {
       p = fetchRobots(settings, origin, caps.robots.maxBytes).then((f) =>
-        makeRobots(f.meta.url, f.meta.state, f.meta.status, f.body, caps.robots)
+        makeRobots(
+          f.meta.url,
+          f.meta.state,
+          f.meta.status,
+          f.body,
+          caps.robots,
+          settings.robotsToken,
+        )
       );
       memo.set(origin, p);
     }

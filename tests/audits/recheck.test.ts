@@ -393,3 +393,41 @@ Deno.test("with JOB_QUEUE=table a re-check runs its steps and leaves no job row"
       await site.close();
     }
   }, { env: { JOB_QUEUE: "table", CRAWL_STEP_PAGES: "1" } }));
+
+Deno.test("a re-check asks as its audit asked: the audit's user_agent preset on every fetch", () =>
+  withApp(async (app) => {
+    const agents: string[] = [];
+    const site = serveSite((p) => {
+      if (p === "/") return html(page({ title: "Home of the preset site", links: ["/a"] }));
+      if (p !== "/a") return undefined;
+      return {
+        handler: (req: Request) => {
+          agents.push(req.headers.get("user-agent") ?? "");
+          return new Response(page({ title: null, key: "a" }), {
+            headers: { "content-type": "text/html; charset=utf-8" },
+          });
+        },
+      };
+    });
+    try {
+      const { live } = await liveWithCredits(app, 100);
+      const proj = await app.req("POST", "/v1/projects", { key: live, body: { url: site.origin } });
+      const started = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, {
+        key: live,
+        body: { user_agent: "googlebot_smartphone" },
+      });
+      assert.equal(started.status, 202, started.text);
+      const done = await waitForAudit(app, live, started.body.audit_id);
+      assert.equal(done.body.status, "completed", done.text);
+      const crawled = agents.length;
+      assert.ok(crawled >= 1 && agents.every((a) => a.includes("Googlebot")), agents.join("\n"));
+
+      const { done: re } = await recheck(app, live, started.body.audit_id, "title_missing");
+      assert.deepEqual(re.counts, { fixed: 0, still_failing: 1, not_checked: 0 });
+      const mine = agents.slice(crawled);
+      assert.equal(mine.length, 1, "the re-check fetched /a once");
+      assert.ok(mine[0].includes("Googlebot") && mine[0].includes("Serpwright"), mine[0]);
+    } finally {
+      await site.close();
+    }
+  }));
