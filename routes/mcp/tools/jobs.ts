@@ -12,6 +12,7 @@ import {
   Audit,
   getAuditIssueOp,
   getAuditOp,
+  getAuditSummaryOp,
   IssueItems,
   IssueList,
   listAuditIssuesOp,
@@ -20,12 +21,13 @@ import {
   PageList,
   startAuditOp,
 } from "../../../app/operations/audits.ts";
-import { execute, type Operation } from "../../../app/operation.ts";
+import { type BodyResult, execute, isBodyResult, type Operation } from "../../../app/operation.ts";
 import type { articleView, auditView } from "../../../app/views.ts";
 import {
   action,
   actionTool,
   IdempotencyKeyArg,
+  jsonResult,
   required,
   type ToolAnswer,
   type ToolContext,
@@ -42,13 +44,15 @@ const Wait = z.number().int().min(0).max(MAX_WAIT_SECONDS).optional().describe(
 );
 
 const AuditsInput = z.object({
-  action: z.enum(["start", "get", "issues", "issue", "pages"]).describe(
+  action: z.enum(["start", "get", "summary", "issues", "issue", "pages"]).describe(
     "start: queue a technical audit of project_id (an audit already queued or running is " +
       "returned as is, not charged twice). get: an audit (audit_id) with its score and summary " +
-      "once completed. Once completed: issues: its issues worst first with meaning, fix and " +
-      "change since the previous audit (filters severity, category, change); issue: the " +
-      "affected items of one check with their evidence; pages: every URL the crawl met " +
-      "(filters status, indexable, check). Listings page with limit and cursor.",
+      "once completed. Once completed: summary: a Markdown summary of at most 2 KB (score, " +
+      "deltas, worst issues with their fix) to paste into a chat or a pull request; issues: its " +
+      "issues worst first with meaning, fix and change since the previous audit (filters " +
+      "severity, category, change); issue: the affected items of one check with their " +
+      "evidence; pages: every URL the crawl met (filters status, indexable, check). Listings " +
+      "page with limit and cursor; whole lists as CSV or NDJSON files come from the HTTP API.",
   ),
   project_id: z.string().min(1).max(100).optional().describe("start: the project (proj_…)"),
   audit_id: z.string().min(1).max(100).optional()
@@ -72,6 +76,10 @@ const AuditsInput = z.object({
     .describe(`issues, issue, pages: items per page, 1 to ${MAX_PAGE_SIZE} (default 50)`),
   cursor: z.string().optional()
     .describe("issues, issue, pages: the next_cursor of the previous page"),
+  format: z.enum(["json", "csv", "ndjson"]).optional().describe(
+    "issues, issue, pages: json only (the default). CSV and NDJSON files of a whole list are " +
+      "downloads of GET /v1/audits/{audit_id}/issues, /issues/{check} or /pages?format=csv",
+  ),
 }).strict();
 
 type AuditArgs = z.output<typeof AuditsInput>;
@@ -143,7 +151,8 @@ async function auditAnswer(
     ctx,
     wait ?? 0,
     { kind: "audit", id },
-    getAuditOp,
+    // Without `format` the audit's get answers the audit itself, never its Markdown.
+    getAuditOp as Operation<never, never, never, AuditOut>,
     { auditId: id },
     first,
     (a) => a.status === "completed" || a.status === "failed",
@@ -154,6 +163,18 @@ async function auditAnswer(
     structured: { audit, ...(running ? { poll_after_seconds: 30 } : {}) },
     summary: auditSummary(audit),
   };
+}
+
+/** A listing's answer; a CSV or NDJSON file is refused (`jsonResult`) with its `/v1` address. */
+function listAnswer<O>(
+  result: O | BodyResult,
+  ctx: ToolContext,
+  a: AuditArgs,
+  list: string,
+  answer: (body: O) => ToolAnswer,
+): ToolAnswer {
+  const download = `${ctx.baseUrl}/v1/audits/${a.audit_id}/${list}?format=${a.format}`;
+  return answer(jsonResult(result, download));
 }
 
 function nextPage(cursor: string | null): string {
@@ -184,6 +205,9 @@ export const auditsTool = actionTool({
     issue: IssueItems.optional()
       .describe("issue: the body of GET /v1/audits/{audit_id}/issues/{check}"),
     pages: PageList.optional().describe("pages: the body of GET /v1/audits/{audit_id}/pages"),
+    audit_id: z.string().optional().describe("summary: the audit summarised"),
+    markdown: z.string().optional()
+      .describe("summary: the body of GET /v1/audits/{audit_id}/summary.md"),
   }),
   access: "key",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -194,7 +218,16 @@ export const auditsTool = actionTool({
     }), (accepted, a, ctx) => auditAnswer(ctx, accepted.audit_id, null, a.wait)),
     get: action(getAuditOp, (a: AuditArgs) => ({
       params: { auditId: required(a.audit_id, "audit_id", "get") },
-    }), (audit, a, ctx) => auditAnswer(ctx, audit.audit_id, audit, a.wait)),
+    }), (result, a, ctx) => {
+      const audit = jsonResult(result, `${ctx.baseUrl}/v1/audits/${a.audit_id}`);
+      return auditAnswer(ctx, audit.audit_id, audit, a.wait);
+    }),
+    summary: action(getAuditSummaryOp, (a: AuditArgs) => ({
+      params: { auditId: required(a.audit_id, "audit_id", "summary") },
+    }), (result, a) => {
+      const markdown = isBodyResult(result) && typeof result.body === "string" ? result.body : "";
+      return { structured: { audit_id: a.audit_id, markdown }, summary: markdown };
+    }),
     issues: action(listAuditIssuesOp, (a: AuditArgs) => ({
       params: { auditId: required(a.audit_id, "audit_id", "issues") },
       query: {
@@ -203,30 +236,33 @@ export const auditsTool = actionTool({
         change: a.change,
         limit: a.limit,
         cursor: a.cursor,
+        format: a.format,
       },
-    }), (issues) => ({
-      structured: { issues },
-      summary: `${issues.data.length} issue(s) of audit ${issues.audit_id}` +
-        (issues.data.length
-          ? `: ${
-            issues.data.slice(0, 5).map((i) => `${i.check} (${i.severity}, ${i.change})`)
-              .join(", ")
-          }`
-          : "") +
-        nextPage(issues.next_cursor),
-    })),
+    }), (result, a, ctx) =>
+      listAnswer(result, ctx, a, "issues", (issues) => ({
+        structured: { issues },
+        summary: `${issues.data.length} issue(s) of audit ${issues.audit_id}` +
+          (issues.data.length
+            ? `: ${
+              issues.data.slice(0, 5).map((i) => `${i.check} (${i.severity}, ${i.change})`)
+                .join(", ")
+            }`
+            : "") +
+          nextPage(issues.next_cursor),
+      }))),
     issue: action(getAuditIssueOp, (a: AuditArgs) => ({
       params: {
         auditId: required(a.audit_id, "audit_id", "issue"),
         check: required(a.check, "check", "issue"),
       },
-      query: { limit: a.limit, cursor: a.cursor },
-    }), (issue) => ({
-      structured: { issue },
-      summary: `${issue.check} (${issue.severity}): ${issue.affected_count} affected; ` +
-        `${issue.data.length} item(s) in this page. Fix: ${issue.fix}` +
-        nextPage(issue.next_cursor),
-    })),
+      query: { limit: a.limit, cursor: a.cursor, format: a.format },
+    }), (result, a, ctx) =>
+      listAnswer(result, ctx, a, `issues/${a.check}`, (issue) => ({
+        structured: { issue },
+        summary: `${issue.check} (${issue.severity}): ${issue.affected_count} affected; ` +
+          `${issue.data.length} item(s) in this page. Fix: ${issue.fix}` +
+          nextPage(issue.next_cursor),
+      }))),
     pages: action(listAuditPagesOp, (a: AuditArgs) => ({
       params: { auditId: required(a.audit_id, "audit_id", "pages") },
       query: {
@@ -235,12 +271,14 @@ export const auditsTool = actionTool({
         check: a.check,
         limit: a.limit,
         cursor: a.cursor,
+        format: a.format,
       },
-    }), (pages) => ({
-      structured: { pages },
-      summary: `${pages.data.length} URL(s) of audit ${pages.audit_id}` +
-        nextPage(pages.next_cursor),
-    })),
+    }), (result, a, ctx) =>
+      listAnswer(result, ctx, a, "pages", (pages) => ({
+        structured: { pages },
+        summary: `${pages.data.length} URL(s) of audit ${pages.audit_id}` +
+          nextPage(pages.next_cursor),
+      }))),
   },
 });
 
