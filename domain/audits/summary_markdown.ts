@@ -84,16 +84,16 @@ const CATEGORY_NAMES: Record<Category, string> = {
 export function renderSummary(input: SummaryInput): string {
   const { audit, previous, baseUrl } = input;
   const summary = audit.summary!;
-  const name = input.project ? clip(input.project.name || input.project.url, 80) : audit.projectId;
+  const name = input.project ? clip(input.project.name || input.project.url, 60) : audit.projectId;
   const site = input.project && input.project.url !== input.project.name
-    ? ` (${clip(input.project.url, 100)})`
+    ? ` (${clip(input.project.url, 80)})`
     : "";
   const urls = audit.jobsCompleted + audit.jobsFailed;
   const caps = Object.keys(audit.limitsHit ?? {});
   const head = [
     `## SEO audit: ${md(name)}${md(site)}`,
     `**Score ${audit.score}/100**${delta(audit.score, previous?.score)} · ` +
-    `${day(audit.completedAt)} · ${urls.toLocaleString("en-US")} URLs fetched` +
+    `${day(audit.completedAt)} · ${n(urls)} URLs fetched` +
     (caps.length ? ` · caps hit: ${md(clip(caps.join(", "), 120))}` : ""),
     "",
     CATEGORIES.map((c) =>
@@ -102,8 +102,9 @@ export function renderSummary(input: SummaryInput): string {
     ).join(" · "),
     "",
     changesLine(audit),
-    `Findings: ${summary.issues_critical} critical, ${summary.issues_warning} warning, ` +
-    `${summary.issues_info} info.`,
+    ...fixedLine(input.issues),
+    `Findings: ${n(summary.issues_critical)} critical, ${n(summary.issues_warning)} warning, ` +
+    `${n(summary.issues_info)} info.`,
   ];
   const fired = input.issues.filter((i) => i.change !== "fixed");
   const issueLines = fired.slice(0, SUMMARY_TOP_ISSUES).map((i, n) => issueLine(i, n + 1));
@@ -142,8 +143,16 @@ function capped(lines: string[]): string {
 function changesLine(audit: AuditRecord): string {
   const c = audit.changes;
   if (!c || c.previous_audit_id === null) return "First audit of this project: nothing to compare.";
-  return `Since the previous audit (${c.previous_audit_id}): ${c.new} new, ${c.fixed} fixed, ` +
+  return `Since the previous audit (${clip(c.previous_audit_id, 40)}): ${c.new} new, ` +
+    `${c.fixed} fixed, ` +
     `${c.persisting} persisting issues.`;
+}
+
+/** The checks fixed since the previous audit, by title (a line only when there are some). */
+function fixedLine(issues: StoredIssue[]): string[] {
+  const fixed = issues.filter((i) => i.change === "fixed")
+    .map((i) => CHECKS_BY_ID.get(i.check)?.title ?? i.check);
+  return fixed.length ? [`Fixed: ${md(clip(fixed.join("; "), 160))}`] : [];
 }
 
 /** One worst issue: title, severity, count, change, and the fix, on one line. */
@@ -152,7 +161,7 @@ function issueLine(issue: StoredIssue, n: number): string {
   if (!check) return `${n}. ${md(issue.check)}: ${issue.affected} affected`;
   const fix = checkDoc(check).fix;
   return `${n}. **${md(clip(check.title, 80))}** (${check.severity}, ` +
-    `${issue.affected.toLocaleString("en-US")} affected, ${issue.change}): ${md(clip(fix, 150))}`;
+    `${n(issue.affected)} affected, ${issue.change}): ${md(clip(fix, 150))}`;
 }
 
 /** ` (+3)`, ` (−2)`, ` (=)`; nothing without a previous value. */
@@ -160,6 +169,11 @@ function delta(now: number | null | undefined, before: number | null | undefined
   if (now === null || now === undefined || before === null || before === undefined) return "";
   const d = now - before;
   return d === 0 ? " (=)" : d > 0 ? ` (+${d})` : ` (−${-d})`;
+}
+
+/** 12,345 */
+function n(value: number): string {
+  return value.toLocaleString("en-US");
 }
 
 function day(at: number | null): string {
@@ -172,9 +186,12 @@ function clip(s: string, max: number): string {
   return line.length <= max ? line : line.slice(0, max - 1) + "…";
 }
 
-/** Text that Markdown shows as written: no emphasis, links, HTML or code spans from it. */
+/**
+ * Text that Markdown shows as written: no links, images, HTML, code spans or bold from it (`_`
+ * is left alone: ids and snake_case words read better, and inside a word it emphasises nothing).
+ */
 function md(s: string): string {
-  return s.replace(/[\\`*_[\]<>]/g, (c) => `\\${c}`);
+  return s.replace(/[\\`*[\]<>]/g, (c) => `\\${c}`);
 }
 
 function bytes(s: string): number {
