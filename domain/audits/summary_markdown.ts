@@ -156,11 +156,11 @@ function fixedLine(issues: StoredIssue[]): string[] {
 }
 
 /** One worst issue: title, severity, count, change, and the fix, on one line. */
-function issueLine(issue: StoredIssue, n: number): string {
+function issueLine(issue: StoredIssue, rank: number): string {
   const check = CHECKS_BY_ID.get(issue.check);
-  if (!check) return `${n}. ${md(issue.check)}: ${issue.affected} affected`;
+  if (!check) return `${rank}. ${md(issue.check)}: ${n(issue.affected)} affected`;
   const fix = checkDoc(check).fix;
-  return `${n}. **${md(clip(check.title, 80))}** (${check.severity}, ` +
+  return `${rank}. **${md(clip(check.title, 80))}** (${check.severity}, ` +
     `${n(issue.affected)} affected, ${issue.change}): ${md(clip(fix, 150))}`;
 }
 
