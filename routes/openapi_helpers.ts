@@ -124,7 +124,7 @@ export interface SuccessBody {
 /** The `content` of a success: JSON (or the text's own type), then the other formats as text. */
 function successContent(s: SuccessBody): Record<string, unknown> {
   const content: Record<string, unknown> = {
-    [s.produces ?? "application/json"]: { schema: s.schema },
+    [(s.produces ?? "application/json").split(";")[0]]: { schema: s.schema },
   };
   for (const [name, f] of Object.entries(s.formats ?? {})) {
     content[f.contentType.split(";")[0]] = {

@@ -27,18 +27,12 @@ const CSV_OPTIONS: Options = {
   cast: { boolean: (value: boolean) => (value ? "true" : "false") },
 };
 
-/** `value`'s leaves as `path → cell`: nested objects as `a.b`, arrays joined. */
-export function flatten(value: Record<string, unknown>, prefix = ""): Record<string, Cell> {
-  const out: Record<string, Cell> = {};
-  for (const [k, v] of Object.entries(value)) {
-    const name = prefix ? `${prefix}.${k}` : k;
-    if (Array.isArray(v)) out[name] = v.map(arrayItem).join(ARRAY_JOIN);
-    else if (v !== null && typeof v === "object") {
-      Object.assign(out, flatten(v as Record<string, unknown>, name));
-    } else if (v === undefined) out[name] = null;
-    else out[name] = v as Cell;
-  }
-  return out;
+/** A value as one CSV cell: arrays joined, a nested object left in a column as JSON. */
+function cellOf(v: unknown): Cell {
+  if (v === null || v === undefined) return null;
+  if (Array.isArray(v)) return v.map(arrayItem).join(ARRAY_JOIN);
+  if (typeof v === "object") return JSON.stringify(v);
+  return v as Cell;
 }
 
 function arrayItem(v: unknown): string {
@@ -73,21 +67,28 @@ export async function* ndjsonChunks<T>(batches: AsyncIterable<T[]>): AsyncGenera
 }
 
 /**
- * The row mapper of fixed `columns` (flattened names). With `other`, that column holds the
- * fields the named columns leave out, as JSON (empty when nothing is left).
+ * The row mapper of fixed `columns`: a column `a.b` reads field `b` of the object in field `a`
+ * (nested objects are flattened that way). With `other`, that column holds the fields the named
+ * columns leave out, as JSON (empty when nothing is left).
  */
 export function rowOf(
   columns: readonly string[],
   other?: string,
 ): (item: Record<string, unknown>) => Cell[] {
-  const named = new Set(columns.map((c) => c.split(".")[0]));
+  const paths = columns.map((c) => c.split("."));
   const at = other === undefined ? -1 : columns.indexOf(other);
+  const named = new Set(paths.filter((_, i) => i !== at).map((p) => p[0]));
   return (item) => {
-    const flat = flatten(item);
-    const cells: Cell[] = columns.map((c) => flat[c] ?? null);
+    const cells: Cell[] = new Array(paths.length);
+    for (let i = 0; i < paths.length; i++) {
+      let v: unknown = item;
+      for (const part of paths[i]) v = (v as Record<string, unknown> | null)?.[part];
+      cells[i] = cellOf(v);
+    }
     if (at >= 0) {
-      const rest = Object.entries(item).filter(([k]) => !named.has(k));
-      cells[at] = rest.length ? JSON.stringify(Object.fromEntries(rest)) : null;
+      let rest: Record<string, unknown> | null = null;
+      for (const k in item) if (!named.has(k)) (rest ??= {})[k] = item[k];
+      cells[at] = rest ? JSON.stringify(rest) : null;
     }
     return cells;
   };
