@@ -253,8 +253,9 @@ Deno.test({
       const ops = operations(doc);
       assert.equal(
         ops.length,
-        26,
-        "the 20 interface operations, the 3 audit findings listings and the 3 schedule operations",
+        27,
+        "the 20 interface operations, the 3 audit findings listings, the audit summary and the " +
+          "3 schedule operations",
       );
       const snapKeys = [sandbox.key, live];
       let before = await snapshot(app, snapKeys);
