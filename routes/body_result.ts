@@ -52,10 +52,13 @@ export function bodyResponse(c: Context, result: BodyResult, status: number): Re
 function byteStream(chunks: AsyncIterable<string>): ReadableStream<Uint8Array> {
   const it = chunks[Symbol.asyncIterator]();
   const encoder = new TextEncoder();
+  // A chunk in flight when the client left has nowhere to go: it is dropped, not an error.
+  let cancelled = false;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
         const next = await it.next();
+        if (cancelled) return;
         if (next.done) controller.close();
         else controller.enqueue(encoder.encode(next.value));
       } catch (err) {
@@ -68,6 +71,7 @@ function byteStream(chunks: AsyncIterable<string>): ReadableStream<Uint8Array> {
       }
     },
     async cancel() {
+      cancelled = true;
       await it.return?.();
     },
   });
