@@ -100,10 +100,55 @@ export interface Operation<
   sensitive?: boolean;
   /** Changes what the account's cached keys show (project counts, sandbox usage, keys). */
   changesAccount?: boolean;
+  /**
+   * The success body's media type when it is not JSON (`run` then answers a `BodyResult`): the
+   * Markdown summary. Documented instead of `application/json`.
+   */
+  produces?: string;
+  /**
+   * Other renderings of the result `run` may answer as a `BodyResult` when its `format` query
+   * parameter names one (`csv`, `ndjson`, `markdown`), each with its media type. `/v1` also picks
+   * one from the `Accept` header when `format` is absent, and documents them beside the JSON.
+   */
+  formats?: Record<string, { contentType: string; description: string }>;
   run(
     input: OperationInput<z.output<P>, z.output<Q>, z.output<B>>,
     ctx: OperationContext<Access extends "key" ? AccountActor : Actor>,
   ): Promise<O>;
+}
+
+/**
+ * A result that is a body of its own rather than JSON: a Markdown summary (`body` a string) or an
+ * export streamed while the store is read (`body` chunks, produced only as the adapter pulls
+ * them, so a 100,000-row list never sits in memory). Every check that may fail (`not_found`,
+ * `invalid_state`) runs before `run` returns one, so an error still has the `/v1` shape; only
+ * the rows are read lazily. `/v1` sends it as is; the MCP adapter answers JSON only
+ * (routes/mcp/kit.ts `jsonResult`) except where a tool turns the text into its answer.
+ */
+export interface BodyResult {
+  readonly kind: typeof BODY_RESULT;
+  /** The media type sent as `Content-Type`, with its charset. */
+  contentType: string;
+  /** Offered as a download under this name (`Content-Disposition: attachment`). */
+  filename?: string;
+  body: string | AsyncIterable<string>;
+}
+
+const BODY_RESULT = "serpwright.body" as const;
+
+/** A body result (see `BodyResult`). */
+export function bodyResult(
+  contentType: string,
+  body: string | AsyncIterable<string>,
+  filename?: string,
+): BodyResult {
+  return { kind: BODY_RESULT, contentType, body, ...(filename ? { filename } : {}) };
+}
+
+/** Whether `run` answered a body rather than a JSON result. */
+export function isBodyResult(value: unknown): value is BodyResult {
+  return typeof value === "object" && value !== null &&
+    (value as { kind?: unknown }).kind === BODY_RESULT;
 }
 
 /**
@@ -206,6 +251,7 @@ export async function execute<O>(
     pepper: services.deps.config.webhookEncryptionKey,
   }, async () => {
     const done = fresh = await run();
+    if (isBodyResult(done.body)) throw new Error(`${op.id}: a body result cannot be replayed`);
     return {
       status: done.status,
       headers: [["content-type", "application/json"]],

@@ -18,7 +18,7 @@ import {
 } from "./store.ts";
 import { checkDoc, checkDocUrl } from "./audit/check_docs.ts";
 import { CHECKS_BY_ID } from "./audit/checks/index.ts";
-import type { PageRecord } from "./audit/crawl/store.ts";
+import { getPages, listInPages, type PageRecord } from "./audit/crawl/store.ts";
 import type { Category, Evidence, Severity } from "./audit/types.ts";
 import type { IssueChange, StoredIssues } from "./audits/compare.ts";
 import { type AuditChanges, type AuditRecord, getAudit } from "./audits/record.ts";
@@ -147,14 +147,7 @@ export async function listAuditIssues(
   },
 ): Promise<Page<IssueView> & { audit_id: string; changes: AuditChanges | null }> {
   const audit = await completedAudit(deps, caller, auditId);
-  const stored = (await read(deps.kv, keys.auditIssues(auditId))).value;
-  const all = (stored?.issues ?? []).filter((i) => {
-    const c = CHECKS_BY_ID.get(i.check);
-    return c !== undefined &&
-      (!query.severity || c.severity === query.severity) &&
-      (!query.category || c.category === query.category) &&
-      (!query.change || i.change === query.change);
-  });
+  const all = await filteredIssues(deps.kv, auditId, query);
   // The list is small (one entry per check) and immutable: the cursor is an offset.
   let offset = 0;
   if (query.cursor !== undefined) {
@@ -173,6 +166,35 @@ export async function listAuditIssues(
   };
 }
 
+/** The filters of the issue listing. */
+export interface IssueFilters {
+  severity?: Severity;
+  category?: Category;
+  change?: IssueChange;
+}
+
+/** A finished audit's stored issues that pass the filters, worst first, then the fixed ones. */
+async function filteredIssues(kv: Deno.Kv, auditId: string, query: IssueFilters) {
+  const stored = (await read(kv, keys.auditIssues(auditId))).value;
+  return (stored?.issues ?? []).filter((i) => {
+    const c = CHECKS_BY_ID.get(i.check);
+    return c !== undefined &&
+      (!query.severity || c.severity === query.severity) &&
+      (!query.category || c.category === query.category) &&
+      (!query.change || i.change === query.change);
+  });
+}
+
+/** One check's stored issue of a finished audit (a check that did not fire reads as fixed). */
+async function storedIssue(kv: Deno.Kv, auditId: string, checkId: string) {
+  if (!CHECKS_BY_ID.has(checkId)) {
+    throw new ApiError("not_found", `No check '${checkId}'; see /docs/checks`);
+  }
+  const stored = (await read(kv, keys.auditIssues(auditId))).value;
+  return stored?.issues.find((i) => i.check === checkId) ??
+    { check: checkId, affected: 0, eligible: 0, stored: 0, change: "fixed" as const };
+}
+
 /** The evidence items of one check of a completed audit, by URL. 404 for an unknown check id. */
 export async function listIssueItems(
   deps: Deps,
@@ -182,11 +204,7 @@ export async function listIssueItems(
   query: { limit?: number; cursor?: string },
 ): Promise<Page<Evidence> & Omit<IssueView, "items_url"> & { audit_id: string }> {
   const audit = await completedAudit(deps, caller, auditId);
-  const check = CHECKS_BY_ID.get(checkId);
-  if (!check) throw new ApiError("not_found", `No check '${checkId}'; see /docs/checks`);
-  const stored = (await read(deps.kv, keys.auditIssues(auditId))).value;
-  const issue = stored?.issues.find((i) => i.check === checkId) ??
-    { check: checkId, affected: 0, eligible: 0, stored: 0, change: "fixed" as const };
+  const issue = await storedIssue(deps.kv, auditId, checkId);
   const { items_url: _, ...view } = issueView(deps.config.publicBaseUrl, audit.id, issue);
   const limit = pageSize(query.limit);
   const data: Evidence[] = [];
@@ -286,13 +304,8 @@ export async function listAuditPages(
 ): Promise<Page<PageView> & { audit_id: string }> {
   const audit: AuditRecord = await completedAudit(deps, caller, auditId);
   const limit = pageSize(query.limit);
-  const keep = (r: PageRecord) =>
-    (query.status === undefined || statusClass(r) === query.status) &&
-    (query.indexable === undefined || (notIndexableReason(r) === null) === query.indexable);
+  const keep = pageFilter(query);
   if (query.check !== undefined) {
-    if (!CHECKS_BY_ID.has(query.check)) {
-      throw new ApiError("invalid_request", `check: no check '${query.check}'`);
-    }
     const page = await pagesOfCheck(deps.kv, auditId, query.check, limit, keep, query.cursor);
     return { audit_id: audit.id, ...page };
   }
@@ -309,6 +322,106 @@ export async function listAuditPages(
     },
   );
   return { audit_id: audit.id, data, next_cursor: next };
+}
+
+/** The filters of the page inventory. */
+export interface PageFilters {
+  status?: PageStatusClass;
+  indexable?: boolean;
+  check?: string;
+}
+
+/** The records the filters keep (`check` is applied by walking that check's findings). */
+function pageFilter(query: PageFilters): (r: PageRecord) => boolean {
+  if (query.check !== undefined && !CHECKS_BY_ID.has(query.check)) {
+    throw new ApiError("invalid_request", `check: no check '${query.check}'`);
+  }
+  return (r) =>
+    (query.status === undefined || statusClass(r) === query.status) &&
+    (query.indexable === undefined || (notIndexableReason(r) === null) === query.indexable);
+}
+
+/** Entries a whole-list read takes from KV at a time: its memory bound, whatever the list. */
+export const EXPORT_BATCH = 250;
+
+/**
+ * A whole listing for an export: every check runs now (404, 409, a bad filter), the rows are
+ * read from KV only as `batches` is iterated, EXPORT_BATCH entries at a time, in the order and
+ * under the filters of the paged listing.
+ */
+export interface AllRows<T> {
+  audit_id: string;
+  batches: AsyncIterable<T[]>;
+}
+
+/** Every issue of a completed audit under the filters of `listAuditIssues` (one small value). */
+export async function allAuditIssues(
+  deps: Deps,
+  caller: Caller,
+  auditId: string,
+  query: IssueFilters,
+): Promise<AllRows<IssueView>> {
+  const audit = await completedAudit(deps, caller, auditId);
+  const base = deps.config.publicBaseUrl;
+  const issues = (await filteredIssues(deps.kv, auditId, query))
+    .map((i) => issueView(base, audit.id, i));
+  return { audit_id: audit.id, batches: once(issues) };
+}
+
+/** Every stored evidence item of one check of a completed audit, by URL. */
+export async function allIssueItems(
+  deps: Deps,
+  caller: Caller,
+  auditId: string,
+  checkId: string,
+): Promise<AllRows<Evidence>> {
+  const audit = await completedAudit(deps, caller, auditId);
+  const issue = await storedIssue(deps.kv, auditId, checkId);
+  const kv = deps.kv;
+  async function* batches() {
+    if (issue.affected === 0) return;
+    for await (const page of listInPages(kv, keys.auditFindings(auditId, checkId), EXPORT_BATCH)) {
+      yield page.map((e) => e.value);
+    }
+  }
+  return { audit_id: audit.id, batches: batches() };
+}
+
+/** Every URL of a completed audit's inventory under the filters of `listAuditPages`. */
+export async function allAuditPages(
+  deps: Deps,
+  caller: Caller,
+  auditId: string,
+  query: PageFilters,
+): Promise<AllRows<PageView>> {
+  const audit = await completedAudit(deps, caller, auditId);
+  const keep = pageFilter(query);
+  const kv = deps.kv;
+  async function* batches() {
+    if (query.check === undefined) {
+      for await (const page of listInPages(kv, keys.auditPages(auditId), EXPORT_BATCH)) {
+        yield page.filter((e) => keep(e.value)).map((e) => pageView(e.value));
+      }
+      return;
+    }
+    // The check's findings by URL (several items of one URL are consecutive), joined to records.
+    let last: string | null = null;
+    const findings = keys.auditFindings(auditId, query.check);
+    for await (const page of listInPages(kv, findings, EXPORT_BATCH)) {
+      const urls: string[] = [];
+      for (const e of page) {
+        const url = e.key[3];
+        if (url !== last) urls.push(last = url);
+      }
+      const records = await getPages(kv, auditId, urls);
+      yield records.filter((r): r is PageRecord => r !== null && keep(r)).map(pageView);
+    }
+  }
+  return { audit_id: audit.id, batches: batches() };
+}
+
+async function* once<T>(rows: T[]): AsyncIterable<T[]> {
+  yield rows;
 }
 
 /**

@@ -57,7 +57,7 @@ const replayedHeader = {
  * any other method with it (and `Allow`).
  */
 export function responses(
-  success: Record<number, { description: string; schema: z.ZodType }>,
+  success: Record<number, SuccessBody>,
   errors: ErrorCode[],
 ) {
   const out: Record<string, unknown> = {};
@@ -66,7 +66,7 @@ export function responses(
     out[status] = {
       description: s.description,
       headers: idempotent ? { ...rateHeaders, ...replayedHeader } : rateHeaders,
-      content: { "application/json": { schema: s.schema } },
+      content: successContent(s),
     };
   }
   const byStatus = new Map<number, ErrorCode[]>();
@@ -109,6 +109,29 @@ export function responses(
   }
   // deno-lint-ignore no-explicit-any
   return out as any;
+}
+
+/** A success response: its schema, and any other media types it may come as. */
+export interface SuccessBody {
+  description: string;
+  schema: z.ZodType;
+  /** The one media type of a text result (the schema is then a string). */
+  produces?: string;
+  /** Other renderings chosen by `format` or `Accept` (app/operation.ts `formats`). */
+  formats?: Record<string, { contentType: string; description: string }>;
+}
+
+/** The `content` of a success: JSON (or the text's own type), then the other formats as text. */
+function successContent(s: SuccessBody): Record<string, unknown> {
+  const content: Record<string, unknown> = {
+    [(s.produces ?? "application/json").split(";")[0]]: { schema: s.schema },
+  };
+  for (const [name, f] of Object.entries(s.formats ?? {})) {
+    content[f.contentType.split(";")[0]] = {
+      schema: { type: "string", description: `\`format=${name}\`: ${f.description}` },
+    };
+  }
+  return content;
 }
 
 export const IdempotencyHeader = z.object({

@@ -8,8 +8,9 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { type AccountActor, anonymousActor, keyActor } from "../app/actor.ts";
-import { execute, type Operation } from "../app/operation.ts";
+import { execute, isBodyResult, type Operation } from "../app/operation.ts";
 import { checkIdempotencyKey } from "../domain/idempotent_request.ts";
+import { bodyResponse, negotiateFormat } from "./body_result.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { requireKey } from "./middleware/auth.ts";
 import { clientIp } from "./middleware/request_id.ts";
@@ -47,9 +48,12 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
     ...op.errors,
   ];
   // The success status, and any other one `run` may set, each documented with the result's schema.
-  const success = { [op.status]: { description: op.outputDescription, schema: op.output } };
+  const media = { produces: op.produces, formats: op.formats };
+  const success = {
+    [op.status]: { description: op.outputDescription, schema: op.output, ...media },
+  };
   for (const [status, description] of Object.entries(op.otherStatuses ?? {})) {
-    success[Number(status)] = { description, schema: op.output };
+    success[Number(status)] = { description, schema: op.output, ...media };
   }
   const route = createRoute({
     method: op.method,
@@ -85,9 +89,14 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
   app.openapi(route as any, async (c: any) => {
     const ctx = c as Context<AppEnv>;
     const key = ctx.req.header("idempotency-key");
+    const query = op.query ? { ...c.req.valid("query") } : {};
+    // `format` wins; without it, `Accept` may pick one of the operation's other formats.
+    if (op.formats && query.format === undefined) {
+      query.format = negotiateFormat(ctx.req.header("accept"), op.formats);
+    }
     const outcome = await execute(s, op, actorOf(ctx, s), {
       params: op.params ? c.req.valid("param") : {},
-      query: op.query ? c.req.valid("query") : {},
+      query,
       // An optional body left out is not validated: it reads as `{}`.
       body: op.body ? c.req.valid("json") ?? {} : {},
     }, {
@@ -97,6 +106,7 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
       header: (name, value) => ctx.header(name, value),
     });
     if (outcome.replayed) ctx.header("Idempotent-Replayed", "true");
+    if (isBodyResult(outcome.body)) return bodyResponse(ctx, outcome.body, outcome.status);
     return ctx.json(outcome.body as object, outcome.status as 200);
   });
 }

@@ -28,7 +28,18 @@ import {
   MAX_LIST_URLS,
 } from "../../domain/audits/options.ts";
 import { getAudit } from "../../domain/audits/record.ts";
-import { defineOperation } from "../operation.ts";
+import {
+  auditSummaryMarkdown,
+  SUMMARY_MAX_BYTES,
+  type SummaryLinks,
+} from "../../domain/audits/summary_markdown.ts";
+import {
+  exportAuditIssues,
+  exportAuditPages,
+  type ExportFile,
+  exportIssueItems,
+} from "../../domain/audit_exports.ts";
+import { type BodyResult, bodyResult, defineOperation } from "../operation.ts";
 import { auditView } from "../views.ts";
 import { ProjectIdParam } from "./projects.ts";
 
@@ -288,12 +299,39 @@ const Issue = z.object({
   items_url: z.string().openapi({ example: "/v1/audits/aud_0abc/issues/broken_internal_links" }),
 }).openapi("AuditIssue");
 
+/** The files a findings listing also comes as (`format`, or `Accept`), whole and streamed. */
+const EXPORT_FORMATS = {
+  csv: {
+    contentType: "text/csv; charset=utf-8; header=present",
+    description: "the whole list (not one page) as RFC 4180 CSV with a header row, streamed; " +
+      "evidence fields as columns (nested `a.b`, arrays joined with ` | `); text cells that " +
+      "start with = + - @ or a tab are prefixed with '; `limit` and `cursor` do not apply",
+  },
+  ndjson: {
+    contentType: "application/x-ndjson",
+    description: "the whole list as newline-delimited JSON, one `data` item per line, streamed; " +
+      "`limit` and `cursor` do not apply",
+  },
+};
+
+const ExportFormat = z.enum(["json", "csv", "ndjson"]).optional().openapi({
+  description: "json (default): a page of the list. csv or ndjson: the whole list as a " +
+    "download, under the same filters (also chosen by `Accept: text/csv` or " +
+    "`application/x-ndjson`; `format` wins)",
+});
+
+/** A whole-list file as the operation's body result. */
+function exported(file: ExportFile, format: "csv" | "ndjson"): BodyResult {
+  return bodyResult(EXPORT_FORMATS[format].contentType, file.chunks, file.filename);
+}
+
 /** The filters of `GET /v1/audits/{auditId}/issues` (also the MCP audits tool's). */
 export const IssuesQuery = z.object({
   severity: Severity.optional(),
   category: Category.optional(),
   change: Change.optional(),
   ...PageQuery,
+  format: ExportFormat,
 });
 
 /** The filters of `GET /v1/audits/{auditId}/pages` (also the MCP audits tool's). */
@@ -306,10 +344,11 @@ export const PagesQuery = z.object({
     example: "title_missing",
   }),
   ...PageQuery,
+  format: ExportFormat,
 });
 
 /** The paging of `GET /v1/audits/{auditId}/issues/{check}`. */
-export const IssueItemsQuery = z.object(PageQuery);
+export const IssueItemsQuery = z.object({ ...PageQuery, format: ExportFormat });
 
 export const IssueList = z.object({
   audit_id: z.string(),
@@ -412,6 +451,33 @@ const CheckParam = AuditIdParam.extend({
   }),
 });
 
+const SUMMARY_FORMAT = {
+  contentType: "text/markdown; charset=utf-8",
+  description: `the summary of a completed audit in at most ${SUMMARY_MAX_BYTES} bytes of ` +
+    "Markdown (as `GET /v1/audits/{auditId}/summary.md`)",
+};
+
+const AuditQuery = z.object({
+  format: z.enum(["json", "markdown"]).optional().openapi({
+    description: "json (default): the audit. markdown: its short summary (409 `invalid_state` " +
+      "before it completed); also chosen by `Accept: text/markdown`",
+  }),
+});
+
+/**
+ * The summary as a body. The share link is filled in once the audit has shares (the report's
+ * share links); until then the summary carries the JSON link only.
+ */
+async function summaryBody(
+  deps: Parameters<typeof auditSummaryMarkdown>[0],
+  actor: { accountId: string; mode: "sandbox" | "live" },
+  auditId: string,
+  links: SummaryLinks = { shareUrl: null },
+): Promise<BodyResult> {
+  const text = await auditSummaryMarkdown(deps, actor, auditId, links);
+  return bodyResult(SUMMARY_FORMAT.contentType, text);
+}
+
 export const startAuditOp = defineOperation({
   id: "audits.start",
   method: "post",
@@ -464,13 +530,39 @@ export const getAuditOp = defineOperation({
   summary: "An audit: status, and score and summary once completed",
   access: "key",
   params: AuditIdParam,
+  query: AuditQuery,
   status: 200,
   output: Audit,
   outputDescription: "The audit",
-  errors: ["not_found"],
-  async run({ params }, { services, actor }) {
+  formats: { markdown: SUMMARY_FORMAT },
+  errors: ["not_found", "invalid_state"],
+  async run({ params, query }, { services, actor }) {
+    if (query.format === "markdown") return await summaryBody(services.deps, actor, params.auditId);
     const audit = await getAudit(services.deps, actor.accountId, params.auditId, actor.mode);
     return auditView(audit);
+  },
+});
+
+export const getAuditSummaryOp = defineOperation({
+  id: "audits.summary",
+  method: "get",
+  path: "/v1/audits/{auditId}/summary.md",
+  tags: ["Audits"],
+  summary: `A completed audit in at most ${SUMMARY_MAX_BYTES.toLocaleString("en-US")} bytes ` +
+    "of Markdown, to paste into a chat or a pull request",
+  description: "Score and category scores with their change since the previous audit, new, " +
+    "fixed and persisting issues, the five worst issues with their counts and fix, and the link " +
+    "to the JSON audit. The same text as `GET /v1/audits/{auditId}?format=markdown`. 409 " +
+    "`invalid_state` while the audit is queued or running, or when it failed.",
+  access: "key",
+  params: AuditIdParam,
+  status: 200,
+  produces: SUMMARY_FORMAT.contentType,
+  output: z.string().openapi({ example: "## SEO audit: example.com\n**Score 72/100** (+5) …" }),
+  outputDescription: "The summary (text/markdown)",
+  errors: ["not_found", "invalid_state"],
+  async run({ params }, { services, actor }) {
+    return await summaryBody(services.deps, actor, params.auditId);
   },
 });
 
@@ -487,8 +579,24 @@ export const listAuditIssuesOp = defineOperation({
   status: 200,
   output: IssueList,
   outputDescription: "Issues, worst first, then the fixed ones",
+  formats: EXPORT_FORMATS,
   errors: ["not_found", "invalid_state"],
   async run({ params, query }, { services, actor }) {
+    const filters = {
+      severity: query.severity,
+      category: query.category as never,
+      change: query.change,
+    };
+    if (query.format === "csv" || query.format === "ndjson") {
+      const file = await exportAuditIssues(
+        services.deps,
+        actor,
+        params.auditId,
+        filters,
+        query.format,
+      );
+      return exported(file, query.format);
+    }
     return await listAuditIssues(services.deps, actor, params.auditId, {
       severity: query.severity,
       category: query.category as never,
@@ -511,8 +619,14 @@ export const getAuditIssueOp = defineOperation({
   status: 200,
   output: IssueItems,
   outputDescription: "The check and a page of its items",
+  formats: EXPORT_FORMATS,
   errors: ["not_found", "invalid_state"],
   async run({ params, query }, { services, actor }) {
+    if (query.format === "csv" || query.format === "ndjson") {
+      const { auditId, check } = params;
+      const file = await exportIssueItems(services.deps, actor, auditId, check, query.format);
+      return exported(file, query.format);
+    }
     return await listIssueItems(services.deps, actor, params.auditId, params.check, query);
   },
 });
@@ -531,12 +645,26 @@ export const listAuditPagesOp = defineOperation({
   status: 200,
   output: PageList,
   outputDescription: "A page of the inventory",
+  formats: EXPORT_FORMATS,
   errors: ["not_found", "invalid_state"],
   async run({ params, query }, { services, actor }) {
-    return await listAuditPages(services.deps, actor, params.auditId, {
+    const filters = {
       status: query.status,
       indexable: query.indexable === undefined ? undefined : query.indexable === "true",
       check: query.check,
+    };
+    if (query.format === "csv" || query.format === "ndjson") {
+      const file = await exportAuditPages(
+        services.deps,
+        actor,
+        params.auditId,
+        filters,
+        query.format,
+      );
+      return exported(file, query.format);
+    }
+    return await listAuditPages(services.deps, actor, params.auditId, {
+      ...filters,
       limit: query.limit,
       cursor: query.cursor,
     });
@@ -547,6 +675,7 @@ export const listAuditPagesOp = defineOperation({
 export const AUDIT_OPERATIONS = [
   startAuditOp,
   getAuditOp,
+  getAuditSummaryOp,
   listAuditIssuesOp,
   getAuditIssueOp,
   listAuditPagesOp,

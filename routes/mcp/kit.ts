@@ -7,7 +7,14 @@
 import type { McpServer, StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { type Actor, anonymousActor, keyActor } from "../../app/actor.ts";
-import { execute, type Operation, type OperationInput, parseInput } from "../../app/operation.ts";
+import {
+  type BodyResult,
+  execute,
+  isBodyResult,
+  type Operation,
+  type OperationInput,
+  parseInput,
+} from "../../app/operation.ts";
 import { ApiError, ERROR_CODES, type ErrorCode } from "../../domain/errors.ts";
 import type { Services } from "../env.ts";
 import { errorBody, toApiError } from "../middleware/errors.ts";
@@ -285,6 +292,20 @@ export function required<T>(value: T | undefined, field: string, action: string)
     throw new ApiError("invalid_request", `${field}: required for action '${action}'`);
   }
   return value;
+}
+
+/**
+ * An operation's JSON result. Tools answer JSON: a file the operation would stream (a CSV or
+ * NDJSON export) is refused with `invalid_request` naming the `/v1` address that serves it. The
+ * checks of the operation (not_found, invalid_state) have run by then, as over `/v1`.
+ */
+export function jsonResult<O>(result: O | BodyResult, download: string): O {
+  if (!isBodyResult(result)) return result;
+  throw new ApiError(
+    "invalid_request",
+    `format: this tool answers JSON pages; download the whole list as a file from ${download} ` +
+      "with the same API key",
+  );
 }
 
 /** Validates the fields an action takes with the `/v1` body schema, so the rules are the same. */

@@ -6,9 +6,13 @@
 import assert from "node:assert/strict";
 import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
 import { ALL_CHECKS } from "../../domain/audit/checks/index.ts";
+import { evidenceColumns } from "../../domain/audit/evidence_columns.ts";
 import type { CheckTally } from "../../domain/audit/types.ts";
 import { base, CASES, type SiteCase } from "./check_cases.ts";
 import { type FakeSite, serveSite, TEST_CA } from "../helpers/sites.ts";
+
+/** Evidence fields seen that a check's CSV columns (evidence_columns.ts) do not name. */
+const unnamedFields = new Set<string>();
 
 async function auditCase(c: SiteCase): Promise<Map<string, CheckTally>> {
   let routes: ReturnType<SiteCase["routes"]> | null = null;
@@ -18,7 +22,7 @@ async function auditCase(c: SiteCase): Promise<Map<string, CheckTally>> {
     return routes[p];
   }, { tls: c.tls ?? true });
   try {
-    const { tallies } = await runAuditDetailed({
+    const { tallies, findings } = await runAuditDetailed({
       startUrl: site.url("/"),
       maxPages: 30,
       concurrency: 4,
@@ -26,6 +30,12 @@ async function auditCase(c: SiteCase): Promise<Map<string, CheckTally>> {
       timeoutMs: c.timeoutMs ?? 3_000,
       ca: (c.tls ?? true) && !c.untrusted ? TEST_CA : undefined,
     });
+    for (const [check, items] of findings) {
+      const columns = new Set(evidenceColumns(check));
+      for (const item of items) {
+        for (const k of Object.keys(item)) if (!columns.has(k)) unnamedFields.add(`${check}.${k}`);
+      }
+    }
     return tallies;
   } finally {
     await site.close();
@@ -85,6 +95,8 @@ Deno.test("every check fires on its fixture site and stays quiet on its counterp
   }
   const problems = (await pool(jobs, 6)).filter((p) => p !== null);
   assert.deepEqual(problems, []);
+  // Every fact a check records has its CSV column (domain/audit/evidence_columns.ts).
+  assert.deepEqual([...unnamedFields].sort(), []);
 });
 
 Deno.test("docs list every check with its severity (and scope), render checks in docs/render.md", async () => {

@@ -402,7 +402,7 @@ Deno.test("a scoped audit keeps the whole site's facts and is no regression agai
       await run({ max_depth: 0 });
       broken = true;
       const again = await run({ max_depth: 0 });
-      await eventually(async () => events("audit.regressed").length === 1);
+      await eventually(() => Promise.resolve(events("audit.regressed").length === 1));
       assert.equal(events("audit.regressed")[0].body.data.audit_id, again.audit_id);
     });
   } finally {

@@ -38,6 +38,7 @@ export const ADDITIVE_ENDPOINTS = [
   "GET /v1/audits/{auditId}/issues",
   "GET /v1/audits/{auditId}/issues/{check}",
   "GET /v1/audits/{auditId}/pages",
+  "GET /v1/audits/{auditId}/summary.md",
   "PUT /v1/projects/{projectId}/schedule",
   "GET /v1/projects/{projectId}/schedule",
   "DELETE /v1/projects/{projectId}/schedule",

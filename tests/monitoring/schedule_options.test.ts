@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { subscribeProject, withApp } from "../helpers/app.ts";
 import { tickUntilSchedule, waitForAudit } from "../helpers/jobs.ts";
-import { html, page, serveSite } from "../helpers/sites.ts";
+import { page, serveSite } from "../helpers/sites.ts";
 import { call, connectMcp } from "../mcp/helpers.ts";
 
 Deno.test("scheduled audits run with the schedule's options", async () => {

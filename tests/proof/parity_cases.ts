@@ -6,6 +6,7 @@ import type { AuditRecord } from "../../domain/audits/record.ts";
 import { newId } from "../../domain/ids.ts";
 import { keys } from "../../kv/keys.ts";
 import type { TestApp } from "../helpers/app.ts";
+import { seedCompletedAudit } from "../helpers/seed_audit.ts";
 
 export interface World {
   sandbox: { key: string; accountId: string };
@@ -207,6 +208,77 @@ export const parityCases: ParityCase[] = [
       key: w.sandbox.key,
       tool: "audits",
       args: { action: "get", audit_id: w.extra.auditId },
+    }),
+  },
+  {
+    op: "audits.summary",
+    name: "the summary of an audit still queued",
+    changes: false,
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/audits/${w.extra.auditId}/summary.md`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "summary", audit_id: w.extra.auditId },
+    }),
+  },
+  {
+    op: "audits.summary",
+    name: "the Markdown summary of a completed audit",
+    status: 200,
+    changes: false,
+    async setup(app, w) {
+      w.extra.completedAuditId = "aud_paritycompleted0001";
+      await seedCompletedAudit(app.kv, {
+        accountId: w.sandbox.accountId,
+        projectId: w.sandboxProjectId,
+        auditId: w.extra.completedAuditId,
+        pages: 30,
+      });
+    },
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/audits/${w.extra.completedAuditId}/summary.md`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "summary", audit_id: w.extra.completedAuditId },
+    }),
+  },
+  {
+    op: "audits.summary",
+    name: "the summary of another account's audit",
+    changes: false,
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/audits/${w.extra.completedAuditId}/summary.md`,
+      key: w.live.key,
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "audits",
+      args: { action: "summary", audit_id: w.extra.completedAuditId },
+    }),
+  },
+  {
+    op: "audits.issues",
+    name: "issues of a completed audit",
+    status: 200,
+    changes: false,
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/audits/${w.extra.completedAuditId}/issues`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "issues", audit_id: w.extra.completedAuditId },
     }),
   },
   {

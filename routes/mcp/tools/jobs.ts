@@ -14,6 +14,7 @@ import {
   Audit,
   getAuditIssueOp,
   getAuditOp,
+  getAuditSummaryOp,
   IssueItems,
   IssueList,
   listAuditIssuesOp,
@@ -23,12 +24,13 @@ import {
   startAuditOp,
 } from "../../../app/operations/audits.ts";
 import { getRecheckOp, Recheck, startRecheckOp } from "../../../app/operations/rechecks.ts";
-import { execute, type Operation } from "../../../app/operation.ts";
+import { type BodyResult, execute, isBodyResult, type Operation } from "../../../app/operation.ts";
 import type { articleView, auditView } from "../../../app/views.ts";
 import {
   action,
   actionTool,
   IdempotencyKeyArg,
+  jsonResult,
   required,
   type ToolAnswer,
   type ToolContext,
@@ -48,20 +50,23 @@ const Wait = z.number().int().min(0).max(MAX_WAIT_SECONDS).optional().describe(
 );
 
 const AuditsInput = z.object({
-  action: z.enum(["start", "get", "issues", "issue", "pages", "recheck", "recheck_get"]).describe(
-    "start: queue a technical audit of project_id (an audit already queued or running with " +
-      "the same options is returned as is, not charged twice; other options: audit_in_progress). " +
-      "Optional scope and identity: include, exclude, max_depth, urls, sitemap_only, " +
-      "user_agent. get: an audit (audit_id) with its score and summary " +
-      "once completed. Once completed: issues: its issues worst first with meaning, fix and " +
-      "change since the previous audit (filters severity, category, change); issue: the " +
-      "affected items of one check with their evidence; pages: every URL the crawl met " +
-      "(filters status, indexable, check). Listings page with limit and cursor. recheck: after " +
-      "a fix, fetch again only the affected URLs of one check (audit_id, check; at most 100) " +
-      "and judge it on them: each URL fixed, still_failing (fresh evidence) or not_checked; " +
-      "site-wide checks answer invalid_state; priced per URL (GET /v1/plans recheck_pricing). " +
-      "recheck_get: a re-check (recheck_id).",
-  ),
+  action: z.enum(["start", "get", "summary", "issues", "issue", "pages", "recheck", "recheck_get"])
+    .describe(
+      "start: queue a technical audit of project_id (an audit already queued or running with " +
+        "the same options is returned as is, not charged twice; other options: " +
+        "audit_in_progress). Optional scope and identity: include, exclude, max_depth, urls, " +
+        "sitemap_only, user_agent. get: an audit (audit_id) with its score and summary once " +
+        "completed. Once completed: summary: a Markdown summary of at most 2 KB (score, deltas, " +
+        "worst issues with their fix) to paste into a chat or a pull request; issues: its " +
+        "issues worst first with meaning, fix and change since the previous audit (filters " +
+        "severity, category, change); issue: the affected items of one check with their " +
+        "evidence; pages: every URL the crawl met (filters status, indexable, check). Listings " +
+        "page with limit and cursor; whole lists as CSV or NDJSON files come from the HTTP API. " +
+        "recheck: after a fix, fetch again only the affected URLs of one check (audit_id, " +
+        "check; at most 100) and judge it on them: each URL fixed, still_failing (fresh " +
+        "evidence) or not_checked; site-wide checks answer invalid_state; priced per URL " +
+        "(GET /v1/plans recheck_pricing). recheck_get: a re-check (recheck_id).",
+    ),
   project_id: z.string().min(1).max(100).optional().describe("start: the project (proj_…)"),
   audit_id: z.string().min(1).max(100).optional()
     .describe("get, issues, issue, pages, recheck: the audit (aud_…)"),
@@ -88,6 +93,10 @@ const AuditsInput = z.object({
     .describe(`issues, issue, pages: items per page, 1 to ${MAX_PAGE_SIZE} (default 50)`),
   cursor: z.string().optional()
     .describe("issues, issue, pages: the next_cursor of the previous page"),
+  format: z.enum(["json", "csv", "ndjson"]).optional().describe(
+    "issues, issue, pages: json only (the default). CSV and NDJSON files of a whole list are " +
+      "downloads of GET /v1/audits/{audit_id}/issues, /issues/{check} or /pages?format=csv",
+  ),
 }).strict();
 
 type AuditArgs = z.output<typeof AuditsInput>;
@@ -171,7 +180,8 @@ async function auditAnswer(
     ctx,
     wait ?? 0,
     { kind: "audit", id },
-    getAuditOp,
+    // Without `format` the audit's get answers the audit itself, never its Markdown.
+    getAuditOp as Operation<never, never, never, AuditOut>,
     { auditId: id },
     first,
     (a) => a.status === "completed" || a.status === "failed",
@@ -232,6 +242,18 @@ async function recheckAnswer(
   };
 }
 
+/** A listing's answer; a CSV or NDJSON file is refused (`jsonResult`) with its `/v1` address. */
+function listAnswer<O>(
+  result: O | BodyResult,
+  ctx: ToolContext,
+  a: AuditArgs,
+  list: string,
+  answer: (body: O) => ToolAnswer,
+): ToolAnswer {
+  const download = `${ctx.baseUrl}/v1/audits/${a.audit_id}/${list}?format=${a.format}`;
+  return answer(jsonResult(result, download));
+}
+
 function nextPage(cursor: string | null): string {
   return cursor ? ". More: call again with cursor set to next_cursor." : ".";
 }
@@ -262,6 +284,9 @@ export const auditsTool = actionTool({
       .describe("issue: the body of GET /v1/audits/{audit_id}/issues/{check}"),
     pages: PageList.optional().describe("pages: the body of GET /v1/audits/{audit_id}/pages"),
     recheck: Recheck.optional().describe("recheck, recheck_get: the re-check"),
+    audit_id: z.string().optional().describe("summary: the audit summarised"),
+    markdown: z.string().optional()
+      .describe("summary: the body of GET /v1/audits/{audit_id}/summary.md"),
   }),
   access: "key",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -278,7 +303,16 @@ export const auditsTool = actionTool({
       )),
     get: action(getAuditOp, (a: AuditArgs) => ({
       params: { auditId: required(a.audit_id, "audit_id", "get") },
-    }), (audit, a, ctx) => auditAnswer(ctx, audit.audit_id, audit, a.wait)),
+    }), (result, a, ctx) => {
+      const audit = jsonResult(result, `${ctx.baseUrl}/v1/audits/${a.audit_id}`);
+      return auditAnswer(ctx, audit.audit_id, audit, a.wait);
+    }),
+    summary: action(getAuditSummaryOp, (a: AuditArgs) => ({
+      params: { auditId: required(a.audit_id, "audit_id", "summary") },
+    }), (result, a) => {
+      const markdown = isBodyResult(result) && typeof result.body === "string" ? result.body : "";
+      return { structured: { audit_id: a.audit_id, markdown }, summary: markdown };
+    }),
     issues: action(listAuditIssuesOp, (a: AuditArgs) => ({
       params: { auditId: required(a.audit_id, "audit_id", "issues") },
       query: {
@@ -287,30 +321,33 @@ export const auditsTool = actionTool({
         change: a.change,
         limit: a.limit,
         cursor: a.cursor,
+        format: a.format,
       },
-    }), (issues) => ({
-      structured: { issues },
-      summary: `${issues.data.length} issue(s) of audit ${issues.audit_id}` +
-        (issues.data.length
-          ? `: ${
-            issues.data.slice(0, 5).map((i) => `${i.check} (${i.severity}, ${i.change})`)
-              .join(", ")
-          }`
-          : "") +
-        nextPage(issues.next_cursor),
-    })),
+    }), (result, a, ctx) =>
+      listAnswer(result, ctx, a, "issues", (issues) => ({
+        structured: { issues },
+        summary: `${issues.data.length} issue(s) of audit ${issues.audit_id}` +
+          (issues.data.length
+            ? `: ${
+              issues.data.slice(0, 5).map((i) => `${i.check} (${i.severity}, ${i.change})`)
+                .join(", ")
+            }`
+            : "") +
+          nextPage(issues.next_cursor),
+      }))),
     issue: action(getAuditIssueOp, (a: AuditArgs) => ({
       params: {
         auditId: required(a.audit_id, "audit_id", "issue"),
         check: required(a.check, "check", "issue"),
       },
-      query: { limit: a.limit, cursor: a.cursor },
-    }), (issue) => ({
-      structured: { issue },
-      summary: `${issue.check} (${issue.severity}): ${issue.affected_count} affected; ` +
-        `${issue.data.length} item(s) in this page. Fix: ${issue.fix}` +
-        nextPage(issue.next_cursor),
-    })),
+      query: { limit: a.limit, cursor: a.cursor, format: a.format },
+    }), (result, a, ctx) =>
+      listAnswer(result, ctx, a, `issues/${a.check}`, (issue) => ({
+        structured: { issue },
+        summary: `${issue.check} (${issue.severity}): ${issue.affected_count} affected; ` +
+          `${issue.data.length} item(s) in this page. Fix: ${issue.fix}` +
+          nextPage(issue.next_cursor),
+      }))),
     recheck: action(startRecheckOp, (a: AuditArgs) => ({
       params: {
         auditId: required(a.audit_id, "audit_id", "recheck"),
@@ -328,12 +365,14 @@ export const auditsTool = actionTool({
         check: a.check,
         limit: a.limit,
         cursor: a.cursor,
+        format: a.format,
       },
-    }), (pages) => ({
-      structured: { pages },
-      summary: `${pages.data.length} URL(s) of audit ${pages.audit_id}` +
-        nextPage(pages.next_cursor),
-    })),
+    }), (result, a, ctx) =>
+      listAnswer(result, ctx, a, "pages", (pages) => ({
+        structured: { pages },
+        summary: `${pages.data.length} URL(s) of audit ${pages.audit_id}` +
+          nextPage(pages.next_cursor),
+      }))),
   },
 });
 

@@ -1,0 +1,119 @@
+/**
+ * A completed audit's lists as files: its issues, one check's evidence items and its page
+ * inventory, whole, as CSV or NDJSON. The rows come from the whole-list reads of
+ * domain/audit_results.ts (every check done first, rows read in batches as the file is sent) and
+ * are encoded batch by batch (domain/exports/encode.ts), so memory stays flat for a 100,000-URL
+ * inventory. Same filters, order and items as the paged JSON listings.
+ *
+ * @module
+ */
+import {
+  allAuditIssues,
+  allAuditPages,
+  allIssueItems,
+  type AllRows,
+  type Caller,
+  type IssueFilters,
+  type IssueView,
+  type PageFilters,
+  type PageView,
+} from "./audit_results.ts";
+import { evidenceColumns, OTHER_COLUMN } from "./audit/evidence_columns.ts";
+import type { Deps } from "./deps.ts";
+import { csvChunks, ndjsonChunks, rowOf } from "./exports/encode.ts";
+
+export type ExportFormat = "csv" | "ndjson";
+
+/** A file: its name and its text, produced chunk by chunk as it is read. */
+export interface ExportFile {
+  filename: string;
+  chunks: AsyncIterable<string>;
+}
+
+/** The CSV columns of the issue list: every field of a JSON issue, in its order. */
+export const ISSUE_COLUMNS = [
+  "check",
+  "category",
+  "severity",
+  "title",
+  "meaning",
+  "fix",
+  "doc_url",
+  "affected_count",
+  "eligible_count",
+  "items_stored",
+  "change",
+  "items_url",
+] as const satisfies readonly (keyof IssueView)[];
+
+/** The CSV columns of the page inventory: every field of a JSON page, in its order. */
+export const PAGE_COLUMNS = [
+  "url",
+  "fetch_state",
+  "status",
+  "failure",
+  "redirect_target",
+  "depth",
+  "in_sitemap",
+  "indexable",
+  "not_indexable_reason",
+  "title",
+  "word_count",
+  "inlinks",
+  "link_score",
+  "outlinks",
+  "response_time_ms",
+  "size_bytes",
+  "canonical",
+  "checks",
+] as const satisfies readonly (keyof PageView)[];
+
+function file<T extends object>(
+  name: string,
+  format: ExportFormat,
+  columns: readonly string[],
+  rows: AllRows<T>,
+  other?: string,
+): ExportFile {
+  const row = rowOf(columns, other) as (item: T) => ReturnType<ReturnType<typeof rowOf>>;
+  return {
+    filename: `serpwright-${rows.audit_id}-${name}.${format}`,
+    chunks: format === "csv" ? csvChunks(columns, row, rows.batches) : ndjsonChunks(rows.batches),
+  };
+}
+
+/** `GET /v1/audits/{id}/issues` as a file. */
+export async function exportAuditIssues(
+  deps: Deps,
+  caller: Caller,
+  auditId: string,
+  filters: IssueFilters,
+  format: ExportFormat,
+): Promise<ExportFile> {
+  const rows = await allAuditIssues(deps, caller, auditId, filters);
+  return file("issues", format, ISSUE_COLUMNS, rows);
+}
+
+/** `GET /v1/audits/{id}/issues/{check}` as a file: its items with their evidence as columns. */
+export async function exportIssueItems(
+  deps: Deps,
+  caller: Caller,
+  auditId: string,
+  checkId: string,
+  format: ExportFormat,
+): Promise<ExportFile> {
+  const rows = await allIssueItems(deps, caller, auditId, checkId);
+  return file(`issues-${checkId}`, format, evidenceColumns(checkId), rows, OTHER_COLUMN);
+}
+
+/** `GET /v1/audits/{id}/pages` as a file. */
+export async function exportAuditPages(
+  deps: Deps,
+  caller: Caller,
+  auditId: string,
+  filters: PageFilters,
+  format: ExportFormat,
+): Promise<ExportFile> {
+  const rows = await allAuditPages(deps, caller, auditId, filters);
+  return file("pages", format, PAGE_COLUMNS, rows);
+}

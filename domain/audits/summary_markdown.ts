@@ -1,0 +1,199 @@
+/**
+ * A completed audit in at most SUMMARY_MAX_BYTES of Markdown, for an agent to paste into a chat or
+ * a pull request: the score and category scores with their change since the project's previous
+ * completed audit, new / fixed / persisting issues, the five worst issues with their counts and
+ * fix (one line each, texts from check_docs.ts), the share link when the caller has one, and the
+ * link to the JSON audit. The cap is enforced here whatever the inputs hold (a project name of
+ * any length, long fix texts): lines are clipped, the worst-issue list shortened, and the whole
+ * cut at a line as a last resort, always keeping the links.
+ *
+ * @module
+ */
+import { checkDoc } from "../audit/check_docs.ts";
+import { CHECKS_BY_ID } from "../audit/checks/index.ts";
+import { clipUtf8 } from "../audit/crawl/store.ts";
+import { CATEGORIES, type Category } from "../audit/types.ts";
+import type { Deps } from "../deps.ts";
+import { ApiError } from "../errors.ts";
+import type { KeyMode, ProjectRecord } from "../records.ts";
+import { keys, read } from "../store.ts";
+import type { StoredIssue } from "./compare.ts";
+import { type AuditRecord, getAudit } from "./record.ts";
+
+/** The hard cap of a summary, in UTF-8 bytes. */
+export const SUMMARY_MAX_BYTES = 2_048;
+/** Worst issues listed, at most. */
+export const SUMMARY_TOP_ISSUES = 5;
+
+/** Links the summary carries beyond the audit's own: the share link, when one exists. */
+export interface SummaryLinks {
+  /** A share link of the audit's report the caller may hand out; null when there is none. */
+  shareUrl: string | null;
+}
+
+/** What the summary is made of (read by `auditSummaryMarkdown`, or given by a test). */
+export interface SummaryInput {
+  audit: AuditRecord;
+  project: Pick<ProjectRecord, "name" | "url"> | null;
+  previous: AuditRecord | null;
+  /** The audit's stored issues, worst first, then the fixed ones (compare.ts). */
+  issues: StoredIssue[];
+  baseUrl: string;
+  links: SummaryLinks;
+}
+
+/** The summary of a completed audit of the caller; 404 for another's, 409 before completion. */
+export async function auditSummaryMarkdown(
+  deps: Deps,
+  caller: { accountId: string; mode: KeyMode },
+  auditId: string,
+  links: SummaryLinks,
+): Promise<string> {
+  const audit = await getAudit(deps, caller.accountId, auditId, caller.mode);
+  if (audit.status !== "completed") {
+    throw new ApiError(
+      "invalid_state",
+      `Audit '${auditId}' is ${audit.status}; its summary is written once it is completed`,
+    );
+  }
+  const previousId = audit.changes?.previous_audit_id ?? null;
+  const [project, previous, stored] = await Promise.all([
+    read(deps.kv, keys.project(audit.accountId, audit.projectId)),
+    previousId ? read(deps.kv, keys.audit(audit.accountId, previousId)) : null,
+    read(deps.kv, keys.auditIssues(audit.id)),
+  ]);
+  return renderSummary({
+    audit,
+    project: project.value,
+    previous: previous?.value?.status === "completed" ? previous.value : null,
+    issues: stored.value?.issues ?? [],
+    baseUrl: deps.config.publicBaseUrl,
+    links,
+  });
+}
+
+const CATEGORY_NAMES: Record<Category, string> = {
+  performance: "Performance",
+  security: "Security",
+  indexability: "Indexability",
+  mobile: "Mobile",
+  structure: "Structure",
+};
+
+/** The Markdown of a completed audit, at most SUMMARY_MAX_BYTES bytes. */
+export function renderSummary(input: SummaryInput): string {
+  const { audit, previous, baseUrl } = input;
+  const summary = audit.summary!;
+  const name = input.project ? clip(input.project.name || input.project.url, 60) : audit.projectId;
+  const site = input.project && input.project.url !== input.project.name
+    ? ` (${clip(input.project.url, 80)})`
+    : "";
+  const urls = audit.jobsCompleted + audit.jobsFailed;
+  const caps = Object.keys(audit.limitsHit ?? {});
+  const head = [
+    `## SEO audit: ${md(name)}${md(site)}`,
+    `**Score ${audit.score}/100**${delta(audit.score, previous?.score)} · ` +
+    `${day(audit.completedAt)} · ${n(urls)} URLs fetched` +
+    (caps.length ? ` · caps hit: ${md(clip(caps.join(", "), 120))}` : ""),
+    "",
+    CATEGORIES.map((c) =>
+      `${CATEGORY_NAMES[c]} ${summary.categories[c]}` +
+      delta(summary.categories[c], previous?.summary?.categories[c])
+    ).join(" · "),
+    "",
+    changesLine(audit),
+    ...fixedLine(input.issues),
+    `Findings: ${n(summary.issues_critical)} critical, ${n(summary.issues_warning)} warning, ` +
+    `${n(summary.issues_info)} info.`,
+  ];
+  const fired = input.issues.filter((i) => i.change !== "fixed");
+  const issueLines = fired.slice(0, SUMMARY_TOP_ISSUES).map((i, n) => issueLine(i, n + 1));
+  const tail = [
+    "",
+    ...(input.links.shareUrl ? [`Report: ${clip(input.links.shareUrl, 300)}`] : []),
+    `Full audit (JSON): ${baseUrl}/v1/audits/${audit.id}`,
+  ];
+  const build = (shown: string[]) => [
+    ...head,
+    "",
+    shown.length ? `**Worst issues** (${shown.length} of ${fired.length})` : "No issues found.",
+    ...shown,
+    ...tail,
+  ];
+  // The list gives way first: whole issue lines, from the least bad, until the rest fits.
+  let lines = build(issueLines);
+  while (issueLines.length > 1 && bytes(lines.join("\n") + "\n") > SUMMARY_MAX_BYTES) {
+    issueLines.pop();
+    lines = build(issueLines);
+  }
+  return capped(lines);
+}
+
+/** The lines joined, cut at a line boundary (the links kept) if they still pass the cap. */
+function capped(lines: string[]): string {
+  const text = lines.join("\n") + "\n";
+  if (bytes(text) <= SUMMARY_MAX_BYTES) return text;
+  const link = lines[lines.length - 1] + "\n";
+  const room = SUMMARY_MAX_BYTES - bytes(link) - bytes("…\n");
+  const kept = clipUtf8(lines.slice(0, -1).join("\n"), room);
+  const cut = kept.lastIndexOf("\n");
+  return `${cut > 0 ? kept.slice(0, cut) : kept}\n…\n${link}`;
+}
+
+function changesLine(audit: AuditRecord): string {
+  const c = audit.changes;
+  if (!c || c.previous_audit_id === null) return "First audit of this project: nothing to compare.";
+  return `Since the previous audit (${clip(c.previous_audit_id, 40)}): ${c.new} new, ` +
+    `${c.fixed} fixed, ` +
+    `${c.persisting} persisting issues.`;
+}
+
+/** The checks fixed since the previous audit, by title (a line only when there are some). */
+function fixedLine(issues: StoredIssue[]): string[] {
+  const fixed = issues.filter((i) => i.change === "fixed")
+    .map((i) => CHECKS_BY_ID.get(i.check)?.title ?? i.check);
+  return fixed.length ? [`Fixed: ${md(clip(fixed.join("; "), 160))}`] : [];
+}
+
+/** One worst issue: title, severity, count, change, and the fix, on one line. */
+function issueLine(issue: StoredIssue, rank: number): string {
+  const check = CHECKS_BY_ID.get(issue.check);
+  if (!check) return `${rank}. ${md(issue.check)}: ${n(issue.affected)} affected`;
+  const fix = checkDoc(check).fix;
+  return `${rank}. **${md(clip(check.title, 80))}** (${check.severity}, ` +
+    `${n(issue.affected)} affected, ${issue.change}): ${md(clip(fix, 150))}`;
+}
+
+/** ` (+3)`, ` (−2)`, ` (=)`; nothing without a previous value. */
+function delta(now: number | null | undefined, before: number | null | undefined): string {
+  if (now === null || now === undefined || before === null || before === undefined) return "";
+  const d = now - before;
+  return d === 0 ? " (=)" : d > 0 ? ` (+${d})` : ` (−${-d})`;
+}
+
+/** 12,345 */
+function n(value: number): string {
+  return value.toLocaleString("en-US");
+}
+
+function day(at: number | null): string {
+  return at === null ? "" : new Date(at).toISOString().slice(0, 10);
+}
+
+/** `s` on one line, at most `max` characters (an ellipsis marks a cut). */
+function clip(s: string, max: number): string {
+  const line = s.replace(/\s+/g, " ").trim();
+  return line.length <= max ? line : line.slice(0, max - 1) + "…";
+}
+
+/**
+ * Text that Markdown shows as written: no links, images, HTML, code spans or bold from it (`_`
+ * is left alone: ids and snake_case words read better, and inside a word it emphasises nothing).
+ */
+function md(s: string): string {
+  return s.replace(/[\\`*[\]<>]/g, (c) => `\\${c}`);
+}
+
+function bytes(s: string): number {
+  return new TextEncoder().encode(s).length;
+}
