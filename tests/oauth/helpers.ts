@@ -46,8 +46,9 @@ export class FakeHost {
 
   static start(opts: HostOptions = {}): Promise<FakeHost> {
     return new Promise((resolve) => {
-      let host: FakeHost;
+      const ref: { host?: FakeHost } = {};
       const handler = (req: Request) => {
+        const host = ref.host!;
         const u = new URL(req.url);
         host.hits.push(u.pathname);
         if (u.pathname === "/client.json") {
@@ -82,8 +83,8 @@ export class FakeHost {
         ...(opts.tls ? { cert: opts.tls.cert, key: opts.tls.key } : {}),
       }, handler);
       const addr = server.addr as Deno.NetAddr;
-      host = new FakeHost(server, `${opts.tls ? "https" : "http"}://127.0.0.1:${addr.port}`);
-      resolve(host);
+      ref.host = new FakeHost(server, `${opts.tls ? "https" : "http"}://127.0.0.1:${addr.port}`);
+      resolve(ref.host);
     });
   }
 
