@@ -62,13 +62,17 @@ Deno.test("auth: unknown, malformed, revoked and expired keys get 401 with their
     assert.equal(expired.status, 401);
     assert.equal(expired.body.error.code, "key_expired");
 
-    // Without a key the keyed tools do not exist for the caller.
-    const anon = await connectMcp(app);
-    await assert.rejects(
-      anon.callTool({ name: "account", arguments: {} }),
-      /Tool account not found/,
+    // Without a credential a keyed tool is a 401 challenge (where an OAuth host starts signing
+    // in); unknown tools stay the SDK's "not found".
+    const anon = await rawMcp(app, toolCall("account"));
+    assert.equal(anon.status, 401);
+    assert.match(
+      anon.headers.get("www-authenticate") ?? "",
+      /^Bearer resource_metadata="[^"]+", scope="mcp"$/,
     );
-    await anon.close();
+    const keyless = await connectMcp(app);
+    await assert.rejects(keyless.callTool({ name: "nope", arguments: {} }), /Tool nope not found/);
+    await keyless.close();
   }));
 
 Deno.test("foreign ids answer not_found through every tool, as on /v1", () =>
