@@ -41,6 +41,8 @@ export const ADDITIVE_ENDPOINTS = [
   "PUT /v1/projects/{projectId}/schedule",
   "GET /v1/projects/{projectId}/schedule",
   "DELETE /v1/projects/{projectId}/schedule",
+  "GET /v1/connected-apps",
+  "DELETE /v1/connected-apps/{id}",
 ] as const;
 
 /** The public ones; every other interface endpoint needs a bearer key. */

@@ -285,10 +285,14 @@ Deno.test("server.json: kept in the repo, served with this deployment's remote",
     const doc = res.body;
     assert.match(doc.name, /^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/);
     assert.ok(doc.description.length >= 1 && doc.description.length <= 100);
-    assert.equal(doc.remotes.length, 1);
-    assert.equal(doc.remotes[0].type, "streamable-http");
-    assert.equal(doc.remotes[0].url, `${base}/mcp`);
-    const auth = doc.remotes[0].headers.find((h: { name: string }) => h.name === "Authorization");
+    // Two remotes on one URL: OAuth sign-in (no header to fill), and an API key header.
+    assert.equal(doc.remotes.length, 2);
+    for (const r of doc.remotes) {
+      assert.equal(r.type, "streamable-http");
+      assert.equal(r.url, `${base}/mcp`);
+    }
+    assert.equal(doc.remotes[0].headers, undefined);
+    const auth = doc.remotes[1].headers.find((h: { name: string }) => h.name === "Authorization");
     assert.equal(auth.isSecret, true);
     assert.deepEqual(
       { ...doc, remotes: undefined, websiteUrl: undefined },
