@@ -69,6 +69,8 @@ export const revokeConnectedAppOp = defineOperation({
   outputDescription: "The revoked app",
   errors: ["not_found"],
   sensitive: true,
+  // Drops this process's cached tokens of the account at once (others follow the signal).
+  changesAccount: true,
   async run({ params }, { services, actor }) {
     const grant = await revokeGrant(
       services.deps,

@@ -38,6 +38,12 @@ export interface TokenResponse {
 
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
+/**
+ * Told the account whose grant just ended, so the caller drops this process's cached tokens at
+ * once (other processes follow the revocation signal the end wrote).
+ */
+export type GrantEnded = (accountId: string) => void;
+
 /** The parameters of `grant_type=authorization_code`. */
 export interface CodeExchange {
   code?: string;
@@ -110,7 +116,11 @@ function mintPair(
  * Redeems an authorization code (`grant_type=authorization_code`): checks it, creates the grant
  * and its first token pair in the code's own commit.
  */
-export async function redeemCode(deps: Deps, x: CodeExchange): Promise<TokenResponse> {
+export async function redeemCode(
+  deps: Deps,
+  x: CodeExchange,
+  onEnd: GrantEnded = () => {},
+): Promise<TokenResponse> {
   if (!x.code) throw new OAuthError("invalid_request", "code: required");
   if (!x.clientId) throw new OAuthError("invalid_request", "client_id: required (public client)");
   if (!x.codeVerifier) throw new OAuthError("invalid_request", "code_verifier: required (PKCE)");
@@ -122,7 +132,10 @@ export async function redeemCode(deps: Deps, x: CodeExchange): Promise<TokenResp
   if (!code || !x.code.startsWith(PREFIX.code)) throw invalidGrant("Unknown authorization code");
   if (code.redeemedAt !== null) {
     // OAuth 2.1 §4.1.3: a code used twice revokes what its first use issued.
-    if (code.grantId) await endGrant(deps, code.accountId, code.grantId, "code_reuse");
+    if (code.grantId) {
+      await endGrant(deps, code.accountId, code.grantId, "code_reuse");
+      onEnd(code.accountId);
+    }
     throw invalidGrant(
       "The authorization code was already used; the tokens issued from it are revoked",
     );
@@ -185,7 +198,7 @@ export async function redeemCode(deps: Deps, x: CodeExchange): Promise<TokenResp
     })
     .commit();
   // A concurrent redemption won: this one is the reuse.
-  if (!res.ok) return redeemCode(deps, x);
+  if (!res.ok) return redeemCode(deps, x, onEnd);
   return pair.response;
 }
 
@@ -200,7 +213,11 @@ export interface RefreshExchange {
  * Rotates a refresh token (`grant_type=refresh_token`): a new pair, the old refresh token kept
  * as rotated (its reuse ends the grant), in one commit checked against the grant.
  */
-export async function refresh(deps: Deps, x: RefreshExchange): Promise<TokenResponse> {
+export async function refresh(
+  deps: Deps,
+  x: RefreshExchange,
+  onEnd: GrantEnded = () => {},
+): Promise<TokenResponse> {
   if (!x.refreshToken) throw new OAuthError("invalid_request", "refresh_token: required");
   if (!x.clientId) throw new OAuthError("invalid_request", "client_id: required (public client)");
   checkResource(deps, x.resource);
@@ -256,7 +273,10 @@ export async function refresh(deps: Deps, x: RefreshExchange): Promise<TokenResp
   });
   if (out === null) {
     const r = reuse as { accountId: string; grantId: string } | null;
-    if (r) await endGrant(deps, r.accountId, r.grantId, "refresh_reuse");
+    if (r) {
+      await endGrant(deps, r.accountId, r.grantId, "refresh_reuse");
+      onEnd(r.accountId);
+    }
     throw invalidGrant(
       "The refresh token was already used; every token of this app is revoked, sign in again",
     );
@@ -273,6 +293,7 @@ export async function revokeToken(
   deps: Deps,
   token: string,
   clientId: string | undefined,
+  onEnd: GrantEnded = () => {},
 ): Promise<void> {
   const hash = digest(token);
   let owner: { accountId: string; grantId: string; clientId: string } | null = null;
@@ -284,4 +305,5 @@ export async function revokeToken(
   if (!owner) return;
   if (clientId !== undefined && !secureEqual(clientId, owner.clientId)) return;
   await endGrant(deps, owner.accountId, owner.grantId, "client");
+  onEnd(owner.accountId);
 }

@@ -91,6 +91,7 @@ export async function spendIpBudget(c: Context<AppEnv>, s: Services): Promise<vo
 
 export function oauthEndpoints(app: OpenAPIHono<AppEnv>, s: Services): void {
   const base = s.deps.config.publicBaseUrl;
+  const ended = (accountId: string) => s.resolver.invalidateAccount(accountId);
   const json = (value: unknown) => JSON.stringify(value, null, 2);
   const resourceDoc = json(protectedResourceMetadata(base));
   const serverDoc = json(authorizationServerMetadata(base));
@@ -144,14 +145,14 @@ export function oauthEndpoints(app: OpenAPIHono<AppEnv>, s: Services): void {
             redirectUri: p.redirect_uri,
             codeVerifier: p.code_verifier,
             resource: p.resource,
-          });
+          }, ended);
           break;
         case "refresh_token":
           tokens = await refresh(s.deps, {
             refreshToken: p.refresh_token,
             clientId: p.client_id,
             resource: p.resource,
-          });
+          }, ended);
           break;
         case undefined:
           throw new OAuthError("invalid_request", "grant_type: required");
@@ -198,7 +199,7 @@ export function oauthEndpoints(app: OpenAPIHono<AppEnv>, s: Services): void {
       const p = await formParams(c, s);
       if (!p.token) throw new OAuthError("invalid_request", "token: required");
       // token_type_hint is only a hint (RFC 7009 §2.1): the prefix says what the token is.
-      await revokeToken(s.deps, p.token, p.client_id);
+      await revokeToken(s.deps, p.token, p.client_id, ended);
       // RFC 7009 §2.2: 200 whether or not the token was known.
       return c.body(null, 200, { ...CORS, ...NO_STORE });
     }));

@@ -253,8 +253,9 @@ Deno.test({
       const ops = operations(doc);
       assert.equal(
         ops.length,
-        26,
-        "the 20 interface operations, the 3 audit findings listings and the 3 schedule operations",
+        28,
+        "the 20 interface operations, the 3 audit findings listings, the 3 schedule operations " +
+          "and the 2 connected-apps operations",
       );
       const snapKeys = [sandbox.key, live];
       let before = await snapshot(app, snapKeys);
