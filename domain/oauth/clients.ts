@@ -223,7 +223,10 @@ async function registeredClient(deps: Deps, clientId: string): Promise<Registere
   const client = clientId.startsWith(PREFIX.client)
     ? (await read(deps.kv, keys.oauthClient(clientId))).value
     : null;
-  if (!client) {
+  // KV's own expiry is lazy: an unused registration past its day is gone whatever KV still holds.
+  const unusedTooLong = client !== null && client.usedAt === null &&
+    deps.clock.now() - client.createdAt > LIFETIME.unusedClientMs;
+  if (!client || unusedTooLong) {
     throw new OAuthError(
       "invalid_client",
       "Unknown client_id (a registration no approval used expires after a day; register again)",

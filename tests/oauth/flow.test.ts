@@ -491,4 +491,16 @@ Deno.test("dynamic registration: application_type required, loopback only for na
       "203.0.113.10",
     );
     assert.equal(elsewhere.status, 201);
+    // Unused for a day: gone.
+    app.clock.advance(86_400_001);
+    const d = await discover(`${app.url}/mcp`);
+    const stale = await fetch(
+      (await authorizationUrl(d, {
+        client_id: elsewhere.body.client_id,
+        token_endpoint_auth_method: "none",
+      }, loopback[0])).url,
+      { redirect: "manual" },
+    );
+    assert.equal(stale.status, 400);
+    assert.match(await stale.text(), /invalid_client/);
   }, { OAUTH_REGISTRATIONS_PER_IP_PER_HOUR: "4" }));
