@@ -5,6 +5,7 @@
 import type { JobHandlers, JobRuntime } from "./jobs/dispatcher.ts";
 import { auditJobs, auditMaintenance, auditStart } from "./jobs/audit_jobs.ts";
 import { articleJobs, articleMaintenance } from "./jobs/article_jobs.ts";
+import { recheckJobs, recheckMaintenance } from "./jobs/recheck_jobs.ts";
 import type { RouteGroup } from "./routes/app.ts";
 import type { Services } from "./routes/env.ts";
 import { webhookJobs, webhookMaintenance } from "./jobs/webhook_jobs.ts";
@@ -42,6 +43,13 @@ export const capabilities: Capability[] = [
     jobs: (s, rt) => auditJobs(s.deps, rt),
     maintenance: (s) => auditMaintenance(s.deps),
     start: (s) => auditStart(s.deps),
+  },
+  {
+    /** Re-checking one check of a completed audit on its affected URLs. */
+    name: "rechecks",
+    routes: () => import("./routes/rechecks.ts").then((m) => m.recheckRoutes),
+    jobs: (s, rt) => recheckJobs(s.deps, rt),
+    maintenance: (s) => recheckMaintenance(s.deps),
   },
   {
     name: "articles",

@@ -106,7 +106,13 @@ export interface Operation<
   ): Promise<O>;
 }
 
-/** Declares an operation with its types inferred from its schemas. */
+/**
+ * Declares an operation with its types inferred from its schemas. One rule for every body: an
+ * object body refuses unknown fields (400 `invalid_request` naming the field, on `/v1` and MCP
+ * alike, and `additionalProperties: false` in the document), so a misspelt option is never
+ * silently ignored. A body schema that would accept them (not `.strict()`) is a programming
+ * error, refused here when its module loads.
+ */
 export function defineOperation<
   P extends AnyObject = z.ZodObject<Record<string, never>>,
   Q extends AnyObject = z.ZodObject<Record<string, never>>,
@@ -114,7 +120,22 @@ export function defineOperation<
   O = unknown,
   Access extends "key" | "public" = "key",
 >(op: Operation<P, Q, B, O, Access>): Operation<P, Q, B, O, Access> {
+  if (op.body && admitsUnknownFields(op.body)) {
+    throw new Error(`operation ${op.id}: its body must be .strict() (unknown fields refused)`);
+  }
   return op;
+}
+
+/**
+ * Whether an object schema accepts fields it does not declare: a zod object without a `never`
+ * catch-all (`.strict()` sets one). Schemas that are not objects answer false.
+ */
+export function admitsUnknownFields(schema: z.ZodType): boolean {
+  const def = (schema as unknown as {
+    _zod?: { def?: { type?: string; catchall?: { _zod?: { def?: { type?: string } } } } };
+  })._zod?.def;
+  if (def?.type !== "object") return false;
+  return def.catchall?._zod?.def?.type !== "never";
 }
 
 /** How an adapter calls `execute`. */

@@ -6,6 +6,8 @@ import type { ScheduleFunding, ScheduleRecord } from "../domain/monitoring/sched
 import { CAP_UNITS, type CapHit, type CapName } from "../domain/audit/crawl/caps.ts";
 import { type AuditRecord, triggerOf } from "../domain/audits/record.ts";
 import type { GrantRecord } from "../domain/oauth/types.ts";
+import type { AuditAuthSummary, AuditOptions } from "../domain/audits/options.ts";
+import { SCOPE_RULES, type ScopeRule } from "../domain/audit/scope.ts";
 import type { ApiKeyRecord, ProjectRecord, SubscriptionRecord } from "../domain/records.ts";
 import { accessOf } from "../domain/subscription_state.ts";
 
@@ -119,6 +121,7 @@ export function scheduleView(s: ScheduleRecord, f: ScheduleFunding) {
     day_of_week: s.dayOfWeek,
     day_of_month: s.dayOfMonth,
     render: s.render === true,
+    options: auditOptionsView(s.options),
     status: s.status,
     paused_reason: s.pausedReason,
     paused_at: iso(s.pausedAt),
@@ -157,7 +160,62 @@ export function auditView(a: AuditRecord) {
     ...(a.status === "failed" && a.error ? { error: a.error } : {}),
     ...(a.render ? { render: { requested: true as const, ...(a.renderStats ?? {}) } } : {}),
     ...(a.status === "completed" ? { limits_hit: limitsHitView(a.limitsHit ?? {}) } : {}),
+    options: auditOptionsView(a.options),
+    ...(a.status === "completed" && scopeRulesOf(a.options).length > 0
+      ? { scope: { left_out: scopeLeftOutView(a.options, a.scopeLeftOut ?? {}) } }
+      : {}),
   };
+}
+
+/**
+ * The options an audit (or a schedule's runs) was started with, as the request spells them,
+ * `user_agent` always shown. Built field by field: nothing stored reaches a caller unless named
+ * here, and secrets never do (staging access shows its kind and user, the secret as "***").
+ */
+export function auditOptionsView(o: AuditOptions | undefined) {
+  return {
+    ...(o?.include ? { include: o.include } : {}),
+    ...(o?.exclude ? { exclude: o.exclude } : {}),
+    ...(o?.maxDepth !== undefined ? { max_depth: o.maxDepth } : {}),
+    ...(o?.urls ? { urls: o.urls } : {}),
+    ...(o?.sitemapOnly ? { sitemap_only: true as const } : {}),
+    user_agent: o?.userAgent ?? "serpwright",
+    ...(o?.auth ? { auth: maskedAuth(o.auth) } : {}),
+  };
+}
+
+/** Staging access as views show it: never a password, header value or cookie. */
+export function maskedAuth(a: AuditAuthSummary) {
+  const SECRET = "***" as const;
+  if (a.type === "basic") return { type: a.type, user: a.user ?? "", password: SECRET };
+  if (a.type === "headers") {
+    return {
+      type: a.type,
+      headers: Object.fromEntries((a.headerNames ?? []).map((n) => [n, SECRET])),
+    };
+  }
+  return { type: a.type, cookie: SECRET };
+}
+
+/** The scope rules an audit's options set (the ones `scope.left_out` reports). */
+function scopeRulesOf(o: AuditOptions | undefined): ScopeRule[] {
+  if (!o) return [];
+  const set: Record<ScopeRule, boolean> = {
+    urls: o.urls !== undefined,
+    sitemap_only: o.sitemapOnly === true,
+    exclude: o.exclude !== undefined,
+    include: o.include !== undefined,
+    max_depth: o.maxDepth !== undefined,
+  };
+  return SCOPE_RULES.filter((r) => set[r]);
+}
+
+/** Per scope option set: what it left out (0 when nothing). */
+function scopeLeftOutView(
+  o: AuditOptions | undefined,
+  left: Partial<Record<ScopeRule, number>>,
+): Partial<Record<ScopeRule, number>> {
+  return Object.fromEntries(scopeRulesOf(o).map((r) => [r, left[r] ?? 0]));
 }
 
 function limitsHitView(hits: NonNullable<AuditRecord["limitsHit"]>) {

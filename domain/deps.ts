@@ -14,6 +14,8 @@ export interface JobQueue {
 export type JobMessage =
   | { type: "audit"; id: string }
   | { type: "article"; id: string }
+  /** A re-check of one check of a completed audit (domain/rechecks/). */
+  | { type: "recheck"; id: string }
   | { type: "outbox"; id: string }
   | { type: "delivery"; id: string }
   /** A project's audit schedule whose run is due (id: the project id). */

@@ -128,6 +128,13 @@ export const ERROR_CODES = {
     meaning: "The project already has an active subscription.",
     action: "Nothing to do; audits and articles are included.",
   },
+  audit_in_progress: {
+    status: 409,
+    meaning: "An audit of the project with other options is queued or running (its id is in " +
+      "`audit_id`); a start with the same options (or none, when it has none) returns it instead.",
+    action:
+      "Poll the running audit (the `poll` path) until it completes or fails, then start again.",
+  },
   article_in_progress: {
     status: 409,
     meaning: "An article is already generating for the project.",

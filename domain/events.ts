@@ -13,6 +13,7 @@ export const EVENT_NAMES = [
   "schedule.paused",
   "article.generated",
   "usage.threshold_reached",
+  "recheck.completed",
 ] as const;
 
 export type EventName = (typeof EVENT_NAMES)[number];

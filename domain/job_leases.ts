@@ -1,7 +1,7 @@
 import { keys, list } from "./store.ts";
 import type { Deps } from "./deps.ts";
 
-/** Marker of an audit or article that was accepted and has not finished, with its lease. */
+/** Marker of an audit, article or re-check that was accepted and has not finished, with its lease. */
 export interface RunningJobMarker {
   id: string;
   accountId: string;
@@ -18,7 +18,10 @@ export interface RunningJobMarker {
  * await resendExpiredJobs(deps, "audit"); // from the maintenance tick
  * ```
  */
-export async function resendExpiredJobs(deps: Deps, kind: "audit" | "article"): Promise<number> {
+export async function resendExpiredJobs(
+  deps: Deps,
+  kind: "audit" | "article" | "recheck",
+): Promise<number> {
   const now = deps.clock.now();
   let resent = 0;
   for await (const e of list(deps.kv, { prefix: keys.runningJobsOf(kind) })) {

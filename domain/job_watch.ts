@@ -18,7 +18,7 @@ export const LOCAL_FILE_RECHECK_MS = 1_000;
 
 /** The record a job's status lives in. */
 export interface JobRef {
-  kind: "audit" | "article";
+  kind: "audit" | "article" | "recheck";
   accountId: string;
   id: string;
 }
@@ -26,6 +26,8 @@ export interface JobRef {
 export function jobRecordKey(job: JobRef): Deno.KvKey {
   return job.kind === "audit"
     ? keys.audit(job.accountId, job.id)
+    : job.kind === "recheck"
+    ? keys.recheck(job.accountId, job.id)
     : keys.article(job.accountId, job.id);
 }
 

@@ -35,6 +35,7 @@ import type { AuditPage } from "./audit/run_audit.ts";
 import type { Evidence } from "./audit/types.ts";
 import type { StoredIssues } from "./audits/compare.ts";
 import type { AuditRecord } from "./audits/record.ts";
+import type { RecheckItem, RecheckRecord } from "./rechecks/record.ts";
 import type { RevocationSignal } from "./auth.ts";
 import type { JobMessage } from "./deps.ts";
 import type { RunningJobMarker } from "./job_leases.ts";
@@ -47,6 +48,7 @@ import type {
   RefreshTokenRecord,
   RegisteredClient,
 } from "./oauth/types.ts";
+import type { JobTaskRecord } from "./job_tasks.ts";
 import type { ScheduleRecord, ScheduleRun } from "./monitoring/schedules.ts";
 import type {
   AccountRecord,
@@ -136,10 +138,19 @@ export const schema = {
   articleOwner: index<string>("article"),
   /** Project id → the id of its one generating API article. */
   activeArticle: index<string>("article"),
+  /** An MCP task: the handle a client holds on one of the account's audits or articles. */
+  jobTask: record<JobTaskRecord>(),
   /** Kind, job id → the job's lease, while it is accepted and unfinished (the stale-job sweep). */
-  runningJob: index<RunningJobMarker>("audit", "article"),
+  runningJob: index<RunningJobMarker>("audit", "article", "recheck"),
   runningJobs: prefix("runningJob"),
   runningJobsOf: prefix("runningJob"),
+
+  // Re-checks of one check of a completed audit (domain/rechecks/), kept like the audit.
+  recheck: record<RecheckRecord>("recheckOwner", "runningJob"),
+  /** Re-check id → account id. */
+  recheckOwner: index<string>("recheck"),
+  recheckItem: value<RecheckItem>(),
+  recheckItems: prefix("recheckItem"),
 
   // An audit's crawl (docs/audit.md, "Storage"), pruned after it ends (domain/audit/prune.ts).
   auditCrawl: value<CrawlState>(),
@@ -154,6 +165,7 @@ export const schema = {
   auditLinksAll: prefix("auditLinks"),
   auditFinding: value<Evidence>(),
   auditFindings: prefix("auditFinding"),
+  auditFindingsOfUrl: prefix("auditFinding"),
   auditFindingsAll: prefix("auditFinding"),
   auditIssues: value<StoredIssues>(),
   /** A number on entries written before the text moved into the value. */

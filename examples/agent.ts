@@ -447,6 +447,8 @@ function explain(err: unknown, upgradeUrl: string): unknown {
       return new Error(`${err.message}. Buy credits: POST /v1/credits/purchases`, { cause: err });
     case "article_in_progress":
       return new Error(`${err.message}. Poll the running article first`, { cause: err });
+    case "audit_in_progress":
+      return new Error(`${err.message}. Poll the running audit first`, { cause: err });
     default:
       return err;
   }

@@ -1,4 +1,5 @@
 import { crawlDepth } from "../domain/audits/crawl_depth.ts";
+import { crawlScopeOf } from "../domain/audits/options.ts";
 import { type AuditRunner, runAuditJob } from "../domain/audits/job.ts";
 import { crawlLimitsFor } from "../domain/billing/catalog.ts";
 import {
@@ -27,6 +28,7 @@ export function auditRunner(deps: Deps): AuditRunner {
         maxPages: c.render.maxPages,
         labPages: c.render.labPages,
         pagesPerStep: 2 * c.render.pagesInFlight,
+        maxRounds: c.render.maxRounds,
       }
       : undefined,
     input: async (audit, project) => {
@@ -42,6 +44,9 @@ export function auditRunner(deps: Deps): AuditRunner {
         now: started,
         render: audit.render === true,
         caps: c.crawlCaps,
+        // The audit options: its scope and the User-Agent preset it crawls as.
+        scope: crawlScopeOf(audit.options),
+        userAgent: audit.options?.userAgent,
       };
     },
   };

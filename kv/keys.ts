@@ -43,6 +43,18 @@ export const keys = {
   articleOwner: (articleId: string) => ["article_owner", articleId] as const,
   /** The one generating API article of a project, if any. */
   activeArticle: (projectId: string) => ["active_article", projectId] as const,
+  /**
+   * A client's durable handle on an audit or article (an MCP task, domain/job_tasks.ts), under
+   * the account that opened it: another account's task id simply misses.
+   */
+  jobTask: (accountId: string, taskId: string) => ["job_tasks", accountId, taskId] as const,
+
+  /** A re-check of one check of a completed audit (domain/rechecks/). */
+  recheck: (accountId: string, recheckId: string) => ["rechecks", accountId, recheckId] as const,
+  recheckOwner: (recheckId: string) => ["recheck_owner", recheckId] as const,
+  /** The URLs a re-check fetches, in the order of the audit's evidence, and their outcomes. */
+  recheckItem: (recheckId: string, seq: number) => ["recheck_items", recheckId, seq] as const,
+  recheckItems: (recheckId: string) => ["recheck_items", recheckId] as const,
 
   /**
    * An audit's crawl, stored as it goes so any process can take the next step (docs/audit.md,
@@ -65,6 +77,9 @@ export const keys = {
   auditFinding: (auditId: string, check: string, url: string, n: number) =>
     ["audit_findings", auditId, check, url, n] as const,
   auditFindings: (auditId: string, check: string) => ["audit_findings", auditId, check] as const,
+  /** The evidence items of one check about one URL (a re-check reads its link targets). */
+  auditFindingsOfUrl: (auditId: string, check: string, url: string) =>
+    ["audit_findings", auditId, check, url] as const,
   auditFindingsAll: (auditId: string) => ["audit_findings", auditId] as const,
   /** The finished audit's issues (one small value: at most one entry per check). */
   auditIssues: (auditId: string) => ["audit_issues", auditId] as const,

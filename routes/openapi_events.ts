@@ -34,6 +34,8 @@ const WHEN: Record<string, string> = {
     "A completed audit scored lower than the project's previous one, or found new critical issues.",
   "schedule.paused":
     "A project's audit schedule paused: the balance cannot pay a run, or the plan no longer includes the cadence.",
+  "recheck.completed": "A re-check of one check of a completed audit finished: each URL fixed, " +
+    "still failing or not checked (POST /v1/audits/{auditId}/issues/{check}/recheck).",
 };
 
 const EventEnvelope = z.object({

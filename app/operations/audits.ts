@@ -13,7 +13,20 @@ import {
   MAX_PAGE_SIZE,
 } from "../../domain/audit_results.ts";
 import { CATEGORIES } from "../../domain/audit/types.ts";
+import {
+  MAX_PATTERN_LENGTH,
+  MAX_PATTERN_WILDCARDS,
+  MAX_PATTERNS,
+  patternProblem,
+} from "../../domain/audit/scope.ts";
+import { USER_AGENT_PRESETS } from "../../domain/audit/user_agents.ts";
 import { createAudit } from "../../domain/audits/create.ts";
+import {
+  type AuditOptions,
+  MAX_LIST_CHARS,
+  MAX_LIST_URL_LENGTH,
+  MAX_LIST_URLS,
+} from "../../domain/audits/options.ts";
 import { getAudit } from "../../domain/audits/record.ts";
 import { defineOperation } from "../operation.ts";
 import { auditView } from "../views.ts";
@@ -52,6 +65,102 @@ const Changes = z.object({
   fixed: z.number().int().openapi({ description: "Checks that fired before and no longer do" }),
 }).openapi("AuditChanges");
 
+const PathPattern = z.string().superRefine((p, ctx) => {
+  const problem = patternProblem(p);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+}).openapi({ example: "/blog/**" });
+
+const PATTERN_RULES = `at most ${MAX_PATTERNS} patterns of at most ${MAX_PATTERN_LENGTH} ` +
+  `characters and ${MAX_PATTERN_WILDCARDS} wildcards each, each starting with /. Globs over the ` +
+  "URL path: * is any run of characters within a segment, ** any run including /, a pattern " +
+  "ending in /** also matches the path without it, everything else is literal; a pattern with " +
+  "? is matched against path and query. The start URL is always audited";
+
+/**
+ * The audit options (issue 22): one shape, taken by `POST /v1/projects/{projectId}/audits`, the
+ * schedule's PUT (each run) and the MCP audits and schedule tools. The API checks the shape;
+ * the domain checks what needs the project (list-mode URLs on its site), options.ts.
+ */
+export const AuditOptionsFields = {
+  include: z.array(PathPattern).max(MAX_PATTERNS).optional().openapi({
+    description: `Crawl only URLs whose path matches one of these patterns; ${PATTERN_RULES}. ` +
+      "Sitemap URLs are filtered the same way.",
+    example: ["/blog/**"],
+  }),
+  exclude: z.array(PathPattern).max(MAX_PATTERNS).optional().openapi({
+    description: `Never crawl URLs whose path matches one of these (exclude wins over include); ` +
+      `${PATTERN_RULES}. Links to excluded URLs are not judged broken.`,
+    example: ["/tag/**", "/search?*"],
+  }),
+  max_depth: z.number().int().min(0).max(1000).optional().openapi({
+    description: "Crawl only URLs at most this many clicks from the start URL (0: the start " +
+      "page only); URLs only the sitemap reaches are then left out (their depth is unknown)",
+    example: 3,
+  }),
+  urls: z.array(z.string().min(1).max(MAX_LIST_URL_LENGTH)).min(1).max(MAX_LIST_URLS)
+    .refine((l) => l.reduce((n, u) => n + u.length, 0) <= MAX_LIST_CHARS, {
+      message: `at most ${MAX_LIST_CHARS} characters in all`,
+    }).optional().openapi({
+      description: `List mode: audit exactly these URLs (up to ${MAX_LIST_URLS}, and the ` +
+        "audit's page budget) of the project's own site (same host, with or without www., " +
+        "http or https; others are 400 naming urls.N). No link is followed and the start page " +
+        "is audited only when listed; robots.txt, the sitemaps and the other site-wide checks " +
+        "still run. Not with include, exclude, max_depth or sitemap_only",
+      example: ["https://example.com/pricing", "https://example.com/blog/launch"],
+    }),
+  sitemap_only: z.boolean().optional().openapi({
+    description: "Crawl only the start page and the URLs the sitemaps list (links to other " +
+      "URLs are not followed); default false",
+  }),
+  user_agent: z.enum(USER_AGENT_PRESETS).optional().openapi({
+    description: "Who the crawler says it is, and so which robots.txt group it obeys: " +
+      "serpwright (default, token SerpwrightBot), googlebot_smartphone and googlebot_desktop " +
+      "(token Googlebot), bingbot (token bingbot). Every preset's User-Agent names SerpwrightBot " +
+      "and its info URL beside the preset's token (e.g. Googlebot/2.1), so a site that varies " +
+      "by User-Agent answers as it answers that crawler; it never passes for the real one",
+    example: "googlebot_smartphone",
+  }),
+};
+
+/** The domain's audit options from a body (or MCP arguments) validated by AuditOptionsFields. */
+export function auditOptionsOf(body: {
+  include?: string[];
+  exclude?: string[];
+  max_depth?: number;
+  urls?: string[];
+  sitemap_only?: boolean;
+  user_agent?: AuditOptions["userAgent"];
+}): AuditOptions {
+  return {
+    include: body.include,
+    exclude: body.exclude,
+    maxDepth: body.max_depth,
+    urls: body.urls,
+    sitemapOnly: body.sitemap_only,
+    userAgent: body.user_agent,
+  };
+}
+
+/** The options as an audit or schedule shows them (app/views.ts `auditOptionsView`). */
+export const AuditOptionsView = z.object({
+  include: z.array(z.string()).optional(),
+  exclude: z.array(z.string()).optional(),
+  max_depth: z.number().int().optional(),
+  urls: z.array(z.string()).optional().openapi({ description: "Canonical, distinct" }),
+  sitemap_only: z.literal(true).optional(),
+  user_agent: z.enum(USER_AGENT_PRESETS),
+  auth: z.object({
+    type: z.enum(["basic", "headers", "cookie"]),
+    user: z.string().optional(),
+    password: z.literal("***").optional(),
+    headers: z.record(z.string(), z.literal("***")).optional(),
+    cookie: z.literal("***").optional(),
+  }).optional().openapi({ description: "Staging access, secrets masked as ***" }),
+}).openapi("AuditOptions", {
+  description: "The options the audit was started with (defaults left out, user_agent always " +
+    "shown); secrets are never shown",
+});
+
 export const Audit = z.object({
   audit_id: z.string(),
   project_id: z.string(),
@@ -74,9 +183,18 @@ export const Audit = z.object({
     pages_rendered: z.number().int().optional(),
     lab_pages: z.number().int().optional(),
     pages_failed: z.number().int().optional(),
+    pages_discovered: z.number().int().optional().openapi({
+      description: "URLs first found in rendered pages (links JavaScript added) and queued " +
+        'for the crawl; the page inventory marks them `discovered_by: "render"`',
+    }),
+    rounds: z.number().int().optional().openapi({
+      description: "Render rounds: 1 after the raw crawl, one more after each crawl of the " +
+        "URLs the round before found (RENDER_MAX_ROUNDS, default 5)",
+    }),
   }).optional().openapi({
     description: "Rendered audits only (additive): pages rendered in the browser once " +
-      "completed, the lab (throttled) share, and renders that failed (timeout, crash)",
+      "completed, the lab (throttled) share, renders that failed (timeout, crash), URLs " +
+      "found only in rendered pages, and render rounds",
   }),
   limits_hit: z.array(z.object({
     limit: z.string().openapi({ example: "links_per_page" }),
@@ -88,17 +206,37 @@ export const Audit = z.object({
       "out (links per page, frontier, URL length, redirect hops, sitemaps, robots.txt, bytes); " +
       "empty when none was hit",
   }),
+  options: AuditOptionsView,
+  scope: z.object({
+    left_out: z.object({
+      urls: z.number().int().optional(),
+      sitemap_only: z.number().int().optional(),
+      exclude: z.number().int().optional(),
+      include: z.number().int().optional(),
+      max_depth: z.number().int().optional(),
+    }).openapi({
+      description: "Per scope option given: the link occurrences and sitemap URLs it kept out " +
+        "of the crawl (0: it left nothing out). Each is counted under the first option that " +
+        "refused it, in this order",
+    }),
+  }).optional().openapi({
+    description: "Completed audits started with scope options (include, exclude, max_depth, " +
+      "urls, sitemap_only): what the scope left out. Out-of-scope URLs are neither fetched nor " +
+      "listed in the page inventory, and links to them are not broken",
+  }),
 }).openapi("Audit");
 
 export const StartAuditBody = z.object({
   render: z.boolean().optional().openapi({
     description: "Also render a sample of pages in a real browser (home page, top templates by " +
-      "inlinks, up to 50 pages; 10 of them with lab LCP/CLS/TBT) and run the rendered checks. " +
+      "inlinks, up to 50 pages; 10 of them with lab LCP/CLS/TBT) and run the rendered checks; " +
+      "links that scripts add are crawled and rendered too (same page budget, same site). " +
       "Priced apart: included with pro, rendering_addon for basic, rendered_audit for credits " +
       "(GET /v1/plans rendered_audit_pricing). 503 rendering_unavailable where this server " +
       "cannot render. Default false: the raw-HTML audit, unchanged.",
   }),
-}).openapi("StartAudit");
+  ...AuditOptionsFields,
+}).strict().openapi("StartAudit");
 
 const Category = z.enum(CATEGORIES as [string, ...string[]]);
 const Change = z.enum(["new", "persisting", "fixed"]);
@@ -206,7 +344,8 @@ const PageItem = z.object({
   failure: z.string().nullable().openapi({ description: "timeout, network, tls, dns, ..." }),
   redirect_target: z.string().nullable(),
   depth: z.number().int().nullable().openapi({
-    description: "Clicks from the start URL; null when only reachable through the sitemap",
+    description: "Clicks from the start URL; null when only reachable through the sitemap (or " +
+      "listed in list mode, `urls`)",
   }),
   in_sitemap: z.boolean(),
   indexable: z.boolean(),
@@ -234,6 +373,24 @@ const PageItem = z.object({
   size_bytes: z.number().int().nullable().openapi({ description: "HTML bytes (decoded)" }),
   canonical: z.string().nullable().openapi({ description: "Canonical URL when it is another URL" }),
   checks: z.array(z.string()).openapi({ description: "Checks that fired on this URL" }),
+  discovered_by: z.literal("render").optional().openapi({
+    description: "Rendered audits (additive): `render` when the URL was first found in a " +
+      "rendered page (a link JavaScript added) rather than in served HTML or a sitemap; " +
+      "absent otherwise",
+  }),
+  lab: z.object({
+    lcp_ms: z.number().int().nullable().openapi({
+      description: "Largest Contentful Paint, ms; null when nothing was painted that counts",
+    }),
+    cls: z.number().openapi({ description: "Cumulative Layout Shift (largest session window)" }),
+    tbt_ms: z.number().int().openapi({ description: "Total Blocking Time after FCP, ms" }),
+    bytes: z.number().int().openapi({ description: "Bytes transferred by every request" }),
+    requests: z.number().int().openapi({ description: "Requests the page made" }),
+  }).optional().openapi({
+    description: "Rendered audits (additive): the lab figures of a lab-sampled page (a " +
+      "throttled phone, Lighthouse's mobile conditions), whether or not a lab check fired; " +
+      "absent on pages not lab-sampled and when the lab render failed",
+  }),
 }).openapi("AuditPage");
 
 export const PageList = z.object({
@@ -260,13 +417,15 @@ export const startAuditOp = defineOperation({
   method: "post",
   path: "/v1/projects/{projectId}/audits",
   tags: ["Audits"],
-  summary:
-    "Start a technical audit (202; an audit already queued or running is returned as is). Poll every 30-60 s.",
+  summary: "Start a technical audit (202; an audit already queued or running with the same " +
+    "options is returned as is, one with other options is 409 audit_in_progress). Poll every " +
+    "30-60 s.",
   access: "key",
   params: ProjectIdParam,
   body: StartAuditBody,
   optionalBody: true,
-  bodyDescription: "Optional; no body (or {}) starts the raw-HTML audit",
+  bodyDescription: "Optional; no body (or {}) starts the raw-HTML audit of the whole site. " +
+    "Unknown fields are refused (400 naming the field)",
   status: 202,
   output: AuditAccepted,
   outputDescription: "Accepted; poll the `poll` path",
@@ -278,6 +437,7 @@ export const startAuditOp = defineOperation({
     "idempotency_conflict",
     "payload_too_large",
     "rendering_unavailable",
+    "audit_in_progress",
   ],
   idempotent: true,
   // Sandbox usage moves (the Account shows it).
@@ -286,6 +446,7 @@ export const startAuditOp = defineOperation({
     const { audit } = await createAudit(services.deps, actor, params.projectId, undefined, {
       trigger: "api",
       render: body.render === true,
+      audit: auditOptionsOf(body),
     });
     return {
       audit_id: audit.id,

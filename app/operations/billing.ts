@@ -103,6 +103,19 @@ export const PlansDocument = z.object({
     description: 'How a rendered audit ({"render": true}) is charged (additive): included with ' +
       "the listed plans, the add-on for basic, rendered_audit for credits; not for sandbox keys",
   }),
+  recheck_pricing: z.object({
+    unit_id: z.literal("recheck_urls"),
+    credits_per_unit: z.number(),
+    urls_per_unit: z.number().int(),
+    max_urls: z.number().int(),
+    included_in_plans: z.array(z.enum(["basic", "pro"])),
+    sandbox: z.boolean(),
+    rule: z.string(),
+  }).openapi({
+    description: "How re-checking a fix (POST /v1/audits/{auditId}/issues/{check}/recheck) " +
+      "is charged (additive): recheck_urls per urls_per_unit URLs or part of them, at most " +
+      "max_urls per re-check; included with the listed plans; not for sandbox keys",
+  }),
   sandbox: z.object({
     note: z.string(),
     audits: z.number().int(),

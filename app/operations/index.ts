@@ -11,6 +11,7 @@ import { AUDIT_OPERATIONS } from "./audits.ts";
 import { BILLING_OPERATIONS } from "./billing.ts";
 import { CONNECTED_APP_OPERATIONS } from "./connected_apps.ts";
 import { PROJECT_OPERATIONS } from "./projects.ts";
+import { RECHECK_OPERATIONS } from "./rechecks.ts";
 import { SCHEDULE_OPERATIONS } from "./schedules.ts";
 import { WEBHOOK_OPERATIONS } from "./webhooks.ts";
 
@@ -22,6 +23,8 @@ export const OPERATIONS = [
   ...PROJECT_OPERATIONS,
   // 9–10 and the audit's findings listings (additive), 11–12.
   ...AUDIT_OPERATIONS,
+  // Additive: re-checking one check of a completed audit.
+  ...RECHECK_OPERATIONS,
   ...ARTICLE_OPERATIONS,
   // Additive: a project's audit schedule.
   ...SCHEDULE_OPERATIONS,

@@ -15,6 +15,7 @@ import {
   type ScheduleInput,
 } from "../../domain/monitoring/schedules.ts";
 import { defineOperation } from "../operation.ts";
+import { AuditOptionsFields, auditOptionsOf, AuditOptionsView } from "./audits.ts";
 import { scheduleView } from "../views.ts";
 import { ProjectIdParam } from "./projects.ts";
 
@@ -42,6 +43,8 @@ export const PutScheduleBody = z.object({
       "audit's credits); 503 rendering_unavailable where this server cannot render. Default false",
     example: false,
   }),
+  // The audit options, the same as POST /v1/projects/{projectId}/audits takes: each run uses them.
+  ...AuditOptionsFields,
 }).strict().openapi("PutScheduleRequest");
 
 export const Schedule = z.object({
@@ -52,6 +55,7 @@ export const Schedule = z.object({
   day_of_month: z.number().int().nullable(),
   status: z.enum(["active", "paused"]),
   render: z.boolean().openapi({ description: "Each run is a rendered audit" }),
+  options: AuditOptionsView,
   paused_reason: z.enum(["insufficient_credits", "plan_limit", "rendering_unavailable"])
     .nullable().openapi({
       description: "Why it paused: a run the credit balance could not pay, a cadence the " +
@@ -93,6 +97,7 @@ function scheduleInput(body: z.infer<typeof PutScheduleBody>): ScheduleInput {
     dayOfWeek: body.day_of_week,
     dayOfMonth: body.day_of_month,
     render: body.render,
+    options: auditOptionsOf(body),
   };
 }
 

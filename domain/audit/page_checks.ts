@@ -5,7 +5,7 @@
  * @module
  */
 import { PAGE_CHECKS } from "./checks/index.ts";
-import type { CheckTally, Evidence, PageContext, PageVerdict } from "./types.ts";
+import type { CheckTally, Evidence, PageCheck, PageContext, PageVerdict } from "./types.ts";
 
 /** A page check that fired on a page, with its items (each names the page in `url`). */
 export interface FiredCheck {
@@ -21,6 +21,22 @@ export function verdictItems(v: PageVerdict, url: string): Evidence[] | null {
   return [{ url, ...v }];
 }
 
+/**
+ * Whether page check `c` judges this page: "eligible"; "noindex" when the check reads indexable
+ * pages only and this one is noindex; "narrowed" when the check's own `applies` leaves the page
+ * out. The one rule, shared by the crawl (`PageTally.add`) and a re-check of one check
+ * (domain/audit/recheck_eval.ts), so both judge a page alike. Returns constants: no allocation on
+ * the crawl's hot path.
+ */
+export function pageEligibility(
+  c: PageCheck,
+  ctx: PageContext,
+): "eligible" | "noindex" | "narrowed" {
+  if (c.eligibility === "indexable" && !ctx.indexable) return "noindex";
+  if (c.applies && !c.applies(ctx)) return "narrowed";
+  return "eligible";
+}
+
 /** Per-page-check eligible/affected counters. */
 export class PageTally {
   readonly eligible = new Uint32Array(PAGE_CHECKS.length);
@@ -32,8 +48,7 @@ export class PageTally {
     const url = ctx.url.href;
     for (let i = 0; i < PAGE_CHECKS.length; i++) {
       const c = PAGE_CHECKS[i];
-      if (c.eligibility === "indexable" && !ctx.indexable) continue;
-      if (c.applies && !c.applies(ctx)) continue;
+      if (pageEligibility(c, ctx) !== "eligible") continue;
       this.eligible[i]++;
       const items = verdictItems(c.evaluate(ctx), url);
       if (items) {

@@ -80,9 +80,12 @@ export interface Robots {
   state: RobotsState;
   /** HTTP status of the final response; 0 when unreachable. */
   status: number;
-  /** Whether `agent` (a product token, default ours) may fetch `url`; other origins: true. */
+  /**
+   * Whether `agent` (a product token; default the crawl's own, `makeRobots`' `agent`) may fetch
+   * `url`; other origins: true.
+   */
   isAllowed(url: string, agent?: string): boolean;
-  /** Crawl-delay for our token (or `*`), seconds; 0 when none. */
+  /** Crawl-delay for the crawl's own token (or `*`), seconds; 0 when none. */
   crawlDelay: number;
   sitemaps: string[];
   /** Lines a strict reader rejects (empty when valid). */
@@ -143,7 +146,9 @@ export function productToken(value: string): string {
 
 /**
  * Builds a Robots from the fetched file (state "ok") or an allow-all stand-in. `caps` bounds the
- * work any file can cause; omitted fields take `DEFAULT_ROBOTS_CAPS`.
+ * work any file can cause; omitted fields take `DEFAULT_ROBOTS_CAPS`. `agent` is the product
+ * token the crawl obeys (ours, or the token of the audit's `user_agent` preset): the default of
+ * `isAllowed` and the group `crawlDelay` is read from.
  */
 export function makeRobots(
   robotsUrl: string,
@@ -151,6 +156,7 @@ export function makeRobots(
   status: number,
   body: string,
   caps: Partial<RobotsCaps> = {},
+  agent: string = BOT_TOKEN,
 ): Robots {
   const c = resolveCaps(caps);
   // A missing or unreachable file means "allow all" for crawling (seonaut, Google after 4xx);
@@ -177,7 +183,7 @@ export function makeRobots(
   };
   const memo = new Memo(MEMO_ENTRIES, MEMO_KEY_CHARS);
 
-  const isAllowed = (url: string, agent: string = BOT_TOKEN): boolean => {
+  const isAllowed = (url: string, asked: string = agent): boolean => {
     if (base === null) return true;
     let u: URL;
     try {
@@ -190,7 +196,7 @@ export function makeRobots(
     const raw = u.pathname + u.search;
     // An escape is 3 characters for 1 octet: cut before decoding so the work is bounded too.
     const path = toOctets(raw.slice(0, 3 * c.maxPathLength)).slice(0, c.maxPathLength);
-    const token = productToken(agent) || "*";
+    const token = productToken(asked) || "*";
     const key = `${token}\n${path}`;
     const known = memo.get(key);
     if (known !== undefined) return known;
@@ -206,7 +212,7 @@ export function makeRobots(
     return allowed;
   };
 
-  const ours = parsed.byAgent.get(productToken(BOT_TOKEN)) ?? parsed.byAgent.get("*") ?? [];
+  const ours = parsed.byAgent.get(productToken(agent)) ?? parsed.byAgent.get("*") ?? [];
   let delay: number | undefined;
   for (const g of ours) delay = parsed.groups[g].crawlDelay ?? delay;
   return {

@@ -9,7 +9,8 @@ import type { RenderPlan } from "./crawl/post_steps.ts";
 import { keys, list } from "../store.ts";
 import { withKvLimits } from "../../kv/limits_guard.ts";
 import { runCrawlStep } from "./crawl/engine.ts";
-import type { CrawlInput, CrawlOutcome, StepLimits } from "./crawl/state.ts";
+import type { CrawlInput, CrawlOutcome, CrawlState, StepLimits } from "./crawl/state.ts";
+import type { PageRecord } from "./crawl/store.ts";
 import type { Category, CheckTally, Evidence, Severity } from "./types.ts";
 
 export { PageTally } from "./page_checks.ts";
@@ -26,6 +27,8 @@ export interface AuditInput extends Omit<CrawlInput, "now" | "deadlineAt" | "ren
   deadlineMs?: number;
   /** Pages per step (default 50, so small sites already take several steps). */
   stepPages?: number;
+  /** Also return every page record (the inventory; tests of small sites). */
+  keepRecords?: boolean;
 }
 
 export interface AuditPage {
@@ -100,6 +103,12 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
   tallies: Map<string, CheckTally>;
   findings: Map<string, Evidence[]>;
   steps: number;
+  /** The finished crawl's state (caps hit, render progress, truncation). */
+  state: CrawlState;
+  /** Every page record, by URL, when `keepRecords` was asked for (else empty). */
+  records: PageRecord[];
+  /** The crawl's outcome as the job layer gets it (caps hit, scope left out…). */
+  outcome: CrawlOutcome;
 }> {
   const now = input.now ?? Date.now;
   const t0 = now();
@@ -122,6 +131,8 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
       now: t0,
       render: input.render !== undefined,
       caps: input.caps,
+      scope: input.scope,
+      userAgent: input.userAgent,
     };
     let steps = 0;
     while (true) {
@@ -143,7 +154,21 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
           list.push(e.value);
           findings.set(check, list);
         }
-        return { report: await reportOf(kv, auditId, outcome), tallies, findings, steps };
+        const records: PageRecord[] = [];
+        if (input.keepRecords) {
+          for await (const e of list(kv, { prefix: keys.auditPages(auditId) })) {
+            records.push(e.value);
+          }
+        }
+        return {
+          report: await reportOf(kv, auditId, outcome),
+          tallies,
+          findings,
+          steps,
+          state: out.state!,
+          records,
+          outcome,
+        };
       }
     }
   } finally {

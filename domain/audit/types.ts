@@ -104,13 +104,18 @@ export interface SiteFacts {
     /** robots.txt blocks the start URL for Googlebot (or `*`). */
     startBlockedForGoogle: boolean;
   };
-  /** Our own token is disallowed from the start URL (so nothing was crawled). */
+  /** The crawl's token (`botToken`) is disallowed from the start URL (so nothing was crawled). */
   ownBotBlocked: boolean;
   sitemap: SitemapInfo;
   /** `http://host/` outcome when the site is on https. */
   httpProbe: "redirects_to_https" | "serves_http" | "unreachable" | "not_applicable";
-  /** The crawl stopped at its page, byte or time budget with URLs still queued. */
+  /**
+   * The link graph is not the whole site's: the crawl stopped at its page, byte or time budget
+   * with URLs still queued, or a scoped crawl (audit options) left URLs out.
+   */
   truncated: boolean;
+  /** The robots.txt product token the crawl obeyed (SerpwrightBot, or a preset's). */
+  botToken: string;
   /**
    * A bounded sample for checks written against single URLs: the start, the home page, the first
    * fetched https URL and the failed fetches (capped).

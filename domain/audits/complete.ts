@@ -6,6 +6,7 @@
  */
 import { keys, read } from "../store.ts";
 import type { CrawlOutcome } from "../audit/crawl/state.ts";
+import { renderTotals } from "../audit/crawl/render_steps.ts";
 import { type AuditReport, reportOf } from "../audit/run_audit.ts";
 import type { Deps } from "../deps.ts";
 import { recordEvent } from "../events.ts";
@@ -13,6 +14,7 @@ import { finishJob } from "../job_lifecycle.ts";
 import { compareIssues } from "./compare.ts";
 import { regressionOf } from "./event_changes.ts";
 import { AUDIT_JOB } from "./lifecycle.ts";
+import { isScoped, sameAuditOptions } from "./options.ts";
 import { type AuditRecord, triggerOf } from "./record.ts";
 
 const MAX_FACT_PAGES = 60;
@@ -22,6 +24,12 @@ const clip = (s: string | null, n: number) => (s === null ? null : s.slice(0, n)
  * Completes an audit in one commit: the record with score, summary and changes, its issues
  * (compared with the project's previous completed audit), the project's latest audit, the site
  * facts articles link to, and the `audit.completed` event.
+ *
+ * A scoped audit (audit options that narrow the crawl) leaves the site facts of the last
+ * whole-site audit in place (articles link across the site, not only a section of it), and
+ * `audit.regressed` is sent only when the previous audit had the same options: a score or issue
+ * that moved because the scope moved is no regression. `changes` still compare with the
+ * previous completed audit, whatever its options.
  */
 export async function completeAudit(
   deps: Deps,
@@ -39,6 +47,8 @@ export async function completeAudit(
       ? project.latestAudit.audit_id
       : null;
     const previous = prevId ? (await read(kv, keys.auditIssues(prevId))).value : null;
+    const prevAudit = prevId ? (await read(kv, keys.audit(accountId, prevId))).value : null;
+    const comparable = prevAudit === null || sameAuditOptions(prevAudit.options, audit.options);
     const { issues, changes } = compareIssues(
       outcome.tallies,
       state?.stored ?? {},
@@ -57,14 +67,9 @@ export async function completeAudit(
       inStep: false,
       changes,
       limitsHit: outcome.limitsHit ?? {},
+      ...(outcome.scopeLeftOut ? { scopeLeftOut: outcome.scopeLeftOut } : {}),
       ...(audit.render && state?.post?.render
-        ? {
-          renderStats: {
-            pages_rendered: state.post.render.rendered,
-            lab_pages: state.post.render.lab,
-            pages_failed: state.post.render.failed,
-          },
-        }
+        ? { renderStats: renderTotals(state.post.render) }
         : {}),
     };
     op.set(keys.audit(accountId, auditId), done);
@@ -79,16 +84,18 @@ export async function completeAudit(
           summary: report.summary,
         },
       });
-      op.set(keys.siteFacts(project.id), {
-        host: report.site.host,
-        language: report.site.language,
-        pages: report.site.pages.slice(0, MAX_FACT_PAGES).map((p) => ({
-          url: p.url.slice(0, 300),
-          title: clip(p.title, 120),
-          h1: clip(p.h1, 120),
-          description: clip(p.description, 200),
-        })),
-      });
+      if (!isScoped(audit.options)) {
+        op.set(keys.siteFacts(project.id), {
+          host: report.site.host,
+          language: report.site.language,
+          pages: report.site.pages.slice(0, MAX_FACT_PAGES).map((p) => ({
+            url: p.url.slice(0, 300),
+            title: clip(p.title, 120),
+            h1: clip(p.h1, 120),
+            description: clip(p.description, 200),
+          })),
+        });
+      }
       // The events carry `changes` extended with the regression comparison (score and category
       // deltas, new critical and warning issues, fixed issues); `audit.regressed` is the same
       // payload, sent as well when the audit regressed.
@@ -109,7 +116,7 @@ export async function completeAudit(
         changes: { ...changes, ...regression },
       };
       recordEvent(op, deps.queue, { accountId, event: "audit.completed", now, data });
-      if (regression.regressed) {
+      if (regression.regressed && comparable) {
         recordEvent(op, deps.queue, { accountId, event: "audit.regressed", now, data });
       }
     }

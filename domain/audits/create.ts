@@ -18,6 +18,7 @@ import type { RunningJobMarker } from "../job_leases.ts";
 import type { ProjectRecord, SubscriptionRecord } from "../records.ts";
 import { isActive } from "../subscription_state.ts";
 import { leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
+import { type AuditOptions, normalizeAuditOptions, sameAuditOptions } from "./options.ts";
 import type { AuditRecord, AuditTrigger } from "./record.ts";
 
 /** What `createAudit` accepted: a new audit, or the project's queued or running one. */
@@ -38,13 +39,19 @@ export interface AuditAcceptance {
  * renders, before anything is charged, and is charged by `renderedAuditCharge` (catalogue).
  * `options.trigger` says who starts it (an API or MCP call, or the schedule); an open audit that
  * is adopted keeps the trigger it was created with.
+ *
+ * `options.audit` are the audit options (options.ts), normalised against the project once it is
+ * visible (a listed URL off the project's site is 400 `invalid_request`) and stored on the
+ * record. An open audit is adopted only by a start with the same options; otherwise the start
+ * answers 409 `audit_in_progress` naming the open audit, unless `options.adoptAny` (a schedule's
+ * slot is served by whatever audit runs).
  */
 export function createAudit(
   deps: Deps,
   actor: WorkActor,
   projectId: string,
   alongside: ((op: Deno.AtomicOperation, accepted: AuditAcceptance) => Promise<void>) | undefined,
-  options: { trigger: AuditTrigger; render?: boolean },
+  options: { trigger: AuditTrigger; render?: boolean; audit?: AuditOptions; adoptAny?: boolean },
 ): Promise<AuditAcceptance> {
   const { kv, clock } = deps;
   const render = options.render === true;
@@ -58,11 +65,20 @@ export function createAudit(
     if (!project || !canSee(actor.mode, project.sandbox)) {
       throw new ApiError("not_found", `No project '${projectId}' on this account`);
     }
+    const auditOptions = normalizeAuditOptions(options.audit, project.url);
     if (activeEntry.value) {
       const current = await read(kv, keys.audit(actor.accountId, activeEntry.value));
       if (
         current.value && (current.value.status === "queued" || current.value.status === "running")
       ) {
+        if (!options.adoptAny && !sameAuditOptions(current.value.options, auditOptions)) {
+          throw new ApiError(
+            "audit_in_progress",
+            `Audit ${current.value.id} of this project is ${current.value.status} with other ` +
+              "options; poll it until it completes, then start this one (nothing was charged)",
+            { audit_id: current.value.id, poll: `/v1/audits/${current.value.id}` },
+          );
+        }
         const op = atomic(kv).check(activeEntry, current);
         const result = { audit: current.value, created: false };
         await alongside?.(op, result);
@@ -104,6 +120,7 @@ export function createAudit(
       changes: null,
       trigger: options.trigger,
       ...(render ? { render: true, renderStats: null } : {}),
+      ...(auditOptions ? { options: auditOptions } : {}),
     };
     const marker: RunningJobMarker = {
       id,

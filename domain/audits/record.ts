@@ -5,6 +5,8 @@
  * @module
  */
 import type { CapHit, CapName } from "../audit/crawl/caps.ts";
+import type { ScopeRule } from "../audit/scope.ts";
+import type { AuditOptions } from "./options.ts";
 import type { AuditReport } from "../audit/run_audit.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
@@ -50,6 +52,10 @@ export interface AuditRecord {
    * schedule (audits import nothing from the schedules). Absent on records older than the field.
    */
   trigger?: AuditTrigger;
+  /** The audit options it was started with (options.ts); absent: none (the whole site). */
+  options?: AuditOptions;
+  /** A scoped audit, once completed: what each scope rule left out (crawl/frontier.ts). */
+  scopeLeftOut?: Partial<Record<ScopeRule, number>>;
 }
 
 /** Who started an audit: an API or MCP call, or the project's schedule. */
@@ -60,11 +66,16 @@ export function triggerOf(audit: Pick<AuditRecord, "trigger">): AuditTrigger {
   return audit.trigger ?? "api";
 }
 
-/** Pages a rendered audit rendered (lab: throttled, with LCP/CLS/TBT) and those that failed. */
+/**
+ * Pages a rendered audit rendered (lab: throttled, with LCP/CLS/TBT) and those that failed; URLs
+ * first found in rendered DOMs and render rounds (absent on audits completed before rounds).
+ */
 export interface RenderStats {
   pages_rendered: number;
   lab_pages: number;
   pages_failed: number;
+  pages_discovered?: number;
+  rounds?: number;
 }
 
 /** How a completed audit compares with the project's previous completed audit. */

@@ -4,6 +4,7 @@
  * page all read these constants, so a price changes in exactly one place.
  */
 import { SANDBOX_LIMITS } from "../accounts.ts";
+import { RECHECK_MAX_URLS } from "../audit/recheck_rules.ts";
 import type { Config } from "../config.ts";
 import type { PlanId } from "../records.ts";
 
@@ -101,6 +102,7 @@ export type UnitId =
   | "deep_audit"
   | "rendered_audit"
   | "rendering_addon"
+  | "recheck_urls"
   | "seo_strategy"
   | "keyword_research_content_plan";
 
@@ -158,6 +160,14 @@ export const UNIT_ITEMS: readonly UnitItem[] = [
     credits: 50,
     description: "Rendering on a project with a basic subscription (its raw audit is included): " +
       "the difference to rendered_audit, paid from credits with a live key",
+  },
+  {
+    id: "recheck_urls",
+    unit: "10 URLs",
+    credits: 1,
+    description: "Re-checking one check of a completed audit on its affected URLs (POST " +
+      "/v1/audits/{auditId}/issues/{check}/recheck): 1 credit per 10 URLs or part of 10, at " +
+      `most ${RECHECK_MAX_URLS} URLs per re-check`,
   },
   {
     id: "deep_audit",
@@ -225,6 +235,27 @@ export function renderedAuditCharge(
 export const UNIT_PRICES: Readonly<Record<UnitId, number>> = Object.fromEntries(
   UNIT_ITEMS.map((u) => [u.id, u.credits]),
 ) as Record<UnitId, number>;
+
+/** URLs one `recheck_urls` unit pays for: the price per URL is a tenth of a credit. */
+export const RECHECK_URLS_PER_UNIT = 10;
+
+/**
+ * Credits a re-check of `urls` URLs costs a live key without a subscription: one `recheck_urls`
+ * per 10 URLs or part of 10 (credits are whole numbers), so 100 URLs cost 10 credits.
+ * Subscriptions include re-checks; sandbox keys cannot re-check (their one audit is the trial).
+ */
+export function recheckCredits(urls: number): number {
+  return Math.ceil(urls / RECHECK_URLS_PER_UNIT) * UNIT_PRICES.recheck_urls;
+}
+
+/** The re-check's pricing in words (plans document, pricing page, README). */
+export const RECHECK_PRICING_RULE =
+  "Re-checking a fix (POST /v1/audits/{auditId}/issues/{check}/recheck) fetches again only " +
+  `that check's affected URLs, at most ${RECHECK_MAX_URLS}: recheck_urls, 1 credit per ` +
+  `${RECHECK_URLS_PER_UNIT} URLs or part of ${RECHECK_URLS_PER_UNIT} (a tenth of a credit per ` +
+  `URL; ${RECHECK_MAX_URLS} URLs cost ${RECHECK_MAX_URLS / RECHECK_URLS_PER_UNIT} credits), ` +
+  "charged when accepted and refunded if it fails. Included with every subscription; sandbox " +
+  "keys cannot re-check (402 payment_required: the trial's one audit is the whole trial).";
 
 /** The rule of {@link articleUnit} in words, for the plans document, pricing page and README. */
 export const ARTICLE_PRICING_RULE =
@@ -420,6 +451,15 @@ export function plansDocument(baseUrl: string) {
       included_in_plans: ["pro"] as PlanId[],
       sandbox: false,
       rule: RENDERED_AUDIT_RULE,
+    },
+    recheck_pricing: {
+      unit_id: "recheck_urls" as const,
+      credits_per_unit: UNIT_PRICES.recheck_urls,
+      urls_per_unit: RECHECK_URLS_PER_UNIT,
+      max_urls: RECHECK_MAX_URLS,
+      included_in_plans: ["basic", "pro"] as PlanId[],
+      sandbox: false,
+      rule: RECHECK_PRICING_RULE,
     },
     sandbox: {
       note: "Free trial with hard caps, no card: a sandbox key at signup, watermarked draft-only " +

@@ -129,7 +129,8 @@ export async function runDueSchedule(deps: Deps, projectId: string): Promise<Sch
         op.check(cur, slot).set(slot.key, run, { expireIn: SLOT_CLAIM_TTL_MS });
         advance(op, cur.value!, run, now);
       },
-      { trigger: "schedule", render: s.render === true },
+      // A running audit serves the slot whatever its options (as it always has).
+      { trigger: "schedule", render: s.render === true, audit: s.options, adoptAny: true },
     );
     return accepted.created ? "started" : "audit_in_progress";
   } catch (err) {

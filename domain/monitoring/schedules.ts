@@ -28,6 +28,7 @@ import {
   UNIT_PRICES,
 } from "../billing/catalog.ts";
 import { requireRendering } from "../audits/create.ts";
+import { type AuditOptions, normalizeAuditOptions, sameAuditOptions } from "../audits/options.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import type { KeyMode, SubscriptionRecord } from "../records.ts";
@@ -69,6 +70,8 @@ export interface ScheduleRecord extends ScheduleSpec {
   runs: number;
   /** Each run is a rendered audit (`{"render": true}`); absent on raw schedules. */
   render?: boolean;
+  /** The audit options of each run (audits/options.ts); absent: none, the whole site. */
+  options?: AuditOptions;
   createdAt: number;
   updatedAt: number;
 }
@@ -80,6 +83,8 @@ export interface ScheduleInput {
   dayOfWeek?: Weekday;
   dayOfMonth?: number;
   render?: boolean;
+  /** The audit options each run is started with (validated against the project on PUT). */
+  options?: AuditOptions;
 }
 
 /** How the project's scheduled runs are paid right now, and how often they may run. */
@@ -192,6 +197,7 @@ export async function putSchedule(
   const render = input.render === true;
   return await atomically(kv, async () => {
     const { project, sub } = await projectOf(deps, caller.accountId, projectId, caller.mode);
+    const options = normalizeAuditOptions(input.options, project.value!.url);
     if (caller.mode === "sandbox") {
       throw new ApiError(
         "schedule_not_allowed",
@@ -208,7 +214,10 @@ export async function putSchedule(
     const old = entry.value;
     const op = atomic(kv).check(entry, project, sub);
     let schedule: ScheduleRecord;
-    if (old && old.status === "active" && sameSpec(old, spec) && (old.render === true) === render) {
+    if (
+      old && old.status === "active" && sameSpec(old, spec) && (old.render === true) === render &&
+      sameAuditOptions(old.options, options)
+    ) {
       schedule = old;
     } else {
       const next = nextRun(spec, projectId, null, now);
@@ -227,6 +236,7 @@ export async function putSchedule(
         createdAt: old?.createdAt ?? now,
         updatedAt: now,
         ...(render ? { render: true } : {}),
+        ...(options ? { options } : {}),
       };
       if (old?.indexAt != null) op.delete(keys.scheduleDue(old.indexAt, projectId));
       op.set(entry.key, schedule).set(keys.scheduleDue(next.runAt, projectId), projectId);

@@ -137,11 +137,11 @@ export function serverJsonFor(baseUrl: string) {
 export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
   const baseUrl = s.deps.config.publicBaseUrl;
   const publicHost = new URL(baseUrl).hostname;
-  const handler = createMcpHandler(({ authInfo }) => {
+  const handler = createMcpHandler(({ authInfo, era }) => {
     const replay = authInfo?.extra?.replay as Replay | undefined;
     return replay
       ? buildReplayServer(replay.tool, replay.outcome)
-      : buildMcpServer(s, callerOf(authInfo));
+      : buildMcpServer(s, callerOf(authInfo), era);
   }, { maxRequestBodySize: MAX_BODY_BYTES });
   // API keys and, here only, OAuth access tokens (resolved to their approving key's principal).
   const whoIsCalling = identify(s, { tokens: true });

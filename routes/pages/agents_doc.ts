@@ -4,7 +4,13 @@
  * against the served routes. Limits and prices are read from the same constants the API uses.
  */
 import { SANDBOX_LIMITS } from "../../domain/accounts.ts";
-import { PACK_IDS, PLANS, RENDERED_AUDIT_RULE, UNIT_PRICES } from "../../domain/billing/catalog.ts";
+import {
+  PACK_IDS,
+  PLANS,
+  RECHECK_PRICING_RULE,
+  RENDERED_AUDIT_RULE,
+  UNIT_PRICES,
+} from "../../domain/billing/catalog.ts";
 import { EVENT_NAMES } from "../../domain/events.ts";
 import {
   DELIVERY_HEADER,
@@ -218,6 +224,26 @@ curl -s "${D}/v1/audits/$AUDIT/pages?indexable=false&limit=100" -H "Authorizatio
 #      "not_indexable_reason":"error_status","inlinks":2,"checks":["http_4xx"],…}],"next_cursor":…}
 `)}
 
+    <h3 id="recheck">Re-checking a fix</h3>
+    <p>After fixing what an issue lists, re-check that one check on its affected URLs instead of
+    running a new audit: the service fetches again only those URLs (the first 100 of the issue's
+    items; <code>urls_left_out</code> counts the rest) and judges the check on them. Poll the
+    <code>poll</code> path every 10 to 30 seconds; once <code>completed</code> every URL is
+    <code>fixed</code>, <code>still_failing</code> (with fresh evidence, shaped like the issue's
+    items) or <code>not_checked</code> (with a <code>reason</code>). Checks judged on one page, URL
+    statuses and broken or redirecting links can be re-checked; site-wide verdicts (robots.txt,
+    sitemaps, duplicates, orphans, click depth) answer 409 <code>invalid_state</code> with the
+    reason. ${RECHECK_PRICING_RULE}</p>
+    ${codeBlock(`
+curl -s -X POST ${D}/v1/audits/$AUDIT/issues/title_missing/recheck \
+  -H "Authorization: Bearer $KEY" -H "Idempotency-Key: $(uuidgen)"
+# 202 {"recheck_id":"rck_…","urls_checked":2,"urls_left_out":0,
+#      "charge":{"funding":"credits","credits":1},"poll":"/v1/rechecks/rck_…",…}
+# then GET the poll path: {"status":"completed","counts":{"fixed":2,"still_failing":0,…},
+#      "items":[{"url":…,"result":"fixed","status":200,"evidence":[]},…]}
+# 402 payment_required for a sandbox key; 409 invalid_state before the audit completed
+`)}
+
     <h3 id="rendered-audit">Rendered audits (optional, priced apart)</h3>
     <p>Send <code>{"render": true}</code> to also render up to 50 pages in a real browser (the home
     page and the most linked page of each template first; 10 of them on a throttled phone with lab LCP,
@@ -225,14 +251,35 @@ curl -s "${D}/v1/audits/$AUDIT/pages?indexable=false&limit=100" -H "Authorizatio
     <code>content_requires_js</code>, <code>links_only_after_js</code>, <code>lcp_slow</code>,
     <code>cls_high</code>, <code>tap_targets_small</code>…) are listed with the others; the audit
     carries <code>render</code> (<code>pages_rendered</code>, <code>lab_pages</code>,
-    <code>pages_failed</code>). ${RENDERED_AUDIT_RULE} Without a body the audit is the raw-HTML
-    audit, at its usual price.</p>
+    <code>pages_failed</code>, <code>pages_discovered</code>, <code>rounds</code>). Links that
+    scripts add are followed: the pages behind them are crawled and rendered too (same page
+    budget, same site only) and marked <code>discovered_by: "render"</code> in
+    <code>/pages</code>, where every lab page also shows <code>lab</code> (<code>lcp_ms</code>,
+    <code>cls</code>, <code>tbt_ms</code>, <code>bytes</code>, <code>requests</code>).
+    ${RENDERED_AUDIT_RULE} Without a body the audit is the raw-HTML audit, at its usual price.</p>
     ${codeBlock(`
 curl -s -X POST ${D}/v1/projects/$PROJECT/audits \
   -H "Authorization: Bearer $KEY" -H "Idempotency-Key: $(uuidgen)" \
   -H 'Content-Type: application/json' -d '{"render": true}'
 # 202 as above (an audit already queued or running is returned as is); 402 payment_required for
 # a sandbox key (the trial stays raw); 503 rendering_unavailable where the server has no browser
+`)}
+    <h3 id="audit-options">Scope and User-Agent (optional)</h3>
+    <p>The same body takes <code>include</code> / <code>exclude</code> (URL path globs:
+    <code>*</code> within a segment, <code>**</code> across, <code>/blog/**</code> also matches
+    <code>/blog</code>), <code>max_depth</code>, <code>urls</code> (list mode: exactly these URLs of
+    the project's site, no link followed), <code>sitemap_only</code> and <code>user_agent</code>
+    (<code>serpwright</code>, <code>googlebot_smartphone</code>, <code>googlebot_desktop</code>,
+    <code>bingbot</code>: robots.txt is read for that crawler's token). The start page is always
+    audited, except in list mode. The audit echoes them as <code>options</code> and, once completed,
+    says what each left out in <code>scope.left_out</code>; links to out-of-scope URLs are not
+    broken. Unknown fields are refused (400 naming the field); a start with other options while an
+    audit runs is 409 <code>audit_in_progress</code> (its <code>audit_id</code> is in the answer).
+    Schedules take the same fields.</p>
+    ${codeBlock(`
+# The body of POST /v1/projects/$PROJECT/audits (or of the schedule's PUT):
+{"exclude": ["/tag/**", "/search?*"], "max_depth": 4, "user_agent": "googlebot_smartphone"}
+# 202 as above; 400 invalid_request naming the field (e.g. "exclude.0: must start with /")
 `)}
     <p>Every audit also reports agent-readiness as findings: <code>llms_txt_missing</code> (info),
     <code>llms_txt_malformed</code> (warning), <code>ai_crawler_rules</code> (info: which AI
@@ -423,6 +470,10 @@ export KEY=$NEW_KEY           # from now on, the new key
         "Buy credits or subscribe the project, then retry.",
       ],
       [
+        html`<code>audit_in_progress</code> (409)`,
+        "Poll the running audit (audit_id in the answer), or start with its options.",
+      ],
+      [
         html`<code>article_in_progress</code> (409)`,
         "Poll the running article, then start the next.",
       ],
@@ -507,6 +558,13 @@ curl -s -i -X POST ${D}/v1/api-keys \\
     <code>subscribe</code> return a <code>checkout_url</code> for a human), <code>webhooks</code>,
     <code>signup</code> and <code>docs</code>. The registry entry is
     <a href="${b}/server.json">server.json</a>.</p>
+    <p>On protocol 2026-07-28, <code>server/discover</code> answers without a session and every
+    request carries its version and client capabilities in <code>_meta</code>. A host that declares
+    the tasks extension (<code>io.modelcontextprotocol/tasks</code>) gets
+    <code>audits</code>/<code>articles</code> <code>start</code> as a task: it polls
+    <code>tasks/get</code> (the result is what <code>get</code> answers) and
+    <code>tasks/cancel</code> cancels a job still queued, refunded like a failed one. Other hosts
+    keep <code>start</code> and <code>get</code>.</p>
 
     <h3 id="mcp-oauth">No key at hand: add the server to a browser-based host</h3>
     <p>Hosts that run in a browser (a "custom connector" or "add MCP server" screen) need only the

@@ -103,6 +103,9 @@ export function pricingPage(baseUrl: string): string {
     <h2 id="rendered-audits">Rendered audits</h2>
     <p>${doc.rendered_audit_pricing.rule}</p>
 
+    <h2 id="rechecks">Re-checking a fix</h2>
+    <p>${doc.recheck_pricing.rule}</p>
+
     <h2 id="machine-readable">Machine-readable</h2>
     <p>The same catalogue as JSON: <a href="${b}/v1/plans"><code>GET ${b}/v1/plans</code></a>
     (updated ${doc.updated_at.slice(0, 10)}).</p>

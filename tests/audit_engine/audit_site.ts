@@ -12,17 +12,21 @@ import { type FakeSite, type Route, serveSite, TEST_CA } from "../helpers/sites.
 
 export type Routes = (origin: string) => Record<string, Route>;
 
-/** Audits the site `build` describes; `extra` overrides the input (`tls` serves https). */
-export async function auditSite(
-  build: Routes,
-  extra: Partial<AuditInput> & { tls?: boolean } = {},
-) {
+type Extra = Partial<AuditInput> & { tls?: boolean };
+
+/**
+ * Audits the site `build` describes; `extra` overrides the input (`tls` serves https), or is a
+ * function of the site's origin (options naming the site's URLs).
+ */
+export async function auditSite(build: Routes, more: Extra | ((origin: string) => Extra) = {}) {
+  const tls = typeof more === "function" ? false : more.tls;
   let routes: Record<string, Route> | null = null;
   let site: FakeSite | null = null;
   site = serveSite((p) => {
     routes ??= build(site!.origin);
     return routes[p];
-  }, { tls: extra.tls });
+  }, { tls });
+  const extra = typeof more === "function" ? more(site.origin) : more;
   try {
     const out = await runAuditDetailed({
       startUrl: site.url("/"),

@@ -21,6 +21,7 @@ Deno.test("GET /v1/plans is public, cached 5 minutes, and carries every field of
       "links",
       "merchant_of_record",
       "plans",
+      "recheck_pricing",
       "rendered_audit_pricing",
       "sandbox",
       "updated_at",
@@ -28,6 +29,19 @@ Deno.test("GET /v1/plans is public, cached 5 minutes, and carries every field of
     assert.equal(doc.rendered_audit_pricing.rendered_audit.credits, 75);
     assert.equal(doc.rendered_audit_pricing.basic_plan_addon.credits, 50);
     assert.deepEqual(doc.rendered_audit_pricing.included_in_plans, ["pro"]);
+    // Re-checking a fix (additive): a tenth of a credit per URL, in whole credits.
+    assert.deepEqual(
+      { ...doc.recheck_pricing, rule: typeof doc.recheck_pricing.rule },
+      {
+        unit_id: "recheck_urls",
+        credits_per_unit: 1,
+        urls_per_unit: 10,
+        max_urls: 100,
+        included_in_plans: ["basic", "pro"],
+        sandbox: false,
+        rule: "string",
+      },
+    );
     assert.equal(doc.currency, "USD");
     assert.ok(!Number.isNaN(Date.parse(doc.updated_at)));
     assert.equal(typeof doc.merchant_of_record, "string");
@@ -89,6 +103,7 @@ Deno.test("GET /v1/plans is public, cached 5 minutes, and carries every field of
       keyword_research_content_plan: 50,
       rendered_audit: 75,
       rendering_addon: 50,
+      recheck_urls: 1,
     });
     for (const i of alc.items) {
       assert.equal(typeof i.unit, "string");

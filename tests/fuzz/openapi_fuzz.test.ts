@@ -228,6 +228,7 @@ Deno.test({
           ),
         ],
         articles: [],
+        rechecks: [],
       };
       const revoked = await app.req("POST", "/v1/api-keys", { key: live, body: {} });
       await app.req("DELETE", `/v1/api-keys/${revoked.body.id}`, { key: live });
@@ -246,6 +247,7 @@ Deno.test({
         add("webhooks", b.webhook_id);
         add("audits", b.audit_id);
         add("articles", b.article_id);
+        add("rechecks", b.recheck_id);
         if (o.c.method === "POST" && o.c.url.includes("/v1/api-keys")) add("keys", b.id);
       };
 
@@ -253,9 +255,9 @@ Deno.test({
       const ops = operations(doc);
       assert.equal(
         ops.length,
-        28,
-        "the 20 interface operations, the 3 audit findings listings, the 3 schedule operations " +
-          "and the 2 connected-apps operations",
+        30,
+        "the 20 interface operations, the 3 audit findings listings, the 3 schedule operations, " +
+          "the 2 re-check operations and the 2 connected-apps operations",
       );
       const snapKeys = [sandbox.key, live];
       let before = await snapshot(app, snapKeys);

@@ -101,6 +101,7 @@ const PARAM_POOL: Record<string, string> = {
   project_id: "projects",
   auditId: "audits",
   articleId: "articles",
+  recheckId: "rechecks",
 };
 
 function poolFor(op: Operation, name: string): string {

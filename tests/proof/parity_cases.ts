@@ -2,6 +2,8 @@
  * The cases the parity proof runs: each operation at least once through both adapters, with
  * the failure a caller meets most (not_found for a foreign or invisible id, a refused limit).
  */
+import type { AuditRecord } from "../../domain/audits/record.ts";
+import { newId } from "../../domain/ids.ts";
 import { hashKey } from "../../domain/api_keys.ts";
 import type { GrantRecord } from "../../domain/oauth/types.ts";
 import { keys } from "../../kv/keys.ts";
@@ -183,6 +185,67 @@ export const parityCases: ParityCase[] = [
   },
   {
     op: "audits.start",
+    name: "with audit options (scope, list-mode URLs canonicalised, a User-Agent preset)",
+    status: 202,
+    changes: true,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/projects/${w.liveProjectId}/audits`,
+      key: w.live.key,
+      body: {
+        urls: ["https://live.example.com/pricing#plans", "https://www.live.example.com/blog"],
+        user_agent: "googlebot_smartphone",
+      },
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "audits",
+      args: {
+        action: "start",
+        project_id: w.liveProjectId,
+        urls: ["https://live.example.com/pricing#plans", "https://www.live.example.com/blog"],
+        user_agent: "googlebot_smartphone",
+      },
+    }),
+  },
+  {
+    op: "audits.start",
+    name: "a listed URL off the project's site is invalid_request naming urls.0",
+    changes: false,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/projects/${w.liveProjectId}/audits`,
+      key: w.live.key,
+      body: { urls: ["https://elsewhere.example.com/"] },
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "audits",
+      args: {
+        action: "start",
+        project_id: w.liveProjectId,
+        urls: ["https://elsewhere.example.com/"],
+      },
+    }),
+  },
+  {
+    op: "audits.start",
+    name: "a bad path pattern is invalid_request naming exclude.0",
+    changes: false,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/projects/${w.liveProjectId}/audits`,
+      key: w.live.key,
+      body: { exclude: ["blog/**"] },
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "audits",
+      args: { action: "start", project_id: w.liveProjectId, exclude: ["blog/**"] },
+    }),
+  },
+  {
+    op: "audits.start",
     name: "a live project is not_found to a sandbox key, before funding",
     changes: false,
     rest: (w) => ({
@@ -264,6 +327,93 @@ export const parityCases: ParityCase[] = [
     }),
   },
   {
+    op: "rechecks.start",
+    name: "live key re-checks a completed audit's title_missing, paid with credits",
+    status: 202,
+    changes: true,
+    setup: completedLiveAudit,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/audits/${w.extra.doneAuditId}/issues/title_missing/recheck`,
+      key: w.live.key,
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "audits",
+      args: { action: "recheck", audit_id: w.extra.doneAuditId, check: "title_missing" },
+    }),
+  },
+  {
+    op: "rechecks.start",
+    name: "a site-wide check is refused",
+    changes: false,
+    setup: completedLiveAudit,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/audits/${w.extra.doneAuditId}/issues/sitemap_missing/recheck`,
+      key: w.live.key,
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "audits",
+      args: { action: "recheck", audit_id: w.extra.doneAuditId, check: "sitemap_missing" },
+    }),
+  },
+  {
+    op: "rechecks.start",
+    name: "a live audit is not_found to a sandbox key",
+    changes: false,
+    setup: completedLiveAudit,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/audits/${w.extra.doneAuditId}/issues/title_missing/recheck`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "recheck", audit_id: w.extra.doneAuditId, check: "title_missing" },
+    }),
+  },
+  {
+    op: "rechecks.get",
+    name: "the queued re-check",
+    status: 200,
+    changes: false,
+    async setup(app, w) {
+      await completedLiveAudit(app, w);
+      if (w.extra.recheckId) return;
+      const res = await app.req(
+        "POST",
+        `/v1/audits/${w.extra.doneAuditId}/issues/title_missing/recheck`,
+        { key: w.live.key },
+      );
+      if (res.status !== 202) throw new Error(`recheck setup: ${res.status} ${res.text}`);
+      w.extra.recheckId = res.body.recheck_id;
+    },
+    rest: (w) => ({ method: "GET", path: `/v1/rechecks/${w.extra.recheckId}`, key: w.live.key }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "audits",
+      args: { action: "recheck_get", recheck_id: w.extra.recheckId },
+    }),
+  },
+  {
+    op: "rechecks.get",
+    name: "another account's re-check is not_found",
+    changes: false,
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/rechecks/${w.extra.recheckId}`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "recheck_get", recheck_id: w.extra.recheckId },
+    }),
+  },
+  {
     op: "articles.start",
     name: "live key, paid with credits",
     status: 202,
@@ -332,6 +482,30 @@ export const parityCases: ParityCase[] = [
       key: w.live.key,
       tool: "schedule",
       args: { action: "set", project_id: w.liveProjectId, cadence: "weekly", hour_utc: 6 },
+    }),
+  },
+  {
+    op: "schedules.set",
+    name: "weekly with audit options for each run",
+    status: 201,
+    changes: true,
+    rest: (w) => ({
+      method: "PUT",
+      path: `/v1/projects/${w.liveProjectId}/schedule`,
+      key: w.live.key,
+      body: { cadence: "weekly", hour_utc: 6, exclude: ["/tag/**"], max_depth: 4 },
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "schedule",
+      args: {
+        action: "set",
+        project_id: w.liveProjectId,
+        cadence: "weekly",
+        hour_utc: 6,
+        exclude: ["/tag/**"],
+        max_depth: 4,
+      },
     }),
   },
   {
@@ -603,3 +777,45 @@ export const parityCases: ParityCase[] = [
     }),
   },
 ];
+
+/**
+ * A completed audit of the live project, written to the store as a finished crawl leaves it (the
+ * parity app is a web process: it runs no crawl): title_missing fired on one page.
+ */
+async function completedLiveAudit(app: TestApp, w: World): Promise<void> {
+  if (w.extra.doneAuditId) return;
+  const now = app.clock.now();
+  const id = newId("aud", now);
+  const audit: AuditRecord = {
+    id,
+    accountId: w.live.accountId,
+    projectId: w.liveProjectId,
+    status: "completed",
+    funding: { kind: "subscription" },
+    createdAt: now,
+    runningAt: now,
+    completedAt: now,
+    score: 90,
+    summary: null,
+    error: null,
+    attempts: 1,
+    leaseUntil: now,
+    jobsCompleted: 1,
+    jobsFailed: 0,
+    inStep: false,
+    stepToken: null,
+    changes: null,
+    trigger: "api",
+  };
+  const url = "https://live.example.com/untitled";
+  await app.kv.atomic()
+    .set(keys.audit(w.live.accountId, id), audit)
+    .set(keys.auditOwner(id), w.live.accountId)
+    .set(keys.auditIssues(id), {
+      previousAuditId: null,
+      issues: [{ check: "title_missing", affected: 1, eligible: 3, stored: 1, change: "new" }],
+    })
+    .set(keys.auditFinding(id, "title_missing", url, 0), { url })
+    .commit();
+  w.extra.doneAuditId = id;
+}

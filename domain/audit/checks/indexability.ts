@@ -118,11 +118,12 @@ export const indexabilityChecks: Check[] = [
     category: "indexability",
     severity: "info",
     title: "robots.txt blocks SerpwrightBot, so the site could not be audited",
-    detects: "The start URL is disallowed for our own token; we honour it and crawl nothing.",
+    detects: "The start URL is disallowed for our own token (or, with a user_agent preset, for " +
+      "that crawler's token); we honour it and crawl nothing.",
     scope: "site",
     evaluate: (s) => ({
       ...flag(s.ownBotBlocked),
-      items: [{ url: s.startUrl, robots_txt: s.robots.url, user_agent: "SerpwrightBot" }],
+      items: [{ url: s.startUrl, robots_txt: s.robots.url, user_agent: s.botToken }],
     }),
   },
   {

@@ -33,6 +33,7 @@ import { initCrawl } from "./init_step.ts";
 import { recordPages } from "./page_recorder.ts";
 import { type RenderPlan, runPostCrawlStep } from "./post_steps.ts";
 import { ResourceQueue } from "./resource_checks.ts";
+import { Scope } from "../scope.ts";
 import { RobotsSource } from "./robots_source.ts";
 import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
 import { WriteBatch } from "./store.ts";
@@ -134,7 +135,15 @@ async function crawlBatch(
   const t0 = performance.now();
   const s = settingsOf(input, bytes);
   const caps = capsOf(input);
-  const frontier = new Frontier(kv, auditId, state, batch, caps, input.maxPages);
+  const frontier = new Frontier(
+    kv,
+    auditId,
+    state,
+    batch,
+    caps,
+    input.maxPages,
+    Scope.of(input.scope),
+  );
   const budget = Math.max(1, input.maxPages);
   const outOfBudget = (reserved: number) =>
     state.fetches + reserved >= budget || bytes.exhausted ||
@@ -188,7 +197,9 @@ async function crawlBatch(
     resources,
   });
   frontier.advance(results.length);
-  state.tallies = tally.toJSON();
+  // Checks other than the page checks (render and agent-readiness steps, when a rendered
+  // audit's later round crawls again) keep their tallies.
+  state.tallies = { ...state.tallies, ...tally.toJSON() };
   state.nextSlotAt = politeness.next;
   await frontier.allocate();
   await resources.allocate();
@@ -214,7 +225,15 @@ async function seedBatch(
   state: CrawlState,
   batch: WriteBatch,
 ): Promise<void> {
-  const frontier = new Frontier(kv, auditId, state, batch, capsOf(input), input.maxPages);
+  const frontier = new Frontier(
+    kv,
+    auditId,
+    state,
+    batch,
+    capsOf(input),
+    input.maxPages,
+    Scope.of(input.scope),
+  );
   await frontier.seedSitemap();
   if (!frontier.sitemapLeft) {
     state.phase = frontier.queued > 0 && state.fetches < input.maxPages ? "crawl" : "finalize";

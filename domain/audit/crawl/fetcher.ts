@@ -14,6 +14,7 @@ import {
 } from "../../net/safe_fetch.ts";
 import { TargetRefusedError } from "../../net/address_guard.ts";
 import { USER_AGENT } from "../robots.ts";
+import { crawlerIdentity } from "../user_agents.ts";
 import { canonicalize } from "../urls.ts";
 import { BudgetSpentError, type ByteBudget } from "./byte_budget.ts";
 import type { CrawlInput } from "./state.ts";
@@ -29,11 +30,18 @@ export interface FetchSettings {
   ca?: string;
   /** The crawl's byte budget: every fetch reserves from it and is capped at its reservation. */
   budget?: ByteBudget;
+  /** The User-Agent of every request (the audit's `user_agent` preset); default ours. */
+  userAgent?: string;
+  /** The product token robots.txt is read for (the same preset's); default ours. */
+  robotsToken?: string;
 }
 
 /** The fetch settings of a crawl input; `budget` is the step's byte budget. */
 export function settingsOf(input: CrawlInput, budget?: ByteBudget): FetchSettings {
+  const identity = crawlerIdentity(input.userAgent);
   return {
+    userAgent: identity.userAgent,
+    robotsToken: identity.robotsToken,
     allowPrivate: input.allowPrivate,
     timeoutMs: input.timeoutMs ?? 10_000,
     maxBytes: input.maxBytes ?? 5 * 1024 * 1024,
@@ -100,7 +108,7 @@ function baseOptions(s: FetchSettings) {
     maxBytes: s.maxBytes,
     resolver: s.resolver,
     ca: s.ca,
-    headers: { "user-agent": USER_AGENT, accept: ACCEPT_HTML },
+    headers: { "user-agent": s.userAgent ?? USER_AGENT, accept: ACCEPT_HTML },
   };
 }
 
@@ -173,7 +181,10 @@ export function fetchText(s: FetchSettings, url: string): Promise<SafeResponse> 
   return budgeted(s, Math.min(s.maxBytes, TEXT_MAX_BYTES), (cap) =>
     safeFetch(url, {
       ...baseOptions(s),
-      headers: { "user-agent": USER_AGENT, accept: "text/plain, text/markdown, */*;q=0.5" },
+      headers: {
+        "user-agent": s.userAgent ?? USER_AGENT,
+        accept: "text/plain, text/markdown, */*;q=0.5",
+      },
       maxBytes: cap,
       shouldReadBody: (status) => status >= 200 && status < 300,
     }), true);
@@ -189,7 +200,7 @@ export async function fetchBanner(s: FetchSettings, url: string): Promise<string
     const res = await budgeted(s, BANNER_BYTES, (cap) =>
       safeFetch(url, {
         ...baseOptions(s),
-        headers: { "user-agent": USER_AGENT, accept: "*/*" },
+        headers: { "user-agent": s.userAgent ?? USER_AGENT, accept: "*/*" },
         timeoutMs: Math.min(s.timeoutMs, BANNER_TIMEOUT_MS),
         maxBytes: cap,
         shouldReadBody: (st) => st >= 200 && st < 300,
@@ -234,7 +245,7 @@ export async function fetchResourceStatus(s: FetchSettings, url: string): Promis
       const res = await safeFetch(u, {
         ...baseOptions(s),
         method,
-        headers: { "user-agent": USER_AGENT, accept: "*/*" },
+        headers: { "user-agent": s.userAgent ?? USER_AGENT, accept: "*/*" },
         maxBytes: cap,
         shouldReadBody: () => false,
       });

@@ -33,7 +33,7 @@
  * @module
  */
 import { LinkScores } from "./link_score.ts";
-import type { CrawlOutcome, CrawlState } from "./state.ts";
+import { type CrawlOutcome, type CrawlState, linkGraphPartial } from "./state.ts";
 import { FindingsWriter, WriteBatch } from "./store.ts";
 import { annotateRecords } from "./finalize/annotate_records.ts";
 import { duplicateGroups } from "./finalize/duplicates.ts";
@@ -85,7 +85,7 @@ export async function finalizeCrawl(
 
   // 5. Which site checks hit which page (before orphans are known), onto each record.
   const marks = checksByUrl(evaluateSite(f));
-  await annotateRecords(kv, auditId, state.truncated, f, batch, {
+  await annotateRecords(kv, auditId, linkGraphPartial(state), f, batch, {
     ...graph,
     framed,
     linkScores,

@@ -12,6 +12,10 @@
  * frontier (a few page budgets, so an endless calendar or a link bomb stops), URL length (a KV key
  * holds 2 KiB) and redirect hops (a redirect maze).
  *
+ * A scoped crawl (audit options, ../scope.ts) allocates only URLs in its scope: one outside is
+ * given no position and no record, and each occurrence is counted under the rule that left it
+ * out (`state.scope.leftOut`), as the frontier cap counts the links it leaves out.
+ *
  * @example
  * ```ts
  * const frontier = new Frontier(kv, auditId, state, batch, caps, input.maxPages);
@@ -29,6 +33,7 @@ import { type CrawlCaps, frontierCap, noteCap } from "./caps.ts";
 import type { CrawlState } from "./state.ts";
 import { getMany, newRecord, type PageRecord, type WriteBatch } from "./store.ts";
 import { Pacer, yieldToLoop } from "./event_loop.ts";
+import type { Scope, ScopeRule } from "../scope.ts";
 
 /** One position of the frontier: a URL to fetch and how it was reached. */
 export interface FrontierEntry {
@@ -53,12 +58,15 @@ const SEED_CHUNKS_PER_STEP = 20;
 /** Allocations between looks at the clock for a yield (a seeding step allocates up to 10,000 URLs). */
 const ALLOCATIONS_PER_YIELD = 256;
 
+/** A URL found this step; `via`: how, when it is worth keeping on its record (a rendered DOM). */
+type Discovered = FrontierEntry & { via?: "render" };
+
 /** The frontier of one audit's crawl, for the length of one step (see the module comment). */
 export class Frontier {
   /** Frontier positions this audit may allocate. */
   readonly cap: number;
   /** URLs found this step, in the order found, waiting for `allocate`. */
-  private discovered: FrontierEntry[] = [];
+  private discovered: Discovered[] = [];
   /** The sitemap chunk being filled (first step). */
   private chunk: string[] = [];
   private chunkChars = 0;
@@ -70,8 +78,16 @@ export class Frontier {
     private readonly batch: WriteBatch,
     private readonly caps: CrawlCaps,
     maxPages: number,
+    /** The crawl's scope (audit options); null: the whole site. */
+    private readonly scope: Scope | null = null,
   ) {
     this.cap = frontierCap(caps, maxPages);
+  }
+
+  /** Counts one URL (link occurrence or sitemap entry) left out by `rule`. */
+  private leaveOut(rule: ScopeRule): void {
+    const left = (this.state.scope ??= { list: false, leftOut: {} }).leftOut;
+    left[rule] = (left[rule] ?? 0) + 1;
   }
 
   /** Entries allocated and not yet taken. */
@@ -118,16 +134,37 @@ export class Frontier {
   }
 
   /**
+   * The first step of list mode: the listed URLs at positions 0…n-1, in order, each with its
+   * record (depth 0 for the start URL, else -1: no click path was followed to it).
+   */
+  queueList(urls: readonly string[], startUrl: string, inSitemap: ReadonlySet<string>): void {
+    urls.forEach((url, seq) => {
+      const depth = url === startUrl ? 0 : -1;
+      this.batch.set(keys.auditFrontier(this.auditId, seq), { url, depth });
+      this.batch.set(
+        keys.auditPage(this.auditId, url),
+        newRecord(url, seq, depth, inSitemap.has(url)),
+      );
+    });
+    this.state.tail = urls.length;
+  }
+
+  /**
    * Notes a URL found this step (a link, a redirect target, a canonical…), to be allocated by
    * `allocate`; a URL over the length cap, or reached through more redirects than the hop cap,
-   * is left out and the cap hit noted.
+   * is left out and the cap hit noted. `via: "render"` (a link in a rendered DOM) is kept on the
+   * record of a URL this allocation queues for the first time (`discoveredBy`).
    */
-  discover(url: string, depth: number, hops = 0): void {
+  discover(url: string, depth: number, hops = 0, via?: "render"): void {
     const hits = this.state.capsHit!;
     if (url.length > this.caps.maxUrlLength) noteCap(hits, "url_length", this.caps.maxUrlLength);
     else if (hops > this.caps.redirectHops) {
       noteCap(hits, "redirect_hops", this.caps.redirectHops);
-    } else this.discovered.push(hops > 0 ? { url, depth, hops } : { url, depth });
+    } else {
+      const d: Discovered = hops > 0 ? { url, depth, hops } : { url, depth };
+      if (via) d.via = via;
+      this.discovered.push(d);
+    }
   }
 
   /**
@@ -146,23 +183,35 @@ export class Frontier {
     distinct.forEach((u, i) => existing.set(u, found[i]));
     const committedTail = state.tail;
     const pace = new Pacer(ALLOCATIONS_PER_YIELD);
+    /** URLs this allocation left out of the scope, and by which rule (every occurrence counts). */
+    const outside = new Map<string, ScopeRule>();
     for (let i = 0; i < discovered.length; i++) {
       if (pace.due()) await yieldToLoop();
       const d = discovered[i];
       const rec = existing.get(d.url);
-      if (rec === undefined) continue; // allocated earlier in this step
+      if (rec === undefined) {
+        // Allocated (or left out) earlier in this step.
+        const rule = outside.get(d.url);
+        if (rule !== undefined) this.leaveOut(rule);
+        continue;
+      }
       existing.delete(d.url);
       if (rec && rec.seq >= 0 && rec.seq < committedTail) continue;
+      const rule = this.scope?.leftOutBy(d.url, d.depth, rec?.inSitemap ?? false) ?? null;
+      if (rule !== null) {
+        outside.set(d.url, rule);
+        this.leaveOut(rule);
+        continue;
+      }
       if (state.tail >= this.cap) {
         // An endless calendar or a link bomb stops here: the frontier is a few page budgets.
         noteCap(state.capsHit!, "frontier", this.cap);
         continue;
       }
       const seq = state.tail++;
-      batch.set(
-        keys.auditPage(auditId, d.url),
-        newRecord(d.url, seq, d.depth, rec?.inSitemap ?? false),
-      );
+      const fresh = newRecord(d.url, seq, d.depth, rec?.inSitemap ?? false);
+      if (d.via) fresh.discoveredBy = d.via;
+      batch.set(keys.auditPage(auditId, d.url), fresh);
       batch.set(
         keys.auditFrontier(auditId, seq),
         d.hops ? { url: d.url, depth: d.depth, hops: d.hops } : { url: d.url, depth: d.depth },
@@ -179,6 +228,16 @@ export class Frontier {
     if (url.length > this.caps.maxUrlLength) {
       noteCap(this.state.capsHit!, "url_length", this.caps.maxUrlLength);
       return false;
+    }
+    // A scoped crawl keeps only the sitemap URLs its path rules let in (list mode: none; its
+    // listed URLs learn they are in the sitemap from the first step).
+    if (this.scope !== null) {
+      if (this.scope.list !== null) return false;
+      const rule = this.scope.pathRule(url);
+      if (rule !== null) {
+        this.leaveOut(rule);
+        return false;
+      }
     }
     // The start URL's record is written by the first step, which knows it is in the sitemap.
     if (url !== this.state.startUrl) {

@@ -10,6 +10,7 @@ import { keys } from "../../store.ts";
 import { checkUrlTarget, TargetRefusedError } from "../../net/address_guard.ts";
 import { siteKeyOf } from "../page_facts.ts";
 import { makeRobots, type Robots } from "../robots.ts";
+import { Scope } from "../scope.ts";
 import { canonicalUrl } from "../urls.ts";
 import type { ByteBudget } from "./byte_budget.ts";
 import { capsOf, noteCap, noteRobotsCaps } from "./caps.ts";
@@ -25,7 +26,7 @@ import { newRecord, type WriteBatch } from "./store.ts";
  * Crawl-delay honoured, at most, in seconds: a site may ask for any delay, and a longer one would
  * stretch an audit of a few hundred pages over hours.
  */
-const MAX_CRAWL_DELAY_S = 10;
+export const MAX_CRAWL_DELAY_S = 10;
 
 /**
  * Runs the first step and returns the state it starts the crawl with; its writes (robots.txt,
@@ -53,6 +54,7 @@ export async function initCrawl(
 ): Promise<CrawlState> {
   const s = settingsOf(input, budget);
   const caps = capsOf(input);
+  const scope = Scope.of(input.scope);
   const checked = await checkUrlTarget(input.startUrl, {
     allowPrivate: input.allowPrivate,
     resolver: input.resolver,
@@ -96,6 +98,8 @@ export async function initCrawl(
     steps: 1,
     result: null,
     capsHit: {},
+    botToken: s.robotsToken,
+    ...(scope ? { scope: { list: scope.list !== null, leftOut: {} } } : {}),
   };
   const robotsUrl = `${origin}/robots.txt`;
   let robots: Robots = makeRobots(robotsUrl, "unreachable", 0, "");
@@ -109,18 +113,22 @@ export async function initCrawl(
       fetched.meta.status,
       fetched.body,
       caps.robots,
+      s.robotsToken,
     );
     noteRobotsCaps(state.capsHit!, robots, caps.robots);
   } else {
     state.robots[origin] = { state: "unreachable", status: 0, url: robotsUrl };
   }
   state.robotsProblems = robots.problems.slice(0, 50);
-  state.ownBotBlocked = checked !== null && !robots.isAllowed(startUrl);
+  // List mode fetches only the listed URLs, each judged by robots.txt as it is fetched.
+  state.ownBotBlocked = checked !== null && scope?.list == null && !robots.isAllowed(startUrl);
   state.startBlockedForGoogle = !robots.isAllowed(startUrl, "Googlebot");
   state.crawlDelayMs = Math.min(robots.crawlDelay, MAX_CRAWL_DELAY_S) * 1000;
 
-  const frontier = new Frontier(kv, auditId, state, batch, caps, input.maxPages);
+  const frontier = new Frontier(kv, auditId, state, batch, caps, input.maxPages, scope);
   let startInSitemap = false;
+  /** List mode: the listed URLs the sitemaps list. */
+  const listedInSitemap = new Set<string>();
   if (checked) {
     state.sitemap = await readSitemaps(s, {
       origin,
@@ -133,13 +141,21 @@ export async function initCrawl(
       },
       onCap: (name, limit, leftOut) => noteCap(state.capsHit!, name, limit, leftOut),
     }, (url) => {
-      if (frontier.keepSitemapUrl(url) && url === startUrl) startInSitemap = true;
+      if (url === startUrl) startInSitemap = true;
+      if (scope?.list?.has(url)) listedInSitemap.add(url);
+      frontier.keepSitemapUrl(url);
     });
     frontier.closeSitemapChunk();
     state.httpProbe = await probeHttp(s, startParsed);
   }
   if (state.ownBotBlocked || !checked) frontier.skipSitemap();
 
+  if (checked && scope?.list) {
+    // List mode: exactly the listed URLs, in order (the start URL only when listed).
+    frontier.queueList([...scope.list], startUrl, listedInSitemap);
+    state.nextSlotAt = Date.now();
+    return state;
+  }
   const start = newRecord(startUrl, 0, 0, startInSitemap);
   if (!checked) {
     start.state = "failed";

@@ -80,7 +80,14 @@ export class RobotsSource {
       const body = meta.state === "ok"
         ? await readBlob(this.kv, this.auditId, blobName(origin))
         : "";
-      return makeRobots(meta.url, meta.state, meta.status, body, this.caps);
+      return makeRobots(
+        meta.url,
+        meta.state,
+        meta.status,
+        body,
+        this.caps,
+        this.settings.robotsToken,
+      );
     }
     const fetched = await fetchRobots(this.settings, origin, this.caps.maxBytes);
     this.record(origin, fetched.meta, fetched.body);
@@ -90,6 +97,7 @@ export class RobotsSource {
       fetched.meta.status,
       fetched.body,
       this.caps,
+      this.settings.robotsToken,
     );
     this.onFetched?.(robots);
     return robots;

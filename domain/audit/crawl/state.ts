@@ -12,6 +12,8 @@ import type { ScoreResult } from "../scoring.ts";
 import type { PostCrawlState } from "./post_steps.ts";
 import type { CapHit, CapName, CrawlCaps } from "./caps.ts";
 import type { ResourceProgress } from "./resource_checks.ts";
+import type { CrawlScope, ScopeRule } from "../scope.ts";
+import type { UserAgentPreset } from "../user_agents.ts";
 
 /** What an audit's crawl is asked to do; the budgets are the operator's and the plan's. */
 export interface CrawlInput {
@@ -37,6 +39,10 @@ export interface CrawlInput {
   render?: boolean;
   /** What a hostile site may make the crawl hold (caps.ts); default DEFAULT_CRAWL_CAPS. */
   caps?: CrawlCaps;
+  /** Which URLs the crawl may fetch (scope.ts); absent: the whole site. */
+  scope?: CrawlScope;
+  /** Who the crawl says it is and which robots.txt group it obeys; default `serpwright`. */
+  userAgent?: UserAgentPreset;
 }
 
 /** How much one step may do before it commits and hands over to the next. */
@@ -48,6 +54,14 @@ export interface StepLimits {
 }
 
 export type CrawlPhase = "crawl" | "seed_sitemap" | "finalize" | "done";
+
+/** What the scope of a scoped crawl left out so far. */
+export interface ScopeProgress {
+  /** List mode (`urls`): no link is followed, so the link graph is not the site's. */
+  list: boolean;
+  /** Per rule: link occurrences and sitemap URLs left out (see docs/audit.md "Scope"). */
+  leftOut: Partial<Record<ScopeRule, number>>;
+}
 
 /** The finished crawl's result, kept in the state so a repeated last step finds it. */
 export interface CrawlOutcome {
@@ -63,6 +77,8 @@ export interface CrawlOutcome {
   truncated: boolean;
   /** The caps the crawl hit and what each left out (absent on outcomes before caps existed). */
   limitsHit?: Partial<Record<CapName, CapHit>>;
+  /** A scoped crawl: what each scope rule left out (absent: the whole site). */
+  scopeLeftOut?: Partial<Record<ScopeRule, number>>;
 }
 
 export interface CrawlState {
@@ -108,6 +124,21 @@ export interface CrawlState {
   post?: PostCrawlState;
   /** Caps hit so far (absent on states written before caps existed). */
   capsHit?: Partial<Record<CapName, CapHit>>;
+  /** The product token robots.txt was read for (absent: ours, SerpwrightBot). */
+  botToken?: string;
+  /** A scoped crawl (audit options): what each rule left out (absent: the whole site). */
+  scope?: ScopeProgress;
   /** The resource queue of broken_resources (absent on states written before the check). */
   resources?: ResourceProgress;
+}
+
+/**
+ * The link graph the crawl saw is not the whole site's: the budget cut it short (`truncated`),
+ * or the scope left URLs out (or list mode followed no link). Orphans and single-inlink pages
+ * cannot be proven then.
+ */
+export function linkGraphPartial(state: Pick<CrawlState, "truncated" | "scope">): boolean {
+  const scope = state.scope;
+  return state.truncated ||
+    (scope !== undefined && (scope.list || Object.values(scope.leftOut).some((n) => n > 0)));
 }

@@ -4,7 +4,9 @@
  * (app/operations/audits.ts, app/operations/articles.ts). Starting returns at once with the id
  * and a polling hint, exactly as the `202` of `/v1`; `wait` (up to 60 s, MCP only) holds the call
  * and sends progress notifications while the job runs, re-reading the job through its get
- * operation, then answers the job as it stands.
+ * operation, then answers the job as it stands. A 2026-07-28 client that declares the tasks
+ * extension gets a task handle from `start` instead (task_wire.ts; no `wait` is held then): it
+ * polls `tasks/get`, whose result is what `get` answers.
  */
 import { z } from "zod";
 import { Article, getArticleOp, startArticleOp } from "../../../app/operations/articles.ts";
@@ -20,6 +22,7 @@ import {
   PageList,
   startAuditOp,
 } from "../../../app/operations/audits.ts";
+import { getRecheckOp, Recheck, startRecheckOp } from "../../../app/operations/rechecks.ts";
 import { execute, type Operation } from "../../../app/operation.ts";
 import type { articleView, auditView } from "../../../app/views.ts";
 import {
@@ -30,9 +33,12 @@ import {
   type ToolAnswer,
   type ToolContext,
 } from "../kit.ts";
+import { taskAnswer } from "../task_wire.ts";
 import { MAX_WAIT_SECONDS, waitForJob } from "../wait.ts";
+import { AuditOptionArgs, type AuditOptionArgsOut } from "./audit_options.ts";
 
 type AuditOut = ReturnType<typeof auditView>;
+type RecheckOut = z.output<typeof Recheck>;
 type ArticleOut = ReturnType<typeof articleView>;
 
 const Wait = z.number().int().min(0).max(MAX_WAIT_SECONDS).optional().describe(
@@ -42,25 +48,35 @@ const Wait = z.number().int().min(0).max(MAX_WAIT_SECONDS).optional().describe(
 );
 
 const AuditsInput = z.object({
-  action: z.enum(["start", "get", "issues", "issue", "pages"]).describe(
-    "start: queue a technical audit of project_id (an audit already queued or running is " +
-      "returned as is, not charged twice). get: an audit (audit_id) with its score and summary " +
+  action: z.enum(["start", "get", "issues", "issue", "pages", "recheck", "recheck_get"]).describe(
+    "start: queue a technical audit of project_id (an audit already queued or running with " +
+      "the same options is returned as is, not charged twice; other options: audit_in_progress). " +
+      "Optional scope and identity: include, exclude, max_depth, urls, sitemap_only, " +
+      "user_agent. get: an audit (audit_id) with its score and summary " +
       "once completed. Once completed: issues: its issues worst first with meaning, fix and " +
       "change since the previous audit (filters severity, category, change); issue: the " +
       "affected items of one check with their evidence; pages: every URL the crawl met " +
-      "(filters status, indexable, check). Listings page with limit and cursor.",
+      "(filters status, indexable, check). Listings page with limit and cursor. recheck: after " +
+      "a fix, fetch again only the affected URLs of one check (audit_id, check; at most 100) " +
+      "and judge it on them: each URL fixed, still_failing (fresh evidence) or not_checked; " +
+      "site-wide checks answer invalid_state; priced per URL (GET /v1/plans recheck_pricing). " +
+      "recheck_get: a re-check (recheck_id).",
   ),
   project_id: z.string().min(1).max(100).optional().describe("start: the project (proj_…)"),
   audit_id: z.string().min(1).max(100).optional()
-    .describe("get, issues, issue, pages: the audit (aud_…)"),
+    .describe("get, issues, issue, pages, recheck: the audit (aud_…)"),
+  recheck_id: z.string().min(1).max(100).optional()
+    .describe("recheck_get: the re-check (rck_…)"),
   render: z.boolean().optional().describe(
     "start: also render up to 50 pages in a real browser (priced apart: GET /v1/plans " +
       "rendered_audit_pricing; rendering_unavailable where the server has no browser)",
   ),
+  ...AuditOptionArgs,
   wait: Wait,
   idempotency_key: IdempotencyKeyArg,
-  check: z.string().optional()
-    .describe("issue: the check id (e.g. broken_internal_links); pages: only URLs it fired on"),
+  check: z.string().optional().describe(
+    "issue, recheck: the check id (e.g. broken_internal_links); pages: only URLs it fired on",
+  ),
   severity: z.string().optional().describe("issues: critical, warning or info"),
   category: z.string().optional()
     .describe("issues: indexability, structure, security, performance or mobile"),
@@ -75,6 +91,18 @@ const AuditsInput = z.object({
 }).strict();
 
 type AuditArgs = z.output<typeof AuditsInput>;
+
+/** The audit options of `start` as a body of `POST /v1/projects/{projectId}/audits`. */
+function auditOptionsBody(a: AuditOptionArgsOut) {
+  return {
+    include: a.include,
+    exclude: a.exclude,
+    max_depth: a.max_depth,
+    urls: a.urls,
+    sitemap_only: a.sitemap_only,
+    user_agent: a.user_agent,
+  };
+}
 
 const AUDIT_STEPS: Record<AuditOut["status"], number> = {
   queued: 0,
@@ -111,7 +139,7 @@ function auditSummary(a: AuditOut): string {
 function holdJob<T>(
   ctx: ToolContext,
   seconds: number,
-  job: { kind: "audit" | "article"; id: string },
+  job: { kind: "audit" | "article" | "recheck"; id: string },
   // deno-lint-ignore no-explicit-any
   get: Operation<any, any, any, T, any>,
   params: Record<string, string>,
@@ -156,6 +184,54 @@ async function auditAnswer(
   };
 }
 
+const RECHECK_STEPS: Record<RecheckOut["status"], number> = {
+  queued: 0,
+  running: 1,
+  completed: 2,
+  failed: 2,
+};
+
+function recheckSummary(r: RecheckOut): string {
+  const c = r.counts;
+  if (r.status === "completed") {
+    return `Re-check ${r.recheck_id} of ${r.check} completed: ${c.fixed} fixed, ` +
+      `${c.still_failing} still failing, ${c.not_checked} not checked of ${r.urls_checked} ` +
+      `URL(s)` + (r.urls_left_out ? ` (${r.urls_left_out} affected URL(s) left out)` : "") + ".";
+  }
+  if (r.status === "failed") {
+    return `Re-check ${r.recheck_id} failed: ${r.error?.code ?? "recheck_failed"} ${
+      r.error?.message ?? ""
+    }`.trim();
+  }
+  return `Re-check ${r.recheck_id} of ${r.check} is ${r.status} (${r.urls_done}/` +
+    `${r.urls_checked} URLs). Poll with audits action recheck_get, recheck_id ` +
+    `${r.recheck_id}, every 10-30 s (or pass wait, up to ${MAX_WAIT_SECONDS} s).`;
+}
+
+/** The answer of `recheck` and `recheck_get`: the re-check as it stands after any wait. */
+async function recheckAnswer(
+  ctx: ToolContext,
+  id: string,
+  first: RecheckOut | null,
+  wait: number | undefined,
+): Promise<ToolAnswer> {
+  const recheck = await holdJob(
+    ctx,
+    wait ?? 0,
+    { kind: "recheck", id },
+    getRecheckOp,
+    { recheckId: id },
+    first,
+    (r) => r.status === "completed" || r.status === "failed",
+    (r) => ({ at: RECHECK_STEPS[r.status], total: 2, message: `re-check ${r.status}` }),
+  );
+  const running = recheck.status === "queued" || recheck.status === "running";
+  return {
+    structured: { recheck, ...(running ? { poll_after_seconds: 15 } : {}) },
+    summary: recheckSummary(recheck),
+  };
+}
+
 function nextPage(cursor: string | null): string {
   return cursor ? ". More: call again with cursor set to next_cursor." : ".";
 }
@@ -172,7 +248,8 @@ export const auditsTool = actionTool({
     "issues found (indexability, structure, security, performance, mobile). start returns at " +
     "once with the audit_id; an audit takes a few minutes: pass wait (up to 60 s) or poll get " +
     "every 30-60 s. Costs: sandbox 1 audit per key; live keys 25 credits unless the project is " +
-    "subscribed (insufficient_credits / payment_required otherwise).",
+    "subscribed (insufficient_credits / payment_required otherwise). recheck (after a fix): 1 " +
+    "credit per 10 URLs, included with a subscription, not for sandbox keys.",
   input: AuditsInput,
   output: z.object({
     audit: Audit.optional().describe("start, get"),
@@ -184,14 +261,21 @@ export const auditsTool = actionTool({
     issue: IssueItems.optional()
       .describe("issue: the body of GET /v1/audits/{audit_id}/issues/{check}"),
     pages: PageList.optional().describe("pages: the body of GET /v1/audits/{audit_id}/pages"),
+    recheck: Recheck.optional().describe("recheck, recheck_get: the re-check"),
   }),
   access: "key",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   actions: {
     start: action(startAuditOp, (a: AuditArgs) => ({
       params: { projectId: required(a.project_id, "project_id", "start") },
-      body: { render: a.render },
-    }), (accepted, a, ctx) => auditAnswer(ctx, accepted.audit_id, null, a.wait)),
+      body: { render: a.render, ...auditOptionsBody(a) },
+    }), (accepted, a, ctx) =>
+      taskAnswer(
+        ctx,
+        "audit",
+        accepted.audit_id,
+        () => auditAnswer(ctx, accepted.audit_id, null, a.wait),
+      )),
     get: action(getAuditOp, (a: AuditArgs) => ({
       params: { auditId: required(a.audit_id, "audit_id", "get") },
     }), (audit, a, ctx) => auditAnswer(ctx, audit.audit_id, audit, a.wait)),
@@ -227,6 +311,15 @@ export const auditsTool = actionTool({
         `${issue.data.length} item(s) in this page. Fix: ${issue.fix}` +
         nextPage(issue.next_cursor),
     })),
+    recheck: action(startRecheckOp, (a: AuditArgs) => ({
+      params: {
+        auditId: required(a.audit_id, "audit_id", "recheck"),
+        check: required(a.check, "check", "recheck"),
+      },
+    }), (accepted, a, ctx) => recheckAnswer(ctx, accepted.recheck_id, null, a.wait)),
+    recheck_get: action(getRecheckOp, (a: AuditArgs) => ({
+      params: { recheckId: required(a.recheck_id, "recheck_id", "recheck_get") },
+    }), (r, a, ctx) => recheckAnswer(ctx, r.recheck_id, r, a.wait)),
     pages: action(listAuditPagesOp, (a: AuditArgs) => ({
       params: { auditId: required(a.audit_id, "audit_id", "pages") },
       query: {
@@ -330,7 +423,13 @@ export const articlesTool = actionTool({
     start: action(startArticleOp, (a: ArticleArgs) => ({
       params: { projectId: required(a.project_id, "project_id", "start") },
       body: { topic: a.topic, primary_keyword: a.primary_keyword },
-    }), (accepted, a, ctx) => articleAnswer(ctx, accepted.article_id, null, a.wait)),
+    }), (accepted, a, ctx) =>
+      taskAnswer(
+        ctx,
+        "article",
+        accepted.article_id,
+        () => articleAnswer(ctx, accepted.article_id, null, a.wait),
+      )),
     get: action(getArticleOp, (a: ArticleArgs) => ({
       params: { articleId: required(a.article_id, "article_id", "get") },
     }), (article, a, ctx) => articleAnswer(ctx, article.article_id, article, a.wait)),

@@ -12,7 +12,8 @@
  * @module
  */
 import type { Evidence, ItemGroup, SiteFacts, UrlSummary } from "../../types.ts";
-import type { CrawlState } from "../state.ts";
+import { type CrawlState, linkGraphPartial } from "../state.ts";
+import { BOT_TOKEN } from "../../robots.ts";
 import { FINDINGS_CAP } from "../store.ts";
 
 /** Affected items of one finding: every one counted, the first FINDINGS_CAP kept. */
@@ -79,9 +80,10 @@ export function emptyFacts(state: CrawlState): Facts {
       startBlockedForGoogle: state.startBlockedForGoogle,
     },
     ownBotBlocked: state.ownBotBlocked,
+    botToken: state.botToken ?? BOT_TOKEN,
     sitemap: state.sitemap,
     httpProbe: state.httpProbe,
-    truncated: state.truncated,
+    truncated: linkGraphPartial(state),
     records: [],
     attempted: 0,
     status4xx: new Group(),

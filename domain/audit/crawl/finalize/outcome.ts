@@ -51,5 +51,6 @@ export async function scoreOutcome(
     language: state.language,
     truncated: state.truncated,
     limitsHit: state.capsHit ?? {},
+    ...(state.scope ? { scopeLeftOut: state.scope.leftOut } : {}),
   };
 }
