@@ -11,6 +11,7 @@ import { KeyResolver, KeyUsageTracker } from "./domain/auth.ts";
 import { type Clock, systemClock } from "./domain/clock.ts";
 import { type Config, ConfigError, configNotices, loadConfig } from "./domain/config.ts";
 import type { Deps } from "./domain/deps.ts";
+import { TokenResolver } from "./domain/oauth/resolver.ts";
 import { RenderService } from "./domain/render/service.ts";
 import { createDispatcher, type JobHandlers, type JobRuntime } from "./jobs/dispatcher.ts";
 import { createMaintenance, type Task } from "./jobs/maintenance.ts";
@@ -60,10 +61,12 @@ export interface StartOptions {
 
 /** Builds the long-lived services for a KV and clock. */
 export function createServices(deps: Deps): Services {
+  const resolver = new KeyResolver(deps);
   return {
     deps,
     process: { role: deps.config.role, leader: false },
-    resolver: new KeyResolver(deps),
+    resolver,
+    tokens: new TokenResolver(deps, resolver),
     keyUsage: new KeyUsageTracker(deps),
     limits: {
       key: new RateLimiter(deps.kv, deps.clock, {
@@ -93,6 +96,12 @@ export function createServices(deps: Deps): Services {
       signupGlobal: new RateLimiter(deps.kv, deps.clock, {
         name: "signup_global",
         limit: deps.config.signup.globalPerHour,
+        windowMs: 3_600_000,
+        mode: "strict",
+      }),
+      registration: new RateLimiter(deps.kv, deps.clock, {
+        name: "oauth_registration",
+        limit: deps.config.oauthRegistrationsPerIpPerHour,
         windowMs: 3_600_000,
         mode: "strict",
       }),

@@ -6,6 +6,7 @@
 import type { ServiceRole } from "../domain/config.ts";
 import type { KeyResolver, KeyUsageTracker } from "../domain/auth.ts";
 import type { Deps } from "../domain/deps.ts";
+import type { TokenResolver } from "../domain/oauth/resolver.ts";
 import type { RateLimiter } from "../kv/rate_limiter.ts";
 import type { WaitSlots } from "./wait_slots.ts";
 
@@ -20,6 +21,8 @@ export interface Services {
     worker?: { pid: () => number | null; restarts: () => number };
   };
   resolver: KeyResolver;
+  /** OAuth access tokens at `/mcp`, resolved to their approving key's principal. */
+  tokens: TokenResolver;
   keyUsage: KeyUsageTracker;
   limits: {
     /** 600 per minute per API key. */
@@ -32,6 +35,8 @@ export interface Services {
     signup: RateLimiter;
     /** Signups per hour from everywhere (`SIGNUP_RATE_GLOBAL_PER_HOUR`). */
     signupGlobal: RateLimiter;
+    /** OAuth dynamic client registrations per client IP (`OAUTH_REGISTRATIONS_PER_IP_PER_HOUR`). */
+    registration: RateLimiter;
     /** Failed operator-token attempts per client IP. */
     adminFailures: RateLimiter;
   };

@@ -5,6 +5,7 @@ import type { Principal } from "../domain/auth.ts";
 import type { ScheduleFunding, ScheduleRecord } from "../domain/monitoring/schedules.ts";
 import { CAP_UNITS, type CapHit, type CapName } from "../domain/audit/crawl/caps.ts";
 import { type AuditRecord, triggerOf } from "../domain/audits/record.ts";
+import type { GrantRecord } from "../domain/oauth/types.ts";
 import type { AuditAuthSummary, AuditOptions } from "../domain/audits/options.ts";
 import { SCOPE_RULES, type ScopeRule } from "../domain/audit/scope.ts";
 import type { ApiKeyRecord, ProjectRecord, SubscriptionRecord } from "../domain/records.ts";
@@ -61,6 +62,30 @@ export function apiKeyView(k: ApiKeyRecord, lastUsedAt: number | null, raw?: str
     expires_at: iso(k.expiresAt),
     revoked_at: iso(k.revokedAt),
     ...(raw ? { api_key: raw } : {}),
+  };
+}
+
+/** A connected app (an OAuth grant); never any token. */
+export function connectedAppView(g: GrantRecord) {
+  return {
+    id: g.id,
+    client_id: g.clientId,
+    client_name: g.clientName,
+    redirect_host: new URL(g.redirectUri).host,
+    mode: g.mode,
+    key_id: g.keyId,
+    scope: g.scope,
+    created_at: iso(g.createdAt)!,
+    last_refreshed_at: iso(g.refreshedAt)!,
+    expires_at: iso(g.expiresAt)!,
+    revoked_at: iso(g.revokedAt),
+    revoked_reason: g.revokedReason as
+      | "user"
+      | "client"
+      | "key_revoked"
+      | "code_reuse"
+      | "refresh_reuse"
+      | null,
   };
 }
 

@@ -5,6 +5,7 @@ import { canSee, signalAuthChange } from "./auth.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { newId } from "./ids.ts";
+import { endGrantsOfKey } from "./oauth/grants.ts";
 import type { ApiKeyRecord, KeyMode } from "./records.ts";
 
 export const MAX_ACTIVE_KEYS = 5;
@@ -149,9 +150,23 @@ export async function listKeys(
  * Revokes a key. Revoking a revoked key returns it unchanged; the last active key cannot go. A
  * sandbox caller cannot touch live keys: they answer 404 as if absent. The revocation signal is
  * written in the same commit, so every process drops the key from its cache within ~100 ms
- * (`KeyResolver.follow`); the caller still invalidates this process's cache at once.
+ * (`KeyResolver.follow`); the caller still invalidates this process's cache at once. The OAuth
+ * grants (connected apps) the key approved end with it.
  */
-export function revokeKey(
+export async function revokeKey(
+  deps: Deps,
+  caller: { accountId: string; mode: KeyMode },
+  keyId: string,
+): Promise<ApiKeyRecord> {
+  const revoked = await revokeKeyRecord(deps, caller, keyId);
+  // The apps this key approved over OAuth end with it. Their tokens already fail (they resolve to
+  // this key), so a crash before this line leaves no access, only listings not yet updated; a
+  // second revocation of the same key finishes the job.
+  await endGrantsOfKey(deps, caller.accountId, revoked.id);
+  return revoked;
+}
+
+function revokeKeyRecord(
   deps: Deps,
   caller: { accountId: string; mode: KeyMode },
   keyId: string,

@@ -108,6 +108,7 @@ export class KeyResolver {
   #seenSeq: number | null = null;
   #seenStamp: string | null = null;
   #following: { stop(): Promise<void> } | null = null;
+  #listeners: ((accountId: string | null) => void)[] = [];
 
   constructor(private deps: Deps) {}
 
@@ -116,7 +117,14 @@ export class KeyResolver {
    * fresh cache entry (the hot path), so callers only await when KV must be asked.
    */
   resolve(raw: string): Principal | Promise<Principal> {
-    const hash = hashKey(raw);
+    return this.resolveHash(hashKey(raw));
+  }
+
+  /**
+   * As `resolve`, from the key's SHA-256 hex: how an OAuth access token reaches the principal of
+   * the key that approved it (domain/oauth/resolver.ts), on the same cache.
+   */
+  resolveHash(hash: string): Principal | Promise<Principal> {
     const now = this.deps.clock.now();
     const entry = this.#cache.get(hash);
     if (entry && now - entry.fetchedAt <= this.deps.config.authCacheTtlMs) {
@@ -141,9 +149,18 @@ export class KeyResolver {
     return this.#fetch(principal.key.hash, this.deps.clock.now());
   }
 
+  /**
+   * Calls `listener` on every invalidation (an account id, or null for everything), so caches
+   * derived from keys (OAuth access tokens) drop what they hold at the same moments.
+   */
+  onInvalidate(listener: (accountId: string | null) => void): void {
+    this.#listeners.push(listener);
+  }
+
   /** Forgets every cached key of an account; called after any write that changes what they show. */
   invalidateAccount(accountId: string): void {
     this.#generation++;
+    for (const l of this.#listeners) l(accountId);
     const hashes = this.#byAccount.get(accountId);
     if (!hashes) return;
     for (const h of hashes) this.#cache.delete(h);
@@ -153,6 +170,7 @@ export class KeyResolver {
   /** Forgets every cached key. */
   invalidateAll(): void {
     this.#generation++;
+    for (const l of this.#listeners) l(null);
     this.#cache.clear();
     this.#byAccount.clear();
   }

@@ -78,6 +78,11 @@ export interface Config {
    * nothing; default twice the per-key limit.
    */
   accountRateLimitPerMinute: number;
+  /**
+   * `OAUTH_REGISTRATIONS_PER_IP_PER_HOUR`: OAuth dynamic client registrations (RFC 7591) one
+   * client IP may make per hour (default 20); unused registrations expire after a day.
+   */
+  oauthRegistrationsPerIpPerHour: number;
   /** Abuse limits of the public signup (section "Signup limits" of the README). */
   signup: {
     /** Signups per hour per client IP (the interface's 5). */
@@ -284,6 +289,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       1,
       2_000_000_000,
     ),
+    oauthRegistrationsPerIpPerHour: int("OAUTH_REGISTRATIONS_PER_IP_PER_HOUR", 20, 1, 1_000_000),
     signup: {
       perIpPerHour: int("SIGNUP_RATE_PER_IP_PER_HOUR", 5, 1, 1_000_000),
       globalPerHour: int("SIGNUP_RATE_GLOBAL_PER_HOUR", 500, 1, 10_000_000),

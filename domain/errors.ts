@@ -47,8 +47,11 @@ export const ERROR_CODES = {
   },
   unauthorized: {
     status: 401,
-    meaning: "The Authorization header is missing or malformed, or the key is unknown.",
-    action: "Send `Authorization: Bearer <API_KEY>` with a key from signup or POST /v1/api-keys.",
+    meaning: "The Authorization header is missing or malformed, or the key is unknown; on /mcp " +
+      "also an OAuth access token that is unknown, expired, revoked or for another resource; on " +
+      "/v1 any OAuth access token (/v1 takes API keys only).",
+    action: "Send `Authorization: Bearer <API_KEY>` with a key from signup or POST /v1/api-keys; " +
+      "an MCP host refreshes its token or signs in again.",
   },
   key_revoked: {
     status: 401,

@@ -39,6 +39,15 @@ import type { RecheckItem, RecheckRecord } from "./rechecks/record.ts";
 import type { RevocationSignal } from "./auth.ts";
 import type { JobMessage } from "./deps.ts";
 import type { RunningJobMarker } from "./job_leases.ts";
+import type {
+  AccessTokenRecord,
+  AuthRequestRecord,
+  CachedClientDoc,
+  CodeRecord,
+  GrantRecord,
+  RefreshTokenRecord,
+  RegisteredClient,
+} from "./oauth/types.ts";
 import type { JobTaskRecord } from "./job_tasks.ts";
 import type { ScheduleRecord, ScheduleRun } from "./monitoring/schedules.ts";
 import type {
@@ -232,6 +241,17 @@ export const schema = {
   deliveriesDue: prefix("deliveryDue"),
   outbox: value<OutboxEvent>(),
   outboxAll: prefix("outbox"),
+
+  // OAuth 2.1 for /mcp (domain/oauth/); each expires in KV besides its own expiry time.
+  oauthRequest: value<AuthRequestRecord>(),
+  oauthClient: value<RegisteredClient>(),
+  oauthClientDoc: value<CachedClientDoc>(),
+  oauthCode: value<CodeRecord>(),
+  /** Points into its grant, which is checked on every (uncached) use. */
+  oauthAccessToken: index<AccessTokenRecord>("oauthGrant"),
+  oauthRefreshToken: index<RefreshTokenRecord>("oauthGrant"),
+  oauthGrant: record<GrantRecord>("oauthAccessToken", "oauthRefreshToken"),
+  oauthGrantsOfAccount: prefix("oauthGrant"),
 
   // jobs/: the table queue and leader leases.
   jobQueue: value<QueuedJob>(),

@@ -208,6 +208,22 @@ export const keys = {
   /** Due jobs of the table queue (stores without native queues), ordered by due time. */
   jobQueue: (dueAt: number, id: string) => ["job_queue", dueAt, id] as const,
 
+  /**
+   * OAuth 2.1 (domain/oauth/): an authorization in progress (the consent page's state), by its
+   * random id; a dynamically registered client (RFC 7591), by client id; a fetched Client ID
+   * Metadata Document, by the SHA-256 of its URL; an authorization code, an access token and a
+   * refresh token, each by the SHA-256 hex of the raw value; a grant (a connected app: what one
+   * approval allowed, the family of its tokens) under its account.
+   */
+  oauthRequest: (requestId: string) => ["oauth_requests", requestId] as const,
+  oauthClient: (clientId: string) => ["oauth_clients", clientId] as const,
+  oauthClientDoc: (urlDigest: string) => ["oauth_client_docs", urlDigest] as const,
+  oauthCode: (hash: string) => ["oauth_codes", hash] as const,
+  oauthAccessToken: (hash: string) => ["oauth_access_tokens", hash] as const,
+  oauthRefreshToken: (hash: string) => ["oauth_refresh_tokens", hash] as const,
+  oauthGrant: (accountId: string, grantId: string) => ["oauth_grants", accountId, grantId] as const,
+  oauthGrantsOfAccount: (accountId: string) => ["oauth_grants", accountId] as const,
+
   /** Lease so that one process runs a cron tick. */
   lease: (name: string) => ["leases", name] as const,
 };

@@ -70,7 +70,8 @@ export function buildApp(s: Services, extraGroups: RouteGroup[] = []): OpenAPIHo
     "x-mcp": {
       url: `${baseUrl}/mcp`,
       transport: "streamable-http",
-      authorization: "Bearer <API_KEY>, as for /v1",
+      authorization: "Bearer <API_KEY>, as for /v1, or an OAuth 2.1 access token (RFC 9728 " +
+        "metadata at /.well-known/oauth-protected-resource/mcp); /v1 takes API keys only",
       server_json: `${baseUrl}/server.json`,
       docs: `${baseUrl}/docs/agents#mcp`,
     },

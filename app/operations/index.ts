@@ -9,6 +9,7 @@ import { API_KEY_OPERATIONS } from "./api_keys.ts";
 import { ARTICLE_OPERATIONS } from "./articles.ts";
 import { AUDIT_OPERATIONS } from "./audits.ts";
 import { BILLING_OPERATIONS } from "./billing.ts";
+import { CONNECTED_APP_OPERATIONS } from "./connected_apps.ts";
 import { PROJECT_OPERATIONS } from "./projects.ts";
 import { RECHECK_OPERATIONS } from "./rechecks.ts";
 import { SCHEDULE_OPERATIONS } from "./schedules.ts";
@@ -17,6 +18,8 @@ import { WEBHOOK_OPERATIONS } from "./webhooks.ts";
 export const OPERATIONS = [
   ...ACCOUNT_OPERATIONS,
   ...API_KEY_OPERATIONS,
+  // Additive: the OAuth grants (MCP hosts) the account's keys approved.
+  ...CONNECTED_APP_OPERATIONS,
   ...PROJECT_OPERATIONS,
   // 9–10 and the audit's findings listings (additive), 11–12.
   ...AUDIT_OPERATIONS,

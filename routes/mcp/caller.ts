@@ -1,11 +1,9 @@
 /**
  * Who is calling `/mcp`, carried from the HTTP layer to the tools through the SDK's `AuthInfo`.
  *
- * Today the bearer is one of our API keys, resolved by the same `identify` middleware as `/v1`.
- * The tools never look at the header: they read a `Principal` from here. Adding OAuth 2.1 later
- * (RFC 9728 protected-resource metadata, an authorization server issuing access tokens) means a
- * second verifier that maps an access token to the same `Principal` and fills the same `AuthInfo`;
- * no tool changes.
+ * The bearer is one of our API keys or an OAuth access token (domain/oauth/), both resolved by
+ * the `identify` middleware `/v1` uses: a token resolves to the `Principal` of the API key that
+ * approved it, so the tools, which never look at the header, see the same caller either way.
  */
 import type { AuthInfo } from "@modelcontextprotocol/server";
 import type { Principal } from "../../domain/auth.ts";

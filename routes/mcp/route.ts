@@ -10,8 +10,8 @@
  * The HTTP rules are `/v1`'s: the bearer is resolved by the same `identify` middleware (same key
  * cache), every request spends the same rate-limit budget with the same `X-RateLimit-*` headers,
  * bodies are capped at 64 KiB, and HTTP-level errors use the `/v1` error shape. Two MCP-specific
- * choices: a present but unusable key is refused with 401 and a `WWW-Authenticate: Bearer`
- * challenge (where an RFC 9728 `resource_metadata` parameter will go once OAuth exists), and a
+ * choices: a present but unusable key or OAuth access token is refused with 401 and a
+ * `WWW-Authenticate: Bearer` challenge naming the RFC 9728 metadata (challenge.ts), and a
  * `tools/call` over the rate limit is answered as a `rate_limited` tool error the model can act
  * on (with `Retry-After`), while other methods over the limit get the 429.
  *
@@ -41,6 +41,7 @@ import { rateLimit } from "../middleware/rate_limit.ts";
 import { clientIp } from "../middleware/request_id.ts";
 import serverJson from "../../server.json" with { type: "json" };
 import { callerOf, type McpCaller, toAuthInfo } from "./caller.ts";
+import { bearerChallenge, needsCredential } from "./challenge.ts";
 import { MCP_PATH } from "./docs.ts";
 import {
   callFast,
@@ -142,7 +143,9 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       ? buildReplayServer(replay.tool, replay.outcome)
       : buildMcpServer(s, callerOf(authInfo), era);
   }, { maxRequestBodySize: MAX_BODY_BYTES });
-  const whoIsCalling = identify(s);
+  // API keys and, here only, OAuth access tokens (resolved to their approving key's principal).
+  const whoIsCalling = identify(s, { tokens: true });
+  const challenge = bearerChallenge(baseUrl);
   const limit = rateLimit(s);
   // DNS rebinding only threatens a server on a local address: there the Host must be local too.
   // Browser origins are checked everywhere (requests without Origin, i.e. non-browser clients, pass).
@@ -220,9 +223,18 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
         ? authError
         : new ApiError("unauthorized", "Unknown API key");
       throw new ApiError(e.code, e.message, e.extra, {
-        "WWW-Authenticate": `Bearer realm="serpwright", error="invalid_token", ` +
-          `error_description="${e.code}"`,
+        "WWW-Authenticate": bearerChallenge(baseUrl, { description: e.code }),
       });
+    }
+    // A keyless call of a tool only signed-in callers have: the 401 that starts an OAuth flow.
+    if (!c.get("principal") && toolCall !== null && needsCredential(toolCall)) {
+      throw new ApiError(
+        "unauthorized",
+        `The tool '${toolCall}' needs a credential: sign in through OAuth (see WWW-Authenticate) ` +
+          "or send `Authorization: Bearer <API_KEY>`",
+        undefined,
+        { "WWW-Authenticate": challenge },
+      );
     }
 
     const principal = c.get("principal");
@@ -232,7 +244,7 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
         "unauthorized",
         "An API key is required for this request: send `Authorization: Bearer <API_KEY>`",
         undefined,
-        { "WWW-Authenticate": `Bearer realm="serpwright"` },
+        { "WWW-Authenticate": challenge },
       );
     }
     if (listen) {

@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../../domain/errors.ts";
+import { isAccessToken } from "../../domain/oauth/secrets.ts";
 import { secureEqual } from "../../domain/secure_compare.ts";
 import type { AppEnv, Services } from "../env.ts";
 import { noRoute } from "./errors.ts";
@@ -8,11 +9,20 @@ import { clientIp } from "./request_id.ts";
 
 const BEARER = /^Bearer ([A-Za-z0-9_]{8,200})$/;
 
+const TOKEN_ON_V1 = "OAuth access tokens are accepted only at /mcp; the HTTP API takes API keys " +
+  "(Authorization: Bearer sk_…)";
+
 /**
  * Resolves the bearer key, if any, without failing the request: the rate limiter needs to know
- * whose budget a request spends before the request is refused or served.
+ * whose budget a request spends before the request is refused or served. With `tokens` (`/mcp`
+ * only) an OAuth access token resolves too, to the principal of the key that approved it;
+ * elsewhere a token is refused with a message saying where it works.
  */
-export function identify(services: Services): MiddlewareHandler<AppEnv> {
+export function identify(
+  services: Services,
+  options: { tokens?: boolean } = {},
+): MiddlewareHandler<AppEnv> {
+  const tokens = options.tokens ?? false;
   return async function identifyMiddleware(c, next) {
     const header = c.req.header("authorization");
     if (header !== undefined) {
@@ -25,9 +35,14 @@ export function identify(services: Services): MiddlewareHandler<AppEnv> {
             "Malformed Authorization header; expected 'Bearer <API_KEY>'",
           ),
         );
+      } else if (!tokens && isAccessToken(match[1])) {
+        c.set("authError", new ApiError("unauthorized", TOKEN_ON_V1));
       } else {
         try {
-          const found = services.resolver.resolve(match[1]);
+          const bearer = match[1];
+          const found = tokens && isAccessToken(bearer)
+            ? services.tokens.resolve(bearer)
+            : services.resolver.resolve(bearer);
           const principal = found instanceof Promise ? await found : found;
           c.set("principal", principal);
           services.keyUsage.touch(principal.key.id, services.deps.clock.now());

@@ -565,6 +565,26 @@ curl -s -i -X POST ${D}/v1/api-keys \\
     <code>tasks/get</code> (the result is what <code>get</code> answers) and
     <code>tasks/cancel</code> cancels a job still queued, refunded like a failed one. Other hosts
     keep <code>start</code> and <code>get</code>.</p>
+
+    <h3 id="mcp-oauth">No key at hand: add the server to a browser-based host</h3>
+    <p>Hosts that run in a browser (a "custom connector" or "add MCP server" screen) need only the
+    URL <code>${b}/mcp</code>. They sign in with OAuth 2.1: a call that needs a key answers 401
+    with <code>WWW-Authenticate: Bearer resource_metadata="${b}/.well-known/oauth-protected-resource/mcp",
+    scope="mcp"</code>; the host reads that metadata and the authorization server's at
+    <code>${b}/.well-known/oauth-authorization-server</code>, registers (a Client ID Metadata
+    Document, or dynamic registration) and opens the sign-in page in the browser. There the human
+    pastes an existing API key or signs up with an email (a sandbox account, its key shown once),
+    checks the app's name and where it sends the browser back, and allows access. The host then
+    calls <code>/mcp</code> with a short-lived access token it refreshes on its own.</p>
+    <ul>
+      <li>The token acts as the key that approved it: a sandbox key gives sandbox access only, and
+    revoking that key ends the app's access.</li>
+      <li>Each approval is a connected app, listed beside the keys:
+    <code>GET ${b}/v1/connected-apps</code>, revoked with
+    <code>DELETE ${b}/v1/connected-apps/{id}</code> (or the <code>api_keys</code> tool, actions
+    <code>list_apps</code> and <code>revoke_app</code>).</li>
+      <li>Access tokens work on <code>/mcp</code> only; the HTTP API (<code>/v1</code>) takes API keys.</li>
+    </ul>
   `;
   return layout({
     baseUrl: b,

@@ -16,7 +16,7 @@ export function homePage(baseUrl: string): string {
       <li><a href="${b}/docs/agents">Agent quickstart</a>: every step from signup to a finished audit and
     article, with <code>curl</code> lines, polling intervals, webhooks and signature verification,
     billing, key rotation, error handling and idempotent retries.</li>
-      <li><a href="${b}/v1/openapi.json">OpenAPI 3.1 document</a>: all 20 endpoints, request bodies with
+      <li><a href="${b}/v1/openapi.json">OpenAPI 3.1 document</a>: every endpoint, request bodies with
     their bounds, response schemas, error codes and headers, generated from the schemas that validate
     every request.</li>
       <li><a href="${b}/docs/errors">Error codes</a>: every <code>error.code</code>, its HTTP status, when
@@ -26,7 +26,9 @@ export function homePage(baseUrl: string): string {
       <li><a href="${b}/llms.txt">llms.txt</a>: a short plain-text map of the service for language models.</li>
       <li><a href="${b}/docs/agents#mcp">MCP server</a>: the same capabilities as tools at
     <code>${b}/mcp</code> for agent hosts (Claude, ChatGPT connectors, Cursor, VS Code), with the
-    same key as <code>Authorization: Bearer &lt;API_KEY&gt;</code>; registry entry
+    same key as <code>Authorization: Bearer &lt;API_KEY&gt;</code>, or with no key at hand: a
+    browser-based host given just that URL signs you in with OAuth (paste a key or sign up, then
+    allow; <a href="${b}/docs/agents#mcp-oauth">how</a>); registry entry
     <a href="${b}/server.json">server.json</a>.</li>
     </ul>
 

@@ -24,6 +24,7 @@ export function llmsTxt(baseUrl: string): string {
 - Retries: send \`Idempotency-Key\` on POSTs; a repeat replays the stored answer.
 - MCP: the same capabilities as tools at ${b}/mcp (Streamable HTTP); header \`Authorization: Bearer <API_KEY>\`; without a key: signup, billing (plans) and docs. Host config: \`{"mcpServers": {"serpwright": {"type": "http", "url": "${b}/mcp", "headers": {"Authorization": "Bearer sk_sandbox_..."}}}}\`.
 - MCP 2026-07-28: \`server/discover\` answers without a session; each request carries its version and client capabilities in \`_meta\`. A client declaring the tasks extension (\`io.modelcontextprotocol/tasks\`) gets audit and article starts as tasks: poll \`tasks/get\` (the result is what \`get\` answers), \`tasks/cancel\` refunds a queued job.
+- MCP without a key (browser-based hosts): give the host only the URL ${b}/mcp. It signs in with OAuth 2.1: a keyless call of a keyed tool answers 401 with \`WWW-Authenticate: Bearer resource_metadata="${b}/.well-known/oauth-protected-resource/mcp", scope="mcp"\`; authorization server metadata at ${b}/.well-known/oauth-authorization-server (PKCE S256, Client ID Metadata Documents or dynamic registration, \`resource=${b}/mcp\`). The human pastes an API key or signs up with an email on the sign-in page and allows access; the token acts as that key (sandbox stays sandbox), works on /mcp only, and is listed and revoked at \`GET/DELETE ${b}/v1/connected-apps\`.
 - Prices: plans per project per month (${plans}); or prepaid credits (technical_audit ${UNIT_PRICES.technical_audit}, article_generated ${UNIT_PRICES.article_generated}, article_outline ${UNIT_PRICES.article_outline} when the server has no model and delivers an outline; 1 credit = 1 USD).
 
 ## Docs
@@ -32,7 +33,8 @@ export function llmsTxt(baseUrl: string): string {
 - [OpenAPI 3.1 document](${b}/v1/openapi.json): every /v1 endpoint, request body, response schema, error code and header
 - [Error codes](${b}/docs/errors): every error.code with its HTTP status, cause and what to do
 - [Connect over MCP](${b}/docs/agents#mcp): the MCP endpoint, its tools and the host configuration with the Bearer header
-- [MCP registry entry](${b}/server.json): server.json with the streamable-http remote
+- [MCP registry entry](${b}/server.json): server.json with the streamable-http remote (API key header optional; OAuth sign-in without one)
+- [MCP OAuth sign-in](${b}/docs/agents#mcp-oauth): adding the server to a browser-based host with no key at hand
 - [Audit checks](${b}/docs/checks): every audit check id with what it means and how to fix it
 
 ## Pricing

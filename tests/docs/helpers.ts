@@ -42,6 +42,8 @@ export const ADDITIVE_ENDPOINTS = [
   "PUT /v1/projects/{projectId}/schedule",
   "GET /v1/projects/{projectId}/schedule",
   "DELETE /v1/projects/{projectId}/schedule",
+  "GET /v1/connected-apps",
+  "DELETE /v1/connected-apps/{id}",
   "POST /v1/audits/{auditId}/issues/{check}/recheck",
   "GET /v1/rechecks/{recheckId}",
 ] as const;

@@ -255,9 +255,9 @@ Deno.test({
       const ops = operations(doc);
       assert.equal(
         ops.length,
-        29,
+        32,
         "the 20 interface operations, the 3 audit findings listings, the audit summary, the 3 " +
-          "schedule operations and the 2 re-check operations",
+          "schedule operations, the 2 re-check operations and the 2 connected-apps operations",
       );
       const snapKeys = [sandbox.key, live];
       let before = await snapshot(app, snapKeys);

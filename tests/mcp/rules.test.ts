@@ -62,13 +62,17 @@ Deno.test("auth: unknown, malformed, revoked and expired keys get 401 with their
     assert.equal(expired.status, 401);
     assert.equal(expired.body.error.code, "key_expired");
 
-    // Without a key the keyed tools do not exist for the caller.
-    const anon = await connectMcp(app);
-    await assert.rejects(
-      anon.callTool({ name: "account", arguments: {} }),
-      /Tool account not found/,
+    // Without a credential a keyed tool is a 401 challenge (where an OAuth host starts signing
+    // in); unknown tools stay the SDK's "not found".
+    const anon = await rawMcp(app, toolCall("account"));
+    assert.equal(anon.status, 401);
+    assert.match(
+      anon.headers.get("www-authenticate") ?? "",
+      /^Bearer resource_metadata="[^"]+", scope="mcp"$/,
     );
-    await anon.close();
+    const keyless = await connectMcp(app);
+    await assert.rejects(keyless.callTool({ name: "nope", arguments: {} }), /Tool nope not found/);
+    await keyless.close();
   }));
 
 Deno.test("foreign ids answer not_found through every tool, as on /v1", () =>
@@ -281,10 +285,14 @@ Deno.test("server.json: kept in the repo, served with this deployment's remote",
     const doc = res.body;
     assert.match(doc.name, /^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/);
     assert.ok(doc.description.length >= 1 && doc.description.length <= 100);
-    assert.equal(doc.remotes.length, 1);
-    assert.equal(doc.remotes[0].type, "streamable-http");
-    assert.equal(doc.remotes[0].url, `${base}/mcp`);
-    const auth = doc.remotes[0].headers.find((h: { name: string }) => h.name === "Authorization");
+    // Two remotes on one URL: OAuth sign-in (no header to fill), and an API key header.
+    assert.equal(doc.remotes.length, 2);
+    for (const r of doc.remotes) {
+      assert.equal(r.type, "streamable-http");
+      assert.equal(r.url, `${base}/mcp`);
+    }
+    assert.equal(doc.remotes[0].headers, undefined);
+    const auth = doc.remotes[1].headers.find((h: { name: string }) => h.name === "Authorization");
     assert.equal(auth.isSecret, true);
     assert.deepEqual(
       { ...doc, remotes: undefined, websiteUrl: undefined },

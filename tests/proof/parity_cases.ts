@@ -4,9 +4,38 @@
  */
 import type { AuditRecord } from "../../domain/audits/record.ts";
 import { newId } from "../../domain/ids.ts";
+import { hashKey } from "../../domain/api_keys.ts";
+import type { GrantRecord } from "../../domain/oauth/types.ts";
 import { keys } from "../../kv/keys.ts";
 import type { TestApp } from "../helpers/app.ts";
 import { seedCompletedAudit } from "../helpers/seed_audit.ts";
+
+/** A grant (connected app) as the token endpoint stores it, approved by `key`. */
+async function storeGrant(app: TestApp, accountId: string, key: string): Promise<string> {
+  const now = app.clock.now();
+  const hash = hashKey(key);
+  const keyRecord = (await app.kv.get<{ id: string }>(keys.apiKey(hash))).value!;
+  const grant: GrantRecord = {
+    id: "app_0parity0000000000000000",
+    accountId,
+    mode: key.startsWith("sk_live_") ? "live" : "sandbox",
+    keyId: keyRecord.id,
+    keyHash: hash,
+    clientId: "https://host.example/client.json",
+    clientName: "Parity Host",
+    redirectUri: "https://host.example/callback",
+    scope: "mcp",
+    resource: "http://localhost:8000/mcp",
+    createdAt: now,
+    refreshedAt: now,
+    expiresAt: now + 30 * 86_400_000,
+    refreshHash: "0".repeat(64),
+    revokedAt: null,
+    revokedReason: null,
+  };
+  await app.kv.set(keys.oauthGrant(accountId, grant.id), grant);
+  return grant.id;
+}
 
 export interface World {
   sandbox: { key: string; accountId: string };
@@ -93,6 +122,49 @@ export const parityCases: ParityCase[] = [
       key: w.sandbox.key,
       tool: "api_keys",
       args: { action: "revoke", key_id: w.extra.keyId },
+    }),
+  },
+  {
+    op: "connected_apps.list",
+    name: "live key lists the apps it approved",
+    status: 200,
+    changes: false,
+    async setup(app, w) {
+      if (w.extra.appId) return;
+      w.extra.appId = await storeGrant(app, w.live.accountId, w.live.key);
+    },
+    rest: (w) => ({ method: "GET", path: "/v1/connected-apps", key: w.live.key }),
+    mcp: (w) => ({ key: w.live.key, tool: "api_keys", args: { action: "list_apps" } }),
+  },
+  {
+    op: "connected_apps.revoke",
+    name: "revoke an app",
+    status: 200,
+    changes: true,
+    rest: (w) => ({
+      method: "DELETE",
+      path: `/v1/connected-apps/${w.extra.appId}`,
+      key: w.live.key,
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "api_keys",
+      args: { action: "revoke_app", app_id: w.extra.appId },
+    }),
+  },
+  {
+    op: "connected_apps.revoke",
+    name: "another account's app is not_found",
+    changes: false,
+    rest: (w) => ({
+      method: "DELETE",
+      path: `/v1/connected-apps/${w.extra.appId}`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "api_keys",
+      args: { action: "revoke_app", app_id: w.extra.appId },
     }),
   },
   {

@@ -10,6 +10,11 @@ import {
   SignupResponse,
 } from "../../../app/operations/accounts.ts";
 import { ApiKey, createKeyOp, listKeysOp, revokeKeyOp } from "../../../app/operations/api_keys.ts";
+import {
+  ConnectedApp,
+  listConnectedAppsOp,
+  revokeConnectedAppOp,
+} from "../../../app/operations/connected_apps.ts";
 import { action, actionTool, IdempotencyKeyArg, operationTool, required } from "../kit.ts";
 
 const Replayed = z.boolean().optional().describe(
@@ -90,29 +95,35 @@ export const accountTool = operationTool({
 }, account);
 
 const ApiKeysInput = z.object({
-  action: z.enum(["list", "create", "revoke"]).describe(
+  action: z.enum(["list", "create", "revoke", "list_apps", "revoke_app"]).describe(
     "list: the account's keys, newest first (no raw keys). create: mint a key of this key's " +
       "mode (the raw api_key is shown once). revoke: revoke key_id (create the new key first; " +
-      "the last active key cannot be revoked).",
+      "the last active key cannot be revoked). list_apps: the apps (MCP hosts) the keys " +
+      "approved over OAuth. revoke_app: disconnect app_id (its tokens stop working at once).",
   ),
   name: z.string().optional().describe("create: a label, 1 to 100 characters"),
   key_id: z.string().min(1).max(100).optional().describe("revoke: the key's id (key_…)"),
+  app_id: z.string().min(1).max(100).optional().describe("revoke_app: the app's id (app_…)"),
   idempotency_key: IdempotencyKeyArg,
 }).strict();
 
 type KeyArgs = z.output<typeof ApiKeysInput>;
 type KeyOut = z.output<typeof ApiKey>;
+type AppOut = z.output<typeof ConnectedApp>;
 
 export const apiKeysTool = actionTool({
   name: "api_keys",
   title: "API keys",
   description: "List, create or revoke the account's API keys (at most 5 active). Rotation: " +
     "create the new key, switch the MCP host's Authorization header to it, then revoke the old " +
-    "one. Keys minted by a sandbox key keep its expiry and trial budget.",
+    "one. Keys minted by a sandbox key keep its expiry and trial budget. Also the apps (MCP " +
+    "hosts) connected over OAuth sign-in: list_apps, revoke_app.",
   input: ApiKeysInput,
   output: z.object({
     keys: z.array(ApiKey).optional(),
     key: ApiKey.optional(),
+    apps: z.array(ConnectedApp).optional(),
+    app: ConnectedApp.optional(),
     idempotent_replayed: Replayed,
   }),
   access: "key",
@@ -139,6 +150,19 @@ export const apiKeysTool = actionTool({
         (ctx.actor.kind === "account" && key.id === ctx.actor.keyId
           ? " It was this connection's key: switch to another."
           : ""),
+    })),
+    list_apps: action(listConnectedAppsOp, () => ({}), ({ apps }: { apps: AppOut[] }) => ({
+      structured: { apps },
+      summary: `${apps.length} connected app(s): ` +
+        apps.map((a) =>
+          `${a.id} "${a.client_name}" via ${a.redirect_host}${a.revoked_at ? " (revoked)" : ""}`
+        ).join(", "),
+    })),
+    revoke_app: action(revokeConnectedAppOp, (a: KeyArgs) => ({
+      params: { id: required(a.app_id, "app_id", "revoke_app") },
+    }), ({ app }: { app: AppOut }) => ({
+      structured: { app },
+      summary: `App ${app.id} "${app.client_name}" is disconnected; its tokens no longer work.`,
     })),
   },
 });

@@ -1,0 +1,130 @@
+/**
+ * The records of the OAuth 2.1 authorization server (domain/oauth/), as stored in KV (key
+ * families in kv/keys.ts, typed in domain/store.ts). Times are epoch milliseconds of the service
+ * clock; every record also carries a KV expiry (`expireIn`) a little past its own, so the store
+ * cleans itself, but the expiry that decides is always the field, read against the clock.
+ *
+ * @module
+ */
+import type { KeyMode } from "../records.ts";
+
+/** The client metadata the service keeps and shows (from a CIMD document or a registration). */
+export interface ClientMetadata {
+  /** The `client_id`: an https URL (CIMD) or the id the registration endpoint issued. */
+  clientId: string;
+  /** Shown on the consent page; escaped there. */
+  clientName: string;
+  /** Exact redirect URIs (loopback ones match any port, RFC 8252 §7.3). */
+  redirectUris: string[];
+  /** `cimd` (a Client ID Metadata Document) or `dcr` (RFC 7591). */
+  kind: "cimd" | "dcr";
+  /** The `client_uri`, when the client gave one (shown as a link-free host only). */
+  clientUri: string | null;
+}
+
+/** A client registered through `POST /oauth/register`. */
+export interface RegisteredClient extends ClientMetadata {
+  kind: "dcr";
+  applicationType: "web" | "native";
+  createdAt: number;
+  /** When an approval first used it; an unused registration expires (`DCR_UNUSED_TTL_MS`). */
+  usedAt: number | null;
+}
+
+/** A Client ID Metadata Document as fetched, validated and cached. */
+export interface CachedClientDoc extends ClientMetadata {
+  kind: "cimd";
+  fetchedAt: number;
+  /** Refetched after this (the document's `Cache-Control: max-age`, clamped). */
+  freshUntil: number;
+}
+
+/** An authorization request between `GET /oauth/authorize` and the human's answer. */
+export interface AuthRequestRecord {
+  id: string;
+  clientId: string;
+  clientName: string;
+  clientKind: "cimd" | "dcr";
+  redirectUri: string;
+  state: string | null;
+  codeChallenge: string;
+  resource: string;
+  scope: string;
+  /** SHA-256 hex of the browser cookie this request is bound to (login CSRF). */
+  browserHash: string;
+  /** The per-form token every POST must carry (compared in constant time). */
+  csrf: string;
+  /** Set once the human signed in: the SHA-256 hex of the API key that will approve. */
+  keyHash: string | null;
+  /** Wrong keys tried on this request; past a few the request is dropped. */
+  failures: number;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** An authorization code: one use, a minute long, bound to the client, redirect and PKCE. */
+export interface CodeRecord {
+  clientId: string;
+  clientName: string;
+  redirectUri: string;
+  codeChallenge: string;
+  resource: string;
+  scope: string;
+  accountId: string;
+  mode: KeyMode;
+  keyId: string;
+  keyHash: string;
+  expiresAt: number;
+  /** Set when redeemed; a second redemption revokes the grant it made (OAuth 2.1 §4.1.3). */
+  redeemedAt: number | null;
+  grantId: string | null;
+}
+
+/**
+ * One approval: a connected app. Its tokens (the family) act as the approving API key, never more:
+ * they resolve to that key's principal, so revoking the key, or its expiry, ends them too.
+ */
+export interface GrantRecord {
+  id: string;
+  accountId: string;
+  mode: KeyMode;
+  keyId: string;
+  keyHash: string;
+  clientId: string;
+  clientName: string;
+  /** The redirect URI the approval went to (its host is shown in listings). */
+  redirectUri: string;
+  scope: string;
+  resource: string;
+  createdAt: number;
+  /** The last token issue (the code's redemption, then each refresh). */
+  refreshedAt: number;
+  /** The current refresh token's expiry: the grant ends then unless refreshed. */
+  expiresAt: number;
+  /** SHA-256 hex of the current refresh token. */
+  refreshHash: string;
+  revokedAt: number | null;
+  /** Why it ended: `client` (RFC 7009), `user`, `key_revoked`, `code_reuse`, `refresh_reuse`. */
+  revokedReason: string | null;
+}
+
+/** An access token: opaque, stored by hash, checked against its grant on each uncached use. */
+export interface AccessTokenRecord {
+  grantId: string;
+  accountId: string;
+  keyHash: string;
+  clientId: string;
+  /** The audience (RFC 8707): the canonical URL of `/mcp` it was issued for. */
+  resource: string;
+  scope: string;
+  expiresAt: number;
+}
+
+/** A refresh token; once rotated it stays stored so a replay is recognised as reuse. */
+export interface RefreshTokenRecord {
+  grantId: string;
+  accountId: string;
+  clientId: string;
+  expiresAt: number;
+  rotatedAt: number | null;
+}
