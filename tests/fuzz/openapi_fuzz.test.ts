@@ -255,7 +255,7 @@ Deno.test({
       const ops = operations(doc);
       assert.equal(
         ops.length,
-        32,
+        31,
         "the 20 interface operations, the 3 audit findings listings, the audit summary, the 3 " +
           "schedule operations, the 2 re-check operations and the 2 connected-apps operations",
       );
