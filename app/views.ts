@@ -4,6 +4,7 @@ import { type ArticleRecord, SANDBOX_WATERMARK_NOTE } from "../domain/articles.t
 import type { Principal } from "../domain/auth.ts";
 import type { ScheduleFunding, ScheduleRecord } from "../domain/monitoring/schedules.ts";
 import { CAP_UNITS, type CapHit, type CapName } from "../domain/audit/crawl/caps.ts";
+import type { PolitenessReport } from "../domain/audit/crawl/politeness.ts";
 import { type AuditRecord, triggerOf } from "../domain/audits/record.ts";
 import type { ApiKeyRecord, ProjectRecord, SubscriptionRecord } from "../domain/records.ts";
 import { accessOf } from "../domain/subscription_state.ts";
@@ -132,6 +133,37 @@ export function auditView(a: AuditRecord) {
     ...(a.status === "failed" && a.error ? { error: a.error } : {}),
     ...(a.render ? { render: { requested: true as const, ...(a.renderStats ?? {}) } } : {}),
     ...(a.status === "completed" ? { limits_hit: limitsHitView(a.limitsHit ?? {}) } : {}),
+    ...accessOptionsView(a),
+    ...(a.status === "completed" && a.politeness
+      ? { politeness: politenessView(a.politeness) }
+      : {}),
+  };
+}
+
+/**
+ * The access options an audit was started with, as `options`: credentials only as their mask
+ * (never a password, cookie or header value), and its rate cap. Absent when it had neither.
+ */
+export function accessOptionsView(a: Pick<AuditRecord, "auth" | "maxRps">) {
+  if (!a.auth && a.maxRps === undefined) return {};
+  return {
+    options: {
+      ...(a.auth ? { auth: structuredClone(a.auth) } : {}),
+      ...(a.maxRps !== undefined ? { max_rps: a.maxRps } : {}),
+    },
+  };
+}
+
+function politenessView(p: PolitenessReport) {
+  return {
+    slowed: p.slowed,
+    max_rps: p.maxRps,
+    crawl_delay_seconds: p.crawlDelay,
+    crawl_delay_requested_seconds: p.crawlDelayClamped,
+    throttled: p.throttled,
+    retries: p.retries,
+    gave_up: p.gaveUp,
+    final_rps: p.finalRps,
   };
 }
 

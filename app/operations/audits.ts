@@ -17,6 +17,13 @@ import { createAudit } from "../../domain/audits/create.ts";
 import { getAudit } from "../../domain/audits/record.ts";
 import { defineOperation } from "../operation.ts";
 import { auditView } from "../views.ts";
+import {
+  MaskedSiteAuthSchema,
+  MaxRpsSchema,
+  PolitenessSchema,
+  SiteAuthSchema,
+} from "./audit_access_schema.ts";
+import type { SiteAuth } from "../../domain/audit/site_auth.ts";
 import { ProjectIdParam } from "./projects.ts";
 
 /** The largest `limit` of the findings listings. */
@@ -88,6 +95,16 @@ export const Audit = z.object({
       "out (links per page, frontier, URL length, redirect hops, sitemaps, robots.txt, bytes); " +
       "empty when none was hit",
   }),
+  options: z.object({
+    auth: MaskedSiteAuthSchema.optional(),
+    max_rps: z.number().optional(),
+  }).optional().openapi({
+    description: "The options the audit was started with (additive), secrets masked",
+  }),
+  politeness: PolitenessSchema.optional().openapi({
+    description: "Completed audits (additive): how the site's Crawl-delay, 429/503 answers and " +
+      "the rate cap paced the crawl",
+  }),
 }).openapi("Audit");
 
 export const StartAuditBody = z.object({
@@ -98,6 +115,8 @@ export const StartAuditBody = z.object({
       "(GET /v1/plans rendered_audit_pricing). 503 rendering_unavailable where this server " +
       "cannot render. Default false: the raw-HTML audit, unchanged.",
   }),
+  auth: SiteAuthSchema.optional(),
+  max_rps: MaxRpsSchema.optional(),
 }).openapi("StartAudit");
 
 const Category = z.enum(CATEGORIES as [string, ...string[]]);
@@ -278,6 +297,7 @@ export const startAuditOp = defineOperation({
     "idempotency_conflict",
     "payload_too_large",
     "rendering_unavailable",
+    "site_auth_not_configured",
   ],
   idempotent: true,
   // Sandbox usage moves (the Account shows it).
@@ -286,6 +306,10 @@ export const startAuditOp = defineOperation({
     const { audit } = await createAudit(services.deps, actor, params.projectId, undefined, {
       trigger: "api",
       render: body.render === true,
+      access: {
+        ...(body.auth ? { auth: { plain: body.auth as SiteAuth } } : {}),
+        ...(body.max_rps !== undefined ? { maxRps: body.max_rps } : {}),
+      },
     });
     return {
       audit_id: audit.id,

@@ -10,6 +10,7 @@ import { keys, list } from "../store.ts";
 import { withKvLimits } from "../../kv/limits_guard.ts";
 import { runCrawlStep } from "./crawl/engine.ts";
 import type { CrawlInput, CrawlOutcome, StepLimits } from "./crawl/state.ts";
+import type { PolitenessReport } from "./crawl/politeness.ts";
 import type { Category, CheckTally, Evidence, Severity } from "./types.ts";
 
 export { PageTally } from "./page_checks.ts";
@@ -26,6 +27,10 @@ export interface AuditInput extends Omit<CrawlInput, "now" | "deadlineAt" | "ren
   deadlineMs?: number;
   /** Pages per step (default 50, so small sites already take several steps). */
   stepPages?: number;
+  /** Step wall time, ms (default 30 s). */
+  stepMs?: number;
+  /** Also return every URL's fetch state and status (small sites: tests). */
+  records?: boolean;
 }
 
 export interface AuditPage {
@@ -100,6 +105,10 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
   tallies: Map<string, CheckTally>;
   findings: Map<string, Evidence[]>;
   steps: number;
+  /** How politeness paced the crawl (rate cap, Crawl-delay, 429/503 retries). */
+  politeness: PolitenessReport | null;
+  /** Each URL's fetch state and status, when `records` was asked for. */
+  records?: Map<string, { state: string; status: number | null }>;
 }> {
   const now = input.now ?? Date.now;
   const t0 = now();
@@ -107,7 +116,7 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
   const kv = withKvLimits(await Deno.openKv(":memory:"), { strict: true });
   try {
     const auditId = "aud_local";
-    const limits: StepLimits = { pages: input.stepPages ?? 50, ms: 30_000 };
+    const limits: StepLimits = { pages: input.stepPages ?? 50, ms: input.stepMs ?? 30_000 };
     const crawlInput = {
       startUrl: input.startUrl,
       maxPages: input.maxPages,
@@ -122,6 +131,8 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
       now: t0,
       render: input.render !== undefined,
       caps: input.caps,
+      maxRps: input.maxRps,
+      auth: input.auth,
     };
     let steps = 0;
     while (true) {
@@ -143,7 +154,22 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
           list.push(e.value);
           findings.set(check, list);
         }
-        return { report: await reportOf(kv, auditId, outcome), tallies, findings, steps };
+        let records: Map<string, { state: string; status: number | null }> | undefined;
+        if (input.records) {
+          records = new Map();
+          for await (const e of list(kv, { prefix: keys.auditPages(auditId) })) {
+            const r = e.value;
+            records.set(r.url, { state: r.state, status: r.state === "fetched" ? r.status : null });
+          }
+        }
+        return {
+          report: await reportOf(kv, auditId, outcome),
+          tallies,
+          findings,
+          steps,
+          politeness: outcome.politeness ?? null,
+          records,
+        };
       }
     }
   } finally {

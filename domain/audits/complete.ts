@@ -57,6 +57,7 @@ export async function completeAudit(
       inStep: false,
       changes,
       limitsHit: outcome.limitsHit ?? {},
+      ...(outcome.politeness ? { politeness: outcome.politeness } : {}),
       ...(audit.render && state?.post?.render
         ? {
           renderStats: {

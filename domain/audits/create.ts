@@ -19,6 +19,19 @@ import type { ProjectRecord, SubscriptionRecord } from "../records.ts";
 import { isActive } from "../subscription_state.ts";
 import { leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
 import type { AuditRecord, AuditTrigger } from "./record.ts";
+import { sealAuditAuth, type SealedSiteAuth } from "./site_access.ts";
+import type { SiteAuth } from "../audit/site_auth.ts";
+
+/** How an audit may reach and pace the site: staging credentials and a rate cap. */
+export interface AuditAccess {
+  /**
+   * Staging credentials: plain (an API call; sealed here once the project is known to be the
+   * caller's) or already sealed (a schedule's copy). Stored with the audit until it ends.
+   */
+  auth?: { plain: SiteAuth } | { sealed: SealedSiteAuth };
+  /** Requests per second per host at most (the operator's `CRAWL_MAX_RPS` still caps it). */
+  maxRps?: number;
+}
 
 /** What `createAudit` accepted: a new audit, or the project's queued or running one. */
 export interface AuditAcceptance {
@@ -37,17 +50,27 @@ export interface AuditAcceptance {
  * rendered audit (`options.render`) is refused with 503 `rendering_unavailable` where nothing
  * renders, before anything is charged, and is charged by `renderedAuditCharge` (catalogue).
  * `options.trigger` says who starts it (an API or MCP call, or the schedule); an open audit that
- * is adopted keeps the trigger it was created with.
+ * is adopted keeps the trigger it was created with, and its own access (`options.access`: sealed
+ * staging credentials, written under `audit_auth/<id>` in the creating commit, and a rate cap).
+ * Credentials cannot go with a rendered audit (400): the browser would carry them to every host.
  */
 export function createAudit(
   deps: Deps,
   actor: WorkActor,
   projectId: string,
   alongside: ((op: Deno.AtomicOperation, accepted: AuditAcceptance) => Promise<void>) | undefined,
-  options: { trigger: AuditTrigger; render?: boolean },
+  options: { trigger: AuditTrigger; render?: boolean; access?: AuditAccess },
 ): Promise<AuditAcceptance> {
   const { kv, clock } = deps;
   const render = options.render === true;
+  const access = options.access ?? {};
+  if (render && access.auth) {
+    throw new ApiError(
+      "invalid_request",
+      "auth: staging credentials work with raw audits only (a rendered audit's browser would " +
+        "send them to every host the page loads from); omit render or auth",
+    );
+  }
   return atomically<AuditAcceptance>(kv, async () => {
     const [projectEntry, activeEntry, subEntry] = await readMany(kv, [
       keys.project(actor.accountId, projectId),
@@ -70,6 +93,11 @@ export function createAudit(
       }
     }
     if (render) requireRendering(deps, "start the audit without render. Nothing was charged");
+    const sealed = access.auth === undefined
+      ? null
+      : "sealed" in access.auth
+      ? access.auth.sealed
+      : await sealAuditAuth(deps, { accountId: actor.accountId, projectId }, access.auth.plain);
     const now = clock.now();
     const id = newId("aud", now);
     const op = atomic(kv).check(projectEntry, activeEntry);
@@ -104,6 +132,8 @@ export function createAudit(
       changes: null,
       trigger: options.trigger,
       ...(render ? { render: true, renderStats: null } : {}),
+      ...(sealed ? { auth: sealed.mask } : {}),
+      ...(access.maxRps !== undefined ? { maxRps: access.maxRps } : {}),
     };
     const marker: RunningJobMarker = {
       id,
@@ -121,6 +151,7 @@ export function createAudit(
         status: "running",
         counts: { ...project.counts, audits: project.counts.audits + 1 },
       });
+    if (sealed) op.set(keys.auditAuth(id), sealed);
     deps.queue.enqueueIn(op, { type: "audit", id });
     await alongside?.(op, { audit, created: true });
     return { op, result: { audit, created: true } };

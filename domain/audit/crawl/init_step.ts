@@ -15,17 +15,12 @@ import type { ByteBudget } from "./byte_budget.ts";
 import { capsOf, noteCap, noteRobotsCaps } from "./caps.ts";
 import { settingsOf } from "./fetcher.ts";
 import { Frontier } from "./frontier.ts";
+import { MAX_CRAWL_DELAY_S, newPace } from "./politeness.ts";
 import { probeHttp } from "./http_probe.ts";
 import { fetchRobots, RobotsSource } from "./robots_source.ts";
 import { readSitemaps } from "./sitemaps.ts";
 import type { CrawlInput, CrawlState } from "./state.ts";
 import { newRecord, type WriteBatch } from "./store.ts";
-
-/**
- * Crawl-delay honoured, at most, in seconds: a site may ask for any delay, and a longer one would
- * stretch an audit of a few hundred pages over hours.
- */
-const MAX_CRAWL_DELAY_S = 10;
 
 /**
  * Runs the first step and returns the state it starts the crawl with; its writes (robots.txt,
@@ -96,6 +91,7 @@ export async function initCrawl(
     steps: 1,
     result: null,
     capsHit: {},
+    pace: newPace(),
   };
   const robotsUrl = `${origin}/robots.txt`;
   let robots: Robots = makeRobots(robotsUrl, "unreachable", 0, "");
@@ -117,7 +113,10 @@ export async function initCrawl(
   state.robotsProblems = robots.problems.slice(0, 50);
   state.ownBotBlocked = checked !== null && !robots.isAllowed(startUrl);
   state.startBlockedForGoogle = !robots.isAllowed(startUrl, "Googlebot");
+  // Crawl-delay, capped (a longer one would stretch a few hundred pages over hours): politeness.ts
+  // reads it per host from each robots.txt; the value asked for is reported.
   state.crawlDelayMs = Math.min(robots.crawlDelay, MAX_CRAWL_DELAY_S) * 1000;
+  state.pace!.crawlDelayAsked = robots.crawlDelay;
 
   const frontier = new Frontier(kv, auditId, state, batch, caps, input.maxPages);
   let startInSitemap = false;

@@ -18,7 +18,8 @@ import type { PageRenderer } from "../../render/service.ts";
 import { pickRenderSample, type SampleCandidate } from "../../render/sample.ts";
 import { AI_CRAWLERS, llmsTxtProblems } from "../checks/agent.ts";
 import type { Evidence } from "../types.ts";
-import { failureKind, fetchText, isHtmlType, Politeness, settingsOf } from "./fetcher.ts";
+import { failureKind, fetchText, isHtmlType, settingsOf } from "./fetcher.ts";
+import { newPace, Politeness } from "./politeness.ts";
 import { capsOf, noteRobotsCaps } from "./caps.ts";
 import { checkResourceBatch } from "./resource_checks.ts";
 import { BudgetSpentError, type ByteBudget } from "./byte_budget.ts";
@@ -90,7 +91,7 @@ export async function runPostCrawlStep(
   }
   if (state.resources && state.resources.checked < state.resources.tail) {
     const caps = capsOf(input);
-    const politeness = new Politeness(state.crawlDelayMs, state.nextSlotAt);
+    const politeness = new Politeness(state.pace ??= newPace(), input.maxRps ?? null);
     await checkResourceBatch(state.resources, batch, {
       kv,
       auditId,
@@ -111,7 +112,6 @@ export async function runPostCrawlStep(
       hits: state.capsHit ??= {},
       byteLimit: budget.limit,
     });
-    state.nextSlotAt = politeness.next;
     return true;
   }
   if (!input.render) return false;
