@@ -53,10 +53,12 @@ function mismatch(
   req: RequestIdentity & { legacyFingerprint?: string },
 ): ConflictReason | null {
   if (rec.endpoint !== req.endpoint) return "endpoint";
+  // Before the body: the fingerprint is keyed by the caller's API key, so another key's
+  // fingerprint of the same body differs, and "another API key" is what the caller must hear.
+  if (rec.keyId !== req.keyId) return "api_key";
   if (rec.fingerprint !== req.fingerprint && rec.fingerprint !== req.legacyFingerprint) {
     return "body";
   }
-  if (rec.keyId !== req.keyId) return "api_key";
   return null;
 }
 
