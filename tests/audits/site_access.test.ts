@@ -17,6 +17,7 @@ import { tickUntilSchedule, waitForAudit } from "../helpers/jobs.ts";
 import { openTestKv } from "../helpers/kv.ts";
 import { htmlAnswer, type LoggedSite, serveLogged } from "../helpers/logged_site.ts";
 import { page } from "../helpers/sites.ts";
+import { call, callError, connectMcp } from "../mcp/helpers.ts";
 
 const USER = "reviewer";
 const PASSWORD = "Pw-7c1f0e3b-staging-secret";
@@ -322,6 +323,45 @@ Deno.test("a schedule keeps its own sealed copy, copies it into each run, and de
       await deleteSchedule(deps, accountId, projectId, "live");
       assert.equal((await app.kv.get(keys.scheduleAuth(projectId))).value, null);
       assert.deepEqual(await secretsAtRest(app.kv, ":memory:"), []);
+    });
+  } finally {
+    await site.close();
+  }
+});
+
+Deno.test("MCP: the audits tool's start takes auth and max_rps like the REST body; the audit shows them masked", async () => {
+  const site = stagingSite();
+  try {
+    await withApp(async (app) => {
+      const { key } = await app.signup();
+      const projectId = await newProject(app, key, site.origin);
+      const agent = await connectMcp(app, { key });
+      try {
+        const bad = await callError(agent, "audits", {
+          action: "start",
+          project_id: projectId,
+          auth: { type: "headers", headers: { Host: "x" } },
+        });
+        assert.equal(bad.code, "invalid_request");
+        const started = await call(agent, "audits", {
+          action: "start",
+          project_id: projectId,
+          auth: { type: "basic", user: USER, password: PASSWORD },
+          max_rps: 40,
+          wait: 30,
+        });
+        const audit = started.audit;
+        assert.equal(audit.status, "completed", JSON.stringify(audit));
+        assert.deepEqual(audit.options, {
+          auth: { type: "basic", user: USER, password: "***" },
+          max_rps: 40,
+        });
+        assert.ok(!JSON.stringify(started).includes(PASSWORD));
+        assert.ok(site.to("/").every((r) => r.status === 200) && site.to("/").length === 1);
+        assert.equal((await app.kv.get(keys.auditAuth(audit.audit_id))).value, null);
+      } finally {
+        await agent.close();
+      }
     });
   } finally {
     await site.close();

@@ -20,6 +20,7 @@ import {
   PageList,
   startAuditOp,
 } from "../../../app/operations/audits.ts";
+import { MaxRpsSchema, SiteAuthSchema } from "../../../app/operations/audit_access_schema.ts";
 import { execute, type Operation } from "../../../app/operation.ts";
 import type { articleView, auditView } from "../../../app/views.ts";
 import {
@@ -56,6 +57,14 @@ const AuditsInput = z.object({
   render: z.boolean().optional().describe(
     "start: also render up to 50 pages in a real browser (priced apart: GET /v1/plans " +
       "rendered_audit_pricing; rendering_unavailable where the server has no browser)",
+  ),
+  auth: SiteAuthSchema.optional().describe(
+    "start: staging access, as POST /v1/projects/{projectId}/audits auth: basic (user, " +
+      "password), headers (a few named headers) or cookie; sent only to the project's own " +
+      "origin, encrypted at rest, shown masked, deleted when the audit ends. Raw audits only",
+  ),
+  max_rps: MaxRpsSchema.optional().describe(
+    "start: requests per second per host at most (0.1-100), within the server's own cap",
   ),
   wait: Wait,
   idempotency_key: IdempotencyKeyArg,
@@ -190,7 +199,7 @@ export const auditsTool = actionTool({
   actions: {
     start: action(startAuditOp, (a: AuditArgs) => ({
       params: { projectId: required(a.project_id, "project_id", "start") },
-      body: { render: a.render },
+      body: { render: a.render, auth: a.auth, max_rps: a.max_rps },
     }), (accepted, a, ctx) => auditAnswer(ctx, accepted.audit_id, null, a.wait)),
     get: action(getAuditOp, (a: AuditArgs) => ({
       params: { auditId: required(a.audit_id, "audit_id", "get") },
