@@ -214,6 +214,7 @@ export const ARTICLE_JOB: JobSpec<ArticleRecord> = {
   activeKey: keys.activeArticle,
   unit: "articles",
   open: (a) => GENERATING.includes(a.status),
+  queued: (a) => a.status === "queued",
   held: (a, now) => a.status !== "queued" && a.leaseUntil > now,
   newAttempt: () => true,
   maxAttempts: MAX_ARTICLE_ATTEMPTS,
@@ -304,7 +305,7 @@ function finishArticle(
   articleId: string,
   outcome: ArticleOutcome,
   attempt: number,
-): Promise<void> {
+): Promise<boolean> {
   return finishJob(
     deps,
     ARTICLE_JOB,

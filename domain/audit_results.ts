@@ -87,6 +87,10 @@ export interface PageView {
   size_bytes: number | null;
   canonical: string | null;
   checks: string[];
+  /** `render`: first found in a rendered page; absent otherwise. */
+  discovered_by?: "render";
+  /** A lab-sampled page's lab figures; absent otherwise. */
+  lab?: { lcp_ms: number | null; cls: number; tbt_ms: number; bytes: number; requests: number };
 }
 
 function pageSize(limit: number | undefined): number {
@@ -248,6 +252,18 @@ export function pageView(r: PageRecord): PageView {
     size_bytes: r.html ? r.bytes : null,
     canonical: r.canonicalOther,
     checks: r.checks,
+    ...(r.discoveredBy ? { discovered_by: r.discoveredBy } : {}),
+    ...(r.lab
+      ? {
+        lab: {
+          lcp_ms: r.lab.lcpMs,
+          cls: r.lab.cls,
+          tbt_ms: r.lab.tbtMs,
+          bytes: r.lab.bytes,
+          requests: r.lab.requests,
+        },
+      }
+      : {}),
   };
 }
 

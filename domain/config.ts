@@ -109,11 +109,24 @@ export interface Config {
    */
   mcpWaits: { perKey: number; perProcess: number };
   /**
+   * `MCP_TASK_POLL_MS`: the `pollIntervalMs` an MCP task handle suggests; null (the default)
+   * suggests 30 s for audits and 60 s for articles, as the start-and-poll tools do.
+   */
+  mcpTaskPollMs: number | null;
+  /**
    * Rendered audits (docs/render.md): `RENDERING=off` refuses them (503 rendering_unavailable);
    * on Deno Deploy (`DENO_DEPLOYMENT_ID` set) they are always off (no Chromium there). The caps
-   * are the pages one rendered audit renders: all of them, and the lab (throttled) share.
+   * are the pages one rendered audit renders: all of them, and the lab (throttled) share;
+   * `maxRounds` the render rounds (`RENDER_MAX_ROUNDS`, default 5: the URLs rendered pages link
+   * to are crawled and rendered in the next round).
    */
-  render: { enabled: boolean; maxPages: number; labPages: number; pagesInFlight: number };
+  render: {
+    enabled: boolean;
+    maxPages: number;
+    labPages: number;
+    pagesInFlight: number;
+    maxRounds: number;
+  };
   /**
    * How long a cached API-key lookup may be trusted before KV is asked again: the fallback bound on
    * another process's revocation, which normally arrives through the revocation signal.
@@ -328,11 +341,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       perKey: int("MCP_WAITS_PER_KEY", 5, 0, 1_000),
       perProcess: int("MCP_WAITS_PER_PROCESS", 200, 0, 100_000),
     },
+    mcpTaskPollMs: get("MCP_TASK_POLL_MS") === null
+      ? null
+      : int("MCP_TASK_POLL_MS", 0, 10, 600_000),
     render: {
       enabled: get("RENDERING") !== "off" && get("DENO_DEPLOYMENT_ID") === null,
       maxPages: int("RENDER_MAX_PAGES", 50, 1, 500),
       labPages: int("RENDER_LAB_PAGES", 10, 0, 50),
       pagesInFlight: int("RENDER_PAGES_IN_FLIGHT", 2, 1, 8),
+      maxRounds: int("RENDER_MAX_ROUNDS", 5, 1, 20),
     },
     authCacheTtlMs: int("AUTH_CACHE_TTL_MS", 2_000, 0, 60_000),
     authRevocationPollMs: int(

@@ -35,6 +35,8 @@ export interface JobSpec<R extends LeasedRecord> {
   unit: "audits" | "articles";
   /** Not finished yet. */
   open: (r: R) => boolean;
+  /** Accepted and not yet claimed by any worker: nothing ran, so it may still be cancelled. */
+  queued: (r: R) => boolean;
   /** A live worker holds it at `now`. */
   held: (r: R, now: number) => boolean;
   /** This claim starts an attempt: the first start, or a restart after a worker died. */
@@ -137,7 +139,8 @@ export type FinishKind = "completed" | "failed";
  * the charge unless `guard.refund` is false), the running and active markers go. Does nothing
  * when the job already finished, or, with `guard.attempt` or `guard.token`, when the record has
  * moved on to another attempt or claim (a worker whose lease ran out and was taken over has
- * lost, and writes nothing).
+ * lost, and writes nothing), or, with `guard.when`, when the record fails it. Resolves true when
+ * this call finished the job.
  */
 export function finishJob<R extends LeasedRecord>(
   deps: Deps,
@@ -149,8 +152,13 @@ export function finishJob<R extends LeasedRecord>(
     accountId: string;
     now: number;
   }) => Promise<FinishKind>,
-  guard: { attempt?: number; token?: string; refund?: boolean } = {},
-): Promise<void> {
+  guard: {
+    attempt?: number;
+    token?: string;
+    refund?: boolean;
+    when?: (record: R) => boolean;
+  } = {},
+): Promise<boolean> {
   const { kv, clock } = deps;
   return atomically(kv, async () => {
     const accountId = (await read(kv, spec.ownerKey(id))).value!;
@@ -159,9 +167,10 @@ export function finishJob<R extends LeasedRecord>(
     if (
       !record || !spec.open(record) ||
       (guard.attempt !== undefined && record.attempts !== guard.attempt) ||
-      (guard.token !== undefined && record.stepToken !== guard.token)
+      (guard.token !== undefined && record.stepToken !== guard.token) ||
+      (guard.when !== undefined && !guard.when(record))
     ) {
-      return { op: atomic(kv).check(entry), result: undefined };
+      return { op: atomic(kv).check(entry), result: false };
     }
     const now = clock.now();
     const op = atomic(kv).check(entry).delete(keys.runningJob(spec.kind, id));
@@ -178,6 +187,29 @@ export function finishJob<R extends LeasedRecord>(
         now,
       });
     }
-    return { op, result: undefined };
+    return { op, result: true };
   });
+}
+
+/** The error a cancelled job records (its `/v1` status is `failed`, like any job that ended unrun). */
+export const CANCELLED_ERROR = {
+  code: "cancelled",
+  message: "Cancelled before it started; the charge was refunded",
+};
+
+/**
+ * Cancels a job that no worker has claimed yet: it fails with `CANCELLED_ERROR` and is refunded
+ * exactly as a failed job is, in the one finishing commit. A job already running or finished is
+ * left alone (a claim committing first wins: this commit then re-reads and finds it running).
+ * Resolves true when this call cancelled it.
+ */
+export function cancelQueuedJob<R extends LeasedRecord>(
+  deps: Deps,
+  spec: JobSpec<R>,
+  id: string,
+): Promise<boolean> {
+  return finishJob(deps, spec, id, ({ op, record, accountId, now }) => {
+    op.set(spec.recordKey(accountId, id), spec.failed(record, CANCELLED_ERROR, now));
+    return Promise.resolve("failed");
+  }, { when: spec.queued });
 }

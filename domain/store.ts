@@ -39,6 +39,7 @@ import type { SealedSiteAuth } from "./audits/site_access.ts";
 import type { RevocationSignal } from "./auth.ts";
 import type { JobMessage } from "./deps.ts";
 import type { RunningJobMarker } from "./job_leases.ts";
+import type { JobTaskRecord } from "./job_tasks.ts";
 import type { ScheduleRecord, ScheduleRun } from "./monitoring/schedules.ts";
 import type {
   AccountRecord,
@@ -130,6 +131,8 @@ export const schema = {
   articleOwner: index<string>("article"),
   /** Project id → the id of its one generating API article. */
   activeArticle: index<string>("article"),
+  /** An MCP task: the handle a client holds on one of the account's audits or articles. */
+  jobTask: record<JobTaskRecord>(),
   /** Kind, job id → the job's lease, while it is accepted and unfinished (the stale-job sweep). */
   runningJob: index<RunningJobMarker>("audit", "article"),
   runningJobs: prefix("runningJob"),

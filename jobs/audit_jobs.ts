@@ -30,6 +30,7 @@ export function auditRunner(deps: Deps): AuditRunner {
         maxPages: c.render.maxPages,
         labPages: c.render.labPages,
         pagesPerStep: 2 * c.render.pagesInFlight,
+        maxRounds: c.render.maxRounds,
       }
       : undefined,
     input: async (audit, project) => {

@@ -48,6 +48,11 @@ export const keys = {
   articleOwner: (articleId: string) => ["article_owner", articleId] as const,
   /** The one generating API article of a project, if any. */
   activeArticle: (projectId: string) => ["active_article", projectId] as const,
+  /**
+   * A client's durable handle on an audit or article (an MCP task, domain/job_tasks.ts), under
+   * the account that opened it: another account's task id simply misses.
+   */
+  jobTask: (accountId: string, taskId: string) => ["job_tasks", accountId, taskId] as const,
 
   /**
    * An audit's crawl, stored as it goes so any process can take the next step (docs/audit.md,

@@ -81,9 +81,18 @@ export const Audit = z.object({
     pages_rendered: z.number().int().optional(),
     lab_pages: z.number().int().optional(),
     pages_failed: z.number().int().optional(),
+    pages_discovered: z.number().int().optional().openapi({
+      description: "URLs first found in rendered pages (links JavaScript added) and queued " +
+        'for the crawl; the page inventory marks them `discovered_by: "render"`',
+    }),
+    rounds: z.number().int().optional().openapi({
+      description: "Render rounds: 1 after the raw crawl, one more after each crawl of the " +
+        "URLs the round before found (RENDER_MAX_ROUNDS, default 5)",
+    }),
   }).optional().openapi({
     description: "Rendered audits only (additive): pages rendered in the browser once " +
-      "completed, the lab (throttled) share, and renders that failed (timeout, crash)",
+      "completed, the lab (throttled) share, renders that failed (timeout, crash), URLs " +
+      "found only in rendered pages, and render rounds",
   }),
   limits_hit: z.array(z.object({
     limit: z.string().openapi({ example: "links_per_page" }),
@@ -110,7 +119,8 @@ export const Audit = z.object({
 export const StartAuditBody = z.object({
   render: z.boolean().optional().openapi({
     description: "Also render a sample of pages in a real browser (home page, top templates by " +
-      "inlinks, up to 50 pages; 10 of them with lab LCP/CLS/TBT) and run the rendered checks. " +
+      "inlinks, up to 50 pages; 10 of them with lab LCP/CLS/TBT) and run the rendered checks; " +
+      "links that scripts add are crawled and rendered too (same page budget, same site). " +
       "Priced apart: included with pro, rendering_addon for basic, rendered_audit for credits " +
       "(GET /v1/plans rendered_audit_pricing). 503 rendering_unavailable where this server " +
       "cannot render. Default false: the raw-HTML audit, unchanged.",
@@ -253,6 +263,24 @@ const PageItem = z.object({
   size_bytes: z.number().int().nullable().openapi({ description: "HTML bytes (decoded)" }),
   canonical: z.string().nullable().openapi({ description: "Canonical URL when it is another URL" }),
   checks: z.array(z.string()).openapi({ description: "Checks that fired on this URL" }),
+  discovered_by: z.literal("render").optional().openapi({
+    description: "Rendered audits (additive): `render` when the URL was first found in a " +
+      "rendered page (a link JavaScript added) rather than in served HTML or a sitemap; " +
+      "absent otherwise",
+  }),
+  lab: z.object({
+    lcp_ms: z.number().int().nullable().openapi({
+      description: "Largest Contentful Paint, ms; null when nothing was painted that counts",
+    }),
+    cls: z.number().openapi({ description: "Cumulative Layout Shift (largest session window)" }),
+    tbt_ms: z.number().int().openapi({ description: "Total Blocking Time after FCP, ms" }),
+    bytes: z.number().int().openapi({ description: "Bytes transferred by every request" }),
+    requests: z.number().int().openapi({ description: "Requests the page made" }),
+  }).optional().openapi({
+    description: "Rendered audits (additive): the lab figures of a lab-sampled page (a " +
+      "throttled phone, Lighthouse's mobile conditions), whether or not a lab check fired; " +
+      "absent on pages not lab-sampled and when the lab render failed",
+  }),
 }).openapi("AuditPage");
 
 export const PageList = z.object({

@@ -9,7 +9,8 @@ import type { RenderPlan } from "./crawl/post_steps.ts";
 import { keys, list } from "../store.ts";
 import { withKvLimits } from "../../kv/limits_guard.ts";
 import { runCrawlStep } from "./crawl/engine.ts";
-import type { CrawlInput, CrawlOutcome, StepLimits } from "./crawl/state.ts";
+import type { CrawlInput, CrawlOutcome, CrawlState, StepLimits } from "./crawl/state.ts";
+import type { PageRecord } from "./crawl/store.ts";
 import type { PolitenessReport } from "./crawl/politeness.ts";
 import type { Category, CheckTally, Evidence, Severity } from "./types.ts";
 
@@ -29,8 +30,8 @@ export interface AuditInput extends Omit<CrawlInput, "now" | "deadlineAt" | "ren
   stepPages?: number;
   /** Step wall time, ms (default 30 s). */
   stepMs?: number;
-  /** Also return every URL's fetch state and status (small sites: tests). */
-  records?: boolean;
+  /** Also return every page record (the inventory; tests of small sites). */
+  keepRecords?: boolean;
 }
 
 export interface AuditPage {
@@ -107,8 +108,10 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
   steps: number;
   /** How politeness paced the crawl (rate cap, Crawl-delay, 429/503 retries). */
   politeness: PolitenessReport | null;
-  /** Each URL's fetch state and status, when `records` was asked for. */
-  records?: Map<string, { state: string; status: number | null }>;
+  /** The finished crawl's state (caps hit, render progress, truncation). */
+  state: CrawlState;
+  /** Every page record, by URL, when `keepRecords` was asked for (else empty). */
+  records: PageRecord[];
 }> {
   const now = input.now ?? Date.now;
   const t0 = now();
@@ -154,12 +157,10 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
           list.push(e.value);
           findings.set(check, list);
         }
-        let records: Map<string, { state: string; status: number | null }> | undefined;
-        if (input.records) {
-          records = new Map();
+        const records: PageRecord[] = [];
+        if (input.keepRecords) {
           for await (const e of list(kv, { prefix: keys.auditPages(auditId) })) {
-            const r = e.value;
-            records.set(r.url, { state: r.state, status: r.state === "fetched" ? r.status : null });
+            records.push(e.value);
           }
         }
         return {
@@ -168,6 +169,7 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
           findings,
           steps,
           politeness: outcome.politeness ?? null,
+          state: out.state!,
           records,
         };
       }

@@ -6,6 +6,7 @@
  */
 import { keys, read } from "../store.ts";
 import type { CrawlOutcome } from "../audit/crawl/state.ts";
+import { renderTotals } from "../audit/crawl/render_steps.ts";
 import { type AuditReport, reportOf } from "../audit/run_audit.ts";
 import type { Deps } from "../deps.ts";
 import { recordEvent } from "../events.ts";
@@ -59,13 +60,7 @@ export async function completeAudit(
       limitsHit: outcome.limitsHit ?? {},
       ...(outcome.politeness ? { politeness: outcome.politeness } : {}),
       ...(audit.render && state?.post?.render
-        ? {
-          renderStats: {
-            pages_rendered: state.post.render.rendered,
-            lab_pages: state.post.render.lab,
-            pages_failed: state.post.render.failed,
-          },
-        }
+        ? { renderStats: renderTotals(state.post.render) }
         : {}),
     };
     op.set(keys.audit(accountId, auditId), done);

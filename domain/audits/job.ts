@@ -167,7 +167,7 @@ function failAudit(
   auditId: string,
   token: string | undefined,
   error: { code: string; message: string },
-): Promise<void> {
+): Promise<boolean> {
   return finishJob(deps, AUDIT_JOB, auditId, ({ op, record, accountId, now }) => {
     op.set(keys.audit(accountId, auditId), AUDIT_JOB.failed(record, error, now));
     return Promise.resolve("failed");

@@ -31,6 +31,7 @@ export const AUDIT_JOB: JobSpec<AuditRecord> = {
   activeKey: keys.activeAudit,
   unit: "audits",
   open: (a) => OPEN.includes(a.status),
+  queued: (a) => a.status === "queued",
   held: (a, now) => a.status === "running" && a.inStep !== false && a.leaseUntil > now,
   // Between steps a running audit is released (inStep false): taking the next step is no new
   // attempt. A claim that finds a step never released starts one (its worker died).

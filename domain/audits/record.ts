@@ -71,11 +71,16 @@ export function triggerOf(audit: Pick<AuditRecord, "trigger">): AuditTrigger {
   return audit.trigger ?? "api";
 }
 
-/** Pages a rendered audit rendered (lab: throttled, with LCP/CLS/TBT) and those that failed. */
+/**
+ * Pages a rendered audit rendered (lab: throttled, with LCP/CLS/TBT) and those that failed; URLs
+ * first found in rendered DOMs and render rounds (absent on audits completed before rounds).
+ */
 export interface RenderStats {
   pages_rendered: number;
   lab_pages: number;
   pages_failed: number;
+  pages_discovered?: number;
+  rounds?: number;
 }
 
 /** How a completed audit compares with the project's previous completed audit. */

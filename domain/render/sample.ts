@@ -44,11 +44,15 @@ export function templateKey(url: string): string {
   return `/${segs[0]}` + "/*".repeat(segs.length - 1);
 }
 
-/** Picks the sample; deterministic (ties broken by URL). */
+/**
+ * Picks the sample; deterministic (ties broken by URL). `labTaken`: templates a lab page already
+ * stands for (an earlier round of a rendered audit), which get no other lab page.
+ */
 export function pickRenderSample(
   home: string | null,
   candidates: SampleCandidate[],
   caps: { labCap: number; renderCap: number } = RENDER_CAPS,
+  labTaken: (template: string) => boolean = () => false,
 ): RenderSample {
   const byLinks = [...candidates].sort((a, b) =>
     b.inlinks - a.inlinks || (a.url < b.url ? -1 : a.url > b.url ? 1 : 0)
@@ -68,7 +72,7 @@ export function pickRenderSample(
   if (home !== null && caps.labCap > 0) lab.push(home);
   for (const t of ranked) {
     if (lab.length >= Math.min(caps.labCap, caps.renderCap)) break;
-    lab.push(t.best.url);
+    if (!labTaken(templateKey(t.best.url))) lab.push(t.best.url);
   }
   const all = [...lab];
   const taken = new Set(all);

@@ -63,6 +63,8 @@ ${hostConfigSnippet(baseUrl)}
    \`score\` and \`summary.top_issues\`; actions \`issues\` (every issue, worst first), \`issue\`
    (with \`check\`: its affected URLs and evidence) and \`pages\` (every URL crawled) page with
    \`limit\` and \`cursor\`.
+   A host that supports MCP tasks (2026-07-28 extension \`io.modelcontextprotocol/tasks\`)
+   gets \`start\` as a task and polls it (\`tasks/get\`) for you: no \`wait\` or \`get\` needed.
 5. \`articles\` \`{"action": "start", "project_id": "proj_…", "topic": "How to choose running shoes"}\`
    → \`article_id\`; \`{"action": "get", "article_id": "art_…"}\` every 60 s until \`ready\`, then read
    \`content_markdown\`.

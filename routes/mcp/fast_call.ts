@@ -17,6 +17,8 @@
  * - `servesFast` admits a tool only when its registration uses nothing the SDK would act on
  *   before the call (scope challenges, `x-mcp-header` parameters) or after it (a non-object
  *   output schema, which 2025 results wrap).
+ * - A start of a 2026-07-28 client that declares the tasks extension answers a task handle
+ *   (`CreateTaskResult`), rendered here: the SDK has no form for it (task_wire.ts).
  * - `callFast` validates the arguments and the structured result with the tool's own Standard
  *   Schemas, as `McpServer` does, and renders a result of the ordinary shape (text content, an
  *   object `structuredContent`, `isError`, `_meta` of our own) in the SDK's wire form: the key
@@ -40,6 +42,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/server";
 import { SERVER_INFO } from "./server.ts";
+import { declaresTasks } from "./task_wire.ts";
 
 /** The one modern revision the SDK serves (its `SUPPORTED_MODERN_PROTOCOL_VERSIONS`). */
 const MODERN = "2026-07-28";
@@ -271,12 +274,17 @@ export async function callFast(
   if (issuesOf(input)) return { replay: { kind: "unreached" } };
 
   const notifications: unknown[] = [];
+  const modern = call.era === "modern";
   const extra = {
     sessionId: undefined,
+    // Only this path renders a task handle (kit.ts `ToolContext.tasks`).
+    taskHandles: modern && declaresTasks(call.meta),
     mcpReq: {
       id: call.id,
       method: "tools/call",
       _meta: call.meta,
+      // The reserved keys of a 2026-07-28 `_meta`: all a plain call's `_meta` holds.
+      envelope: modern ? call.meta : undefined,
       // Read only by a call that waits: a request's signal, once touched, costs Deno.serve an
       // abort (and its DOMException) after every response.
       get signal() {
@@ -298,6 +306,10 @@ export async function callFast(
     return { replay: { kind: "threw", error, notifications } };
   }
   const returned: Outcome = { kind: "returned", result, notifications };
+  if (extra.taskHandles && isPlainObject(result) && result.resultType === "task") {
+    fastCalls.answered++;
+    return { text: renderTask(call, result) };
+  }
   if (notifications.length > 0 || !isPlainObject(result)) return { replay: returned };
   const shape = plainResult(result);
   if (!shape) return { replay: returned };
@@ -345,6 +357,16 @@ function plainResult(r: Record<string, unknown>): PlainResult | null {
     }
   }
   return r as unknown as PlainResult;
+}
+
+/**
+ * A task handle (`CreateTaskResult`, tasks extension): the task's fields, `resultType: "task"`,
+ * then the `serverInfo` stamp every 2026-07-28 result carries. The SDK has no form for it (its
+ * `McpServer` would check it as a `CallToolResult`), so it is only ever answered from here.
+ */
+function renderTask(call: PlainCall, task: Record<string, unknown>): string {
+  const result = { ...task, resultType: "task", _meta: { [SERVER_INFO_META_KEY]: SERVER_INFO } };
+  return JSON.stringify({ result, jsonrpc: "2.0", id: call.id });
 }
 
 /**

@@ -26,12 +26,25 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Adds a line to the answer's text, after the summary (e.g. why a `wait` was not held). */
   note(text: string): void;
+  /**
+   * The call may be answered with a task handle (`ToolAnswer.task`): a 2026-07-28 call whose
+   * client declared the tasks extension, answered by the route's direct path (fast_call.ts). The
+   * SDK's `McpServer` checks every result of a tool with an output schema as a `CallToolResult`,
+   * which a handle is not, so a call the SDK answers gets the ordinary result: the extension
+   * leaves the choice to the server, per request.
+   */
+  tasks: boolean;
 }
 
 /** A tool's answer: the machine-readable result and a short line or two for the model to read. */
 export interface ToolAnswer {
   structured: Record<string, unknown>;
   summary: string;
+  /**
+   * A task handle (the fields of a 2026-07-28 `CreateTaskResult` but `resultType`), answered
+   * instead of the result; set only when `ToolContext.tasks` allows it.
+   */
+  task?: Record<string, unknown>;
 }
 
 export interface ToolDef<I extends z.ZodType = z.ZodType> {
@@ -132,33 +145,11 @@ export function registerTools(
             new ApiError("invalid_request", describeIssue(parsed.error)),
           );
         }
-        const token = sdk?.mcpReq?._meta?.progressToken;
-        const notes: string[] = [];
-        let signal: AbortSignal | undefined;
-        const ctx: ToolContext = {
-          services,
-          caller: who,
-          actor: who.principal ? keyActor(who.principal, who.ip) : anonymousActor(who.ip),
-          baseUrl,
-          // On first use: only a waiting call needs it, and a request's signal is not free.
-          get signal() {
-            return signal ??= sdk?.mcpReq?.signal ?? new AbortController().signal;
-          },
-          note: (text) => void notes.push(text),
-          progress: async (progress, total, message) => {
-            if (token === undefined) return;
-            await sdk.mcpReq.notify({
-              method: "notifications/progress",
-              params: { progressToken: token, progress, ...(total ? { total } : {}), message },
-            });
-          },
-        };
+        const { ctx, notes } = toolContext(services, who, sdk);
         try {
           const answer = await def.run(parsed.data, ctx);
-          return {
-            content: [{ type: "text", text: render(answer, notes) }],
-            structuredContent: answer.structured,
-          };
+          if (answer.task && ctx.tasks) return { ...answer.task, resultType: "task" };
+          return toolResult(answer, notes);
         } catch (err) {
           const apiError = toApiError(err);
           if (apiError.status >= 500) {
@@ -175,6 +166,48 @@ export function registerTools(
       }) as any,
     );
   }
+}
+
+/**
+ * The context of one call of `who`: `sdk` is the SDK's handler context (or the direct path's
+ * stand-in for it, fast_call.ts). `notes` collects what `ctx.note` adds to the answer's text.
+ */
+export function toolContext(
+  services: Services,
+  who: McpCaller,
+  sdk: SdkContext,
+): { ctx: ToolContext; notes: string[] } {
+  const token = sdk?.mcpReq?._meta?.progressToken;
+  const notes: string[] = [];
+  let signal: AbortSignal | undefined;
+  const ctx: ToolContext = {
+    services,
+    caller: who,
+    actor: who.principal ? keyActor(who.principal, who.ip) : anonymousActor(who.ip),
+    baseUrl: services.deps.config.publicBaseUrl,
+    // On first use: only a waiting call needs it, and a request's signal is not free.
+    get signal() {
+      return signal ??= sdk?.mcpReq?.signal ?? new AbortController().signal;
+    },
+    note: (text) => void notes.push(text),
+    progress: async (progress, total, message) => {
+      if (token === undefined) return;
+      await sdk.mcpReq.notify({
+        method: "notifications/progress",
+        params: { progressToken: token, progress, ...(total ? { total } : {}), message },
+      });
+    },
+    tasks: sdk?.taskHandles === true,
+  };
+  return { ctx, notes };
+}
+
+/** A tool's answer as a `CallToolResult`: the text rendering and the structured result. */
+export function toolResult(answer: ToolAnswer, notes: string[] = []) {
+  return {
+    content: [{ type: "text" as const, text: render(answer, notes) }],
+    structuredContent: answer.structured,
+  };
 }
 
 /**

@@ -136,11 +136,11 @@ export function serverJsonFor(baseUrl: string) {
 export function mcpRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
   const baseUrl = s.deps.config.publicBaseUrl;
   const publicHost = new URL(baseUrl).hostname;
-  const handler = createMcpHandler(({ authInfo }) => {
+  const handler = createMcpHandler(({ authInfo, era }) => {
     const replay = authInfo?.extra?.replay as Replay | undefined;
     return replay
       ? buildReplayServer(replay.tool, replay.outcome)
-      : buildMcpServer(s, callerOf(authInfo));
+      : buildMcpServer(s, callerOf(authInfo), era);
   }, { maxRequestBodySize: MAX_BODY_BYTES });
   const whoIsCalling = identify(s);
   const limit = rateLimit(s);

@@ -19,6 +19,8 @@ import {
   SERVER_INSTRUCTIONS,
 } from "./docs.ts";
 import { compileTools, registerTools, type ToolDef } from "./kit.ts";
+import { TASKS_EXTENSION } from "./task_wire.ts";
+import { registerTaskMethods } from "./tasks.ts";
 import { accountTool, apiKeysTool, signupTool } from "./tools/accounts.ts";
 import { billingTool, publicBillingTool } from "./tools/billing.ts";
 import { articlesTool, auditsTool } from "./tools/jobs.ts";
@@ -70,7 +72,11 @@ const docsTool: ToolDef<typeof DocsInput> = {
   },
 };
 
-/** Every tool, in the order `tools/list` shows them; which are listed depends on the key. */
+/**
+ * Every tool, in the order `tools/list` shows them (this declared order, the same on every
+ * process and every request: hosts cache the list and models' prompt caches hit); which are
+ * listed depends on the key.
+ */
 export const TOOL_DEFS = [
   signupTool,
   accountTool,
@@ -134,11 +140,33 @@ export function buildReplayServer(tool: ToolSpec, outcome: Outcome): McpServer {
   return promiseNoPushes(server);
 }
 
-/** Builds the server for one request of `caller`. */
-export function buildMcpServer(services: Services, caller: McpCaller): McpServer {
+/**
+ * `server/discover` is the same for every caller of a deployment: shared caches may keep it an
+ * hour. Lists depend on the key (keyless callers see three tools) and stay private.
+ */
+const CACHE_HINTS = { "server/discover": { ttlMs: 3_600_000, cacheScope: "public" as const } };
+
+/**
+ * Builds the server for one request of `caller`, in the protocol era the SDK serves it in. A
+ * 2026-07-28 server also offers the tasks extension (tasks.ts): advertised in `server/discover`
+ * and answering `tasks/get`, `tasks/cancel` and `tasks/update`; 2025-era clients keep the
+ * start-and-poll tools.
+ */
+export function buildMcpServer(
+  services: Services,
+  caller: McpCaller,
+  era: "modern" | "legacy" = "modern",
+): McpServer {
   const baseUrl = services.deps.config.publicBaseUrl;
-  const server = new McpServer(SERVER_INFO, { instructions: SERVER_INSTRUCTIONS });
+  const server = new McpServer(SERVER_INFO, {
+    instructions: SERVER_INSTRUCTIONS,
+    cacheHints: CACHE_HINTS,
+  });
   registerTools(server, TOOLS, services, caller);
+  if (era === "modern") {
+    server.server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
+    registerTaskMethods(server, services, caller);
+  }
   // A tool call reaches nothing else: the resources and prompts are built for other requests.
   if (caller.toolCall !== null) return promiseNoPushes(server);
 

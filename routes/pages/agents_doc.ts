@@ -225,8 +225,12 @@ curl -s "${D}/v1/audits/$AUDIT/pages?indexable=false&limit=100" -H "Authorizatio
     <code>content_requires_js</code>, <code>links_only_after_js</code>, <code>lcp_slow</code>,
     <code>cls_high</code>, <code>tap_targets_small</code>…) are listed with the others; the audit
     carries <code>render</code> (<code>pages_rendered</code>, <code>lab_pages</code>,
-    <code>pages_failed</code>). ${RENDERED_AUDIT_RULE} Without a body the audit is the raw-HTML
-    audit, at its usual price.</p>
+    <code>pages_failed</code>, <code>pages_discovered</code>, <code>rounds</code>). Links that
+    scripts add are followed: the pages behind them are crawled and rendered too (same page
+    budget, same site only) and marked <code>discovered_by: "render"</code> in
+    <code>/pages</code>, where every lab page also shows <code>lab</code> (<code>lcp_ms</code>,
+    <code>cls</code>, <code>tbt_ms</code>, <code>bytes</code>, <code>requests</code>).
+    ${RENDERED_AUDIT_RULE} Without a body the audit is the raw-HTML audit, at its usual price.</p>
     ${codeBlock(`
 curl -s -X POST ${D}/v1/projects/$PROJECT/audits \
   -H "Authorization: Bearer $KEY" -H "Idempotency-Key: $(uuidgen)" \
@@ -522,6 +526,13 @@ curl -s -i -X POST ${D}/v1/api-keys \\
     <code>subscribe</code> return a <code>checkout_url</code> for a human), <code>webhooks</code>,
     <code>signup</code> and <code>docs</code>. The registry entry is
     <a href="${b}/server.json">server.json</a>.</p>
+    <p>On protocol 2026-07-28, <code>server/discover</code> answers without a session and every
+    request carries its version and client capabilities in <code>_meta</code>. A host that declares
+    the tasks extension (<code>io.modelcontextprotocol/tasks</code>) gets
+    <code>audits</code>/<code>articles</code> <code>start</code> as a task: it polls
+    <code>tasks/get</code> (the result is what <code>get</code> answers) and
+    <code>tasks/cancel</code> cancels a job still queued, refunded like a failed one. Other hosts
+    keep <code>start</code> and <code>get</code>.</p>
   `;
   return layout({
     baseUrl: b,

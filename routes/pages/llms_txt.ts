@@ -23,6 +23,7 @@ export function llmsTxt(baseUrl: string): string {
 - Errors: \`{"error": {"code", "message", "doc_url"}}\`; branch on \`error.code\`. 429 carries \`Retry-After\`.
 - Retries: send \`Idempotency-Key\` on POSTs; a repeat replays the stored answer.
 - MCP: the same capabilities as tools at ${b}/mcp (Streamable HTTP); header \`Authorization: Bearer <API_KEY>\`; without a key: signup, billing (plans) and docs. Host config: \`{"mcpServers": {"serpwright": {"type": "http", "url": "${b}/mcp", "headers": {"Authorization": "Bearer sk_sandbox_..."}}}}\`.
+- MCP 2026-07-28: \`server/discover\` answers without a session; each request carries its version and client capabilities in \`_meta\`. A client declaring the tasks extension (\`io.modelcontextprotocol/tasks\`) gets audit and article starts as tasks: poll \`tasks/get\` (the result is what \`get\` answers), \`tasks/cancel\` refunds a queued job.
 - Prices: plans per project per month (${plans}); or prepaid credits (technical_audit ${UNIT_PRICES.technical_audit}, article_generated ${UNIT_PRICES.article_generated}, article_outline ${UNIT_PRICES.article_outline} when the server has no model and delivers an outline; 1 credit = 1 USD).
 
 ## Docs

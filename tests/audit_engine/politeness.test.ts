@@ -10,6 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
+import type { PageRecord } from "../../domain/audit/crawl/store.ts";
 import {
   MAX_CRAWL_DELAY_S,
   newPace,
@@ -19,6 +20,12 @@ import {
 } from "../../domain/audit/crawl/politeness.ts";
 import { htmlAnswer, type LoggedSite, serveLogged } from "../helpers/logged_site.ts";
 import { page } from "../helpers/sites.ts";
+
+/** A URL's fetch state and status (null when not fetched), from the audit's kept records. */
+function recordOf(out: { records: PageRecord[] }, url: string) {
+  const r = out.records.find((p) => p.url === url);
+  return r ? { state: r.state, status: r.state === "fetched" ? r.status : null } : undefined;
+}
 
 /** Clock granularity between the crawler's Date.now() and the server's performance.now(). */
 const TOLERANCE_MS = 10;
@@ -57,7 +64,7 @@ function audit(
     concurrency: 4,
     allowPrivate: true,
     timeoutMs: 3_000,
-    records: true,
+    keepRecords: true,
     ...extra,
   });
 }
@@ -127,8 +134,8 @@ Deno.test("429 with Retry-After: the URL is fetched again after it, then recorde
       assert.deepEqual(during.map((r) => r.path), [], "nothing started during the pause");
     }
     assert.ok(site.to("/b")[0].at > a[0].answeredAt, "/b came after the first 429");
-    assert.deepEqual(out.records!.get(site.url("/a")), { state: "fetched", status: 200 });
-    assert.deepEqual(out.records!.get(site.url("/b")), { state: "fetched", status: 200 });
+    assert.deepEqual(recordOf(out, site.url("/a")), { state: "fetched", status: 200 });
+    assert.deepEqual(recordOf(out, site.url("/b")), { state: "fetched", status: 200 });
     assert.equal(out.report.pages_crawled, 3, "the retries are not pages of their own");
     const p = out.politeness!;
     assert.equal(p.throttled, 2);
@@ -156,7 +163,7 @@ Deno.test("a Retry-After longer than a step is waited out over several steps, st
     assert.deepEqual(a.map((r) => r.status), [503, 200]);
     assert.ok(a[1].at - a[0].answeredAt >= 1_000 - TOLERANCE_MS);
     assert.ok(out.steps >= 6, `the pause spanned ${out.steps} steps`);
-    assert.deepEqual(out.records!.get(site.url("/a")), { state: "fetched", status: 200 });
+    assert.deepEqual(recordOf(out, site.url("/a")), { state: "fetched", status: 200 });
     assert.equal(out.politeness!.retries, 1);
   } finally {
     await site.close();
@@ -180,10 +187,10 @@ Deno.test("retries are bounded: after 3 the 429 is recorded; a 503 without Retry
   try {
     const out = await audit(site, { maxRps: 1_000 });
     assert.equal(site.to("/x").length, 4, "first try and 3 retries");
-    assert.deepEqual(out.records!.get(site.url("/x")), { state: "fetched", status: 429 });
+    assert.deepEqual(recordOf(out, site.url("/x")), { state: "fetched", status: 429 });
     assert.deepEqual(site.to("/y").map((r) => r.status), [503, 200]);
     assert.equal(site.to("/z").length, 1);
-    assert.deepEqual(out.records!.get(site.url("/z")), { state: "fetched", status: 503 });
+    assert.deepEqual(recordOf(out, site.url("/z")), { state: "fetched", status: 503 });
     const p = out.politeness!;
     assert.equal(p.gaveUp, 1);
     assert.equal(p.retries, 4);

@@ -81,7 +81,7 @@ export async function callError(
  * JSON (an SSE answer's `data:` lines joined; null when it is not JSON) with its text.
  */
 export async function postMcp(
-  app: TestApp,
+  app: Pick<TestApp, "url">,
   body: unknown,
   headers: Record<string, string> = {},
   // deno-lint-ignore no-explicit-any
@@ -105,4 +105,62 @@ export async function postMcp(
     json = JSON.parse(data);
   } catch { /* not JSON */ }
   return { status: res.status, headers: res.headers, body: json, text };
+}
+
+export const MODERN = "2026-07-28";
+/** Client capabilities declaring the tasks extension (`io.modelcontextprotocol/tasks`). */
+export const TASKS_CAPS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+
+/** A 2026-07-28 request envelope (`params._meta`), with the client capabilities given. */
+export function envelope(caps: Record<string, unknown> = {}) {
+  return {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientInfo": { name: "serpwright-tests", version: "1.0.0" },
+    "io.modelcontextprotocol/clientCapabilities": caps,
+  };
+}
+
+export interface ModernOptions {
+  key?: string;
+  /** The client capabilities of this one request. */
+  caps?: Record<string, unknown>;
+  /** Headers added to (or, with "", removed from) the standard ones. */
+  headers?: Record<string, string>;
+  ip?: string;
+  id?: number | string;
+}
+
+/**
+ * One stateless 2026-07-28 request, with no `initialize` before it: the envelope in `_meta` and
+ * the standard headers (`MCP-Protocol-Version`, `Mcp-Method`, and `Mcp-Name` from `params.name`
+ * or `params.taskId`).
+ */
+export function modern(
+  app: Pick<TestApp, "url">,
+  method: string,
+  params: Record<string, unknown> = {},
+  opts: ModernOptions = {},
+) {
+  const name = typeof params.name === "string"
+    ? params.name
+    : typeof params.taskId === "string"
+    ? params.taskId
+    : null;
+  const headers: Record<string, string> = {
+    "mcp-protocol-version": MODERN,
+    "mcp-method": method,
+    ...(name !== null ? { "mcp-name": name } : {}),
+    "x-forwarded-for": opts.ip ?? freshIp(),
+    ...(opts.key ? { authorization: `Bearer ${opts.key}` } : {}),
+  };
+  for (const [k, v] of Object.entries(opts.headers ?? {})) {
+    if (v === "") delete headers[k];
+    else headers[k] = v;
+  }
+  return postMcp(app, {
+    jsonrpc: "2.0",
+    id: opts.id ?? 1,
+    method,
+    params: { ...params, _meta: envelope(opts.caps) },
+  }, headers);
 }

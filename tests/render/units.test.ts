@@ -37,6 +37,13 @@ Deno.test("render sample: home, one page per template by inlinks, then the most 
   ], { labCap: 3, renderCap: 5 });
   assert.deepEqual(s.lab, ["https://a.test/", "https://a.test/blog/b", "https://a.test/shop/x"]);
   assert.deepEqual(s.all, [...s.lab, "https://a.test/blog/a", "https://a.test/about"]);
+  // A later round: no home page, and a template an earlier lab page stood for gets none.
+  const later = pickRenderSample(null, [c("/blog/d", 3), c("/team", 1), c("/shop/y", 2)], {
+    labCap: 2,
+    renderCap: 3,
+  }, (t) => t === "/blog/*");
+  assert.deepEqual(later.lab, ["https://a.test/shop/y", "https://a.test/team"]);
+  assert.deepEqual(later.all, [...later.lab, "https://a.test/blog/d"]);
 });
 
 function result(over: Partial<RenderResult> & { lcp?: number; cls?: number; tbt?: number }) {

@@ -93,6 +93,7 @@ export type CapName =
   | "library_scripts"
   | "resources"
   | "resources_per_page"
+  | "render_rounds"
   | "bytes";
 
 /** What `leftOut` counts, per cap (the audit view prints it). */
@@ -112,6 +113,7 @@ export const CAP_UNITS: Record<CapName, string> = {
   library_scripts: "library script files not read, their versions unconfirmed (counted per step)",
   resources: "distinct resources not checked (counted once per crawl step that met them)",
   resources_per_page: "resource references not kept (on pages over the cap, per occurrence)",
+  render_rounds: "URLs found in rendered pages after the last render round, not crawled",
   bytes: "URLs not fetched",
 };
 

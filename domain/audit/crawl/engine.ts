@@ -191,7 +191,9 @@ async function crawlBatch(
     resources,
   });
   frontier.advance(results.length);
-  state.tallies = tally.toJSON();
+  // Checks other than the page checks (render and agent-readiness steps, when a rendered
+  // audit's later round crawls again) keep their tallies.
+  state.tallies = { ...state.tallies, ...tally.toJSON() };
   await frontier.allocate();
   await resources.allocate();
   // Entries the byte budget left unfetched (or cut short) end the crawl: it is partial.

@@ -55,12 +55,15 @@ const SEED_CHUNKS_PER_STEP = 20;
 /** Allocations between looks at the clock for a yield (a seeding step allocates up to 10,000 URLs). */
 const ALLOCATIONS_PER_YIELD = 256;
 
+/** A URL found this step; `via`: how, when it is worth keeping on its record (a rendered DOM). */
+type Discovered = FrontierEntry & { via?: "render" };
+
 /** The frontier of one audit's crawl, for the length of one step (see the module comment). */
 export class Frontier {
   /** Frontier positions this audit may allocate. */
   readonly cap: number;
   /** URLs found this step, in the order found, waiting for `allocate`. */
-  private discovered: FrontierEntry[] = [];
+  private discovered: Discovered[] = [];
   /** Entries a 429/503 sent back this step, waiting for `allocate`. */
   private retries: FrontierEntry[] = [];
   /** The sitemap chunk being filled (first step). */
@@ -124,14 +127,19 @@ export class Frontier {
   /**
    * Notes a URL found this step (a link, a redirect target, a canonical…), to be allocated by
    * `allocate`; a URL over the length cap, or reached through more redirects than the hop cap,
-   * is left out and the cap hit noted.
+   * is left out and the cap hit noted. `via: "render"` (a link in a rendered DOM) is kept on the
+   * record of a URL this allocation queues for the first time (`discoveredBy`).
    */
-  discover(url: string, depth: number, hops = 0): void {
+  discover(url: string, depth: number, hops = 0, via?: "render"): void {
     const hits = this.state.capsHit!;
     if (url.length > this.caps.maxUrlLength) noteCap(hits, "url_length", this.caps.maxUrlLength);
     else if (hops > this.caps.redirectHops) {
       noteCap(hits, "redirect_hops", this.caps.redirectHops);
-    } else this.discovered.push(hops > 0 ? { url, depth, hops } : { url, depth });
+    } else {
+      const d: Discovered = hops > 0 ? { url, depth, hops } : { url, depth };
+      if (via) d.via = via;
+      this.discovered.push(d);
+    }
   }
 
   /**
@@ -175,10 +183,9 @@ export class Frontier {
         continue;
       }
       const seq = state.tail++;
-      batch.set(
-        keys.auditPage(auditId, d.url),
-        newRecord(d.url, seq, d.depth, rec?.inSitemap ?? false),
-      );
+      const fresh = newRecord(d.url, seq, d.depth, rec?.inSitemap ?? false);
+      if (d.via) fresh.discoveredBy = d.via;
+      batch.set(keys.auditPage(auditId, d.url), fresh);
       batch.set(
         keys.auditFrontier(auditId, seq),
         d.hops ? { url: d.url, depth: d.depth, hops: d.hops } : { url: d.url, depth: d.depth },

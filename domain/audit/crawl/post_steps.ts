@@ -1,21 +1,16 @@
 /**
- * The steps after the crawl and before the site-wide checks (`finalize.ts`): agent-readiness
- * (one step: `/llms.txt` through the address guard, the AI crawlers' robots.txt rules,
- * structured-data coverage), the resource checks of broken_resources (resource_checks.ts, a
- * batch per step until the queue is checked) and, for a rendered audit, the render steps: the sample is picked
- * from the stored link graph (home page, top templates by inlinks, then the most linked pages;
- * `RENDER_MAX_PAGES` / `RENDER_LAB_PAGES`), then a few pages are rendered per step. Each step's
- * tallies and evidence join the crawl's (same stored findings, same scoring), and its progress
- * is in `CrawlState.post`, committed with the step like any other: a step that dies is repeated.
+ * The steps after the crawl and before the site-wide checks (`finalize.ts`), in this order: the
+ * resource checks of broken_resources (resource_checks.ts, a batch per step until the queue is
+ * checked); for a rendered audit, the render steps (render_steps.ts: a sample rendered a few
+ * pages per step, in rounds: the URLs rendered DOMs link to are crawled, then rendered, in the
+ * next round, whose crawl queues more resources); last, agent-readiness (one step: `/llms.txt`
+ * through the address guard, the AI crawlers' robots.txt rules, structured-data coverage of
+ * every page crawled). Each step's tallies and evidence join the crawl's (same stored findings,
+ * same scoring), and its progress is in `CrawlState.post`, committed with the step like any
+ * other: a step that dies is repeated.
  *
  * @module
  */
-import { keys } from "../../store.ts";
-import type { RenderFailedError } from "../../render/pool.ts";
-import type { RenderResult } from "../../render/renderer.ts";
-import { evaluateRenderedPage } from "../../render/checks.ts";
-import type { PageRenderer } from "../../render/service.ts";
-import { pickRenderSample, type SampleCandidate } from "../../render/sample.ts";
 import { AI_CRAWLERS, llmsTxtProblems } from "../checks/agent.ts";
 import type { Evidence } from "../types.ts";
 import { failureKind, fetchText, isHtmlType, settingsOf } from "./fetcher.ts";
@@ -25,42 +20,22 @@ import { checkResourceBatch } from "./resource_checks.ts";
 import { BudgetSpentError, type ByteBudget } from "./byte_budget.ts";
 import { RobotsSource } from "./robots_source.ts";
 import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
-import { FindingsWriter, getMany, listInPages, readBlob, WriteBatch, writeBlob } from "./store.ts";
+import {
+  RenderingUnavailableError,
+  type RenderPlan,
+  type RenderProgress,
+  runRenderStep,
+} from "./render_steps.ts";
+import { FindingsWriter, readBlob, WriteBatch } from "./store.ts";
+
+export { RenderingUnavailableError, type RenderPlan } from "./render_steps.ts";
 
 /** Progress of the post-crawl steps, kept in the crawl state. */
 export interface PostCrawlState {
   agent: boolean;
-  render: null | {
-    lab: number;
-    total: number;
-    next: number;
-    rendered: number;
-    failed: number;
-  };
+  /** The render steps' (render_steps.ts); null until the first one. */
+  render: null | RenderProgress;
 }
-
-/** A rendered audit whose browser cannot start (the audit fails with this code, refunded). */
-export class RenderingUnavailableError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "RenderingUnavailableError";
-  }
-}
-
-/** How the render steps run: the renderer and the pages one step renders. */
-export interface RenderPlan {
-  renderer: PageRenderer | null;
-  maxPages: number;
-  labPages: number;
-  /** Pages rendered per step (concurrently, the pool caps pages in flight). */
-  pagesPerStep: number;
-}
-
-const SAMPLE_BLOB = "render sample";
-/** Candidates kept for sampling (the most linked HTML pages); documented in docs/render.md. */
-const MAX_CANDIDATES = 2_000;
-/** URLs longer than this are left out of the sample (the sample is one small stored value). */
-const MAX_SAMPLE_URL = 500;
 
 function tally(state: CrawlState, id: string, eligible: number, affected: number): void {
   const t = state.tallies[id] ?? [0, 0];
@@ -84,11 +59,6 @@ export async function runPostCrawlStep(
   if (!state.startChecked || state.ownBotBlocked) return false; // nothing was crawled
   state.post ??= { agent: false, render: null };
   const post = state.post;
-  if (!post.agent) {
-    await agentReadiness(kv, auditId, input, state, batch, budget);
-    post.agent = true;
-    return true;
-  }
   if (state.resources && state.resources.checked < state.resources.tail) {
     const caps = capsOf(input);
     const politeness = new Politeness(state.pace ??= newPace(), input.maxRps ?? null);
@@ -114,116 +84,28 @@ export async function runPostCrawlStep(
     });
     return true;
   }
-  if (!input.render) return false;
-  if (!plan?.renderer) throw new RenderingUnavailableError("This server does not render pages");
-  if (post.render === null) {
-    const sample = await selectSample(kv, auditId, state, plan);
-    writeBlob(batch, auditId, SAMPLE_BLOB, JSON.stringify(sample.all));
-    post.render = {
-      lab: sample.lab.length,
-      total: sample.all.length,
-      next: 0,
-      rendered: 0,
-      failed: 0,
-    };
+  if (input.render) {
+    if (!plan?.renderer) throw new RenderingUnavailableError("This server does not render pages");
+    const rendered = await runRenderStep({
+      kv,
+      auditId,
+      input,
+      state,
+      batch,
+      plan,
+      budget,
+      now: step.now,
+    });
+    if (rendered) return true;
+  }
+  // Last: structured-data coverage reads the tallies of every page crawled, and a rendered
+  // audit's later rounds crawl more pages.
+  if (!post.agent) {
+    await agentReadiness(kv, auditId, input, state, batch, budget);
+    post.agent = true;
     return true;
   }
-  const r = post.render;
-  if (r.next >= r.total) return false;
-  const all = JSON.parse(await readBlob(kv, auditId, SAMPLE_BLOB)) as string[];
-  const from = r.next;
-  const to = Math.min(r.total, from + Math.max(1, plan.pagesPerStep));
-  const results = await Promise.all(
-    all.slice(from, to).map(async (url, k) => {
-      try {
-        return await plan.renderer!.render(url, from + k < r.lab);
-      } catch (e) {
-        if ((e as RenderFailedError)?.name === "RenderFailedError") {
-          const kind = (e as RenderFailedError).kind;
-          if (kind === "unavailable" || kind === "closed") {
-            throw new RenderingUnavailableError((e as Error).message);
-          }
-        }
-        return null; // timeout, crash, navigation error: counted, not fatal
-      }
-    }),
-  );
-  const findings = new FindingsWriter(batch, auditId, state.stored);
-  const urls = all.slice(from, to);
-  const records = await getMany(kv, urls.map((u) => keys.auditPage(auditId, u)));
-  results.forEach((res, k) => {
-    if (res === null) {
-      r.failed++;
-      return;
-    }
-    r.rendered++;
-    const fired = recordRender(res, state, findings, input.now);
-    const rec = records[k];
-    if (rec && fired.length > 0) {
-      const checks = new Set([...rec.checks, ...fired]);
-      batch.set(keys.auditPage(auditId, rec.url), { ...rec, checks: [...checks] });
-    }
-  });
-  r.next = to;
-  return true;
-}
-
-function recordRender(
-  res: RenderResult,
-  state: CrawlState,
-  findings: FindingsWriter,
-  now: number,
-): string[] {
-  const { eligible, findings: found } = evaluateRenderedPage({ result: res, now });
-  for (const id of eligible) tally(state, id, 1, 0);
-  for (const f of found) {
-    tally(state, f.check.id, 0, 1);
-    findings.add(f.check.id, res.url, [f.evidence as Evidence]);
-  }
-  return found.map((f) => f.check.id);
-}
-
-/** Home page plus the most linked fetched HTML 2xx pages, from the stored records and links. */
-async function selectSample(
-  kv: Deno.Kv,
-  auditId: string,
-  state: CrawlState,
-  plan: RenderPlan,
-) {
-  const inlinks = new Map<number, number>();
-  for await (
-    const page of listInPages(kv, keys.auditLinksAll(auditId))
-  ) {
-    for (const e of page) {
-      const { t, f } = e.value;
-      for (let i = 0; i < f && i < t.length; i++) inlinks.set(t[i], (inlinks.get(t[i]) ?? 0) + 1);
-    }
-  }
-  let candidates: SampleCandidate[] = [];
-  let home: string | null = null;
-  let startTarget: string | null = null;
-  for await (const page of listInPages(kv, keys.auditPages(auditId))) {
-    for (const { value: r } of page) {
-      if (r.url === state.startUrl && r.location !== null) startTarget = r.location;
-      if (r.state !== "fetched" || !r.html || r.status < 200 || r.status >= 300) continue;
-      if (r.url.length > MAX_SAMPLE_URL) continue;
-      if (r.url === state.startUrl) home = r.url;
-      candidates.push({ url: r.url, inlinks: inlinks.get(r.hash) ?? 0 });
-      if (candidates.length > 2 * MAX_CANDIDATES) candidates = top(candidates);
-    }
-  }
-  if (home === null && startTarget !== null && candidates.some((c) => c.url === startTarget)) {
-    home = startTarget;
-  }
-  return pickRenderSample(home, top(candidates), {
-    labCap: Math.min(plan.labPages, plan.maxPages),
-    renderCap: plan.maxPages,
-  });
-}
-
-function top(c: SampleCandidate[]): SampleCandidate[] {
-  return c.sort((a, b) => b.inlinks - a.inlinks || (a.url < b.url ? -1 : 1))
-    .slice(0, MAX_CANDIDATES);
+  return false;
 }
 
 /** `/llms.txt`, the AI crawlers' robots.txt rules, structured-data coverage. */

@@ -57,6 +57,24 @@ export interface PageRecord {
   nonHtmlRobots?: { tag: string; type: string };
   /** Checks that fired on this URL (page checks as crawled, site checks at the end). */
   checks: string[];
+  /**
+   * `render`: first found in a rendered DOM (render_steps.ts), no served HTML fetched before
+   * linked to it; absent for every other way a URL is found.
+   */
+  discoveredBy?: "render";
+  /** A lab-sampled page's lab figures (render_steps.ts), absent on every other page. */
+  lab?: LabFigures;
+}
+
+/** What the page inventory shows of a lab render: the metrics, whether or not a check fired. */
+export interface LabFigures {
+  /** Largest Contentful Paint, ms; null when the page painted no LCP candidate. */
+  lcpMs: number | null;
+  cls: number;
+  tbtMs: number;
+  /** Bytes the page transferred (every request), and how many requests. */
+  bytes: number;
+  requests: number;
 }
 
 /** Stored items per check; the true count is kept in the tallies. Documented in docs/audit.md. */

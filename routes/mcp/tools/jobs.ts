@@ -4,7 +4,9 @@
  * (app/operations/audits.ts, app/operations/articles.ts). Starting returns at once with the id
  * and a polling hint, exactly as the `202` of `/v1`; `wait` (up to 60 s, MCP only) holds the call
  * and sends progress notifications while the job runs, re-reading the job through its get
- * operation, then answers the job as it stands.
+ * operation, then answers the job as it stands. A 2026-07-28 client that declares the tasks
+ * extension gets a task handle from `start` instead (task_wire.ts; no `wait` is held then): it
+ * polls `tasks/get`, whose result is what `get` answers.
  */
 import { z } from "zod";
 import { Article, getArticleOp, startArticleOp } from "../../../app/operations/articles.ts";
@@ -31,6 +33,7 @@ import {
   type ToolAnswer,
   type ToolContext,
 } from "../kit.ts";
+import { taskAnswer } from "../task_wire.ts";
 import { MAX_WAIT_SECONDS, waitForJob } from "../wait.ts";
 
 type AuditOut = ReturnType<typeof auditView>;
@@ -200,7 +203,13 @@ export const auditsTool = actionTool({
     start: action(startAuditOp, (a: AuditArgs) => ({
       params: { projectId: required(a.project_id, "project_id", "start") },
       body: { render: a.render, auth: a.auth, max_rps: a.max_rps },
-    }), (accepted, a, ctx) => auditAnswer(ctx, accepted.audit_id, null, a.wait)),
+    }), (accepted, a, ctx) =>
+      taskAnswer(
+        ctx,
+        "audit",
+        accepted.audit_id,
+        () => auditAnswer(ctx, accepted.audit_id, null, a.wait),
+      )),
     get: action(getAuditOp, (a: AuditArgs) => ({
       params: { auditId: required(a.audit_id, "audit_id", "get") },
     }), (audit, a, ctx) => auditAnswer(ctx, audit.audit_id, audit, a.wait)),
@@ -339,7 +348,13 @@ export const articlesTool = actionTool({
     start: action(startArticleOp, (a: ArticleArgs) => ({
       params: { projectId: required(a.project_id, "project_id", "start") },
       body: { topic: a.topic, primary_keyword: a.primary_keyword },
-    }), (accepted, a, ctx) => articleAnswer(ctx, accepted.article_id, null, a.wait)),
+    }), (accepted, a, ctx) =>
+      taskAnswer(
+        ctx,
+        "article",
+        accepted.article_id,
+        () => articleAnswer(ctx, accepted.article_id, null, a.wait),
+      )),
     get: action(getArticleOp, (a: ArticleArgs) => ({
       params: { articleId: required(a.article_id, "article_id", "get") },
     }), (article, a, ctx) => articleAnswer(ctx, article.article_id, article, a.wait)),
