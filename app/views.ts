@@ -4,9 +4,10 @@ import { type ArticleRecord, SANDBOX_WATERMARK_NOTE } from "../domain/articles.t
 import type { Principal } from "../domain/auth.ts";
 import type { ScheduleFunding, ScheduleRecord } from "../domain/monitoring/schedules.ts";
 import { CAP_UNITS, type CapHit, type CapName } from "../domain/audit/crawl/caps.ts";
+import type { PolitenessReport } from "../domain/audit/crawl/politeness.ts";
 import { type AuditRecord, triggerOf } from "../domain/audits/record.ts";
 import type { GrantRecord } from "../domain/oauth/types.ts";
-import type { AuditAuthSummary, AuditOptions } from "../domain/audits/options.ts";
+import type { AuditOptions } from "../domain/audits/options.ts";
 import { SCOPE_RULES, type ScopeRule } from "../domain/audit/scope.ts";
 import type { ApiKeyRecord, ProjectRecord, SubscriptionRecord } from "../domain/records.ts";
 import { accessOf } from "../domain/subscription_state.ts";
@@ -121,7 +122,7 @@ export function scheduleView(s: ScheduleRecord, f: ScheduleFunding) {
     day_of_week: s.dayOfWeek,
     day_of_month: s.dayOfMonth,
     render: s.render === true,
-    options: auditOptionsView(s.options),
+    options: { ...auditOptionsView(s.options), ...accessOptionsView(s) },
     status: s.status,
     paused_reason: s.pausedReason,
     paused_at: iso(s.pausedAt),
@@ -160,17 +161,44 @@ export function auditView(a: AuditRecord) {
     ...(a.status === "failed" && a.error ? { error: a.error } : {}),
     ...(a.render ? { render: { requested: true as const, ...(a.renderStats ?? {}) } } : {}),
     ...(a.status === "completed" ? { limits_hit: limitsHitView(a.limitsHit ?? {}) } : {}),
-    options: auditOptionsView(a.options),
+    options: { ...auditOptionsView(a.options), ...accessOptionsView(a) },
     ...(a.status === "completed" && scopeRulesOf(a.options).length > 0
       ? { scope: { left_out: scopeLeftOutView(a.options, a.scopeLeftOut ?? {}) } }
       : {}),
+    ...(a.status === "completed" && a.politeness
+      ? { politeness: politenessView(a.politeness) }
+      : {}),
+  };
+}
+
+/**
+ * The access options an audit was started with, merged into `options`: credentials only as
+ * their mask (never a password, cookie or header value), and its rate cap.
+ */
+export function accessOptionsView(a: Pick<AuditRecord | ScheduleRecord, "auth" | "maxRps">) {
+  return {
+    ...(a.auth ? { auth: structuredClone(a.auth) } : {}),
+    ...(a.maxRps !== undefined ? { max_rps: a.maxRps } : {}),
+  };
+}
+
+function politenessView(p: PolitenessReport) {
+  return {
+    slowed: p.slowed,
+    max_rps: p.maxRps,
+    crawl_delay_seconds: p.crawlDelay,
+    crawl_delay_requested_seconds: p.crawlDelayClamped,
+    throttled: p.throttled,
+    retries: p.retries,
+    gave_up: p.gaveUp,
+    final_rps: p.finalRps,
   };
 }
 
 /**
  * The options an audit (or a schedule's runs) was started with, as the request spells them,
  * `user_agent` always shown. Built field by field: nothing stored reaches a caller unless named
- * here, and secrets never do (staging access shows its kind and user, the secret as "***").
+ * here. Staging access and the rate cap live on the audit apart (`accessOptionsView`).
  */
 export function auditOptionsView(o: AuditOptions | undefined) {
   return {
@@ -180,21 +208,7 @@ export function auditOptionsView(o: AuditOptions | undefined) {
     ...(o?.urls ? { urls: o.urls } : {}),
     ...(o?.sitemapOnly ? { sitemap_only: true as const } : {}),
     user_agent: o?.userAgent ?? "serpwright",
-    ...(o?.auth ? { auth: maskedAuth(o.auth) } : {}),
   };
-}
-
-/** Staging access as views show it: never a password, header value or cookie. */
-export function maskedAuth(a: AuditAuthSummary) {
-  const SECRET = "***" as const;
-  if (a.type === "basic") return { type: a.type, user: a.user ?? "", password: SECRET };
-  if (a.type === "headers") {
-    return {
-      type: a.type,
-      headers: Object.fromEntries((a.headerNames ?? []).map((n) => [n, SECRET])),
-    };
-  }
-  return { type: a.type, cookie: SECRET };
 }
 
 /** The scope rules an audit's options set (the ones `scope.left_out` reports). */

@@ -44,6 +44,12 @@ export interface Config {
   /** `CRAWL_STEP_SECONDS`: wall time after which a step starts no new fetch (default 20). */
   crawlStepSeconds: number;
   /**
+   * `CRAWL_MAX_RPS`: requests per second per host at most, for every audit (0.1 to 1000; an
+   * audit's `max_rps` may only lower it). Unset (null): no rate cap, only `CRAWL_CONCURRENCY`
+   * requests in flight, robots.txt Crawl-delay and Retry-After (domain/audit/crawl/politeness.ts).
+   */
+  crawlMaxRps: number | null;
+  /**
    * `kv`: Deno KV's native queue (a local file or `:memory:`); `table`: a polled KV job table, for
    * KV Connect URLs and hosts without queues. Defaults to `table` for http(s) KV paths.
    */
@@ -178,6 +184,17 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     if (n < min || n > max) throw new ConfigError(name, `expected ${min} to ${max}, got ${n}`);
     return n;
   };
+  /** A decimal in [min, max], or null when unset. */
+  const decimal = (name: string, min: number, max: number): number | null => {
+    const v = get(name);
+    if (v === null) return null;
+    if (!/^\d{1,7}(\.\d{1,3})?$/.test(v)) {
+      throw new ConfigError(name, `expected a number such as 5 or 0.5, got '${v}'`);
+    }
+    const n = Number(v);
+    if (n < min || n > max) throw new ConfigError(name, `expected ${min} to ${max}, got ${n}`);
+    return n;
+  };
   const flag = (name: string): boolean => {
     const v = get(name);
     if (v === null) return false;
@@ -268,6 +285,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     crawlConcurrency: int("CRAWL_CONCURRENCY", 4, 1, 32),
     crawlStepPages: int("CRAWL_STEP_PAGES", 100, 1, 5_000),
     crawlStepSeconds: int("CRAWL_STEP_SECONDS", 20, 1, 600),
+    crawlMaxRps: decimal("CRAWL_MAX_RPS", 0.1, 1_000),
     // Processes that split the work (roles, or the all role's worker child) share the job table.
     jobQueue: jobQueueOf(
       get("JOB_QUEUE"),
@@ -390,7 +408,8 @@ export function configNotices(config: Config): string[] {
   const out: string[] = [];
   if (!config.webhookEncryptionKey) {
     out.push(
-      "WEBHOOK_ENCRYPTION_KEY is unset: POST /v1/webhooks answers 503 webhooks_not_configured",
+      "WEBHOOK_ENCRYPTION_KEY is unset: POST /v1/webhooks answers 503 webhooks_not_configured, " +
+        "and audits or schedules with auth 503 site_auth_not_configured",
     );
   }
   const s = config.stripe;

@@ -184,6 +184,13 @@ export const ERROR_CODES = {
       "This server cannot store webhook signing secrets: the operator has not set WEBHOOK_ENCRYPTION_KEY.",
     action: "Contact the operator; poll the resources meanwhile. Nothing was registered.",
   },
+  site_auth_not_configured: {
+    status: 503,
+    meaning:
+      "This server cannot store staging credentials (`auth`): the operator has not set WEBHOOK_ENCRYPTION_KEY, which encrypts them at rest.",
+    action:
+      "Start the audit (or set the schedule) without `auth`, or ask the operator to set the key. Nothing was charged or stored.",
+  },
 } as const satisfies Record<string, { status: number; meaning: string; action: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

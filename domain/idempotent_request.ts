@@ -30,7 +30,14 @@ import {
 } from "../kv/idempotency_store.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
-import { canonicalJson, openText, replayKey, sealText, sha256Hex } from "./replay_seal.ts";
+import {
+  bodyFingerprint,
+  canonicalJson,
+  openText,
+  replayKey,
+  sealText,
+  sha256Hex,
+} from "./replay_seal.ts";
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 200;
 /** How long a request waits for a concurrent twin with the same key before answering 409. */
@@ -103,14 +110,17 @@ export async function runIdempotent(
   const { key, scope } = request;
   const identity = {
     endpoint: request.endpoint,
-    fingerprint: await sha256Hex(canonicalJson(request.body)),
+    fingerprint: await bodyFingerprint(key, request.callerSecret, request.body),
     keyId: request.keyId,
   };
+  // The body's plain SHA-256: never stored now (records from before keyed fingerprints hold it,
+  // and are still matched by it); it stays part of the sealing key's context, as before.
+  const legacyFingerprint = await sha256Hex(canonicalJson(request.body));
   const keyDigest = await sha256Hex(key);
   const sealKey = await replayKey({
     idempotencyKey: key,
     callerSecret: request.callerSecret,
-    context: `${scope}\u0000${identity.endpoint}\u0000${identity.fingerprint}`,
+    context: `${scope}\u0000${identity.endpoint}\u0000${legacyFingerprint}`,
     pepper: request.pepper,
   });
 
@@ -118,6 +128,7 @@ export async function runIdempotent(
   while (true) {
     const claim = await claimIdempotencyKey(kv, {
       ...identity,
+      legacyFingerprint,
       scope,
       keyDigest,
       now: clock.now(),

@@ -41,6 +41,29 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
+ * The fingerprint of a request body as stored: an HMAC-SHA256 of its canonical JSON keyed by the
+ * request's own Idempotency-Key and the caller's raw API key, neither of which the store holds. A
+ * body may carry a secret (an audit's staging password), and a plain hash of it would let whoever
+ * reads the store test guesses against it offline. `v2:` tells it from the plain SHA-256 of records
+ * written before (`legacyFingerprint`, still matched for their 24 hours).
+ */
+export async function bodyFingerprint(
+  idempotencyKey: string,
+  callerSecret: string,
+  body: unknown,
+): Promise<string> {
+  const key = await crypto.subtle.importKey(
+    "raw",
+    encoder.encode(`serpwright body fingerprint v2\u0000${idempotencyKey}\u0000${callerSecret}`),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const mac = await crypto.subtle.sign("HMAC", key, encoder.encode(canonicalJson(body)));
+  return "v2:" + Array.from(new Uint8Array(mac), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
  * The AES-GCM key of one stored answer. `context` (scope, endpoint, fingerprint) is bound as HKDF
  * info, so a ciphertext moved to another record does not open.
  */

@@ -36,6 +36,7 @@ import type { Evidence } from "./audit/types.ts";
 import type { StoredIssues } from "./audits/compare.ts";
 import type { AuditRecord } from "./audits/record.ts";
 import type { RecheckItem, RecheckRecord } from "./rechecks/record.ts";
+import type { SealedSiteAuth } from "./audits/site_access.ts";
 import type { RevocationSignal } from "./auth.ts";
 import type { JobMessage } from "./deps.ts";
 import type { RunningJobMarker } from "./job_leases.ts";
@@ -133,6 +134,8 @@ export const schema = {
   auditOwner: index<string>("audit"),
   /** Project id → the id of its one queued or running audit. */
   activeAudit: index<string>("audit"),
+  /** Sealed staging credentials, from the audit's creation to its finishing commit. */
+  auditAuth: value<SealedSiteAuth>(),
   article: record<ArticleRecord>("articleOwner", "activeArticle", "runningJob"),
   /** Article id → account id. */
   articleOwner: index<string>("article"),
@@ -205,6 +208,8 @@ export const schema = {
   scheduleDue: index<string>("schedule"),
   /** A due slot, claimed once (expires). */
   scheduleSlot: value<ScheduleRun>(),
+  /** The schedule's sealed staging credentials, until a PUT without them or its removal. */
+  scheduleAuth: value<SealedSiteAuth>(),
 
   // The storage layer's own (typed at their builders too).
   idempotency: value<IdempotencyRecord>(),

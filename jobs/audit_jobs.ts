@@ -1,6 +1,8 @@
 import { crawlDepth } from "../domain/audits/crawl_depth.ts";
 import { crawlScopeOf } from "../domain/audits/options.ts";
 import { type AuditRunner, runAuditJob } from "../domain/audits/job.ts";
+import { auditAuthFor } from "../domain/audits/site_access.ts";
+import { effectiveMaxRps } from "../domain/audit/crawl/politeness.ts";
 import { crawlLimitsFor } from "../domain/billing/catalog.ts";
 import {
   backfillPruneMarkers,
@@ -14,7 +16,8 @@ import type { JobHandlers, JobRuntime } from "./dispatcher.ts";
 /**
  * The crawl budgets of an audit and the step size. The budgets are the catalogue's business rule
  * (`crawlLimitsFor`: the sandbox's small budget, `CRAWL_MAX_PAGES`, a `pro` plan's deeper crawl),
- * read for what pays for the audit when it runs.
+ * read for what pays for the audit when it runs. The pace is the audit's `max_rps` within
+ * `CRAWL_MAX_RPS`; staging credentials are opened from their sealed copy for each step.
  */
 export function auditRunner(deps: Deps): AuditRunner {
   const c = deps.config;
@@ -47,6 +50,8 @@ export function auditRunner(deps: Deps): AuditRunner {
         // The audit options: its scope and the User-Agent preset it crawls as.
         scope: crawlScopeOf(audit.options),
         userAgent: audit.options?.userAgent,
+        maxRps: effectiveMaxRps(audit.maxRps, c.crawlMaxRps) ?? undefined,
+        auth: (await auditAuthFor(deps, audit)) ?? undefined,
       };
     },
   };

@@ -22,7 +22,10 @@ export interface StoredResponse {
 export interface RequestIdentity {
   /** Method and concrete path. */
   endpoint: string;
-  /** SHA-256 hex of the canonical request body. */
+  /**
+   * Keyed digest of the canonical request body (domain/replay_seal.ts `bodyFingerprint`; the plain
+   * SHA-256 hex on records written before it).
+   */
   fingerprint: string;
   /** The calling API key's id; null on signup, which has none. */
   keyId: string | null;
@@ -45,10 +48,17 @@ export type ClaimResult =
   | { kind: "conflict"; reason: ConflictReason }
   | { kind: "in_progress" };
 
-function mismatch(rec: RequestIdentity, req: RequestIdentity): ConflictReason | null {
+function mismatch(
+  rec: RequestIdentity,
+  req: RequestIdentity & { legacyFingerprint?: string },
+): ConflictReason | null {
   if (rec.endpoint !== req.endpoint) return "endpoint";
-  if (rec.fingerprint !== req.fingerprint) return "body";
+  // Before the body: the fingerprint is keyed by the caller's API key, so another key's
+  // fingerprint of the same body differs, and "another API key" is what the caller must hear.
   if (rec.keyId !== req.keyId) return "api_key";
+  if (rec.fingerprint !== req.fingerprint && rec.fingerprint !== req.legacyFingerprint) {
+    return "body";
+  }
   return null;
 }
 
@@ -61,7 +71,13 @@ function mismatch(rec: RequestIdentity, req: RequestIdentity): ConflictReason | 
  */
 export async function claimIdempotencyKey(
   kv: Deno.Kv,
-  input: RequestIdentity & { scope: string; keyDigest: string; now: number },
+  input: RequestIdentity & {
+    scope: string;
+    keyDigest: string;
+    now: number;
+    /** The body's plain SHA-256, matched against records stored before keyed fingerprints. */
+    legacyFingerprint?: string;
+  },
 ): Promise<ClaimResult> {
   const k = keys.idempotency(input.scope, input.keyDigest);
   for (let i = 0; i < 10; i++) {

@@ -38,6 +38,11 @@ export const keys = {
   auditOwner: (auditId: string) => ["audit_owner", auditId] as const,
   /** The one queued or running audit of a project, if any. */
   activeAudit: (projectId: string) => ["active_audit", projectId] as const,
+  /**
+   * An audit's staging credentials, sealed (domain/audits/site_access.ts): written with the audit,
+   * deleted by its finishing commit.
+   */
+  auditAuth: (auditId: string) => ["audit_auth", auditId] as const,
 
   article: (accountId: string, articleId: string) => ["articles", accountId, articleId] as const,
   articleOwner: (articleId: string) => ["article_owner", articleId] as const,
@@ -148,6 +153,8 @@ export const keys = {
   schedule: (projectId: string) => ["schedules", projectId] as const,
   /** Schedules by the time the dispatcher should next look at them (their run, or a retry). */
   scheduleDue: (at: number, projectId: string) => ["schedules_due", at, projectId] as const,
+  /** A schedule's own sealed staging credentials, copied into each audit it starts. */
+  scheduleAuth: (projectId: string) => ["schedule_auth", projectId] as const,
   /** A due slot of a schedule, claimed once (versionstamp check) so it runs exactly once. */
   scheduleSlot: (projectId: string, dueAt: number) => ["schedule_slots", projectId, dueAt] as const,
 

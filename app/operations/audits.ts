@@ -41,6 +41,13 @@ import {
 } from "../../domain/audit_exports.ts";
 import { type BodyResult, bodyResult, defineOperation } from "../operation.ts";
 import { auditView } from "../views.ts";
+import {
+  MaskedSiteAuthSchema,
+  MaxRpsSchema,
+  PolitenessSchema,
+  SiteAuthSchema,
+} from "./audit_access_schema.ts";
+import type { SiteAuth } from "../../domain/audit/site_auth.ts";
 import { ProjectIdParam } from "./projects.ts";
 
 /** The largest `limit` of the findings listings. */
@@ -131,6 +138,8 @@ export const AuditOptionsFields = {
       "by User-Agent answers as it answers that crawler; it never passes for the real one",
     example: "googlebot_smartphone",
   }),
+  auth: SiteAuthSchema.optional(),
+  max_rps: MaxRpsSchema.optional(),
 };
 
 /** The domain's audit options from a body (or MCP arguments) validated by AuditOptionsFields. */
@@ -160,13 +169,8 @@ export const AuditOptionsView = z.object({
   urls: z.array(z.string()).optional().openapi({ description: "Canonical, distinct" }),
   sitemap_only: z.literal(true).optional(),
   user_agent: z.enum(USER_AGENT_PRESETS),
-  auth: z.object({
-    type: z.enum(["basic", "headers", "cookie"]),
-    user: z.string().optional(),
-    password: z.literal("***").optional(),
-    headers: z.record(z.string(), z.literal("***")).optional(),
-    cookie: z.literal("***").optional(),
-  }).optional().openapi({ description: "Staging access, secrets masked as ***" }),
+  auth: MaskedSiteAuthSchema.optional().openapi({ description: "Staging access, secrets masked" }),
+  max_rps: z.number().optional().openapi({ description: "The per-host rate cap asked for" }),
 }).openapi("AuditOptions", {
   description: "The options the audit was started with (defaults left out, user_agent always " +
     "shown); secrets are never shown",
@@ -234,6 +238,10 @@ export const Audit = z.object({
     description: "Completed audits started with scope options (include, exclude, max_depth, " +
       "urls, sitemap_only): what the scope left out. Out-of-scope URLs are neither fetched nor " +
       "listed in the page inventory, and links to them are not broken",
+  }),
+  politeness: PolitenessSchema.optional().openapi({
+    description: "Completed audits (additive): how the site's Crawl-delay, 429/503 answers and " +
+      "the rate cap paced the crawl",
   }),
 }).openapi("Audit");
 
@@ -504,6 +512,7 @@ export const startAuditOp = defineOperation({
     "payload_too_large",
     "rendering_unavailable",
     "audit_in_progress",
+    "site_auth_not_configured",
   ],
   idempotent: true,
   // Sandbox usage moves (the Account shows it).
@@ -513,6 +522,10 @@ export const startAuditOp = defineOperation({
       trigger: "api",
       render: body.render === true,
       audit: auditOptionsOf(body),
+      access: {
+        ...(body.auth ? { auth: { plain: body.auth as SiteAuth } } : {}),
+        ...(body.max_rps !== undefined ? { maxRps: body.max_rps } : {}),
+      },
     });
     return {
       audit_id: audit.id,

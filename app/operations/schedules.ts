@@ -16,6 +16,7 @@ import {
 } from "../../domain/monitoring/schedules.ts";
 import { defineOperation } from "../operation.ts";
 import { AuditOptionsFields, auditOptionsOf, AuditOptionsView } from "./audits.ts";
+import type { SiteAuth } from "../../domain/audit/site_auth.ts";
 import { scheduleView } from "../views.ts";
 import { ProjectIdParam } from "./projects.ts";
 
@@ -98,6 +99,8 @@ function scheduleInput(body: z.infer<typeof PutScheduleBody>): ScheduleInput {
     dayOfMonth: body.day_of_month,
     render: body.render,
     options: auditOptionsOf(body),
+    ...(body.auth ? { auth: body.auth as SiteAuth } : {}),
+    ...(body.max_rps !== undefined ? { maxRps: body.max_rps } : {}),
   };
 }
 
@@ -119,7 +122,13 @@ export const setScheduleOp = defineOperation({
   otherStatuses: { 200: "The schedule, replaced" },
   output: Schedule,
   outputDescription: "The schedule, created",
-  errors: ["not_found", "schedule_not_allowed", "payload_too_large", "rendering_unavailable"],
+  errors: [
+    "not_found",
+    "schedule_not_allowed",
+    "payload_too_large",
+    "rendering_unavailable",
+    "site_auth_not_configured",
+  ],
   sensitive: true,
   async run({ params, body }, { services, actor, status }) {
     const { schedule, funding, created } = await putSchedule(

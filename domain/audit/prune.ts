@@ -9,6 +9,7 @@
  * Deleted after every finished audit (crawl-only working state):
  * - `audit_crawl` (the step state: frontier head/tail, robots, tallies; read by `completeAudit`
  *   before the completing commit, by nothing after) and `audit_step` (the step owner's token);
+ * - `audit_auth` (sealed staging credentials: the finishing commit itself deletes them);
  * - `audit_frontier` (URLs to fetch), `audit_links` (the link graph, chunks per page);
  * - `audit_dups` (duplicate title/description/text index), `audit_near` (near-duplicate LSH
  *   bands) and `audit_near_sig` (MinHash signatures);
@@ -80,7 +81,12 @@ function resultPrefixes(auditId: string): Deno.KvKey[] {
 
 /** Single keys deleted with the marker, after every prefix is empty. */
 function singleKeys(auditId: string, kind: PruneKind): Deno.KvKey[] {
-  const out: Deno.KvKey[] = [keys.auditCrawl(auditId), keys.auditStep(auditId)];
+  // audit_auth is deleted by the finishing commit already; again here, in case.
+  const out: Deno.KvKey[] = [
+    keys.auditCrawl(auditId),
+    keys.auditStep(auditId),
+    keys.auditAuth(auditId),
+  ];
   if (kind === "failed") out.push(keys.auditIssues(auditId));
   return out;
 }

@@ -27,7 +27,6 @@ import {
   fetchResourceStatus,
   type FetchSettings,
   isHtmlType,
-  type Politeness,
 } from "./crawl/fetcher.ts";
 import { clipEvidence } from "./crawl/store.ts";
 import type { SafeResponse } from "../net/safe_fetch.ts";
@@ -67,14 +66,20 @@ export const MAX_TARGETS_PER_PAGE = 20;
 /** Checks that read the heads of library scripts (`PageContext.scriptHeads`). */
 const READS_SCRIPT_HEADS = new Set(["vulnerable_js_library"]);
 
+/** The pace of a re-check's requests to its one site; `next` is carried to the next step. */
+export interface RecheckPace {
+  wait(): Promise<void>;
+  readonly next: number;
+}
+
 /** What re-checking needs from its step: the fetcher's settings and the site's rules. */
 export interface RecheckEnv {
   /** The address guard, timeouts, body cap and the re-check's byte budget. */
   settings: FetchSettings;
   /** robots.txt of an origin (our token's rules). */
   robots(origin: string): Promise<Robots>;
-  /** Crawl-delay spacing of request starts. */
-  politeness: Politeness;
+  /** Spacing of request starts (Crawl-delay and the rate cap, as in the crawl). */
+  politeness: RecheckPace;
   /** The crawled site (page_facts.ts `siteKeyOf` of the project URL): which links are internal. */
   siteKey: string;
   /** Distinct internal links kept per page (the crawl's cap). */

@@ -11,6 +11,7 @@ import { withKvLimits } from "../../kv/limits_guard.ts";
 import { runCrawlStep } from "./crawl/engine.ts";
 import type { CrawlInput, CrawlOutcome, CrawlState, StepLimits } from "./crawl/state.ts";
 import type { PageRecord } from "./crawl/store.ts";
+import type { PolitenessReport } from "./crawl/politeness.ts";
 import type { Category, CheckTally, Evidence, Severity } from "./types.ts";
 
 export { PageTally } from "./page_checks.ts";
@@ -27,6 +28,8 @@ export interface AuditInput extends Omit<CrawlInput, "now" | "deadlineAt" | "ren
   deadlineMs?: number;
   /** Pages per step (default 50, so small sites already take several steps). */
   stepPages?: number;
+  /** Step wall time, ms (default 30 s). */
+  stepMs?: number;
   /** Also return every page record (the inventory; tests of small sites). */
   keepRecords?: boolean;
 }
@@ -103,6 +106,8 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
   tallies: Map<string, CheckTally>;
   findings: Map<string, Evidence[]>;
   steps: number;
+  /** How politeness paced the crawl (rate cap, Crawl-delay, 429/503 retries). */
+  politeness: PolitenessReport | null;
   /** The finished crawl's state (caps hit, render progress, truncation). */
   state: CrawlState;
   /** Every page record, by URL, when `keepRecords` was asked for (else empty). */
@@ -116,7 +121,7 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
   const kv = withKvLimits(await Deno.openKv(":memory:"), { strict: true });
   try {
     const auditId = "aud_local";
-    const limits: StepLimits = { pages: input.stepPages ?? 50, ms: 30_000 };
+    const limits: StepLimits = { pages: input.stepPages ?? 50, ms: input.stepMs ?? 30_000 };
     const crawlInput = {
       startUrl: input.startUrl,
       maxPages: input.maxPages,
@@ -133,6 +138,8 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
       caps: input.caps,
       scope: input.scope,
       userAgent: input.userAgent,
+      maxRps: input.maxRps,
+      auth: input.auth,
     };
     let steps = 0;
     while (true) {
@@ -165,6 +172,7 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
           tallies,
           findings,
           steps,
+          politeness: outcome.politeness ?? null,
           state: out.state!,
           records,
           outcome,

@@ -68,6 +68,7 @@ export async function completeAudit(
       changes,
       limitsHit: outcome.limitsHit ?? {},
       ...(outcome.scopeLeftOut ? { scopeLeftOut: outcome.scopeLeftOut } : {}),
+      ...(outcome.politeness ? { politeness: outcome.politeness } : {}),
       ...(audit.render && state?.post?.render
         ? { renderStats: renderTotals(state.post.render) }
         : {}),

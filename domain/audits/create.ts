@@ -20,6 +20,19 @@ import { isActive } from "../subscription_state.ts";
 import { leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
 import { type AuditOptions, normalizeAuditOptions, sameAuditOptions } from "./options.ts";
 import type { AuditRecord, AuditTrigger } from "./record.ts";
+import { sealAuditAuth, type SealedSiteAuth } from "./site_access.ts";
+import type { SiteAuth } from "../audit/site_auth.ts";
+
+/** How an audit may reach and pace the site: staging credentials and a rate cap. */
+export interface AuditAccess {
+  /**
+   * Staging credentials: plain (an API call; sealed here once the project is known to be the
+   * caller's) or already sealed (a schedule's copy). Stored with the audit until it ends.
+   */
+  auth?: { plain: SiteAuth } | { sealed: SealedSiteAuth };
+  /** Requests per second per host at most (the operator's `CRAWL_MAX_RPS` still caps it). */
+  maxRps?: number;
+}
 
 /** What `createAudit` accepted: a new audit, or the project's queued or running one. */
 export interface AuditAcceptance {
@@ -45,16 +58,35 @@ export interface AuditAcceptance {
  * record. An open audit is adopted only by a start with the same options; otherwise the start
  * answers 409 `audit_in_progress` naming the open audit, unless `options.adoptAny` (a schedule's
  * slot is served by whatever audit runs).
+ *
+ * Its own access (`options.access`: sealed staging credentials, written under `audit_auth/<id>`
+ * in the creating commit, and a rate cap) goes with the audit it creates; an adopted audit keeps
+ * its own. Credentials cannot go with a rendered audit (400): the browser would carry them to
+ * every host.
  */
 export function createAudit(
   deps: Deps,
   actor: WorkActor,
   projectId: string,
   alongside: ((op: Deno.AtomicOperation, accepted: AuditAcceptance) => Promise<void>) | undefined,
-  options: { trigger: AuditTrigger; render?: boolean; audit?: AuditOptions; adoptAny?: boolean },
+  options: {
+    trigger: AuditTrigger;
+    render?: boolean;
+    audit?: AuditOptions;
+    adoptAny?: boolean;
+    access?: AuditAccess;
+  },
 ): Promise<AuditAcceptance> {
   const { kv, clock } = deps;
   const render = options.render === true;
+  const access = options.access ?? {};
+  if (render && access.auth) {
+    throw new ApiError(
+      "invalid_request",
+      "auth: staging credentials work with raw audits only (a rendered audit's browser would " +
+        "send them to every host the page loads from); omit render or auth",
+    );
+  }
   return atomically<AuditAcceptance>(kv, async () => {
     const [projectEntry, activeEntry, subEntry] = await readMany(kv, [
       keys.project(actor.accountId, projectId),
@@ -86,6 +118,11 @@ export function createAudit(
       }
     }
     if (render) requireRendering(deps, "start the audit without render. Nothing was charged");
+    const sealed = access.auth === undefined
+      ? null
+      : "sealed" in access.auth
+      ? access.auth.sealed
+      : await sealAuditAuth(deps, { accountId: actor.accountId, projectId }, access.auth.plain);
     const now = clock.now();
     const id = newId("aud", now);
     const op = atomic(kv).check(projectEntry, activeEntry);
@@ -121,6 +158,8 @@ export function createAudit(
       trigger: options.trigger,
       ...(render ? { render: true, renderStats: null } : {}),
       ...(auditOptions ? { options: auditOptions } : {}),
+      ...(sealed ? { auth: sealed.mask } : {}),
+      ...(access.maxRps !== undefined ? { maxRps: access.maxRps } : {}),
     };
     const marker: RunningJobMarker = {
       id,
@@ -138,6 +177,7 @@ export function createAudit(
         status: "running",
         counts: { ...project.counts, audits: project.counts.audits + 1 },
       });
+    if (sealed) op.set(keys.auditAuth(id), sealed);
     deps.queue.enqueueIn(op, { type: "audit", id });
     await alongside?.(op, { audit, created: true });
     return { op, result: { audit, created: true } };

@@ -122,11 +122,18 @@ export async function runAuditJob(
     }
     const refused = (err as Error)?.name === "TargetRefusedError";
     const noBrowser = (err as Error)?.name === "RenderingUnavailableError";
+    const noAuth = (err as Error)?.name === "SiteAuthUnavailableError";
     await failAudit(
       deps,
       auditId,
       claim.token,
-      noBrowser
+      noAuth
+        ? {
+          code: "auth_unavailable",
+          message: "The audit's staging credentials could not be read (the server's encryption " +
+            "key changed); the charge was refunded. Start it again with auth",
+        }
+        : noBrowser
         ? {
           code: "rendering_unavailable",
           message: "The browser could not start on this server; the charge was refunded",
@@ -141,7 +148,7 @@ export async function runAuditJob(
         }
         : { code: "audit_failed", message: "The audit could not run; the charge was refunded" },
     );
-    if (!refused && !noBrowser) {
+    if (!refused && !noBrowser && !noAuth) {
       console.error(
         JSON.stringify({ level: "error", msg: "audit step failed", auditId, error: String(err) }),
       );

@@ -50,6 +50,10 @@ export const AUDIT_JOB: JobSpec<AuditRecord> = {
   interrupted: { code: "audit_interrupted", message: "The audit was interrupted too many times" },
   failed: (a, error, now) => ({ ...a, status: "failed", completedAt: now, error }),
   // Every way an audit ends (completed, failed, out of attempts) queues its working state for
-  // deletion in the same commit (domain/audit/prune.ts).
-  onFinish: (op, { id, kind, now }) => markForPruning(op, id, kind, now),
+  // deletion in the same commit (domain/audit/prune.ts), and deletes its staging credentials
+  // there and then (site_access.ts): they never outlive the audit.
+  onFinish: (op, { id, kind, now }) => {
+    op.delete(keys.auditAuth(id));
+    markForPruning(op, id, kind, now);
+  },
 };

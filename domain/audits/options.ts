@@ -31,23 +31,6 @@ export interface AuditOptions {
   sitemapOnly?: boolean;
   /** Who the crawl says it is (user_agents.ts); absent: `serpwright`. */
   userAgent?: UserAgentPreset;
-  /**
-   * Staging access (issue 22 §1; set by the crawl-engine work, not by this module): only its
-   * non-secret summary is kept here, and the views show it masked (app/views.ts).
-   */
-  auth?: AuditAuthSummary;
-}
-
-/**
- * What an audit record may keep of its staging credentials: their kind and the parts that are
- * not secret. The secrets themselves live encrypted apart and are never in a record or a view.
- */
-export interface AuditAuthSummary {
-  type: "basic" | "headers" | "cookie";
-  /** basic: the user name. */
-  user?: string;
-  /** headers: the names of the headers sent (their values are secret). */
-  headerNames?: string[];
 }
 
 /** Most URLs in list mode, and most characters they may have together (the record's size). */

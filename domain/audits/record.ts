@@ -7,6 +7,8 @@
 import type { CapHit, CapName } from "../audit/crawl/caps.ts";
 import type { ScopeRule } from "../audit/scope.ts";
 import type { AuditOptions } from "./options.ts";
+import type { PolitenessReport } from "../audit/crawl/politeness.ts";
+import type { MaskedSiteAuth } from "../audit/site_auth.ts";
 import type { AuditReport } from "../audit/run_audit.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
@@ -47,6 +49,15 @@ export interface AuditRecord {
   renderStats?: RenderStats | null;
   /** The crawl caps the site hit (crawl/caps.ts), once completed. */
   limitsHit?: Partial<Record<CapName, CapHit>>;
+  /**
+   * The audit carries staging credentials: only their mask is here; the sealed copy lives under
+   * `audit_auth/<id>` until the audit ends (site_access.ts).
+   */
+  auth?: MaskedSiteAuth;
+  /** The audit's own per-host rate cap (`max_rps`), within the operator's `CRAWL_MAX_RPS`. */
+  maxRps?: number;
+  /** How politeness paced the crawl, once completed (crawl/politeness.ts). */
+  politeness?: PolitenessReport;
   /**
    * Who started it, fixed at creation, so completion says `scheduled` without reading the
    * schedule (audits import nothing from the schedules). Absent on records older than the field.

@@ -93,10 +93,11 @@ export async function runDueSchedule(deps: Deps, projectId: string): Promise<Sch
     return "not_due";
   }
   const dueAt = s.nextDueAt;
-  const [account, project, sub] = await readMany(kv, [
+  const [account, project, sub, sealedAuth] = await readMany(kv, [
     keys.account(s.accountId),
     keys.project(s.accountId, projectId),
     keys.subscription(projectId),
+    keys.scheduleAuth(projectId),
   ]);
   if (!account.value || !project.value) {
     await removeOrphan(deps, entry);
@@ -129,8 +130,18 @@ export async function runDueSchedule(deps: Deps, projectId: string): Promise<Sch
         op.check(cur, slot).set(slot.key, run, { expireIn: SLOT_CLAIM_TTL_MS });
         advance(op, cur.value!, run, now);
       },
-      // A running audit serves the slot whatever its options (as it always has).
-      { trigger: "schedule", render: s.render === true, audit: s.options, adoptAny: true },
+      // A running audit serves the slot whatever its options (as it always has). Each run gets
+      // its own copy of the schedule's sealed credentials, deleted as it ends.
+      {
+        trigger: "schedule",
+        render: s.render === true,
+        audit: s.options,
+        adoptAny: true,
+        access: {
+          ...(s.auth && sealedAuth.value ? { auth: { sealed: sealedAuth.value } } : {}),
+          ...(s.maxRps !== undefined ? { maxRps: s.maxRps } : {}),
+        },
+      },
     );
     return accepted.created ? "started" : "audit_in_progress";
   } catch (err) {
@@ -256,10 +267,10 @@ function pause(
   });
 }
 
-/** A schedule whose project or account is gone: removed with its index entry. */
+/** A schedule whose project or account is gone: removed with its index entry and credentials. */
 async function removeOrphan(deps: Deps, entry: Deno.KvEntryMaybe<ScheduleRecord>): Promise<void> {
   const s = entry.value!;
-  const op = deps.kv.atomic().check(entry).delete(entry.key);
+  const op = deps.kv.atomic().check(entry).delete(entry.key).delete(keys.scheduleAuth(s.projectId));
   if (s.indexAt !== null) op.delete(keys.scheduleDue(s.indexAt, s.projectId));
   await op.commit();
 }

@@ -29,6 +29,8 @@ import {
 } from "../billing/catalog.ts";
 import { requireRendering } from "../audits/create.ts";
 import { type AuditOptions, normalizeAuditOptions, sameAuditOptions } from "../audits/options.ts";
+import { sealAuditAuth } from "../audits/site_access.ts";
+import type { MaskedSiteAuth, SiteAuth } from "../audit/site_auth.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import type { KeyMode, SubscriptionRecord } from "../records.ts";
@@ -72,6 +74,13 @@ export interface ScheduleRecord extends ScheduleSpec {
   render?: boolean;
   /** The audit options of each run (audits/options.ts); absent: none, the whole site. */
   options?: AuditOptions;
+  /**
+   * Each run carries staging credentials: only their mask is here; the sealed copy is the
+   * schedule's own (`schedule_auth/<projectId>`), copied into each audit it starts.
+   */
+  auth?: MaskedSiteAuth;
+  /** Each run's per-host rate cap (`max_rps`). */
+  maxRps?: number;
   createdAt: number;
   updatedAt: number;
 }
@@ -85,6 +94,9 @@ export interface ScheduleInput {
   render?: boolean;
   /** The audit options each run is started with (validated against the project on PUT). */
   options?: AuditOptions;
+  /** Staging credentials for every run (sealed here; a PUT without them removes them). */
+  auth?: SiteAuth;
+  maxRps?: number;
 }
 
 /** How the project's scheduled runs are paid right now, and how often they may run. */
@@ -147,6 +159,12 @@ function specOf(input: ScheduleInput): ScheduleSpec {
   };
 }
 
+/** What each run carries besides its timing: the credentials' mask and the rate cap. */
+const accessOf = (s: ScheduleRecord) => ({
+  ...(s.auth ? { auth: s.auth } : {}),
+  ...(s.maxRps !== undefined ? { maxRps: s.maxRps } : {}),
+});
+
 const sameSpec = (a: ScheduleSpec, b: ScheduleSpec) =>
   a.cadence === b.cadence && a.hourUtc === b.hourUtc && a.dayOfWeek === b.dayOfWeek &&
   a.dayOfMonth === b.dayOfMonth;
@@ -184,7 +202,9 @@ function noSchedule(projectId: string): ApiError {
  * active schedule keeps its next run; a changed or paused one is (re)started from now, which is
  * how a paused schedule resumes. After the shape of the input: visibility (404 for a project the
  * caller cannot see, so a sandbox key learns nothing of the live side), then the limits (sandbox
- * keys, rendering, the funding's cadence), then the write.
+ * keys, rendering, the funding's cadence), then the write. Staging credentials (`auth`) are
+ * sealed into the schedule's own copy in the same commit; a PUT without them deletes that copy
+ * (a PUT is the whole schedule). They cannot go with a rendered schedule (400).
  */
 export async function putSchedule(
   deps: Deps,
@@ -195,6 +215,12 @@ export async function putSchedule(
   const { kv, clock } = deps;
   const spec = specOf(input);
   const render = input.render === true;
+  if (render && input.auth) {
+    throw new ApiError(
+      "invalid_request",
+      "auth: staging credentials work with raw audits only; omit render or auth",
+    );
+  }
   return await atomically(kv, async () => {
     const { project, sub } = await projectOf(deps, caller.accountId, projectId, caller.mode);
     const options = normalizeAuditOptions(input.options, project.value!.url);
@@ -210,15 +236,33 @@ export async function putSchedule(
     if (!cadenceWithin(spec.cadence, funding.maxCadence)) {
       throw cadenceRefusal(spec.cadence, funding);
     }
-    const entry = await read(kv, keys.schedule(projectId));
+    const sealed = input.auth
+      ? await sealAuditAuth(deps, { accountId: caller.accountId, projectId }, input.auth)
+      : null;
+    const [entry, authEntry] = await readMany(kv, [
+      keys.schedule(projectId),
+      keys.scheduleAuth(projectId),
+    ]);
     const old = entry.value;
-    const op = atomic(kv).check(entry, project, sub);
+    const op = atomic(kv).check(entry, project, sub, authEntry);
+    if (sealed) op.set(authEntry.key, sealed);
+    else if (authEntry.value) op.delete(authEntry.key);
+    const access = {
+      ...(sealed ? { auth: sealed.mask } : {}),
+      ...(input.maxRps !== undefined ? { maxRps: input.maxRps } : {}),
+    };
     let schedule: ScheduleRecord;
     if (
       old && old.status === "active" && sameSpec(old, spec) && (old.render === true) === render &&
       sameAuditOptions(old.options, options)
     ) {
-      schedule = old;
+      // Same timing: the next run stays; only what each run carries may change.
+      const { auth: _a, maxRps: _m, ...rest } = old;
+      schedule = { ...rest, ...access };
+      if (JSON.stringify(accessOf(old)) !== JSON.stringify(access)) {
+        schedule.updatedAt = now;
+        op.set(entry.key, schedule);
+      }
     } else {
       const next = nextRun(spec, projectId, null, now);
       schedule = {
@@ -237,6 +281,7 @@ export async function putSchedule(
         updatedAt: now,
         ...(render ? { render: true } : {}),
         ...(options ? { options } : {}),
+        ...access,
       };
       if (old?.indexAt != null) op.delete(keys.scheduleDue(old.indexAt, projectId));
       op.set(entry.key, schedule).set(keys.scheduleDue(next.runAt, projectId), projectId);
@@ -262,8 +307,8 @@ export async function getSchedule(
 }
 
 /**
- * Removes the schedule and its index entry in one commit. An audit it already started runs to
- * its end like any audit; no later slot runs (a dispatch in flight finds no record and stops).
+ * Removes the schedule, its index entry and its sealed credentials in one commit. An audit it
+ * already started runs to its end like any audit (with its own copy); no later slot runs (a dispatch in flight finds no record and stops).
  * 404 where `getSchedule` answers 404: a sandbox key removes nothing, not even a schedule a live
  * key set on the sandbox project.
  */
@@ -278,7 +323,7 @@ export async function deleteSchedule(
   await atomically(kv, async () => {
     const entry = await read(kv, keys.schedule(projectId));
     if (!entry.value || !scheduleVisibleTo(mode)) throw noSchedule(projectId);
-    const op = kv.atomic().check(entry).delete(entry.key);
+    const op = kv.atomic().check(entry).delete(entry.key).delete(keys.scheduleAuth(projectId));
     if (entry.value.indexAt !== null) op.delete(keys.scheduleDue(entry.value.indexAt, projectId));
     return { op, result: undefined };
   });

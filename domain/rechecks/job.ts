@@ -13,15 +13,16 @@ import { isTransientStoreError } from "../../kv/busy_retry.ts";
 import { CHECKS_BY_ID } from "../audit/checks/index.ts";
 import { ByteBudget } from "../audit/crawl/byte_budget.ts";
 import type { CrawlCaps } from "../audit/crawl/caps.ts";
-import { fetchBanner, type FetchSettings, Politeness } from "../audit/crawl/fetcher.ts";
+import { fetchBanner, type FetchSettings } from "../audit/crawl/fetcher.ts";
 import { MAX_BANNER_FETCHES } from "../audit/crawl/banners.ts";
-import { MAX_CRAWL_DELAY_S } from "../audit/crawl/init_step.ts";
+import { effectiveMaxRps, newPace, Politeness } from "../audit/crawl/politeness.ts";
 import { fetchRobots } from "../audit/crawl/robots_source.ts";
 import { namesLibrary } from "../audit/js_libraries.ts";
 import { siteKeyOf } from "../audit/page_facts.ts";
 import {
   type RecheckEnv,
   type RecheckOutcome,
+  type RecheckPace,
   recheckUrl,
   type TargetVerdict,
 } from "../audit/recheck_eval.ts";
@@ -126,6 +127,7 @@ export async function runRecheckJob(
       project.url,
       deps.clock.now(),
       r.nextSlotAt,
+      effectiveMaxRps(auditEntry.value?.maxRps, deps.config.crawlMaxRps),
     );
 
     // A bounded pool over the step's items, in order; every item taken is finished.
@@ -286,14 +288,15 @@ export async function recheckEnv(
   siteUrl: string,
   now: number,
   nextSlotAt = 0,
+  maxRps: number | null = null,
 ): Promise<RecheckEnv> {
   const robots = robotsOf(settings, caps);
   const site = new URL(siteUrl);
-  const delayMs = Math.min((await robots(site.origin)).crawlDelay, MAX_CRAWL_DELAY_S) * 1000;
+  const crawlDelayS = (await robots(site.origin)).crawlDelay;
   return {
     settings,
     robots,
-    politeness: new Politeness(delayMs, nextSlotAt),
+    politeness: recheckPace(site.host, crawlDelayS, nextSlotAt, maxRps),
     siteKey: siteKeyOf(site),
     linksPerPage: caps.linksPerPage,
     resources: (caps.resources ?? 0) > 0,
@@ -384,4 +387,29 @@ async function handBack(deps: Deps, accountId: string, id: string, token: string
     .set(keys.runningJob("recheck", id), { id, accountId, leaseUntil: now });
   deps.queue.enqueueIn(op, { type: "recheck", id }, 1_000);
   await op.commit();
+}
+
+/**
+ * The crawl's politeness (politeness.ts) over the re-check's one site: its Crawl-delay (capped as
+ * in the crawl) and the audit's rate cap space the request starts; the next free slot is carried
+ * between steps in the record. A re-check step has no deadline of its own here: its step budget
+ * stops it taking new URLs.
+ */
+function recheckPace(
+  host: string,
+  crawlDelayS: number,
+  nextSlotAt: number,
+  maxRps: number | null,
+): RecheckPace {
+  const pace = newPace();
+  pace.hosts[host] = { next: nextSlotAt, rps: maxRps, slowedAt: 0 };
+  const politeness = new Politeness(pace, maxRps);
+  return {
+    wait: async () => {
+      await politeness.wait(host, crawlDelayS, Number.POSITIVE_INFINITY);
+    },
+    get next() {
+      return pace.hosts[host]?.next ?? 0;
+    },
+  };
 }

@@ -281,6 +281,21 @@ curl -s -X POST ${D}/v1/projects/$PROJECT/audits \
 {"exclude": ["/tag/**", "/search?*"], "max_depth": 4, "user_agent": "googlebot_smartphone"}
 # 202 as above; 400 invalid_request naming the field (e.g. "exclude.0: must start with /")
 `)}
+    <h3 id="staging-audit">Staging sites behind a login, and politeness</h3>
+    <p>Send <code>auth</code> to audit a site behind a login: <code>{"type":"basic","user":…,
+    "password":…}</code>, <code>{"type":"headers","headers":{"X-Preview-Token":…}}</code> (1 to 8
+    named headers) or <code>{"type":"cookie","cookie":"session=…"}</code>. The credentials go only to
+    the project URL's own origin (scheme, host and port), never across a redirect to another host;
+    they are encrypted at rest, shown masked in the audit's <code>options</code>, never logged, and
+    deleted when the audit ends. Raw audits only (400 with <code>render</code>); 503
+    <code>site_auth_not_configured</code> where the server has no encryption key. <code>max_rps</code>
+    (0.1 to 100) caps requests per second to the site, within the server's own cap. The crawl honours
+    robots.txt <code>Crawl-delay</code> (up to 10 s) and slows down on 429 and 503 with
+    <code>Retry-After</code>, fetching the page again later (up to 3 times); a completed audit says
+    what slowed it in <code>politeness</code>. For example the body
+    <code>{"auth":{"type":"basic","user":"preview","password":"…"},"max_rps":2}</code> gives an
+    audit showing <code>"options":{"user_agent":"serpwright","auth":{"type":"basic","user":"preview","password":"***"},
+    "max_rps":2}</code>.</p>
     <p>Every audit also reports agent-readiness as findings: <code>llms_txt_missing</code> (info),
     <code>llms_txt_malformed</code> (warning), <code>ai_crawler_rules</code> (info: which AI
     crawlers robots.txt allows or blocks, not judged), <code>structured_data_coverage</code> and

@@ -7,7 +7,7 @@
  * committed state covers them. Memory is one batch of pages' facts, never the site.
  *
  * Breadth-first from the start URL over internal links, robots.txt honoured (our token,
- * Crawl-delay), sitemap URLs crawled after the link graph, redirects never followed automatically
+ * Crawl-delay), a per-host pace (politeness.ts: rate cap, Retry-After), sitemap URLs crawled after the link graph, redirects never followed automatically
  * (each hop is a record), bounded concurrency, per-request timeouts and body caps.
  *
  * This module only picks a step's work by the state's phase and commits the state; the work is
@@ -26,7 +26,8 @@ import { BannerReader } from "./banners.ts";
 import { ByteBudget } from "./byte_budget.ts";
 import { capsOf, noteCap, noteRobotsCaps } from "./caps.ts";
 import { fetchBatch } from "./fetch_pool.ts";
-import { Politeness, settingsOf } from "./fetcher.ts";
+import { settingsOf } from "./fetcher.ts";
+import { newPace, Politeness, politenessReport } from "./politeness.ts";
 import { finalizeCrawl } from "./finalize.ts";
 import { Frontier } from "./frontier.ts";
 import { initCrawl } from "./init_step.ts";
@@ -109,6 +110,7 @@ export async function runCrawlStep(
     ) {
       await batch.flush();
       state.result = await finalizeCrawl(kv, auditId, state);
+      state.result.politeness = politenessReport(state.pace ?? newPace(), input.maxRps ?? null);
       state.phase = "done";
     }
   }
@@ -163,7 +165,7 @@ async function crawlBatch(
     caps.robots,
     (r) => noteRobotsCaps(state.capsHit!, r, caps.robots),
   );
-  const politeness = new Politeness(state.crawlDelayMs, state.nextSlotAt);
+  const politeness = new Politeness(state.pace ??= newPace(), input.maxRps ?? null);
   const tally = PageTally.from(state.tallies);
   const banners = new BannerReader(kv, auditId, s, robots, state, batch);
   const results = await fetchBatch(entries, {
@@ -194,13 +196,13 @@ async function crawlBatch(
     state,
     caps,
     discover: (url, depth, hops) => frontier.discover(url, depth, hops),
+    requeue: (e) => frontier.requeue(e),
     resources,
   });
   frontier.advance(results.length);
   // Checks other than the page checks (render and agent-readiness steps, when a rendered
   // audit's later round crawls again) keep their tallies.
   state.tallies = { ...state.tallies, ...tally.toJSON() };
-  state.nextSlotAt = politeness.next;
   await frontier.allocate();
   await resources.allocate();
   // Entries the byte budget left unfetched (or cut short) end the crawl: it is partial.

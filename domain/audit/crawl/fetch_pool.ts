@@ -1,9 +1,12 @@
 /**
  * The crawl's fetch pool: a bounded number of workers take frontier entries in order, check
- * robots.txt, wait for their politeness slot (Crawl-delay), fetch within the byte budget and
- * parse each HTML 2xx page once, running the page checks on it. Results come back in frontier
+ * robots.txt, wait for their host's politeness slot (rate cap, Crawl-delay, Retry-After), fetch
+ * within the byte budget and parse each HTML 2xx page once, running the page checks on it. A 429
+ * (or 503 with Retry-After) slows the host down and sends the URL back to the frontier, up to
+ * MAX_RETRIES times, after which it is recorded with that status. Results come back in frontier
  * order, one per entry taken, so recording (and so URL discovery) stays deterministic whatever
- * order the fetches finished in.
+ * order the fetches finished in; a slot that falls beyond the step's time budget ends the batch
+ * there (the entry stays queued for the next step).
  *
  * The pool writes nothing itself: what it learns is returned, and the step records it. The robots
  * source and the banner reader it is given keep what they fetch in the step's write batch.
@@ -18,14 +21,9 @@ import type { PageContext } from "../types.ts";
 import { canonicalize, canonicalUrl } from "../urls.ts";
 import type { BannerReader } from "./banners.ts";
 import { BudgetSpentError } from "./byte_budget.ts";
-import {
-  failureKind,
-  fetchPage,
-  type FetchSettings,
-  isHtmlType,
-  type Politeness,
-} from "./fetcher.ts";
+import { failureKind, fetchPage, type FetchSettings, isHtmlType } from "./fetcher.ts";
 import type { FrontierEntry } from "./frontier.ts";
+import { MAX_RETRIES, type Politeness, throttleOf } from "./politeness.ts";
 import type { RobotsSource } from "./robots_source.ts";
 
 /** Workers per pool, at most, whatever the input asks. */
@@ -36,6 +34,8 @@ export type Fetched =
   | { kind: "blocked" }
   /** Not fetched: the byte budget was spent first (the URL stays queued). */
   | { kind: "skipped" }
+  /** Answered 429/503 asking us to wait: queued again (politeness.ts), not recorded yet. */
+  | { kind: "retry" }
   | { kind: "failed"; failure: string }
   | {
     kind: "response";
@@ -43,6 +43,8 @@ export type Fetched =
     ttfbMs: number;
     bytes: number;
     location: string | null;
+    /** A 429/503 kept after MAX_RETRIES retries (recorded with its status). */
+    gaveUp?: boolean;
     /** A non-HTML 2xx response's X-Robots-Tag with noindex/nofollow/none, and its type. */
     nonHtmlRobots?: { tag: string; type: string } | null;
     page: null | {
@@ -74,7 +76,7 @@ export interface FetchPoolOptions {
   resources: boolean;
   /** Workers (1 to 32). */
   concurrency: number;
-  /** `performance.now()` after which no entry is taken. */
+  /** `performance.now()` after which no entry is taken, nor a politeness slot waited for. */
   stopAt: number;
   /**
    * Whether the crawl's budgets (pages, bytes, deadline) allow no further fetch, given the
@@ -103,10 +105,12 @@ export async function fetchBatch(
   entries: readonly FrontierEntry[],
   opts: FetchPoolOptions,
 ): Promise<Fetched[]> {
-  const results: Fetched[] = [];
+  const results: (Fetched | "deferred")[] = [];
   let next = 0;
   let reserved = 0;
   let stopped = false;
+  // The step's time budget as a wall-clock instant, for the politeness slots.
+  const deadline = Date.now() + (opts.stopAt - performance.now());
   const worker = async () => {
     while (!stopped && next < entries.length) {
       if (performance.now() > opts.stopAt || opts.outOfBudget(reserved)) {
@@ -123,25 +127,47 @@ export async function fetchBatch(
         results[i] = { kind: "blocked" };
         continue;
       }
+      if (!(await opts.politeness.wait(u.host, r.crawlDelay, deadline))) {
+        reserved--;
+        results[i] = "deferred";
+        stopped = true;
+        return;
+      }
       results[i] = await fetchOne(e, u, opts);
-      if (results[i].kind === "skipped") reserved--;
+      const kind = (results[i] as Fetched).kind;
+      if (kind === "skipped" || kind === "retry") reserved--;
     }
   };
   const concurrency = Math.max(1, Math.min(opts.concurrency, MAX_CONCURRENCY));
   await Promise.all(Array.from({ length: concurrency }, worker));
-  // Every entry a worker took has its result: a worker finishes the entry it took.
-  return results.slice(0, next);
+  // Every entry a worker took has its result: a worker finishes the entry it took. An entry whose
+  // slot fell beyond the step ends the batch there; entries after it that were fetched all the
+  // same are fetched again by the next step (rare: slots are taken nearly in frontier order).
+  const taken = results.slice(0, next);
+  const cut = taken.indexOf("deferred");
+  return (cut < 0 ? taken : taken.slice(0, cut)) as Fetched[];
 }
 
-/** Fetches one entry in its politeness slot and, for an HTML 2xx page, parses and checks it. */
+/**
+ * Fetches one entry (its politeness slot already taken) and, for an HTML 2xx page, parses and
+ * checks it. A 429 (or 503 with Retry-After) slows the host down and sends the URL back, until
+ * its retries are spent.
+ */
 async function fetchOne(e: FrontierEntry, u: URL, opts: FetchPoolOptions): Promise<Fetched> {
-  await opts.politeness.wait();
   let res: SafeResponse;
+  const startedAt = Date.now();
   try {
     res = await fetchPage(opts.settings, e.url);
   } catch (err) {
     if (err instanceof BudgetSpentError) return { kind: "skipped" };
     return { kind: "failed", failure: failureKind(err) };
+  }
+  const throttle = throttleOf(res.status, res.headers, Date.now());
+  let gaveUp = false;
+  if (throttle !== null) {
+    opts.politeness.throttle(u.host, throttle, startedAt);
+    if ((e.retry ?? 0) < MAX_RETRIES) return { kind: "retry" };
+    gaveUp = true;
   }
   try {
     const loc = res.headers.get("location");
@@ -152,6 +178,7 @@ async function fetchOne(e: FrontierEntry, u: URL, opts: FetchPoolOptions): Promi
       ttfbMs: Math.round(res.ttfbMs),
       bytes: res.body.byteLength,
       location,
+      ...(gaveUp ? { gaveUp } : {}),
     };
     if (res.status < 200 || res.status >= 300) return { ...base, page: null };
     if (!isHtmlType(res.headers.get("content-type"))) {

@@ -1,8 +1,9 @@
 /**
  * The crawl's HTTP side: one configured `safeFetch` for pages (no redirect followed: each hop is
  * a record) and one that follows redirects by hand for robots.txt, sitemaps and the http probe,
- * each hop re-checked by the address guard. Politeness (Crawl-delay) and a single back-off on a
- * short Retry-After live here too.
+ * each hop re-checked by the address guard. Staging credentials (`auth`) are added per request,
+ * only to the start URL's origin, so a hop that leaves it goes without them. Waiting between
+ * requests (rate, Crawl-delay, Retry-After) is politeness.ts'; nothing here sleeps.
  *
  * @module
  */
@@ -15,8 +16,10 @@ import {
 import { TargetRefusedError } from "../../net/address_guard.ts";
 import { USER_AGENT } from "../robots.ts";
 import { crawlerIdentity } from "../user_agents.ts";
+import { sameOrigin, siteAuthHeaders } from "../site_auth.ts";
 import { canonicalize } from "../urls.ts";
 import { BudgetSpentError, type ByteBudget } from "./byte_budget.ts";
+import { throttleOf } from "./politeness.ts";
 import type { CrawlInput } from "./state.ts";
 
 export interface FetchSettings {
@@ -34,6 +37,8 @@ export interface FetchSettings {
   userAgent?: string;
   /** The product token robots.txt is read for (the same preset's); default ours. */
   robotsToken?: string;
+  /** Staging credentials as request headers, sent to `origin` only (never logged or stored). */
+  auth?: { origin: string; headers: Record<string, string> };
 }
 
 /** The fetch settings of a crawl input; `budget` is the step's byte budget. */
@@ -48,6 +53,9 @@ export function settingsOf(input: CrawlInput, budget?: ByteBudget): FetchSetting
     resolver: input.resolver,
     ca: input.ca,
     budget,
+    auth: input.auth
+      ? { origin: new URL(input.startUrl).origin, headers: siteAuthHeaders(input.auth) }
+      : undefined,
   };
 }
 
@@ -79,7 +87,6 @@ async function budgeted(
 }
 
 const MAX_REDIRECT_HOPS = 5;
-const MAX_RETRY_AFTER_MS = 5_000;
 const ACCEPT_HTML = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5";
 /** How much of a script file is read for its library banner, and how long it may take. */
 const BANNER_BYTES = 4096;
@@ -91,8 +98,6 @@ export function isHtmlType(ct: string | null): boolean {
   return t.includes("text/html") || t.includes("application/xhtml+xml");
 }
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 /** The failure kind recorded for a URL that got no HTTP answer. */
 export function failureKind(e: unknown): string {
   if (e instanceof FetchFailedError) return e.kind;
@@ -101,14 +106,21 @@ export function failureKind(e: unknown): string {
   return "network";
 }
 
-function baseOptions(s: FetchSettings) {
+/**
+ * The safeFetch options of a request to `url`: our identity, what we accept and, on the start
+ * URL's origin only, the staging credentials. Called per request (each redirect hop too), so
+ * credentials never follow a hop to another origin.
+ */
+function baseOptions(s: FetchSettings, url: string, accept = ACCEPT_HTML) {
+  const headers: Record<string, string> = { "user-agent": s.userAgent ?? USER_AGENT, accept };
+  if (s.auth && sameOrigin(url, s.auth.origin)) Object.assign(headers, s.auth.headers);
   return {
     allowPrivate: s.allowPrivate,
     timeoutMs: s.timeoutMs,
     maxBytes: s.maxBytes,
     resolver: s.resolver,
     ca: s.ca,
-    headers: { "user-agent": s.userAgent ?? USER_AGENT, accept: ACCEPT_HTML },
+    headers,
   };
 }
 
@@ -127,7 +139,7 @@ export async function fetchFollow(
     try {
       res = await budgeted(s, opts.maxBytes ?? s.maxBytes, (cap) =>
         safeFetch(cur, {
-          ...baseOptions(s),
+          ...baseOptions(s, cur),
           timeoutMs: opts.timeoutMs ?? s.timeoutMs,
           maxBytes: cap,
           shouldReadBody: (st) => opts.readBody && st >= 200 && st < 300,
@@ -147,27 +159,19 @@ export async function fetchFollow(
   return { res: null, error: new Error("too many redirects") };
 }
 
-/** Fetches one page without following redirects; reads the body only for HTML 2xx. */
-export async function fetchPage(s: FetchSettings, url: string): Promise<SafeResponse> {
+/**
+ * Fetches one page without following redirects; reads the body only for HTML 2xx. A 429/503 is
+ * returned as is: the fetch pool decides whether to slow down and queue the URL again.
+ */
+export function fetchPage(s: FetchSettings, url: string): Promise<SafeResponse> {
   const read = (st: number, h: Headers) =>
     st >= 200 && st < 300 && isHtmlType(h.get("content-type"));
-  const once = () =>
-    budgeted(
-      s,
-      s.maxBytes,
-      (cap) => safeFetch(url, { ...baseOptions(s), maxBytes: cap, shouldReadBody: read }),
-      true,
-    );
-  let res = await once();
-  if (res.status === 429 || res.status === 503) {
-    // Back off once when the server says how long; a bot wall stays a failed page.
-    const ra = Number(res.headers.get("retry-after"));
-    if (Number.isFinite(ra) && ra >= 0 && ra * 1000 <= MAX_RETRY_AFTER_MS) {
-      await sleep(ra * 1000);
-      res = await once();
-    }
-  }
-  return res;
+  return budgeted(
+    s,
+    s.maxBytes,
+    (cap) => safeFetch(url, { ...baseOptions(s, url), maxBytes: cap, shouldReadBody: read }),
+    true,
+  );
 }
 
 /** Most an llms.txt-like text file may hold before it is refused as too large. */
@@ -180,11 +184,7 @@ const TEXT_MAX_BYTES = 1024 * 1024;
 export function fetchText(s: FetchSettings, url: string): Promise<SafeResponse> {
   return budgeted(s, Math.min(s.maxBytes, TEXT_MAX_BYTES), (cap) =>
     safeFetch(url, {
-      ...baseOptions(s),
-      headers: {
-        "user-agent": s.userAgent ?? USER_AGENT,
-        accept: "text/plain, text/markdown, */*;q=0.5",
-      },
+      ...baseOptions(s, url, "text/plain, text/markdown, */*;q=0.5"),
       maxBytes: cap,
       shouldReadBody: (status) => status >= 200 && status < 300,
     }), true);
@@ -199,8 +199,7 @@ export async function fetchBanner(s: FetchSettings, url: string): Promise<string
   try {
     const res = await budgeted(s, BANNER_BYTES, (cap) =>
       safeFetch(url, {
-        ...baseOptions(s),
-        headers: { "user-agent": s.userAgent ?? USER_AGENT, accept: "*/*" },
+        ...baseOptions(s, url, "*/*"),
         timeoutMs: Math.min(s.timeoutMs, BANNER_TIMEOUT_MS),
         maxBytes: cap,
         shouldReadBody: (st) => st >= 200 && st < 300,
@@ -218,6 +217,10 @@ const RESOURCE_HEADER_BYTES = 16 * 1024;
 export interface ResourceAnswer {
   status: number;
   method: "HEAD" | "GET";
+  /** A 429 (or 503 with Retry-After): how long the host asks us to wait, ms; else null. */
+  throttleMs: number | null;
+  /** The host that answered (the last hop's). */
+  host: string;
 }
 
 /** An estimate of the bytes a response's status line and headers took on the wire. */
@@ -230,8 +233,8 @@ function headerBytes(h: Headers): number {
 /**
  * The status of a same-site resource (broken_resources): HEAD, and GET when HEAD answers 405 or
  * 501 or fails (the body is never read: headers only); redirects followed by hand, each hop
- * through the address guard, at most MAX_REDIRECT_HOPS; one back-off on a 429/503 with a short
- * Retry-After, as for pages. Every request reserves RESOURCE_HEADER_BYTES from the byte budget
+ * through the address guard, at most MAX_REDIRECT_HOPS; a 429/503 is not retried here (it comes
+ * back with `throttleMs`, and the caller slows the host down). Every request reserves RESOURCE_HEADER_BYTES from the byte budget
  * and is charged the size of its headers. Throws `BudgetSpentError`, `TargetRefusedError`, and
  * `FetchFailedError` (or a network error) when even the GET got no answer.
  */
@@ -243,9 +246,8 @@ export async function fetchResourceStatus(s: FetchSettings, url: string): Promis
     let read = 0;
     try {
       const res = await safeFetch(u, {
-        ...baseOptions(s),
+        ...baseOptions(s, u, "*/*"),
         method,
-        headers: { "user-agent": s.userAgent ?? USER_AGENT, accept: "*/*" },
         maxBytes: cap,
         shouldReadBody: () => false,
       });
@@ -266,50 +268,27 @@ export async function fetchResourceStatus(s: FetchSettings, url: string): Promis
   };
   let cur = url;
   for (let hop = 0; hop <= MAX_REDIRECT_HOPS; hop++) {
-    let a = await ask(cur);
-    if (a.res.status === 429 || a.res.status === 503) {
-      // Back off once when the server says how long, as for pages.
-      const ra = Number(a.res.headers.get("retry-after"));
-      if (Number.isFinite(ra) && ra >= 0 && ra * 1000 <= MAX_RETRY_AFTER_MS) {
-        await sleep(ra * 1000);
-        a = await ask(cur);
-      }
-    }
+    const a = await ask(cur);
     const { status } = a.res;
+    const answer = () => ({
+      status,
+      method: a.method,
+      throttleMs: throttleOf(status, a.res.headers, Date.now()),
+      host: new URL(cur).host,
+    });
     const loc = a.res.headers.get("location");
     if (status >= 300 && status < 400 && loc) {
       let next: URL;
       try {
         next = new URL(loc, cur);
       } catch {
-        return { status, method: a.method };
+        return answer();
       }
       next.hash = "";
       cur = next.href;
       continue;
     }
-    return { status, method: a.method };
+    return answer();
   }
   throw new FetchFailedError("network", `More than ${MAX_REDIRECT_HOPS} redirects`, url);
-}
-
-/** Spaces request starts `delayMs` apart (robots.txt Crawl-delay); free when the delay is 0. */
-export class Politeness {
-  private nextSlot: number;
-  constructor(private readonly delayMs: number, startAt: number) {
-    this.nextSlot = startAt;
-  }
-
-  async wait(): Promise<void> {
-    if (this.delayMs === 0) return;
-    const now = Date.now();
-    const wait = this.nextSlot - now;
-    this.nextSlot = Math.max(now, this.nextSlot) + this.delayMs;
-    if (wait > 0) await sleep(wait);
-  }
-
-  /** When the next request may start (carried over to the next step). */
-  get next(): number {
-    return this.nextSlot;
-  }
 }

@@ -41,6 +41,8 @@ export interface FrontierEntry {
   depth: number;
   /** Redirects followed to reach this URL from a linked one (absent: none). */
   hops?: number;
+  /** Times the URL was queued again after a 429/503 (absent: none; politeness.ts). */
+  retry?: number;
 }
 
 /** Entries taken from the head of the frontier, each with its page record (same index). */
@@ -67,6 +69,8 @@ export class Frontier {
   readonly cap: number;
   /** URLs found this step, in the order found, waiting for `allocate`. */
   private discovered: Discovered[] = [];
+  /** Entries a 429/503 sent back this step, waiting for `allocate`. */
+  private retries: FrontierEntry[] = [];
   /** The sitemap chunk being filled (first step). */
   private chunk: string[] = [];
   private chunkChars = 0;
@@ -168,6 +172,15 @@ export class Frontier {
   }
 
   /**
+   * Queues an entry again at the tail after a 429/503 (its `retry` count one up): its record stays
+   * as it is (its URL is seen) until the retry is fetched. Not bounded by the frontier cap: each
+   * URL comes back at most MAX_RETRIES times (politeness.ts).
+   */
+  requeue(e: FrontierEntry): void {
+    this.retries.push({ ...e, retry: (e.retry ?? 0) + 1 });
+  }
+
+  /**
    * Gives the URLs discovered so far frontier positions, in discovery order, each URL once. A URL
    * counts as already seen only when a committed state covers its position (seq < tail as this
    * allocation began): a record left by a step that died is re-allocated, never trusted. Past the
@@ -181,7 +194,10 @@ export class Frontier {
     const found = await getMany(kv, distinct.map((u) => keys.auditPage(auditId, u)));
     const existing = new Map<string, PageRecord | null>();
     distinct.forEach((u, i) => existing.set(u, found[i]));
+    // What a committed state covers: positions taken below are not (a step may die first).
     const committedTail = state.tail;
+    for (const r of this.retries) batch.set(keys.auditFrontier(auditId, state.tail++), r);
+    this.retries = [];
     const pace = new Pacer(ALLOCATIONS_PER_YIELD);
     /** URLs this allocation left out of the scope, and by which rule (every occurrence counts). */
     const outside = new Map<string, ScopeRule>();

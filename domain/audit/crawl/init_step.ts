@@ -16,17 +16,12 @@ import type { ByteBudget } from "./byte_budget.ts";
 import { capsOf, noteCap, noteRobotsCaps } from "./caps.ts";
 import { settingsOf } from "./fetcher.ts";
 import { Frontier } from "./frontier.ts";
+import { MAX_CRAWL_DELAY_S, newPace } from "./politeness.ts";
 import { probeHttp } from "./http_probe.ts";
 import { fetchRobots, RobotsSource } from "./robots_source.ts";
 import { readSitemaps } from "./sitemaps.ts";
 import type { CrawlInput, CrawlState } from "./state.ts";
 import { newRecord, type WriteBatch } from "./store.ts";
-
-/**
- * Crawl-delay honoured, at most, in seconds: a site may ask for any delay, and a longer one would
- * stretch an audit of a few hundred pages over hours.
- */
-export const MAX_CRAWL_DELAY_S = 10;
 
 /**
  * Runs the first step and returns the state it starts the crawl with; its writes (robots.txt,
@@ -100,6 +95,7 @@ export async function initCrawl(
     capsHit: {},
     botToken: s.robotsToken,
     ...(scope ? { scope: { list: scope.list !== null, leftOut: {} } } : {}),
+    pace: newPace(),
   };
   const robotsUrl = `${origin}/robots.txt`;
   let robots: Robots = makeRobots(robotsUrl, "unreachable", 0, "");
@@ -123,7 +119,10 @@ export async function initCrawl(
   // List mode fetches only the listed URLs, each judged by robots.txt as it is fetched.
   state.ownBotBlocked = checked !== null && scope?.list == null && !robots.isAllowed(startUrl);
   state.startBlockedForGoogle = !robots.isAllowed(startUrl, "Googlebot");
+  // Crawl-delay, capped (a longer one would stretch a few hundred pages over hours): politeness.ts
+  // reads it per host from each robots.txt; the value asked for is reported.
   state.crawlDelayMs = Math.min(robots.crawlDelay, MAX_CRAWL_DELAY_S) * 1000;
+  state.pace!.crawlDelayAsked = robots.crawlDelay;
 
   const frontier = new Frontier(kv, auditId, state, batch, caps, input.maxPages, scope);
   let startInSitemap = false;

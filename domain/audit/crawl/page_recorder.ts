@@ -47,6 +47,8 @@ export interface RecordTarget {
   caps: CrawlCaps;
   /** Hands a URL found on a page (or a redirect's target) to the frontier. */
   discover: (url: string, depth: number, hops?: number) => void;
+  /** Sends an entry a 429/503 answered back to the frontier (politeness.ts). */
+  requeue: (e: FrontierEntry) => void;
   /** Where a page's same-site resources are queued for broken_resources (absent: not checked). */
   resources?: ResourceQueue;
 }
@@ -54,7 +56,8 @@ export interface RecordTarget {
 /**
  * Records the results of entries taken from the frontier (`results[i]` is what `entries[i]`, whose
  * record is `records[i]`, produced). An entry skipped for the byte budget is not recorded: it
- * stays queued. Counts fetches on the state; writes go to the step's batch.
+ * stays queued; one a 429/503 sent back is queued again, its record untouched. Counts fetches
+ * (and retries) on the state; writes go to the step's batch.
  *
  * @example
  * ```ts
@@ -63,6 +66,7 @@ export interface RecordTarget {
  * await recordPages(entries, records, results, {
  *   batch, auditId, state, caps,
  *   discover: (url, depth, hops) => frontier.discover(url, depth, hops),
+ *   requeue: (e) => frontier.requeue(e),
  * });
  * ```
  */
@@ -72,7 +76,7 @@ export async function recordPages(
   results: readonly Fetched[],
   to: RecordTarget,
 ): Promise<void> {
-  const { batch, auditId, state, caps, discover, resources } = to;
+  const { batch, auditId, state, caps, discover, requeue, resources } = to;
   const findings = new FindingsWriter(batch, auditId, state.stored);
   const pace = new Pacer(PAGES_PER_YIELD);
   for (let i = 0; i < results.length; i++) {
@@ -83,6 +87,11 @@ export async function recordPages(
     const rec = records[i];
     const seq = rec.seq;
     if (res.kind === "skipped") continue;
+    if (res.kind === "retry") {
+      requeue(e);
+      if (state.pace) state.pace.retries++;
+      continue;
+    }
     if (res.kind === "blocked") {
       rec.state = "blocked";
     } else if (res.kind === "failed") {
@@ -93,6 +102,7 @@ export async function recordPages(
     } else {
       state.fetches++;
       state.completed++;
+      if (res.gaveUp && state.pace) state.pace.gaveUp++;
       recordResponse(rec, res, state, (url, depth) => discover(url, depth, (e.hops ?? 0) + 1));
       if (res.page) {
         const { facts } = res.page;

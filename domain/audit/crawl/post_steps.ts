@@ -13,7 +13,8 @@
  */
 import { AI_CRAWLERS, llmsTxtProblems } from "../checks/agent.ts";
 import type { Evidence } from "../types.ts";
-import { failureKind, fetchText, isHtmlType, Politeness, settingsOf } from "./fetcher.ts";
+import { failureKind, fetchText, isHtmlType, settingsOf } from "./fetcher.ts";
+import { newPace, Politeness } from "./politeness.ts";
 import { capsOf, noteRobotsCaps } from "./caps.ts";
 import { checkResourceBatch } from "./resource_checks.ts";
 import { BudgetSpentError, type ByteBudget } from "./byte_budget.ts";
@@ -60,7 +61,7 @@ export async function runPostCrawlStep(
   const post = state.post;
   if (state.resources && state.resources.checked < state.resources.tail) {
     const caps = capsOf(input);
-    const politeness = new Politeness(state.crawlDelayMs, state.nextSlotAt);
+    const politeness = new Politeness(state.pace ??= newPace(), input.maxRps ?? null);
     await checkResourceBatch(state.resources, batch, {
       kv,
       auditId,
@@ -81,7 +82,6 @@ export async function runPostCrawlStep(
       hits: state.capsHit ??= {},
       byteLimit: budget.limit,
     });
-    state.nextSlotAt = politeness.next;
     return true;
   }
   if (input.render) {

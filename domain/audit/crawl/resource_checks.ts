@@ -12,7 +12,8 @@
  *
  * After the crawl, the post-crawl steps check the queue in batches (`checkResourceBatch`): robots
  * rules of the resource's origin honoured (a disallowed resource is not fetched and not judged),
- * Crawl-delay kept, HEAD with a GET fallback (fetcher.ts `fetchResourceStatus`), the answer
+ * the host's politeness pace kept (politeness.ts: a 429, or a 503 with Retry-After, slows the host
+ * down and leaves that resource unjudged, never retried), HEAD with a GET fallback (fetcher.ts `fetchResourceStatus`), the answer
  * written back to `audit_resources/<url>`. The site-wide pass (finalize/resources.ts) joins the
  * answers with each page's references. Memory: one step's resources, never the site's.
  *
@@ -27,7 +28,8 @@ import { FRAME_KINDS } from "../resources.ts";
 import type { PageFacts } from "../page_facts.ts";
 import { BudgetSpentError } from "./byte_budget.ts";
 import { type CapHit, type CapName, noteCap } from "./caps.ts";
-import { failureKind, fetchResourceStatus, type FetchSettings, Politeness } from "./fetcher.ts";
+import { failureKind, fetchResourceStatus, type FetchSettings } from "./fetcher.ts";
+import type { Politeness } from "./politeness.ts";
 import type { RobotsSource } from "./robots_source.ts";
 import { getMany, urlHash, type WriteBatch } from "./store.ts";
 
@@ -44,7 +46,10 @@ export interface ResourceProgress {
 /** One distinct resource: its queue position and, once checked, what it answered. */
 export interface ResourceRecord {
   seq: number;
-  /** Checked: "ok"/"broken" with a status or failure; "skip": not judged (robots, refused, 429). */
+  /**
+   * Checked: "ok"/"broken" with a status or failure; "skip": not judged (robots, refused, a 429 or
+   * a 503 with Retry-After).
+   */
   r?: "ok" | "broken" | "skip";
   /** HTTP status of the final answer (0 when none). */
   s?: number;
@@ -167,13 +172,21 @@ export async function checkResourceBatch(
   let next = 0;
   let written = 0;
   let spent = false;
+  // Positions up to the first one whose politeness slot fell beyond the step count as checked.
+  let deferredAt = -1;
+  const deadline = Date.now() + (ctx.stopAt - performance.now());
   const worker = async () => {
-    while (!spent && next < urls.length) {
+    while (!spent && deferredAt < 0 && next < urls.length) {
       if (performance.now() > ctx.stopAt || ctx.pastDeadline()) return;
-      const { seq, url } = urls[next++];
-      const rec = await checkOne(url, seq, ctx);
+      const i = next++;
+      const { seq, url } = urls[i];
+      const rec = await checkOne(url, seq, ctx, deadline);
       if (rec === "spent") {
         spent = true;
+        return;
+      }
+      if (rec === "deferred") {
+        if (deferredAt < 0 || i < deferredAt) deferredAt = i;
         return;
       }
       batch.set(keys.auditResource(ctx.auditId, url), rec);
@@ -188,30 +201,40 @@ export async function checkResourceBatch(
     if (ctx.byteLimit !== undefined) noteCap(ctx.hits, "bytes", ctx.byteLimit, left);
     p.checked = p.tail;
   } else {
-    // Workers finish every position they take: the first `next` are checked.
-    p.checked += next;
+    // Workers finish every position they take: the first `next` are checked (those after a
+    // deferred one are checked again by the next step, their answers written again).
+    p.checked += deferredAt >= 0 ? deferredAt : next;
   }
   return true;
 }
 
-/** Checks one resource; "spent" when the byte budget had nothing left for it. */
+/**
+ * Checks one resource; "spent" when the byte budget had nothing left for it, "deferred" when its
+ * host's politeness slot falls beyond the step (`deadline`, epoch ms).
+ */
 async function checkOne(
   url: string,
   seq: number,
   ctx: ResourceCheckContext,
-): Promise<ResourceRecord | "spent"> {
-  let origin: string;
+  deadline: number,
+): Promise<ResourceRecord | "spent" | "deferred"> {
+  let u: URL;
   try {
-    origin = new URL(url).origin;
+    u = new URL(url);
   } catch {
     return { seq, r: "skip" };
   }
-  const robots = await ctx.robots.for(origin);
+  const robots = await ctx.robots.for(u.origin);
   if (!robots.isAllowed(url)) return { seq, r: "skip" }; // not fetched, not judged
-  await ctx.politeness.wait();
+  if (!(await ctx.politeness.wait(u.host, robots.crawlDelay, deadline))) return "deferred";
+  const startedAt = Date.now();
   try {
     const a = await fetchResourceStatus(ctx.settings, url);
-    // A rate limit says nothing about the resource.
+    // A rate limit says nothing about the resource; it slows the host down.
+    if (a.throttleMs !== null) {
+      ctx.politeness.throttle(a.host, a.throttleMs, startedAt);
+      return { seq, r: "skip", s: a.status };
+    }
     if (a.status === 429) return { seq, r: "skip", s: a.status };
     return { seq, r: a.status >= 400 ? "broken" : "ok", s: a.status, f: null };
   } catch (e) {

@@ -14,6 +14,8 @@ import type { CapHit, CapName, CrawlCaps } from "./caps.ts";
 import type { ResourceProgress } from "./resource_checks.ts";
 import type { CrawlScope, ScopeRule } from "../scope.ts";
 import type { UserAgentPreset } from "../user_agents.ts";
+import type { PaceState, PolitenessReport } from "./politeness.ts";
+import type { SiteAuth } from "../site_auth.ts";
 
 /** What an audit's crawl is asked to do; the budgets are the operator's and the plan's. */
 export interface CrawlInput {
@@ -43,6 +45,16 @@ export interface CrawlInput {
   scope?: CrawlScope;
   /** Who the crawl says it is and which robots.txt group it obeys; default `serpwright`. */
   userAgent?: UserAgentPreset;
+  /**
+   * Requests per second per host at most (the audit's `max_rps` within the operator's
+   * `CRAWL_MAX_RPS`); absent: no cap but the concurrency (politeness.ts).
+   */
+  maxRps?: number;
+  /**
+   * Staging credentials, sent only to the start URL's origin (site_auth.ts). Opened from their
+   * sealed copy for each step by the caller, never stored in the state.
+   */
+  auth?: SiteAuth;
 }
 
 /** How much one step may do before it commits and hands over to the next. */
@@ -79,6 +91,8 @@ export interface CrawlOutcome {
   limitsHit?: Partial<Record<CapName, CapHit>>;
   /** A scoped crawl: what each scope rule left out (absent: the whole site). */
   scopeLeftOut?: Partial<Record<ScopeRule, number>>;
+  /** How politeness paced the crawl (absent on outcomes before it was reported). */
+  politeness?: PolitenessReport;
 }
 
 export interface CrawlState {
@@ -94,9 +108,12 @@ export interface CrawlState {
   robots: Record<string, RobotsMeta>;
   /** Lint problems of the start origin's robots.txt. */
   robotsProblems: string[];
+  /** The start origin's Crawl-delay, ms (kept for older states; politeness reads `pace`). */
   crawlDelayMs: number;
-  /** Epoch ms the next request may start (Crawl-delay across steps). */
+  /** Older states' one request slot; politeness now keeps a slot per host in `pace`. */
   nextSlotAt: number;
+  /** Per-host pace and throttling counts (politeness.ts); absent on states older than it. */
+  pace?: PaceState;
   sitemap: SitemapInfo;
   sitemapChunks: number;
   /** Next sitemap chunk to seed into the frontier; equals sitemapChunks once seeded. */

@@ -5,6 +5,7 @@
  * `invalid_request` naming the field as on `/v1`.
  */
 import { z } from "zod";
+import { MaxRpsSchema, SiteAuthSchema } from "../../../app/operations/audit_access_schema.ts";
 
 export const AuditOptionArgs = {
   include: z.array(z.string()).optional().describe(
@@ -30,9 +31,31 @@ export const AuditOptionArgs = {
     "start/set: serpwright (default), googlebot_smartphone, googlebot_desktop or bingbot: the " +
       "crawler names itself plus that crawler's token and obeys that token's robots.txt rules",
   ),
+  auth: SiteAuthSchema.optional().describe(
+    "start/set: staging access, as POST /v1/projects/{projectId}/audits auth: basic (user, " +
+      "password), headers (a few named headers) or cookie; sent only to the project's own " +
+      "origin, encrypted at rest, shown masked, deleted when the audit ends. Raw audits only",
+  ),
+  max_rps: MaxRpsSchema.optional().describe(
+    "start/set: requests per second per host at most (0.1-100), within the server's own cap",
+  ),
 };
 
 const Args = z.object(AuditOptionArgs);
 
 /** The options as a tool's arguments carry them. */
 export type AuditOptionArgsOut = z.output<typeof Args>;
+
+/** The options of a tool call as the operation's body spells them. */
+export function auditOptionsBody(a: AuditOptionArgsOut) {
+  return {
+    include: a.include,
+    exclude: a.exclude,
+    max_depth: a.max_depth,
+    urls: a.urls,
+    sitemap_only: a.sitemap_only,
+    user_agent: a.user_agent,
+    auth: a.auth,
+    max_rps: a.max_rps,
+  };
+}

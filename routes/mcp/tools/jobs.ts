@@ -37,7 +37,7 @@ import {
 } from "../kit.ts";
 import { taskAnswer } from "../task_wire.ts";
 import { MAX_WAIT_SECONDS, waitForJob } from "../wait.ts";
-import { AuditOptionArgs, type AuditOptionArgsOut } from "./audit_options.ts";
+import { AuditOptionArgs, auditOptionsBody } from "./audit_options.ts";
 
 type AuditOut = ReturnType<typeof auditView>;
 type RecheckOut = z.output<typeof Recheck>;
@@ -100,18 +100,6 @@ const AuditsInput = z.object({
 }).strict();
 
 type AuditArgs = z.output<typeof AuditsInput>;
-
-/** The audit options of `start` as a body of `POST /v1/projects/{projectId}/audits`. */
-function auditOptionsBody(a: AuditOptionArgsOut) {
-  return {
-    include: a.include,
-    exclude: a.exclude,
-    max_depth: a.max_depth,
-    urls: a.urls,
-    sitemap_only: a.sitemap_only,
-    user_agent: a.user_agent,
-  };
-}
 
 const AUDIT_STEPS: Record<AuditOut["status"], number> = {
   queued: 0,

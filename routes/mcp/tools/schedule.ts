@@ -12,7 +12,7 @@ import {
   setScheduleOp,
 } from "../../../app/operations/schedules.ts";
 import { action, actionTool, required } from "../kit.ts";
-import { AuditOptionArgs } from "./audit_options.ts";
+import { AuditOptionArgs, auditOptionsBody } from "./audit_options.ts";
 
 const ScheduleInput = z.object({
   action: z.enum(["get", "set", "delete"]).describe(
@@ -69,12 +69,7 @@ export const scheduleTool = actionTool({
           day_of_week: a.day_of_week,
           day_of_month: a.day_of_month,
           render: a.render,
-          include: a.include,
-          exclude: a.exclude,
-          max_depth: a.max_depth,
-          urls: a.urls,
-          sitemap_only: a.sitemap_only,
-          user_agent: a.user_agent,
+          ...auditOptionsBody(a),
         },
       };
     }, (view: ScheduleOut, _args, _ctx, outcome) => {
