@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { createProject } from "../../domain/projects.ts";
 import { canonicalJson, sha256Hex } from "../../domain/replay_seal.ts";
-import { deleteSchedule, putSchedule } from "../../domain/monitoring/schedules.ts";
+import type { ScheduleRecord } from "../../domain/monitoring/schedules.ts";
 import { keys } from "../../kv/keys.ts";
 import { errorCode, subscribeProject, type TestApp, withApp } from "../helpers/app.ts";
 import { balanceOf, liveWithCredits } from "../helpers/credits.ts";
@@ -128,6 +128,7 @@ Deno.test("a staging audit: sent to the site, shown masked, sealed at rest, neve
         assert.deepEqual(done.body.options, {
           auth: { type: "basic", user: USER, password: "***" },
           max_rps: 50,
+          user_agent: "serpwright",
         });
         assert.ok(!done.text.includes(PASSWORD));
         assert.equal(done.body.politeness.max_rps, 50);
@@ -280,18 +281,27 @@ Deno.test("a schedule keeps its own sealed copy, copies it into each run, and de
   const site = stagingSite();
   try {
     await withApp(async (app) => {
-      const deps = app.service.services.deps;
       const { accountId } = await app.signup();
       const key = await app.liveKey(accountId);
       const projectId = await newProject(app, key, site.origin);
       await subscribeProject(app, accountId, projectId, "basic");
-      const caller = { accountId, mode: "live" as const };
-      const { schedule } = await putSchedule(deps, caller, projectId, {
-        cadence: "weekly",
-        hourUtc: 6,
-        auth: { type: "basic", user: USER, password: PASSWORD },
-        maxRps: 20,
+      const put = await app.req("PUT", `/v1/projects/${projectId}/schedule`, {
+        key,
+        body: {
+          cadence: "weekly",
+          hour_utc: 6,
+          auth: { type: "basic", user: USER, password: PASSWORD },
+          max_rps: 20,
+        },
       });
+      assert.equal(put.status, 201, put.text);
+      assert.deepEqual(put.body.options, {
+        user_agent: "serpwright",
+        auth: { type: "basic", user: USER, password: "***" },
+        max_rps: 20,
+      });
+      assert.ok(!put.text.includes(PASSWORD));
+      const schedule = (await app.kv.get<ScheduleRecord>(keys.schedule(projectId))).value!;
       assert.deepEqual(schedule.auth, { type: "basic", user: USER, password: "***" });
       assert.ok((await app.kv.get(keys.scheduleAuth(projectId))).value);
       assert.deepEqual(await secretsAtRest(app.kv, ":memory:"), []);
@@ -305,6 +315,7 @@ Deno.test("a schedule keeps its own sealed copy, copies it into each run, and de
       assert.deepEqual(done.body.options, {
         auth: { type: "basic", user: USER, password: "***" },
         max_rps: 20,
+        user_agent: "serpwright",
       });
       assert.ok(site.to("/a").every((r) => r.status === 200) && site.to("/a").length === 1);
       // The run's copy is gone with the run; the schedule's stays for the next runs.
@@ -312,15 +323,19 @@ Deno.test("a schedule keeps its own sealed copy, copies it into each run, and de
       assert.ok((await app.kv.get(keys.scheduleAuth(projectId))).value);
 
       // A PUT without auth removes the schedule's copy; one with it seals a new one.
-      await putSchedule(deps, caller, projectId, { cadence: "weekly", hourUtc: 6 });
+      const schedulePut = (body: Record<string, unknown>) =>
+        app.req("PUT", `/v1/projects/${projectId}/schedule`, {
+          key,
+          body: { cadence: "weekly", hour_utc: 6, ...body },
+        });
+      assert.equal((await schedulePut({})).status, 200);
       assert.equal((await app.kv.get(keys.scheduleAuth(projectId))).value, null);
-      await putSchedule(deps, caller, projectId, {
-        cadence: "weekly",
-        hourUtc: 6,
-        auth: { type: "cookie", cookie: `s=${PASSWORD}` },
-      });
+      const cookie = await schedulePut({ auth: { type: "cookie", cookie: `s=${PASSWORD}` } });
+      assert.equal(cookie.status, 200, cookie.text);
+      assert.deepEqual(cookie.body.options.auth, { type: "cookie", cookie: "***" });
       assert.ok((await app.kv.get(keys.scheduleAuth(projectId))).value);
-      await deleteSchedule(deps, accountId, projectId, "live");
+      const gone = await app.req("DELETE", `/v1/projects/${projectId}/schedule`, { key });
+      assert.equal(gone.status, 200, gone.text);
       assert.equal((await app.kv.get(keys.scheduleAuth(projectId))).value, null);
       assert.deepEqual(await secretsAtRest(app.kv, ":memory:"), []);
     });
@@ -355,6 +370,7 @@ Deno.test("MCP: the audits tool's start takes auth and max_rps like the REST bod
         assert.deepEqual(audit.options, {
           auth: { type: "basic", user: USER, password: "***" },
           max_rps: 40,
+          user_agent: "serpwright",
         });
         assert.ok(!JSON.stringify(started).includes(PASSWORD));
         assert.ok(site.to("/").every((r) => r.status === 200) && site.to("/").length === 1);
