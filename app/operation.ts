@@ -92,6 +92,11 @@ export interface Operation<
   /** The result's schema (documented, and the MCP output's part). */
   output: z.ZodType;
   outputDescription: string;
+  /**
+   * `/v1` answers the result as a document of this type instead of JSON (the HTML report):
+   * `body` picks the document out of the result. MCP answers the structured result as always.
+   */
+  document?: { contentType: string; body(result: O): string };
   /** Error codes beyond authentication and validation, for the documentation. */
   errors: ErrorCode[];
   /** Takes an idempotency key (creating operations). */

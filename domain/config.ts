@@ -78,6 +78,11 @@ export interface Config {
    * nothing; default twice the per-key limit.
    */
   accountRateLimitPerMinute: number;
+  /**
+   * `SHARED_PAGE_RATE_PER_MINUTE`: requests per minute per client IP to the shared report and
+   * preview pages (`/reports/{token}`, `/previews/{token}`), unknown tokens included (default 60).
+   */
+  sharedPageRatePerMinute: number;
   /** Abuse limits of the public signup (section "Signup limits" of the README). */
   signup: {
     /** Signups per hour per client IP (the interface's 5). */
@@ -271,6 +276,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       1,
       2_000_000_000,
     ),
+    sharedPageRatePerMinute: int("SHARED_PAGE_RATE_PER_MINUTE", 60, 1, 1_000_000_000),
     signup: {
       perIpPerHour: int("SIGNUP_RATE_PER_IP_PER_HOUR", 5, 1, 1_000_000),
       globalPerHour: int("SIGNUP_RATE_GLOBAL_PER_HOUR", 500, 1, 10_000_000),

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { type AccountActor, anonymousActor, keyActor } from "../app/actor.ts";
 import { execute, type Operation } from "../app/operation.ts";
@@ -47,9 +47,14 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
     ...op.errors,
   ];
   // The success status, and any other one `run` may set, each documented with the result's schema.
-  const success = { [op.status]: { description: op.outputDescription, schema: op.output } };
+  const schema = op.document
+    ? z.string().openapi({ description: op.outputDescription })
+    : op.output;
+  const contentType = op.document?.contentType.split(";")[0];
+  const success: Record<number, { description: string; schema: z.ZodType; contentType?: string }> =
+    { [op.status]: { description: op.outputDescription, schema, contentType } };
   for (const [status, description] of Object.entries(op.otherStatuses ?? {})) {
-    success[Number(status)] = { description, schema: op.output };
+    success[Number(status)] = { description, schema, contentType };
   }
   const route = createRoute({
     method: op.method,
@@ -97,6 +102,11 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
       header: (name, value) => ctx.header(name, value),
     });
     if (outcome.replayed) ctx.header("Idempotent-Replayed", "true");
+    if (op.document) {
+      return ctx.body(op.document.body(outcome.body), outcome.status as 200, {
+        "Content-Type": op.document.contentType,
+      });
+    }
     return ctx.json(outcome.body as object, outcome.status as 200);
   });
 }

@@ -10,7 +10,9 @@ import { ARTICLE_OPERATIONS } from "./articles.ts";
 import { AUDIT_OPERATIONS } from "./audits.ts";
 import { BILLING_OPERATIONS } from "./billing.ts";
 import { PROJECT_OPERATIONS } from "./projects.ts";
+import { REPORT_OPERATIONS } from "./reports.ts";
 import { SCHEDULE_OPERATIONS } from "./schedules.ts";
+import { ARTICLE_SHARE_OPERATIONS, AUDIT_SHARE_OPERATIONS } from "./shares.ts";
 import { WEBHOOK_OPERATIONS } from "./webhooks.ts";
 
 export const OPERATIONS = [
@@ -19,7 +21,12 @@ export const OPERATIONS = [
   ...PROJECT_OPERATIONS,
   // 9–10 and the audit's findings listings (additive), 11–12.
   ...AUDIT_OPERATIONS,
+  // Additive: the HTML report and share links of an audit.
+  ...REPORT_OPERATIONS,
+  ...AUDIT_SHARE_OPERATIONS,
   ...ARTICLE_OPERATIONS,
+  // Additive: share links of an article's preview.
+  ...ARTICLE_SHARE_OPERATIONS,
   // Additive: a project's audit schedule.
   ...SCHEDULE_OPERATIONS,
   ...BILLING_OPERATIONS,

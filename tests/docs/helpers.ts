@@ -41,6 +41,13 @@ export const ADDITIVE_ENDPOINTS = [
   "PUT /v1/projects/{projectId}/schedule",
   "GET /v1/projects/{projectId}/schedule",
   "DELETE /v1/projects/{projectId}/schedule",
+  "GET /v1/audits/{auditId}/report",
+  "POST /v1/audits/{auditId}/shares",
+  "GET /v1/audits/{auditId}/shares",
+  "DELETE /v1/audits/{auditId}/shares/{shareId}",
+  "POST /v1/articles/{articleId}/shares",
+  "GET /v1/articles/{articleId}/shares",
+  "DELETE /v1/articles/{articleId}/shares/{shareId}",
 ] as const;
 
 /** The public ones; every other interface endpoint needs a bearer key. */

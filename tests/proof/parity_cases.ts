@@ -3,6 +3,8 @@
  * the failure a caller meets most (not_found for a foreign or invisible id, a refused limit).
  */
 import type { TestApp } from "../helpers/app.ts";
+import type { AuditRecord } from "../../domain/audits/record.ts";
+import { keys } from "../../kv/keys.ts";
 
 export interface World {
   sandbox: { key: string; accountId: string };
@@ -242,6 +244,192 @@ export const parityCases: ParityCase[] = [
       key: w.sandbox.key,
       tool: "articles",
       args: { action: "get", article_id: w.extra.articleId },
+    }),
+  },
+  {
+    op: "audits.report",
+    name: "report of an audit still queued",
+    changes: false,
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/audits/${w.extra.auditId}/report`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "report", audit_id: w.extra.auditId },
+    }),
+  },
+  {
+    op: "audits.report",
+    name: "report of another account's audit",
+    changes: false,
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/audits/${w.extra.auditId}/report?status=4xx`,
+      key: w.live.key,
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "audits",
+      args: { action: "report", audit_id: w.extra.auditId, status: "4xx" },
+    }),
+  },
+  {
+    op: "audit_shares.create",
+    name: "an audit still queued is not shared",
+    changes: false,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/audits/${w.extra.auditId}/shares`,
+      key: w.sandbox.key,
+      body: {},
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "share", audit_id: w.extra.auditId },
+    }),
+  },
+  {
+    op: "audit_shares.create",
+    name: "a completed sandbox audit, 7 days",
+    status: 201,
+    changes: true,
+    async setup(app, w) {
+      if (w.extra.doneAuditId) return;
+      w.extra.doneAuditId = await completedAudit(app, w.sandbox.accountId, w.sandboxProjectId);
+    },
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/audits/${w.extra.doneAuditId}/shares`,
+      key: w.sandbox.key,
+      body: { expires_in_days: 7 },
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "share", audit_id: w.extra.doneAuditId, expires_in_days: 7 },
+    }),
+  },
+  {
+    op: "audit_shares.list",
+    name: "the links of a completed audit",
+    status: 200,
+    changes: false,
+    async setup(app, w) {
+      if (w.extra.shareId) return;
+      const res = await app.req("POST", `/v1/audits/${w.extra.doneAuditId}/shares`, {
+        key: w.sandbox.key,
+        body: {},
+      });
+      if (res.status !== 201) throw new Error(`share setup: ${res.status} ${res.text}`);
+      w.extra.shareId = res.body.share_id;
+    },
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/audits/${w.extra.doneAuditId}/shares`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "shares", audit_id: w.extra.doneAuditId },
+    }),
+  },
+  {
+    op: "audit_shares.revoke",
+    name: "revoke a link",
+    status: 200,
+    changes: true,
+    rest: (w) => ({
+      method: "DELETE",
+      path: `/v1/audits/${w.extra.doneAuditId}/shares/${w.extra.shareId}`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "revoke_share", audit_id: w.extra.doneAuditId, share_id: w.extra.shareId },
+    }),
+  },
+  {
+    op: "audit_shares.revoke",
+    name: "a link of another account's audit",
+    changes: false,
+    rest: (w) => ({
+      method: "DELETE",
+      path: `/v1/audits/${w.extra.doneAuditId}/shares/${w.extra.shareId}`,
+      key: w.live.key,
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "audits",
+      args: { action: "revoke_share", audit_id: w.extra.doneAuditId, share_id: w.extra.shareId },
+    }),
+  },
+  {
+    op: "article_shares.create",
+    name: "an article still generating is not shared",
+    changes: false,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/articles/${w.extra.articleId}/shares`,
+      key: w.sandbox.key,
+      body: { expires_in_days: 3 },
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "articles",
+      args: { action: "share", article_id: w.extra.articleId, expires_in_days: 3 },
+    }),
+  },
+  {
+    op: "article_shares.create",
+    name: "more than 90 days is refused",
+    changes: false,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/articles/${w.extra.articleId}/shares`,
+      key: w.sandbox.key,
+      body: { expires_in_days: 91 },
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "articles",
+      args: { action: "share", article_id: w.extra.articleId, expires_in_days: 91 },
+    }),
+  },
+  {
+    op: "article_shares.list",
+    name: "no links yet",
+    status: 200,
+    changes: false,
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/articles/${w.extra.articleId}/shares`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "articles",
+      args: { action: "shares", article_id: w.extra.articleId },
+    }),
+  },
+  {
+    op: "article_shares.revoke",
+    name: "an unknown link",
+    changes: false,
+    rest: (w) => ({
+      method: "DELETE",
+      path: `/v1/articles/${w.extra.articleId}/shares/shr_unknown`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "articles",
+      args: { action: "revoke_share", article_id: w.extra.articleId, share_id: "shr_unknown" },
     }),
   },
   {
@@ -530,3 +718,43 @@ export const parityCases: ParityCase[] = [
     }),
   },
 ];
+
+/**
+ * A completed audit written straight into the store (the parity world runs no crawl): what a
+ * finished crawl leaves behind for the report and share operations.
+ */
+async function completedAudit(app: TestApp, accountId: string, projectId: string) {
+  const id = `aud_parity${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
+  const now = app.clock.now();
+  const audit: AuditRecord = {
+    id,
+    accountId,
+    projectId,
+    status: "completed",
+    funding: { kind: "sandbox" },
+    createdAt: now,
+    runningAt: now,
+    completedAt: now,
+    score: 80,
+    summary: {
+      issues_critical: 0,
+      issues_warning: 0,
+      issues_info: 0,
+      top_issues: [],
+      categories: { performance: 80, security: 80, indexability: 80, mobile: 80, structure: 80 },
+    },
+    error: null,
+    attempts: 1,
+    leaseUntil: now,
+    jobsCompleted: 1,
+    jobsFailed: 0,
+    changes: { previous_audit_id: null, new: 0, persisting: 0, fixed: 0 },
+    limitsHit: {},
+  };
+  await app.kv.atomic()
+    .set(keys.audit(accountId, id), audit)
+    .set(keys.auditOwner(id), accountId)
+    .set(keys.auditIssues(id), { previousAuditId: null, issues: [] })
+    .commit();
+  return id;
+}

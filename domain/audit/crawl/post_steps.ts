@@ -11,6 +11,7 @@
  * @module
  */
 import { keys } from "../../store.ts";
+import { labRecord } from "../../reports/lab.ts";
 import type { RenderFailedError } from "../../render/pool.ts";
 import type { RenderResult } from "../../render/renderer.ts";
 import { evaluateRenderedPage } from "../../render/checks.ts";
@@ -157,6 +158,7 @@ export async function runPostCrawlStep(
       return;
     }
     r.rendered++;
+    if (res.lab) batch.set(keys.auditLab(auditId, urls[k]), labRecord(urls[k], res.lab));
     const fired = recordRender(res, state, findings, input.now);
     const rec = records[k];
     if (rec && fired.length > 0) {

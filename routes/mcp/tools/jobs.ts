@@ -31,6 +31,14 @@ import {
   type ToolContext,
 } from "../kit.ts";
 import { MAX_WAIT_SECONDS, waitForJob } from "../wait.ts";
+import {
+  ARTICLE_SHARE_ACTIONS,
+  ArticleShareOutputs,
+  AUDIT_SHARE_ACTIONS,
+  AuditShareOutputs,
+  ReportArgs,
+  ShareArgs,
+} from "./shares.ts";
 
 type AuditOut = ReturnType<typeof auditView>;
 type ArticleOut = ReturnType<typeof articleView>;
@@ -42,17 +50,31 @@ const Wait = z.number().int().min(0).max(MAX_WAIT_SECONDS).optional().describe(
 );
 
 const AuditsInput = z.object({
-  action: z.enum(["start", "get", "issues", "issue", "pages"]).describe(
+  action: z.enum([
+    "start",
+    "get",
+    "issues",
+    "issue",
+    "pages",
+    "report",
+    "share",
+    "shares",
+    "revoke_share",
+  ]).describe(
     "start: queue a technical audit of project_id (an audit already queued or running is " +
       "returned as is, not charged twice). get: an audit (audit_id) with its score and summary " +
       "once completed. Once completed: issues: its issues worst first with meaning, fix and " +
       "change since the previous audit (filters severity, category, change); issue: the " +
       "affected items of one check with their evidence; pages: every URL the crawl met " +
-      "(filters status, indexable, check). Listings page with limit and cursor.",
+      "(filters status, indexable, check). Listings page with limit and cursor. report: the " +
+      "audit as one HTML page (charts, issues, inventory filtered like pages; issue for one " +
+      "issue's items). share: a link (url, shown once) that opens the report for a human " +
+      "without a key, expires_in_days 1-90 (default 30); shares: the links; revoke_share: " +
+      "end one (share_id).",
   ),
   project_id: z.string().min(1).max(100).optional().describe("start: the project (proj_…)"),
   audit_id: z.string().min(1).max(100).optional()
-    .describe("get, issues, issue, pages: the audit (aud_…)"),
+    .describe("every action but start: the audit (aud_…)"),
   render: z.boolean().optional().describe(
     "start: also render up to 50 pages in a real browser (priced apart: GET /v1/plans " +
       "rendered_audit_pricing; rendering_unavailable where the server has no browser)",
@@ -72,6 +94,8 @@ const AuditsInput = z.object({
     .describe(`issues, issue, pages: items per page, 1 to ${MAX_PAGE_SIZE} (default 50)`),
   cursor: z.string().optional()
     .describe("issues, issue, pages: the next_cursor of the previous page"),
+  ...ReportArgs,
+  ...ShareArgs,
 }).strict();
 
 type AuditArgs = z.output<typeof AuditsInput>;
@@ -184,6 +208,7 @@ export const auditsTool = actionTool({
     issue: IssueItems.optional()
       .describe("issue: the body of GET /v1/audits/{audit_id}/issues/{check}"),
     pages: PageList.optional().describe("pages: the body of GET /v1/audits/{audit_id}/pages"),
+    ...AuditShareOutputs,
   }),
   access: "key",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -241,21 +266,27 @@ export const auditsTool = actionTool({
       summary: `${pages.data.length} URL(s) of audit ${pages.audit_id}` +
         nextPage(pages.next_cursor),
     })),
+    ...AUDIT_SHARE_ACTIONS,
   },
 });
 
 const ArticlesInput = z.object({
-  action: z.enum(["start", "get"]).describe(
+  action: z.enum(["start", "get", "share", "shares", "revoke_share"]).describe(
     "start: queue one draft article for project_id (topic and/or primary_keyword). get: an " +
-      "article (article_id): status while generating, then the draft markdown.",
+      "article (article_id): status while generating, then the draft markdown. share: a " +
+      "preview link (url, shown once) for a human to read and approve the ready draft without " +
+      "a key, expires_in_days 1-90 (default 30); shares: the links; revoke_share: end one " +
+      "(share_id).",
   ),
   project_id: z.string().min(1).max(100).optional().describe("start: the project (proj_…)"),
   topic: z.string().optional().describe("start: the planned title, 3 to 180 characters"),
   primary_keyword: z.string().optional()
     .describe("start: the keyword to rank for, 2 to 120 characters (default: from the topic)"),
-  article_id: z.string().min(1).max(100).optional().describe("get: the article (art_…)"),
+  article_id: z.string().min(1).max(100).optional()
+    .describe("get, share, shares, revoke_share: the article (art_…)"),
   wait: Wait,
   idempotency_key: IdempotencyKeyArg,
+  ...ShareArgs,
 }).strict();
 
 type ArticleArgs = z.output<typeof ArticlesInput>;
@@ -319,10 +350,11 @@ export const articlesTool = actionTool({
     "credits unless the project is subscribed.",
   input: ArticlesInput,
   output: z.object({
-    article: Article,
+    article: Article.optional().describe("start, get"),
     poll_after_seconds: z.number().int().optional()
       .describe("Present while the article generates: when to call get again"),
     idempotent_replayed: z.boolean().optional(),
+    ...ArticleShareOutputs,
   }),
   access: "key",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -334,5 +366,6 @@ export const articlesTool = actionTool({
     get: action(getArticleOp, (a: ArticleArgs) => ({
       params: { articleId: required(a.article_id, "article_id", "get") },
     }), (article, a, ctx) => articleAnswer(ctx, article.article_id, article, a.wait)),
+    ...ARTICLE_SHARE_ACTIONS,
   },
 });
