@@ -285,9 +285,9 @@ export async function activeShareUrl(
   const key = deps.config.webhookEncryptionKey;
   if (!key) return null;
   const now = deps.clock.now();
-  const shares = await listShares(deps, accountId, targetId);
-  for (let i = shares.length - 1; i >= 0; i--) {
-    const s = shares[i];
+  const shares = (await listShares(deps, accountId, targetId))
+    .sort((a, b) => b.createdAt - a.createdAt);
+  for (const s of shares) {
     if (s.kind !== kind || s.sealed === null || shareStatus(s, now) !== "active") continue;
     try {
       return shareUrl(

@@ -651,16 +651,28 @@ export function auditReportHtml(d: AuditReportData, o: AuditPageOptions): string
       footer: footer(d, o),
     });
   }
-  const body = html`${watermark(d)}
-    <h1>SEO audit of ${site}</h1>
-    ${d.project ? html`<p>Project ${d.project.name}: ${urlLink(d.project.url)}</p>` : ""}
-    ${factsSection(d)}
-    ${scoreSection(d)}
-    ${historySection(d.history)}
-    ${changesSection(d)}
-    ${issuesSection(o, d)}
-    ${inventorySection(o, d, d.view)}
-    ${labSection(d)}`;
+  const body = html`
+    ${watermark(d)}
+        <h1>SEO audit of ${site}</h1>
+        ${d.project ? html`<p>Project ${d.project.name}: ${urlLink(d.project.url)}</p>` : ""}
+        ${factsSection(d)}
+        <nav aria-label="Contents">
+      <ul class="toc">
+          <li><a href="#score-h">Score</a></li>
+          <li><a href="#history-h">History</a></li>
+          <li><a href="#changes-h">Changes</a></li>
+          <li><a href="#issues-h">Issues</a></li>
+          <li><a href="#pages">Pages</a></li>
+          ${d.audit.render ? html`<li><a href="#lab-h">Lab metrics</a></li>` : ""}
+        </ul>
+    </nav>
+        ${scoreSection(d)}
+        ${historySection(d.history)}
+        ${changesSection(d)}
+        ${issuesSection(o, d)}
+        ${inventorySection(o, d, d.view)}
+        ${labSection(d)}
+  `;
   return reportDocument({
     title: `SEO audit report: ${site}, score ${d.audit.score}`,
     lang: "en",

@@ -29,6 +29,7 @@ code{font:.9em/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;backgrou
 .watermark{border:2px dashed var(--bad);color:var(--bad);background:#fff5f4;padding:.5rem .75rem;border-radius:6px;font-weight:600}
 .facts{display:flex;flex-wrap:wrap;gap:.25rem 1.5rem;padding:0;margin:.5rem 0;list-style:none}
 .facts li{margin:0}
+.toc{display:flex;flex-wrap:wrap;gap:.25rem 1rem;list-style:none;padding:.5rem 0;margin:0}
 .charts{display:flex;flex-wrap:wrap;gap:1rem 2rem;align-items:center}
 .chart{max-width:100%;height:auto}
 figure{margin:0}
@@ -75,7 +76,7 @@ summary{cursor:pointer;color:var(--accent)}
 footer.bottom{margin-top:3rem;border-top:1px solid var(--line);padding:1rem 0 2rem;font-size:.9rem;color:var(--muted)}
 @media print{
  body{font-size:11pt}
- header.top,.pager,.filters,.skip{display:none}
+ header.top,.pager,.filters,.skip,.toc{display:none}
  a{color:inherit;text-decoration:none}
  .table-wrap{overflow:visible}
  h2{break-after:avoid}

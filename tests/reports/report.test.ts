@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { sha256Hex } from "../../domain/replay_seal.ts";
+import { activeShareUrl } from "../../domain/shares.ts";
 import { errorCode, type TestApp, withApp } from "../helpers/app.ts";
 import { liveWithCredits } from "../helpers/credits.ts";
 import { serveSite } from "../helpers/sites.ts";
@@ -94,7 +95,7 @@ Deno.test("the audit report over HTTP: charts, history, changes, issues, invento
     const site = serveSite(hostileSite(52, state));
     const mcp: { close(): Promise<void> }[] = [];
     try {
-      const { live } = await liveWithCredits(app, 200);
+      const { accountId, live } = await liveWithCredits(app, 200);
       const proj = await app.req("POST", "/v1/projects", { key: live, body: { url: site.origin } });
       assert.equal(proj.status, 201, proj.text);
       const projectId = proj.body.project_id;
@@ -340,6 +341,7 @@ Deno.test("the audit report over HTTP: charts, history, changes, issues, invento
       const viaMcp = await call(client, "audits", { action: "report", audit_id: auditId });
       assert.equal(viaMcp.report.audit_id, auditId);
       assert.ok(viaMcp.report.html.includes(`Overall score ${audit.score} out of 100`));
+      app.clock.advance(1000);
       const mcpShare = await call(client, "audits", {
         action: "share",
         audit_id: auditId,
@@ -348,6 +350,16 @@ Deno.test("the audit report over HTTP: charts, history, changes, issues, invento
       assert.equal((await open(mcpShare.share.url)).status, 200);
       const mcpList = await call(client, "audits", { action: "shares", audit_id: auditId });
       assert.equal(mcpList.shares.data.length, 3);
+      // The audit resource links the report and the newest live link (sealed, so repeatable).
+      const resource = await client.readResource({ uri: `serpwright://audits/${auditId}` });
+      // deno-lint-ignore no-explicit-any
+      const linked = JSON.parse((resource.contents[0] as any).text);
+      assert.equal(linked.report_url, `${BASE}/v1/audits/${auditId}/report`);
+      assert.equal(linked.share_url, mcpShare.share.url);
+      assert.equal(
+        await activeShareUrl(app.service.services.deps, accountId, auditId),
+        mcpShare.share.url,
+      );
 
       // Expired: 404 once the clock passes expires_at; listed as expired.
       app.clock.advance(30 * DAY);
@@ -356,6 +368,7 @@ Deno.test("the audit report over HTTP: charts, history, changes, issues, invento
       const after = await app.req("GET", `/v1/audits/${auditId}/shares`, { key: live });
       const statuses = after.body.data.map((s: { status: string }) => s.status).sort();
       assert.deepEqual(statuses, ["expired", "expired", "revoked"]);
+      assert.equal(await activeShareUrl(app.service.services.deps, accountId, auditId), null);
       // The first audit's report still opens with the key, with its own one-point history.
       const older = await app.req("GET", `/v1/audits/${first}/report`, { key: live });
       assert.equal(older.status, 200);

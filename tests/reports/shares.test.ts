@@ -98,6 +98,20 @@ Deno.test("a sandbox key shares its audit (watermarked) and an article preview r
       assert.match(report.text, /class="watermark" role="note">Sandbox report/);
       assertInert(report.text, "sandbox report");
 
+      // At most 20 live links per audit; revoking one makes room.
+      const more = [];
+      for (let i = 0; i < 19; i++) {
+        more.push(await app.req("POST", `/v1/audits/${auditId}/shares`, { key, body: {} }));
+      }
+      assert.deepEqual(more.map((r) => r.status), Array(19).fill(201));
+      const over = await app.req("POST", `/v1/audits/${auditId}/shares`, { key, body: {} });
+      assert.equal(over.status, 409);
+      assert.equal(over.body.error.code, "limit_reached");
+      const made = more[0].body.share_id;
+      await app.req("DELETE", `/v1/audits/${auditId}/shares/${made}`, { key });
+      const room = await app.req("POST", `/v1/audits/${auditId}/shares`, { key, body: {} });
+      assert.equal(room.status, 201);
+
       // An article, its draft replaced by hostile model output.
       const started = await app.req("POST", `/v1/projects/${projectId}/articles`, {
         key,
