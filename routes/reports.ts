@@ -16,6 +16,7 @@ import { articlePreviewHtml } from "../app/reports/article_page.ts";
 import { auditReportHtml } from "../app/reports/audit_page.ts";
 import { messagePage } from "../app/reports/document.ts";
 import { REPORT_HEADERS } from "../app/reports/page_style.ts";
+import { CHECKS_BY_ID } from "../domain/audit/checks/index.ts";
 import { ApiError } from "../domain/errors.ts";
 import { loadArticlePreview } from "../domain/reports/article_preview.ts";
 import { loadAuditReport } from "../domain/reports/audit_report.ts";
@@ -70,7 +71,7 @@ async function sharedPage(c: Context<AppEnv>, s: Services, kind: ShareKind): Pro
       return page(c, 200, articlePreviewHtml(data, { baseUrl: base, shared: true }));
     }
     const query = ReportQuerySchema.safeParse(c.req.query());
-    if (!query.success) {
+    if (!query.success || (query.data.issue && !CHECKS_BY_ID.has(query.data.issue))) {
       return page(c, 400, messagePage(base, "Bad link", "This page's filters are not valid."));
     }
     const data = await loadAuditReport(deps, caller, share.targetId, reportQueryOf(query.data));

@@ -210,6 +210,10 @@ Deno.test("a sandbox key shares its audit (watermarked) and an article preview r
       assert.equal(revoked.body.status, "revoked");
       assert.equal((await open(created.body.url)).status, 404);
       assert.equal((await open(share.body.url)).status, 200, "the report's link still works");
+      assert.equal((await open(`${share.body.url}?issue=no_such_check`)).status, 400);
+      // A link whose account is gone opens nothing.
+      await app.kv.delete(keys.account(accountId));
+      assert.equal((await open(share.body.url)).status, 404, "account gone");
     } finally {
       await site.close();
     }
