@@ -63,6 +63,8 @@ export const capabilities: Capability[] = [
     jobs: (s) => scheduleJobs(s.deps),
     maintenance: (s) => scheduleMaintenance(s.deps),
   },
+  /** The HTML report, share links and the public pages they open (routes/reports.ts). */
+  { name: "reports", routes: () => import("./routes/reports.ts").then((m) => m.reportRoutes) },
   { name: "pages", routes: () => import("./routes/pages.ts").then((m) => m.pageRoutes) },
   /** The same capabilities as MCP tools at /mcp, on the same rules (routes/mcp/). */
   { name: "mcp", routes: () => import("./routes/mcp/route.ts").then((m) => m.mcpRoutes) },

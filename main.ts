@@ -111,6 +111,12 @@ export function createServices(deps: Deps): Services {
         windowMs: ADMIN_AUTH_WINDOW_MS,
         mode: "strict",
       }),
+      sharedPages: new RateLimiter(deps.kv, deps.clock, {
+        name: "shared_pages",
+        limit: deps.config.sharedPageRatePerMinute,
+        windowMs: 60_000,
+        mode: "batched",
+      }),
     },
     mcpWaits: new WaitSlots(deps.config.mcpWaits.perKey, deps.config.mcpWaits.perProcess),
   };
@@ -166,6 +172,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
     { name: "key rate", run: () => services.limits.key.flush() },
     { name: "ip rate", run: () => services.limits.ip.flush() },
     { name: "account rate", run: () => services.limits.account.flush() },
+    { name: "shared page rate", run: () => services.limits.sharedPages.flush() },
   ];
   // Shared periodic work (sweeps, schedule dispatch, pruning): once, by the leader.
   const shared: Task[] = [];

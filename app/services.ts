@@ -39,6 +39,8 @@ export interface Services {
     registration: RateLimiter;
     /** Failed operator-token attempts per client IP. */
     adminFailures: RateLimiter;
+    /** Shared report and preview pages per client IP (`SHARED_PAGE_RATE_PER_MINUTE`). */
+    sharedPages: RateLimiter;
   };
   /** The MCP `wait` calls this process holds open (`MCP_WAITS_PER_KEY`, `MCP_WAITS_PER_PROCESS`). */
   mcpWaits: WaitSlots;

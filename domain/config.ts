@@ -89,6 +89,11 @@ export interface Config {
    * client IP may make per hour (default 20); unused registrations expire after a day.
    */
   oauthRegistrationsPerIpPerHour: number;
+  /**
+   * `SHARED_PAGE_RATE_PER_MINUTE`: requests per minute per client IP to the shared report and
+   * preview pages (`/reports/{token}`, `/previews/{token}`), unknown tokens included (default 60).
+   */
+  sharedPageRatePerMinute: number;
   /** Abuse limits of the public signup (section "Signup limits" of the README). */
   signup: {
     /** Signups per hour per client IP (the interface's 5). */
@@ -308,6 +313,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       2_000_000_000,
     ),
     oauthRegistrationsPerIpPerHour: int("OAUTH_REGISTRATIONS_PER_IP_PER_HOUR", 20, 1, 1_000_000),
+    sharedPageRatePerMinute: int("SHARED_PAGE_RATE_PER_MINUTE", 60, 1, 1_000_000_000),
     signup: {
       perIpPerHour: int("SIGNUP_RATE_PER_IP_PER_HOUR", 5, 1, 1_000_000),
       globalPerHour: int("SIGNUP_RATE_GLOBAL_PER_HOUR", 500, 1, 10_000_000),

@@ -148,8 +148,9 @@ export const ERROR_CODES = {
   },
   limit_reached: {
     status: 409,
-    meaning: "A structural cap was hit (20 webhook endpoints per account).",
-    action: "Delete an endpoint you no longer use.",
+    meaning:
+      "A structural cap was hit (20 webhook endpoints per account, 20 live share links per audit or article).",
+    action: "Delete an endpoint, or revoke a share link, you no longer use.",
   },
   invalid_state: {
     status: 409,

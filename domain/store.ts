@@ -38,6 +38,8 @@ import type { AuditRecord } from "./audits/record.ts";
 import type { RecheckItem, RecheckRecord } from "./rechecks/record.ts";
 import type { SealedSiteAuth } from "./audits/site_access.ts";
 import type { RevocationSignal } from "./auth.ts";
+import type { LabRecord } from "./reports/lab.ts";
+import type { ShareLocation, ShareRecord } from "./shares.ts";
 import type { JobMessage } from "./deps.ts";
 import type { RunningJobMarker } from "./job_leases.ts";
 import type {
@@ -200,7 +202,17 @@ export const schema = {
   auditPrune: index<PruneKind>("audit"),
   auditPrunesDue: prefix("auditPrune"),
   pruneBackfill: value<BackfillState>(),
+  /** Lab metrics of a page rendered in lab conditions (kept with the findings). */
+  auditLab: value<LabRecord>(),
+  auditLabs: prefix("auditLab"),
   siteFacts: value<SiteFactsRecord>(),
+
+  // Share links of audit reports and article previews (domain/shares.ts).
+  /** Kept (revoked or expired) until its KV expiry, a week after it expires. */
+  share: record<ShareRecord>("shareByToken"),
+  sharesOfTarget: prefix("share"),
+  /** Token hash → the share; deleted when the share is revoked. */
+  shareByToken: index<ShareLocation>("share"),
 
   // Schedules.
   schedule: record<ScheduleRecord>("scheduleDue"),

@@ -146,6 +146,23 @@ export const keys = {
   /** Where the one-time backfill of prune markers stands (domain/audit/prune.ts). */
   pruneBackfill: () => ["audit_prune_backfill"] as const,
 
+  /**
+   * Lab metrics (LCP, CLS, TBT...) of one page a rendered audit rendered in lab conditions, by
+   * URL: at most `RENDER_LAB_PAGES` per audit, kept with the findings (the HTML report shows them).
+   */
+  auditLab: (auditId: string, url: string) => ["audit_lab", auditId, url] as const,
+  auditLabs: (auditId: string) => ["audit_lab", auditId] as const,
+
+  /**
+   * A share link of an audit report or an article preview, under its account and target (the
+   * audit or article id), so a target's links are one prefix and a foreign id simply misses.
+   */
+  share: (accountId: string, targetId: string, shareId: string) =>
+    ["shares", accountId, targetId, shareId] as const,
+  sharesOfTarget: (accountId: string, targetId: string) => ["shares", accountId, targetId] as const,
+  /** The SHA-256 hex of a share link's token → where its share record is (the public lookup). */
+  shareByToken: (tokenHash: string) => ["share_tokens", tokenHash] as const,
+
   /** What the latest completed audit learnt about a project's site (pages for internal links). */
   siteFacts: (projectId: string) => ["site_facts", projectId] as const,
 

@@ -54,7 +54,8 @@ const replayedHeader = {
  * listing the codes it carries. Rate-limit headers on all of them; `Idempotent-Replayed` on the
  * success of every operation that takes an Idempotency-Key (those that can answer
  * `idempotency_conflict`); 405 `method_not_allowed` on every operation, since its path answers
- * any other method with it (and `Allow`).
+ * any other method with it (and `Allow`). A success is JSON unless it names another
+ * `contentType` (the HTML report); errors are always JSON.
  */
 export function responses(
   success: Record<number, SuccessBody>,

@@ -28,11 +28,8 @@ import {
   MAX_LIST_URLS,
 } from "../../domain/audits/options.ts";
 import { getAudit } from "../../domain/audits/record.ts";
-import {
-  auditSummaryMarkdown,
-  SUMMARY_MAX_BYTES,
-  type SummaryLinks,
-} from "../../domain/audits/summary_markdown.ts";
+import { activeShareUrl } from "../../domain/shares.ts";
+import { auditSummaryMarkdown, SUMMARY_MAX_BYTES } from "../../domain/audits/summary_markdown.ts";
 import {
   exportAuditIssues,
   exportAuditPages,
@@ -473,16 +470,17 @@ const AuditQuery = z.object({
 });
 
 /**
- * The summary as a body. The share link is filled in once the audit has shares (the report's
- * share links); until then the summary carries the JSON link only.
+ * The summary as a body, with the audit's newest live share link when one can be repeated. The
+ * share lookup is keyed by the caller's account, so another account's audit finds none (and the
+ * builder answers `not_found` for it anyway).
  */
 async function summaryBody(
   deps: Parameters<typeof auditSummaryMarkdown>[0],
   actor: { accountId: string; mode: "sandbox" | "live" },
   auditId: string,
-  links: SummaryLinks = { shareUrl: null },
 ): Promise<BodyResult> {
-  const text = await auditSummaryMarkdown(deps, actor, auditId, links);
+  const shareUrl = await activeShareUrl(deps, actor.accountId, auditId);
+  const text = await auditSummaryMarkdown(deps, actor, auditId, { shareUrl });
   return bodyResult(SUMMARY_FORMAT.contentType, text);
 }
 

@@ -12,7 +12,9 @@ import { BILLING_OPERATIONS } from "./billing.ts";
 import { CONNECTED_APP_OPERATIONS } from "./connected_apps.ts";
 import { PROJECT_OPERATIONS } from "./projects.ts";
 import { RECHECK_OPERATIONS } from "./rechecks.ts";
+import { REPORT_OPERATIONS } from "./reports.ts";
 import { SCHEDULE_OPERATIONS } from "./schedules.ts";
+import { ARTICLE_SHARE_OPERATIONS, AUDIT_SHARE_OPERATIONS } from "./shares.ts";
 import { WEBHOOK_OPERATIONS } from "./webhooks.ts";
 
 export const OPERATIONS = [
@@ -25,7 +27,12 @@ export const OPERATIONS = [
   ...AUDIT_OPERATIONS,
   // Additive: re-checking one check of a completed audit.
   ...RECHECK_OPERATIONS,
+  // Additive: the HTML report and share links of an audit.
+  ...REPORT_OPERATIONS,
+  ...AUDIT_SHARE_OPERATIONS,
   ...ARTICLE_OPERATIONS,
+  // Additive: share links of an article's preview.
+  ...ARTICLE_SHARE_OPERATIONS,
   // Additive: a project's audit schedule.
   ...SCHEDULE_OPERATIONS,
   ...BILLING_OPERATIONS,

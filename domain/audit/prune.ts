@@ -21,11 +21,13 @@
  *   completing commit, which is what articles read).
  *
  * Deleted after a failed audit only (a failed audit serves no findings or pages: 409):
- * - `audit_pages` (seen set and page inventory), `audit_findings` (evidence), `audit_issues`.
+ * - `audit_pages` (seen set and page inventory), `audit_findings` (evidence), `audit_issues`,
+ *   `audit_lab` (lab metrics of the rendered lab pages).
  *
  * Kept after a completed audit (what the API and the next audit read): `audits` (the record,
  * with score, summary, changes), `audit_owner`, `audit_pages` (`GET /pages`), `audit_findings`
- * (`GET /issues/{check}`, `/pages?check=`), `audit_issues` (`GET /issues`, and the next audit's
+ * (`GET /issues/{check}`, `/pages?check=`), `audit_lab` (the HTML report's lab metrics),
+ * `audit_issues` (`GET /issues`, and the next audit's
  * new/persisting/fixed comparison), the project's `latestAudit` and `site_facts` (articles,
  * monitoring's regression comparison reads the records).
  *
@@ -76,7 +78,7 @@ export function workingStatePrefixes(auditId: string): Deno.KvKey[] {
 
 /** What a failed audit also loses: it never serves pages or findings. */
 function resultPrefixes(auditId: string): Deno.KvKey[] {
-  return [keys.auditPages(auditId), keys.auditFindingsAll(auditId)];
+  return [keys.auditPages(auditId), keys.auditFindingsAll(auditId), keys.auditLabs(auditId)];
 }
 
 /** Single keys deleted with the marker, after every prefix is empty. */

@@ -245,7 +245,8 @@ const TOOL_ACTIONS: Partial<Record<ErrorCode, string>> = {
     "failed, then try again.",
   idempotency_conflict: "Use a fresh idempotency_key for a new operation; retry the same " +
     "operation later to get its stored answer.",
-  limit_reached: "Delete a webhook endpoint you no longer use (webhooks, action delete).",
+  limit_reached: "Delete a webhook endpoint you no longer use (webhooks, action delete), or " +
+    "revoke a share link (audits or articles, action revoke_share).",
   rate_limited: "Wait retry_after_seconds, then call again.",
   internal_error: "Retry the call with the same idempotency_key; it is safe.",
 };

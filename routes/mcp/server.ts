@@ -9,6 +9,7 @@ import { keyActor } from "../../app/actor.ts";
 import { execute } from "../../app/operation.ts";
 import { getAuditOp } from "../../app/operations/audits.ts";
 import { ApiError } from "../../domain/errors.ts";
+import { activeShareUrl } from "../../domain/shares.ts";
 import type { Services } from "../env.ts";
 import type { McpCaller } from "./caller.ts";
 import type { Outcome, ToolSpec } from "./fast_call.ts";
@@ -18,7 +19,7 @@ import {
   quickstartMarkdown,
   SERVER_INSTRUCTIONS,
 } from "./docs.ts";
-import { compileTools, registerTools, type ToolDef } from "./kit.ts";
+import { compileTools, jsonResult, registerTools, type ToolDef } from "./kit.ts";
 import { TASKS_EXTENSION } from "./task_wire.ts";
 import { registerTaskMethods } from "./tasks.ts";
 import { accountTool, apiKeysTool, signupTool } from "./tools/accounts.ts";
@@ -191,13 +192,15 @@ export function buildMcpServer(
       new ResourceTemplate("serpwright://audits/{audit_id}", { list: undefined }),
       {
         title: "Audit report",
-        description: "An audit of this account as JSON: status, score and summary",
+        description: "An audit of this account as JSON: status, score and summary, the URL of " +
+          "its HTML report (report_url, with the key) and of its share link (share_url, for a " +
+          "human without a key; null until the audits tool's share action makes one)",
         mimeType: "application/json",
       },
       async (uri, vars) => {
         try {
           // The get operation of `GET /v1/audits/{auditId}` and the audits tool's get.
-          const { body: audit } = await execute(
+          const { body: result } = await execute(
             services,
             getAuditOp,
             keyActor(principal, caller.ip),
@@ -207,11 +210,18 @@ export function buildMcpServer(
               body: {},
             },
           );
+          const audit = jsonResult(result, `${baseUrl}/v1/audits/${vars.audit_id}`);
+          // The report it links: the keyed HTML page, and the newest live share link (one a
+          // human opens without a key) when there is one to repeat.
+          const links = {
+            report_url: `${baseUrl}/v1/audits/${audit.audit_id}/report`,
+            share_url: await activeShareUrl(services.deps, principal.account.id, audit.audit_id),
+          };
           return {
             contents: [{
               uri: uri.href,
               mimeType: "application/json",
-              text: JSON.stringify(audit, null, 2),
+              text: JSON.stringify({ ...audit, ...links }, null, 2),
             }],
           };
         } catch (err) {

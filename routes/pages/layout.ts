@@ -1,54 +1,12 @@
 /**
  * The shared HTML shell of the public pages: one small inline stylesheet, no scripts, no external
  * resources, readable on a phone. Every interpolated value goes through `esc` (or `raw` for
- * markup this module built itself).
+ * markup this module built itself); the escaping template lives in app/html.ts.
  */
 
-/** Markup that is already safe (built from escaped parts). */
-export class Html {
-  constructor(readonly value: string) {}
-  toString(): string {
-    return this.value;
-  }
-}
+import { Html, html, raw } from "../../app/html.ts";
 
-/** Escapes text for an HTML text node or a quoted attribute value. */
-export function esc(value: unknown): string {
-  return String(value)
-    .replaceAll("&", "&amp;")
-    .replaceAll("<", "&lt;")
-    .replaceAll(">", "&gt;")
-    .replaceAll('"', "&quot;")
-    .replaceAll("'", "&#39;");
-}
-
-/**
- * Tagged template: interpolations are escaped unless they are `Html` (or arrays of `Html`).
- *
- * @example
- * ```ts
- * html`<p>${userText}</p>`; // userText is escaped
- * ```
- */
-export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
-  let out = strings[0];
-  for (let i = 0; i < values.length; i++) {
-    out += render(values[i]) + strings[i + 1];
-  }
-  return new Html(out);
-}
-
-function render(v: unknown): string {
-  if (v instanceof Html) return v.value;
-  if (Array.isArray(v)) return v.map(render).join("");
-  if (v === null || v === undefined || v === false) return "";
-  return esc(v);
-}
-
-/** Trusted markup, e.g. a constant string of tags. */
-export function raw(markup: string): Html {
-  return new Html(markup);
-}
+export { esc, Html, html, raw } from "../../app/html.ts";
 
 /** A `<pre><code>` block; the code is escaped. */
 export function codeBlock(code: string, label?: string): Html {

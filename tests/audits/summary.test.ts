@@ -123,6 +123,19 @@ Deno.test("summary: score, deltas, the worst issues with their fix, the links; o
     } finally {
       await client.close();
     }
+
+    // Once the audit has a live share link, the summary carries it; revoked, it is gone again.
+    const share = await app.req("POST", `/v1/audits/${auditId}/shares`, { key, body: {} });
+    assert.equal(share.status, 201, share.text);
+    const shared = await markdown(app, key, `/v1/audits/${auditId}/summary.md`);
+    assert.ok(shared.text.includes(`Report: ${share.body.url}\n`), shared.text);
+    assert.ok(bytes(shared.text) <= SUMMARY_MAX_BYTES);
+    const revoked = await app.req("DELETE", `/v1/audits/${auditId}/shares/${share.body.share_id}`, {
+      key,
+    });
+    assert.equal(revoked.status, 200, revoked.text);
+    const after = await markdown(app, key, `/v1/audits/${auditId}/summary.md`);
+    assert.ok(!after.text.includes("Report:"), after.text);
   }));
 
 Deno.test("summary: 401 without a key, 404 for another account's audit, 409 before completion", () =>

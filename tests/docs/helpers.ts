@@ -46,6 +46,13 @@ export const ADDITIVE_ENDPOINTS = [
   "DELETE /v1/connected-apps/{id}",
   "POST /v1/audits/{auditId}/issues/{check}/recheck",
   "GET /v1/rechecks/{recheckId}",
+  "GET /v1/audits/{auditId}/report",
+  "POST /v1/audits/{auditId}/shares",
+  "GET /v1/audits/{auditId}/shares",
+  "DELETE /v1/audits/{auditId}/shares/{shareId}",
+  "POST /v1/articles/{articleId}/shares",
+  "GET /v1/articles/{articleId}/shares",
+  "DELETE /v1/articles/{articleId}/shares/{shareId}",
 ] as const;
 
 /** The public ones; every other interface endpoint needs a bearer key. */

@@ -70,7 +70,9 @@ function serialize(value: unknown): string {
   });
 }
 
-/** Masks what is random per run: prefixed ids, raw keys, hex digests, base64 blobs. */
+/**
+ * Masks what is random per run: prefixed ids, raw keys, hex digests, base64 blobs, share tokens.
+ */
 function mask(text: string): string {
   return text
     .replace(/\b(sk_(?:sandbox|live))_[A-Za-z0-9_]+/g, "<$1>")
@@ -78,6 +80,9 @@ function mask(text: string): string {
     .replace(/\b([a-z]{2,5})_[0-9a-z]{16,}\b/g, "<$1>")
     .replace(/\b[0-9a-f]{32,}\b/g, "<hex>")
     .replace(/"(last4|iv)":"[^"]*"/g, '"$1":"<random>"')
+    // A share link's token (in its URL) and the hint of it a listing shows.
+    .replace(/\/(reports|previews)\/[A-Za-z0-9_-]{43}/g, "/$1/<token>")
+    .replace(/"hint":"…[^"]*"/g, '"hint":"<hint>"')
     // The job table orders by wall-clock due time and a random tie-breaker.
     .replace(/\["job_queue",\d+,"[0-9a-z]+"\]/g, '["job_queue",<due>,<id>]')
     .replace(/"[A-Za-z0-9+/_-]{40,}={0,2}"/g, '"<blob>"');

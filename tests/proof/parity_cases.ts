@@ -540,6 +540,192 @@ export const parityCases: ParityCase[] = [
     }),
   },
   {
+    op: "audits.report",
+    name: "report of an audit still queued",
+    changes: false,
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/audits/${w.extra.auditId}/report`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "report", audit_id: w.extra.auditId },
+    }),
+  },
+  {
+    op: "audits.report",
+    name: "report of another account's audit",
+    changes: false,
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/audits/${w.extra.auditId}/report?status=4xx`,
+      key: w.live.key,
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "audits",
+      args: { action: "report", audit_id: w.extra.auditId, status: "4xx" },
+    }),
+  },
+  {
+    op: "audit_shares.create",
+    name: "an audit still queued is not shared",
+    changes: false,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/audits/${w.extra.auditId}/shares`,
+      key: w.sandbox.key,
+      body: {},
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "share", audit_id: w.extra.auditId },
+    }),
+  },
+  {
+    op: "audit_shares.create",
+    name: "a completed sandbox audit, 7 days",
+    status: 201,
+    changes: true,
+    async setup(app, w) {
+      if (w.extra.doneAuditId) return;
+      w.extra.doneAuditId = await completedAudit(app, w.sandbox.accountId, w.sandboxProjectId);
+    },
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/audits/${w.extra.doneAuditId}/shares`,
+      key: w.sandbox.key,
+      body: { expires_in_days: 7 },
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "share", audit_id: w.extra.doneAuditId, expires_in_days: 7 },
+    }),
+  },
+  {
+    op: "audit_shares.list",
+    name: "the links of a completed audit",
+    status: 200,
+    changes: false,
+    async setup(app, w) {
+      if (w.extra.shareId) return;
+      const res = await app.req("POST", `/v1/audits/${w.extra.doneAuditId}/shares`, {
+        key: w.sandbox.key,
+        body: {},
+      });
+      if (res.status !== 201) throw new Error(`share setup: ${res.status} ${res.text}`);
+      w.extra.shareId = res.body.share_id;
+    },
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/audits/${w.extra.doneAuditId}/shares`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "shares", audit_id: w.extra.doneAuditId },
+    }),
+  },
+  {
+    op: "audit_shares.revoke",
+    name: "revoke a link",
+    status: 200,
+    changes: true,
+    rest: (w) => ({
+      method: "DELETE",
+      path: `/v1/audits/${w.extra.doneAuditId}/shares/${w.extra.shareId}`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "revoke_share", audit_id: w.extra.doneAuditId, share_id: w.extra.shareId },
+    }),
+  },
+  {
+    op: "audit_shares.revoke",
+    name: "a link of another account's audit",
+    changes: false,
+    rest: (w) => ({
+      method: "DELETE",
+      path: `/v1/audits/${w.extra.doneAuditId}/shares/${w.extra.shareId}`,
+      key: w.live.key,
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "audits",
+      args: { action: "revoke_share", audit_id: w.extra.doneAuditId, share_id: w.extra.shareId },
+    }),
+  },
+  {
+    op: "article_shares.create",
+    name: "an article still generating is not shared",
+    changes: false,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/articles/${w.extra.articleId}/shares`,
+      key: w.sandbox.key,
+      body: { expires_in_days: 3 },
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "articles",
+      args: { action: "share", article_id: w.extra.articleId, expires_in_days: 3 },
+    }),
+  },
+  {
+    op: "article_shares.create",
+    name: "more than 90 days is refused",
+    changes: false,
+    rest: (w) => ({
+      method: "POST",
+      path: `/v1/articles/${w.extra.articleId}/shares`,
+      key: w.sandbox.key,
+      body: { expires_in_days: 91 },
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "articles",
+      args: { action: "share", article_id: w.extra.articleId, expires_in_days: 91 },
+    }),
+  },
+  {
+    op: "article_shares.list",
+    name: "no links yet",
+    status: 200,
+    changes: false,
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/articles/${w.extra.articleId}/shares`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "articles",
+      args: { action: "shares", article_id: w.extra.articleId },
+    }),
+  },
+  {
+    op: "article_shares.revoke",
+    name: "an unknown link",
+    changes: false,
+    rest: (w) => ({
+      method: "DELETE",
+      path: `/v1/articles/${w.extra.articleId}/shares/shr_unknown`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "articles",
+      args: { action: "revoke_share", article_id: w.extra.articleId, share_id: "shr_unknown" },
+    }),
+  },
+  {
     op: "schedules.set",
     name: "weekly on the live project",
     status: 201,
@@ -851,24 +1037,35 @@ export const parityCases: ParityCase[] = [
 ];
 
 /**
- * A completed audit of the live project, written to the store as a finished crawl leaves it (the
- * parity app is a web process: it runs no crawl): title_missing fired on one page.
+ * A completed audit written straight into the store (the parity world runs no crawl): what a
+ * finished crawl leaves behind for the report, share and summary operations.
  */
-async function completedLiveAudit(app: TestApp, w: World): Promise<void> {
-  if (w.extra.doneAuditId) return;
+async function completedAudit(
+  app: TestApp,
+  accountId: string,
+  projectId: string,
+  funding: AuditRecord["funding"] = { kind: "sandbox" },
+  finding?: { check: string; url: string },
+): Promise<string> {
   const now = app.clock.now();
   const id = newId("aud", now);
   const audit: AuditRecord = {
     id,
-    accountId: w.live.accountId,
-    projectId: w.liveProjectId,
+    accountId,
+    projectId,
     status: "completed",
-    funding: { kind: "subscription" },
+    funding,
     createdAt: now,
     runningAt: now,
     completedAt: now,
-    score: 90,
-    summary: null,
+    score: 80,
+    summary: {
+      issues_critical: 0,
+      issues_warning: finding ? 1 : 0,
+      issues_info: 0,
+      top_issues: [],
+      categories: { performance: 80, security: 80, indexability: 80, mobile: 80, structure: 80 },
+    },
     error: null,
     attempts: 1,
     leaseUntil: now,
@@ -876,18 +1073,32 @@ async function completedLiveAudit(app: TestApp, w: World): Promise<void> {
     jobsFailed: 0,
     inStep: false,
     stepToken: null,
-    changes: null,
+    changes: { previous_audit_id: null, new: finding ? 1 : 0, persisting: 0, fixed: 0 },
+    limitsHit: {},
     trigger: "api",
   };
-  const url = "https://live.example.com/untitled";
-  await app.kv.atomic()
-    .set(keys.audit(w.live.accountId, id), audit)
-    .set(keys.auditOwner(id), w.live.accountId)
+  const op = app.kv.atomic()
+    .set(keys.audit(accountId, id), audit)
+    .set(keys.auditOwner(id), accountId)
     .set(keys.auditIssues(id), {
       previousAuditId: null,
-      issues: [{ check: "title_missing", affected: 1, eligible: 3, stored: 1, change: "new" }],
-    })
-    .set(keys.auditFinding(id, "title_missing", url, 0), { url })
-    .commit();
-  w.extra.doneAuditId = id;
+      issues: finding
+        ? [{ check: finding.check, affected: 1, eligible: 3, stored: 1, change: "new" }]
+        : [],
+    });
+  if (finding) op.set(keys.auditFinding(id, finding.check, finding.url, 0), { url: finding.url });
+  await op.commit();
+  return id;
+}
+
+/** A completed audit of the live project: title_missing fired on one page. */
+async function completedLiveAudit(app: TestApp, w: World): Promise<void> {
+  if (w.extra.doneAuditId) return;
+  w.extra.doneAuditId = await completedAudit(
+    app,
+    w.live.accountId,
+    w.liveProjectId,
+    { kind: "subscription" },
+    { check: "title_missing", url: "https://live.example.com/untitled" },
+  );
 }

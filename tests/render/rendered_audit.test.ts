@@ -146,6 +146,15 @@ Deno.test({
         );
         assert.ok(cov.body.data[0].coverage > 0 && cov.body.data[0].coverage < 1);
 
+        // The HTML report shows the lab page's figures (kept per lab page, not only for the
+        // pages a lab check fired on).
+        const report = await app.req("GET", `/v1/audits/${audit.audit_id}/report`, { key: live });
+        assert.equal(report.status, 200);
+        const lab = report.text.slice(report.text.indexOf('id="lab-h"'));
+        assert.match(lab, /Lab metrics per sampled page/);
+        assert.equal((lab.match(/<td class="url">/g) ?? []).length, 1, "one lab page");
+        assert.match(lab, /LCP ms/);
+
         // pro: included; basic: the difference from credits.
         const { accountId: a2, live: live2 } = await liveWithCredits(app, 60);
         const p2 = await app.req("POST", "/v1/projects", { key: live2, body: { url: s.origin } });

@@ -22,6 +22,7 @@
  * @module
  */
 import { keys } from "../../store.ts";
+import { labRecord } from "../../reports/lab.ts";
 import { isNofollowPage } from "../checks/helpers.ts";
 import { siteKeyOf } from "../page_facts.ts";
 import type { RenderFailedError } from "../../render/pool.ts";
@@ -273,6 +274,8 @@ async function renderBatch(c: RenderStepContext, r: Required<RenderProgress>): P
       return;
     }
     r.rendered++;
+    // The audit's list of lab pages (reports/lab.ts): the report reads it without the inventory.
+    if (res.lab) batch.set(keys.auditLab(auditId, urls[k]), labRecord(urls[k], res.lab));
     const fired = recordRender(res, state, findings, c.input.now);
     const rec = records[k];
     if (!rec) return;

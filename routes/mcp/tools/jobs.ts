@@ -38,6 +38,14 @@ import {
 import { taskAnswer } from "../task_wire.ts";
 import { MAX_WAIT_SECONDS, waitForJob } from "../wait.ts";
 import { AuditOptionArgs, auditOptionsBody } from "./audit_options.ts";
+import {
+  ARTICLE_SHARE_ACTIONS,
+  ArticleShareOutputs,
+  AUDIT_SHARE_ACTIONS,
+  AuditShareOutputs,
+  ReportArgs,
+  ShareArgs,
+} from "./shares.ts";
 
 type AuditOut = ReturnType<typeof auditView>;
 type RecheckOut = z.output<typeof Recheck>;
@@ -50,26 +58,42 @@ const Wait = z.number().int().min(0).max(MAX_WAIT_SECONDS).optional().describe(
 );
 
 const AuditsInput = z.object({
-  action: z.enum(["start", "get", "summary", "issues", "issue", "pages", "recheck", "recheck_get"])
-    .describe(
-      "start: queue a technical audit of project_id (an audit already queued or running with " +
-        "the same options is returned as is, not charged twice; other options: " +
-        "audit_in_progress). Optional scope and identity: include, exclude, max_depth, urls, " +
-        "sitemap_only, user_agent. get: an audit (audit_id) with its score and summary once " +
-        "completed. Once completed: summary: a Markdown summary of at most 2 KB (score, deltas, " +
-        "worst issues with their fix) to paste into a chat or a pull request; issues: its " +
-        "issues worst first with meaning, fix and change since the previous audit (filters " +
-        "severity, category, change); issue: the affected items of one check with their " +
-        "evidence; pages: every URL the crawl met (filters status, indexable, check). Listings " +
-        "page with limit and cursor; whole lists as CSV or NDJSON files come from the HTTP API. " +
-        "recheck: after a fix, fetch again only the affected URLs of one check (audit_id, " +
-        "check; at most 100) and judge it on them: each URL fixed, still_failing (fresh " +
-        "evidence) or not_checked; site-wide checks answer invalid_state; priced per URL " +
-        "(GET /v1/plans recheck_pricing). recheck_get: a re-check (recheck_id).",
-    ),
+  action: z.enum([
+    "start",
+    "get",
+    "summary",
+    "issues",
+    "issue",
+    "pages",
+    "recheck",
+    "recheck_get",
+    "report",
+    "share",
+    "shares",
+    "revoke_share",
+  ]).describe(
+    "start: queue a technical audit of project_id (an audit already queued or running with " +
+      "the same options is returned as is, not charged twice; other options: " +
+      "audit_in_progress). Optional scope, identity and access: include, exclude, max_depth, " +
+      "urls, sitemap_only, user_agent, auth, max_rps. get: an audit (audit_id) with its score " +
+      "and summary once completed. Once completed: summary: a Markdown summary of at most 2 KB " +
+      "(score, deltas, worst issues with their fix) to paste into a chat or a pull request; " +
+      "issues: its issues worst first with meaning, fix and change since the previous audit " +
+      "(filters severity, category, change); issue: the affected items of one check with their " +
+      "evidence; pages: every URL the crawl met (filters status, indexable, check). Listings " +
+      "page with limit and cursor; whole lists as CSV or NDJSON files come from the HTTP API. " +
+      "recheck: after a fix, fetch again only the affected URLs of one check (audit_id, " +
+      "check; at most 100) and judge it on them: each URL fixed, still_failing (fresh " +
+      "evidence) or not_checked; site-wide checks answer invalid_state; priced per URL " +
+      "(GET /v1/plans recheck_pricing). recheck_get: a re-check (recheck_id). report: the " +
+      "audit as one HTML page (charts, issues, inventory filtered like pages; issue for one " +
+      "issue's items). share: a link (url, shown once) that opens the report for a human " +
+      "without a key, expires_in_days 1-90 (default 30); shares: the links; revoke_share: " +
+      "end one (share_id).",
+  ),
   project_id: z.string().min(1).max(100).optional().describe("start: the project (proj_…)"),
   audit_id: z.string().min(1).max(100).optional()
-    .describe("get, issues, issue, pages, recheck: the audit (aud_…)"),
+    .describe("every action but start and recheck_get: the audit (aud_…)"),
   recheck_id: z.string().min(1).max(100).optional()
     .describe("recheck_get: the re-check (rck_…)"),
   render: z.boolean().optional().describe(
@@ -97,6 +121,8 @@ const AuditsInput = z.object({
     "issues, issue, pages: json only (the default). CSV and NDJSON files of a whole list are " +
       "downloads of GET /v1/audits/{audit_id}/issues, /issues/{check} or /pages?format=csv",
   ),
+  ...ReportArgs,
+  ...ShareArgs,
 }).strict();
 
 type AuditArgs = z.output<typeof AuditsInput>;
@@ -275,6 +301,7 @@ export const auditsTool = actionTool({
     audit_id: z.string().optional().describe("summary: the audit summarised"),
     markdown: z.string().optional()
       .describe("summary: the body of GET /v1/audits/{audit_id}/summary.md"),
+    ...AuditShareOutputs,
   }),
   access: "key",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -361,21 +388,27 @@ export const auditsTool = actionTool({
         summary: `${pages.data.length} URL(s) of audit ${pages.audit_id}` +
           nextPage(pages.next_cursor),
       }))),
+    ...AUDIT_SHARE_ACTIONS,
   },
 });
 
 const ArticlesInput = z.object({
-  action: z.enum(["start", "get"]).describe(
+  action: z.enum(["start", "get", "share", "shares", "revoke_share"]).describe(
     "start: queue one draft article for project_id (topic and/or primary_keyword). get: an " +
-      "article (article_id): status while generating, then the draft markdown.",
+      "article (article_id): status while generating, then the draft markdown. share: a " +
+      "preview link (url, shown once) for a human to read and approve the ready draft without " +
+      "a key, expires_in_days 1-90 (default 30); shares: the links; revoke_share: end one " +
+      "(share_id).",
   ),
   project_id: z.string().min(1).max(100).optional().describe("start: the project (proj_…)"),
   topic: z.string().optional().describe("start: the planned title, 3 to 180 characters"),
   primary_keyword: z.string().optional()
     .describe("start: the keyword to rank for, 2 to 120 characters (default: from the topic)"),
-  article_id: z.string().min(1).max(100).optional().describe("get: the article (art_…)"),
+  article_id: z.string().min(1).max(100).optional()
+    .describe("get, share, shares, revoke_share: the article (art_…)"),
   wait: Wait,
   idempotency_key: IdempotencyKeyArg,
+  ...ShareArgs,
 }).strict();
 
 type ArticleArgs = z.output<typeof ArticlesInput>;
@@ -439,10 +472,11 @@ export const articlesTool = actionTool({
     "credits unless the project is subscribed.",
   input: ArticlesInput,
   output: z.object({
-    article: Article,
+    article: Article.optional().describe("start, get"),
     poll_after_seconds: z.number().int().optional()
       .describe("Present while the article generates: when to call get again"),
     idempotent_replayed: z.boolean().optional(),
+    ...ArticleShareOutputs,
   }),
   access: "key",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -460,5 +494,6 @@ export const articlesTool = actionTool({
     get: action(getArticleOp, (a: ArticleArgs) => ({
       params: { articleId: required(a.article_id, "article_id", "get") },
     }), (article, a, ctx) => articleAnswer(ctx, article.article_id, article, a.wait)),
+    ...ARTICLE_SHARE_ACTIONS,
   },
 });

@@ -1,0 +1,262 @@
+/**
+ * Share links (additive): a public URL that opens a completed audit's report
+ * (`/reports/{token}`) or a ready article's preview (`/previews/{token}`) without a key, until it
+ * expires (1 to 90 days, default 30) or is revoked. Create (201, idempotent), list (never the
+ * token: its last 4 characters as a hint) and revoke, for audits and articles alike
+ * (domain/shares.ts).
+ *
+ * @module
+ */
+import { z } from "@hono/zod-openapi";
+import {
+  createShare,
+  DEFAULT_SHARE_DAYS,
+  MAX_LIVE_SHARES,
+  MAX_SHARE_DAYS,
+  revokeShare,
+  type ShareKind,
+  type ShareOwner,
+  sharesOf,
+  shareUrl,
+  shareView,
+} from "../../domain/shares.ts";
+import type { AccountActor } from "../actor.ts";
+import { defineOperation } from "../operation.ts";
+import { ArticleIdParam } from "./articles.ts";
+import { AuditIdParam } from "./audits.ts";
+
+export const CreateShareBody = z.object({
+  expires_in_days: z.number().int().min(1).max(MAX_SHARE_DAYS).optional().openapi({
+    description: `Days until the link stops working, 1 to ${MAX_SHARE_DAYS} (default ` +
+      `${DEFAULT_SHARE_DAYS}); a sandbox key's link ends with the sandbox key at the latest`,
+    example: DEFAULT_SHARE_DAYS,
+  }),
+}).strict().openapi("CreateShareRequest");
+
+const ShareStatus = z.enum(["active", "expired", "revoked"]);
+
+const shareFields = {
+  share_id: z.string().openapi({ example: "shr_0m3x9k2a7c1f4z8q2w6e5r" }),
+  status: ShareStatus,
+  hint: z.string().openapi({
+    description: "The token's last 4 characters, to tell links apart (the token itself is " +
+      "shown once, when the link is created)",
+    example: "…x9Qa",
+  }),
+  created_at: z.string(),
+  expires_at: z.string(),
+  revoked_at: z.string().nullable(),
+};
+
+export const AuditShare = z.object({ ...shareFields, audit_id: z.string() }).openapi("AuditShare");
+export const ArticleShare = z.object({ ...shareFields, article_id: z.string() }).openapi(
+  "ArticleShare",
+);
+
+const createdFields = {
+  url: z.string().openapi({
+    description: "The page anyone with the link can open without a key (noindex); shown once",
+    example: "http://localhost:8000/reports/x3Jd…",
+  }),
+};
+export const AuditShareCreated = AuditShare.extend(createdFields).openapi("AuditShareCreated");
+export const ArticleShareCreated = ArticleShare.extend(createdFields).openapi(
+  "ArticleShareCreated",
+);
+
+export const AuditShareList = z.object({ audit_id: z.string(), data: z.array(AuditShare) })
+  .openapi("AuditShareList");
+export const ArticleShareList = z.object({
+  article_id: z.string(),
+  data: z.array(ArticleShare),
+}).openapi("ArticleShareList");
+
+const ShareIdParam = z.object({
+  shareId: z.string().min(1).max(100).openapi({ param: { name: "shareId", in: "path" } }),
+});
+
+function ownerOf(actor: AccountActor): ShareOwner {
+  return {
+    accountId: actor.accountId,
+    mode: actor.mode,
+    keyId: actor.keyId,
+    keyExpiresAt: actor.principal?.key.expiresAt ?? null,
+  };
+}
+
+const CREATE_ERRORS = [
+  "not_found",
+  "invalid_state",
+  "limit_reached",
+  "idempotency_conflict",
+  "payload_too_large",
+] as const;
+
+const createDescription = (what: string, page: string) =>
+  `Makes a link that opens ${what} without a key (\`${page}/{token}\`: noindex, no-referrer, ` +
+  `a strict Content-Security-Policy, rate-limited per client IP) until it expires or is ` +
+  `revoked. The token is 256 random bits, stored hashed; the \`url\` is shown once, in this ` +
+  `answer. At most ${MAX_LIVE_SHARES} live links per ${what.split(" ").at(-1)}.`;
+
+export const createAuditShareOp = defineOperation({
+  id: "audit_shares.create",
+  method: "post",
+  path: "/v1/audits/{auditId}/shares",
+  tags: ["Audits"],
+  summary: "Share a completed audit's report through a link that needs no key (201)",
+  description: createDescription("the report of this audit", "/reports"),
+  access: "key",
+  params: AuditIdParam,
+  body: CreateShareBody,
+  optionalBody: true,
+  bodyDescription: `Optional; no body (or {}) makes a link for ${DEFAULT_SHARE_DAYS} days`,
+  status: 201,
+  output: AuditShareCreated,
+  outputDescription: "The link, shown once",
+  errors: [...CREATE_ERRORS],
+  idempotent: true,
+  sensitive: true,
+  async run({ params, body }, { services, actor, baseUrl }) {
+    return await created(services.deps, ownerOf(actor), "audit", params.auditId, body, baseUrl);
+  },
+});
+
+export const listAuditSharesOp = defineOperation({
+  id: "audit_shares.list",
+  method: "get",
+  path: "/v1/audits/{auditId}/shares",
+  tags: ["Audits"],
+  summary: "The share links of an audit's report: active, expired (kept a week) and revoked",
+  access: "key",
+  params: AuditIdParam,
+  status: 200,
+  output: AuditShareList,
+  outputDescription: "The links, oldest first, never the token",
+  errors: ["not_found"],
+  async run({ params }, { services, actor }) {
+    const now = services.deps.clock.now();
+    const shares = await sharesOf(services.deps, actor, "audit", params.auditId);
+    return {
+      audit_id: params.auditId,
+      data: shares.map((s) => shareView(s, now) as z.output<typeof AuditShare>),
+    };
+  },
+});
+
+export const revokeAuditShareOp = defineOperation({
+  id: "audit_shares.revoke",
+  method: "delete",
+  path: "/v1/audits/{auditId}/shares/{shareId}",
+  tags: ["Audits"],
+  summary: "Revoke a share link of an audit's report: it answers 404 from now on",
+  access: "key",
+  params: AuditIdParam.extend(ShareIdParam.shape),
+  status: 200,
+  output: AuditShare,
+  outputDescription: "The revoked link (revoking it again answers the same)",
+  errors: ["not_found"],
+  async run({ params }, { services, actor }) {
+    const s = await revokeShare(services.deps, actor, "audit", params.auditId, params.shareId);
+    return shareView(s, services.deps.clock.now()) as z.output<typeof AuditShare>;
+  },
+});
+
+export const createArticleShareOp = defineOperation({
+  id: "article_shares.create",
+  method: "post",
+  path: "/v1/articles/{articleId}/shares",
+  tags: ["Articles"],
+  summary: "Share a ready draft's preview for a human to read and approve (201)",
+  description: createDescription("the preview of this article", "/previews"),
+  access: "key",
+  params: ArticleIdParam,
+  body: CreateShareBody,
+  optionalBody: true,
+  bodyDescription: `Optional; no body (or {}) makes a link for ${DEFAULT_SHARE_DAYS} days`,
+  status: 201,
+  output: ArticleShareCreated,
+  outputDescription: "The link, shown once",
+  errors: [...CREATE_ERRORS],
+  idempotent: true,
+  sensitive: true,
+  async run({ params, body }, { services, actor, baseUrl }) {
+    return await created(
+      services.deps,
+      ownerOf(actor),
+      "article",
+      params.articleId,
+      body,
+      baseUrl,
+    );
+  },
+});
+
+export const listArticleSharesOp = defineOperation({
+  id: "article_shares.list",
+  method: "get",
+  path: "/v1/articles/{articleId}/shares",
+  tags: ["Articles"],
+  summary: "The share links of an article's preview: active, expired (kept a week) and revoked",
+  access: "key",
+  params: ArticleIdParam,
+  status: 200,
+  output: ArticleShareList,
+  outputDescription: "The links, oldest first, never the token",
+  errors: ["not_found"],
+  async run({ params }, { services, actor }) {
+    const now = services.deps.clock.now();
+    const shares = await sharesOf(services.deps, actor, "article", params.articleId);
+    return {
+      article_id: params.articleId,
+      data: shares.map((s) => shareView(s, now) as z.output<typeof ArticleShare>),
+    };
+  },
+});
+
+export const revokeArticleShareOp = defineOperation({
+  id: "article_shares.revoke",
+  method: "delete",
+  path: "/v1/articles/{articleId}/shares/{shareId}",
+  tags: ["Articles"],
+  summary: "Revoke a share link of an article's preview: it answers 404 from now on",
+  access: "key",
+  params: ArticleIdParam.extend(ShareIdParam.shape),
+  status: 200,
+  output: ArticleShare,
+  outputDescription: "The revoked link (revoking it again answers the same)",
+  errors: ["not_found"],
+  async run({ params }, { services, actor }) {
+    const s = await revokeShare(
+      services.deps,
+      actor,
+      "article",
+      params.articleId,
+      params.shareId,
+    );
+    return shareView(s, services.deps.clock.now()) as z.output<typeof ArticleShare>;
+  },
+});
+
+async function created<K extends ShareKind>(
+  deps: Parameters<typeof createShare>[0],
+  owner: ShareOwner,
+  kind: K,
+  targetId: string,
+  body: z.output<typeof CreateShareBody>,
+  baseUrl: string,
+) {
+  const { share, token } = await createShare(deps, owner, kind, targetId, body.expires_in_days);
+  return {
+    ...shareView(share, deps.clock.now()),
+    url: shareUrl(baseUrl, kind, token),
+  } as K extends "audit" ? z.output<typeof AuditShareCreated>
+    : z.output<typeof ArticleShareCreated>;
+}
+
+/** The share operations, in the order the API reference lists them. */
+export const AUDIT_SHARE_OPERATIONS = [createAuditShareOp, listAuditSharesOp, revokeAuditShareOp];
+export const ARTICLE_SHARE_OPERATIONS = [
+  createArticleShareOp,
+  listArticleSharesOp,
+  revokeArticleShareOp,
+];

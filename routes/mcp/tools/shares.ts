@@ -1,0 +1,150 @@
+/**
+ * The report and share-link actions of the `audits` and `articles` tools, over the same
+ * operations as `GET /v1/audits/{id}/report` and `/v1/{audits|articles}/{id}/shares`: `report`
+ * (the HTML page as a string), `share` (a link a human opens without a key, shown once),
+ * `shares` (the links, never their tokens) and `revoke_share`. Kept apart from the tools' other
+ * actions (tools/jobs.ts), which spread them in.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { AuditReportDocument, auditReportOp } from "../../../app/operations/reports.ts";
+import { isBodyResult } from "../../../app/operation.ts";
+import { HTML_TYPE } from "../../../app/reports/page_style.ts";
+import {
+  ArticleShare,
+  ArticleShareList,
+  AuditShare,
+  AuditShareList,
+  createArticleShareOp,
+  createAuditShareOp,
+  listArticleSharesOp,
+  listAuditSharesOp,
+  revokeArticleShareOp,
+  revokeAuditShareOp,
+} from "../../../app/operations/shares.ts";
+import { MAX_SHARE_DAYS } from "../../../domain/shares.ts";
+import { action, required } from "../kit.ts";
+
+/** The arguments the share actions take (both tools). */
+export const ShareArgs = {
+  expires_in_days: z.number().int().optional()
+    .describe(`share: days until the link stops working, 1 to ${MAX_SHARE_DAYS} (default 30)`),
+  share_id: z.string().min(1).max(100).optional().describe("revoke_share: the link (shr_…)"),
+};
+
+/** What the report action takes besides `audit_id` (the inventory's filters, or one issue). */
+export const ReportArgs = {
+  issue: z.string().min(1).max(100).optional()
+    .describe("report: a check id; the page lists every affected item of that issue instead"),
+};
+
+/** The audits tool's output fields of these actions. */
+export const AuditShareOutputs = {
+  report: AuditReportDocument.optional()
+    .describe("report: the HTML page of GET /v1/audits/{audit_id}/report, as a string"),
+  share: AuditShare.extend({ url: z.string().optional() }).optional()
+    .describe("share: the new link (url shown once); revoke_share: the revoked link"),
+  shares: AuditShareList.optional().describe("shares: GET /v1/audits/{audit_id}/shares"),
+};
+
+/** The articles tool's output fields of these actions. */
+export const ArticleShareOutputs = {
+  share: ArticleShare.extend({ url: z.string().optional() }).optional()
+    .describe("share: the new link (url shown once); revoke_share: the revoked link"),
+  shares: ArticleShareList.optional().describe("shares: GET /v1/articles/{article_id}/shares"),
+};
+
+interface AuditArgs {
+  audit_id?: string;
+  expires_in_days?: number;
+  share_id?: string;
+  status?: string;
+  indexable?: boolean;
+  check?: string;
+  cursor?: string;
+  issue?: string;
+}
+
+interface ArticleArgs {
+  article_id?: string;
+  expires_in_days?: number;
+  share_id?: string;
+}
+
+const kb = (text: string) =>
+  `${Math.max(1, Math.round(new TextEncoder().encode(text).length / 1024))} KB`;
+
+export const AUDIT_SHARE_ACTIONS = {
+  report: action(auditReportOp, (a: AuditArgs) => ({
+    params: { auditId: required(a.audit_id, "audit_id", "report") },
+    query: {
+      status: a.status,
+      indexable: a.indexable === undefined ? undefined : String(a.indexable),
+      check: a.check,
+      cursor: a.cursor,
+      issue: a.issue,
+    },
+  }), (result, a) => {
+    const html = isBodyResult(result) && typeof result.body === "string" ? result.body : "";
+    const report = { audit_id: a.audit_id!, content_type: HTML_TYPE, html };
+    return {
+      structured: { report },
+      summary: `The HTML report of audit ${report.audit_id} (${kb(html)}) is in report.html. ` +
+        "To give a human a link that opens it without a key, use action share.",
+    };
+  }),
+  share: action(createAuditShareOp, (a: AuditArgs) => ({
+    params: { auditId: required(a.audit_id, "audit_id", "share") },
+    body: { expires_in_days: a.expires_in_days },
+  }), (share) => ({
+    structured: { share },
+    summary: `Share link of audit ${share.audit_id}'s report, until ${share.expires_at}: ` +
+      `${share.url} (anyone with it can open the report; shown once; revoke with action ` +
+      `revoke_share, share_id ${share.share_id}).`,
+  })),
+  shares: action(listAuditSharesOp, (a: AuditArgs) => ({
+    params: { auditId: required(a.audit_id, "audit_id", "shares") },
+  }), (shares) => ({
+    structured: { shares },
+    summary: `${shares.data.length} share link(s) of audit ${shares.audit_id}, ` +
+      `${shares.data.filter((s) => s.status === "active").length} active.`,
+  })),
+  revoke_share: action(revokeAuditShareOp, (a: AuditArgs) => ({
+    params: {
+      auditId: required(a.audit_id, "audit_id", "revoke_share"),
+      shareId: required(a.share_id, "share_id", "revoke_share"),
+    },
+  }), (share) => ({
+    structured: { share },
+    summary: `Share link ${share.share_id} of audit ${share.audit_id} is revoked.`,
+  })),
+};
+
+export const ARTICLE_SHARE_ACTIONS = {
+  share: action(createArticleShareOp, (a: ArticleArgs) => ({
+    params: { articleId: required(a.article_id, "article_id", "share") },
+    body: { expires_in_days: a.expires_in_days },
+  }), (share) => ({
+    structured: { share },
+    summary: `Preview link of article ${share.article_id}, until ${share.expires_at}: ` +
+      `${share.url} (for a human to read and approve the draft; shown once; revoke with ` +
+      `action revoke_share, share_id ${share.share_id}).`,
+  })),
+  shares: action(listArticleSharesOp, (a: ArticleArgs) => ({
+    params: { articleId: required(a.article_id, "article_id", "shares") },
+  }), (shares) => ({
+    structured: { shares },
+    summary: `${shares.data.length} preview link(s) of article ${shares.article_id}, ` +
+      `${shares.data.filter((s) => s.status === "active").length} active.`,
+  })),
+  revoke_share: action(revokeArticleShareOp, (a: ArticleArgs) => ({
+    params: {
+      articleId: required(a.article_id, "article_id", "revoke_share"),
+      shareId: required(a.share_id, "share_id", "revoke_share"),
+    },
+  }), (share) => ({
+    structured: { share },
+    summary: `Preview link ${share.share_id} of article ${share.article_id} is revoked.`,
+  })),
+};
