@@ -255,9 +255,10 @@ Deno.test({
       const ops = operations(doc);
       assert.equal(
         ops.length,
-        31,
-        "the 20 interface operations, the 3 audit findings listings, the audit summary, the 3 " +
-          "schedule operations, the 2 re-check operations and the 2 connected-apps operations",
+        38,
+        "the 20 interface operations, the 3 audit findings listings, the audit summary, the " +
+          "report, 3 audit and 3 article share operations, the 3 schedule operations, the 2 " +
+          "re-check operations and the 2 connected-apps operations",
       );
       const snapKeys = [sandbox.key, live];
       let before = await snapshot(app, snapKeys);

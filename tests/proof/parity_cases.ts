@@ -591,19 +591,19 @@ export const parityCases: ParityCase[] = [
     status: 201,
     changes: true,
     async setup(app, w) {
-      if (w.extra.doneAuditId) return;
-      w.extra.doneAuditId = await completedAudit(app, w.sandbox.accountId, w.sandboxProjectId);
+      if (w.extra.sharedAuditId) return;
+      w.extra.sharedAuditId = await completedAudit(app, w.sandbox.accountId, w.sandboxProjectId);
     },
     rest: (w) => ({
       method: "POST",
-      path: `/v1/audits/${w.extra.doneAuditId}/shares`,
+      path: `/v1/audits/${w.extra.sharedAuditId}/shares`,
       key: w.sandbox.key,
       body: { expires_in_days: 7 },
     }),
     mcp: (w) => ({
       key: w.sandbox.key,
       tool: "audits",
-      args: { action: "share", audit_id: w.extra.doneAuditId, expires_in_days: 7 },
+      args: { action: "share", audit_id: w.extra.sharedAuditId, expires_in_days: 7 },
     }),
   },
   {
@@ -613,7 +613,7 @@ export const parityCases: ParityCase[] = [
     changes: false,
     async setup(app, w) {
       if (w.extra.shareId) return;
-      const res = await app.req("POST", `/v1/audits/${w.extra.doneAuditId}/shares`, {
+      const res = await app.req("POST", `/v1/audits/${w.extra.sharedAuditId}/shares`, {
         key: w.sandbox.key,
         body: {},
       });
@@ -622,13 +622,13 @@ export const parityCases: ParityCase[] = [
     },
     rest: (w) => ({
       method: "GET",
-      path: `/v1/audits/${w.extra.doneAuditId}/shares`,
+      path: `/v1/audits/${w.extra.sharedAuditId}/shares`,
       key: w.sandbox.key,
     }),
     mcp: (w) => ({
       key: w.sandbox.key,
       tool: "audits",
-      args: { action: "shares", audit_id: w.extra.doneAuditId },
+      args: { action: "shares", audit_id: w.extra.sharedAuditId },
     }),
   },
   {
@@ -638,13 +638,13 @@ export const parityCases: ParityCase[] = [
     changes: true,
     rest: (w) => ({
       method: "DELETE",
-      path: `/v1/audits/${w.extra.doneAuditId}/shares/${w.extra.shareId}`,
+      path: `/v1/audits/${w.extra.sharedAuditId}/shares/${w.extra.shareId}`,
       key: w.sandbox.key,
     }),
     mcp: (w) => ({
       key: w.sandbox.key,
       tool: "audits",
-      args: { action: "revoke_share", audit_id: w.extra.doneAuditId, share_id: w.extra.shareId },
+      args: { action: "revoke_share", audit_id: w.extra.sharedAuditId, share_id: w.extra.shareId },
     }),
   },
   {
@@ -653,13 +653,13 @@ export const parityCases: ParityCase[] = [
     changes: false,
     rest: (w) => ({
       method: "DELETE",
-      path: `/v1/audits/${w.extra.doneAuditId}/shares/${w.extra.shareId}`,
+      path: `/v1/audits/${w.extra.sharedAuditId}/shares/${w.extra.shareId}`,
       key: w.live.key,
     }),
     mcp: (w) => ({
       key: w.live.key,
       tool: "audits",
-      args: { action: "revoke_share", audit_id: w.extra.doneAuditId, share_id: w.extra.shareId },
+      args: { action: "revoke_share", audit_id: w.extra.sharedAuditId, share_id: w.extra.shareId },
     }),
   },
   {
