@@ -18,9 +18,12 @@ export interface SiteProcess {
 }
 
 /** Starts `servers/<script>` with `arg`; resolves once it printed its port. */
-export async function startSiteProcess(script: string, arg: string): Promise<SiteProcess> {
+export async function startSiteProcess(
+  script: string,
+  ...args: string[]
+): Promise<SiteProcess> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL(`./servers/${script}`, import.meta.url).pathname, arg],
+    args: ["run", "-A", new URL(`./servers/${script}`, import.meta.url).pathname, ...args],
     stdout: "piped",
     stderr: "inherit",
   }).spawn();

@@ -4,11 +4,19 @@
  * 500th page has no title and links a missing page. `GET /__stats` answers how many requests
  * were served and how many paths were requested more than once. Prints its port on stdout.
  *
- * Run: deno run -A tests/bench/servers/big_site.ts 100000
+ * With a second argument `resources`, every page also loads a shared stylesheet and script and
+ * one of 2,000 images, of which every 100th is missing (404): the `broken_resources` workload.
+ *
+ * Run: deno run -A tests/bench/servers/big_site.ts 100000 [resources]
  */
 const N = Number(Deno.args[0] ?? 1000);
+const RESOURCES = Deno.args[1] === "resources";
+const IMAGES = 2_000;
 const WORDS = ("search engines read pages quickly when the markup is clean and the links are " +
   "plain and every heading says what follows in a few honest words").split(" ");
+const CSS = { "content-type": "text/css" };
+const JS = { "content-type": "text/javascript" };
+const PNG = new Uint8Array(2_048);
 const seen = new Map<string, number>();
 let served = 0;
 
@@ -20,11 +28,15 @@ function pageHtml(i: number): string {
   const words: string[] = [];
   for (let k = 0; k < 300; k++) words.push(WORDS[(i + k * 3) % WORDS.length]);
   const title = i % 500 === 7 ? "" : `<title>Generated page number ${i} of the big site</title>`;
+  const assets = RESOURCES
+    ? `<link rel="stylesheet" href="/app.css"><script src="/app.js" defer></script>`
+    : "";
+  const image = RESOURCES ? `<img src="/img/${i % IMAGES}.png" alt="Figure ${i}">` : "";
   return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">${title}
 <meta name="description" content="Benchmark page ${i}: a generated page with enough text and links to look real.">
-<meta name="viewport" content="width=device-width, initial-scale=1"></head><body>
+<meta name="viewport" content="width=device-width, initial-scale=1">${assets}</head><body>
 <nav><ul>${links.map((l, k) => `<li><a href="${l}">Topic ${k}</a></li>`).join("")}</ul></nav>
-<main><h1>Page ${i}</h1><p>${words.join(" ")} ${i}.</p></main></body></html>`;
+<main><h1>Page ${i}</h1>${image}<p>${words.join(" ")} ${i}.</p></main></body></html>`;
 }
 
 const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
@@ -37,6 +49,15 @@ const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (re
   served++;
   seen.set(path, (seen.get(path) ?? 0) + 1);
   if (path === "/robots.txt") return new Response("User-agent: *\nDisallow:\n");
+  if (RESOURCES) {
+    if (path === "/app.css") return new Response("body{margin:0}", { headers: CSS });
+    if (path === "/app.js") return new Response("void 0;", { headers: JS });
+    const img = /^\/img\/(\d+)\.png$/.exec(path);
+    if (img) {
+      if (Number(img[1]) % 100 === 99) return new Response("missing", { status: 404 });
+      return new Response(PNG, { headers: { "content-type": "image/png" } });
+    }
+  }
   const m = /^\/p\/(\d+)$/.exec(path);
   const i = path === "/" ? 0 : m ? Number(m[1]) : -1;
   if (i < 0 || i >= N) return new Response("not found", { status: 404 });
