@@ -296,6 +296,14 @@ export function required<T>(value: T | undefined, field: string, action: string)
 }
 
 /**
+ * The text of an operation that answers a document rather than JSON (the Markdown summary, the
+ * HTML report), for a tool to hand back as its answer.
+ */
+export function bodyText(result: unknown): string {
+  return isBodyResult(result) && typeof result.body === "string" ? result.body : "";
+}
+
+/**
  * An operation's JSON result. Tools answer JSON: a file the operation would stream (a CSV or
  * NDJSON export) is refused with `invalid_request` naming the `/v1` address that serves it. The
  * checks of the operation (not_found, invalid_state) have run by then, as over `/v1`.

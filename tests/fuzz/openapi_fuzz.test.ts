@@ -25,7 +25,7 @@ import { freshIp, startTestApp, type TestApp } from "../helpers/app.ts";
 import { type Case, caseArb, type Operation, operations, type World } from "./requests.ts";
 import { conforms, type Doc } from "./schema_arbitraries.ts";
 
-const RUNS = Number(Deno.env.get("FUZZ_RUNS") ?? 500);
+const RUNS = Number(Deno.env.get("FUZZ_RUNS") ?? 250);
 const BATCH = 25;
 const SEED = Deno.env.get("FUZZ_SEED");
 

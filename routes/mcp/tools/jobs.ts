@@ -24,11 +24,12 @@ import {
   startAuditOp,
 } from "../../../app/operations/audits.ts";
 import { getRecheckOp, Recheck, startRecheckOp } from "../../../app/operations/rechecks.ts";
-import { type BodyResult, execute, isBodyResult, type Operation } from "../../../app/operation.ts";
+import { type BodyResult, execute, type Operation } from "../../../app/operation.ts";
 import type { articleView, auditView } from "../../../app/views.ts";
 import {
   action,
   actionTool,
+  bodyText,
   IdempotencyKeyArg,
   jsonResult,
   required,
@@ -325,7 +326,7 @@ export const auditsTool = actionTool({
     summary: action(getAuditSummaryOp, (a: AuditArgs) => ({
       params: { auditId: required(a.audit_id, "audit_id", "summary") },
     }), (result, a) => {
-      const markdown = isBodyResult(result) && typeof result.body === "string" ? result.body : "";
+      const markdown = bodyText(result);
       return { structured: { audit_id: a.audit_id, markdown }, summary: markdown };
     }),
     issues: action(listAuditIssuesOp, (a: AuditArgs) => ({

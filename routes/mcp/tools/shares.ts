@@ -9,7 +9,6 @@
  */
 import { z } from "zod";
 import { AuditReportDocument, auditReportOp } from "../../../app/operations/reports.ts";
-import { isBodyResult } from "../../../app/operation.ts";
 import { HTML_TYPE } from "../../../app/reports/page_style.ts";
 import {
   ArticleShare,
@@ -24,7 +23,7 @@ import {
   revokeAuditShareOp,
 } from "../../../app/operations/shares.ts";
 import { MAX_SHARE_DAYS } from "../../../domain/shares.ts";
-import { action, required } from "../kit.ts";
+import { action, bodyText, required } from "../kit.ts";
 
 /** The arguments the share actions take (both tools). */
 export const ShareArgs = {
@@ -86,7 +85,7 @@ export const AUDIT_SHARE_ACTIONS = {
       issue: a.issue,
     },
   }), (result, a) => {
-    const html = isBodyResult(result) && typeof result.body === "string" ? result.body : "";
+    const html = bodyText(result);
     const report = { audit_id: a.audit_id!, content_type: HTML_TYPE, html };
     return {
       structured: { report },
