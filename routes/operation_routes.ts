@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { type AccountActor, anonymousActor, keyActor } from "../app/actor.ts";
 import { execute, isBodyResult, type Operation } from "../app/operation.ts";
