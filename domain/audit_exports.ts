@@ -46,6 +46,11 @@ export const ISSUE_COLUMNS = [
   "items_url",
 ] as const satisfies readonly (keyof IssueView)[];
 
+/** Compiles only while every field of a JSON issue has a column. */
+const _EVERY_ISSUE_FIELD: [Exclude<keyof IssueView, typeof ISSUE_COLUMNS[number]>] extends [never]
+  ? true
+  : never = true;
+
 /** The CSV columns of the page inventory: every field of a JSON page, in its order. */
 export const PAGE_COLUMNS = [
   "url",
@@ -66,7 +71,22 @@ export const PAGE_COLUMNS = [
   "size_bytes",
   "canonical",
   "checks",
-] as const satisfies readonly (keyof PageView)[];
+  "discovered_by",
+  "lab.lcp_ms",
+  "lab.cls",
+  "lab.tbt_ms",
+  "lab.bytes",
+  "lab.requests",
+] as const;
+
+/** The field a column reads: `lab` for `lab.cls`. */
+type FieldOf<C extends string> = C extends `${infer F}.${string}` ? F : C;
+/**
+ * Compiles only while every field of a JSON page has a column: a field added to the inventory
+ * must be added to its CSV too.
+ */
+const _EVERY_PAGE_FIELD: [Exclude<keyof PageView, FieldOf<typeof PAGE_COLUMNS[number]>>] extends
+  [never] ? true : never = true;
 
 function file<T extends object>(
   name: string,

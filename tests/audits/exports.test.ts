@@ -112,6 +112,12 @@ const PAGE_HEADER = [
   "size_bytes",
   "canonical",
   "checks",
+  "discovered_by",
+  "lab.lcp_ms",
+  "lab.cls",
+  "lab.tbt_ms",
+  "lab.bytes",
+  "lab.requests",
 ];
 
 Deno.test("exports: CSV and NDJSON are the JSON lists, whole, quoted, escaped, filtered", () =>
