@@ -2,7 +2,6 @@
  * The cases the parity proof runs: each operation at least once through both adapters, with
  * the failure a caller meets most (not_found for a foreign or invisible id, a refused limit).
  */
-import type { AuditRecord } from "../../domain/audits/record.ts";
 import { newId } from "../../domain/ids.ts";
 import { hashKey } from "../../domain/api_keys.ts";
 import type { GrantRecord } from "../../domain/oauth/types.ts";
@@ -1037,68 +1036,23 @@ export const parityCases: ParityCase[] = [
 ];
 
 /**
- * A completed audit written straight into the store (the parity world runs no crawl): what a
- * finished crawl leaves behind for the report, share and summary operations.
+ * A completed audit written straight into the store with the crawl's own writers (the parity
+ * world runs no crawl): what a finished crawl leaves behind for the report, share, summary and
+ * re-check operations. title_missing fires on two of its 12 pages.
  */
-async function completedAudit(
-  app: TestApp,
-  accountId: string,
-  projectId: string,
-  funding: AuditRecord["funding"] = { kind: "sandbox" },
-  finding?: { check: string; url: string },
-): Promise<string> {
-  const now = app.clock.now();
-  const id = newId("aud", now);
-  const audit: AuditRecord = {
-    id,
+async function completedAudit(app: TestApp, accountId: string, projectId: string) {
+  const auditId = newId("aud", app.clock.now());
+  await seedCompletedAudit(app.kv, {
     accountId,
     projectId,
-    status: "completed",
-    funding,
-    createdAt: now,
-    runningAt: now,
-    completedAt: now,
-    score: 80,
-    summary: {
-      issues_critical: 0,
-      issues_warning: finding ? 1 : 0,
-      issues_info: 0,
-      top_issues: [],
-      categories: { performance: 80, security: 80, indexability: 80, mobile: 80, structure: 80 },
-    },
-    error: null,
-    attempts: 1,
-    leaseUntil: now,
-    jobsCompleted: 1,
-    jobsFailed: 0,
-    inStep: false,
-    stepToken: null,
-    changes: { previous_audit_id: null, new: finding ? 1 : 0, persisting: 0, fixed: 0 },
-    limitsHit: {},
-    trigger: "api",
-  };
-  const op = app.kv.atomic()
-    .set(keys.audit(accountId, id), audit)
-    .set(keys.auditOwner(id), accountId)
-    .set(keys.auditIssues(id), {
-      previousAuditId: null,
-      issues: finding
-        ? [{ check: finding.check, affected: 1, eligible: 3, stored: 1, change: "new" }]
-        : [],
-    });
-  if (finding) op.set(keys.auditFinding(id, finding.check, finding.url, 0), { url: finding.url });
-  await op.commit();
-  return id;
+    auditId,
+    pages: 12,
+    completedAt: app.clock.now(),
+  });
+  return auditId;
 }
 
-/** A completed audit of the live project: title_missing fired on one page. */
+/** A completed audit of the live project. */
 async function completedLiveAudit(app: TestApp, w: World): Promise<void> {
-  if (w.extra.doneAuditId) return;
-  w.extra.doneAuditId = await completedAudit(
-    app,
-    w.live.accountId,
-    w.liveProjectId,
-    { kind: "subscription" },
-    { check: "title_missing", url: "https://live.example.com/untitled" },
-  );
+  w.extra.doneAuditId ??= await completedAudit(app, w.live.accountId, w.liveProjectId);
 }
