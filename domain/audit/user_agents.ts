@@ -8,6 +8,11 @@
  * It never claims to BE Googlebot or Bingbot: a site that verifies crawlers by reverse DNS (as
  * Google and Bing ask) will not take it for one, and the site's logs show who asked.
  *
+ * Rendered pages (`render: true`) ask as the same preset from the browser (`browserUserAgent`): a
+ * real Chrome User-Agent (sites serve their normal JavaScript to it) in the form the crawler's own
+ * renderer uses, with the same honest self-identification, so the raw crawl and the rendering see
+ * the same site.
+ *
  * @module
  */
 import { BOT_TOKEN, USER_AGENT } from "./robots.ts";
@@ -60,4 +65,25 @@ const IDENTITIES: Record<UserAgentPreset, CrawlerIdentity> = {
 /** The identity of a preset; absent (or unknown, from an older record) is our own. */
 export function crawlerIdentity(preset?: string | null): CrawlerIdentity {
   return IDENTITIES[preset as UserAgentPreset] ?? IDENTITIES.serpwright;
+}
+
+/**
+ * The User-Agent of the browser that renders an audit's pages for `preset`: Chrome's form as the
+ * crawler's own renderer sends it (Google's smartphone renderer: a Nexus 5X Chrome with
+ * `(compatible; Googlebot/2.1; ...)`; the desktop presets' User-Agents already are Chrome's desktop
+ * form), our name and contact URL where the crawler puts its own. Only the string follows the
+ * preset: the renderer's viewport stays the mobile one (domain/render/renderer.ts).
+ */
+export function browserUserAgent(preset?: string | null): string {
+  const identity = crawlerIdentity(preset);
+  switch (identity.preset) {
+    case "serpwright":
+      return "Mozilla/5.0 (Linux; Android 11; moto g power (2022)) AppleWebKit/537.36 " +
+        `(KHTML, like Gecko) ${CHROME} Mobile Safari/537.36 (compatible; ${SELF})`;
+    case "googlebot_smartphone":
+      return "Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 " +
+        `(KHTML, like Gecko) ${CHROME} Mobile Safari/537.36 (compatible; Googlebot/2.1; ${SELF})`;
+    default:
+      return identity.userAgent;
+  }
 }

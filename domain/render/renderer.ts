@@ -7,13 +7,14 @@
  * mobile throttling (see `throttling.ts`).
  *
  * Device: Lighthouse's default mobile screen (Moto G Power: 412 × 823 CSS px, DPR 1.75, touch,
- * mobile viewport rules), with a mobile Chrome user agent carrying our bot token.
+ * mobile viewport rules), with a mobile Chrome user agent carrying our bot token, or the audit's
+ * preset's browser User-Agent (`userAgent`; user_agents.ts `browserUserAgent`) on the same screen.
  *
  * @module
  */
 import type { Page } from "playwright-core";
 import { extractPageFacts, type PageFacts, siteKeyOf } from "../audit/page_facts.ts";
-import { BOT_TOKEN } from "../audit/robots.ts";
+import { browserUserAgent } from "../audit/user_agents.ts";
 import { type BlockedRequest, guardNetwork, type NetworkPolicy } from "./guarded_network.ts";
 import type { BrowserPool, ContextOptions } from "./pool.ts";
 import { collectScript, INIT_SCRIPT, type ProbeLimits, type ProbeResult } from "./probe.ts";
@@ -31,8 +32,7 @@ export const MOBILE_DEVICE: ContextOptions = {
   deviceScaleFactor: 1.75,
   isMobile: true,
   hasTouch: true,
-  userAgent: "Mozilla/5.0 (Linux; Android 11; moto g power (2022)) AppleWebKit/537.36 " +
-    `(KHTML, like Gecko) Chrome/140.0.0.0 Mobile Safari/537.36 (compatible; ${BOT_TOKEN}/1.0)`,
+  userAgent: browserUserAgent("serpwright"),
   locale: "en-US",
   serviceWorkers: "block",
   acceptDownloads: false,
@@ -53,6 +53,11 @@ export interface RenderOptions {
   settleMaxMs?: number;
   /** Overrides the lab profile (tests). */
   throttle?: ThrottleProfile;
+  /**
+   * The browser's User-Agent (the audit's preset, `browserUserAgent`); default MOBILE_DEVICE's.
+   * Only the string changes: the screen stays the mobile one whatever the preset.
+   */
+  userAgent?: string;
 }
 
 export interface LabMetrics {
@@ -200,7 +205,10 @@ export async function renderPage(url: string, o: RenderOptions): Promise<RenderR
       failedRequests: log.failedCount,
       durationMs: Math.round(performance.now() - t0),
     };
-  }, { context: MOBILE_DEVICE, timeoutMs });
+  }, {
+    context: { ...MOBILE_DEVICE, userAgent: o.userAgent ?? MOBILE_DEVICE!.userAgent },
+    timeoutMs,
+  });
 }
 
 /**

@@ -14,8 +14,12 @@ import type { RenderResult } from "./renderer.ts";
 
 /** What an audit step needs from a renderer (tests and benchmarks may pass their own). */
 export interface PageRenderer {
-  /** Renders one URL (lab: throttled with LCP/CLS/TBT). Throws `RenderFailedError`. */
-  render(url: string, lab: boolean): Promise<RenderResult>;
+  /**
+   * Renders one URL (lab: throttled with LCP/CLS/TBT) with this browser User-Agent (the audit's
+   * preset, user_agents.ts `browserUserAgent`; default the renderer's own). Throws
+   * `RenderFailedError`.
+   */
+  render(url: string, lab: boolean, userAgent?: string): Promise<RenderResult>;
 }
 
 export class RenderService implements PageRenderer {
@@ -61,12 +65,13 @@ export class RenderService implements PageRenderer {
     return this.#pool?.stats ?? null;
   }
 
-  async render(url: string, lab: boolean): Promise<RenderResult> {
+  async render(url: string, lab: boolean, userAgent?: string): Promise<RenderResult> {
     const pool = await this.pool();
     return await this.#renderPage!(url, {
       pool,
       network: { allowPrivate: this.config.allowPrivateTargets, resolver: this.resolver },
       lab,
+      userAgent,
       ...(lab && this.labTimeoutMs ? { timeoutMs: this.labTimeoutMs } : {}),
     });
   }

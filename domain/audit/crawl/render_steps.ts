@@ -25,6 +25,7 @@ import { keys } from "../../store.ts";
 import { labRecord } from "../../reports/lab.ts";
 import { isNofollowPage } from "../checks/helpers.ts";
 import { siteKeyOf } from "../page_facts.ts";
+import { browserUserAgent } from "../user_agents.ts";
 import type { RenderFailedError } from "../../render/pool.ts";
 import type { RenderResult } from "../../render/renderer.ts";
 import { evaluateRenderedPage } from "../../render/checks.ts";
@@ -249,10 +250,12 @@ async function renderBatch(c: RenderStepContext, r: Required<RenderProgress>): P
   const from = r.next;
   const to = Math.min(r.total, from + Math.max(1, plan.pagesPerStep));
   const urls = all.slice(from, to);
+  // The browser asks as the raw crawl asked: the audit's User-Agent preset, in Chrome's form.
+  const userAgent = browserUserAgent(c.input.userAgent);
   const results = await Promise.all(
     urls.map(async (url, k) => {
       try {
-        return await plan.renderer!.render(url, from + k < r.lab);
+        return await plan.renderer!.render(url, from + k < r.lab, userAgent);
       } catch (e) {
         if ((e as RenderFailedError)?.name === "RenderFailedError") {
           const kind = (e as RenderFailedError).kind;
