@@ -102,7 +102,7 @@ export interface Operation<
   changesAccount?: boolean;
   /**
    * The success body's media type when it is not JSON (`run` then answers a `BodyResult`): the
-   * Markdown summary. Documented instead of `application/json`.
+   * Markdown summary, the HTML report. Documented instead of `application/json`.
    */
   produces?: string;
   /**
@@ -118,8 +118,8 @@ export interface Operation<
 }
 
 /**
- * A result that is a body of its own rather than JSON: a Markdown summary (`body` a string) or an
- * export streamed while the store is read (`body` chunks, produced only as the adapter pulls
+ * A result that is a body of its own rather than JSON: a Markdown summary or an HTML report (`body`
+ * a string) or an export streamed while the store is read (`body` chunks, produced only as the adapter pulls
  * them, so a 100,000-row list never sits in memory). Every check that may fail (`not_found`,
  * `invalid_state`) runs before `run` returns one, so an error still has the `/v1` shape; only
  * the rows are read lazily. `/v1` sends it as is; the MCP adapter answers JSON only
