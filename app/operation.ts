@@ -75,6 +75,26 @@ export interface Operation<
   description?: string;
   /** `key`: an API key is required. `public`: anyone, with or without a key. */
   access: Access;
+  /**
+   * What an OAuth access token (a connected MCP app, acting as the key that approved it) may do
+   * here. `allow`: reads, and work that is the account's data (projects, audits, articles) or
+   * ends with the grant (share links). `refuse` (403 `token_not_allowed`): anything that makes or
+   * ends a credential (API keys, connected apps, signups) or would outlive the grant (webhook
+   * endpoints, schedules, the billing portal). Required, so a new operation cannot forget it; the
+   * README's actor table is generated from it (app/actor_table.ts).
+   */
+  tokens: "allow" | "refuse";
+  /**
+   * What a success leaves that outlives the caller's credential, for the actor table (e.g. "a
+   * project, kept with the account"); absent when it leaves nothing (reads, deletions).
+   */
+  leaves?: string;
+  /**
+   * What a sandbox key meets beyond seeing only the sandbox side: refused with a code, or a
+   * limit of the trial. Absent: as a live key, on the sandbox side. For the actor table, and
+   * the walk of it (tests/hardening/actor_table.test.ts) checks each refusal.
+   */
+  sandbox?: { refuse: ErrorCode } | { limit: string };
   params?: P;
   query?: Q;
   body?: B;
@@ -215,9 +235,15 @@ export async function execute<O>(
     throw options.authError ??
       new ApiError("unauthorized", "Missing Authorization header; expected 'Bearer <API_KEY>'");
   }
+  if (op.tokens === "refuse" && actor.kind === "account" && actor.credential.kind === "token") {
+    throw tokenRefused(op);
+  }
   let current = actor;
   if (op.sensitive && current.kind === "account" && current.principal) {
-    current = { ...current, principal: await services.resolver.confirm(current.principal) };
+    // The strong re-read is the key's; a token's view keeps its grant.
+    const fresh = await services.resolver.confirm(current.principal);
+    const { grant } = current.principal;
+    current = { ...current, principal: grant ? { ...fresh, grant } : fresh };
   }
   let status = op.status;
   const key = op.idempotent ? options.idempotencyKey : undefined;
@@ -261,6 +287,17 @@ export async function execute<O>(
   // A first run answers its own result; only a stored answer is parsed back.
   if (fresh && !answer.replayed) return fresh;
   return { status: answer.status, body: JSON.parse(answer.body) as O, replayed: answer.replayed };
+}
+
+/** The 403 a connected app's token meets at an operation closed to tokens. */
+export function tokenRefused(op: { id: string; summary: string }): ApiError {
+  return new ApiError(
+    "token_not_allowed",
+    `A connected app (OAuth access token) cannot do this: ${op.summary} (${op.id}). It makes ` +
+      "or ends a credential, or leaves something that would outlive the app's access; use an " +
+      "API key (Authorization: Bearer sk_…).",
+    { operation: op.id },
+  );
 }
 
 /** `/v1/projects/{projectId}/audits` with its parameters filled in. */

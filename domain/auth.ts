@@ -9,6 +9,12 @@ export interface Principal {
   key: ApiKeyRecord;
   account: AccountRecord;
   usage: SandboxUsage | null;
+  /**
+   * The OAuth grant (connected app) an access token resolved through; absent when the caller
+   * presented the API key itself. A token acts as its approving key but only where an operation
+   * admits tokens (app/operation.ts `tokens`).
+   */
+  grant?: { id: string; clientId: string };
 }
 
 /**

@@ -176,6 +176,9 @@ export const startRecheckOp = defineOperation({
     "is a new re-check: retry with the same Idempotency-Key. Charged per URL (GET /v1/plans " +
     "recheck_pricing), included with a subscription; sandbox keys: 402 payment_required.",
   access: "key",
+  tokens: "allow",
+  sandbox: { refuse: "payment_required" },
+  leaves: "a re-check, kept with its audit",
   params: RecheckParam,
   status: 202,
   output: RecheckAccepted,
@@ -201,6 +204,7 @@ export const getRecheckOp = defineOperation({
   tags: ["Audits"],
   summary: "A re-check: status and counts while it runs, every URL's outcome once completed",
   access: "key",
+  tokens: "allow",
   params: RecheckIdParam,
   status: 200,
   output: Recheck,

@@ -74,9 +74,14 @@ export class TokenResolver {
     if (token.resource !== this.audience) {
       throw refused(`The access token was issued for another resource, not ${this.audience}`);
     }
+    // The key's cached principal is shared by every caller of the key: the token's own view adds
+    // the grant, so the operation layer can tell a connected app from the key holder.
+    const grant = { id: token.grantId, clientId: token.clientId };
     try {
       const found = this.keyResolver.resolveHash(token.keyHash);
-      return found instanceof Promise ? found.catch((e) => Promise.reject(keyProblem(e))) : found;
+      return found instanceof Promise
+        ? found.then((p) => ({ ...p, grant }), (e) => Promise.reject(keyProblem(e)))
+        : { ...found, grant };
     } catch (e) {
       throw keyProblem(e);
     }

@@ -43,6 +43,8 @@ export interface World {
   liveProjectId: string;
   /** Every account the world holds (their cached keys are dropped between runs). */
   accounts: string[];
+  /** A connected app's OAuth access token for each of the two keys, by key. */
+  tokens: Record<string, string>;
   /** Resources a case's setup adds for later cases. */
   extra: Record<string, string>;
 }
