@@ -1,5 +1,5 @@
 import { atomic, keys, read, readMany } from "./store.ts";
-import { hashKey } from "./api_keys.ts";
+import { hashKey } from "./key_hash.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import type { AccountRecord, ApiKeyRecord, KeyMode, SandboxUsage } from "./records.ts";

@@ -6,7 +6,7 @@
  * when no signal arrives. The cross-process proof is tests/proof/revocation.test.ts.
  */
 import assert from "node:assert/strict";
-import { hashKey } from "../../domain/api_keys.ts";
+import { hashKey } from "../../domain/key_hash.ts";
 import {
   KeyResolver,
   REVOCATION_RING,
