@@ -247,7 +247,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
   const addr = await addrReady;
   const host = addr.hostname === "0.0.0.0" ? "127.0.0.1" : addr.hostname;
   const child: WorkerChild | null = childJobs
-    ? superviseWorkerChild({ env: options.env ?? Deno.env.toObject() })
+    ? superviseWorkerChild({ env: options.env ?? Deno.env.toObject(), kvPath: config.kvPath })
     : null;
   if (child) services.process.worker = { pid: child.pid, restarts: child.restarts };
 
@@ -303,7 +303,13 @@ export async function openKv(path: string): Promise<Deno.Kv> {
   if (path === "") return withBusyRetry(await Deno.openKv());
   if (path !== ":memory:" && !/^https?:\/\//.test(path)) {
     const dir = path.replace(/\/[^/]*$/, "");
-    if (dir && dir !== path) await Deno.mkdir(dir, { recursive: true });
+    try {
+      if (dir && dir !== path) await Deno.mkdir(dir, { recursive: true });
+    } catch (err) {
+      // The worker child may write its KV file only (jobs/worker_child.ts): its parent, which
+      // opened the same file first, made the folder.
+      if (!(err instanceof Deno.errors.NotCapable)) throw err;
+    }
   }
   // Processes sharing a local KV file meet each other's SQLite locks: retried, never a 500.
   return withBusyRetry(await Deno.openKv(path));
