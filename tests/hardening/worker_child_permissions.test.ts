@@ -7,18 +7,23 @@
  * (`workerChildArgs`, main.ts swapped for the probe), from the permissions `deno task start` grants
  * (read from deno.json), tries to read its parent's environment and memory, secret files beside
  * and far from the KV file, and to write beside it; then opens the KV file, as the child must.
- * Then the real thing: the `all` role started with `deno task start`'s permissions runs an audit
- * through its child, whose command line (read from /proc) is that same list of arguments.
+ * Then the real thing: the `all` role started with `deno task start`'s permissions runs an audit,
+ * an article and a webhook delivery through its child, whose command line (read from /proc) is
+ * that same list of arguments.
  */
 import assert from "node:assert/strict";
 import { type Grant, workerChildArgs } from "../../jobs/worker_child.ts";
 import { html, page, serveSite } from "../helpers/sites.ts";
-import { waitForAudit } from "../helpers/jobs.ts";
+import { waitForArticle, waitForAudit } from "../helpers/jobs.ts";
+import { startReceiver } from "../webhooks/helpers.ts";
 import {
   ADMIN_TOKEN,
   CHILD_POLL,
   killAll,
-  nextIp,
+  liveAccount,
+  newProject,
+  packPaidEvent,
+  postStripe,
   type ServerProcess,
   startServer,
   tempKvPath,
@@ -134,8 +139,9 @@ Deno.test("the worker child's flags (deno task start): the parent's environ, mem
   }
 });
 
-Deno.test("the all role under deno task start's permissions: its worker child runs with exactly those flags and completes an audit", async () => {
+Deno.test("the all role under deno task start's permissions: its worker child runs with exactly those flags and completes an audit, an article and a delivery", async () => {
   const site = serveSite({ "/": html(page({ title: "Permission-scoped child worker site" })) });
+  const rx = startReceiver();
   const kvFile = await tempKvPath();
   let s: ServerProcess | null = null;
   try {
@@ -164,27 +170,42 @@ Deno.test("the all role under deno task start's permissions: its worker child ru
       workerChildArgs({ kvPath: kvFile.path, granted: grantsOf(permissions) }),
     );
 
-    const signup = await s.req("POST", "/v1/accounts", {
-      body: { email: `perms-${crypto.randomUUID()}@example.com` },
-      ip: nextIp(),
+    // Every kind of job the child runs: an audit, an article, a webhook delivery.
+    const { accountId, key } = await liveAccount(s);
+    const paid = await postStripe(s, await packPaidEvent(s, accountId));
+    assert.equal(paid.body.outcome, "credits_granted", paid.text);
+    const hook = await s.req("POST", "/v1/webhooks", {
+      key,
+      body: { url: rx.url, events: ["audit.completed"] },
     });
-    assert.equal(signup.status, 201, signup.text);
-    const key = signup.body.api_key;
-    const project = await s.req("POST", "/v1/projects", { key, body: { url: site.origin } });
-    assert.equal(project.status, 201, project.text);
-    const started = await s.req("POST", `/v1/projects/${project.body.project_id}/audits`, { key });
+    assert.equal(hook.status, 201, hook.text);
+    const project = await newProject(s, key, site.origin);
+    const started = await s.req("POST", `/v1/projects/${project}/audits`, { key });
     assert.equal(started.status, 202, started.text);
+    const art = await s.req("POST", `/v1/projects/${project}/articles`, {
+      key,
+      body: { topic: "How a worker process keeps to its own files" },
+    });
+    assert.equal(art.status, 202, art.text);
     const done = await waitForAudit(s, key, started.body.audit_id, {
       ...CHILD_POLL,
       timeoutMs: 60_000,
     });
     assert.equal(done.body.status, "completed", done.text);
+    const article = await waitForArticle(s, key, art.body.article_id, {
+      ...CHILD_POLL,
+      timeoutMs: 60_000,
+    });
+    assert.equal(article.body.status, "ready", article.text);
+    await until(() => Promise.resolve(rx.received.length >= 1), 30_000, "a delivery");
+    assert.equal(rx.received[0].headers.get("x-serpwright-event"), "audit.completed");
   } catch (err) {
     console.error(s?.logs());
     throw err;
   } finally {
     await killAll(s);
     await site.close();
+    await rx.close();
     await kvFile.remove();
   }
 });
