@@ -19,6 +19,7 @@ import { installProcessGuard } from "./jobs/process_guard.ts";
 import {
   allPermissions,
   canSpawnWorker,
+  childCanOpen,
   exitWithParent,
   superviseWorkerChild,
   type WorkerChild,
@@ -132,12 +133,14 @@ export async function startService(options: StartOptions): Promise<RunningServic
   // The all role on a KV file hands its jobs to a worker child, off this event loop; without
   // the run permission (or on an in-memory KV, which no other process can open) they run here.
   const childJobs = role === "all" && config.jobRunner === "child" && table !== null &&
-    config.kvPath !== ":memory:" && !options.kv && canSpawnWorker();
+    config.kvPath !== ":memory:" && !options.kv && canSpawnWorker() &&
+    childCanOpen(config.kvPath);
   if (role === "all" && config.jobRunner === "child" && table !== null && !childJobs) {
     console.warn(JSON.stringify({
       level: "warn",
       msg: "feature off",
-      notice: "jobs run on the API's event loop: JOB_RUNNER=child needs a KV file and --allow-run",
+      notice: "jobs run on the API's event loop: JOB_RUNNER=child needs a KV file (whose path " +
+        "has no comma) and --allow-run",
     }));
   }
   const runsJobs = role === "worker" || (role === "all" && !childJobs);

@@ -60,6 +60,15 @@ export function kvFileOf(kvPath: string, cwd: string): string | null {
 }
 
 /**
+ * Whether the child's permissions can name this KV: Deno's permission lists are split on commas,
+ * with no escape, so a KV file whose path has one cannot be granted alone (its jobs then run in
+ * the parent, with a notice).
+ */
+export function childCanOpen(kvPath: string): boolean {
+  return !(kvFileOf(kvPath, Deno.cwd()) ?? "").includes(",");
+}
+
+/**
  * The Deno flags the child runs with, from what this process holds (`granted`) and the KV it
  * opens (`kvPath`). Exported so a test can start a script with exactly these
  * flags and see what they refuse (tests/hardening/worker_child_permissions.test.ts).
