@@ -1,6 +1,6 @@
 import { atomically } from "../kv/atomic.ts";
 import { type Atomic, atomic, keys, list, read, readMany } from "./store.ts";
-import { canSee, signalAuthChange } from "./auth.ts";
+import { canSee, revocationShard, signalAuthChange } from "./auth.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { newId } from "./ids.ts";
@@ -174,7 +174,7 @@ function revokeKeyRecord(
     const [keyEntry, accountEntry, signal] = await readMany(kv, [
       keys.apiKey(index.value),
       keys.account(accountId),
-      keys.authRevocations(),
+      keys.authRevocations(revocationShard(accountId)),
     ]);
     const key = keyEntry.value;
     const account = accountEntry.value;
