@@ -8,6 +8,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { type AccountActor, anonymousActor, keyActor } from "../app/actor.ts";
+import { CREDENTIAL_HEADER, RECEIPT_HEADER } from "../app/machine_payments.ts";
 import { execute, isBodyResult, type Operation } from "../app/operation.ts";
 import { checkIdempotencyKey } from "../domain/idempotent_request.ts";
 import { bodyResponse, negotiateFormat } from "./body_result.ts";
@@ -104,8 +105,12 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
       bearer: BEARER.exec(ctx.req.header("authorization") ?? "")?.[1] ?? null,
       authError: ctx.get("authError"),
       header: (name, value) => ctx.header(name, value),
+      ...(op.machinePayable
+        ? { paymentCredential: ctx.req.header(CREDENTIAL_HEADER) ?? null }
+        : {}),
     });
     if (outcome.replayed) ctx.header("Idempotent-Replayed", "true");
+    if (outcome.payment) ctx.header(RECEIPT_HEADER, outcome.payment.header);
     if (isBodyResult(outcome.body)) return bodyResponse(ctx, outcome.body, outcome.status);
     return ctx.json(outcome.body as object, outcome.status as 200);
   });
