@@ -63,6 +63,8 @@ export interface SettledPayment {
   /** The `Payment-Receipt` value. */
   header: string;
   receipt: Record<string, unknown>;
+  /** The challenge it answered (unknown on an idempotent replay). */
+  challengeId?: string;
 }
 
 /** How an adapter takes part: the credential it received, and where the receipt goes. */
@@ -252,7 +254,7 @@ async function handle(gateway: Gateway, offer: PaymentOffer, credential: string 
   )!;
   const receipt = gateway.lib.Receipt.deserialize(receiptHeader) as Record<string, unknown>;
   const challengeId = gateway.lib.Credential.deserialize(credential!).challenge.id;
-  return { paid: { header: receiptHeader, receipt }, challengeId } satisfies Handled;
+  return { paid: { header: receiptHeader, receipt, challengeId }, challengeId } satisfies Handled;
 }
 
 /** A stored receipt header read back (an idempotent replay of a paid start). */
@@ -263,4 +265,36 @@ export async function settledFromHeader(
   const gateway = await gatewayOf(services);
   if (!gateway) return null;
   return { header, receipt: gateway.lib.Receipt.deserialize(header) as Record<string, unknown> };
+}
+
+/**
+ * The credential of an MCP call (`_meta["org.paymentauth/credential"]`, the object mppx's MCP
+ * client sends) in the header form the library's HTTP handler reads; null without one or with
+ * machine payments off. One the library cannot serialize is passed on as malformed, so the answer
+ * is the library's refusal and a fresh challenge.
+ */
+export async function credentialFromMcp(
+  services: Services,
+  value: unknown,
+): Promise<string | null> {
+  if (value === undefined || value === null) return null;
+  const gateway = await gatewayOf(services);
+  if (!gateway) return null;
+  try {
+    return gateway.lib.Credential.serialize(
+      value as Parameters<typeof gateway.lib.Credential.serialize>[0],
+    );
+  } catch {
+    return "Payment !";
+  }
+}
+
+/** A receipt as MCP results carry it (`_meta["org.paymentauth/receipt"]`), as mppx renders it. */
+export function mcpReceipt(payment: SettledPayment): Record<string, unknown> {
+  return {
+    [MCP_META.receipt]: {
+      ...payment.receipt,
+      ...(payment.challengeId ? { challengeId: payment.challengeId } : {}),
+    },
+  };
 }

@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { Challenge, Receipt } from "mppx";
 import { Mppx as ClientMppx } from "mppx/client";
+import { McpClient } from "mppx/mcp/client";
 import { charge as stripeCharge } from "mppx/stripe/client";
 import { listLedger } from "../../domain/billing/credits.ts";
 import { ConfigError, loadConfig } from "../../domain/config.ts";
@@ -18,6 +19,7 @@ import { balanceOf, grantCredits } from "../helpers/credits.ts";
 import { waitForArticle, waitForAudit } from "../helpers/jobs.ts";
 import { html, page, serveSite } from "../helpers/sites.ts";
 import { startFakeOpenAI } from "../writing/fake_openai.ts";
+import { callError, connectMcp } from "../mcp/helpers.ts";
 import { type FakeStripe, stripeEnv } from "./fake_stripe.ts";
 import { liveAccount, newProject, withBilling } from "./helpers.ts";
 
@@ -28,32 +30,34 @@ const MPP_ON = (fake: FakeStripe) => stripeEnv(fake, { MPP_ENABLED: "true" });
  * shared payment token with the test helper, as an agent's own Stripe account would.
  */
 function agentWallet(fake: FakeStripe, paymentMethod = "pm_card_visa") {
-  return ClientMppx.create({
-    polyfill: false,
-    methods: [stripeCharge({
-      paymentMethod,
-      createToken: async (p) => {
-        const form = new URLSearchParams({
-          payment_method: p.paymentMethod ?? paymentMethod,
-          "usage_limits[currency]": p.currency,
-          "usage_limits[max_amount]": p.amount,
-          "usage_limits[expires_at]": String(p.expiresAt),
-          "seller_details[network_id]": p.networkId ?? "",
-        });
-        for (const [k, v] of Object.entries(p.metadata ?? {})) form.set(`metadata[${k}]`, v);
-        const res = await fetch(`${fake.url}/v1/test_helpers/shared_payment/granted_tokens`, {
-          method: "POST",
-          headers: {
-            authorization: `Basic ${btoa("sk_test_agent_wallet:")}`,
-            "content-type": "application/x-www-form-urlencoded",
-          },
-          body: form,
-        });
-        const token = await res.json();
-        if (!res.ok) throw new Error(`token refused: ${JSON.stringify(token)}`);
-        return token.id as string;
-      },
-    })],
+  return ClientMppx.create({ polyfill: false, methods: [walletMethod(fake, paymentMethod)] });
+}
+
+/** The library's Stripe client method, paying from the agent's own (test) Stripe account. */
+function walletMethod(fake: FakeStripe, paymentMethod: string) {
+  return stripeCharge({
+    paymentMethod,
+    createToken: async (p) => {
+      const form = new URLSearchParams({
+        payment_method: p.paymentMethod ?? paymentMethod,
+        "usage_limits[currency]": p.currency,
+        "usage_limits[max_amount]": p.amount,
+        "usage_limits[expires_at]": String(p.expiresAt),
+        "seller_details[network_id]": p.networkId ?? "",
+      });
+      for (const [k, v] of Object.entries(p.metadata ?? {})) form.set(`metadata[${k}]`, v);
+      const res = await fetch(`${fake.url}/v1/test_helpers/shared_payment/granted_tokens`, {
+        method: "POST",
+        headers: {
+          authorization: `Basic ${btoa("sk_test_agent_wallet:")}`,
+          "content-type": "application/x-www-form-urlencoded",
+        },
+        body: form,
+      });
+      const token = await res.json();
+      if (!res.ok) throw new Error(`token refused: ${JSON.stringify(token)}`);
+      return token.id as string;
+    },
   });
 }
 
@@ -347,5 +351,41 @@ Deno.test("a re-check's challenge asks its per-URL price; a sandbox key's 402 pa
       assert.equal(sb.headers.get("www-authenticate"), null);
     } finally {
       await site.close();
+    }
+  }, MPP_ON));
+
+Deno.test("MCP: the 402 tool error carries the challenge; mppx's MCP client pays it, the result carries the receipt", () =>
+  withBilling(async (app, fake) => {
+    const { accountId, key } = await liveAccount(app);
+    const projectId = await newProject(app, key);
+    const client = await connectMcp(app, { key });
+    try {
+      const start = { action: "start", project_id: projectId, idempotency_key: "mcp-audit-1" };
+      const refused = await callError(client, "audits", start);
+      assert.equal(refused.code, "insufficient_credits");
+      const [challenge] = refused.body.machine_payment.challenges;
+      assert.equal(challenge.method, "stripe");
+      assert.equal(challenge.request.amount, "2500");
+      assert.match(refused.text, /org\.paymentauth\/credential/);
+
+      // The library's MCP client answers the challenge and repeats the call with the credential.
+      McpClient.wrap(client, { methods: [walletMethod(fake, "pm_card_visa")] });
+      const paid = await client.callTool({ name: "audits", arguments: start });
+      assert.notEqual(paid.isError, true, JSON.stringify(paid.content));
+      // deno-lint-ignore no-explicit-any
+      const structured = paid.structuredContent as any;
+      assert.match(structured.audit.audit_id, /^aud_/);
+      // deno-lint-ignore no-explicit-any
+      const receipt = (paid._meta as any)?.["org.paymentauth/receipt"];
+      assert.equal(receipt?.status, "success");
+      assert.match(receipt?.reference, /^pi_/);
+      assert.equal(typeof receipt?.challengeId, "string");
+      assert.deepEqual(
+        (await listLedger(app.kv, accountId)).map((e) => [e.kind, e.amount, e.reason]),
+        [["grant", 25, "machine_payment"], ["debit", 25, "technical_audit"]],
+      );
+      assert.equal(fake.paymentIntents.size, 1);
+    } finally {
+      await client.close();
     }
   }, MPP_ON));
