@@ -15,7 +15,13 @@ import { bodyResponse, negotiateFormat } from "./body_result.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { requireKey } from "./middleware/auth.ts";
 import { clientIp } from "./middleware/request_id.ts";
-import { AUTH_ERRORS, bearerSecurity, IdempotencyHeader, responses } from "./openapi_helpers.ts";
+import {
+  AUTH_ERRORS,
+  bearerSecurity,
+  IdempotencyHeader,
+  PayableHeaders,
+  responses,
+} from "./openapi_helpers.ts";
 
 const BEARER = /^Bearer (.+)$/;
 
@@ -70,7 +76,7 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
     request: {
       ...(op.params ? { params: op.params } : {}),
       ...(op.query ? { query: op.query } : {}),
-      ...(op.idempotent ? { headers: IdempotencyHeader } : {}),
+      ...(op.idempotent ? { headers: op.machinePayable ? PayableHeaders : IdempotencyHeader } : {}),
       ...(op.body
         ? {
           body: {
@@ -81,10 +87,7 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
         }
         : {}),
     },
-    responses: responses(
-      success,
-      errors,
-    ),
+    responses: responses(success, errors, { payable: op.machinePayable }),
   });
   // deno-lint-ignore no-explicit-any
   app.openapi(route as any, async (c: any) => {
