@@ -211,16 +211,46 @@ export async function runPayable<T>(
       throw cause;
     }
     exchange?.receipt(answer.paid);
-    return await run();
+    try {
+      return await run();
+    } catch (again) {
+      // Paid, yet the start failed after all (a race): the credits stay on the balance, and the
+      // error still hands over the receipt.
+      if (!(again instanceof ApiError)) throw again;
+      throw new ApiError(again.code, again.message, again.extra, {
+        ...again.headers,
+        [RECEIPT_HEADER]: answer.paid.header,
+      });
+    }
   }
 }
 
-type Handled =
+/** What one pass of the library's handler answered: a challenge (and why a credential was refused), or a settled payment. */
+export type Handled =
   | { challenge: IssuedChallenge; refused?: string }
   | { paid: SettledPayment; challengeId: string };
 
+/**
+ * The extension point for operations that sell something other than a job's unit (a credit pack
+ * on POST /v1/upgrades): the library's answer to `offer` with `credential` (null: a challenge),
+ * or null when machine payments are off. What a settled payment grants is the caller's to
+ * commit, once per `paid.receipt.reference` (the PaymentIntent), as `grantMachinePayment` does.
+ */
+export async function requestPayment(
+  services: Services,
+  offer: PaymentOffer,
+  credential: string | null,
+): Promise<Handled | null> {
+  const gateway = await gatewayOf(services);
+  return gateway ? await handle(gateway, offer, credential) : null;
+}
+
 /** One pass of the library's handler for the offer, with the credential if there is one. */
-async function handle(gateway: Gateway, offer: PaymentOffer, credential: string | null) {
+async function handle(
+  gateway: Gateway,
+  offer: PaymentOffer,
+  credential: string | null,
+): Promise<Handled> {
   const headers = new Headers();
   if (credential) headers.set(CREDENTIAL_HEADER, credential);
   const request = new Request(new URL(offer.path, gateway.base), { method: "POST", headers });
