@@ -192,6 +192,7 @@ export const startRecheckOp = defineOperation({
     "idempotency_conflict",
   ],
   idempotent: true,
+  machinePayable: true,
   async run({ params }, { services, actor }) {
     const r = await createRecheck(services.deps, actor, params.auditId, params.check);
     return fields(r);
