@@ -52,6 +52,7 @@ import { atomically } from "../kv/atomic.ts";
 import { atomic, keys, list, read, readMany } from "./store.ts";
 import { openSecret, sealSecret } from "./webhooks/secret_box.ts";
 import type { SealedSecret } from "./webhooks/types.ts";
+import { badCursor, decodeCursor, encodeCursor } from "./list_cursor.ts";
 
 export type ShareKind = "audit" | "article";
 
@@ -491,20 +492,6 @@ export interface PageQuery {
   cursor?: string;
 }
 
-const badCursor = () => new ApiError("invalid_request", "cursor: not a cursor of this list");
-
-/** KV's cursor (base64 with + / =) as URL-safe text a client can put in a query unescaped. */
-function encodeCursor(kvCursor: string): string {
-  return kvCursor.replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
-function decodeCursor(cursor: string | undefined): string | undefined {
-  if (cursor === undefined) return undefined;
-  if (!/^[A-Za-z0-9_-]{1,3000}$/.test(cursor)) throw badCursor();
-  const b64 = cursor.replaceAll("-", "+").replaceAll("_", "/");
-  return b64 + "=".repeat((4 - (b64.length % 4)) % 4);
-}
-
 function pageSize(limit: number | undefined): number {
   return Math.max(1, Math.min(MAX_SHARE_PAGE, limit ?? DEFAULT_SHARE_PAGE));
 }
@@ -561,7 +548,7 @@ export async function sharesOf(
   const it = list(deps.kv, { prefix: keys.sharesOfTarget(owner.accountId, targetId) }, {
     reverse: true,
     limit: limit + 1,
-    cursor: decodeCursor(query.cursor),
+    cursor: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
   });
   const page = await newestFirst(it, limit, Infinity, (s) => s.kind === kind, query.cursor);
   const now = deps.clock.now();
@@ -583,7 +570,7 @@ export async function liveSharesOfAccount(
   query: PageQuery = {},
 ): Promise<SharePage<LiveShare>> {
   const limit = pageSize(query.limit);
-  const cursor = decodeCursor(query.cursor);
+  const cursor = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
   if (!(await ensureIndexed(deps, caller.accountId))) return { data: [], next_cursor: null };
   const now = deps.clock.now();
   const check = new CreatorCheck(deps, caller.accountId, now);
