@@ -101,10 +101,11 @@ export function createServices(deps: Deps): Services {
       }),
       registration: new RateLimiter(deps.kv, deps.clock, {
         name: "oauth_registration",
-        limit: deps.config.oauthRegistrationsPerIpPerHour,
+        limit: deps.config.oauthRegistrationsPerBlockPerHour,
         windowMs: 3_600_000,
         mode: "strict",
       }),
+
       adminFailures: new RateLimiter(deps.kv, deps.clock, {
         name: "admin_auth_failures",
         limit: ADMIN_AUTH_FAILURES_PER_WINDOW,

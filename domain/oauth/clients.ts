@@ -7,9 +7,10 @@
  *   followed, and caches in KV for the document's `max-age` clamped to 1 min–1 h (5 min without
  *   one). Plain http and private addresses only with `ALLOW_PRIVATE_TARGETS` (tests, development).
  * - **Dynamic client registration** (RFC 7591; deprecated by MCP, kept for hosts that still use
- *   it): `application_type` required (OIDC rules: `web` redirects to https, `native` to a loopback
- *   address or https); an id is issued and the registration expires after a day unless an
- *   approval used it. The route rate-limits registrations per client IP.
+ *   it): `application_type` optional (OIDC rules: `web` redirects to https, `native` to a
+ *   loopback address or https; left out, it is inferred from the redirect URIs); an id is issued
+ *   and the registration expires after a day unless an approval used it. The route rate-limits
+ *   registrations per address block (IPv4 /24, IPv6 /48).
  *
  * Redirect URIs are https, or http on a loopback host (MCP's rule), and match exactly, except
  * that a loopback redirect's port may differ from the registered one (RFC 8252 §7.3: native apps
@@ -117,6 +118,20 @@ function checkFields(
   }
 }
 
+/**
+ * The `application_type` of a registration that left it out: `native` when a redirect URI is on
+ * this device (loopback http, or a private-use scheme, RFC 8252 §7.1, were one ever accepted),
+ * `web` otherwise.
+ */
+export function inferApplicationType(redirectUris: string[]): "web" | "native" {
+  const native = redirectUris.some((uri) => {
+    if (isLoopbackRedirect(uri)) return true;
+    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(uri)?.[1]?.toLowerCase();
+    return scheme !== undefined && scheme !== "https" && scheme !== "http";
+  });
+  return native ? "native" : "web";
+}
+
 /** `client_uri` when it is an https URL, else null (it is only ever shown as a host). */
 function clientUriOf(value: string | undefined): string | null {
   if (value === undefined) return null;
@@ -144,9 +159,9 @@ export async function registerClient(deps: Deps, body: unknown): Promise<Registe
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     throw badMetadata("The body must be a JSON object of client metadata (RFC 7591)");
   }
-  const appType = (body as Record<string, unknown>).application_type;
-  if (appType !== "web" && appType !== "native") {
-    throw badMetadata("application_type: required, 'web' or 'native'");
+  const givenType = (body as Record<string, unknown>).application_type;
+  if (givenType !== undefined && givenType !== "web" && givenType !== "native") {
+    throw badMetadata("application_type: 'web' or 'native' (or leave it out)");
   }
   const parsed = ClientFields.safeParse(body);
   if (!parsed.success) {
@@ -157,6 +172,9 @@ export async function registerClient(deps: Deps, body: unknown): Promise<Registe
   }
   const fields = parsed.data;
   checkFields(fields, badMetadata, badRedirect);
+  // RFC 7591 has no application_type (OIDC Registration adds it), so older clients and the MCP
+  // SDK's hosts leave it out: a client redirecting to this device (loopback) is native, else web.
+  const appType = givenType ?? inferApplicationType(fields.redirect_uris);
   for (const uri of fields.redirect_uris) {
     // OIDC Registration §2: web clients redirect to https hosts, native ones may use loopback.
     if (appType === "web" && isLoopbackRedirect(uri)) {
