@@ -261,6 +261,8 @@ export const schema = {
 
   // OAuth 2.1 for /mcp (domain/oauth/); each expires in KV besides its own expiry time.
   oauthRequest: value<AuthRequestRecord>(),
+  /** Base64 of 32 random bytes, made once (domain/oauth/ticket.ts). */
+  oauthTicketSecret: value<string>(),
   oauthClient: value<RegisteredClient>(),
   oauthClientDoc: value<CachedClientDoc>(),
   oauthCode: value<CodeRecord>(),

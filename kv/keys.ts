@@ -233,13 +233,15 @@ export const keys = {
   jobQueue: (dueAt: number, id: string) => ["job_queue", dueAt, id] as const,
 
   /**
-   * OAuth 2.1 (domain/oauth/): an authorization in progress (the consent page's state), by its
-   * random id; a dynamically registered client (RFC 7591), by client id; a fetched Client ID
+   * OAuth 2.1 (domain/oauth/): an authorization in progress once an API key signed in on its
+   * page (before that, its state lives in the page, sealed), by its random id; a dynamically registered client (RFC 7591), by client id; a fetched Client ID
    * Metadata Document, by the SHA-256 of its URL; an authorization code, an access token and a
    * refresh token, each by the SHA-256 hex of the raw value; a grant (a connected app: what one
    * approval allowed, the family of its tokens) under its account.
    */
   oauthRequest: (requestId: string) => ["oauth_requests", requestId] as const,
+  /** The store's secret for sealing sign-in tickets when `WEBHOOK_ENCRYPTION_KEY` is unset. */
+  oauthTicketSecret: () => ["oauth_ticket_secret"] as const,
   oauthClient: (clientId: string) => ["oauth_clients", clientId] as const,
   oauthClientDoc: (urlDigest: string) => ["oauth_client_docs", urlDigest] as const,
   oauthCode: (hash: string) => ["oauth_codes", hash] as const,

@@ -39,8 +39,13 @@ export interface CachedClientDoc extends ClientMetadata {
   freshUntil: number;
 }
 
-/** An authorization request between `GET /oauth/authorize` and the human's answer. */
-export interface AuthRequestRecord {
+/**
+ * An authorization request as the sign-in page carries it (sealed, domain/oauth/ticket.ts):
+ * everything `GET /oauth/authorize` checked, and nothing in the store until a key signs in.
+ */
+export interface AuthTicket {
+  v: 1;
+  /** Random; names the browser cookie and, once a key signs in, the stored request. */
   id: string;
   clientId: string;
   clientName: string;
@@ -54,10 +59,24 @@ export interface AuthRequestRecord {
   browserHash: string;
   /** The per-form token every POST must carry (compared in constant time). */
   csrf: string;
-  /** Set once the human signed in: the SHA-256 hex of the API key that will approve. */
-  keyHash: string | null;
-  /** Wrong keys tried on this request; past a few the request is dropped. */
+  /** Wrong keys tried so far; past a few the request ends (each wrong try seals a new ticket). */
   failures: number;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/**
+ * An authorization request once an API key signed in on its page (`id` is the ticket's); kept
+ * until the ticket expires, answered or not, so a ticket is answered once.
+ */
+export interface AuthRequestRecord {
+  id: string;
+  /** SHA-256 hex of the browser cookie (the ticket's), checked again on every POST. */
+  browserHash: string;
+  /** The SHA-256 hex of the API key that signed in and will approve. */
+  keyHash: string;
+  /** When the human approved or denied; a request answered once is never answered again. */
+  answeredAt: number | null;
   createdAt: number;
   expiresAt: number;
 }

@@ -35,7 +35,8 @@ ul{padding-left:1.2rem}
 
 /** The facts of the request the page shows. */
 export interface RequestView {
-  requestId: string;
+  /** The sealed request (domain/oauth/ticket.ts), posted back by every form. */
+  request: string;
   csrf: string;
   clientName: string;
   /** The client id when it is a metadata document URL (its host is who vouches for the name). */
@@ -76,7 +77,7 @@ function shell(title: string, body: Html): string {
 
 function hidden(v: RequestView, action: string): Html {
   return html`
-    <input type="hidden" name="request" value="${v.requestId}"><input type="hidden" name="csrf"
+    <input type="hidden" name="request" value="${v.request}"><input type="hidden" name="csrf"
       value="${v.csrf}"><input type="hidden" name="action" value="${action}">
   `;
 }

@@ -11,6 +11,7 @@ import {
   discoverAuthorizationServerMetadata,
   registerClient as sdkRegisterClient,
 } from "@modelcontextprotocol/client";
+import { freshIp } from "../helpers/app.ts";
 import {
   authorizationUrl,
   consentOverHttp,
@@ -98,6 +99,59 @@ Deno.test("the stock MCP SDK registers without application_type, and the client 
     const tokens = await exchange(d, client, new URL(location), attempt, host.redirectUri);
     const account = await mcp(`${app.url}/mcp`, tokens.access_token, toolCall("account"));
     assert.equal(account.status, 200);
+  } finally {
+    await host.close();
+    await app.close();
+  }
+});
+
+/** Every key in the store with its versionstamp: what a request wrote shows as a difference. */
+async function snapshot(kv: Deno.Kv): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for await (const e of kv.list({ prefix: [] })) out.set(JSON.stringify(e.key), e.versionstamp);
+  return out;
+}
+
+function changed(before: Map<string, string>, after: Map<string, string>): string[] {
+  const keys = new Set([...before.keys(), ...after.keys()]);
+  return [...keys].filter((k) => before.get(k) !== after.get(k)).sort();
+}
+
+Deno.test("GET /oauth/authorize stores nothing; the request is stored once a key signs in", async () => {
+  const app = await startOAuthApp();
+  const host = await FakeHost.start();
+  try {
+    const d = await discover(`${app.url}/mcp`);
+    const { key } = await app.signup();
+    const dcr = await register(app.url, { redirect_uris: [host.redirectUri] }, freshIp());
+    const client = { client_id: dcr.body.client_id, token_endpoint_auth_method: "none" };
+    const get = (url: string) =>
+      fetch(url, { redirect: "manual", headers: { "x-forwarded-for": freshIp() } });
+
+    const before = await snapshot(app.kv);
+    const attempt = await authorizationUrl(d, client, host.redirectUri);
+    const res = await get(attempt.url);
+    const page = await res.text();
+    assert.equal(res.status, 200);
+    assert.match(page, /name="request"\s+value="[A-Za-z0-9_-]{100,}"/);
+    assert.deepEqual(changed(before, await snapshot(app.kv)), [], "the GET wrote nothing");
+
+    // A metadata-document client: its first GET caches the document (one entry per URL, shared
+    // by every request for it); later GETs store nothing.
+    const cimd = host.cimdClient();
+    await (await get((await authorizationUrl(d, cimd, host.redirectUri)).url)).body?.cancel();
+    const cached = await snapshot(app.kv);
+    const again = await get((await authorizationUrl(d, cimd, host.redirectUri)).url);
+    assert.equal(again.status, 200);
+    await again.body?.cancel();
+    assert.deepEqual(changed(cached, await snapshot(app.kv)), [], "the second GET wrote nothing");
+
+    // Signing in with a key stores the request; the whole flow still ends in tokens.
+    assert.equal(await count(app.kv, ["oauth_requests"]), 0);
+    const { location } = await consentOverHttp(attempt.url, { key });
+    assert.equal(await count(app.kv, ["oauth_requests"]), 1);
+    const tokens = await exchange(d, client, new URL(location), attempt, host.redirectUri);
+    assert.match(tokens.access_token, /^mcp_at_/);
   } finally {
     await host.close();
     await app.close();
