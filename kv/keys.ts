@@ -249,6 +249,14 @@ export const keys = {
   oauthRefreshToken: (hash: string) => ["oauth_refresh_tokens", hash] as const,
   oauthGrant: (accountId: string, grantId: string) => ["oauth_grants", accountId, grantId] as const,
   oauthGrantsOfAccount: (accountId: string) => ["oauth_grants", accountId] as const,
+  /** Bumped with every new grant of an account, so concurrent approvals count each other. */
+  oauthGrantSeq: (accountId: string) => ["oauth_grant_seqs", accountId] as const,
+  /** A grant under its client (by the SHA-256 of the client id): the client's live grants. */
+  oauthClientGrant: (clientDigest: string, grantId: string) =>
+    ["oauth_client_grants", clientDigest, grantId] as const,
+  oauthClientGrants: (clientDigest: string) => ["oauth_client_grants", clientDigest] as const,
+  /** A metadata-document client an approval used, by the SHA-256 of its URL. */
+  oauthClientUse: (clientDigest: string) => ["oauth_client_uses", clientDigest] as const,
 
   /** Lease so that one process runs a cron tick. */
   lease: (name: string) => ["leases", name] as const,

@@ -194,6 +194,7 @@ export async function registerClient(deps: Deps, body: unknown): Promise<Registe
     applicationType: appType,
     createdAt: now,
     usedAt: null,
+    expiresAt: now + LIFETIME.unusedClientMs,
   };
   const key = keys.oauthClient(client.clientId);
   const res = await atomic(deps.kv)
@@ -237,32 +238,32 @@ export function findClient(deps: Deps, clientId: string): Promise<ClientMetadata
   return registeredClient(deps, clientId);
 }
 
+/**
+ * When a registration ends (client_life.ts moves it with its grants); a record from before the
+ * field: a day after its registration if unused, never if used (until its grants move it).
+ */
+export function registrationEnd(client: RegisteredClient): number {
+  return client.expiresAt ??
+    (client.usedAt === null ? client.createdAt + LIFETIME.unusedClientMs : Infinity);
+}
+
 async function registeredClient(deps: Deps, clientId: string): Promise<RegisteredClient> {
-  const client = clientId.startsWith(PREFIX.client)
-    ? (await read(deps.kv, keys.oauthClient(clientId))).value
+  const entry = clientId.startsWith(PREFIX.client)
+    ? await read(deps.kv, keys.oauthClient(clientId))
     : null;
-  // KV's own expiry is lazy: an unused registration past its day is gone whatever KV still holds.
-  const unusedTooLong = client !== null && client.usedAt === null &&
-    deps.clock.now() - client.createdAt > LIFETIME.unusedClientMs;
-  if (!client || unusedTooLong) {
+  const client = entry?.value ?? null;
+  // KV's own expiry is lazy: a registration past its end is gone whatever KV still holds, and
+  // is deleted now (unless it just changed).
+  const ended = client !== null && registrationEnd(client) <= deps.clock.now();
+  if (ended) await atomic(deps.kv).check(entry!).delete(entry!.key).commit();
+  if (!client || ended) {
     throw new OAuthError(
       "invalid_client",
-      "Unknown client_id (a registration no approval used expires after a day; register again)",
+      "Unknown client_id (a registration expires a day after it was made, or after its last " +
+        "connected app ended; register again)",
     );
   }
   return client;
-}
-
-/**
- * Keeps a dynamically registered client an approval used: it no longer expires. No-op for
- * metadata-document clients and clients already marked.
- */
-export async function markClientUsed(deps: Deps, clientId: string): Promise<void> {
-  if (isMetadataDocumentId(clientId)) return;
-  const entry = await read(deps.kv, keys.oauthClient(clientId));
-  if (!entry.value || entry.value.usedAt !== null) return;
-  await atomic(deps.kv).check(entry).set(entry.key, { ...entry.value, usedAt: deps.clock.now() })
-    .commit();
 }
 
 /** Checks the `client_id` URL itself before anything is fetched. */

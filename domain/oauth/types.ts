@@ -27,8 +27,34 @@ export interface RegisteredClient extends ClientMetadata {
   kind: "dcr";
   applicationType: "web" | "native";
   createdAt: number;
-  /** When an approval first used it; an unused registration expires (`DCR_UNUSED_TTL_MS`). */
+  /**
+   * When an approval first used it. Until then it is unverified (its errors are shown, never
+   * redirected) and expires a day after its registration.
+   */
   usedAt: number | null;
+  /**
+   * When the registration ends (client_life.ts): a day after it was made, or after its last grant
+   * ended, whichever is later; moved while it has grants. Absent on records written before it
+   * existed (unused ones then end a day after `createdAt`).
+   */
+  expiresAt?: number;
+}
+
+/**
+ * The mark that an approval used a metadata-document client (whose document is only cached): it
+ * is verified while the mark lasts, which is as long as its grants, and a day after.
+ */
+export interface ClientUse {
+  clientId: string;
+  usedAt: number;
+  expiresAt: number;
+}
+
+/** A grant listed under its client, so the client's life can follow its grants. */
+export interface ClientGrantRef {
+  accountId: string;
+  /** The grant's own expiry (its refresh token's), moved at each refresh. */
+  expiresAt: number;
 }
 
 /** A Client ID Metadata Document as fetched, validated and cached. */

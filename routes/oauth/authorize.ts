@@ -34,6 +34,7 @@ import {
   wrongKey,
 } from "../../domain/oauth/authorization.ts";
 import { isLoopbackRedirect } from "../../domain/oauth/clients.ts";
+import { activeGrantCount, grantCapMessage } from "../../domain/oauth/grants.ts";
 import { OAuthError } from "../../domain/oauth/errors.ts";
 import { OAUTH_PATHS } from "../../domain/oauth/metadata.ts";
 import type { AuthTicket } from "../../domain/oauth/types.ts";
@@ -174,7 +175,8 @@ export function authorizeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
             return again(`That key cannot sign in: ${err.message}.`, next);
           }
           const signed = await signIn(s.deps, p, hashKey(raw));
-          return page(c, 200, consentPage(view(signed), signedIn(principal, null)), r);
+          const full = grantCapMessage(await activeGrantCount(s.deps, principal.account.id));
+          return page(c, 200, consentPage(view(signed), signedIn(principal, null), full), r);
         }
         case "signup": {
           let raw: string;
@@ -199,7 +201,8 @@ export function authorizeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
           }
           const principal = await s.resolver.resolve(raw);
           const signed = await signIn(s.deps, p, hashKey(raw));
-          return page(c, 200, consentPage(view(signed), signedIn(principal, raw)), r);
+          const full = grantCapMessage(await activeGrantCount(s.deps, principal.account.id));
+          return page(c, 200, consentPage(view(signed), signedIn(principal, raw), full), r);
         }
         case "approve": {
           const keyHash = p.entry.value?.keyHash;
@@ -211,6 +214,9 @@ export function authorizeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
             if (!(err instanceof ApiError)) throw err;
             return again(`That key cannot approve: ${err.message}.`);
           }
+          // The account's cap of connected apps (the token endpoint holds it exactly).
+          const full = grantCapMessage(await activeGrantCount(s.deps, principal.account.id));
+          if (full) return page(c, 400, consentPage(view(p), signedIn(principal, null), full), r);
           const url = await approve(s.deps, p, {
             accountId: principal.account.id,
             mode: principal.key.mode,

@@ -148,8 +148,11 @@ export function signInPage(v: RequestView, error: string | null): string {
   );
 }
 
-/** Step 2: who is signed in, what the app gets; approve or deny. */
-export function consentPage(v: RequestView, s: SignedIn): string {
+/**
+ * Step 2: who is signed in, what the app gets; approve or deny. `full` (the account's cap of
+ * connected apps is reached) replaces the approve button with why.
+ */
+export function consentPage(v: RequestView, s: SignedIn, full: string | null = null): string {
   const sandbox = s.mode === "sandbox";
   return shell(
     `Allow ${v.clientName}?`,
@@ -183,10 +186,18 @@ export function consentPage(v: RequestView, s: SignedIn): string {
         : html`<p class="muted">This is a live key: the app gets live access.</p>`}
       <p class="muted">Access lasts until you revoke it (<code>DELETE /v1/connected-apps/{id}</code>,
       or the MCP <code>api_keys</code> tool) or revoke this key.</p>
-      <form method="post" action="/oauth/authorize">
-        ${hidden(v, "approve")}
-        <button type="submit" id="approve">Allow access</button>
-      </form>
+      ${full
+        ? html`
+          <div class="box error" role="alert" id="error">
+            <p>${full}.</p>
+          </div>
+        `
+        : html`
+          <form method="post" action="/oauth/authorize">
+            ${hidden(v, "approve")}
+            <button type="submit" id="approve">Allow access</button>
+          </form>
+        `}
       ${denyForm(v)}
     `,
   );

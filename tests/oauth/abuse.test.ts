@@ -19,6 +19,7 @@ import {
   exchange,
   FakeHost,
   mcp,
+  refreshTokens,
   startOAuthApp,
   toolCall,
 } from "./helpers.ts";
@@ -152,6 +153,166 @@ Deno.test("GET /oauth/authorize stores nothing; the request is stored once a key
     assert.equal(await count(app.kv, ["oauth_requests"]), 1);
     const tokens = await exchange(d, client, new URL(location), attempt, host.redirectUri);
     assert.match(tokens.access_token, /^mcp_at_/);
+  } finally {
+    await host.close();
+    await app.close();
+  }
+});
+
+const DAY = 86_400_000;
+
+Deno.test("a registered client ends with its grants: unused a day, used while it has a live grant and a day after", async () => {
+  const app = await startOAuthApp();
+  const host = await FakeHost.start();
+  try {
+    const d = await discover(`${app.url}/mcp`);
+    const { key, accountId } = await app.signup();
+    const dcr = await register(app.url, { redirect_uris: [host.redirectUri] }, freshIp());
+    const clientId: string = dcr.body.client_id;
+    const client = { client_id: clientId, token_endpoint_auth_method: "none" };
+    const stored = async () => (await app.kv.get<Json>(["oauth_clients", clientId])).value;
+    const t0 = app.clock.now();
+    assert.equal((await stored()).expiresAt, t0 + DAY, "unused: a day");
+    assert.equal((await stored()).usedAt, null);
+
+    const connect = async () => {
+      const attempt = await authorizationUrl(d, client, host.redirectUri);
+      const { location } = await consentOverHttp(attempt.url, { key });
+      return await exchange(d, client, new URL(location), attempt, host.redirectUri);
+    };
+    const first = await connect();
+    const grants = async () => {
+      const out: Json[] = [];
+      for await (const e of app.kv.list<Json>({ prefix: ["oauth_grants", accountId] })) {
+        out.push(e.value);
+      }
+      return out.sort((a, b) => a.createdAt - b.createdAt);
+    };
+    const [g1] = await grants();
+    assert.ok((await stored()).usedAt !== null, "an approval used it");
+    assert.equal((await stored()).expiresAt, g1.expiresAt + 2 * DAY, "kept past its grant");
+
+    // A refresh moves the grant's end; the client is only rewritten when it would fall short.
+    app.clock.advance(3_600_000);
+    const before = await app.kv.get(["oauth_clients", clientId]);
+    const refreshed = await refreshTokens(d, client, first.refresh_token!);
+    assert.ok(refreshed.access_token);
+    assert.equal((await app.kv.get(["oauth_clients", clientId])).versionstamp, before.versionstamp);
+
+    // A second grant; the first revoked: the client lives a day past the second.
+    app.clock.advance(3_600_000);
+    await connect();
+    const [, g2] = await grants();
+    const del = await app.req("DELETE", `/v1/connected-apps/${g1.id}`, { key });
+    assert.equal(del.status, 200);
+    assert.equal((await stored()).expiresAt, g2.expiresAt + DAY);
+    // The last one revoked: a day from now, and then it is gone.
+    assert.equal((await app.req("DELETE", `/v1/connected-apps/${g2.id}`, { key })).status, 200);
+    const ended = app.clock.now();
+    assert.equal((await stored()).expiresAt, ended + DAY);
+    assert.equal(await count(app.kv, ["oauth_client_grants"]), 0);
+    app.clock.advance(DAY);
+    const gone = await fetch((await authorizationUrl(d, client, host.redirectUri)).url, {
+      redirect: "manual",
+    });
+    assert.equal(gone.status, 400);
+    assert.match(await gone.text(), /invalid_client/);
+    assert.equal(await stored(), null, "deleted once past its end");
+
+    // A metadata-document client: the approval mark follows its grant the same way.
+    const cimd = host.cimdClient();
+    const attempt = await authorizationUrl(d, cimd, host.redirectUri);
+    const { location } = await consentOverHttp(attempt.url, { key });
+    await exchange(d, cimd, new URL(location), attempt, host.redirectUri);
+    const marks: Json[] = [];
+    for await (const e of app.kv.list<Json>({ prefix: ["oauth_client_uses"] })) marks.push(e.value);
+    const g3 = (await grants()).at(-1);
+    assert.deepEqual(marks.map((m) => [m.clientId, m.expiresAt]), [
+      [cimd.client_id, g3.expiresAt + 2 * DAY],
+    ]);
+  } finally {
+    await host.close();
+    await app.close();
+  }
+});
+
+Deno.test("an account has at most 50 connected apps: the page says so, the token endpoint holds it exactly, old ended ones are pruned past 100", async () => {
+  const app = await startOAuthApp();
+  const host = await FakeHost.start();
+  try {
+    const d = await discover(`${app.url}/mcp`);
+    const { key, accountId } = await app.signup();
+    const client = host.cimdClient();
+    const approveCode = async () => {
+      const attempt = await authorizationUrl(d, client, host.redirectUri);
+      const { location, consentPage } = await consentOverHttp(attempt.url, { key });
+      return { attempt, location: new URL(location), consentPage };
+    };
+    const redeem = async (a: Awaited<ReturnType<typeof approveCode>>) =>
+      await exchange(d, client, a.location, a.attempt, host.redirectUri);
+    const grantIds = async (state: "active" | "all" = "all") => {
+      const out: Json[] = [];
+      for await (const e of app.kv.list<Json>({ prefix: ["oauth_grants", accountId] })) {
+        if (state === "all" || e.value.revokedAt === null) out.push(e.value);
+      }
+      return out.sort((a, b) => a.createdAt - b.createdAt).map((g) => g.id as string);
+    };
+
+    for (let i = 0; i < 49; i++) await redeem(await approveCode());
+    // Two approvals while at 49: both get a code; only one can become a grant.
+    const a = await approveCode();
+    const b = await approveCode();
+    await redeem(a);
+    const over = await fetch(d.as.token_endpoint!, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "authorization_code",
+        code: b.location.searchParams.get("code")!,
+        client_id: client.client_id,
+        redirect_uri: host.redirectUri,
+        code_verifier: b.attempt.verifier,
+      }),
+    });
+    const body = await over.json();
+    assert.deepEqual([over.status, body.error], [400, "invalid_grant"]);
+    assert.match(body.error_description, /50 connected apps.*most it may have \(50\)/);
+    assert.equal((await grantIds("active")).length, 50);
+
+    // At the cap, the consent page explains instead of offering to approve.
+    const attempt = await authorizationUrl(d, client, host.redirectUri);
+    const page = await fetch(attempt.url, { redirect: "manual" });
+    const html = await page.text();
+    const cookie = (page.headers.get("set-cookie") ?? "").split(";")[0];
+    const field = (n: string) => new RegExp(`name="${n}"\\s+value="([^"]+)"`).exec(html)![1];
+    const post = (action: Record<string, string>) =>
+      fetch(`${app.url}/oauth/authorize`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+        body: new URLSearchParams({ request: field("request"), csrf: field("csrf"), ...action }),
+      });
+    const consent = await (await post({ action: "key", api_key: key })).text();
+    assert.match(consent, /already has 50 connected apps/);
+    assert.doesNotMatch(consent, /id="approve"/);
+    const forced = await post({ action: "approve" });
+    assert.equal(forced.status, 400);
+    assert.match(await forced.text(), /already has 50 connected apps/);
+
+    // Revoked apps free their place; ended ones past the 100 an account keeps are pruned.
+    const active = await grantIds("active");
+    for (const id of active) {
+      assert.equal((await app.req("DELETE", `/v1/connected-apps/${id}`, { key })).status, 200);
+    }
+    for (let i = 0; i < 50; i++) await redeem(await approveCode());
+    assert.equal((await grantIds()).length, 100);
+    const oldest = (await grantIds())[0];
+    const latest = await grantIds("active");
+    await app.req("DELETE", `/v1/connected-apps/${latest[0]}`, { key });
+    await redeem(await approveCode());
+    const all = await grantIds();
+    assert.equal(all.length, 100);
+    assert.ok(!all.includes(oldest), "the oldest ended grant was pruned");
   } finally {
     await host.close();
     await app.close();
