@@ -3,7 +3,8 @@
  *
  * 1. `check`: the client (`findClient`) and its redirect URI first; a problem with either is
  *    shown to the human and never redirected (the URI cannot be trusted). Then, answered to the
- *    client through its redirect: `response_type=code`, PKCE with `S256` only (a missing method
+ *    client through its redirect once an approval has used the client (shown on the page until
+ *    then: an unverified client's redirect URI is anyone's): `response_type=code`, PKCE with `S256` only (a missing method
  *    would mean `plain`, refused), `resource` naming this server's `/mcp` (RFC 8707, else
  *    `invalid_target`), `scope` reduced to what exists.
  * 2. `begin`: nothing is stored. The checked request is sealed into a ticket the page carries
@@ -22,7 +23,7 @@ import { atomic, keys, read } from "../store.ts";
 import type { Deps } from "../deps.ts";
 import type { KeyMode } from "../records.ts";
 import { secureEqual } from "../secure_compare.ts";
-import { markClientUsed } from "./client_life.ts";
+import { clientVerified, markClientUsed } from "./client_life.ts";
 import { findClient, matchRedirectUri } from "./clients.ts";
 import { OAuthError } from "./errors.ts";
 import { isOurResource, mcpResourceUrl, OAUTH_SCOPE } from "./metadata.ts";
@@ -53,11 +54,21 @@ export interface RedirectRefusal {
   redirectUri: string;
   state: string | null;
   error: OAuthError;
+  /**
+   * Whether the error may go to the redirect URI: only once an approval used the client
+   * (client_life.ts). Anyone can register a client, or publish a metadata document, naming any
+   * redirect URI, so an unverified client's errors are shown on the page instead (RFC 9700
+   * §4.11.2: no open redirector).
+   */
+  redirect: boolean;
+  /** The client's name, for the page that shows an unverified client's error. */
+  clientName: string;
 }
 
 /**
  * Checks an authorization request. Throws `OAuthError` when the client or the redirect URI is
- * wrong (the page shows it); returns `{refusal}` for errors the client should get.
+ * wrong (the page shows it); returns `{refusal}` for errors the client should get (through its
+ * redirect URI when `refusal.redirect`, else on the page).
  */
 export async function check(
   deps: Deps,
@@ -82,7 +93,15 @@ export async function check(
     }
   }
   const state = q.state ?? null;
-  const refuse = (error: OAuthError) => ({ refusal: { redirectUri: redirectUri!, state, error } });
+  const refuse = async (error: OAuthError) => ({
+    refusal: {
+      redirectUri: redirectUri!,
+      state,
+      error,
+      redirect: await clientVerified(deps, client),
+      clientName: client.clientName,
+    },
+  });
   if (state !== null && state.length > 2_000) {
     return refuse(new OAuthError("invalid_request", "state: longer than 2000 characters"));
   }

@@ -103,7 +103,12 @@ export function authorizeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       }
       const checked = await check(s.deps, query);
       if ("refusal" in checked) {
-        const { redirectUri, state, error } = checked.refusal;
+        const { redirectUri, state, error, redirect, clientName } = checked.refusal;
+        if (!redirect) {
+          const note = `${clientName} has not been approved on this server yet, so this error is ` +
+            `shown here instead of being sent to ${new URL(redirectUri).host}.`;
+          return c.body(errorPage(error.code, error.description, note), 400, pageHeaders(null));
+        }
         const location = redirectWith(s.deps, redirectUri, {
           error: error.code,
           error_description: error.description,

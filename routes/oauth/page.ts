@@ -203,8 +203,11 @@ export function consentPage(v: RequestView, s: SignedIn, full: string | null = n
   );
 }
 
-/** A dead end: the request cannot continue and nothing is sent to the app. */
-export function errorPage(code: string, description: string): string {
+/**
+ * A dead end: the request cannot continue and nothing is sent to the app. `note` says why the
+ * error is shown here rather than sent back (an app no approval has used yet).
+ */
+export function errorPage(code: string, description: string, note?: string): string {
   return shell(
     "Sign-in cannot continue",
     html`
@@ -213,6 +216,7 @@ export function errorPage(code: string, description: string): string {
         <p><code id="error-code">${code}</code></p>
         <p id="error-description">${description}</p>
       </div>
+      ${note ? html`<p id="error-note">${note}</p>` : ""}
       <p>Nothing was shared with the app. Start again from the app you were connecting.</p>
     `,
   );

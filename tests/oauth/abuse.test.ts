@@ -318,3 +318,54 @@ Deno.test("an account has at most 50 connected apps: the page says so, the token
     await app.close();
   }
 });
+
+Deno.test("no open redirect: an unapproved client's errors are a page, not a redirect; after one approval they redirect", async () => {
+  const app = await startOAuthApp();
+  const host = await FakeHost.start();
+  try {
+    const d = await discover(`${app.url}/mcp`);
+    const { key } = await app.signup();
+    const dcr = await register(app.url, { redirect_uris: [host.redirectUri] }, freshIp());
+    const registered = { client_id: dcr.body.client_id, token_endpoint_auth_method: "none" };
+    const bad: Record<string, string>[] = [
+      { code_challenge_method: "plain" },
+      { resource: "https://other.example/mcp" },
+      { response_type: "token" },
+      { code_challenge: "too-short" },
+    ];
+    for (const client of [registered, host.cimdClient()]) {
+      for (const extra of bad) {
+        const a = await authorizationUrl(d, client, host.redirectUri, extra);
+        const res = await fetch(a.url, { redirect: "manual" });
+        const html = await res.text();
+        const label = `${client.client_id} ${JSON.stringify(extra)}`;
+        assert.equal(res.status, 400, label);
+        assert.equal(res.headers.get("location"), null, label);
+        assert.match(res.headers.get("content-type")!, /^text\/html/);
+        // The consent page's own headers: no script, no frame, forms to this server only.
+        assert.match(res.headers.get("content-security-policy")!, /default-src 'none'/);
+        assert.match(res.headers.get("content-security-policy")!, /form-action 'self';/);
+        assert.equal(res.headers.get("x-frame-options"), "DENY");
+        assert.match(html, /id="error-code">(invalid_request|invalid_target|unsupported_)/);
+        assert.match(html, /has not been approved on this server yet/);
+        assert.match(html, new RegExp(`sent to ${new URL(host.redirectUri).host}`));
+      }
+      // One approval (the human's, on the page) verifies the client.
+      const ok = await authorizationUrl(d, client, host.redirectUri);
+      await consentOverHttp(ok.url, { key });
+      for (const extra of bad) {
+        const a = await authorizationUrl(d, client, host.redirectUri, extra);
+        const res = await fetch(a.url, { redirect: "manual" });
+        await res.body?.cancel();
+        assert.equal(res.status, 303);
+        const to = new URL(res.headers.get("location")!);
+        assert.equal(to.origin + to.pathname, host.redirectUri);
+        assert.ok(to.searchParams.get("error"));
+        assert.equal(to.searchParams.get("state"), a.state);
+      }
+    }
+  } finally {
+    await host.close();
+    await app.close();
+  }
+});

@@ -271,7 +271,7 @@ Deno.test("token endpoint refusals: each with its RFC error and nothing issued; 
     assert.deepEqual([expired.status, expired.body.error], [400, "invalid_grant"]);
   }));
 
-Deno.test("authorization endpoint refusals: a page for client and redirect problems, a redirect for the rest", () =>
+Deno.test("authorization endpoint refusals: a page for client and redirect problems, a redirect for the rest once approved", () =>
   withOAuth(async (app, host, d) => {
     const client = host.cimdClient();
     const open = (url: string) => fetch(url, { redirect: "manual" });
@@ -295,6 +295,16 @@ Deno.test("authorization endpoint refusals: a page for client and redirect probl
       [{ resource: "https://other.example/mcp" }, "invalid_target"],
       [{ response_type: "token" }, "unsupported_response_type"],
     ];
+    // A client no approval has used: its errors are shown here, not redirected (abuse.test.ts).
+    const unverified = await open(
+      (await authorizationUrl(d, client, host.redirectUri, {
+        code_challenge_method: "plain",
+      })).url,
+    );
+    assert.deepEqual([unverified.status, unverified.headers.get("location")], [400, null]);
+    await unverified.body?.cancel();
+    const { key } = await app.signup();
+    await consentOverHttp((await authorizationUrl(d, client, host.redirectUri)).url, { key });
     for (const [extra, error] of redirected) {
       const a = await authorizationUrl(d, client, host.redirectUri, extra);
       const r = await open(a.url);
@@ -313,7 +323,6 @@ Deno.test("authorization endpoint refusals: a page for client and redirect probl
     assert.equal(new URL(r.headers.get("location")!).searchParams.get("error"), "invalid_target");
 
     // The human denies.
-    const { key } = await app.signup();
     const a = await authorizationUrl(d, client, host.redirectUri);
     const denied = new URL((await consentOverHttp(a.url, { key }, "deny")).location);
     assert.equal(denied.searchParams.get("error"), "access_denied");
