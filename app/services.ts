@@ -40,6 +40,8 @@ export interface Services {
      * `OAUTH_REGISTRATIONS_PER_BLOCK_PER_HOUR`).
      */
     registration: RateLimiter;
+    /** Client ID Metadata Document fetches per host (`CLIENT_DOC_FETCHES_PER_HOST`). */
+    clientDocHost: RateLimiter;
     /** Failed operator-token attempts per client IP. */
     adminFailures: RateLimiter;
     /** Shared report and preview pages per client IP (`SHARED_PAGE_RATE_PER_MINUTE`). */

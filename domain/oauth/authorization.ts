@@ -24,7 +24,7 @@ import type { Deps } from "../deps.ts";
 import type { KeyMode } from "../records.ts";
 import { secureEqual } from "../secure_compare.ts";
 import { clientVerified, markClientUsed } from "./client_life.ts";
-import { findClient, matchRedirectUri } from "./clients.ts";
+import { type FetchBudget, findClient, matchRedirectUri } from "./clients.ts";
 import { OAuthError } from "./errors.ts";
 import { isOurResource, mcpResourceUrl, OAUTH_SCOPE } from "./metadata.ts";
 import { digest, expireInFor, LIFETIME, newSecret, randomBase62 } from "./secrets.ts";
@@ -73,10 +73,11 @@ export interface RedirectRefusal {
 export async function check(
   deps: Deps,
   q: AuthorizeQuery,
+  docBudget?: FetchBudget,
 ): Promise<{ ok: CheckedRequest } | { refusal: RedirectRefusal }> {
   const clientId = q.client_id;
   if (!clientId) throw new OAuthError("invalid_request", "client_id: required");
-  const client = await findClient(deps, clientId);
+  const client = await findClient(deps, clientId, docBudget);
   let redirectUri: string | null;
   if (q.redirect_uri === undefined) {
     redirectUri = client.redirectUris.length === 1 ? client.redirectUris[0] : null;

@@ -5,7 +5,9 @@
  *   2026-07-28 default): the `client_id` is an https URL whose JSON this service fetches through
  *   the one address guard every crawl uses (domain/net/), at most 5 KB in 5 s, no redirect
  *   followed, and caches in KV for the document's `max-age` clamped to 1 min–1 h (5 min without
- *   one). Plain http and private addresses only with `ALLOW_PRIVATE_TARGETS` (tests, development).
+ *   one). Fetches are budgeted per host (`CLIENT_DOC_FETCHES_PER_HOST`), not per URL, so made-up
+ *   query strings cannot turn sign-in pages into a fetch amplifier. Plain http and private
+ *   addresses only with `ALLOW_PRIVATE_TARGETS` (tests, development).
  * - **Dynamic client registration** (RFC 7591; deprecated by MCP, kept for hosts that still use
  *   it): `application_type` optional (OIDC rules: `web` redirects to https, `native` to a
  *   loopback address or https; left out, it is inferred from the redirect URIs); an id is issued
@@ -19,6 +21,7 @@
  * @module
  */
 import { z } from "zod";
+import type { RateDecision } from "../../kv/rate_limiter.ts";
 import { atomic, keys, read } from "../store.ts";
 import type { Deps } from "../deps.ts";
 import { FetchFailedError, safeFetch, TargetRefusedError } from "../net/safe_fetch.ts";
@@ -31,6 +34,19 @@ export const CLIENT_DOC_MAX_BYTES = 5 * 1024;
 /** How long the fetch of a client metadata document may take, DNS to last byte. */
 export const CLIENT_DOC_TIMEOUT_MS = 5_000;
 const DOC_TTL = { defaultMs: 300_000, minMs: 60_000, maxMs: 3_600_000 };
+
+/**
+ * Client metadata documents fetched per host (of the `client_id` URL) per window, whatever the
+ * path or query: an unauthenticated `GET /oauth/authorize` must not make this service fetch a
+ * host once per made-up URL. Cached documents do not count; past the budget the page answers 429
+ * `invalid_client` with `Retry-After`.
+ */
+export const CLIENT_DOC_FETCHES_PER_HOST = { limit: 20, windowMs: 10 * 60_000 } as const;
+
+/** Counts one fetch against a host's budget (the route passes the KV-backed limiter). */
+export interface FetchBudget {
+  hit(host: string): RateDecision | Promise<RateDecision>;
+}
 const MAX_REDIRECT_URIS = 10;
 const MAX_URI_LENGTH = 2_000;
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "[::1]", "localhost"]);
@@ -230,11 +246,15 @@ export function isMetadataDocumentId(clientId: string): boolean {
  * The client named by `clientId`: its metadata document (fetched or cached) or its registration.
  * Throws `OAuthError` `invalid_client` when it is unknown, unreachable or invalid.
  */
-export function findClient(deps: Deps, clientId: string): Promise<ClientMetadata> {
+export function findClient(
+  deps: Deps,
+  clientId: string,
+  budget?: FetchBudget,
+): Promise<ClientMetadata> {
   if (clientId.length === 0 || clientId.length > MAX_URI_LENGTH) {
     return Promise.reject(new OAuthError("invalid_request", "client_id: missing or too long"));
   }
-  if (isMetadataDocumentId(clientId)) return clientFromDocument(deps, clientId);
+  if (isMetadataDocumentId(clientId)) return clientFromDocument(deps, clientId, budget);
   return registeredClient(deps, clientId);
 }
 
@@ -298,14 +318,32 @@ const DocumentFields = ClientFields.extend({
  * through the address guard and validated: JSON, `client_id` equal to the URL, `client_name`,
  * exact `redirect_uris`, a public client (`token_endpoint_auth_method` `none`).
  */
-export async function clientFromDocument(deps: Deps, clientId: string): Promise<CachedClientDoc> {
-  checkDocumentUrl(deps, clientId);
+export async function clientFromDocument(
+  deps: Deps,
+  clientId: string,
+  budget?: FetchBudget,
+): Promise<CachedClientDoc> {
+  const url = checkDocumentUrl(deps, clientId);
   const cacheKey = keys.oauthClientDoc(digest(clientId));
   const now = deps.clock.now();
   const cached = (await read(deps.kv, cacheKey)).value;
   if (cached && cached.clientId === clientId && now < cached.freshUntil) return cached;
 
   const bad = (t: string) => new OAuthError("invalid_client", `Client metadata document: ${t}`);
+  if (budget) {
+    const host = url.hostname.toLowerCase();
+    const decision = await budget.hit(host);
+    if (!decision.allowed) {
+      throw new OAuthError(
+        "invalid_client",
+        `Client metadata document: too many fetched from ${host} (at most ${decision.limit} ` +
+          `every ${CLIENT_DOC_FETCHES_PER_HOST.windowMs / 60_000} minutes); retry in ` +
+          `${decision.retryAfter} s`,
+        429,
+        { "Retry-After": String(decision.retryAfter) },
+      );
+    }
+  }
   let res;
   try {
     res = await safeFetch(clientId, {

@@ -101,7 +101,7 @@ export function authorizeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
         if (k in query) throw new OAuthError("invalid_request", `${k}: sent more than once`);
         query[k] = v;
       }
-      const checked = await check(s.deps, query);
+      const checked = await check(s.deps, query, s.limits.clientDocHost);
       if ("refusal" in checked) {
         const { redirectUri, state, error, redirect, clientName } = checked.refusal;
         if (!redirect) {

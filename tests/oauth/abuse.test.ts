@@ -369,3 +369,48 @@ Deno.test("no open redirect: an unapproved client's errors are a page, not a red
     await app.close();
   }
 });
+
+Deno.test("client metadata documents are fetched at most 20 times per host per 10 minutes, however many URLs", async () => {
+  const app = await startOAuthApp();
+  const host = await FakeHost.start();
+  try {
+    const d = await discover(`${app.url}/mcp`);
+    const open = async (clientId: string) => {
+      const a = await authorizationUrl(d, {
+        client_id: clientId,
+        token_endpoint_auth_method: "none",
+      }, host.redirectUri);
+      const res = await fetch(a.url, { redirect: "manual" });
+      return { status: res.status, headers: res.headers, text: await res.text() };
+    };
+    // The real document, fetched once and cached.
+    assert.equal((await open(host.docUrl)).status, 200);
+    const fetches = () => host.hits.filter((h) => h === "/client.json").length;
+    assert.equal(fetches(), 1);
+
+    const statuses: number[] = [];
+    let refused: Awaited<ReturnType<typeof open>> | null = null;
+    for (let i = 0; i < 40; i++) {
+      const r = await open(`${host.docUrl}?unique=${i}`);
+      statuses.push(r.status);
+      if (r.status === 429) refused ??= r;
+    }
+    assert.equal(fetches(), 20, "one budget for the host, whatever the query string");
+    // Those fetched name another client_id (400); past the budget: 429, a clear page.
+    assert.deepEqual(statuses, [...Array(19).fill(400), ...Array(21).fill(429)]);
+    assert.match(refused!.text, /invalid_client/);
+    assert.match(
+      refused!.text,
+      /too many fetched from 127\.0\.0\.1 \(at most 20 every 10 minutes\)/,
+    );
+    assert.ok(Number(refused!.headers.get("retry-after")) > 0);
+    // A cached document still opens; the window over, the host is fetched again.
+    assert.equal((await open(host.docUrl)).status, 200);
+    app.clock.advance(10 * 60_000);
+    assert.equal((await open(`${host.docUrl}?later=1`)).status, 400);
+    assert.equal(fetches(), 21);
+  } finally {
+    await host.close();
+    await app.close();
+  }
+});
