@@ -19,7 +19,7 @@ import type { Context } from "hono";
 import { anonymousActor } from "../../app/actor.ts";
 import { execute, parseInput } from "../../app/operation.ts";
 import { signupOp } from "../../app/operations/accounts.ts";
-import { hashKey } from "../../domain/api_keys.ts";
+import { hashKey, KEY_PREFIX } from "../../domain/api_keys.ts";
 import { ApiError } from "../../domain/errors.ts";
 import {
   approve,
@@ -162,9 +162,8 @@ export function authorizeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
           return toApp(c, await deny(s.deps, p), r);
         case "key": {
           const raw = (form.api_key ?? "").trim();
-          if (!API_KEY.test(raw)) {
-            return again("That is not a Serpwright API key (sk_sandbox_… or sk_live_…).");
-          }
+          const malformed = keyShapeProblem(raw);
+          if (malformed) return again(malformed);
           let principal;
           try {
             principal = await s.resolver.resolve(raw);
@@ -177,7 +176,7 @@ export function authorizeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
                 new OAuthError("access_denied", "Too many wrong keys; start again from your app"),
               );
             }
-            return again(`That key cannot sign in: ${err.message}.`, next);
+            return again(refusedKey(raw, err), next);
           }
           const signed = await signIn(s.deps, p, hashKey(raw));
           const full = grantCapMessage(await activeGrantCount(s.deps, principal.account.id));
@@ -238,6 +237,40 @@ export function authorizeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       throw err;
     }
   });
+}
+
+/**
+ * What is wrong with the shape of a pasted key, naming the prefixes as they are (no ellipsis to
+ * copy) and the one the paste actually has; null for a well-formed key.
+ */
+function keyShapeProblem(raw: string): string | null {
+  if (API_KEY.test(raw)) return null;
+  const mode = raw.startsWith(KEY_PREFIX.sandbox)
+    ? "sandbox"
+    : raw.startsWith(KEY_PREFIX.live)
+    ? "live"
+    : null;
+  if (mode) {
+    return `That ${mode} key is incomplete or has extra characters: a key is ` +
+      `${KEY_PREFIX[mode]} followed by 40 letters and digits.`;
+  }
+  if (raw.startsWith("mcp_")) {
+    return "That is an OAuth token, not an API key: paste a key that starts with " +
+      `${KEY_PREFIX.sandbox} or ${KEY_PREFIX.live}.`;
+  }
+  return `That is not a Serpwright API key: keys start with ${KEY_PREFIX.sandbox} or ` +
+    `${KEY_PREFIX.live}.`;
+}
+
+/** Why a well-formed key cannot sign in, naming its mode (by its prefix) and last 4. */
+function refusedKey(raw: string, err: ApiError): string {
+  const mode = raw.startsWith(KEY_PREFIX.live) ? "live" : "sandbox";
+  const why = err.code === "key_revoked"
+    ? "it was revoked"
+    : err.code === "key_expired"
+    ? "it has expired"
+    : "no such key exists on this server";
+  return `That ${mode} key (ending in ${raw.slice(-4)}) cannot sign in: ${why}.`;
 }
 
 function signedIn(

@@ -414,3 +414,83 @@ Deno.test("client metadata documents are fetched at most 20 times per host per 1
     await app.close();
   }
 });
+
+Deno.test("the sign-in page: wrong keys are named by their own prefix, five end the request; an altered or answered ticket is refused", async () => {
+  const app = await startOAuthApp();
+  const host = await FakeHost.start();
+  try {
+    const d = await discover(`${app.url}/mcp`);
+    const { key } = await app.signup();
+    const attempt = await authorizationUrl(d, host.cimdClient(), host.redirectUri);
+    const get = await fetch(attempt.url, { redirect: "manual" });
+    let html = await get.text();
+    const cookie = (get.headers.get("set-cookie") ?? "").split(";")[0];
+    const field = (n: string) => new RegExp(`name="${n}"\\s+value="([^"]+)"`).exec(html)![1];
+    const first = field("request");
+    const post = async (fields: Record<string, string>, request = field("request")) => {
+      const res = await fetch(`${app.url}/oauth/authorize`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+        body: new URLSearchParams({ request, csrf: field("csrf"), ...fields }),
+      });
+      const text = await res.text();
+      if (res.status === 400 && /id="api_key"/.test(text)) html = text; // the next ticket
+      return { status: res.status, text, location: res.headers.get("location") };
+    };
+    const message = (text: string) =>
+      /<div class="box error" role="alert" id="error">\s*<p>([^<]*)<\/p>/.exec(text)?.[1];
+
+    const cases: [string, RegExp][] = [
+      ["sk_live_tooShort", /^That live key is incomplete .*: a key is sk_live_ followed by 40/],
+      ["sk_sandbox_" + "x".repeat(41), /^That sandbox key is incomplete .*sk_sandbox_ followed/],
+      ["mcp_at_" + "y".repeat(40), /^That is an OAuth token, not an API key/],
+      ["hello", /^That is not a Serpwright API key: keys start with sk_sandbox_ or sk_live_\.$/],
+      [
+        "sk_live_" + "A".repeat(36) + "Zz09",
+        /^That live key \(ending in Zz09\) cannot sign in: no such key exists on this server\.$/,
+      ],
+    ];
+    for (const [raw, want] of cases) {
+      const r = await post({ action: "key", api_key: raw });
+      assert.equal(r.status, 400, raw);
+      assert.match(message(r.text) ?? "", want, raw);
+      assert.doesNotMatch(message(r.text) ?? "", /…/, "no ellipsis inside a prefix");
+    }
+    // A ticket altered by one character does not open.
+    const altered = first.slice(0, 40) + (first[40] === "A" ? "B" : "A") + first.slice(41);
+    const bad = await post({ action: "key", api_key: key }, altered);
+    assert.equal(bad.status, 400);
+    assert.match(bad.text, /expired or was already answered/);
+
+    // Four more wrong (well-formed) keys: the fifth ends the request.
+    for (let i = 0; i < 3; i++) {
+      const r = await post({ action: "key", api_key: "sk_sandbox_" + "B".repeat(40) });
+      assert.match(message(r.text) ?? "", /no such key/);
+    }
+    const fifth = await post({ action: "key", api_key: "sk_sandbox_" + "B".repeat(40) });
+    assert.equal(fifth.status, 400);
+    assert.match(fifth.text, /Too many wrong keys/);
+    assert.equal(await count(app.kv, ["oauth_requests"]), 0, "wrong keys stored nothing");
+
+    // A fresh page: approved once, its ticket cannot answer again.
+    const again = await fetch(attempt.url, { redirect: "manual" });
+    html = await again.text();
+    const cookie2 = (again.headers.get("set-cookie") ?? "").split(";")[0];
+    const post2 = (fields: Record<string, string>) =>
+      fetch(`${app.url}/oauth/authorize`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded", cookie: cookie2 },
+        body: new URLSearchParams({ request: field("request"), csrf: field("csrf"), ...fields }),
+      });
+    assert.equal((await post2({ action: "key", api_key: key })).status, 200);
+    assert.equal((await post2({ action: "approve" })).status, 303);
+    const replay = await post2({ action: "key", api_key: key });
+    assert.equal(replay.status, 400);
+    assert.match(await replay.text(), /already answered/);
+  } finally {
+    await host.close();
+    await app.close();
+  }
+});
