@@ -30,6 +30,7 @@ input[type=email],input[type=password],input[type=text]{width:100%;font:inherit;
 button{font:inherit;font-weight:600;padding:.65rem 1rem;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:#fff;cursor:pointer;width:100%;margin-top:.6rem}
 button.secondary{background:transparent;color:var(--fg);border-color:var(--line)}
 code{font:.85em/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--box);padding:.1em .3em;border-radius:4px;word-break:break-all}
+code.path{word-break:normal;white-space:nowrap}
 ul{padding-left:1.2rem}
 `.trim();
 
@@ -170,22 +171,27 @@ export function consentPage(v: RequestView, s: SignedIn, full: string | null = n
           `
           : ""}
       </div>
-      <p>${v.clientName} will be able to do over MCP what this key can:</p>
-      <ul>
-        <li>read the account, its projects, audits and articles;</li>
-        <li>create projects and start audits and articles${sandbox
-          ? " within the sandbox trial"
-          : ", which may spend credits"};</li>
-        ${sandbox
-          ? ""
-          : html`<li>manage webhooks and schedules and start purchases a human pays;</li>`}
-        <li>manage API keys of this mode.</li>
+      <p>Over MCP, on this key's behalf, ${v.clientName} can:</p>
+      <ul id="can">
+        <li>read the account;</li>
+        <li>create and read projects, audits, re-checks, articles and reports;</li>
+        <li>create share links (they end when its access ends);</li>
+        <li>start checkouts, which a human must pay;</li>
+        <li>delete schedules.</li>
+      </ul>
+      <p>It cannot:</p>
+      <ul id="cannot">
+        <li>create or revoke API keys, or revoke other connected apps;</li>
+        <li>create or delete webhook endpoints;</li>
+        <li>set audit schedules;</li>
+        <li>open the billing portal or start an upgrade.</li>
       </ul>
       ${sandbox
         ? html`<p class="muted">A sandbox key gives sandbox access only.</p>`
-        : html`<p class="muted">This is a live key: the app gets live access.</p>`}
-      <p class="muted">Access lasts until you revoke it (<code>DELETE /v1/connected-apps/{id}</code>,
-      or the MCP <code>api_keys</code> tool) or revoke this key.</p>
+        : html`<p class="muted">This is a live key: the app gets live access and may spend credits.</p>`}
+      <p class="muted" id="ends">Access ends when you revoke the app
+      (<code class="path">DELETE /v1/connected-apps/{id}</code>) or when this key is revoked or
+      expires.</p>
       ${full
         ? html`
           <div class="box error" role="alert" id="error">

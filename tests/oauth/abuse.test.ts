@@ -149,8 +149,13 @@ Deno.test("GET /oauth/authorize stores nothing; the request is stored once a key
 
     // Signing in with a key stores the request; the whole flow still ends in tokens.
     assert.equal(await count(app.kv, ["oauth_requests"]), 0);
-    const { location } = await consentOverHttp(attempt.url, { key });
+    const { location, consentPage } = await consentOverHttp(attempt.url, { key });
     assert.equal(await count(app.kv, ["oauth_requests"]), 1);
+    // The page promises what the app can and cannot do, and when its access ends.
+    assert.match(consentPage, /<ul id="can">[\s\S]*start checkouts, which a human must pay/);
+    assert.match(consentPage, /<ul id="cannot">[\s\S]*create or revoke API keys/);
+    assert.match(consentPage, /revoke the app[\s\S]*or when this key is revoked or expires/);
+    assert.doesNotMatch(consentPage, /lasts until/);
     const tokens = await exchange(d, client, new URL(location), attempt, host.redirectUri);
     assert.match(tokens.access_token, /^mcp_at_/);
   } finally {
