@@ -78,8 +78,12 @@ function fromBase64Url(text: string): Uint8Array | null {
   }
 }
 
-/** The largest sealed ticket accepted (a request's fields are each capped well below this). */
-export const MAX_TICKET_LENGTH = 16_384;
+/**
+ * The largest sealed ticket accepted: the request's fields are capped (client id, redirect URI
+ * and state 2,000 characters each, the name 100), about 23 KB sealed if every character of the
+ * state needs a JSON escape; a form body may hold 64 KB.
+ */
+export const MAX_TICKET_LENGTH = 32_768;
 
 /** Seals a ticket: base64url of the 12-byte IV and the ciphertext. */
 export async function sealTicket(deps: Deps, ticket: AuthTicket): Promise<string> {

@@ -11,7 +11,7 @@ import {
   discoverAuthorizationServerMetadata,
   registerClient as sdkRegisterClient,
 } from "@modelcontextprotocol/client";
-import { freshIp } from "../helpers/app.ts";
+import { freshIp, startTestApp } from "../helpers/app.ts";
 import {
   authorizationUrl,
   consentOverHttp,
@@ -154,7 +154,7 @@ Deno.test("GET /oauth/authorize stores nothing; the request is stored once a key
     // The page promises what the app can and cannot do, and when its access ends.
     assert.match(consentPage, /<ul id="can">[\s\S]*start checkouts, which a human must pay/);
     assert.match(consentPage, /<ul id="cannot">[\s\S]*create or revoke API keys/);
-    assert.match(consentPage, /revoke the app[\s\S]*or when this key is revoked or expires/);
+    assert.match(consentPage, /revoke the app[\s\S]*or when this key is revoked or\s+expires/);
     assert.doesNotMatch(consentPage, /lasts until/);
     const tokens = await exchange(d, client, new URL(location), attempt, host.redirectUri);
     assert.match(tokens.access_token, /^mcp_at_/);
@@ -497,5 +497,46 @@ Deno.test("the sign-in page: wrong keys are named by their own prefix, five end 
   } finally {
     await host.close();
     await app.close();
+  }
+});
+
+Deno.test("without WEBHOOK_ENCRYPTION_KEY the ticket key comes from one secret the store keeps: a page opened on one process signs in on another", async () => {
+  const a = await startOAuthApp({ WEBHOOK_ENCRYPTION_KEY: "" });
+  const b = await startTestApp({
+    kv: a.kv,
+    env: { WEBHOOK_ENCRYPTION_KEY: "", PUBLIC_BASE_URL: a.url },
+  });
+  const host = await FakeHost.start();
+  try {
+    const d = await discover(`${a.url}/mcp`);
+    const { key } = await a.signup();
+    const attempt = await authorizationUrl(d, host.cimdClient(), host.redirectUri);
+    const get = await fetch(attempt.url, { redirect: "manual" });
+    const html = await get.text();
+    assert.equal(get.status, 200);
+    const secret = await a.kv.get<string>(["oauth_ticket_secret"]);
+    assert.equal(atob(secret.value!).length, 32, "made once for the store");
+    const field = (n: string) => new RegExp(`name="${n}"\\s+value="([^"]+)"`).exec(html)![1];
+    const signed = await fetch(`${b.url}/oauth/authorize`, {
+      method: "POST",
+      redirect: "manual",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        cookie: (get.headers.get("set-cookie") ?? "").split(";")[0],
+      },
+      body: new URLSearchParams({
+        request: field("request"),
+        csrf: field("csrf"),
+        action: "key",
+        api_key: key,
+      }),
+    });
+    assert.equal(signed.status, 200);
+    assert.match(await signed.text(), /id="approve"/);
+  } finally {
+    await host.close();
+    await b.service.close();
+    await a.close();
+    await b.service.finished;
   }
 });
