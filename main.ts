@@ -11,6 +11,7 @@ import { KeyResolver, KeyUsageTracker } from "./domain/auth.ts";
 import { type Clock, systemClock } from "./domain/clock.ts";
 import { type Config, ConfigError, configNotices, loadConfig } from "./domain/config.ts";
 import type { Deps } from "./domain/deps.ts";
+import { CLIENT_DOC_FETCHES_PER_HOST } from "./domain/oauth/clients.ts";
 import { TokenResolver } from "./domain/oauth/resolver.ts";
 import { RenderService } from "./domain/render/service.ts";
 import { createDispatcher, type JobHandlers, type JobRuntime } from "./jobs/dispatcher.ts";
@@ -102,10 +103,17 @@ export function createServices(deps: Deps): Services {
       }),
       registration: new RateLimiter(deps.kv, deps.clock, {
         name: "oauth_registration",
-        limit: deps.config.oauthRegistrationsPerIpPerHour,
+        limit: deps.config.oauthRegistrationsPerBlockPerHour,
         windowMs: 3_600_000,
         mode: "strict",
       }),
+      clientDocHost: new RateLimiter(deps.kv, deps.clock, {
+        name: "oauth_client_doc_host",
+        limit: CLIENT_DOC_FETCHES_PER_HOST.limit,
+        windowMs: CLIENT_DOC_FETCHES_PER_HOST.windowMs,
+        mode: "strict",
+      }),
+
       adminFailures: new RateLimiter(deps.kv, deps.clock, {
         name: "admin_auth_failures",
         limit: ADMIN_AUTH_FAILURES_PER_WINDOW,

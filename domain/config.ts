@@ -100,10 +100,12 @@ export interface Config {
    */
   accountRateLimitPerMinute: number;
   /**
-   * `OAUTH_REGISTRATIONS_PER_IP_PER_HOUR`: OAuth dynamic client registrations (RFC 7591) one
-   * client IP may make per hour (default 20); unused registrations expire after a day.
+   * `OAUTH_REGISTRATIONS_PER_BLOCK_PER_HOUR`: OAuth dynamic client registrations (RFC 7591) one
+   * address block (IPv4 /24, IPv6 /48, as the signup cap) may make per hour (default 20); unused
+   * registrations expire after a day. `OAUTH_REGISTRATIONS_PER_IP_PER_HOUR`, its old name, is
+   * still read when the new one is unset.
    */
-  oauthRegistrationsPerIpPerHour: number;
+  oauthRegistrationsPerBlockPerHour: number;
   /**
    * `SHARED_PAGE_RATE_PER_MINUTE`: requests per minute per client IP to the shared report and
    * preview pages (`/reports/{token}`, `/previews/{token}`), unknown tokens included (default 60).
@@ -343,7 +345,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       1,
       2_000_000_000,
     ),
-    oauthRegistrationsPerIpPerHour: int("OAUTH_REGISTRATIONS_PER_IP_PER_HOUR", 20, 1, 1_000_000),
+    oauthRegistrationsPerBlockPerHour: int(
+      get("OAUTH_REGISTRATIONS_PER_BLOCK_PER_HOUR") === null &&
+        get("OAUTH_REGISTRATIONS_PER_IP_PER_HOUR") !== null
+        ? "OAUTH_REGISTRATIONS_PER_IP_PER_HOUR"
+        : "OAUTH_REGISTRATIONS_PER_BLOCK_PER_HOUR",
+      20,
+      1,
+      1_000_000,
+    ),
     sharedPageRatePerMinute: int("SHARED_PAGE_RATE_PER_MINUTE", 60, 1, 1_000_000_000),
     signup: {
       perIpPerHour: int("SIGNUP_RATE_PER_IP_PER_HOUR", 5, 1, 1_000_000),

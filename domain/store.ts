@@ -46,6 +46,8 @@ import type {
   AccessTokenRecord,
   AuthRequestRecord,
   CachedClientDoc,
+  ClientGrantRef,
+  ClientUse,
   CodeRecord,
   GrantRecord,
   RefreshTokenRecord,
@@ -269,14 +271,22 @@ export const schema = {
 
   // OAuth 2.1 for /mcp (domain/oauth/); each expires in KV besides its own expiry time.
   oauthRequest: value<AuthRequestRecord>(),
+  /** Base64 of 32 random bytes, made once (domain/oauth/ticket.ts). */
+  oauthTicketSecret: value<string>(),
   oauthClient: value<RegisteredClient>(),
   oauthClientDoc: value<CachedClientDoc>(),
   oauthCode: value<CodeRecord>(),
   /** Points into its grant, which is checked on every (uncached) use. */
   oauthAccessToken: index<AccessTokenRecord>("oauthGrant"),
   oauthRefreshToken: index<RefreshTokenRecord>("oauthGrant"),
-  oauthGrant: record<GrantRecord>("oauthAccessToken", "oauthRefreshToken"),
+  oauthGrant: record<GrantRecord>("oauthAccessToken", "oauthRefreshToken", "oauthClientGrant"),
   oauthGrantsOfAccount: prefix("oauthGrant"),
+  /** A version counter: checked and bumped by every new grant of the account (the cap). */
+  oauthGrantSeq: value<number>(),
+  /** Deleted when its grant ends; the client's life is the latest of its live grants' ends. */
+  oauthClientGrant: index<ClientGrantRef>("oauthGrant"),
+  oauthClientGrants: prefix("oauthClientGrant"),
+  oauthClientUse: value<ClientUse>(),
 
   // jobs/: the table queue and leader leases.
   jobQueue: value<QueuedJob>(),

@@ -247,13 +247,15 @@ export const keys = {
   jobQueue: (dueAt: number, id: string) => ["job_queue", dueAt, id] as const,
 
   /**
-   * OAuth 2.1 (domain/oauth/): an authorization in progress (the consent page's state), by its
-   * random id; a dynamically registered client (RFC 7591), by client id; a fetched Client ID
+   * OAuth 2.1 (domain/oauth/): an authorization in progress once an API key signed in on its
+   * page (before that, its state lives in the page, sealed), by its random id; a dynamically registered client (RFC 7591), by client id; a fetched Client ID
    * Metadata Document, by the SHA-256 of its URL; an authorization code, an access token and a
    * refresh token, each by the SHA-256 hex of the raw value; a grant (a connected app: what one
    * approval allowed, the family of its tokens) under its account.
    */
   oauthRequest: (requestId: string) => ["oauth_requests", requestId] as const,
+  /** The store's secret for sealing sign-in tickets when `WEBHOOK_ENCRYPTION_KEY` is unset. */
+  oauthTicketSecret: () => ["oauth_ticket_secret"] as const,
   oauthClient: (clientId: string) => ["oauth_clients", clientId] as const,
   oauthClientDoc: (urlDigest: string) => ["oauth_client_docs", urlDigest] as const,
   oauthCode: (hash: string) => ["oauth_codes", hash] as const,
@@ -261,6 +263,14 @@ export const keys = {
   oauthRefreshToken: (hash: string) => ["oauth_refresh_tokens", hash] as const,
   oauthGrant: (accountId: string, grantId: string) => ["oauth_grants", accountId, grantId] as const,
   oauthGrantsOfAccount: (accountId: string) => ["oauth_grants", accountId] as const,
+  /** Bumped with every new grant of an account, so concurrent approvals count each other. */
+  oauthGrantSeq: (accountId: string) => ["oauth_grant_seqs", accountId] as const,
+  /** A grant under its client (by the SHA-256 of the client id): the client's live grants. */
+  oauthClientGrant: (clientDigest: string, grantId: string) =>
+    ["oauth_client_grants", clientDigest, grantId] as const,
+  oauthClientGrants: (clientDigest: string) => ["oauth_client_grants", clientDigest] as const,
+  /** A metadata-document client an approval used, by the SHA-256 of its URL. */
+  oauthClientUse: (clientDigest: string) => ["oauth_client_uses", clientDigest] as const,
 
   /** Lease so that one process runs a cron tick. */
   lease: (name: string) => ["leases", name] as const,

@@ -58,6 +58,8 @@ export const LIFETIME = {
   requestMs: 15 * 60_000,
   /** A dynamic registration no approval used: a day. */
   unusedClientMs: 86_400_000,
+  /** A client (registration, or a metadata document's approval mark) after its last grant. */
+  clientAfterGrantsMs: 86_400_000,
   /** How long a revoked or expired grant stays listed. */
   endedGrantMs: 30 * 86_400_000,
 } as const;
