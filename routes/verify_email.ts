@@ -5,8 +5,8 @@
  * - `GET /verify-email/{token}` shows what the link is for and a confirm button; it changes
  *   nothing, so a mail scanner that fetches links uses none up. It sets an HttpOnly,
  *   SameSite=Strict cookie (`__Host-` on https) holding a random CSRF token, also in the form.
- * - `POST /verify-email/{token}` confirms: the form's token must equal the cookie's, and an
- *   `Origin` or `Sec-Fetch-Site` header, when the browser sends one, must say this site. Then the
+ * - `POST /verify-email/{token}` confirms: the form's token must equal the cookie's, and the
+ *   browser's `Sec-Fetch-Site` (or else its `Origin`), when sent, must say this site. Then the
  *   account reads `email_verified: true` and the browser goes to the request's return address
  *   (303), or sees the "verified" page.
  *
@@ -140,15 +140,18 @@ export function verifyEmailRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       if (err instanceof ApiError) return refused(400, "The form could not be read.");
       throw err;
     }
-    // A browser says where a form comes from: it must be this site's own page.
-    const from = c.req.header("origin");
+    // A browser says where a form comes from: it must be this site's own page. `Sec-Fetch-Site`
+    // first (no page can forge it); else `Origin`, which under the page's `no-referrer` policy a
+    // browser may send as "null" for the page's own form.
     const site = c.req.header("sec-fetch-site");
+    const from = c.req.header("origin");
+    const elsewhere = site !== undefined
+      ? site !== "same-origin"
+      : from !== undefined && from !== "null" && from !== origin;
     const given = form.get("csrf") ?? "";
     const expected = cookiesOf(c.req.header("cookie")).get(cookieName) ?? "";
     if (
-      (from !== undefined && from !== origin) ||
-      (site !== undefined && site !== "same-origin") ||
-      given.length < 20 || expected.length < 20 || !secureEqual(given, expected)
+      elsewhere || given.length < 20 || expected.length < 20 || !secureEqual(given, expected)
     ) {
       return refused(
         403,

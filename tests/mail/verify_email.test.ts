@@ -176,6 +176,18 @@ Deno.test("verify email: the mail arrives with its link, the page confirms, the 
     });
     assert.equal(foreign.status, 403);
     await foreign.body?.cancel();
+    const crossSite = await fetch(link, {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        "sec-fetch-site": "cross-site",
+        origin: "null",
+        cookie: opened.cookie!,
+      },
+      body: `csrf=${opened.csrf}`,
+    });
+    assert.equal(crossSite.status, 403);
+    await crossSite.body?.cancel();
     assert.equal((await app.req("GET", "/v1/account", { key })).body.email_verified, false);
 
     const done = await confirm(link, opened);
