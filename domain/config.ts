@@ -461,6 +461,36 @@ export function configNotices(config: Config): string[] {
 }
 
 /**
+ * The throwaway operator token of `.env.dev`. A server started with it is a development server:
+ * it prints how to reach the operator endpoints (`devHints`), which no deployment should accept.
+ */
+export const DEV_ADMIN_TOKEN = "dev-admin-token-not-secret";
+
+/**
+ * What a development server prints at start (`deno task dev`, whose `.env.dev` sets the throwaway
+ * `ADMIN_TOKEN`): how to grant credits and mint a live key with the operator endpoints, so the
+ * README's walk-through runs without Stripe. Empty for any other token, so a real one is never
+ * printed.
+ *
+ * @example
+ * ```ts
+ * for (const line of devHints(config)) console.log(line);
+ * ```
+ */
+export function devHints(config: Config): string[] {
+  if (config.adminToken !== DEV_ADMIN_TOKEN) return [];
+  const base = config.publicBaseUrl;
+  const auth = `-H 'Authorization: Bearer ${DEV_ADMIN_TOKEN}'`;
+  return [
+    "Development server (the throwaway ADMIN_TOKEN of .env.dev). Without Stripe, an account gets " +
+    "credits and a live key from the operator endpoints:",
+    `  curl -s -X POST ${base}/admin/accounts/acct_.../credits ${auth} \\`,
+    `    -H 'Content-Type: application/json' -d '{"credits":500,"reason":"development"}'`,
+    `  curl -s -X POST ${base}/admin/accounts/acct_.../live-keys ${auth}`,
+  ];
+}
+
+/**
  * `SMTP_URL`: `smtp://` (STARTTLS when the server offers it) or `smtps://` (TLS from the start),
  * with a host; credentials and nodemailer's query options as the URL carries them. The value holds
  * a password, so no message repeats it.
