@@ -19,6 +19,7 @@ import { installProcessGuard } from "./jobs/process_guard.ts";
 import {
   allPermissions,
   canSpawnWorker,
+  childCanOpen,
   exitWithParent,
   superviseWorkerChild,
   type WorkerChild,
@@ -132,12 +133,14 @@ export async function startService(options: StartOptions): Promise<RunningServic
   // The all role on a KV file hands its jobs to a worker child, off this event loop; without
   // the run permission (or on an in-memory KV, which no other process can open) they run here.
   const childJobs = role === "all" && config.jobRunner === "child" && table !== null &&
-    config.kvPath !== ":memory:" && !options.kv && canSpawnWorker();
+    config.kvPath !== ":memory:" && !options.kv && canSpawnWorker() &&
+    childCanOpen(config.kvPath);
   if (role === "all" && config.jobRunner === "child" && table !== null && !childJobs) {
     console.warn(JSON.stringify({
       level: "warn",
       msg: "feature off",
-      notice: "jobs run on the API's event loop: JOB_RUNNER=child needs a KV file and --allow-run",
+      notice: "jobs run on the API's event loop: JOB_RUNNER=child needs a KV file (whose path " +
+        "has no comma) and --allow-run",
     }));
   }
   const runsJobs = role === "worker" || (role === "all" && !childJobs);
@@ -247,7 +250,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
   const addr = await addrReady;
   const host = addr.hostname === "0.0.0.0" ? "127.0.0.1" : addr.hostname;
   const child: WorkerChild | null = childJobs
-    ? superviseWorkerChild({ env: options.env ?? Deno.env.toObject() })
+    ? superviseWorkerChild({ env: options.env ?? Deno.env.toObject(), kvPath: config.kvPath })
     : null;
   if (child) services.process.worker = { pid: child.pid, restarts: child.restarts };
 
@@ -303,7 +306,13 @@ export async function openKv(path: string): Promise<Deno.Kv> {
   if (path === "") return withBusyRetry(await Deno.openKv());
   if (path !== ":memory:" && !/^https?:\/\//.test(path)) {
     const dir = path.replace(/\/[^/]*$/, "");
-    if (dir && dir !== path) await Deno.mkdir(dir, { recursive: true });
+    try {
+      if (dir && dir !== path) await Deno.mkdir(dir, { recursive: true });
+    } catch (err) {
+      // The worker child may write its KV file only (jobs/worker_child.ts): its parent, which
+      // opened the same file first, made the folder.
+      if (!(err instanceof Deno.errors.NotCapable)) throw err;
+    }
   }
   // Processes sharing a local KV file meet each other's SQLite locks: retried, never a 500.
   return withBusyRetry(await Deno.openKv(path));

@@ -13,10 +13,22 @@
 import type { Principal } from "../domain/auth.ts";
 import type { KeyMode } from "../domain/records.ts";
 
+/**
+ * How an account actor authenticated: its API key itself, an OAuth access token of a connected
+ * app (acting as the key that approved it, within what the operation admits for tokens), or
+ * none (its own scheduled work).
+ */
+export type Credential =
+  | { kind: "key" }
+  | { kind: "token"; grantId: string; clientId: string }
+  | { kind: "schedule" };
+
 /** An account acting: through one of its API keys, or through its own scheduled work. */
 export interface AccountActor {
   kind: "account";
   accountId: string;
+  /** How it authenticated (a key, a connected app's token, its schedule). */
+  credential: Credential;
   /** What the actor may see and how it pays: a sandbox key sees only the sandbox side. */
   mode: KeyMode;
   /** The calling API key; null for scheduled work (no key is forged for it). */
@@ -35,11 +47,15 @@ export interface AnonymousActor {
 
 export type Actor = AccountActor | AnonymousActor;
 
-/** The actor of a request authenticated with an API key. */
+/** The actor of a request authenticated with an API key, or a token resolved to its key. */
 export function keyActor(principal: Principal, ip: string): AccountActor {
+  const { grant } = principal;
   return {
     kind: "account",
     accountId: principal.account.id,
+    credential: grant
+      ? { kind: "token", grantId: grant.id, clientId: grant.clientId }
+      : { kind: "key" },
     mode: principal.key.mode,
     keyId: principal.key.id,
     ip,
@@ -49,7 +65,15 @@ export function keyActor(principal: Principal, ip: string): AccountActor {
 
 /** The actor of an account's scheduled work: live mode (schedules need a live key to be set). */
 export function scheduleActor(accountId: string): AccountActor {
-  return { kind: "account", accountId, mode: "live", keyId: null, ip: null, principal: null };
+  return {
+    kind: "account",
+    accountId,
+    credential: { kind: "schedule" },
+    mode: "live",
+    keyId: null,
+    ip: null,
+    principal: null,
+  };
 }
 
 /** The actor of a request without a key. */

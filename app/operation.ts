@@ -9,7 +9,9 @@
  * 2. a sensitive write re-reads the calling key strongly (a key revoked a moment ago on another
  *    process cannot mint, buy or schedule);
  * 3. idempotency: one key namespace per operation and concrete path, shared by both adapters;
- * 4. the operation's own checks, in the order visibility → limits → funding → effect;
+ * 4. the operation's own checks, in the order visibility → limits → funding → effect; where the
+ *    operator enables machine payments, a `machinePayable` operation's 402 carries a payment
+ *    challenge, and a credential that pays it runs the operation again (app/machine_payments.ts);
  * 5. after a write that changes what the account's cached keys show, those entries are dropped.
  *
  * @example
@@ -30,6 +32,14 @@ import {
   runIdempotent,
 } from "../domain/idempotent_request.ts";
 import type { AccountActor, Actor } from "./actor.ts";
+import {
+  offerFor,
+  type PaymentExchange,
+  RECEIPT_HEADER,
+  runPayable,
+  settledFromHeader,
+  type SettledPayment,
+} from "./machine_payments.ts";
 import type { Services } from "./services.ts";
 
 /** What an operation's `run` gets besides its input. */
@@ -75,6 +85,26 @@ export interface Operation<
   description?: string;
   /** `key`: an API key is required. `public`: anyone, with or without a key. */
   access: Access;
+  /**
+   * What an OAuth access token (a connected MCP app, acting as the key that approved it) may do
+   * here. `allow`: reads, and work that is the account's data (projects, audits, articles) or
+   * ends with the grant (share links). `refuse` (403 `token_not_allowed`): anything that makes or
+   * ends a credential (API keys, connected apps, signups) or would outlive the grant (webhook
+   * endpoints, schedules, the billing portal). Required, so a new operation cannot forget it; the
+   * README's actor table is generated from it (app/actor_table.ts).
+   */
+  tokens: "allow" | "refuse";
+  /**
+   * What a success leaves that outlives the caller's credential, for the actor table (e.g. "a
+   * project, kept with the account"); absent when it leaves nothing (reads, deletions).
+   */
+  leaves?: string;
+  /**
+   * What a sandbox key meets beyond seeing only the sandbox side: refused with a code, or a
+   * limit of the trial. Absent: as a live key, on the sandbox side. For the actor table, and
+   * the walk of it (tests/hardening/actor_table.test.ts) checks each refusal.
+   */
+  sandbox?: { refuse: ErrorCode } | { limit: string };
   params?: P;
   query?: Q;
   body?: B;
@@ -96,6 +126,11 @@ export interface Operation<
   errors: ErrorCode[];
   /** Takes an idempotency key (creating operations). */
   idempotent?: boolean;
+  /**
+   * A live key's 402 `insufficient_credits` here may be paid by the agent itself, per job (the
+   * Machine Payments Protocol, when the operator enables it): app/machine_payments.ts.
+   */
+  machinePayable?: boolean;
   /** Re-reads the calling key strongly before running (minting keys, money, webhooks, schedules). */
   sensitive?: boolean;
   /** Changes what the account's cached keys show (project counts, sandbox usage, keys). */
@@ -193,6 +228,11 @@ export interface ExecuteOptions {
   authError?: Error | null;
   /** Receives response headers (`/v1` only). */
   header?(name: string, value: string): void;
+  /**
+   * The machine payment credential the caller sent (`machinePayable` operations), or null;
+   * a settled payment comes back as the outcome's `payment`.
+   */
+  paymentCredential?: string | null;
 }
 
 /** A finished operation: its status, result, and whether the result is a stored replay. */
@@ -200,6 +240,8 @@ export interface Outcome<O> {
   status: number;
   body: O;
   replayed: boolean;
+  /** The machine payment this run settled (or, replayed, the one its first run settled). */
+  payment?: SettledPayment;
 }
 
 /** Runs `op` for `actor` through the shared steps (module doc). */
@@ -215,9 +257,15 @@ export async function execute<O>(
     throw options.authError ??
       new ApiError("unauthorized", "Missing Authorization header; expected 'Bearer <API_KEY>'");
   }
+  if (op.tokens === "refuse" && actor.kind === "account" && actor.credential.kind === "token") {
+    throw tokenRefused(op);
+  }
   let current = actor;
   if (op.sensitive && current.kind === "account" && current.principal) {
-    current = { ...current, principal: await services.resolver.confirm(current.principal) };
+    // The strong re-read is the key's; a token's view keeps its grant.
+    const fresh = await services.resolver.confirm(current.principal);
+    const { grant } = current.principal;
+    current = { ...current, principal: grant ? { ...fresh, grant } : fresh };
   }
   let status = op.status;
   const key = op.idempotent ? options.idempotencyKey : undefined;
@@ -229,12 +277,25 @@ export async function execute<O>(
     status: (code) => void (status = code),
     ...(key ? { idempotencyKey: key.value } : {}),
   };
+  let payment: SettledPayment | undefined;
+  const exchange: PaymentExchange = {
+    credential: options.paymentCredential ?? null,
+    receipt: (paid) => void (payment = paid),
+  };
+  const path = concretePath(op.path, input.params);
   const run = async (): Promise<Outcome<O>> => {
-    const body = await op.run(input, ctx);
+    const body = op.machinePayable
+      ? await runPayable(
+        services,
+        (err) => offerFor(op, current, path, err),
+        exchange,
+        () => op.run(input, ctx),
+      )
+      : await op.run(input, ctx);
     if (op.changesAccount && current.kind === "account") {
       services.resolver.invalidateAccount(current.accountId);
     }
-    return { status, body, replayed: false };
+    return { status, body, replayed: false, ...(payment ? { payment } : {}) };
   };
   if (key === undefined) return await run();
 
@@ -244,7 +305,7 @@ export async function execute<O>(
   const answer = await runIdempotent(services.deps, {
     key: key.value,
     scope: idempotencyScope(principal, current.ip ?? ""),
-    endpoint: `${op.method.toUpperCase()} ${concretePath(op.path, input.params)}`,
+    endpoint: `${op.method.toUpperCase()} ${path}`,
     body: input.body ?? {},
     keyId: current.kind === "account" ? current.keyId : null,
     callerSecret: principal ? options.bearer ?? "" : "",
@@ -254,13 +315,35 @@ export async function execute<O>(
     if (isBodyResult(done.body)) throw new Error(`${op.id}: a body result cannot be replayed`);
     return {
       status: done.status,
-      headers: [["content-type", "application/json"]],
+      headers: [
+        ["content-type", "application/json"],
+        // A replay hands back the receipt of the payment its first run settled.
+        ...(done.payment ? [[RECEIPT_HEADER, done.payment.header] as [string, string]] : []),
+      ],
       body: JSON.stringify(done.body),
     };
   });
   // A first run answers its own result; only a stored answer is parsed back.
   if (fresh && !answer.replayed) return fresh;
-  return { status: answer.status, body: JSON.parse(answer.body) as O, replayed: answer.replayed };
+  const receipt = answer.headers.find(([name]) => name === RECEIPT_HEADER)?.[1];
+  const settled = receipt ? await settledFromHeader(services, receipt) : null;
+  return {
+    status: answer.status,
+    body: JSON.parse(answer.body) as O,
+    replayed: answer.replayed,
+    ...(settled ? { payment: settled } : {}),
+  };
+}
+
+/** The 403 a connected app's token meets at an operation closed to tokens. */
+export function tokenRefused(op: { id: string; summary: string }): ApiError {
+  return new ApiError(
+    "token_not_allowed",
+    `A connected app (OAuth access token) cannot do this: ${op.summary} (${op.id}). It makes ` +
+      "or ends a credential, or leaves something that would outlive the app's access; use an " +
+      "API key (Authorization: Bearer sk_…).",
+    { operation: op.id },
+  );
 }
 
 /** `/v1/projects/{projectId}/audits` with its parameters filled in. */

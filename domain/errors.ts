@@ -80,6 +80,14 @@ export const ERROR_CODES = {
     meaning: "The sandbox budget is used up (1 project, 1 audit, 2 articles).",
     action: "Hand a human the upgrade_url to move to a paid plan.",
   },
+  token_not_allowed: {
+    status: 403,
+    meaning: "An OAuth access token (a connected app at /mcp) called an operation closed to " +
+      "connected apps: minting or revoking API keys, ending connected apps, signing up, webhook " +
+      "endpoints, schedules, the billing portal, upgrades — anything that makes a credential or " +
+      "would outlive the app's access.",
+    action: "Do it with an API key (Authorization: Bearer sk_…), or ask the account's owner.",
+  },
   sandbox_not_billable: {
     status: 403,
     meaning: "A sandbox key tried to buy something.",

@@ -125,7 +125,7 @@ export const schema = {
   /** Epoch ms, only ever moved forward (flushed from memory in batches). */
   apiKeyLastUsed: value<number>(),
   sandboxUsage: value<SandboxUsage>(),
-  /** The revocation signal every API process follows (domain/auth.ts). */
+  /** The revocation signal's shards, which every API process follows (domain/auth.ts). */
   authRevocations: value<RevocationSignal>(),
 
   project: record<ProjectRecord>(),

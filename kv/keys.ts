@@ -23,11 +23,12 @@ export const keys = {
   /** Last use of a key, flushed from memory in batches. */
   apiKeyLastUsed: (keyId: string) => ["api_key_last_used", keyId] as const,
   /**
-   * The revocation signal: a sequence number and the last changes that made cached keys unusable
-   * (domain/auth.ts `signalAuthChange`), written in the same commit as each change. Every web
-   * process follows this one key and drops the named accounts from its key cache.
+   * The revocation signal, one shard of it (domain/auth.ts `revocationShard` of the account): a
+   * sequence number and the last changes that made cached keys unusable (`signalAuthChange`),
+   * written in the same commit as each change. Every web process follows every shard (one
+   * `getMany`, one `watch`) and drops the named accounts from its key cache.
    */
-  authRevocations: () => ["auth_revocations"] as const,
+  authRevocations: (shard: number) => ["auth_revocations", shard] as const,
   /** Trial usage shared by a sandbox key and the keys it mints. */
   sandboxUsage: (ledgerId: string) => ["sandbox_usage", ledgerId] as const,
 

@@ -60,6 +60,8 @@ export const signupOp = defineOperation({
   tags: ["Accounts"],
   summary: "Sign up (public, no CAPTCHA); returns a sandbox key at once",
   access: "public",
+  tokens: "refuse",
+  leaves: "an account and its sandbox key",
   body: SignupBody,
   status: 201,
   output: SignupResponse,
@@ -103,6 +105,7 @@ export const getAccountOp = defineOperation({
   tags: ["Accounts"],
   summary: "The calling key's account",
   access: "key",
+  tokens: "allow",
   status: 200,
   output: Account,
   outputDescription: "The account",
@@ -138,6 +141,10 @@ export const verifyEmailOp = defineOperation({
     "`mail_not_configured` when the server sends no mail; 409 `invalid_state` when the address " +
     "is verified already.",
   access: "key",
+  // Mailing the account's own address a link only a human at that inbox can use: a connected
+  // app may ask, as it may read the account.
+  tokens: "allow",
+  leaves: "a link mailed to the account's address (single use, 24 h)",
   body: VerifyEmailBody,
   optionalBody: true,
   bodyDescription: "Nothing to send; an empty body or `{}`",

@@ -103,6 +103,9 @@ export const startArticleOp = defineOperation({
   tags: ["Articles"],
   summary: "Generate one draft article (202). Typical completion 10-30 minutes; poll every 60 s.",
   access: "key",
+  tokens: "allow",
+  sandbox: { limit: "2 articles in the trial" },
+  leaves: "a draft article, kept with the project",
   params: ProjectIdParam,
   body: CreateArticleBody,
   status: 202,
@@ -118,6 +121,7 @@ export const startArticleOp = defineOperation({
     "payload_too_large",
   ],
   idempotent: true,
+  machinePayable: true,
   // Sandbox usage moves (the Account shows it).
   changesAccount: true,
   async run({ params, body }, { services, actor }) {
@@ -140,6 +144,7 @@ export const getArticleOp = defineOperation({
   tags: ["Articles"],
   summary: "An article: status only while generating; draft content once ready",
   access: "key",
+  tokens: "allow",
   params: ArticleIdParam,
   status: 200,
   output: Article,

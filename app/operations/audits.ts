@@ -493,6 +493,9 @@ export const startAuditOp = defineOperation({
     "options is returned as is, one with other options is 409 audit_in_progress). Poll every " +
     "30-60 s.",
   access: "key",
+  tokens: "allow",
+  sandbox: { limit: "1 raw audit in the trial; rendered audits 402" },
+  leaves: "an audit, kept with the project",
   params: ProjectIdParam,
   body: StartAuditBody,
   optionalBody: true,
@@ -513,6 +516,7 @@ export const startAuditOp = defineOperation({
     "site_auth_not_configured",
   ],
   idempotent: true,
+  machinePayable: true,
   // Sandbox usage moves (the Account shows it).
   changesAccount: true,
   async run({ params, body }, { services, actor }) {
@@ -540,6 +544,7 @@ export const getAuditOp = defineOperation({
   tags: ["Audits"],
   summary: "An audit: status, and score and summary once completed",
   access: "key",
+  tokens: "allow",
   params: AuditIdParam,
   query: AuditQuery,
   status: 200,
@@ -566,6 +571,7 @@ export const getAuditSummaryOp = defineOperation({
     "to the JSON audit. The same text as `GET /v1/audits/{auditId}?format=markdown`. 409 " +
     "`invalid_state` while the audit is queued or running, or when it failed.",
   access: "key",
+  tokens: "allow",
   params: AuditIdParam,
   status: 200,
   produces: SUMMARY_FORMAT.contentType,
@@ -585,6 +591,7 @@ export const listAuditIssuesOp = defineOperation({
   summary: "A completed audit's issues: each fired check with what it means, how to fix it, " +
     "its affected count and its change since the previous audit (plus the fixed ones)",
   access: "key",
+  tokens: "allow",
   params: AuditIdParam,
   query: IssuesQuery,
   status: 200,
@@ -625,6 +632,7 @@ export const getAuditIssueOp = defineOperation({
   tags: ["Audits"],
   summary: "The affected items of one check, with their evidence, by URL",
   access: "key",
+  tokens: "allow",
   params: CheckParam,
   query: IssueItemsQuery,
   status: 200,
@@ -651,6 +659,7 @@ export const listAuditPagesOp = defineOperation({
   description: "Filtered pages examine at most 1,000 URLs per request, so a page may hold " +
     "fewer than `limit` items: follow `next_cursor` until it is null.",
   access: "key",
+  tokens: "allow",
   params: AuditIdParam,
   query: PagesQuery,
   status: 200,

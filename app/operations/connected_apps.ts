@@ -46,6 +46,7 @@ export const listConnectedAppsOp = defineOperation({
     "access tokens work on `/mcp` only and act as the approving key. A sandbox key sees the " +
     "apps sandbox keys approved.",
   access: "key",
+  tokens: "allow",
   status: 200,
   output: z.object({ apps: z.array(ConnectedApp) }),
   outputDescription: "Connected apps (at most 100)",
@@ -63,6 +64,7 @@ export const revokeConnectedAppOp = defineOperation({
   tags: ["API keys"],
   summary: "Disconnect an app: its access and refresh tokens stop working at once",
   access: "key",
+  tokens: "refuse",
   params: AppIdParam,
   status: 200,
   output: z.object({ app: ConnectedApp }),

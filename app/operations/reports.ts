@@ -61,6 +61,7 @@ export const auditReportOp = defineOperation({
     "without a key, create a share link (`POST /v1/audits/{auditId}/shares`). Same " +
     "Content-Security-Policy, `noindex` and `no-referrer` as the shared page.",
   access: "key",
+  tokens: "allow",
   params: AuditIdParam,
   query: ReportQuerySchema,
   status: 200,

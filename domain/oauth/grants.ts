@@ -14,7 +14,7 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { canSee, signalAuthChange } from "../auth.ts";
+import { canSee, revocationShard, signalAuthChange } from "../auth.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import type { KeyMode } from "../records.ts";
@@ -42,7 +42,7 @@ export function endGrant(
   return atomically(kv, async () => {
     const [grantEntry, signal] = await readMany(kv, [
       keys.oauthGrant(accountId, grantId),
-      keys.authRevocations(),
+      keys.authRevocations(revocationShard(accountId)),
     ]);
     const grant = grantEntry.value;
     if (!grant) return { op: atomic(kv).check(grantEntry), result: null };

@@ -9,7 +9,6 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 
 /** What a secret is, by its prefix (access tokens are refused on `/v1` by the prefix). */
 export const PREFIX = {
@@ -39,10 +38,8 @@ export function newSecret(kind: keyof typeof PREFIX, length = 40): string {
   return PREFIX[kind] + randomBase62(length);
 }
 
-/** SHA-256 hex: what is stored and looked up. */
-export function digest(raw: string): string {
-  return createHash("sha256").update(raw).digest("hex");
-}
+/** SHA-256 hex: what is stored and looked up (the one digest of domain/key_hash.ts). */
+export { hashKey as digest } from "../key_hash.ts";
 
 /** True when a bearer is one of our OAuth access tokens (not an API key). */
 export function isAccessToken(bearer: string): boolean {

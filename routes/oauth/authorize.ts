@@ -19,7 +19,7 @@ import type { Context } from "hono";
 import { anonymousActor } from "../../app/actor.ts";
 import { execute, parseInput } from "../../app/operation.ts";
 import { signupOp } from "../../app/operations/accounts.ts";
-import { hashKey } from "../../domain/api_keys.ts";
+import { hashKey } from "../../domain/key_hash.ts";
 import { ApiError } from "../../domain/errors.ts";
 import {
   approve,

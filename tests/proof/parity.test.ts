@@ -4,7 +4,9 @@
  * error code), the result, and what they changed in the store (a diff of every KV entry, with
  * generated ids, hashes and ciphertexts masked). The registry (app/operations/index.ts), the
  * `/v1` document and the MCP tools must also cover each other: an operation reachable through
- * only one adapter, or one without a case here, fails.
+ * only one adapter, or one without a case here, fails. Each case whose caller is a key runs a
+ * third time as a connected app's OAuth token for that key: refused with no change where the
+ * operation declares `tokens: "refuse"`, the key's own outcome and changes elsewhere.
  */
 import assert from "node:assert/strict";
 import type { Client } from "@modelcontextprotocol/client";
@@ -15,6 +17,7 @@ import { ERROR_CODES, type ErrorCode } from "../../domain/errors.ts";
 import { freshIp, startTestApp, type TestApp } from "../helpers/app.ts";
 import { grantCredits } from "../helpers/credits.ts";
 import { connectMcp } from "../mcp/helpers.ts";
+import { issueAccessToken } from "../helpers/oauth_token.ts";
 import { parityCases, type World } from "./parity_cases.ts";
 
 /** Families that move with time or traffic, not with what an operation did. */
@@ -196,6 +199,32 @@ Deno.test("parity: each operation answers and changes the store alike over /v1 a
         app.service.services.resolver.invalidateAccount(accountId);
       }
 
+      // The same call by a connected app acting as that key: refused, changing nothing, where the
+      // operation is closed to tokens; otherwise exactly what the key does.
+      const token = call.key ? world.tokens[call.key] : undefined;
+      if (token) {
+        const viaToken = await (await mcpFor(token, ip)).callTool({
+          name: call.tool,
+          arguments: call.args,
+        });
+        // deno-lint-ignore no-explicit-any
+        const tokenError = (viaToken._meta as any)?.["com.serpwright/error"]?.error;
+        const tokenCode = viaToken.isError ? tokenError?.code : "ok";
+        const tokenChanges = diff(base, await snapshot(app.kv));
+        await restore(app.kv, base);
+        for (const accountId of world.accounts) {
+          app.service.services.resolver.invalidateAccount(accountId);
+        }
+        const op = OPERATIONS.find((o) => o.id === c.op)!;
+        if (op.tokens === "refuse") {
+          assert.equal(tokenCode, "token_not_allowed", `${label}: a token is refused`);
+          assert.deepEqual(tokenChanges, [], `${label}: a refused token changes nothing`);
+        } else {
+          assert.equal(tokenCode, viaRest.code, `${label}: a token does what its key does`);
+          assert.deepEqual(tokenChanges, viaRest.changes, `${label}: KV changes by a token`);
+        }
+      }
+
       assert.equal(viaMcp.code, viaRest.code, `${label}: outcome (REST ${res.status} ${res.text})`);
       if (viaRest.code !== "ok") {
         assert.equal(res.status, ERROR_CODES[viaRest.code as ErrorCode].status, label);
@@ -268,7 +297,12 @@ async function buildWorld(app: TestApp): Promise<World> {
     ip: freshIp(),
   });
   assert.equal(taken.status, 201, taken.text);
+  const tokens = {
+    [sandbox.key]: (await issueAccessToken(app, sandbox.key)).token,
+    [live]: (await issueAccessToken(app, live)).token,
+  };
   return {
+    tokens,
     sandbox: { key: sandbox.key, accountId: sandbox.accountId },
     live: { key: live, accountId: liveAccount.accountId },
     sandboxProjectId: sandboxProject.body.project_id,

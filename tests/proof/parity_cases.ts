@@ -3,7 +3,7 @@
  * the failure a caller meets most (not_found for a foreign or invisible id, a refused limit).
  */
 import { newId } from "../../domain/ids.ts";
-import { hashKey } from "../../domain/api_keys.ts";
+import { hashKey } from "../../domain/key_hash.ts";
 import type { GrantRecord } from "../../domain/oauth/types.ts";
 import { keys } from "../../kv/keys.ts";
 import type { TestApp } from "../helpers/app.ts";
@@ -43,6 +43,8 @@ export interface World {
   liveProjectId: string;
   /** Every account the world holds (their cached keys are dropped between runs). */
   accounts: string[];
+  /** A connected app's OAuth access token for each of the two keys, by key. */
+  tokens: Record<string, string>;
   /** Resources a case's setup adds for later cases. */
   extra: Record<string, string>;
 }
