@@ -39,7 +39,7 @@ import type { RecheckItem, RecheckRecord } from "./rechecks/record.ts";
 import type { SealedSiteAuth } from "./audits/site_access.ts";
 import type { RevocationSignal } from "./auth.ts";
 import type { LabRecord } from "./reports/lab.ts";
-import type { ShareLocation, ShareRecord } from "./shares.ts";
+import type { LiveShare, ShareLocation, ShareRecord } from "./shares.ts";
 import type { JobMessage } from "./deps.ts";
 import type { RunningJobMarker } from "./job_leases.ts";
 import type {
@@ -210,10 +210,18 @@ export const schema = {
 
   // Share links of audit reports and article previews (domain/shares.ts).
   /** Kept (revoked or expired) until its KV expiry, a week after it expires. */
-  share: record<ShareRecord>("shareByToken"),
+  share: record<ShareRecord>("shareByToken", "shareLiveOfTarget", "shareLive"),
   sharesOfTarget: prefix("share"),
+  sharesOfAccount: prefix("share"),
   /** Token hash → the share; deleted when the share is revoked. */
   shareByToken: index<ShareLocation>("share"),
+  /** A target's unexpired, unrevoked links (the cap's exact count). */
+  shareLiveOfTarget: index<LiveShare[]>("share"),
+  /** Account, share id → the live link; deleted when the share is revoked. */
+  shareLive: index<LiveShare>("share"),
+  sharesLiveOfAccount: prefix("shareLive"),
+  /** The version of the account's share indexes (set once its older links are indexed). */
+  shareIndexed: value<number>(),
 
   // Schedules.
   schedule: record<ScheduleRecord>("scheduleDue"),

@@ -161,8 +161,21 @@ export const keys = {
   share: (accountId: string, targetId: string, shareId: string) =>
     ["shares", accountId, targetId, shareId] as const,
   sharesOfTarget: (accountId: string, targetId: string) => ["shares", accountId, targetId] as const,
+  sharesOfAccount: (accountId: string) => ["shares", accountId] as const,
   /** The SHA-256 hex of a share link's token → where its share record is (the public lookup). */
   shareByToken: (tokenHash: string) => ["share_tokens", tokenHash] as const,
+  /**
+   * The unexpired, unrevoked links of one audit or article: one small array (at most the cap),
+   * rewritten in the same commit as each share and revocation of that target, so the cap is an
+   * exact count under concurrency (domain/shares.ts).
+   */
+  shareLiveOfTarget: (accountId: string, targetId: string) =>
+    ["share_live_targets", accountId, targetId] as const,
+  /** Account, share id → a live link (deleted with its revocation): the account's listing. */
+  shareLive: (accountId: string, shareId: string) => ["share_live", accountId, shareId] as const,
+  sharesLiveOfAccount: (accountId: string) => ["share_live", accountId] as const,
+  /** Set once the account's links made before the live indexes existed are indexed. */
+  shareIndexed: (accountId: string) => ["share_indexed", accountId] as const,
 
   /** What the latest completed audit learnt about a project's site (pages for internal links). */
   siteFacts: (projectId: string) => ["site_facts", projectId] as const,

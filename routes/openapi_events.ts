@@ -80,6 +80,10 @@ export const TAGS = [
     description: "Scheduled audits of a project, with regression alerts (audit.regressed)",
   },
   { name: "Articles", description: "Draft SEO articles: 202, then poll every 60 s" },
+  {
+    name: "Share links",
+    description: "Every link of the account that opens a report or preview without a key",
+  },
   { name: "Billing", description: "Plans, credits and checkouts a human pays" },
   { name: "Webhooks", description: "Signed outbound event deliveries" },
 ];

@@ -261,10 +261,11 @@ Deno.test({
       const ops = operations(doc);
       assert.equal(
         ops.length,
-        39,
+        41,
         "the 20 interface operations, the 3 audit findings listings, the audit summary, the " +
-          "report, 3 audit and 3 article share operations, the 3 schedule operations, the 2 " +
-          "re-check operations, the 2 connected-apps operations and verify-email",
+          "report, 3 audit and 3 article share operations, the 2 account-wide share " +
+          "operations, the 3 schedule operations, the 2 re-check operations, the 2 " +
+          "connected-apps operations and verify-email",
       );
       const snapKeys = [sandbox.key, live];
       let before = await snapshot(app, snapKeys);
