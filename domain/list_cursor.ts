@@ -27,5 +27,26 @@ export function encodeCursor(kvCursor: string): string {
 export function decodeCursor(cursor: string): string {
   if (!/^[A-Za-z0-9_-]{1,3000}$/.test(cursor)) throw badCursor();
   const b64 = cursor.replaceAll("-", "+").replaceAll("_", "/");
-  return b64 + "=".repeat((4 - (b64.length % 4)) % 4);
+  const padded = b64 + "=".repeat((4 - (b64.length % 4)) % 4);
+  // KV's cursor is the rest of a key after the listed prefix, so it starts with a key part's type
+  // tag. KV itself takes any bytes (a listing simply resumes elsewhere inside its own prefix), so
+  // this is what tells a client its cursor is not one of ours.
+  let first: number;
+  try {
+    first = atob(padded).charCodeAt(0);
+  } catch {
+    throw badCursor();
+  }
+  if (!KEY_PART_TAGS.has(first)) throw badCursor();
+  return padded;
 }
+
+/** The first byte of an encoded KV key part: bytes, string, integer (bigint), number, boolean. */
+const KEY_PART_TAGS = new Set([
+  0x01,
+  0x02,
+  ...Array.from({ length: 0x1d - 0x0b + 1 }, (_, i) => 0x0b + i),
+  0x21,
+  0x26,
+  0x27,
+]);
