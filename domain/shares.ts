@@ -268,7 +268,12 @@ export async function resolveShare(
     return null;
   }
   const account = (await read(deps.kv, keys.account(share.accountId))).value;
-  return account ? share : null;
+  if (!account) return null;
+  // A sandbox key shares only sandbox targets, and only an upgrade moves a sandbox project to
+  // the live side; so once the account upgraded, its trial's links keep opening their (now
+  // live) targets, until they expire with the sandbox key that made them.
+  if (share.mode === "sandbox" && account.upgradedAt) return { ...share, mode: "live" };
+  return share;
 }
 
 /**
