@@ -10,6 +10,7 @@ import type { RouteGroup } from "./routes/app.ts";
 import type { Services } from "./routes/env.ts";
 import { webhookJobs, webhookMaintenance } from "./jobs/webhook_jobs.ts";
 import { scheduleJobs, scheduleMaintenance } from "./jobs/schedule_jobs.ts";
+import { mailJobs, mailSweep } from "./jobs/mail_jobs.ts";
 
 export interface Capability {
   name: string;
@@ -35,6 +36,13 @@ export const capabilities: Capability[] = [
     routes: () => import("./routes/webhooks.ts").then((m) => m.webhookRoutes),
     jobs: (s) => webhookJobs(s.deps),
     maintenance: (s) => webhookMaintenance(s.deps),
+  },
+  {
+    /** Outbound mail over SMTP, and the page an email verification link opens. */
+    name: "mail",
+    routes: () => import("./routes/verify_email.ts").then((m) => m.verifyEmailRoutes),
+    jobs: (s) => mailJobs(s.deps),
+    maintenance: (s) => mailSweep(s.deps),
   },
   { name: "billing", routes: () => import("./routes/billing.ts").then((m) => m.billingRoutes) },
   /** Upgrades an agent starts and a human finishes: /v1/upgrades and the /upgrade pages. */

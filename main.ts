@@ -9,7 +9,7 @@
 import os from "node:os";
 import { KeyResolver, KeyUsageTracker } from "./domain/auth.ts";
 import { type Clock, systemClock } from "./domain/clock.ts";
-import { type Config, ConfigError, configNotices, loadConfig } from "./domain/config.ts";
+import { type Config, ConfigError, configNotices, devHints, loadConfig } from "./domain/config.ts";
 import type { Deps } from "./domain/deps.ts";
 import { TokenResolver } from "./domain/oauth/resolver.ts";
 import { RenderService } from "./domain/render/service.ts";
@@ -356,6 +356,8 @@ if (import.meta.main) {
           : `Serpwright (${config.role}) listening on http://${a.hostname}:${a.port}`,
       ),
   });
+  // `deno task dev` (the throwaway ADMIN_TOKEN of .env.dev): how to fund an account without Stripe.
+  if (config.role !== "worker") { for (const line of devHints(config)) console.log(line); }
   // Graceful stop: finish in-flight requests, flush in-memory usage and counters, close KV.
   // Once, whichever asks first (a signal, or the end of the parent's pipe in a worker child).
   let stopping: Promise<void> | null = null;

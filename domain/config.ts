@@ -24,6 +24,12 @@ export interface Config {
   /** Raw 32-byte AES-GCM key for stored webhook secrets, or null when unset. */
   webhookEncryptionKey: Uint8Array | null;
   webhookRetryBaseMs: number;
+  /**
+   * Outbound mail (domain/mail/): `SMTP_URL` (`smtp://user:pass@host:port` or `smtps://…`) and
+   * `MAIL_FROM` (`addr@host` or `Name <addr@host>`); mail is sent only when both are set.
+   * `MAIL_RETRY_BASE_MS`: the first retry delay of a failed send, doubling per attempt.
+   */
+  mail: { smtpUrl: string | null; from: string | null; retryBaseMs: number };
   stripe: {
     secretKey: string | null;
     webhookSecret: string | null;
@@ -276,6 +282,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     allowPrivateTargets: flag("ALLOW_PRIVATE_TARGETS"),
     webhookEncryptionKey,
     webhookRetryBaseMs: int("WEBHOOK_RETRY_BASE_MS", 30_000, 1, 6 * 3_600_000),
+    mail: {
+      smtpUrl: smtpUrlOf(get("SMTP_URL")),
+      from: mailFromOf(get("MAIL_FROM")),
+      retryBaseMs: int("MAIL_RETRY_BASE_MS", 30_000, 1, 6 * 3_600_000),
+    },
     stripe: {
       secretKey: get("STRIPE_SECRET_KEY"),
       webhookSecret: get("STRIPE_WEBHOOK_SECRET"),
@@ -464,10 +475,85 @@ export function configNotices(config: Config): string[] {
     }
   }
   if (!config.adminToken) out.push("ADMIN_TOKEN is unset: every /admin/* path answers 404");
+  if (!config.mail.smtpUrl || !config.mail.from) {
+    const missing = [!config.mail.smtpUrl && "SMTP_URL", !config.mail.from && "MAIL_FROM"]
+      .filter(Boolean).join(" and ");
+    out.push(
+      `${missing} unset: no mail is sent; POST /v1/account/verify-email answers 503 ` +
+        "mail_not_configured",
+    );
+  }
   if (!config.openai.apiKey) {
     out.push("OPENAI_API_KEY is unset: articles are written by the built-in offline writer");
   }
   return out;
+}
+
+/**
+ * The throwaway operator token of `.env.dev`. A server started with it is a development server:
+ * it prints how to reach the operator endpoints (`devHints`), which no deployment should accept.
+ */
+export const DEV_ADMIN_TOKEN = "dev-admin-token-not-secret";
+
+/**
+ * What a development server prints at start (`deno task dev`, whose `.env.dev` sets the throwaway
+ * `ADMIN_TOKEN`): how to grant credits and mint a live key with the operator endpoints, so the
+ * README's walk-through runs without Stripe. Empty for any other token, so a real one is never
+ * printed.
+ *
+ * @example
+ * ```ts
+ * for (const line of devHints(config)) console.log(line);
+ * ```
+ */
+export function devHints(config: Config): string[] {
+  if (config.adminToken !== DEV_ADMIN_TOKEN) return [];
+  const base = config.publicBaseUrl;
+  const auth = `-H 'Authorization: Bearer ${DEV_ADMIN_TOKEN}'`;
+  return [
+    "Development server (the throwaway ADMIN_TOKEN of .env.dev). Without Stripe, an account gets " +
+    "credits and a live key from the operator endpoints:",
+    `  curl -s -X POST ${base}/admin/accounts/acct_.../credits ${auth} \\`,
+    `    -H 'Content-Type: application/json' -d '{"credits":500,"reason":"development"}'`,
+    `  curl -s -X POST ${base}/admin/accounts/acct_.../live-keys ${auth}`,
+  ];
+}
+
+/**
+ * `SMTP_URL`: `smtp://` (STARTTLS when the server offers it) or `smtps://` (TLS from the start),
+ * with a host; credentials and nodemailer's query options as the URL carries them. The value holds
+ * a password, so no message repeats it.
+ */
+function smtpUrlOf(value: string | null): string | null {
+  if (value === null) return null;
+  const problem = "expected smtp://user:password@host:port or smtps://… (value not shown)";
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new ConfigError("SMTP_URL", problem);
+  }
+  if (
+    (parsed.protocol !== "smtp:" && parsed.protocol !== "smtps:") || parsed.hostname === "" ||
+    (parsed.pathname !== "" && parsed.pathname !== "/") || parsed.hash !== ""
+  ) {
+    throw new ConfigError("SMTP_URL", problem);
+  }
+  return value;
+}
+
+/** `MAIL_FROM`: `addr@host` or `Display Name <addr@host>`, one line (no header injection). */
+function mailFromOf(value: string | null): string | null {
+  if (value === null) return null;
+  const address = '[^\\s<>@"]+@[^\\s<>@"]+\\.[^\\s<>@"]+';
+  const ok = new RegExp(`^(?:${address}|[^<>\\x00-\\x1f\\x7f"]{1,100} <${address}>)$`);
+  if (value.length > 320 || !ok.test(value)) {
+    throw new ConfigError(
+      "MAIL_FROM",
+      `expected an address such as serpwright@example.com or 'Serpwright <serpwright@example.com>', got '${value}'`,
+    );
+  }
+  return value;
 }
 
 /** `TRUST_PROXY`: unset/`0`/`false` none; `1`/`true` one proxy; `2`… that many proxies in a row. */

@@ -18,6 +18,8 @@ export type JobMessage =
   | { type: "recheck"; id: string }
   | { type: "outbox"; id: string }
   | { type: "delivery"; id: string }
+  /** One attempt of an outbound mail (id: `mail_…:<attempt>`, domain/mail/). */
+  | { type: "mail"; id: string }
   /** A project's audit schedule whose run is due (id: the project id). */
   | { type: "schedule"; id: string };
 

@@ -184,7 +184,8 @@ export const ERROR_CODES = {
   },
   rate_limited: {
     status: 429,
-    meaning: "Too many requests (600 per minute per key; 5 signups per hour per IP).",
+    meaning: "Too many requests (600 per minute per key; 5 signups per hour per IP; 3 " +
+      "verification mails per hour per account and per address).",
     action: "Wait the Retry-After seconds, then retry.",
   },
   internal_error: {
@@ -196,6 +197,12 @@ export const ERROR_CODES = {
     status: 503,
     meaning: "The requested purchase's product is not configured on this server.",
     action: "Contact the operator, or choose another plan or pack.",
+  },
+  mail_not_configured: {
+    status: 503,
+    meaning:
+      "This server sends no mail: the operator has not configured SMTP_URL and MAIL_FROM, so no verification link can be sent. A standing state of the server, not a passing failure.",
+    action: "Contact the operator; nothing was sent or stored.",
   },
   rendering_unavailable: {
     status: 503,

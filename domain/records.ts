@@ -145,6 +145,8 @@ export interface LedgerEntry {
   reason: string;
   /** What it belongs to, e.g. a checkout session, audit or article id. */
   ref: string;
+  /** The operator's own words for a grant (`operator_grant`: support, goodwill, development). */
+  note?: string;
   createdAt: number;
 }
 

@@ -69,6 +69,7 @@ import type {
 } from "./records.ts";
 import type { DeliveryRecord, WebhookRecord } from "./webhooks/types.ts";
 import type { UpgradeCodeTarget, UpgradeRecord } from "./upgrades/types.ts";
+import type { EmailVerificationRecord, MailRecord } from "./mail/types.ts";
 
 export { atomic, list, read, readAll, readMany, write } from "../kv/typed.ts";
 export type { Atomic, Entry, Key, ListedEntry, ListIterator, Prefix } from "../kv/typed.ts";
@@ -269,6 +270,18 @@ export const schema = {
   deliveriesDue: prefix("deliveryDue"),
   outbox: value<OutboxEvent>(),
   outboxAll: prefix("outbox"),
+
+  // Outbound mail (domain/mail/): messages, and the email verifications they carry.
+  mail: record<MailRecord>("mailDue"),
+  /** While pending: the time after which the sweep treats its queue message as lost. */
+  mailDue: index<true>("mail"),
+  mailsDue: prefix("mailDue"),
+  /** Kept (used or expired) until its KV expiry, a week after it expires. */
+  emailVerification: record<EmailVerificationRecord>("emailVerificationByToken"),
+  /** Token hash → verification id; every link a verification sent, until it expires in KV. */
+  emailVerificationByToken: index<string>("emailVerification"),
+  /** Send times (epoch ms) of verification mails in the last hour, per account or address. */
+  verificationSends: value<number[]>(),
 
   // OAuth 2.1 for /mcp (domain/oauth/); each expires in KV besides its own expiry time.
   oauthRequest: value<AuthRequestRecord>(),

@@ -238,6 +238,20 @@ export const keys = {
     ["deliveries_due", sweepAt, deliveryId] as const,
   deliveriesDue: () => ["deliveries_due"] as const,
 
+  /**
+   * Outbound mail (domain/mail/): a message's record (the truth of its job), pending messages by
+   * the time after which the sweep treats their queue message as lost, an email verification by
+   * id and by the SHA-256 hex of a link's token, and the send times of verification mails within
+   * the last hour per account or address (`acct:<id>`, `addr:<sha256>`).
+   */
+  mail: (mailId: string) => ["mail", mailId] as const,
+  mailDue: (sweepAt: number, mailId: string) => ["mail_due", sweepAt, mailId] as const,
+  mailsDue: () => ["mail_due"] as const,
+  emailVerification: (verificationId: string) => ["email_verifications", verificationId] as const,
+  emailVerificationByToken: (tokenHash: string) =>
+    ["email_verification_tokens", tokenHash] as const,
+  verificationSends: (bucket: string) => ["verification_sends", bucket] as const,
+
   /** Events written with the change that caused them, drained into deliveries. */
   outbox: (eventId: string) => ["outbox", eventId] as const,
   outboxAll: () => ["outbox"] as const,

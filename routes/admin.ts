@@ -1,12 +1,30 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { createKey } from "../domain/api_keys.ts";
 import { getAccount } from "../domain/accounts.ts";
+import { grantOperatorCredits, MAX_OPERATOR_GRANT } from "../domain/billing/credits.ts";
 import { ApiError } from "../domain/errors.ts";
+import { newId } from "../domain/ids.ts";
+import { checkIdempotencyKey, runIdempotent } from "../domain/idempotent_request.ts";
+import { sha256Hex } from "../domain/replay_seal.ts";
 import { keys } from "../kv/keys.ts";
 import { ApiKey } from "./api_keys.ts";
 import type { AppEnv, Services } from "./env.ts";
-import { responses } from "./openapi_helpers.ts";
+import { IdempotencyHeader, responses } from "./openapi_helpers.ts";
 import { apiKeyView } from "../app/views.ts";
+
+const AccountParam = z.object({ account_id: z.string().min(1).max(100) });
+
+const GrantBody = z.object({
+  credits: z.number().int().positive().max(MAX_OPERATOR_GRANT),
+  reason: z.string().trim().min(1).max(200),
+}).strict();
+
+const GrantResponse = z.object({
+  account_id: z.string(),
+  credits_granted: z.number().int(),
+  balance_credits: z.number().int(),
+  reason: z.string(),
+});
 
 /**
  * Operator endpoints under `/admin`, guarded by ADMIN_TOKEN (`requireAdmin`, mounted in app.ts
@@ -41,6 +59,64 @@ export function adminRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       });
       s.resolver.invalidateAccount(accountId);
       return c.json(apiKeyView(record, null, raw), 201);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/admin/accounts/{account_id}/credits",
+      tags: ["Operator"],
+      summary: "Grant credits (support, goodwill, development), ledgered with the reason",
+      hide: true,
+      request: {
+        params: AccountParam,
+        headers: IdempotencyHeader,
+        body: { content: { "application/json": { schema: GrantBody } }, required: true },
+      },
+      responses: responses(
+        { 201: { description: "Granted; the new balance", schema: GrantResponse } },
+        ["unauthorized", "not_found", "idempotency_conflict"],
+      ),
+    }),
+    async (c) => {
+      const accountId = c.req.valid("param").account_id;
+      const body = c.req.valid("json");
+      const key = c.req.header("idempotency-key");
+      const grant = async (ref: string) => {
+        const { balance } = await grantOperatorCredits(deps, {
+          accountId,
+          credits: body.credits,
+          reason: body.reason,
+          ref,
+        });
+        return {
+          account_id: accountId,
+          credits_granted: body.credits,
+          balance_credits: balance,
+          reason: body.reason,
+        };
+      };
+      if (key === undefined) return c.json(await grant(newId("grant", deps.clock.now())), 201);
+      checkIdempotencyKey(key, "Idempotency-Key");
+      // The ledger reference comes from the key and body too, so even a run whose answer was
+      // never stored (a crash between the grant and the record) grants once.
+      const ref = `idem_${await sha256Hex(`${key}\u0000${body.credits}\u0000${body.reason}`)}`;
+      const answer = await runIdempotent(deps, {
+        key,
+        scope: "admin",
+        endpoint: `POST /admin/accounts/${accountId}/credits`,
+        body,
+        keyId: null,
+        callerSecret: deps.config.adminToken ?? "",
+        pepper: deps.config.webhookEncryptionKey,
+      }, async () => ({
+        status: 201,
+        headers: [["content-type", "application/json"]],
+        body: JSON.stringify(await grant(ref)),
+      }));
+      if (answer.replayed) c.header("Idempotent-Replayed", "true");
+      return c.json(JSON.parse(answer.body) as z.infer<typeof GrantResponse>, 201);
     },
   );
 

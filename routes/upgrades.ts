@@ -39,13 +39,13 @@ import {
 import { createPortalSession, PORTAL_RETURN_PATH } from "../domain/billing/portal.ts";
 import { iso } from "../domain/clock.ts";
 import { ApiError } from "../domain/errors.ts";
+import { maskEmail } from "../domain/mail/mod.ts";
 import { addressBlock } from "../domain/signup_limits.ts";
 import {
   browserDigest,
   choiceFromForm,
   claimUpgrade,
   enterCode,
-  maskEmail,
   normalizeUserCode,
   notPayable,
   openUpgradeCheckout,

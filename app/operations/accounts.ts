@@ -5,6 +5,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { ApiError } from "../../domain/errors.ts";
+import { sendVerificationLink } from "../../domain/mail/mod.ts";
 import { publicSignup } from "../../domain/public_signup.ts";
 import type { AccountActor } from "../actor.ts";
 import { defineOperation } from "../operation.ts";
@@ -115,5 +116,56 @@ export const getAccountOp = defineOperation({
   },
 });
 
+export const VerifyEmailBody = z.object({}).strict().openapi("VerifyEmailRequest");
+
+export const VerifyEmailResponse = z.object({
+  status: z.literal("sent").openapi({
+    description: "The link is on its way (queued; retried while the mail server fails)",
+  }),
+  email: z.string().openapi({
+    description: "The account's address, masked",
+    example: "a***@example.com",
+  }),
+  expires_at: z.string().openapi({ description: "When the link stops working (24 hours)" }),
+}).openapi("VerifyEmailResponse");
+
+export const verifyEmailOp = defineOperation({
+  id: "accounts.verify_email",
+  method: "post",
+  path: "/v1/account/verify-email",
+  tags: ["Accounts"],
+  summary: "Mail the account's address a link that proves it (body optional)",
+  description: "Sends a single-use link, valid 24 hours, to the account's email. A human opens " +
+    "it and presses the confirm button on its page; the account then reads `email_verified: " +
+    "true`. At most 3 an hour per account and per address (429 with Retry-After); 503 " +
+    "`mail_not_configured` when the server sends no mail; 409 `invalid_state` when the address " +
+    "is verified already.",
+  access: "key",
+  // Mails the account's own address a link to prove it; it makes no credential and ends in 24 h.
+  tokens: "allow",
+  body: VerifyEmailBody,
+  optionalBody: true,
+  bodyDescription: "Nothing to send; an empty body or `{}`",
+  status: 202,
+  output: VerifyEmailResponse,
+  outputDescription: "The link is on its way",
+  errors: [
+    "mail_not_configured",
+    "invalid_state",
+    "rate_limited",
+    "idempotency_conflict",
+    "payload_too_large",
+  ],
+  idempotent: true,
+  async run(_input, { services, actor }) {
+    const sent = await sendVerificationLink(services.deps, { accountId: actor.accountId });
+    return {
+      status: "sent" as const,
+      email: sent.maskedEmail,
+      expires_at: new Date(sent.expiresAt).toISOString(),
+    };
+  },
+});
+
 /** The account operations, in the order the API reference lists them. */
-export const ACCOUNT_OPERATIONS = [signupOp, getAccountOp];
+export const ACCOUNT_OPERATIONS = [signupOp, getAccountOp, verifyEmailOp];

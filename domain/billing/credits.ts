@@ -24,6 +24,8 @@ export interface LedgerInput {
   reason: string;
   /** What it belongs to: an audit, article or checkout session id. */
   ref: string;
+  /** Free text kept with the entry (an operator grant's reason). */
+  note?: string;
   now: number;
 }
 
@@ -150,6 +152,47 @@ export function refundCredits(
   return creditOnce(deps, "refund", input);
 }
 
+/** The ledger reason of credits an operator grants (`POST /admin/accounts/{id}/credits`). */
+export const OPERATOR_GRANT = "operator_grant";
+/** The most credits one operator grant may give (the largest pack gives 12,500). */
+export const MAX_OPERATOR_GRANT = 100_000;
+
+/**
+ * An operator's grant of credits (support, goodwill, development): a `grant` ledger entry with
+ * reason `operator_grant` and the operator's words as its `note`, applied once per `ref` (a retry
+ * with the same ref changes nothing and answers the balance). 404 `not_found` for an unknown
+ * account.
+ *
+ * @example
+ * ```ts
+ * const { balance } = await grantOperatorCredits(deps, {
+ *   accountId, credits: 500, reason: "goodwill after the outage", ref: "grant_1",
+ * });
+ * ```
+ */
+export async function grantOperatorCredits(
+  deps: Deps,
+  input: { accountId: string; credits: number; reason: string; ref: string },
+): Promise<{ applied: boolean; balance: number }> {
+  if (!Number.isSafeInteger(input.credits) || input.credits <= 0) {
+    throw new ApiError("invalid_request", "credits: must be a positive whole number");
+  }
+  if (input.credits > MAX_OPERATOR_GRANT) {
+    throw new ApiError("invalid_request", `credits: at most ${MAX_OPERATOR_GRANT} at once`);
+  }
+  // Accounts are never deleted: one read is enough to tell an unknown id.
+  if (!(await read(deps.kv, keys.account(input.accountId))).value) {
+    throw new ApiError("not_found", `No account '${input.accountId}'`);
+  }
+  return await grantCredits(deps, {
+    accountId: input.accountId,
+    amount: input.credits,
+    reason: OPERATOR_GRANT,
+    note: input.reason,
+    ref: input.ref,
+  });
+}
+
 /** The account's ledger entries, oldest first. */
 export async function listLedger(kv: Deno.Kv, accountId: string): Promise<LedgerEntry[]> {
   const out: LedgerEntry[] = [];
@@ -210,6 +253,7 @@ function writeMovement(
     balanceAfter,
     reason: input.reason,
     ref: input.ref,
+    ...(input.note !== undefined ? { note: input.note } : {}),
     createdAt: input.now,
   };
   const balance: BalanceRecord = { credits: balanceAfter, seq, updatedAt: input.now };

@@ -72,12 +72,3 @@ export async function browserDigest(secret: string): Promise<string> {
   );
   return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
 }
-
-/** `j***@example.com`: enough for a human to recognise their address, not to learn one. */
-export function maskEmail(email: string): string {
-  const at = email.lastIndexOf("@");
-  if (at <= 0) return "***";
-  const local = email.slice(0, at);
-  const shown = local.length <= 3 ? local.slice(0, 1) : local.slice(0, 2);
-  return `${shown}***${email.slice(at)}`;
-}

@@ -21,5 +21,5 @@ export {
   type UpgradeView,
 } from "./upgrades.ts";
 export { choiceFromForm, notPayable, openUpgradeCheckout } from "./checkout.ts";
-export { browserDigest, maskEmail, normalizeUserCode } from "./codes.ts";
+export { browserDigest, normalizeUserCode } from "./codes.ts";
 export type { UpgradeChoice, UpgradeRecord } from "./types.ts";

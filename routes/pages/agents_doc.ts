@@ -129,10 +129,11 @@ export function agentsPage(baseUrl: string): string {
     <h2 id="signup">1. Sign up</h2>
     <p>Public, no CAPTCHA. The answer holds a sandbox key, valid at once and <strong>shown only this
     once</strong> (a retry of the same request with the same <code>Idempotency-Key</code> replays
-    it). Make every <code>Idempotency-Key</code> a fresh random value (a UUID), never a name
-    someone else could pick too.</p>
+    it). Make every <code>Idempotency-Key</code> a fresh random value (below, 32 hex digits from
+    <code>/dev/urandom</code>, which every Unix has), never a name someone else could pick too.</p>
     ${codeBlock(`
-export IDEM=$(uuidgen)        # a fresh random key per operation; resend it only to retry that one
+# A fresh random key per operation; resend it only to retry that same operation.
+export IDEM=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n')
 curl -s -X POST ${D}/v1/accounts \\
   -H 'Content-Type: application/json' -H "Idempotency-Key: $IDEM" \\
   -d '{"email":"agent@example.com","origin":"agent"}'
@@ -157,7 +158,7 @@ curl -s ${D}/v1/account -H "Authorization: Bearer $KEY"
     to public addresses (loopback, private networks, cloud metadata) is refused with 400 when the
     project is created.</p>
     ${codeBlock(`
-export PROJECT_IDEM=$(uuidgen)
+export PROJECT_IDEM=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n')
 curl -s -X POST ${D}/v1/projects \\
   -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
   -H "Idempotency-Key: $PROJECT_IDEM" \\
@@ -176,7 +177,7 @@ curl -s ${D}/v1/projects/$PROJECT -H "Authorization: Bearer $KEY"
     minutes: <strong>poll every 30 to 60 seconds</strong>, or register a webhook for
     <code>audit.completed</code> first (<a href="#webhooks">below</a>) and skip polling.</p>
     ${codeBlock(`
-export IDEM=$(uuidgen)
+export IDEM=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n')
 curl -s -X POST ${D}/v1/projects/$PROJECT/audits \\
   -H "Authorization: Bearer $KEY" -H "Idempotency-Key: $IDEM"
 # 202 {"audit_id":"aud_…","status":"queued","poll":"/v1/audits/aud_…"}
@@ -236,7 +237,7 @@ curl -s "${D}/v1/audits/$AUDIT/pages?indexable=false&limit=100" -H "Authorizatio
     reason. ${RECHECK_PRICING_RULE}</p>
     ${codeBlock(`
 curl -s -X POST ${D}/v1/audits/$AUDIT/issues/title_missing/recheck \
-  -H "Authorization: Bearer $KEY" -H "Idempotency-Key: $(uuidgen)"
+  -H "Authorization: Bearer $KEY" -H "Idempotency-Key: $(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n')"
 # 202 {"recheck_id":"rck_…","urls_checked":2,"urls_left_out":0,
 #      "charge":{"funding":"credits","credits":1},"poll":"/v1/rechecks/rck_…",…}
 # then GET the poll path: {"status":"completed","counts":{"fixed":2,"still_failing":0,…},
@@ -259,7 +260,7 @@ curl -s -X POST ${D}/v1/audits/$AUDIT/issues/title_missing/recheck \
     ${RENDERED_AUDIT_RULE} Without a body the audit is the raw-HTML audit, at its usual price.</p>
     ${codeBlock(`
 curl -s -X POST ${D}/v1/projects/$PROJECT/audits \
-  -H "Authorization: Bearer $KEY" -H "Idempotency-Key: $(uuidgen)" \
+  -H "Authorization: Bearer $KEY" -H "Idempotency-Key: $(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n')" \
   -H 'Content-Type: application/json' -d '{"render": true}'
 # 202 as above (an audit already queued or running is returned as is); 402 payment_required for
 # a sandbox key (the trial stays raw); 503 rendering_unavailable where the server has no browser
@@ -308,7 +309,7 @@ curl -s -X POST ${D}/v1/projects/$PROJECT/audits \
     seconds</strong>. Articles are drafts: they are never published automatically; fetch
     <code>content_markdown</code> and publish it yourself.</p>
     ${codeBlock(`
-export IDEM=$(uuidgen)
+export IDEM=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n')
 curl -s -X POST ${D}/v1/projects/$PROJECT/articles \\
   -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
   -H "Idempotency-Key: $IDEM" \\
@@ -403,7 +404,7 @@ curl -s -X POST ${D}/admin/accounts/$ACCOUNT/live-keys \\
 export LIVE=sk_live_...
 
 # Live keys create live projects; their access is pending_payment until paid.
-export IDEM=$(uuidgen)
+export IDEM=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n')
 curl -s -X POST ${D}/v1/projects \\
   -H "Authorization: Bearer $LIVE" -H 'Content-Type: application/json' \\
   -H "Idempotency-Key: $IDEM" \\
@@ -411,7 +412,7 @@ curl -s -X POST ${D}/v1/projects \\
 export LIVE_PROJECT=proj_...
 
 # Subscribe that project: a human pays at checkout_url.
-export IDEM=$(uuidgen)
+export IDEM=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n')
 curl -s -X POST ${D}/v1/subscriptions \\
   -H "Authorization: Bearer $LIVE" -H 'Content-Type: application/json' \\
   -H "Idempotency-Key: $IDEM" \\
@@ -422,7 +423,7 @@ curl -s "${D}/v1/subscription?project_id=$LIVE_PROJECT" -H "Authorization: Beare
 
 # Or pay per unit: read the balance, buy a pack (${PACK_IDS.join(", ")}).
 curl -s ${D}/v1/credits -H "Authorization: Bearer $LIVE"
-export IDEM=$(uuidgen)
+export IDEM=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n')
 curl -s -X POST ${D}/v1/credits/purchases \\
   -H "Authorization: Bearer $LIVE" -H 'Content-Type: application/json' \\
   -H "Idempotency-Key: $IDEM" \\
@@ -443,7 +444,7 @@ curl -s -X POST ${D}/v1/credits/purchases \\
     most 5 active keys (400 <code>key_limit_reached</code>). A key mints keys of its own mode only;
     sandbox rotations keep the trial's expiry and usage.</p>
     ${codeBlock(`
-export IDEM=$(uuidgen)
+export IDEM=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n')
 curl -s -X POST ${D}/v1/api-keys \\
   -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
   -H "Idempotency-Key: $IDEM" \\
@@ -525,7 +526,7 @@ curl -s -i ${D}/v1/projects/proj_does_not_exist -H "Authorization: Bearer $KEY"
 # The same request sent twice with one key: the second answer is the first one replayed
 # (the same key id and raw key, not a second key). Another body, or another API key, with this
 # Idempotency-Key would answer 409 idempotency_conflict.
-export IDEM=$(uuidgen)
+export IDEM=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n')
 curl -s -i -X POST ${D}/v1/api-keys \\
   -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
   -H "Idempotency-Key: $IDEM" -d '{"name":"ci"}'

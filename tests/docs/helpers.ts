@@ -35,6 +35,7 @@ export const INTERFACE_ENDPOINTS = [
 
 /** Endpoints added beyond the interface's table (additive; the 20 above do not change). */
 export const ADDITIVE_ENDPOINTS = [
+  "POST /v1/account/verify-email",
   "GET /v1/audits/{auditId}/issues",
   "GET /v1/audits/{auditId}/issues/{check}",
   "GET /v1/audits/{auditId}/pages",

@@ -138,12 +138,20 @@ Deno.test("GET /llms.txt follows the llms.txt convention", () =>
     }
   }));
 
+/** The quickstart's random Idempotency-Key: 32 hex digits from /dev/urandom (POSIX od and tr). */
+const RANDOM_KEY = "od -An -N16 -tx1 /dev/urandom | tr -d ' \\n'";
+
 /** A tiny POSIX-ish word splitter: quotes, `$VAR` expansion, stops at an unquoted `#` or `)`. */
 function shellWords(line: string, vars: Record<string, string>): string[] {
   const words: string[] = [];
   let cur: string | null = null;
   let i = 0;
   const expand = () => {
+    // The quickstart's one command substitution: a fresh random Idempotency-Key.
+    if (line.startsWith(`$(${RANDOM_KEY})`, i)) {
+      i += RANDOM_KEY.length + 2;
+      return crypto.randomUUID().replaceAll("-", "");
+    }
     const m = /^\$([A-Za-z_][A-Za-z0-9_]*)/.exec(line.slice(i));
     if (!m) return "$";
     i += m[0].length - 1;
@@ -204,9 +212,10 @@ Deno.test("every curl line of /docs/agents runs as written against the app", () 
       const exp = /^export ([A-Z_]+)=(\S+)/.exec(line.trim());
       if (exp) {
         const [, name, value] = exp;
-        // A fresh random Idempotency-Key, as `uuidgen` prints one.
-        if (value === "$(uuidgen)") vars[name] = crypto.randomUUID();
-        else if (value.startsWith("$")) vars[name] = vars[value.slice(1)];
+        // A fresh random Idempotency-Key, as the command prints one.
+        if (line.trim().startsWith(`export ${name}=$(${RANDOM_KEY})`)) {
+          vars[name] = crypto.randomUUID().replaceAll("-", "");
+        } else if (value.startsWith("$")) vars[name] = vars[value.slice(1)];
         else if (name === "OLD_KEY_ID") {
           const old = last.keys.find((k: { last4: string }) => k.last4 === vars.KEY.slice(-4));
           vars[name] = old.id;

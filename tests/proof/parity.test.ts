@@ -27,8 +27,16 @@ const IGNORED_FAMILIES = new Set([
   "leases",
   "audit_prune_backfill",
 ]);
-/** A web process (it never works a job) whose periodic work does not tick during a case. */
-const ENV = { SERVICE_ROLE: "web", MAINTENANCE_INTERVAL_MS: "600000" };
+/**
+ * A web process (it never works a job) whose periodic work does not tick during a case. Mail is
+ * configured (to a port nothing listens on: a web process only queues it), so verify-email runs.
+ */
+const ENV = {
+  SERVICE_ROLE: "web",
+  MAINTENANCE_INTERVAL_MS: "600000",
+  SMTP_URL: "smtp://127.0.0.1:9",
+  MAIL_FROM: "noreply@serpwright.test",
+};
 
 type Snapshot = Map<string, { key: Deno.KvKey; value: unknown }>;
 

@@ -88,6 +88,19 @@ export const parityCases: ParityCase[] = [
     mcp: (w) => ({ key: w.sandbox.key, tool: "account", args: {} }),
   },
   {
+    op: "accounts.verify_email",
+    name: "a sandbox key asks for a verification link",
+    status: 202,
+    changes: true,
+    rest: (w) => ({
+      method: "POST",
+      path: "/v1/account/verify-email",
+      key: w.sandbox.key,
+      body: {},
+    }),
+    mcp: (w) => ({ key: w.sandbox.key, tool: "account", args: { action: "verify_email" } }),
+  },
+  {
     op: "api_keys.create",
     name: "live key mints a key",
     status: 201,

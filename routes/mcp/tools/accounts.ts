@@ -6,9 +6,13 @@ import { z } from "zod";
 import {
   Account,
   getAccountOp,
+  principalOf,
   signupOp,
   SignupResponse,
+  verifyEmailOp,
+  VerifyEmailResponse,
 } from "../../../app/operations/accounts.ts";
+import { accountView } from "../../../app/views.ts";
 import { ApiKey, createKeyOp, listKeysOp, revokeKeyOp } from "../../../app/operations/api_keys.ts";
 import {
   ConnectedApp,
@@ -64,11 +68,20 @@ export const signupTool = operationTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
 }, signup);
 
-const NoInput = z.object({}).strict();
+const AccountInput = z.object({
+  action: z.enum(["get", "verify_email"]).default("get").describe(
+    "get (the default): the account. verify_email: mail the account's address a single-use " +
+      "link (24 h) that a human opens to prove it; then get shows email_verified: true. At " +
+      "most 3 an hour.",
+  ),
+  idempotency_key: IdempotencyKeyArg,
+}).strict();
 
+type AccountArgs = z.output<typeof AccountInput>;
 type AccountOut = z.output<typeof Account>;
+type VerifyOut = z.output<typeof VerifyEmailResponse>;
 
-const account = action(getAccountOp, () => ({}), (view: AccountOut) => {
+function accountAnswer(view: AccountOut) {
   const usage = view.sandbox_usage;
   const limits = view.sandbox_limits;
   const trial = usage && limits
@@ -80,19 +93,39 @@ const account = action(getAccountOp, () => ({}), (view: AccountOut) => {
     summary: `Account ${view.account_id} (${view.email}), ${view.mode} key, ` +
       `${view.projects_count} project(s).${trial}`,
   };
-});
+}
 
-export const accountTool = operationTool({
+export const accountTool = actionTool({
   name: "account",
   title: "Account",
   description: "The account of the API key this MCP connection uses: id, email, mode (sandbox or " +
     "live), project count and, for sandbox keys, the trial usage and limits. Call it first to " +
-    "see what is left of the trial.",
-  input: NoInput,
-  output: Account,
+    "see what is left of the trial. action verify_email mails a link that proves the email.",
+  input: AccountInput,
+  output: Account.extend({
+    verification: VerifyEmailResponse.optional().describe("verify_email: the link sent"),
+    idempotent_replayed: Replayed,
+  }),
   access: "key",
-  annotations: { readOnlyHint: true, idempotentHint: true },
-}, account);
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  actions: {
+    get: action(getAccountOp, () => ({}), (view: AccountOut) => accountAnswer(view)),
+    verify_email: action(
+      verifyEmailOp,
+      () => ({ body: {} }),
+      (sent: VerifyOut, _args: AccountArgs, ctx) => {
+        // The account beside the result: the view is memoised per cached principal.
+        const view = ctx.actor.kind === "account" ? accountView(principalOf(ctx.actor)) : null;
+        return {
+          structured: { ...(view ?? {}), verification: sent },
+          summary: `A verification link was sent to ${sent.email}; it works once, until ` +
+            `${sent.expires_at}. A human opens it and confirms; then action get shows ` +
+            "email_verified: true.",
+        };
+      },
+    ),
+  },
+});
 
 const ApiKeysInput = z.object({
   action: z.enum(["list", "create", "revoke", "list_apps", "revoke_app"]).describe(
