@@ -39,7 +39,7 @@ import {
 import { createPortalSession, PORTAL_RETURN_PATH } from "../domain/billing/portal.ts";
 import { iso } from "../domain/clock.ts";
 import { ApiError } from "../domain/errors.ts";
-import { maskEmail } from "../domain/mail/mod.ts";
+import { maskEmail, sendVerificationLink } from "../domain/mail/mod.ts";
 import { addressBlock } from "../domain/signup_limits.ts";
 import {
   browserDigest,
@@ -76,7 +76,9 @@ export function upgradeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       noticePage(
         "This upgrade is not open here",
         "This page answers only the browser that entered the upgrade's code, and only while " +
-          "the upgrade is open. Enter the code again, or ask your agent for a new one.",
+          "the upgrade is open. Confirmed your email in another app? Go back to the browser " +
+          "where you typed the code and reload. Otherwise enter the code again, or ask your " +
+          "agent for a new one.",
         { href: "/upgrade", text: "Enter a code" },
       ),
     );
@@ -336,9 +338,26 @@ export function upgradeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     if (!p) return forged(c);
     const view = await viewOf(c, p.browser);
     if (!view) return notOpen(c);
-    // Sending the link is the mail capability's (branch mail-credits); until it is here, the
-    // requirement cannot be on (domain/config.ts refuses it without mail).
-    return page(c, 503, await choiceOf(view, p.secret, "Mail cannot be sent from here yet.", {}));
+    // The mail capability sends a single-use link to the account's address; confirming it
+    // brings the browser back here, where the payment then opens.
+    try {
+      await sendVerificationLink(deps, {
+        accountId: view.account.id,
+        returnTo: `/upgrade/${view.entry.value.id}`,
+      });
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status >= 500 && err.status !== 503) throw err;
+      const message = err.code === "invalid_state"
+        ? null
+        : err.code === "rate_limited"
+        ? `Too many links were sent to this address in the last hour. ${err.message}.`
+        : err.code === "mail_not_configured"
+        ? "This server cannot send mail right now; ask the operator."
+        : err.message;
+      const fresh = await viewOf(c, p.browser) ?? view;
+      return page(c, message ? 409 : 200, await choiceOf(fresh, p.secret, message, {}));
+    }
+    return page(c, 200, await choiceOf(view, p.secret, null, {}, true));
   });
 
   app.get(PORTAL_RETURN_PATH, (c) =>
