@@ -9,7 +9,8 @@
  * - `GET /upgrade/{id}`: the account (email masked), its sandbox projects, the choices with
  *   their prices, and the email's confirmation where it is required; `POST …/checkout` opens
  *   the Checkout Session and sends the browser to Stripe; `POST …/verify` sends the link.
- * - `GET /upgrade/{id}/done` (Stripe's success URL): waits for the webhook, then the result,
+ * - `GET /upgrade/{id}/done` (Stripe's success URL): waits up to 10 s for the webhook, then the
+ *   result (or "not yet" with a "Check again" link),
  *   the live key's state (`POST …/reveal` shows it once when the agent has not claimed it) and
  *   `POST …/portal` (Stripe's Billing Portal).
  * - `GET /billing/returned`: where the Billing Portal returns.
@@ -59,6 +60,10 @@ import { clientIp } from "./middleware/request_id.ts";
 import { mountOperations } from "./operation_routes.ts";
 
 type Status = 200 | 400 | 403 | 404 | 409 | 429 | 503;
+
+/** How long the success page waits for Stripe's webhook before it says "not yet". */
+const DONE_WAIT_MS = 10_000;
+const DONE_POLL_MS = 250;
 
 export function upgradeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
   mountOperations(app, s, UPGRADE_OPERATIONS);
@@ -271,8 +276,21 @@ export function upgradeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
   // Step 3: back from Stripe.
   app.get("/upgrade/:id/done", async (c) => {
     const secret = session(c);
-    const view = await viewOf(c, await browserDigest(secret));
+    const browser = await browserDigest(secret);
+    let view = await viewOf(c, browser);
     if (!view) return notOpen(c);
+    // Back from Stripe (its redirect carries session_id) or "Check again": the webhook usually
+    // lands within a second or two, so the answer waits for it a little instead of making the
+    // human reload (no script, and no timed refresh that moves a page someone is reading).
+    const waiting = c.req.query("session_id") !== undefined || c.req.query("wait") !== undefined;
+    const until = Date.now() + DONE_WAIT_MS;
+    while (
+      waiting && view.entry.value.status === "pending" && view.entry.value.checkout &&
+      Date.now() < until
+    ) {
+      await new Promise((r) => setTimeout(r, DONE_POLL_MS));
+      view = await viewOf(c, browser) ?? view;
+    }
     return page(c, 200, await doneOf(view, secret, null));
   });
 

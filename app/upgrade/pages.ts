@@ -41,10 +41,11 @@ legend{font-weight:700;padding:0 .25rem}
 .option+.option{border-top:1px solid var(--line)}
 .option input{margin:.3rem 0 0;flex:none;width:1.1rem;height:1.1rem}
 .option span{flex:1}
-.option b{display:inline-block;min-width:5.5rem}
+.option small{display:block;color:var(--muted);font-size:.92rem}
 .option.off{color:var(--muted);cursor:not-allowed}
 button{font:inherit;font-weight:600;padding:.75rem 1rem;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:#fff;cursor:pointer;width:100%;margin-top:.75rem}
 button.secondary{background:var(--bg);color:var(--accent)}
+button:disabled{background:var(--soft);border-color:var(--line);color:var(--muted);cursor:not-allowed}
 code,.key{font:.95em/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--soft);padding:.05em .3em;border-radius:4px;word-break:break-all}
 .key{display:block;padding:.75rem;font-size:1rem;border:1px solid var(--line)}
 ul{padding-left:1.2rem}
@@ -81,11 +82,14 @@ const usd = (n: number) => `$${n.toLocaleString("en-US")}`;
 
 /** One line per plan for the choice (the pricing page has the full lists). */
 const PLAN_BLURB: Record<string, string> = {
-  basic: "audits and draft articles included, weekly scheduled audits",
-  pro: "everything in Basic, 5× larger crawls, rendered audits, daily scheduled audits",
+  basic: "Audits and draft articles included; weekly scheduled audits.",
+  pro: "Everything in Basic, 5× larger crawls, rendered audits, daily scheduled audits.",
 };
 
-/** A whole page; `refresh` moves the browser on after that many seconds (no script needed). */
+/**
+ * A whole page; `refresh` moves the browser on (a redirect without script: only ever with 0
+ * seconds, since a delayed refresh takes the page away from someone still reading it).
+ */
 export function upgradeDocument(
   title: string,
   body: Html,
@@ -174,61 +178,94 @@ export interface ChoicePageInput {
   selected: Record<string, string>;
 }
 
+/** One radio choice: a bold title and a line of detail under it. */
+function option(o: {
+  name: string;
+  value: string;
+  checked: boolean;
+  enabled: boolean;
+  title: string;
+  detail: string;
+}): Html {
+  const attrs = raw(`${o.checked ? " checked" : ""}${o.enabled ? "" : " disabled"}`);
+  const detail = o.enabled ? o.detail : `${o.detail} Not available on this server.`;
+  return html`
+    <label
+      class="${o.enabled ? "option" : "option off"}"><input type="radio" name="${o
+        .name}" value="${o.value}"${attrs}><span><b>${o
+        .title}</b><small>${detail}</small></span></label>
+  `;
+}
+
 /** Step 2: what is being upgraded, what each choice costs, and the way to pay. */
 export function choicePage(o: ChoicePageInput): string {
   const blocked = o.email.kind === "required";
   const planOptions = (p: ProjectRecord) => {
-    const field = `fund_${p.id}`;
-    const chosen = o.selected[field] ?? "credits";
+    const name = `fund_${p.id}`;
+    const chosen = o.selected[name] ?? "credits";
+    const credits = option({
+      name,
+      value: "credits",
+      checked: chosen === "credits",
+      enabled: true,
+      title: "Credits, no monthly fee",
+      detail: "Each audit or article is paid from the credit balance.",
+    });
+    const plans = PLANS.map((plan) =>
+      option({
+        name,
+        value: plan.id,
+        checked: chosen === plan.id,
+        enabled: isPurchasable(o.config, plan.id),
+        title: `${plan.name}, ${usd(plan.monthlyPrice)} a month`,
+        detail: PLAN_BLURB[plan.id] ?? "",
+      })
+    );
     return html`
       <fieldset>
         <legend>${p.name}</legend>
         <p class="muted">${p.url}</p>
-        <label class="option"><input type="radio" name="${field}" value="credits"${chosen ===
-            "credits"
-          ? raw(" checked")
-          : ""}><span><b>Credits</b> no monthly fee: each audit or article is paid from the
-        credit balance</span></label>
-        ${PLANS.map((plan) => {
-          const on = isPurchasable(o.config, plan.id);
-          return html`
-            <label
-              class="option${on ? "" : " off"}"><input type="radio" name="${field}" value="${plan
-                .id}"${chosen === plan.id ? raw(" checked") : ""}${on
-                ? ""
-                : raw(" disabled")}><span><b>${plan
-                .name}</b> ${usd(plan.monthlyPrice)} per month: ${PLAN_BLURB[plan.id]}${on
-                ? ""
-                : " (not available on this server)"}</span></label>
-          `;
-        })}
+        ${credits}${plans}
       </fieldset>
     `;
   };
   const chosenPack = o.selected.pack ?? "none";
-  const packs = html`
-    <fieldset>
-      <legend>Credit pack (optional)</legend>
-      <label class="option"><input type="radio" name="pack" value="none"${chosenPack === "none"
-        ? raw(" checked")
-        : ""}><span><b>None</b></span></label>
-      ${CREDIT_PACKS.map((pack) => {
-        const on = isPurchasable(o.config, pack.id);
-        return html`
-          <label
-            class="option${on ? "" : " off"}"><input type="radio" name="pack" value="${pack
-              .id}"${chosenPack === pack.id ? raw(" checked") : ""}${on
-              ? ""
-              : raw(" disabled")}><span><b>${usd(
-                pack.usd,
-              )}</b> once: ${pack.credits.toLocaleString("en-US")} credits${pack.bonusCredits > 0
-              ? ` (${pack.bonusCredits.toLocaleString("en-US")} bonus)`
-              : ""}${on ? "" : " (not available on this server)"}</span></label>
-        `;
-      })}
-      <p class="muted">1 credit = 1 USD of list price: an audit costs 25 credits, an article 15.</p>
-    </fieldset>
-  `;
+  const packOptions = [
+    option({
+      name: "pack",
+      value: "none",
+      checked: chosenPack === "none",
+      enabled: true,
+      title: "None",
+      detail: "No credits now.",
+    }),
+    ...CREDIT_PACKS.map((pack) =>
+      option({
+        name: "pack",
+        value: pack.id,
+        checked: chosenPack === pack.id,
+        enabled: isPurchasable(o.config, pack.id),
+        title: `${usd(pack.usd)} once`,
+        detail: `${pack.credits.toLocaleString("en-US")} credits` +
+          (pack.bonusCredits > 0
+            ? `, ${pack.bonusCredits.toLocaleString("en-US")} of them bonus.`
+            : "."),
+      })
+    ),
+  ];
+  const heading = o.projects.length === 1 ? "Your project" : "Your projects";
+  const projects = o.projects.length === 0
+    ? html`<p class="muted" id="no-projects">The trial has no project yet: a credit pack lets the
+      agent create projects and pay per audit or article.</p>`
+    : html`<p class="muted">${
+      o.projects.length === 1
+        ? "It leaves the trial with its audits and articles, and is paid for as you choose."
+        : "Each leaves the trial with its audits and articles, paid for as you choose."
+    }</p>${o.projects.map(planOptions)}`;
+  const pay = blocked
+    ? html`<button type="submit" id="pay" disabled aria-describedby="pay-blocked">Continue to
+      payment</button><p class="muted" id="pay-blocked">Confirm the email above to continue.</p>`
+    : html`<button type="submit" id="pay">Continue to payment</button>`;
   return upgradeDocument(
     "Choose your Serpwright plan",
     html`
@@ -241,22 +278,17 @@ export function choicePage(o: ChoicePageInput): string {
       ${errorBox(o.error)}
       <form method="post" action="/upgrade/${o.upgradeId}/checkout">
         <input type="hidden" name="csrf" value="${o.csrf}">
-        <h2>${o.projects.length === 1
-          ? "Your project"
-          : o.projects.length === 0
-          ? "Projects"
-          : "Your projects"}</h2>
-        ${o.projects.length === 0
-          ? html`<p class="muted" id="no-projects">The trial has no project yet: a credit pack
-            lets the agent create projects and pay per audit or article.</p>`
-          : html`<p class="muted">Each moves off the trial with its audits and articles, paid for
-            as you choose.</p>${o.projects.map(planOptions)}`}
-        ${packs}
+        <h2>${heading}</h2>
+        ${projects}
+        <fieldset>
+          <legend>Credit pack (optional)</legend>
+          ${packOptions}
+          <p class="muted">1 credit = 1 USD of list price: an audit costs 25 credits, an article
+          15.</p>
+        </fieldset>
         <p class="muted">Plans renew monthly until cancelled in the billing portal; a pack is paid
         once. You see the total at Stripe before you pay.</p>
-        <button type="submit" id="pay"${blocked
-          ? raw(" disabled")
-          : ""}>Continue to payment</button>
+        ${pay}
       </form>
     `,
   );
@@ -280,7 +312,7 @@ function emailBox(o: ChoicePageInput): Html | string {
               <strong>${o.maskedEmail}</strong>. Open it, then come back to this page.</p>
           ${o.email.sent
             ? html`<p id="email-sent"><strong>Link sent.</strong> Check that inbox (and its spam
-              folder); the link brings you back here.</p>`
+              folder; it can take a minute); the link brings you back here.</p>`
             : ""}
           <form method="post" action="/upgrade/${o.upgradeId}/verify">
             <input type="hidden" name="csrf" value="${o.csrf}">
@@ -329,14 +361,14 @@ export function donePage(o: DonePageInput): string {
       html`
         <h1>${waiting ? "Confirming your payment…" : "This upgrade was not paid"}</h1>
         <p>${waiting
-          ? "Stripe is confirming the payment with Serpwright. This page updates by itself " +
-            "within seconds."
+          ? "Stripe has not confirmed the payment to Serpwright yet; that usually takes a few " +
+            "seconds. Your agent does not need this page: it gets its key as soon as the " +
+            "payment is confirmed."
           : "Its time ran out before a payment arrived. Ask your agent for a new code."}</p>
         ${waiting
-          ? html`<p class="muted">Nothing happens? <a href="/upgrade/${o.upgradeId}/done">Reload</a>.</p>`
+          ? html`<p><a href="/upgrade/${o.upgradeId}/done?wait=1" id="check-again">Check again</a></p>`
           : ""}
       `,
-      waiting ? { seconds: 3, url: `/upgrade/${o.upgradeId}/done` } : undefined,
     );
   }
   return upgradeDocument(
@@ -369,7 +401,9 @@ export function donePage(o: DonePageInput): string {
           <p
             id="claimed">The live key was handed out once, ${o.claimedBy === "agent"
               ? "to your agent"
-              : "on this page"}, at <time>${o.claimedAt}</time>. It is not shown again.</p>
+              : "on this page"}, on <time datetime="${o.claimedAt}">${readableTime(
+                o.claimedAt,
+              )}</time>. It is not shown again.</p>
         `
         : html`
           <p id="unclaimed">Your agent picks up its live key by itself within seconds. If it
@@ -397,8 +431,8 @@ export function keyPage(o: { upgradeId: string; key: string }): string {
     html`
       <h1>Your live API key</h1>
       <div class="box warn">
-        <p><strong>Copy it now: it is shown this once.</strong> Give it to your agent (or your
-        tool's settings) as <code>Authorization: Bearer …</code>.</p>
+        <p><strong>Copy it now: it is shown this once.</strong> Give it to your agent, or put it in
+        your tool's settings; requests send it as <code>Authorization: Bearer sk_live_…</code></p>
       </div>
       <p><code class="key" id="live-key">${o.key}</code></p>
       <p class="muted">Lost it? A key holder can mint more (<code>POST /v1/api-keys</code>); without
@@ -418,6 +452,18 @@ export function noticePage(title: string, message: string, link?: { href: string
       ${link ? html`<p><a href="${link.href}">${link.text}</a></p>` : ""}
     `,
   );
+}
+
+/** `23 Nov 2026, 12:00 UTC`: a time a person reads (the ISO form stays in `datetime`). */
+function readableTime(isoTime: string | null): string {
+  if (!isoTime) return "";
+  const date = new Date(isoTime).toLocaleDateString("en-GB", {
+    day: "numeric",
+    month: "short",
+    year: "numeric",
+    timeZone: "UTC",
+  });
+  return `${date}, ${isoTime.slice(11, 16)} UTC`;
 }
 
 /** The plan's display name. */
