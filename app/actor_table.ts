@@ -33,6 +33,12 @@ const OTHER_ACTORS: [string, string][] = [
     "from; a clean environment; `--allow-run` only for the browser",
   ],
   [
+    "human with an upgrade's code (`/upgrade` pages, bound to one browser)",
+    "sees that upgrade's account (email masked) and sandbox projects; pays at Stripe; reveals " +
+    "the live key once if the agent has not claimed it; opens the Billing Portal of a paid " +
+    "upgrade for 24 hours; nothing else",
+  ],
+  [
     "operator (`ADMIN_TOKEN`, `/admin/*`)",
     "mints live keys and grants credits for any account; every grant ledgered",
   ],

@@ -148,10 +148,11 @@ export const getUpgradeOp = defineOperation({
   outputDescription: "The upgrade",
   errors: ["not_found", "key_limit_reached"],
   sensitive: true,
-  changesAccount: true,
   async run({ params }, { services, actor, baseUrl, header }) {
     header("Cache-Control", NO_STORE);
     const claim = await pollUpgrade(services.deps, actor, params.upgradeId);
+    // Only the claim that minted a key changes what the account's cached keys show.
+    if (claim.apiKey) services.resolver.invalidateAccount(actor.accountId);
     return upgradeView(claim, services.deps.clock.now(), baseUrl);
   },
 });
