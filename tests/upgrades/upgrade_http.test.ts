@@ -12,8 +12,8 @@ import type { AccountRecord, ProjectRecord } from "../../domain/records.ts";
 import { errorCode, freshIp, type TestApp } from "../helpers/app.ts";
 import { seedCompletedAudit } from "../helpers/seed_audit.ts";
 import { startReceiver } from "../webhooks/helpers.ts";
-import { stripeEnv } from "../billing/fake_stripe.ts";
-import { newProject, START, withBilling } from "../billing/helpers.ts";
+import { paidInvoice, stripeEnv, stripeEvent } from "../billing/fake_stripe.ts";
+import { newProject, postStripeEvent, START, withBilling } from "../billing/helpers.ts";
 import {
   completeCheckout,
   humanChooses,
@@ -503,4 +503,48 @@ Deno.test("the success page opens the Billing Portal for the account's customer"
     assert.equal(leaving.status, 200, leaving.text);
     assert.match(leaving.text, /url=https:\/\/billing\.stripe\.test\/p\/session\//);
     assert.equal(fake.portalCreates()[0].form.customer, fake.sessionCreates()[0].form.customer);
+  }));
+
+Deno.test("an upgrade's subscription: its first invoice before or after the session adds nothing; renewals renew it", () =>
+  withBilling(async (app, fake) => {
+    const trial = await app.signup();
+    const projectId = await newProject(app, trial.key);
+    const started = await startUpgrade(app, trial.key);
+    const { checkoutUrl } = await humanChooses(app, started.user_code, {
+      [`fund_${projectId}`]: "pro",
+    });
+    const session = paidLastSession(fake, checkoutUrl);
+    const metadata = session.metadata as Record<string, string>;
+    const invoice = (reason: "subscription_create" | "subscription_cycle", endMs: number) =>
+      stripeEvent(
+        "invoice.paid",
+        paidInvoice({
+          subscription: session.subscription as string,
+          metadata,
+          billingReason: reason,
+          periodStartMs: START,
+          periodEndMs: endMs,
+        }),
+      );
+    // Stripe may send the first invoice before the session: it is not the upgrade's payment.
+    const early = await postStripeEvent(
+      app,
+      invoice("subscription_create", START + 30 * 86_400_000),
+    );
+    assert.equal(early.body.outcome, "ignored");
+    assert.equal((await completeCheckout(app, session)).body.outcome, "upgraded");
+    const late = await postStripeEvent(
+      app,
+      invoice("subscription_create", START + 30 * 86_400_000),
+    );
+    assert.equal(late.body.outcome, "first_period_already_applied");
+    const renewal = await postStripeEvent(
+      app,
+      invoice("subscription_cycle", START + 61 * 86_400_000),
+    );
+    assert.equal(renewal.body.outcome, "renewed");
+    const live = (await app.req("GET", started.poll, { key: trial.key })).body.api_key;
+    const sub = await app.req("GET", `/v1/subscription?project_id=${projectId}`, { key: live });
+    assert.equal(sub.body.plan, "pro");
+    assert.equal(Date.parse(sub.body.paid_until), START + 61 * 86_400_000);
   }));
