@@ -11,6 +11,7 @@ import { KeyResolver, KeyUsageTracker } from "./domain/auth.ts";
 import { type Clock, systemClock } from "./domain/clock.ts";
 import { type Config, ConfigError, configNotices, devHints, loadConfig } from "./domain/config.ts";
 import type { Deps } from "./domain/deps.ts";
+import { CLIENT_DOC_FETCHES_PER_HOST } from "./domain/oauth/clients.ts";
 import { TokenResolver } from "./domain/oauth/resolver.ts";
 import { RenderService } from "./domain/render/service.ts";
 import { createDispatcher, type JobHandlers, type JobRuntime } from "./jobs/dispatcher.ts";
@@ -19,6 +20,7 @@ import { installProcessGuard } from "./jobs/process_guard.ts";
 import {
   allPermissions,
   canSpawnWorker,
+  childCanOpen,
   exitWithParent,
   superviseWorkerChild,
   type WorkerChild,
@@ -102,10 +104,17 @@ export function createServices(deps: Deps): Services {
       }),
       registration: new RateLimiter(deps.kv, deps.clock, {
         name: "oauth_registration",
-        limit: deps.config.oauthRegistrationsPerIpPerHour,
+        limit: deps.config.oauthRegistrationsPerBlockPerHour,
         windowMs: 3_600_000,
         mode: "strict",
       }),
+      clientDocHost: new RateLimiter(deps.kv, deps.clock, {
+        name: "oauth_client_doc_host",
+        limit: CLIENT_DOC_FETCHES_PER_HOST.limit,
+        windowMs: CLIENT_DOC_FETCHES_PER_HOST.windowMs,
+        mode: "strict",
+      }),
+
       adminFailures: new RateLimiter(deps.kv, deps.clock, {
         name: "admin_auth_failures",
         limit: ADMIN_AUTH_FAILURES_PER_WINDOW,
@@ -145,12 +154,14 @@ export async function startService(options: StartOptions): Promise<RunningServic
   // The all role on a KV file hands its jobs to a worker child, off this event loop; without
   // the run permission (or on an in-memory KV, which no other process can open) they run here.
   const childJobs = role === "all" && config.jobRunner === "child" && table !== null &&
-    config.kvPath !== ":memory:" && !options.kv && canSpawnWorker();
+    config.kvPath !== ":memory:" && !options.kv && canSpawnWorker() &&
+    childCanOpen(config.kvPath);
   if (role === "all" && config.jobRunner === "child" && table !== null && !childJobs) {
     console.warn(JSON.stringify({
       level: "warn",
       msg: "feature off",
-      notice: "jobs run on the API's event loop: JOB_RUNNER=child needs a KV file and --allow-run",
+      notice: "jobs run on the API's event loop: JOB_RUNNER=child needs a KV file (whose path " +
+        "has no comma) and --allow-run",
     }));
   }
   const runsJobs = role === "worker" || (role === "all" && !childJobs);
@@ -260,7 +271,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
   const addr = await addrReady;
   const host = addr.hostname === "0.0.0.0" ? "127.0.0.1" : addr.hostname;
   const child: WorkerChild | null = childJobs
-    ? superviseWorkerChild({ env: options.env ?? Deno.env.toObject() })
+    ? superviseWorkerChild({ env: options.env ?? Deno.env.toObject(), kvPath: config.kvPath })
     : null;
   if (child) services.process.worker = { pid: child.pid, restarts: child.restarts };
 
@@ -316,7 +327,13 @@ export async function openKv(path: string): Promise<Deno.Kv> {
   if (path === "") return withBusyRetry(await Deno.openKv());
   if (path !== ":memory:" && !/^https?:\/\//.test(path)) {
     const dir = path.replace(/\/[^/]*$/, "");
-    if (dir && dir !== path) await Deno.mkdir(dir, { recursive: true });
+    try {
+      if (dir && dir !== path) await Deno.mkdir(dir, { recursive: true });
+    } catch (err) {
+      // The worker child may write its KV file only (jobs/worker_child.ts): its parent, which
+      // opened the same file first, made the folder.
+      if (!(err instanceof Deno.errors.NotCapable)) throw err;
+    }
   }
   // Processes sharing a local KV file meet each other's SQLite locks: retried, never a 500.
   return withBusyRetry(await Deno.openKv(path));

@@ -9,7 +9,9 @@
  * 2. a sensitive write re-reads the calling key strongly (a key revoked a moment ago on another
  *    process cannot mint, buy or schedule);
  * 3. idempotency: one key namespace per operation and concrete path, shared by both adapters;
- * 4. the operation's own checks, in the order visibility → limits → funding → effect;
+ * 4. the operation's own checks, in the order visibility → limits → funding → effect; where the
+ *    operator enables machine payments, a `machinePayable` operation's 402 carries a payment
+ *    challenge, and a credential that pays it runs the operation again (app/machine_payments.ts);
  * 5. after a write that changes what the account's cached keys show, those entries are dropped.
  *
  * @example
@@ -31,6 +33,14 @@ import {
 } from "../domain/idempotent_request.ts";
 import { expiredSandboxPrincipal } from "../domain/auth.ts";
 import { type AccountActor, type Actor, keyActor } from "./actor.ts";
+import {
+  offerFor,
+  type PaymentExchange,
+  RECEIPT_HEADER,
+  runPayable,
+  settledFromHeader,
+  type SettledPayment,
+} from "./machine_payments.ts";
 import type { Services } from "./services.ts";
 
 /** What an operation's `run` gets besides its input. */
@@ -128,6 +138,11 @@ export interface Operation<
   errors: ErrorCode[];
   /** Takes an idempotency key (creating operations). */
   idempotent?: boolean;
+  /**
+   * A live key's 402 `insufficient_credits` here may be paid by the agent itself, per job (the
+   * Machine Payments Protocol, when the operator enables it): app/machine_payments.ts.
+   */
+  machinePayable?: boolean;
   /** Re-reads the calling key strongly before running (minting keys, money, webhooks, schedules). */
   sensitive?: boolean;
   /** Changes what the account's cached keys show (project counts, sandbox usage, keys). */
@@ -225,6 +240,11 @@ export interface ExecuteOptions {
   authError?: Error | null;
   /** Receives response headers (`/v1` only). */
   header?(name: string, value: string): void;
+  /**
+   * The machine payment credential the caller sent (`machinePayable` operations), or null;
+   * a settled payment comes back as the outcome's `payment`.
+   */
+  paymentCredential?: string | null;
 }
 
 /** A finished operation: its status, result, and whether the result is a stored replay. */
@@ -232,6 +252,8 @@ export interface Outcome<O> {
   status: number;
   body: O;
   replayed: boolean;
+  /** The machine payment this run settled (or, replayed, the one its first run settled). */
+  payment?: SettledPayment;
 }
 
 /** Runs `op` for `actor` through the shared steps (module doc). */
@@ -275,12 +297,25 @@ export async function execute<O>(
     status: (code) => void (status = code),
     ...(key ? { idempotencyKey: key.value } : {}),
   };
+  let payment: SettledPayment | undefined;
+  const exchange: PaymentExchange = {
+    credential: options.paymentCredential ?? null,
+    receipt: (paid) => void (payment = paid),
+  };
+  const path = concretePath(op.path, input.params);
   const run = async (): Promise<Outcome<O>> => {
-    const body = await op.run(input, ctx);
+    const body = op.machinePayable
+      ? await runPayable(
+        services,
+        (err) => offerFor(op, current, path, err),
+        exchange,
+        () => op.run(input, ctx),
+      )
+      : await op.run(input, ctx);
     if (op.changesAccount && current.kind === "account") {
       services.resolver.invalidateAccount(current.accountId);
     }
-    return { status, body, replayed: false };
+    return { status, body, replayed: false, ...(payment ? { payment } : {}) };
   };
   if (key === undefined) return await run();
 
@@ -290,7 +325,7 @@ export async function execute<O>(
   const answer = await runIdempotent(services.deps, {
     key: key.value,
     scope: idempotencyScope(principal, current.ip ?? ""),
-    endpoint: `${op.method.toUpperCase()} ${concretePath(op.path, input.params)}`,
+    endpoint: `${op.method.toUpperCase()} ${path}`,
     body: input.body ?? {},
     keyId: current.kind === "account" ? current.keyId : null,
     callerSecret: principal ? options.bearer ?? "" : "",
@@ -300,13 +335,24 @@ export async function execute<O>(
     if (isBodyResult(done.body)) throw new Error(`${op.id}: a body result cannot be replayed`);
     return {
       status: done.status,
-      headers: [["content-type", "application/json"]],
+      headers: [
+        ["content-type", "application/json"],
+        // A replay hands back the receipt of the payment its first run settled.
+        ...(done.payment ? [[RECEIPT_HEADER, done.payment.header] as [string, string]] : []),
+      ],
       body: JSON.stringify(done.body),
     };
   });
   // A first run answers its own result; only a stored answer is parsed back.
   if (fresh && !answer.replayed) return fresh;
-  return { status: answer.status, body: JSON.parse(answer.body) as O, replayed: answer.replayed };
+  const receipt = answer.headers.find(([name]) => name === RECEIPT_HEADER)?.[1];
+  const settled = receipt ? await settledFromHeader(services, receipt) : null;
+  return {
+    status: answer.status,
+    body: JSON.parse(answer.body) as O,
+    replayed: answer.replayed,
+    ...(settled ? { payment: settled } : {}),
+  };
 }
 
 /** The 403 a connected app's token meets at an operation closed to tokens. */

@@ -35,8 +35,13 @@ export interface Services {
     signup: RateLimiter;
     /** Signups per hour from everywhere (`SIGNUP_RATE_GLOBAL_PER_HOUR`). */
     signupGlobal: RateLimiter;
-    /** OAuth dynamic client registrations per client IP (`OAUTH_REGISTRATIONS_PER_IP_PER_HOUR`). */
+    /**
+     * OAuth dynamic client registrations per address block (IPv4 /24, IPv6 /48;
+     * `OAUTH_REGISTRATIONS_PER_BLOCK_PER_HOUR`).
+     */
     registration: RateLimiter;
+    /** Client ID Metadata Document fetches per host (`CLIENT_DOC_FETCHES_PER_HOST`). */
+    clientDocHost: RateLimiter;
     /** Failed operator-token attempts per client IP. */
     adminFailures: RateLimiter;
     /** Shared report and preview pages per client IP (`SHARED_PAGE_RATE_PER_MINUTE`). */

@@ -1,10 +1,10 @@
-import { createHash } from "node:crypto";
 import { atomically } from "../kv/atomic.ts";
 import { type Atomic, atomic, keys, list, read, readMany } from "./store.ts";
-import { canSee, signalAuthChange } from "./auth.ts";
+import { canSee, revocationShard, signalAuthChange } from "./auth.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { newId } from "./ids.ts";
+import { hashKey } from "./key_hash.ts";
 import { endGrantsOfKey } from "./oauth/grants.ts";
 import type { ApiKeyRecord, KeyMode } from "./records.ts";
 
@@ -24,11 +24,6 @@ export function generateRawKey(mode: KeyMode): string {
     }
   }
   return KEY_PREFIX[mode] + body;
-}
-
-/** SHA-256 hex of a raw key: what is stored and looked up. Synchronous, because it is on every request. */
-export function hashKey(raw: string): string {
-  return createHash("sha256").update(raw).digest("hex");
 }
 
 /** The key record and its raw value, which is shown once and never stored. */
@@ -179,7 +174,7 @@ function revokeKeyRecord(
     const [keyEntry, accountEntry, signal] = await readMany(kv, [
       keys.apiKey(index.value),
       keys.account(accountId),
-      keys.authRevocations(),
+      keys.authRevocations(revocationShard(accountId)),
     ]);
     const key = keyEntry.value;
     const account = accountEntry.value;

@@ -25,6 +25,7 @@ import { type AuditChanges, type AuditRecord, getAudit } from "./audits/record.t
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import type { KeyMode } from "./records.ts";
+import { badCursor, decodeCursor, encodeCursor } from "./list_cursor.ts";
 
 /** Whose audit: the account, and the calling key's mode (a sandbox key sees only its sandbox side). */
 export interface Caller {
@@ -108,8 +109,6 @@ async function completedAudit(deps: Deps, caller: Caller, auditId: string) {
   }
   return audit;
 }
-
-const badCursor = () => new ApiError("invalid_request", "cursor: not a cursor of this list");
 
 function issueView(baseUrl: string, auditId: string, i: StoredIssues["issues"][number]) {
   const check = CHECKS_BY_ID.get(i.check)!;
@@ -455,17 +454,6 @@ async function scan<T, K extends Deno.KvKey>(
     throw err;
   }
   return n === max ? encodeCursor(it.cursor) : null;
-}
-
-/** KV's cursor (base64 with + / =) as URL-safe text a client can put in a query unescaped. */
-function encodeCursor(kvCursor: string): string {
-  return kvCursor.replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
-function decodeCursor(cursor: string): string {
-  if (!/^[A-Za-z0-9_-]{1,3000}$/.test(cursor)) throw badCursor();
-  const b64 = cursor.replaceAll("-", "+").replaceAll("_", "/");
-  return b64 + "=".repeat((4 - (b64.length % 4)) % 4);
 }
 
 /** Pages a check fired on: its findings (by URL) joined to the page records. */

@@ -1,5 +1,5 @@
 import { atomic, keys, read, readMany } from "./store.ts";
-import { hashKey } from "./api_keys.ts";
+import { hashKey } from "./key_hash.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import type { AccountRecord, ApiKeyRecord, KeyMode, SandboxUsage } from "./records.ts";
@@ -78,29 +78,55 @@ export interface AuthChange {
   at: number;
 }
 
-/** The value of `keys.authRevocations()`: the last sequence number and the last changes. */
+/** The value of one shard, `keys.authRevocations(shard)`: its last sequence number and changes. */
 export interface RevocationSignal {
   seq: number;
-  /** The last `REVOCATION_RING` changes, oldest first, with consecutive `seq`s. */
+  /** The shard's last `REVOCATION_RING` changes, oldest first, with consecutive `seq`s. */
   recent: AuthChange[];
 }
 
 /**
- * Changes the signal remembers. A process that finds more changes than this since it last looked
- * (a stalled event loop, a watch that restarted) cannot tell which accounts they named and drops
- * its whole cache instead.
+ * Changes each shard remembers. A process that finds more changes in a shard than this since it
+ * last looked (a stalled event loop, a watch that restarted) cannot tell which accounts they named
+ * and drops every cached account of that shard instead.
  */
 export const REVOCATION_RING = 64;
 
 /**
+ * Shards of the revocation signal. Accounts are spread over them by a hash of their id, so
+ * revocations in different accounts rarely contend on one key (each commit checks its shard), and
+ * a burst that overflows one shard's ring costs the caches that shard's accounts, not all. At most
+ * 10: every process reads all shards in one `getMany` and watches them in one `watch`, and both
+ * take at most 10 keys.
+ */
+export const REVOCATION_SHARDS = 8;
+
+/** The shard of an account's revocations: FNV-1a of its id, modulo `REVOCATION_SHARDS`. */
+export function revocationShard(accountId: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < accountId.length; i++) {
+    h ^= accountId.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % REVOCATION_SHARDS;
+}
+
+/** The keys of every shard of the signal, in shard order. */
+export function revocationKeys(): ReturnType<typeof keys.authRevocations>[] {
+  return Array.from({ length: REVOCATION_SHARDS }, (_, i) => keys.authRevocations(i));
+}
+
+/**
  * Adds the revocation signal to the atomic operation that makes a key unusable, so the signal and
- * the change commit together or not at all. `entry` is `keys.authRevocations()` as read in the same
- * attempt (it is checked: two revocations never lose each other's ring entry; one conflicts and
- * retries, which revocations, being rare, can afford).
+ * the change commit together or not at all. `entry` is the account's shard,
+ * `keys.authRevocations(revocationShard(accountId))`, as read in the same attempt (it is checked:
+ * two revocations never lose each other's ring entry; one conflicts and retries, which only
+ * revocations in accounts of the same shard do).
  *
  * @example
  * ```ts
- * const [keyEntry, signal] = await kv.getMany([keys.apiKey(hash), keys.authRevocations()]);
+ * const shard = keys.authRevocations(revocationShard(accountId));
+ * const [keyEntry, signal] = await kv.getMany([keys.apiKey(hash), shard]);
  * signalAuthChange(op.set(keyEntry.key, revoked), signal, { accountId, keyId, at: now });
  * ```
  */
@@ -109,20 +135,34 @@ export function signalAuthChange(
   entry: Deno.KvEntryMaybe<RevocationSignal>,
   change: Omit<AuthChange, "seq">,
 ): Deno.AtomicOperation {
+  const shard = revocationShard(change.accountId);
+  if (entry.key[0] !== "auth_revocations" || entry.key[1] !== shard) {
+    throw new Error(`the revocation of ${change.accountId} belongs in shard ${shard}`);
+  }
   const seq = (entry.value?.seq ?? 0) + 1;
   const recent = [...(entry.value?.recent ?? []), { seq, ...change }].slice(-REVOCATION_RING);
-  return op.check(entry).set(keys.authRevocations(), { seq, recent } satisfies RevocationSignal);
+  return op.check(entry).set(
+    keys.authRevocations(shard),
+    {
+      seq,
+      recent,
+    } satisfies RevocationSignal,
+  );
 }
+
+/** What an invalidation drops: one account, every account of a signal shard, or everything. */
+export type Invalidation = { accountId: string } | { shard: number } | "all";
 
 /**
  * Resolves bearer keys to principals with an in-process cache, because a KV round trip on every
  * request would cap throughput far below the budget. Staleness is bounded three ways:
  * - writes made by this process invalidate the account's entries at once (`invalidateAccount`);
  * - writes by other processes that make a key unusable (revocation) carry the revocation signal
- *   (`signalAuthChange`), which every process follows (`follow`): through `kv.watch`, and on a
- *   local KV file also by reading it every `AUTH_REVOCATION_POLL_MS` (50 ms), because Deno's
- *   SQLite KV does not notify watchers in other processes (denoland/deno#21640, and
- *   domain/job_watch.ts). Either way the named accounts are dropped within ~100 ms;
+ *   (`signalAuthChange`, sharded by account), which every process follows (`follow`): through one
+ *   `kv.watch` of every shard, and on a local KV file also by reading them all (one `getMany`)
+ *   every `AUTH_REVOCATION_POLL_MS` (50 ms), because Deno's SQLite KV does not notify watchers in
+ *   other processes (denoland/deno#21640, and domain/job_watch.ts). Either way the named
+ *   accounts are dropped within ~100 ms;
  * - `authCacheTtlMs` (`AUTH_CACHE_TTL_MS`, 2 s) stays as the fallback: an entry older than that
  *   is read again whatever the signal said, should a signal be missed altogether.
  *
@@ -134,11 +174,10 @@ export class KeyResolver {
   #byAccount = new Map<string, Set<string>>();
   /** Bumped by every invalidation: a lookup that started before one is answered, not cached. */
   #generation = 0;
-  /** The signal's sequence number last applied; null until the first look. */
-  #seenSeq: number | null = null;
-  #seenStamp: string | null = null;
+  /** Per shard: the sequence number and versionstamp last applied; null until the first look. */
+  #seen: ({ seq: number; stamp: string | null } | null)[] = Array(REVOCATION_SHARDS).fill(null);
   #following: { stop(): Promise<void> } | null = null;
-  #listeners: ((accountId: string | null) => void)[] = [];
+  #listeners: ((dropped: Invalidation) => void)[] = [];
 
   constructor(private deps: Deps) {}
 
@@ -180,61 +219,81 @@ export class KeyResolver {
   }
 
   /**
-   * Calls `listener` on every invalidation (an account id, or null for everything), so caches
-   * derived from keys (OAuth access tokens) drop what they hold at the same moments.
+   * Calls `listener` on every invalidation (an account, a signal shard's accounts, or
+   * everything), so caches derived from keys (OAuth access tokens) drop what they hold at the same
+   * moments.
    */
-  onInvalidate(listener: (accountId: string | null) => void): void {
+  onInvalidate(listener: (dropped: Invalidation) => void): void {
     this.#listeners.push(listener);
   }
 
   /** Forgets every cached key of an account; called after any write that changes what they show. */
   invalidateAccount(accountId: string): void {
     this.#generation++;
-    for (const l of this.#listeners) l(accountId);
+    for (const l of this.#listeners) l({ accountId });
+    this.#dropAccount(accountId);
+  }
+
+  /** Forgets every cached key of the accounts of one signal shard. */
+  invalidateShard(shard: number): void {
+    this.#generation++;
+    for (const l of this.#listeners) l({ shard });
+    for (const accountId of [...this.#byAccount.keys()]) {
+      if (revocationShard(accountId) === shard) this.#dropAccount(accountId);
+    }
+  }
+
+  /** Forgets every cached key. */
+  invalidateAll(): void {
+    this.#generation++;
+    for (const l of this.#listeners) l("all");
+    this.#cache.clear();
+    this.#byAccount.clear();
+  }
+
+  #dropAccount(accountId: string): void {
     const hashes = this.#byAccount.get(accountId);
     if (!hashes) return;
     for (const h of hashes) this.#cache.delete(h);
     this.#byAccount.delete(accountId);
   }
 
-  /** Forgets every cached key. */
-  invalidateAll(): void {
-    this.#generation++;
-    for (const l of this.#listeners) l(null);
-    this.#cache.clear();
-    this.#byAccount.clear();
-  }
-
   /**
-   * Applies a read of the revocation signal (its value is null until the first revocation): drops
-   * the accounts of the changes made since the last value applied, or the whole cache on the first
-   * look, when more changes were made than the ring holds, or when the sequence went back (a reset
-   * store). A read older than one already applied (the watch and the poll race) changes nothing.
+   * Applies a read of one shard of the revocation signal (its value is null until the shard's
+   * first revocation): drops the accounts of the changes made since the last value applied, or
+   * every cached account of the shard on its first look, when more changes were made than the ring
+   * holds, or when the sequence went back (a reset store). A read older than one already applied
+   * (the watch and the poll race) changes nothing.
    */
   observe(entry: Deno.KvEntryMaybe<RevocationSignal>): void {
+    const shard = entry.key[1];
+    if (typeof shard !== "number" || !(shard >= 0 && shard < REVOCATION_SHARDS)) return;
     const stamp = entry.versionstamp;
-    if (stamp !== null && this.#seenStamp !== null && stamp < this.#seenStamp) return;
+    const seen = this.#seen[shard];
+    if (stamp !== null && seen?.stamp != null && stamp < seen.stamp) return;
     const signal = entry.value;
     const seq = signal?.seq ?? 0;
-    const seen = this.#seenSeq;
-    this.#seenSeq = seq;
-    this.#seenStamp = stamp;
-    if (seen === null || seq < seen) return this.invalidateAll();
-    if (seq === seen) return;
-    const missed = signal!.recent.filter((c) => c.seq > seen);
-    if (missed.length < seq - seen) return this.invalidateAll();
+    this.#seen[shard] = { seq, stamp };
+    if (seen === null || seq < seen.seq) return this.invalidateShard(shard);
+    if (seq === seen.seq) return;
+    const missed = signal!.recent.filter((c) => c.seq > seen.seq);
+    if (missed.length < seq - seen.seq) return this.invalidateShard(shard);
     for (const c of missed) this.invalidateAccount(c.accountId);
   }
 
+  /** Reads every shard of the signal once (one `getMany`) and applies them: what the poll does. */
+  async poll(): Promise<void> {
+    for (const entry of await readMany(this.deps.kv, revocationKeys())) this.observe(entry);
+  }
+
   /**
-   * Follows the revocation signal until `close`: one `kv.watch` on it (restarted after a failure),
-   * plus a read every `authRevocationPollMs` when that is above 0 (the default on a local KV file,
-   * where the watch sees only this process's writes). Idempotent.
+   * Follows the revocation signal until `close`: one `kv.watch` on its shards (restarted after a
+   * failure), plus a read of them all every `authRevocationPollMs` when that is above 0 (the
+   * default on a local KV file, where the watch sees only this process's writes). Idempotent.
    */
   follow(): void {
     if (this.#following) return;
     const { kv, config } = this.deps;
-    const signalKey = keys.authRevocations();
     const stopping = new AbortController();
     const pause = (ms: number) =>
       new Promise<void>((resolve) => {
@@ -253,11 +312,11 @@ export class KeyResolver {
     const watching = (async () => {
       while (!stopping.signal.aborted) {
         try {
-          const reader = watch.reader = kv.watch([signalKey]).getReader();
+          const reader = watch.reader = kv.watch(revocationKeys()).getReader();
           while (true) {
             const { done, value } = await reader.read();
             if (done) break;
-            this.observe(value[0] as Deno.KvEntryMaybe<RevocationSignal>);
+            for (const e of value) this.observe(e as Deno.KvEntryMaybe<RevocationSignal>);
           }
         } catch (err) {
           if (!stopping.signal.aborted) logAuthError("revocation watch failed", err);
@@ -270,7 +329,7 @@ export class KeyResolver {
     const polling = (async () => {
       while (pollMs > 0 && !stopping.signal.aborted) {
         try {
-          this.observe(await read(kv, signalKey));
+          await this.poll();
         } catch (err) {
           if (!stopping.signal.aborted) logAuthError("revocation poll failed", err);
         }

@@ -42,6 +42,21 @@ export interface Config {
       pack_10000: string | null;
     };
   };
+  /**
+   * Machine payments (the Machine Payments Protocol through npm `mppx`, Stripe method): with
+   * `MPP_ENABLED`, a live key's 402 on a chargeable start also carries a payment challenge for the
+   * unit's price (docs/billing.md "Machine payments"). Needs `STRIPE_SECRET_KEY`.
+   */
+  mpp: {
+    enabled: boolean;
+    /**
+     * `MPP_SECRET_KEY`: signs the challenges (HMAC; at least 32 bytes, the same on every process).
+     * Null: derived from `STRIPE_SECRET_KEY`, which every process already shares.
+     */
+    secretKey: string | null;
+    /** `MPP_STRIPE_NETWORK_ID`: the Stripe profile (network id) shared payment tokens are for. */
+    networkId: string;
+  };
   openai: { apiKey: string | null; baseUrl: string | null; model: string };
   crawlMaxPages: number;
   crawlConcurrency: number;
@@ -91,10 +106,12 @@ export interface Config {
    */
   accountRateLimitPerMinute: number;
   /**
-   * `OAUTH_REGISTRATIONS_PER_IP_PER_HOUR`: OAuth dynamic client registrations (RFC 7591) one
-   * client IP may make per hour (default 20); unused registrations expire after a day.
+   * `OAUTH_REGISTRATIONS_PER_BLOCK_PER_HOUR`: OAuth dynamic client registrations (RFC 7591) one
+   * address block (IPv4 /24, IPv6 /48, as the signup cap) may make per hour (default 20); unused
+   * registrations expire after a day. `OAUTH_REGISTRATIONS_PER_IP_PER_HOUR`, its old name, is
+   * still read when the new one is unset.
    */
-  oauthRegistrationsPerIpPerHour: number;
+  oauthRegistrationsPerBlockPerHour: number;
   /**
    * `SHARED_PAGE_RATE_PER_MINUTE`: requests per minute per client IP to the shared report and
    * preview pages (`/reports/{token}`, `/previews/{token}`), unknown tokens included (default 60).
@@ -265,6 +282,21 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (jobRunner !== "child" && jobRunner !== "inline") {
     throw new ConfigError("JOB_RUNNER", `expected child or inline, got '${jobRunner}'`);
   }
+  const mppEnabled = flag("MPP_ENABLED");
+  if (mppEnabled && get("STRIPE_SECRET_KEY") === null) {
+    throw new ConfigError("MPP_ENABLED", "machine payments need STRIPE_SECRET_KEY");
+  }
+  const mppSecret = get("MPP_SECRET_KEY");
+  if (mppSecret !== null && new TextEncoder().encode(mppSecret).length < 32) {
+    throw new ConfigError("MPP_SECRET_KEY", "expected at least 32 bytes (openssl rand -base64 32)");
+  }
+  const mppNetwork = get("MPP_STRIPE_NETWORK_ID") ?? "internal";
+  if (!/^[A-Za-z0-9_-]{1,100}$/.test(mppNetwork)) {
+    throw new ConfigError(
+      "MPP_STRIPE_NETWORK_ID",
+      `expected a Stripe profile id, got '${mppNetwork}'`,
+    );
+  }
   const rateLimitPerMinute = int("RATE_LIMIT_PER_MINUTE", 600, 1, 1_000_000_000);
   const adminToken = get("ADMIN_TOKEN");
   if (adminToken !== null && adminToken.length < 16) {
@@ -299,6 +331,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         pack_10000: price("STRIPE_PRICE_PACK_10000"),
       },
     },
+    mpp: { enabled: mppEnabled, secretKey: mppSecret, networkId: mppNetwork },
     openai: {
       apiKey: get("OPENAI_API_KEY"),
       baseUrl: url("OPENAI_BASE_URL", null),
@@ -330,7 +363,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       1,
       2_000_000_000,
     ),
-    oauthRegistrationsPerIpPerHour: int("OAUTH_REGISTRATIONS_PER_IP_PER_HOUR", 20, 1, 1_000_000),
+    oauthRegistrationsPerBlockPerHour: int(
+      get("OAUTH_REGISTRATIONS_PER_BLOCK_PER_HOUR") === null &&
+        get("OAUTH_REGISTRATIONS_PER_IP_PER_HOUR") !== null
+        ? "OAUTH_REGISTRATIONS_PER_IP_PER_HOUR"
+        : "OAUTH_REGISTRATIONS_PER_BLOCK_PER_HOUR",
+      20,
+      1,
+      1_000_000,
+    ),
     sharedPageRatePerMinute: int("SHARED_PAGE_RATE_PER_MINUTE", 60, 1, 1_000_000_000),
     signup: {
       perIpPerHour: int("SIGNUP_RATE_PER_IP_PER_HOUR", 5, 1, 1_000_000),

@@ -39,13 +39,15 @@ import type { RecheckItem, RecheckRecord } from "./rechecks/record.ts";
 import type { SealedSiteAuth } from "./audits/site_access.ts";
 import type { RevocationSignal } from "./auth.ts";
 import type { LabRecord } from "./reports/lab.ts";
-import type { ShareLocation, ShareRecord } from "./shares.ts";
+import type { LiveShare, ShareLocation, ShareRecord } from "./shares.ts";
 import type { JobMessage } from "./deps.ts";
 import type { RunningJobMarker } from "./job_leases.ts";
 import type {
   AccessTokenRecord,
   AuthRequestRecord,
   CachedClientDoc,
+  ClientGrantRef,
+  ClientUse,
   CodeRecord,
   GrantRecord,
   RefreshTokenRecord,
@@ -126,7 +128,7 @@ export const schema = {
   /** Epoch ms, only ever moved forward (flushed from memory in batches). */
   apiKeyLastUsed: value<number>(),
   sandboxUsage: value<SandboxUsage>(),
-  /** The revocation signal every API process follows (domain/auth.ts). */
+  /** The revocation signal's shards, which every API process follows (domain/auth.ts). */
   authRevocations: value<RevocationSignal>(),
 
   project: record<ProjectRecord>(),
@@ -211,10 +213,18 @@ export const schema = {
 
   // Share links of audit reports and article previews (domain/shares.ts).
   /** Kept (revoked or expired) until its KV expiry, a week after it expires. */
-  share: record<ShareRecord>("shareByToken"),
+  share: record<ShareRecord>("shareByToken", "shareLiveOfTarget", "shareLive"),
   sharesOfTarget: prefix("share"),
+  sharesOfAccount: prefix("share"),
   /** Token hash → the share; deleted when the share is revoked. */
   shareByToken: index<ShareLocation>("share"),
+  /** A target's unexpired, unrevoked links (the cap's exact count). */
+  shareLiveOfTarget: index<LiveShare[]>("share"),
+  /** Account, share id → the live link; deleted when the share is revoked. */
+  shareLive: index<LiveShare>("share"),
+  sharesLiveOfAccount: prefix("shareLive"),
+  /** The version of the account's share indexes (set once its older links are indexed). */
+  shareIndexed: value<number>(),
 
   // Schedules.
   schedule: record<ScheduleRecord>("scheduleDue"),
@@ -285,14 +295,22 @@ export const schema = {
 
   // OAuth 2.1 for /mcp (domain/oauth/); each expires in KV besides its own expiry time.
   oauthRequest: value<AuthRequestRecord>(),
+  /** Base64 of 32 random bytes, made once (domain/oauth/ticket.ts). */
+  oauthTicketSecret: value<string>(),
   oauthClient: value<RegisteredClient>(),
   oauthClientDoc: value<CachedClientDoc>(),
   oauthCode: value<CodeRecord>(),
   /** Points into its grant, which is checked on every (uncached) use. */
   oauthAccessToken: index<AccessTokenRecord>("oauthGrant"),
   oauthRefreshToken: index<RefreshTokenRecord>("oauthGrant"),
-  oauthGrant: record<GrantRecord>("oauthAccessToken", "oauthRefreshToken"),
+  oauthGrant: record<GrantRecord>("oauthAccessToken", "oauthRefreshToken", "oauthClientGrant"),
   oauthGrantsOfAccount: prefix("oauthGrant"),
+  /** A version counter: checked and bumped by every new grant of the account (the cap). */
+  oauthGrantSeq: value<number>(),
+  /** Deleted when its grant ends; the client's life is the latest of its live grants' ends. */
+  oauthClientGrant: index<ClientGrantRef>("oauthGrant"),
+  oauthClientGrants: prefix("oauthClientGrant"),
+  oauthClientUse: value<ClientUse>(),
 
   // jobs/: the table queue and leader leases.
   jobQueue: value<QueuedJob>(),

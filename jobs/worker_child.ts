@@ -7,13 +7,15 @@
  *
  * @example
  * ```ts
- * const child = superviseWorkerChild({ env: Deno.env.toObject() });
+ * const child = superviseWorkerChild({ env: Deno.env.toObject(), kvPath: config.kvPath });
  * // ... serve ...
  * await child.stop(); // SIGTERM, wait for its graceful stop (SIGKILL after the grace)
  * ```
  *
  * @module
  */
+
+import { resolve } from "node:path";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const REPO = new URL("../", import.meta.url).pathname;
@@ -38,20 +40,10 @@ export function canSpawnWorker(): boolean {
   return Deno.permissions.querySync({ name: "run", command: Deno.execPath() }).state === "granted";
 }
 
-/**
- * The child's permissions: those this process has, the run permission only when it has every
- * permission (the browser of rendered audits needs them all, as `deno task start:render` gives).
- */
-function permissionFlags(): string[] {
-  if (allPermissions()) return ["--allow-all"];
-  return PERMISSIONS.filter((n) => n !== "run" && n !== "ffi" && granted(n)).map((n) =>
-    `--allow-${n}`
-  );
-}
-
 const PERMISSIONS = ["net", "env", "read", "write", "sys", "ffi", "run", "import"] as const;
-const granted = (name: typeof PERMISSIONS[number]) =>
-  Deno.permissions.querySync({ name }).state === "granted";
+/** A permission this process may hold, by its `Deno.permissions` name. */
+export type Grant = typeof PERMISSIONS[number];
+const granted = (name: Grant) => Deno.permissions.querySync({ name }).state === "granted";
 
 /**
  * Every permission granted (`--allow-all`): what the browser of rendered audits needs, and so
@@ -61,15 +53,96 @@ export function allPermissions(): boolean {
   return PERMISSIONS.every(granted);
 }
 
+/** The KV file both processes open (absolute), or null for a KV Connect URL or Deploy's own. */
+export function kvFileOf(kvPath: string, cwd: string): string | null {
+  if (kvPath === "" || kvPath === ":memory:" || /^https?:\/\//.test(kvPath)) return null;
+  return resolve(cwd, kvPath);
+}
+
+/**
+ * Whether the child's permissions can name this KV: Deno's permission lists are split on commas,
+ * with no escape, so a KV file whose path has one cannot be granted alone (its jobs then run in
+ * the parent, with a notice).
+ */
+export function childCanOpen(kvPath: string): boolean {
+  return !(kvFileOf(kvPath, Deno.cwd()) ?? "").includes(",");
+}
+
+/**
+ * The Deno flags the child runs with, from what this process holds (`granted`) and the KV it
+ * opens (`kvPath`). Exported so a test can start a script with exactly these
+ * flags and see what they refuse (tests/hardening/worker_child_permissions.test.ts).
+ *
+ * Without every permission (`deno task start`): read and write of the KV file only (not its
+ * folder, which may be the repository with its `.env`; SQLite's `-wal` and `-shm` files are the
+ * database's own business, not Deno's), the network (a crawl goes anywhere public), the
+ * environment (scrubbed before the spawn, so it holds only the child's own) and `sys` as granted;
+ * no run, FFI or import. Modules load without a read permission (Deno's own loader), so no
+ * source, cache or `node_modules` path is needed. Deno 2.9 itself refuses `/proc` without
+ * `--allow-all`; the read list keeps every other file of the parent's out (its `.env`, its keys,
+ * other KV files).
+ *
+ * With every permission (`deno task start:render`): `--allow-all`, because the render browser
+ * cannot run under narrower flags in Deno 2.9: Deno lets only a process holding every permission
+ * unconditionally (no scope, no `--deny-*`) read `/proc`, which playwright-core reads as it loads
+ * (its WSL probe of `/proc/sys/fs/binfmt_misc`) and the browser pool reads after each page (its
+ * process tree and memory); killing a hung browser's processes needs an unscoped `--allow-run`;
+ * and a process allowed to run Chromium can run any program through Chromium's own launcher
+ * switches anyway. README "Worker child permissions" says what that leaves open.
+ */
+export function workerChildPermissions(o: {
+  kvPath: string;
+  granted: (name: Grant) => boolean;
+}): string[] {
+  if (PERMISSIONS.every(o.granted)) return ["--allow-all"];
+  const flags: string[] = [];
+  // The child runs in the repository: a relative path is read from there, as the child reads it.
+  const file = kvFileOf(o.kvPath, REPO);
+  if (file && o.granted("read") && o.granted("write")) {
+    flags.push(`--allow-read=${file}`, `--allow-write=${file}`);
+  }
+  for (const name of ["net", "env", "sys"] as const) {
+    if (o.granted(name)) flags.push(`--allow-${name}`);
+  }
+  return flags;
+}
+
+/**
+ * The child's whole `deno run` command line after the executable: `main` is main.ts (a test
+ * passes its own script to run under the very same flags).
+ */
+export function workerChildArgs(
+  o: { kvPath: string; granted?: (name: Grant) => boolean; main?: string },
+): string[] {
+  return [
+    "run",
+    // A permission the child lacks fails at once; it never waits on a prompt.
+    "--no-prompt",
+    // What deno.json's `unstable` says, whichever config Deno finds for the child.
+    "--unstable-kv",
+    "--unstable-cron",
+    // The young-generation size `deno task start` runs with (see README "Measured").
+    "--v8-flags=--max-semi-space-size=2",
+    ...workerChildPermissions({ kvPath: o.kvPath, granted: o.granted ?? granted }),
+    o.main ?? MAIN,
+  ];
+}
+
 /** Starts the child and keeps it running until `stop()`. */
 export function superviseWorkerChild(opts: {
   env: Record<string, string>;
+  /** The KV the parent opened (`KV_PATH` as configured): the child opens the same. */
+  kvPath: string;
   onLog?: (line: Record<string, unknown>) => void;
 }): WorkerChild {
   const log = opts.onLog ?? ((l) => console.log(JSON.stringify(l)));
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(opts.env)) if (!WITHHELD.test(k)) env[k] = v;
+  // The child runs in the repository; a relative KV path is the parent's, made absolute, so both
+  // open one file and the child's read and write permissions name that file.
+  const kvPath = kvFileOf(opts.kvPath, Deno.cwd()) ?? opts.kvPath;
   Object.assign(env, {
+    KV_PATH: kvPath,
     SERVICE_ROLE: "worker",
     HEALTH_PORT: "0",
     HOST: "127.0.0.1",
@@ -88,8 +161,7 @@ export function superviseWorkerChild(opts: {
     if (stopping) return;
     const startedAt = Date.now();
     child = new Deno.Command(Deno.execPath(), {
-      // The young-generation size `deno task start` runs with (see README "Measured").
-      args: ["run", "--v8-flags=--max-semi-space-size=2", ...permissionFlags(), MAIN],
+      args: workerChildArgs({ kvPath }),
       cwd: REPO,
       env,
       clearEnv: true,

@@ -23,11 +23,12 @@ export const keys = {
   /** Last use of a key, flushed from memory in batches. */
   apiKeyLastUsed: (keyId: string) => ["api_key_last_used", keyId] as const,
   /**
-   * The revocation signal: a sequence number and the last changes that made cached keys unusable
-   * (domain/auth.ts `signalAuthChange`), written in the same commit as each change. Every web
-   * process follows this one key and drops the named accounts from its key cache.
+   * The revocation signal, one shard of it (domain/auth.ts `revocationShard` of the account): a
+   * sequence number and the last changes that made cached keys unusable (`signalAuthChange`),
+   * written in the same commit as each change. Every web process follows every shard (one
+   * `getMany`, one `watch`) and drops the named accounts from its key cache.
    */
-  authRevocations: () => ["auth_revocations"] as const,
+  authRevocations: (shard: number) => ["auth_revocations", shard] as const,
   /** Trial usage shared by a sandbox key and the keys it mints. */
   sandboxUsage: (ledgerId: string) => ["sandbox_usage", ledgerId] as const,
 
@@ -160,8 +161,21 @@ export const keys = {
   share: (accountId: string, targetId: string, shareId: string) =>
     ["shares", accountId, targetId, shareId] as const,
   sharesOfTarget: (accountId: string, targetId: string) => ["shares", accountId, targetId] as const,
+  sharesOfAccount: (accountId: string) => ["shares", accountId] as const,
   /** The SHA-256 hex of a share link's token → where its share record is (the public lookup). */
   shareByToken: (tokenHash: string) => ["share_tokens", tokenHash] as const,
+  /**
+   * The unexpired, unrevoked links of one audit or article: one small array (at most the cap),
+   * rewritten in the same commit as each share and revocation of that target, so the cap is an
+   * exact count under concurrency (domain/shares.ts).
+   */
+  shareLiveOfTarget: (accountId: string, targetId: string) =>
+    ["share_live_targets", accountId, targetId] as const,
+  /** Account, share id → a live link (deleted with its revocation): the account's listing. */
+  shareLive: (accountId: string, shareId: string) => ["share_live", accountId, shareId] as const,
+  sharesLiveOfAccount: (accountId: string) => ["share_live", accountId] as const,
+  /** Set once the account's links made before the live indexes existed are indexed. */
+  shareIndexed: (accountId: string) => ["share_indexed", accountId] as const,
 
   /** What the latest completed audit learnt about a project's site (pages for internal links). */
   siteFacts: (projectId: string) => ["site_facts", projectId] as const,
@@ -260,13 +274,15 @@ export const keys = {
   jobQueue: (dueAt: number, id: string) => ["job_queue", dueAt, id] as const,
 
   /**
-   * OAuth 2.1 (domain/oauth/): an authorization in progress (the consent page's state), by its
-   * random id; a dynamically registered client (RFC 7591), by client id; a fetched Client ID
+   * OAuth 2.1 (domain/oauth/): an authorization in progress once an API key signed in on its
+   * page (before that, its state lives in the page, sealed), by its random id; a dynamically registered client (RFC 7591), by client id; a fetched Client ID
    * Metadata Document, by the SHA-256 of its URL; an authorization code, an access token and a
    * refresh token, each by the SHA-256 hex of the raw value; a grant (a connected app: what one
    * approval allowed, the family of its tokens) under its account.
    */
   oauthRequest: (requestId: string) => ["oauth_requests", requestId] as const,
+  /** The store's secret for sealing sign-in tickets when `WEBHOOK_ENCRYPTION_KEY` is unset. */
+  oauthTicketSecret: () => ["oauth_ticket_secret"] as const,
   oauthClient: (clientId: string) => ["oauth_clients", clientId] as const,
   oauthClientDoc: (urlDigest: string) => ["oauth_client_docs", urlDigest] as const,
   oauthCode: (hash: string) => ["oauth_codes", hash] as const,
@@ -274,6 +290,14 @@ export const keys = {
   oauthRefreshToken: (hash: string) => ["oauth_refresh_tokens", hash] as const,
   oauthGrant: (accountId: string, grantId: string) => ["oauth_grants", accountId, grantId] as const,
   oauthGrantsOfAccount: (accountId: string) => ["oauth_grants", accountId] as const,
+  /** Bumped with every new grant of an account, so concurrent approvals count each other. */
+  oauthGrantSeq: (accountId: string) => ["oauth_grant_seqs", accountId] as const,
+  /** A grant under its client (by the SHA-256 of the client id): the client's live grants. */
+  oauthClientGrant: (clientDigest: string, grantId: string) =>
+    ["oauth_client_grants", clientDigest, grantId] as const,
+  oauthClientGrants: (clientDigest: string) => ["oauth_client_grants", clientDigest] as const,
+  /** A metadata-document client an approval used, by the SHA-256 of its URL. */
+  oauthClientUse: (clientDigest: string) => ["oauth_client_uses", clientDigest] as const,
 
   /** Lease so that one process runs a cron tick. */
   lease: (name: string) => ["leases", name] as const,

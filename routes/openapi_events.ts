@@ -84,6 +84,10 @@ export const TAGS = [
   },
   { name: "Articles", description: "Draft SEO articles: 202, then poll every 60 s" },
   {
+    name: "Share links",
+    description: "Every link of the account that opens a report or preview without a key",
+  },
+  {
     name: "Billing",
     description: "Plans, credits, checkouts a human pays, upgrades and the billing portal",
   },

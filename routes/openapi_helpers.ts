@@ -60,13 +60,18 @@ const replayedHeader = {
 export function responses(
   success: Record<number, SuccessBody>,
   errors: ErrorCode[],
+  options: { payable?: boolean } = {},
 ) {
   const out: Record<string, unknown> = {};
   const idempotent = errors.includes("idempotency_conflict");
   for (const [status, s] of Object.entries(success)) {
     out[status] = {
       description: s.description,
-      headers: idempotent ? { ...rateHeaders, ...replayedHeader } : rateHeaders,
+      headers: {
+        ...rateHeaders,
+        ...(idempotent ? replayedHeader : {}),
+        ...(options.payable ? receiptHeader : {}),
+      },
       content: successContent(s),
     };
   }
@@ -86,6 +91,8 @@ export function responses(
           description: "The methods this path answers",
         },
       }
+      : status === 402 && options.payable
+      ? challengeHeader
       : {};
     out[String(status)] = {
       description: codes.map((code) => `\`${code}\`: ${ERROR_CODES[code].meaning}`).join(" "),
@@ -145,5 +152,37 @@ export const IdempotencyHeader = z.object({
     example: "6f1c1f2e-4b8a-4c1e-9d2a-5a7a0d7c2b11",
   }),
 });
+
+/** The request headers of an operation a live key may pay per job (machine payments). */
+export const PayableHeaders = IdempotencyHeader.extend({
+  "Payment-Authorization": z.string().optional().openapi({
+    description: "Machine payments (where the operator enables them): the `Payment` credential " +
+      "answering the `WWW-Authenticate: Payment` challenge of this start's 402 " +
+      "`insufficient_credits` (Machine Payments Protocol, Stripe method). " +
+      "The job is started and charged once; the answer carries `Payment-Receipt`.",
+    example: "Payment eyJjaGFsbGVuZ2UiOnsi...",
+  }),
+});
+
+const receiptHeader = {
+  "Payment-Receipt": {
+    schema: { type: "string" as const },
+    description: "Present when a `Payment-Authorization` credential paid this start: the " +
+      "payment's receipt (Machine Payments Protocol; its `reference` is the Stripe PaymentIntent)",
+  },
+};
+
+const challengeHeader = {
+  "WWW-Authenticate": {
+    schema: { type: "string" as const },
+    description: "With machine payments on, a live key's `insufficient_credits` carries a " +
+      "`Payment` challenge for exactly this unit's price (USD, 1 credit = 1 USD); pay it and " +
+      "repeat the request with the credential in `Payment-Authorization`",
+  },
+  "Cache-Control": {
+    schema: { type: "string" as const },
+    description: "`no-store` with a challenge",
+  },
+};
 
 export const bearerSecurity = [{ bearerAuth: [] }];

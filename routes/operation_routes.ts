@@ -8,13 +8,20 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { type AccountActor, anonymousActor, keyActor } from "../app/actor.ts";
+import { CREDENTIAL_HEADER, RECEIPT_HEADER } from "../app/machine_payments.ts";
 import { execute, isBodyResult, type Operation } from "../app/operation.ts";
 import { checkIdempotencyKey } from "../domain/idempotent_request.ts";
 import { bodyResponse, negotiateFormat } from "./body_result.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { requireKey } from "./middleware/auth.ts";
 import { clientIp } from "./middleware/request_id.ts";
-import { AUTH_ERRORS, bearerSecurity, IdempotencyHeader, responses } from "./openapi_helpers.ts";
+import {
+  AUTH_ERRORS,
+  bearerSecurity,
+  IdempotencyHeader,
+  PayableHeaders,
+  responses,
+} from "./openapi_helpers.ts";
 
 const BEARER = /^Bearer (.+)$/;
 
@@ -69,7 +76,7 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
     request: {
       ...(op.params ? { params: op.params } : {}),
       ...(op.query ? { query: op.query } : {}),
-      ...(op.idempotent ? { headers: IdempotencyHeader } : {}),
+      ...(op.idempotent ? { headers: op.machinePayable ? PayableHeaders : IdempotencyHeader } : {}),
       ...(op.body
         ? {
           body: {
@@ -80,10 +87,7 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
         }
         : {}),
     },
-    responses: responses(
-      success,
-      errors,
-    ),
+    responses: responses(success, errors, { payable: op.machinePayable }),
   });
   // deno-lint-ignore no-explicit-any
   app.openapi(route as any, async (c: any) => {
@@ -104,8 +108,12 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
       bearer: BEARER.exec(ctx.req.header("authorization") ?? "")?.[1] ?? null,
       authError: ctx.get("authError"),
       header: (name, value) => ctx.header(name, value),
+      ...(op.machinePayable
+        ? { paymentCredential: ctx.req.header(CREDENTIAL_HEADER) ?? null }
+        : {}),
     });
     if (outcome.replayed) ctx.header("Idempotent-Replayed", "true");
+    if (outcome.payment) ctx.header(RECEIPT_HEADER, outcome.payment.header);
     if (isBodyResult(outcome.body)) return bodyResponse(ctx, outcome.body, outcome.status);
     return ctx.json(outcome.body as object, outcome.status as 200);
   });

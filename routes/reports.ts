@@ -4,14 +4,19 @@
  * `/previews/{token}` (an article's preview). The public pages take no key: the token is the
  * only credential, so every request, a bad token included, first spends the client IP's budget
  * (`SHARED_PAGE_RATE_PER_MINUTE`, 60 by default), and every answer that is not the page is the
- * same small 404 (unknown, expired, revoked, or its audit, article or account gone).
+ * same small 404 (unknown, expired, revoked, made by a key or connected app that has ended, or
+ * its audit, article or account gone).
  *
  * @module
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { REPORT_OPERATIONS, reportQueryOf, ReportQuerySchema } from "../app/operations/reports.ts";
-import { ARTICLE_SHARE_OPERATIONS, AUDIT_SHARE_OPERATIONS } from "../app/operations/shares.ts";
+import {
+  ACCOUNT_SHARE_OPERATIONS,
+  ARTICLE_SHARE_OPERATIONS,
+  AUDIT_SHARE_OPERATIONS,
+} from "../app/operations/shares.ts";
 import { articlePreviewHtml } from "../app/reports/article_page.ts";
 import { auditReportHtml } from "../app/reports/audit_page.ts";
 import { messagePage } from "../app/reports/document.ts";
@@ -32,6 +37,7 @@ export function reportRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     ...REPORT_OPERATIONS,
     ...AUDIT_SHARE_OPERATIONS,
     ...ARTICLE_SHARE_OPERATIONS,
+    ...ACCOUNT_SHARE_OPERATIONS,
   ]);
   app.get("/reports/:token", (c) => sharedPage(c, s, "audit"));
   app.get("/previews/:token", (c) => sharedPage(c, s, "article"));

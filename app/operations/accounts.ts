@@ -141,8 +141,10 @@ export const verifyEmailOp = defineOperation({
     "`mail_not_configured` when the server sends no mail; 409 `invalid_state` when the address " +
     "is verified already.",
   access: "key",
-  // Mails the account's own address a link to prove it; it makes no credential and ends in 24 h.
+  // Mailing the account's own address a link only a human at that inbox can use: a connected
+  // app may ask, as it may read the account.
   tokens: "allow",
+  leaves: "a link mailed to the account's address (single use, 24 h)",
   body: VerifyEmailBody,
   optionalBody: true,
   bodyDescription: "Nothing to send; an empty body or `{}`",

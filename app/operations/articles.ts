@@ -121,6 +121,7 @@ export const startArticleOp = defineOperation({
     "payload_too_large",
   ],
   idempotent: true,
+  machinePayable: true,
   // Sandbox usage moves (the Account shows it).
   changesAccount: true,
   async run({ params, body }, { services, actor }) {

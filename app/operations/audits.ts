@@ -516,6 +516,7 @@ export const startAuditOp = defineOperation({
     "site_auth_not_configured",
   ],
   idempotent: true,
+  machinePayable: true,
   // Sandbox usage moves (the Account shows it).
   changesAccount: true,
   async run({ params, body }, { services, actor }) {

@@ -14,7 +14,11 @@ import { PROJECT_OPERATIONS } from "./projects.ts";
 import { RECHECK_OPERATIONS } from "./rechecks.ts";
 import { REPORT_OPERATIONS } from "./reports.ts";
 import { SCHEDULE_OPERATIONS } from "./schedules.ts";
-import { ARTICLE_SHARE_OPERATIONS, AUDIT_SHARE_OPERATIONS } from "./shares.ts";
+import {
+  ACCOUNT_SHARE_OPERATIONS,
+  ARTICLE_SHARE_OPERATIONS,
+  AUDIT_SHARE_OPERATIONS,
+} from "./shares.ts";
 import { UPGRADE_OPERATIONS } from "./upgrades.ts";
 import { WEBHOOK_OPERATIONS } from "./webhooks.ts";
 
@@ -34,6 +38,8 @@ export const OPERATIONS = [
   ...ARTICLE_OPERATIONS,
   // Additive: share links of an article's preview.
   ...ARTICLE_SHARE_OPERATIONS,
+  // Additive: every share link of the account, listed and ended at once.
+  ...ACCOUNT_SHARE_OPERATIONS,
   // Additive: a project's audit schedule.
   ...SCHEDULE_OPERATIONS,
   ...BILLING_OPERATIONS,

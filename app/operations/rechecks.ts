@@ -172,7 +172,8 @@ export const startRecheckOp = defineOperation({
     "(broken_internal_links, internal_redirect_links) can be re-checked; site-wide verdicts " +
     "(robots.txt, sitemaps, duplicates across pages, orphans, click depth, rendered and " +
     "agent-readiness checks) answer 409 invalid_state with the reason. An unknown check is " +
-    "404; a check that did not fire in the audit, or an audit not completed, 409. Each call " +
+    "404; a check that did not fire in the audit, an audit not completed, or a staging audit " +
+    "(made with auth: its credentials are gone; reason staging_audit), 409. Each call " +
     "is a new re-check: retry with the same Idempotency-Key. Charged per URL (GET /v1/plans " +
     "recheck_pricing), included with a subscription; sandbox keys: 402 payment_required.",
   access: "key",
@@ -191,6 +192,7 @@ export const startRecheckOp = defineOperation({
     "idempotency_conflict",
   ],
   idempotent: true,
+  machinePayable: true,
   async run({ params }, { services, actor }) {
     const r = await createRecheck(services.deps, actor, params.auditId, params.check);
     return fields(r);

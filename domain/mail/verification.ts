@@ -14,7 +14,7 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { signalAuthChange } from "../auth.ts";
+import { revocationShard, signalAuthChange } from "../auth.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { newId } from "../ids.ts";
@@ -304,7 +304,7 @@ export async function confirmVerificationLink(
   return await atomically<ConfirmOutcome>(kv, async () => {
     const [vEntry, signal] = await readMany(kv, [
       keys.emailVerification(id),
-      keys.authRevocations(),
+      keys.authRevocations(revocationShard(first.value.accountId)),
     ]);
     const v = vEntry.value;
     if (!v) return { op: kv.atomic(), result: { state: "unknown" } };

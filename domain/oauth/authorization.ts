@@ -3,15 +3,19 @@
  *
  * 1. `check`: the client (`findClient`) and its redirect URI first; a problem with either is
  *    shown to the human and never redirected (the URI cannot be trusted). Then, answered to the
- *    client through its redirect: `response_type=code`, PKCE with `S256` only (a missing method
+ *    client through its redirect once an approval has used the client (shown on the page until
+ *    then: an unverified client's redirect URI is anyone's): `response_type=code`, PKCE with `S256` only (a missing method
  *    would mean `plain`, refused), `resource` naming this server's `/mcp` (RFC 8707, else
  *    `invalid_target`), `scope` reduced to what exists.
- * 2. `start`: the request is stored for 15 minutes, bound to a random browser cookie (stored as a
- *    digest) and to a per-form CSRF token, so a form posted from another site or another browser
- *    is refused.
- * 3. `signIn`: the human proved an API key (the route resolves it); the request remembers which.
+ * 2. `begin`: nothing is stored. The checked request is sealed into a ticket the page carries
+ *    (ticket.ts), valid 15 minutes, bound to a random browser cookie (the ticket holds its
+ *    digest) and to a per-form CSRF token, so a form posted from another site or another
+ *    browser is refused.
+ * 3. `signIn`: the human proved an API key (the route resolves it); only now is the request
+ *    stored, with the key's digest. Wrong keys are counted in the ticket (`wrongKey`).
  * 4. `approve`: a one-use code, valid one minute, bound to everything above and to the approving
- *    key, whose account and mode the tokens will carry.
+ *    key, whose account and mode the tokens will carry; the request is kept as answered until
+ *    its ticket expires, so one ticket gets one answer.
  *
  * @module
  */
@@ -19,11 +23,13 @@ import { atomic, keys, read } from "../store.ts";
 import type { Deps } from "../deps.ts";
 import type { KeyMode } from "../records.ts";
 import { secureEqual } from "../secure_compare.ts";
-import { findClient, markClientUsed, matchRedirectUri } from "./clients.ts";
+import { clientVerified, markClientUsed } from "./client_life.ts";
+import { type FetchBudget, findClient, matchRedirectUri } from "./clients.ts";
 import { OAuthError } from "./errors.ts";
 import { isOurResource, mcpResourceUrl, OAUTH_SCOPE } from "./metadata.ts";
 import { digest, expireInFor, LIFETIME, newSecret, randomBase62 } from "./secrets.ts";
-import type { AuthRequestRecord, ClientMetadata, CodeRecord } from "./types.ts";
+import { openTicket, sealTicket } from "./ticket.ts";
+import type { AuthRequestRecord, AuthTicket, ClientMetadata, CodeRecord } from "./types.ts";
 
 /** Wrong API keys one authorization request may take before it is dropped. */
 export const MAX_SIGN_IN_FAILURES = 5;
@@ -48,19 +54,30 @@ export interface RedirectRefusal {
   redirectUri: string;
   state: string | null;
   error: OAuthError;
+  /**
+   * Whether the error may go to the redirect URI: only once an approval used the client
+   * (client_life.ts). Anyone can register a client, or publish a metadata document, naming any
+   * redirect URI, so an unverified client's errors are shown on the page instead (RFC 9700
+   * §4.11.2: no open redirector).
+   */
+  redirect: boolean;
+  /** The client's name, for the page that shows an unverified client's error. */
+  clientName: string;
 }
 
 /**
  * Checks an authorization request. Throws `OAuthError` when the client or the redirect URI is
- * wrong (the page shows it); returns `{refusal}` for errors the client should get.
+ * wrong (the page shows it); returns `{refusal}` for errors the client should get (through its
+ * redirect URI when `refusal.redirect`, else on the page).
  */
 export async function check(
   deps: Deps,
   q: AuthorizeQuery,
+  docBudget?: FetchBudget,
 ): Promise<{ ok: CheckedRequest } | { refusal: RedirectRefusal }> {
   const clientId = q.client_id;
   if (!clientId) throw new OAuthError("invalid_request", "client_id: required");
-  const client = await findClient(deps, clientId);
+  const client = await findClient(deps, clientId, docBudget);
   let redirectUri: string | null;
   if (q.redirect_uri === undefined) {
     redirectUri = client.redirectUris.length === 1 ? client.redirectUris[0] : null;
@@ -77,7 +94,15 @@ export async function check(
     }
   }
   const state = q.state ?? null;
-  const refuse = (error: OAuthError) => ({ refusal: { redirectUri: redirectUri!, state, error } });
+  const refuse = async (error: OAuthError) => ({
+    refusal: {
+      redirectUri: redirectUri!,
+      state,
+      error,
+      redirect: await clientVerified(deps, client),
+      clientName: client.clientName,
+    },
+  });
   if (state !== null && state.length > 2_000) {
     return refuse(new OAuthError("invalid_request", "state: longer than 2000 characters"));
   }
@@ -126,16 +151,27 @@ export async function check(
   };
 }
 
+/** An authorization request on its way through the page: its ticket, and its stored record. */
+export interface Pending {
+  ticket: AuthTicket;
+  /** The ticket as the page carries it. */
+  sealed: string;
+  /** The stored request: none until an API key signs in. */
+  entry: Deno.KvEntryMaybe<AuthRequestRecord>;
+}
+
 /**
- * Stores a checked request; returns it and the raw browser secret the route sets as a cookie.
+ * Starts the human's part of a checked request without storing anything: a sealed ticket for the
+ * page's forms and the raw browser secret the route sets as a cookie (the ticket holds its hash).
  */
-export async function start(
+export async function begin(
   deps: Deps,
   req: CheckedRequest,
-): Promise<{ record: AuthRequestRecord; browserSecret: string }> {
+): Promise<{ ticket: AuthTicket; sealed: string; browserSecret: string }> {
   const now = deps.clock.now();
   const browserSecret = randomBase62(40);
-  const record: AuthRequestRecord = {
+  const ticket: AuthTicket = {
+    v: 1,
     id: newSecret("request", 32),
     clientId: req.client.clientId,
     clientName: req.client.clientName,
@@ -147,88 +183,94 @@ export async function start(
     scope: req.scope,
     browserHash: digest(browserSecret),
     csrf: randomBase62(32),
-    keyHash: null,
     failures: 0,
     createdAt: now,
     expiresAt: now + LIFETIME.requestMs,
   };
-  await atomic(deps.kv)
-    .set(keys.oauthRequest(record.id), record, { expireIn: expireInFor(record.expiresAt, now) })
-    .commit();
-  return { record, browserSecret };
+  return { ticket, sealed: await sealTicket(deps, ticket), browserSecret };
 }
 
 /**
- * The stored request a form post continues, after the CSRF checks: the browser cookie must be the
- * one the request was started with, and the form token the request's. Throws `OAuthError`
- * `access_denied` (403) on a mismatch, `invalid_request` when the request expired or is unknown.
+ * The request a form post continues, after the CSRF checks: the ticket must be one this service
+ * sealed and still fresh, the browser cookie the one the request was started with (`cookieOf`
+ * finds it by the ticket's id), and the form token the ticket's. Throws `OAuthError`
+ * `access_denied` (403) on a mismatch, `invalid_request` when the request expired, is unknown or
+ * was already answered.
  */
 export async function resume(
   deps: Deps,
   form: { request?: string; csrf?: string },
-  browserSecret: string | undefined,
-): Promise<Deno.KvEntry<AuthRequestRecord>> {
+  cookieOf: (ticketId: string) => string | undefined,
+): Promise<Pending> {
   const expired = new OAuthError(
     "invalid_request",
     "This sign-in expired or was already answered; start again from your app",
   );
-  if (!form.request || form.request.length > 100) throw expired;
-  const entry = await read(deps.kv, keys.oauthRequest(form.request), "strong");
-  const record = entry.value;
-  if (!record || record.expiresAt <= deps.clock.now()) throw expired;
+  if (!form.request) throw expired;
+  const ticket = await openTicket(deps, form.request);
+  if (!ticket || ticket.expiresAt <= deps.clock.now()) throw expired;
   const forged = new OAuthError(
     "access_denied",
     "This form was not sent from the page this browser opened; start again from your app",
     403,
   );
-  if (!browserSecret || !secureEqual(digest(browserSecret), record.browserHash)) throw forged;
-  if (!form.csrf || !secureEqual(form.csrf, record.csrf)) throw forged;
-  return entry as Deno.KvEntry<AuthRequestRecord>;
+  const browserSecret = cookieOf(ticket.id);
+  if (!browserSecret || !secureEqual(digest(browserSecret), ticket.browserHash)) throw forged;
+  if (!form.csrf || !secureEqual(form.csrf, ticket.csrf)) throw forged;
+  const entry = await read(deps.kv, keys.oauthRequest(ticket.id), "strong");
+  if (entry.value && entry.value.answeredAt !== null) throw expired;
+  if (entry.value && entry.value.browserHash !== ticket.browserHash) throw forged;
+  return { ticket, sealed: form.request, entry };
 }
 
-/** Remembers the API key the human signed in with (its digest). */
-export async function signIn(
-  deps: Deps,
-  entry: Deno.KvEntry<AuthRequestRecord>,
-  keyHash: string,
-): Promise<AuthRequestRecord> {
-  const record = { ...entry.value, keyHash };
-  await save(deps, entry, record);
-  return record;
+const answeredElsewhere = () =>
+  new OAuthError("invalid_request", "This sign-in was answered in another tab; start again");
+
+/**
+ * Stores the request now that an API key signed in (its digest): the first thing stored for it.
+ * Signing in again on the same page replaces the key.
+ */
+export async function signIn(deps: Deps, p: Pending, keyHash: string): Promise<Pending> {
+  const now = deps.clock.now();
+  const record: AuthRequestRecord = {
+    id: p.ticket.id,
+    browserHash: p.ticket.browserHash,
+    keyHash,
+    answeredAt: null,
+    createdAt: p.entry.value?.createdAt ?? now,
+    expiresAt: p.ticket.expiresAt,
+  };
+  const res = await atomic(deps.kv).check(p.entry)
+    .set(p.entry.key, record, { expireIn: expireInFor(record.expiresAt, now) })
+    .commit();
+  if (!res.ok) throw answeredElsewhere();
+  return { ...p, entry: { key: p.entry.key, value: record, versionstamp: res.versionstamp } };
 }
 
 /**
- * Counts a wrong key against the request; past `MAX_SIGN_IN_FAILURES` the request is dropped and
- * the human starts again. Returns whether the request is still usable.
+ * Counts a wrong key: the page goes on with a new ticket that says so, until
+ * `MAX_SIGN_IN_FAILURES`, when the request ends (null). Nothing is stored: an older ticket
+ * replayed counts from fewer, which gains no more than opening a new page would, and both are
+ * bounded by the per-address request budget.
  */
-export async function countFailure(
-  deps: Deps,
-  entry: Deno.KvEntry<AuthRequestRecord>,
-): Promise<boolean> {
-  const failures = entry.value.failures + 1;
+export async function wrongKey(deps: Deps, p: Pending): Promise<Pending | null> {
+  const failures = p.ticket.failures + 1;
   if (failures >= MAX_SIGN_IN_FAILURES) {
-    await atomic(deps.kv).check(entry).delete(entry.key).commit();
-    return false;
+    if (p.entry.value) {
+      await atomic(deps.kv).check(p.entry).delete(p.entry.key).commit();
+    }
+    return null;
   }
-  await save(deps, entry, { ...entry.value, failures });
-  return true;
+  const ticket = { ...p.ticket, failures };
+  return { ...p, ticket, sealed: await sealTicket(deps, ticket) };
 }
 
-async function save(
-  deps: Deps,
-  entry: Deno.KvEntry<AuthRequestRecord>,
-  record: AuthRequestRecord,
-): Promise<void> {
+/** The request as answered, kept until its ticket expires so the ticket answers once. */
+function answered(deps: Deps, p: Pending, record: AuthRequestRecord, op: Deno.AtomicOperation) {
   const now = deps.clock.now();
-  const res = await atomic(deps.kv).check(entry)
-    .set(entry.key, record, { expireIn: expireInFor(record.expiresAt, now) })
-    .commit();
-  if (!res.ok) {
-    throw new OAuthError(
-      "invalid_request",
-      "This sign-in was answered in another tab; start again",
-    );
-  }
+  return op.check(p.entry).set(p.entry.key, { ...record, answeredAt: now }, {
+    expireIn: expireInFor(record.expiresAt, now),
+  });
 }
 
 /** Who approves: the signed-in key, as the route resolved it (usable at this moment). */
@@ -245,11 +287,12 @@ export interface Approver {
  */
 export async function approve(
   deps: Deps,
-  entry: Deno.KvEntry<AuthRequestRecord>,
+  p: Pending,
   approver: Approver,
 ): Promise<string> {
-  const r = entry.value;
-  if (r.keyHash === null || r.keyHash !== approver.keyHash) {
+  const r = p.ticket;
+  const record = p.entry.value;
+  if (record === null || record.keyHash !== approver.keyHash) {
     throw new OAuthError("access_denied", "Sign in before approving", 403);
   }
   const now = deps.clock.now();
@@ -269,28 +312,24 @@ export async function approve(
     redeemedAt: null,
     grantId: null,
   };
-  const res = await atomic(deps.kv)
-    .check(entry)
-    .delete(entry.key)
+  const res = await answered(deps, p, record, atomic(deps.kv))
     .set(keys.oauthCode(digest(raw)), code, { expireIn: expireInFor(code.expiresAt, now) })
     .commit();
-  if (!res.ok) {
-    throw new OAuthError(
-      "invalid_request",
-      "This sign-in was answered in another tab; start again",
-    );
-  }
+  if (!res.ok) throw answeredElsewhere();
   await markClientUsed(deps, r.clientId);
   return redirectWith(deps, r.redirectUri, { code: raw, state: r.state });
 }
 
-/** Ends a request the human denied; returns the `access_denied` redirect. */
-export async function deny(
-  deps: Deps,
-  entry: Deno.KvEntry<AuthRequestRecord>,
-): Promise<string> {
-  await atomic(deps.kv).check(entry).delete(entry.key).commit();
-  const r = entry.value;
+/**
+ * Ends a request the human denied; returns the `access_denied` redirect. A request no key signed
+ * in to was never stored, and nothing is stored for its denial either.
+ */
+export async function deny(deps: Deps, p: Pending): Promise<string> {
+  if (p.entry.value) {
+    const res = await answered(deps, p, p.entry.value, atomic(deps.kv)).commit();
+    if (!res.ok) throw answeredElsewhere();
+  }
+  const r = p.ticket;
   return redirectWith(deps, r.redirectUri, {
     error: "access_denied",
     error_description: "The user denied the request",

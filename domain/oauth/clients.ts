@@ -5,11 +5,14 @@
  *   2026-07-28 default): the `client_id` is an https URL whose JSON this service fetches through
  *   the one address guard every crawl uses (domain/net/), at most 5 KB in 5 s, no redirect
  *   followed, and caches in KV for the document's `max-age` clamped to 1 min–1 h (5 min without
- *   one). Plain http and private addresses only with `ALLOW_PRIVATE_TARGETS` (tests, development).
+ *   one). Fetches are budgeted per host (`CLIENT_DOC_FETCHES_PER_HOST`), not per URL, so made-up
+ *   query strings cannot turn sign-in pages into a fetch amplifier. Plain http and private
+ *   addresses only with `ALLOW_PRIVATE_TARGETS` (tests, development).
  * - **Dynamic client registration** (RFC 7591; deprecated by MCP, kept for hosts that still use
- *   it): `application_type` required (OIDC rules: `web` redirects to https, `native` to a loopback
- *   address or https); an id is issued and the registration expires after a day unless an
- *   approval used it. The route rate-limits registrations per client IP.
+ *   it): `application_type` optional (OIDC rules: `web` redirects to https, `native` to a
+ *   loopback address or https; left out, it is inferred from the redirect URIs); an id is issued
+ *   and the registration expires after a day unless an approval used it. The route rate-limits
+ *   registrations per address block (IPv4 /24, IPv6 /48).
  *
  * Redirect URIs are https, or http on a loopback host (MCP's rule), and match exactly, except
  * that a loopback redirect's port may differ from the registered one (RFC 8252 §7.3: native apps
@@ -18,6 +21,7 @@
  * @module
  */
 import { z } from "zod";
+import type { RateDecision } from "../../kv/rate_limiter.ts";
 import { atomic, keys, read } from "../store.ts";
 import type { Deps } from "../deps.ts";
 import { FetchFailedError, safeFetch, TargetRefusedError } from "../net/safe_fetch.ts";
@@ -30,6 +34,19 @@ export const CLIENT_DOC_MAX_BYTES = 5 * 1024;
 /** How long the fetch of a client metadata document may take, DNS to last byte. */
 export const CLIENT_DOC_TIMEOUT_MS = 5_000;
 const DOC_TTL = { defaultMs: 300_000, minMs: 60_000, maxMs: 3_600_000 };
+
+/**
+ * Client metadata documents fetched per host (of the `client_id` URL) per window, whatever the
+ * path or query: an unauthenticated `GET /oauth/authorize` must not make this service fetch a
+ * host once per made-up URL. Cached documents do not count; past the budget the page answers 429
+ * `invalid_client` with `Retry-After`.
+ */
+export const CLIENT_DOC_FETCHES_PER_HOST = { limit: 20, windowMs: 10 * 60_000 } as const;
+
+/** Counts one fetch against a host's budget (the route passes the KV-backed limiter). */
+export interface FetchBudget {
+  hit(host: string): RateDecision | Promise<RateDecision>;
+}
 const MAX_REDIRECT_URIS = 10;
 const MAX_URI_LENGTH = 2_000;
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "[::1]", "localhost"]);
@@ -117,6 +134,20 @@ function checkFields(
   }
 }
 
+/**
+ * The `application_type` of a registration that left it out: `native` when a redirect URI is on
+ * this device (loopback http, or a private-use scheme, RFC 8252 §7.1, were one ever accepted),
+ * `web` otherwise.
+ */
+export function inferApplicationType(redirectUris: string[]): "web" | "native" {
+  const native = redirectUris.some((uri) => {
+    if (isLoopbackRedirect(uri)) return true;
+    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(uri)?.[1]?.toLowerCase();
+    return scheme !== undefined && scheme !== "https" && scheme !== "http";
+  });
+  return native ? "native" : "web";
+}
+
 /** `client_uri` when it is an https URL, else null (it is only ever shown as a host). */
 function clientUriOf(value: string | undefined): string | null {
   if (value === undefined) return null;
@@ -144,9 +175,9 @@ export async function registerClient(deps: Deps, body: unknown): Promise<Registe
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     throw badMetadata("The body must be a JSON object of client metadata (RFC 7591)");
   }
-  const appType = (body as Record<string, unknown>).application_type;
-  if (appType !== "web" && appType !== "native") {
-    throw badMetadata("application_type: required, 'web' or 'native'");
+  const givenType = (body as Record<string, unknown>).application_type;
+  if (givenType !== undefined && givenType !== "web" && givenType !== "native") {
+    throw badMetadata("application_type: 'web' or 'native' (or leave it out)");
   }
   const parsed = ClientFields.safeParse(body);
   if (!parsed.success) {
@@ -157,6 +188,9 @@ export async function registerClient(deps: Deps, body: unknown): Promise<Registe
   }
   const fields = parsed.data;
   checkFields(fields, badMetadata, badRedirect);
+  // RFC 7591 has no application_type (OIDC Registration adds it), so older clients and the MCP
+  // SDK's hosts leave it out: a client redirecting to this device (loopback) is native, else web.
+  const appType = givenType ?? inferApplicationType(fields.redirect_uris);
   for (const uri of fields.redirect_uris) {
     // OIDC Registration §2: web clients redirect to https hosts, native ones may use loopback.
     if (appType === "web" && isLoopbackRedirect(uri)) {
@@ -176,6 +210,7 @@ export async function registerClient(deps: Deps, body: unknown): Promise<Registe
     applicationType: appType,
     createdAt: now,
     usedAt: null,
+    expiresAt: now + LIFETIME.unusedClientMs,
   };
   const key = keys.oauthClient(client.clientId);
   const res = await atomic(deps.kv)
@@ -211,40 +246,44 @@ export function isMetadataDocumentId(clientId: string): boolean {
  * The client named by `clientId`: its metadata document (fetched or cached) or its registration.
  * Throws `OAuthError` `invalid_client` when it is unknown, unreachable or invalid.
  */
-export function findClient(deps: Deps, clientId: string): Promise<ClientMetadata> {
+export function findClient(
+  deps: Deps,
+  clientId: string,
+  budget?: FetchBudget,
+): Promise<ClientMetadata> {
   if (clientId.length === 0 || clientId.length > MAX_URI_LENGTH) {
     return Promise.reject(new OAuthError("invalid_request", "client_id: missing or too long"));
   }
-  if (isMetadataDocumentId(clientId)) return clientFromDocument(deps, clientId);
+  if (isMetadataDocumentId(clientId)) return clientFromDocument(deps, clientId, budget);
   return registeredClient(deps, clientId);
 }
 
+/**
+ * When a registration ends (client_life.ts moves it with its grants); a record from before the
+ * field: a day after its registration if unused, never if used (until its grants move it).
+ */
+export function registrationEnd(client: RegisteredClient): number {
+  return client.expiresAt ??
+    (client.usedAt === null ? client.createdAt + LIFETIME.unusedClientMs : Infinity);
+}
+
 async function registeredClient(deps: Deps, clientId: string): Promise<RegisteredClient> {
-  const client = clientId.startsWith(PREFIX.client)
-    ? (await read(deps.kv, keys.oauthClient(clientId))).value
+  const entry = clientId.startsWith(PREFIX.client)
+    ? await read(deps.kv, keys.oauthClient(clientId))
     : null;
-  // KV's own expiry is lazy: an unused registration past its day is gone whatever KV still holds.
-  const unusedTooLong = client !== null && client.usedAt === null &&
-    deps.clock.now() - client.createdAt > LIFETIME.unusedClientMs;
-  if (!client || unusedTooLong) {
+  const client = entry?.value ?? null;
+  // KV's own expiry is lazy: a registration past its end is gone whatever KV still holds, and
+  // is deleted now (unless it just changed).
+  const ended = client !== null && registrationEnd(client) <= deps.clock.now();
+  if (ended) await atomic(deps.kv).check(entry!).delete(entry!.key).commit();
+  if (!client || ended) {
     throw new OAuthError(
       "invalid_client",
-      "Unknown client_id (a registration no approval used expires after a day; register again)",
+      "Unknown client_id (a registration expires a day after it was made, or after its last " +
+        "connected app ended; register again)",
     );
   }
   return client;
-}
-
-/**
- * Keeps a dynamically registered client an approval used: it no longer expires. No-op for
- * metadata-document clients and clients already marked.
- */
-export async function markClientUsed(deps: Deps, clientId: string): Promise<void> {
-  if (isMetadataDocumentId(clientId)) return;
-  const entry = await read(deps.kv, keys.oauthClient(clientId));
-  if (!entry.value || entry.value.usedAt !== null) return;
-  await atomic(deps.kv).check(entry).set(entry.key, { ...entry.value, usedAt: deps.clock.now() })
-    .commit();
 }
 
 /** Checks the `client_id` URL itself before anything is fetched. */
@@ -279,14 +318,32 @@ const DocumentFields = ClientFields.extend({
  * through the address guard and validated: JSON, `client_id` equal to the URL, `client_name`,
  * exact `redirect_uris`, a public client (`token_endpoint_auth_method` `none`).
  */
-export async function clientFromDocument(deps: Deps, clientId: string): Promise<CachedClientDoc> {
-  checkDocumentUrl(deps, clientId);
+export async function clientFromDocument(
+  deps: Deps,
+  clientId: string,
+  budget?: FetchBudget,
+): Promise<CachedClientDoc> {
+  const url = checkDocumentUrl(deps, clientId);
   const cacheKey = keys.oauthClientDoc(digest(clientId));
   const now = deps.clock.now();
   const cached = (await read(deps.kv, cacheKey)).value;
   if (cached && cached.clientId === clientId && now < cached.freshUntil) return cached;
 
   const bad = (t: string) => new OAuthError("invalid_client", `Client metadata document: ${t}`);
+  if (budget) {
+    const host = url.hostname.toLowerCase();
+    const decision = await budget.hit(host);
+    if (!decision.allowed) {
+      throw new OAuthError(
+        "invalid_client",
+        `Client metadata document: too many fetched from ${host} (at most ${decision.limit} ` +
+          `every ${CLIENT_DOC_FETCHES_PER_HOST.windowMs / 60_000} minutes); retry in ` +
+          `${decision.retryAfter} s`,
+        429,
+        { "Retry-After": String(decision.retryAfter) },
+      );
+    }
+  }
   let res;
   try {
     res = await safeFetch(clientId, {

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type { KeyResolver, Principal } from "../auth.ts";
+import { type KeyResolver, type Principal, revocationShard } from "../auth.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { keys, read } from "../store.ts";
@@ -39,15 +39,20 @@ export class TokenResolver {
 
   constructor(private deps: Deps, private keyResolver: KeyResolver) {
     this.audience = mcpResourceUrl(deps.config.publicBaseUrl);
-    keyResolver.onInvalidate((accountId) => {
+    keyResolver.onInvalidate((dropped) => {
       this.#generation++;
-      if (accountId === null) {
+      if (dropped === "all") {
         this.#cache.clear();
         this.#byAccount.clear();
         return;
       }
-      for (const h of this.#byAccount.get(accountId) ?? []) this.#cache.delete(h);
-      this.#byAccount.delete(accountId);
+      const accounts = "accountId" in dropped
+        ? [dropped.accountId]
+        : [...this.#byAccount.keys()].filter((a) => revocationShard(a) === dropped.shard);
+      for (const accountId of accounts) {
+        for (const h of this.#byAccount.get(accountId) ?? []) this.#cache.delete(h);
+        this.#byAccount.delete(accountId);
+      }
     });
   }
 

@@ -9,7 +9,6 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 
 /** What a secret is, by its prefix (access tokens are refused on `/v1` by the prefix). */
 export const PREFIX = {
@@ -39,10 +38,8 @@ export function newSecret(kind: keyof typeof PREFIX, length = 40): string {
   return PREFIX[kind] + randomBase62(length);
 }
 
-/** SHA-256 hex: what is stored and looked up. */
-export function digest(raw: string): string {
-  return createHash("sha256").update(raw).digest("hex");
-}
+/** SHA-256 hex: what is stored and looked up (the one digest of domain/key_hash.ts). */
+export { hashKey as digest } from "../key_hash.ts";
 
 /** True when a bearer is one of our OAuth access tokens (not an API key). */
 export function isAccessToken(bearer: string): boolean {
@@ -61,6 +58,8 @@ export const LIFETIME = {
   requestMs: 15 * 60_000,
   /** A dynamic registration no approval used: a day. */
   unusedClientMs: 86_400_000,
+  /** A client (registration, or a metadata document's approval mark) after its last grant. */
+  clientAfterGrantsMs: 86_400_000,
   /** How long a revoked or expired grant stays listed. */
   endedGrantMs: 30 * 86_400_000,
 } as const;

@@ -8,7 +8,9 @@
  * - a refresh token rotates: the new pair replaces it in one commit, and the old one kept as
  *   "rotated" so its replay ends the whole family (`refresh_reuse`);
  * - the approving key must still be usable at every refresh; the tokens are never worth more
- *   than that key (they resolve to its principal at `/mcp`).
+ *   than that key (they resolve to its principal at `/mcp`);
+ * - an account has at most `MAX_ACTIVE_GRANTS` live grants (`invalid_grant` past it), and each
+ *   grant keeps its client alive while it lives (client_life.ts).
  *
  * PKCE's S256 transform is computed by `oauth4webapi` (the maintained client library the tests
  * drive the flow with), not by hand, and compared in constant time.
@@ -22,7 +24,8 @@ import type { Deps } from "../deps.ts";
 import { secureEqual } from "../secure_compare.ts";
 import { newId } from "../ids.ts";
 import { OAuthError } from "./errors.ts";
-import { endGrant } from "./grants.ts";
+import { holdClient, readClientLife } from "./client_life.ts";
+import { endGrant, makeRoomForGrant } from "./grants.ts";
 import { isOurResource, mcpResourceUrl } from "./metadata.ts";
 import { digest, expireInFor, LIFETIME, newSecret, PREFIX } from "./secrets.ts";
 import type { AccessTokenRecord, GrantRecord, RefreshTokenRecord } from "./types.ts";
@@ -182,7 +185,12 @@ export async function redeemCode(
     revokedAt: null,
     revokedReason: null,
   };
-  const res = await atomic(kv)
+  // The account's cap (and the pruning of old ended grants), and the client kept while the
+  // grant lives; any conflict, with a concurrent grant or client change, runs this again.
+  const op = atomic(kv);
+  await makeRoomForGrant(deps, op, code.accountId);
+  holdClient(deps, op, await readClientLife(deps, code.clientId), grant, true);
+  const res = await op
     .check(entry)
     .set(codeKey, { ...code, redeemedAt: now, grantId }, {
       expireIn: expireInFor(code.expiresAt, now),
@@ -255,7 +263,8 @@ export async function refresh(
       expiresAt: pair.refreshRecord.expiresAt,
       refreshHash: pair.refreshHash,
     };
-    const op = atomic(kv)
+    const life = await readClientLife(deps, grant.clientId);
+    const op = holdClient(deps, atomic(kv), life, next, false)
       .check(tokenEntry, grantEntry)
       .set(tokenEntry.key, { ...token, rotatedAt: now }, {
         expireIn: expireInFor(token.expiresAt, now),

@@ -27,8 +27,34 @@ export interface RegisteredClient extends ClientMetadata {
   kind: "dcr";
   applicationType: "web" | "native";
   createdAt: number;
-  /** When an approval first used it; an unused registration expires (`DCR_UNUSED_TTL_MS`). */
+  /**
+   * When an approval first used it. Until then it is unverified (its errors are shown, never
+   * redirected) and expires a day after its registration.
+   */
   usedAt: number | null;
+  /**
+   * When the registration ends (client_life.ts): a day after it was made, or after its last grant
+   * ended, whichever is later; moved while it has grants. Absent on records written before it
+   * existed (unused ones then end a day after `createdAt`).
+   */
+  expiresAt?: number;
+}
+
+/**
+ * The mark that an approval used a metadata-document client (whose document is only cached): it
+ * is verified while the mark lasts, which is as long as its grants, and a day after.
+ */
+export interface ClientUse {
+  clientId: string;
+  usedAt: number;
+  expiresAt: number;
+}
+
+/** A grant listed under its client, so the client's life can follow its grants. */
+export interface ClientGrantRef {
+  accountId: string;
+  /** The grant's own expiry (its refresh token's), moved at each refresh. */
+  expiresAt: number;
 }
 
 /** A Client ID Metadata Document as fetched, validated and cached. */
@@ -39,8 +65,13 @@ export interface CachedClientDoc extends ClientMetadata {
   freshUntil: number;
 }
 
-/** An authorization request between `GET /oauth/authorize` and the human's answer. */
-export interface AuthRequestRecord {
+/**
+ * An authorization request as the sign-in page carries it (sealed, domain/oauth/ticket.ts):
+ * everything `GET /oauth/authorize` checked, and nothing in the store until a key signs in.
+ */
+export interface AuthTicket {
+  v: 1;
+  /** Random; names the browser cookie and, once a key signs in, the stored request. */
   id: string;
   clientId: string;
   clientName: string;
@@ -54,10 +85,24 @@ export interface AuthRequestRecord {
   browserHash: string;
   /** The per-form token every POST must carry (compared in constant time). */
   csrf: string;
-  /** Set once the human signed in: the SHA-256 hex of the API key that will approve. */
-  keyHash: string | null;
-  /** Wrong keys tried on this request; past a few the request is dropped. */
+  /** Wrong keys tried so far; past a few the request ends (each wrong try seals a new ticket). */
   failures: number;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/**
+ * An authorization request once an API key signed in on its page (`id` is the ticket's); kept
+ * until the ticket expires, answered or not, so a ticket is answered once.
+ */
+export interface AuthRequestRecord {
+  id: string;
+  /** SHA-256 hex of the browser cookie (the ticket's), checked again on every POST. */
+  browserHash: string;
+  /** The SHA-256 hex of the API key that signed in and will approve. */
+  keyHash: string;
+  /** When the human approved or denied; a request answered once is never answered again. */
+  answeredAt: number | null;
   createdAt: number;
   expiresAt: number;
 }

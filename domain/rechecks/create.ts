@@ -32,7 +32,8 @@ import {
  * - 404 `not_found`: an audit the actor cannot see (another account's, the other mode's) or an
  *   unknown check id;
  * - 409 `invalid_state`: a check that cannot be re-checked on its own URLs (recheck_rules.ts
- *   says why), an audit not completed, or a check that did not fire in this audit;
+ *   says why), an audit not completed, an audit of a staging site (`auth`: its credentials are
+ *   gone, `stagingAuditRefused`), or a check that did not fire in this audit;
  * - funding: included with the project's active subscription; a sandbox key is refused (402
  *   `payment_required`); a live key pays `recheckCredits(urls)` (402 `insufficient_credits`).
  * The first RECHECK_MAX_URLS affected URLs of the audit's stored evidence, in its order (by URL),
@@ -62,6 +63,7 @@ export async function createRecheck(
       `Audit '${auditId}' is ${audit.status}; its checks can be re-checked once it is completed`,
     );
   }
+  if (audit.auth) throw stagingAuditRefused(auditId);
   const issue = (await read(kv, keys.auditIssues(auditId))).value?.issues
     .find((i) => i.check === checkId);
   const urls = issue && issue.affected > 0 ? await affectedUrls(kv, auditId, checkId) : [];
@@ -149,6 +151,23 @@ export async function createRecheck(
     deps.queue.enqueueIn(op, { type: "recheck", id });
     return { op, result: record };
   });
+}
+
+/**
+ * The refusal of a re-check of a staging audit (one crawled with `auth`): its sealed credentials
+ * are deleted by the commit that ends the audit (domain/audits/site_access.ts), so a re-check
+ * would fetch the pages without them and judge the login wall, which can read as "fixed".
+ * Keeping the credentials past the audit for its re-checks would break that promise, so the
+ * re-check is refused (409 `invalid_state`, `reason: "staging_audit"`) before anything is charged.
+ */
+export function stagingAuditRefused(auditId: string): ApiError {
+  return new ApiError(
+    "invalid_state",
+    `Audit '${auditId}' crawled a staging site with credentials (auth), which were deleted when ` +
+      "it ended; a re-check without them would judge the login page, not the fix. Start a new " +
+      "audit with auth to see whether it is fixed (nothing was charged)",
+    { reason: "staging_audit" },
+  );
 }
 
 /**

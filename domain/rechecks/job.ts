@@ -108,6 +108,17 @@ export async function runRecheckJob(
       });
       return "idle";
     }
+    // A staging audit's credentials are gone (create.ts refuses such re-checks; this is for one
+    // accepted before that rule): without them every page is the login wall, never a verdict.
+    if (auditEntry.value?.auth) {
+      await stop();
+      await failRecheck(deps, id, claim.token, {
+        code: "recheck_failed",
+        message: "The audit crawled a staging site with credentials, which a re-check does not " +
+          "have; the charge was refunded. Start a new audit with auth instead",
+      });
+      return "idle";
+    }
     const entries: ListedEntry<RecheckItem, Deno.KvKey>[] = [];
     const selector = { start: keys.recheckItem(id, r.done), end: keys.recheckItem(id, r.urls) };
     for await (const e of list(kv, selector, { limit: runner.stepUrls })) entries.push(e);

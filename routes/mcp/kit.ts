@@ -15,6 +15,12 @@ import {
   type OperationInput,
   parseInput,
 } from "../../app/operation.ts";
+import {
+  credentialFromMcp,
+  MachinePaymentRequired,
+  MCP_META,
+  mcpReceipt,
+} from "../../app/machine_payments.ts";
 import { ApiError, ERROR_CODES, type ErrorCode } from "../../domain/errors.ts";
 import type { Services } from "../env.ts";
 import { errorBody, toApiError } from "../middleware/errors.ts";
@@ -41,6 +47,11 @@ export interface ToolContext {
    * leaves the choice to the server, per request.
    */
   tasks: boolean;
+  /**
+   * A machine payment credential the call carries (`_meta["org.paymentauth/credential"]`, as
+   * mppx's MCP client sends it), for a start that answered a payment challenge.
+   */
+  payment?: unknown;
 }
 
 /** A tool's answer: the machine-readable result and a short line or two for the model to read. */
@@ -52,6 +63,8 @@ export interface ToolAnswer {
    * instead of the result; set only when `ToolContext.tasks` allows it.
    */
   task?: Record<string, unknown>;
+  /** The result's `_meta` (a machine payment's receipt). */
+  meta?: Record<string, unknown>;
 }
 
 export interface ToolDef<I extends z.ZodType = z.ZodType> {
@@ -205,6 +218,7 @@ export function toolContext(
       });
     },
     tasks: sdk?.taskHandles === true,
+    payment: sdk?.mcpReq?._meta?.[MCP_META.credential],
   };
   return { ctx, notes };
 }
@@ -214,6 +228,7 @@ export function toolResult(answer: ToolAnswer, notes: string[] = []) {
   return {
     content: [{ type: "text" as const, text: render(answer, notes) }],
     structuredContent: answer.structured,
+    ...(answer.meta ? { _meta: answer.meta } : {}),
   };
 }
 
@@ -261,9 +276,14 @@ export function toolError(baseUrl: string, err: ApiError) {
   if (retryAfter) body.retry_after_seconds = Number(retryAfter);
   const known = ERROR_CODES[err.code as ErrorCode];
   const advice = TOOL_ACTIONS[err.code as ErrorCode] ?? known?.action;
+  // A payable 402: the challenge in the body (`machine_payment`) and where mppx's MCP client
+  // looks for it (`_meta["org.paymentauth/payment-required"]`).
+  const challenges = err instanceof MachinePaymentRequired ? [err.issued.challenge] : null;
+  if (challenges) body.machine_payment = { challenges, credential_meta: MCP_META.credential };
   const text = [
     `Error ${err.code}: ${err.message}`,
     advice ? `What to do: ${advice}` : null,
+    challenges ? `Or pay this start yourself: ${PAY_PER_JOB}` : null,
     `Docs: ${baseUrl}/docs/errors#${err.code}`,
     `\n${JSON.stringify(body)}`,
   ].filter(Boolean).join("\n");
@@ -271,10 +291,17 @@ export function toolError(baseUrl: string, err: ApiError) {
   // on errors, so the body rides in the text (its last line) and in `_meta`.
   return {
     content: [{ type: "text" as const, text }],
-    _meta: { [ERROR_META]: body },
+    _meta: {
+      [ERROR_META]: body,
+      ...(challenges ? { [MCP_META.paymentRequired]: { httpStatus: 402, challenges } } : {}),
+    },
     isError: true,
   };
 }
+
+const PAY_PER_JOB = "answer machine_payment.challenges[0] (Machine Payments Protocol, Stripe " +
+  'method) and repeat the call with the credential in _meta["org.paymentauth/credential"] ' +
+  "(mppx's MCP client does this); the receipt comes back in the result's _meta.";
 
 /** Where a tool error's `/v1` error body sits in the result's `_meta`. */
 export const ERROR_META = "com.serpwright/error";
@@ -388,8 +415,14 @@ export async function runAction<A extends { idempotency_key?: string }>(
   const outcome = await execute(ctx.services, binding.op, ctx.actor, input, {
     idempotencyKey: key === undefined ? undefined : { value: key, field: "idempotency_key" },
     bearer: ctx.caller.bearer,
+    ...(binding.op.machinePayable
+      ? { paymentCredential: await credentialFromMcp(ctx.services, ctx.payment) }
+      : {}),
   });
-  const answer = await binding.answer(outcome.body, args, ctx, { status: outcome.status });
+  const answered = await binding.answer(outcome.body, args, ctx, { status: outcome.status });
+  const answer = outcome.payment
+    ? { ...answered, meta: { ...answered.meta, ...mcpReceipt(outcome.payment) } }
+    : answered;
   if (!outcome.replayed) return answer;
   return { ...answer, structured: { ...answer.structured, idempotent_replayed: true } };
 }

@@ -1,8 +1,8 @@
 /**
  * `/oauth/authorize`: the authorization endpoint and the human's page (domain/oauth/
- * authorization.ts holds the rules). `GET` checks the request and shows the sign-in form; every
- * form posts back to `POST /oauth/authorize` with the request id, the per-form CSRF token and
- * an `action`: `key` (sign in with an API key), `signup` (the public signup use case, the same one
+ * authorization.ts holds the rules). `GET` checks the request and shows the sign-in form, storing
+ * nothing; every form posts back to `POST /oauth/authorize` with the sealed request (`request`),
+ * the per-form CSRF token and an `action`: `key` (sign in with an API key), `signup` (the public signup use case, the same one
  * `POST /v1/accounts` runs, with its limits), `approve` or `deny`. The answer to the app is a 303
  * to its redirect URI with `code` (or `error`), `state` and `iss`.
  *
@@ -19,23 +19,26 @@ import type { Context } from "hono";
 import { anonymousActor } from "../../app/actor.ts";
 import { execute, parseInput } from "../../app/operation.ts";
 import { signupOp } from "../../app/operations/accounts.ts";
-import { hashKey } from "../../domain/api_keys.ts";
+import { KEY_PREFIX } from "../../domain/api_keys.ts";
+import { hashKey } from "../../domain/key_hash.ts";
 import { ApiError } from "../../domain/errors.ts";
 import {
   approve,
   type AuthorizeQuery,
+  begin,
   check,
-  countFailure,
   deny,
+  type Pending,
   redirectWith,
   resume,
   signIn,
-  start,
+  wrongKey,
 } from "../../domain/oauth/authorization.ts";
 import { isLoopbackRedirect } from "../../domain/oauth/clients.ts";
+import { activeGrantCount, grantCapMessage } from "../../domain/oauth/grants.ts";
 import { OAuthError } from "../../domain/oauth/errors.ts";
 import { OAUTH_PATHS } from "../../domain/oauth/metadata.ts";
-import type { AuthRequestRecord } from "../../domain/oauth/types.ts";
+import type { AuthTicket } from "../../domain/oauth/types.ts";
 import type { AppEnv, Services } from "../env.ts";
 import { clientIp } from "../middleware/request_id.ts";
 import { formParams, spendIpBudget } from "./endpoints.ts";
@@ -57,9 +60,10 @@ function pageHeaders(formTarget: string | null): Record<string, string> {
   };
 }
 
-function view(r: AuthRequestRecord): RequestView {
+function view(p: { ticket: AuthTicket; sealed: string }): RequestView {
+  const r = p.ticket;
   return {
-    requestId: r.id,
+    request: p.sealed,
     csrf: r.csrf,
     clientName: r.clientName,
     clientDocHost: r.clientKind === "cimd" ? new URL(r.clientId).host : null,
@@ -78,15 +82,15 @@ export function authorizeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     c: Context<AppEnv>,
     status: 200 | 400 | 403 | 429,
     body: string,
-    r?: AuthRequestRecord,
+    r?: AuthTicket,
   ) => c.body(body, status, pageHeaders(r ? new URL(r.redirectUri).origin : null));
   const dead = (c: Context<AppEnv>, err: OAuthError) =>
-    page(
-      c,
-      err.status === 403 ? 403 : err.status === 429 ? 429 : 400,
+    c.body(
       errorPage(err.code, err.description),
+      err.status === 403 ? 403 : err.status === 429 ? 429 : 400,
+      { ...pageHeaders(null), ...err.headers },
     );
-  const toApp = (c: Context<AppEnv>, url: string, r: AuthRequestRecord) =>
+  const toApp = (c: Context<AppEnv>, url: string, r: AuthTicket) =>
     c.body(null, 303, { ...pageHeaders(new URL(r.redirectUri).origin), Location: url });
 
   app.get(OAUTH_PATHS.authorize, async (c) => {
@@ -98,9 +102,14 @@ export function authorizeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
         if (k in query) throw new OAuthError("invalid_request", `${k}: sent more than once`);
         query[k] = v;
       }
-      const checked = await check(s.deps, query);
+      const checked = await check(s.deps, query, s.limits.clientDocHost);
       if ("refusal" in checked) {
-        const { redirectUri, state, error } = checked.refusal;
+        const { redirectUri, state, error, redirect, clientName } = checked.refusal;
+        if (!redirect) {
+          const note = `${clientName} has not been approved on this server yet, so this error is ` +
+            `shown here instead of being sent to ${new URL(redirectUri).host}.`;
+          return c.body(errorPage(error.code, error.description, note), 400, pageHeaders(null));
+        }
         const location = redirectWith(s.deps, redirectUri, {
           error: error.code,
           error_description: error.description,
@@ -111,17 +120,19 @@ export function authorizeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
           Location: location,
         });
       }
-      const { record, browserSecret } = await start(s.deps, checked.ok);
+      // Nothing is stored until an API key signs in: the request travels sealed in the page.
+      const started = await begin(s.deps, checked.ok);
+      const { ticket, browserSecret } = started;
       const cookie = [
-        `${cookieName(record.id)}=${browserSecret}`,
+        `${cookieName(ticket.id)}=${browserSecret}`,
         "Path=/",
         "HttpOnly",
         "SameSite=Lax",
-        `Max-Age=${Math.floor((record.expiresAt - record.createdAt) / 1000)}`,
+        `Max-Age=${Math.floor((ticket.expiresAt - ticket.createdAt) / 1000)}`,
         ...(secure ? ["Secure"] : []),
       ].join("; ");
       c.header("Set-Cookie", cookie);
-      return page(c, 200, signInPage(view(record), null), record);
+      return page(c, 200, signInPage(view(started), null), ticket);
     } catch (err) {
       if (err instanceof OAuthError) return dead(c, err);
       throw err;
@@ -130,13 +141,12 @@ export function authorizeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
 
   app.post(OAUTH_PATHS.authorize, async (c) => {
     let form: Record<string, string>;
-    let entry: Deno.KvEntry<AuthRequestRecord>;
+    let p: Pending;
     try {
       await spendIpBudget(c, s);
       form = await formParams(c, s);
       const cookies = parseCookies(c.req.header("cookie"));
-      const secret = form.request ? cookies.get(cookieName(form.request)) : undefined;
-      entry = await resume(s.deps, form, secret);
+      p = await resume(s.deps, form, (id) => cookies.get(cookieName(id)));
     } catch (err) {
       if (err instanceof OAuthError) return dead(c, err);
       if (err instanceof ApiError && err.status < 500) {
@@ -144,33 +154,34 @@ export function authorizeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       }
       throw err;
     }
-    const r = entry.value;
-    const again = (message: string) => page(c, 400, signInPage(view(r), message), r);
+    const r = p.ticket;
+    const again = (message: string, at: Pending = p) =>
+      page(c, 400, signInPage(view(at), message), r);
     try {
       switch (form.action) {
         case "deny":
-          return toApp(c, await deny(s.deps, entry), r);
+          return toApp(c, await deny(s.deps, p), r);
         case "key": {
           const raw = (form.api_key ?? "").trim();
-          if (!API_KEY.test(raw)) {
-            return again("That is not a Serpwright API key (sk_sandbox_… or sk_live_…).");
-          }
+          const malformed = keyShapeProblem(raw);
+          if (malformed) return again(malformed);
           let principal;
           try {
             principal = await s.resolver.resolve(raw);
           } catch (err) {
             if (!(err instanceof ApiError)) throw err;
-            const alive = await countFailure(s.deps, entry);
-            if (!alive) {
+            const next = await wrongKey(s.deps, p);
+            if (!next) {
               return dead(
                 c,
                 new OAuthError("access_denied", "Too many wrong keys; start again from your app"),
               );
             }
-            return again(`That key cannot sign in: ${err.message}.`);
+            return again(refusedKey(raw, err), next);
           }
-          const signed = await signIn(s.deps, entry, hashKey(raw));
-          return page(c, 200, consentPage(view(signed), signedIn(principal, null)), signed);
+          const signed = await signIn(s.deps, p, hashKey(raw));
+          const full = grantCapMessage(await activeGrantCount(s.deps, principal.account.id));
+          return page(c, 200, consentPage(view(signed), signedIn(principal, null), full), r);
         }
         case "signup": {
           let raw: string;
@@ -194,19 +205,24 @@ export function authorizeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
             );
           }
           const principal = await s.resolver.resolve(raw);
-          const signed = await signIn(s.deps, entry, hashKey(raw));
-          return page(c, 200, consentPage(view(signed), signedIn(principal, raw)), signed);
+          const signed = await signIn(s.deps, p, hashKey(raw));
+          const full = grantCapMessage(await activeGrantCount(s.deps, principal.account.id));
+          return page(c, 200, consentPage(view(signed), signedIn(principal, raw), full), r);
         }
         case "approve": {
-          if (r.keyHash === null) return again("Sign in first.");
+          const keyHash = p.entry.value?.keyHash;
+          if (!keyHash) return again("Sign in first.");
           let principal;
           try {
-            principal = await s.resolver.resolveHash(r.keyHash);
+            principal = await s.resolver.resolveHash(keyHash);
           } catch (err) {
             if (!(err instanceof ApiError)) throw err;
             return again(`That key cannot approve: ${err.message}.`);
           }
-          const url = await approve(s.deps, entry, {
+          // The account's cap of connected apps (the token endpoint holds it exactly).
+          const full = grantCapMessage(await activeGrantCount(s.deps, principal.account.id));
+          if (full) return page(c, 400, consentPage(view(p), signedIn(principal, null), full), r);
+          const url = await approve(s.deps, p, {
             accountId: principal.account.id,
             mode: principal.key.mode,
             keyId: principal.key.id,
@@ -222,6 +238,40 @@ export function authorizeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       throw err;
     }
   });
+}
+
+/**
+ * What is wrong with the shape of a pasted key, naming the prefixes as they are (no ellipsis to
+ * copy) and the one the paste actually has; null for a well-formed key.
+ */
+function keyShapeProblem(raw: string): string | null {
+  if (API_KEY.test(raw)) return null;
+  const mode = raw.startsWith(KEY_PREFIX.sandbox)
+    ? "sandbox"
+    : raw.startsWith(KEY_PREFIX.live)
+    ? "live"
+    : null;
+  if (mode) {
+    return `That ${mode} key is incomplete or has extra characters: a key is ` +
+      `${KEY_PREFIX[mode]} followed by 40 letters and digits.`;
+  }
+  if (raw.startsWith("mcp_")) {
+    return "That is an OAuth token, not an API key: paste a key that starts with " +
+      `${KEY_PREFIX.sandbox} or ${KEY_PREFIX.live}.`;
+  }
+  return `That is not a Serpwright API key: keys start with ${KEY_PREFIX.sandbox} or ` +
+    `${KEY_PREFIX.live}.`;
+}
+
+/** Why a well-formed key cannot sign in, naming its mode (by its prefix) and last 4. */
+function refusedKey(raw: string, err: ApiError): string {
+  const mode = raw.startsWith(KEY_PREFIX.live) ? "live" : "sandbox";
+  const why = err.code === "key_revoked"
+    ? "it was revoked"
+    : err.code === "key_expired"
+    ? "it has expired"
+    : "no such key exists on this server";
+  return `That ${mode} key (ending in ${raw.slice(-4)}) cannot sign in: ${why}.`;
 }
 
 function signedIn(

@@ -9,6 +9,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { ApiError } from "../../domain/errors.ts";
+import { addressBlock } from "../../domain/signup_limits.ts";
 import { registerClient, registrationResponse } from "../../domain/oauth/clients.ts";
 import { OAuthError } from "../../domain/oauth/errors.ts";
 import {
@@ -167,13 +168,15 @@ export function oauthEndpoints(app: OpenAPIHono<AppEnv>, s: Services): void {
 
   app.post(OAUTH_PATHS.register, (c) =>
     answering(c, async () => {
-      const ip = clientIp(c, s.deps.config);
-      const decision = await s.limits.registration.hit(ip);
+      // Per address block, as signup's daily cap: rotating addresses inside one IPv4 /24 or
+      // IPv6 /48 (a /64 included) spends one budget.
+      const block = addressBlock(clientIp(c, s.deps.config));
+      const decision = await s.limits.registration.hit(block);
       if (!decision.allowed) {
         throw new OAuthError(
           "temporarily_unavailable",
-          `At most ${decision.limit} registrations per hour from one address; retry in ` +
-            `${decision.retryAfter} s`,
+          `At most ${decision.limit} registrations per hour from one network (${block}); ` +
+            `retry in ${decision.retryAfter} s`,
           429,
           { "Retry-After": String(decision.retryAfter) },
         );

@@ -30,12 +30,14 @@ input[type=email],input[type=password],input[type=text]{width:100%;font:inherit;
 button{font:inherit;font-weight:600;padding:.65rem 1rem;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:#fff;cursor:pointer;width:100%;margin-top:.6rem}
 button.secondary{background:transparent;color:var(--fg);border-color:var(--line)}
 code{font:.85em/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--box);padding:.1em .3em;border-radius:4px;word-break:break-all}
+code.path{word-break:normal;white-space:nowrap}
 ul{padding-left:1.2rem}
 `.trim();
 
 /** The facts of the request the page shows. */
 export interface RequestView {
-  requestId: string;
+  /** The sealed request (domain/oauth/ticket.ts), posted back by every form. */
+  request: string;
   csrf: string;
   clientName: string;
   /** The client id when it is a metadata document URL (its host is who vouches for the name). */
@@ -76,7 +78,7 @@ function shell(title: string, body: Html): string {
 
 function hidden(v: RequestView, action: string): Html {
   return html`
-    <input type="hidden" name="request" value="${v.requestId}"><input type="hidden" name="csrf"
+    <input type="hidden" name="request" value="${v.request}"><input type="hidden" name="csrf"
       value="${v.csrf}"><input type="hidden" name="action" value="${action}">
   `;
 }
@@ -147,8 +149,11 @@ export function signInPage(v: RequestView, error: string | null): string {
   );
 }
 
-/** Step 2: who is signed in, what the app gets; approve or deny. */
-export function consentPage(v: RequestView, s: SignedIn): string {
+/**
+ * Step 2: who is signed in, what the app gets; approve or deny. `full` (the account's cap of
+ * connected apps is reached) replaces the approve button with why.
+ */
+export function consentPage(v: RequestView, s: SignedIn, full: string | null = null): string {
   const sandbox = s.mode === "sandbox";
   return shell(
     `Allow ${v.clientName}?`,
@@ -166,33 +171,49 @@ export function consentPage(v: RequestView, s: SignedIn): string {
           `
           : ""}
       </div>
-      <p>${v.clientName} will be able to do over MCP what this key can:</p>
-      <ul>
-        <li>read the account, its projects, audits and articles;</li>
-        <li>create projects and start audits and articles${sandbox
-          ? " within the sandbox trial"
-          : ", which may spend credits"};</li>
-        ${sandbox
-          ? ""
-          : html`<li>manage webhooks and schedules and start purchases a human pays;</li>`}
-        <li>manage API keys of this mode.</li>
+      <p>Over MCP, on this key's behalf, ${v.clientName} can:</p>
+      <ul id="can">
+        <li>read the account;</li>
+        <li>create and read projects, audits, re-checks, articles and reports;</li>
+        <li>create share links (they end when its access ends);</li>
+        <li>start checkouts, which a human must pay;</li>
+        <li>delete schedules.</li>
+      </ul>
+      <p>It cannot:</p>
+      <ul id="cannot">
+        <li>create or revoke API keys, or revoke other connected apps;</li>
+        <li>create or delete webhook endpoints;</li>
+        <li>set audit schedules;</li>
+        <li>open the billing portal or start an upgrade.</li>
       </ul>
       ${sandbox
         ? html`<p class="muted">A sandbox key gives sandbox access only.</p>`
-        : html`<p class="muted">This is a live key: the app gets live access.</p>`}
-      <p class="muted">Access lasts until you revoke it (<code>DELETE /v1/connected-apps/{id}</code>,
-      or the MCP <code>api_keys</code> tool) or revoke this key.</p>
-      <form method="post" action="/oauth/authorize">
-        ${hidden(v, "approve")}
-        <button type="submit" id="approve">Allow access</button>
-      </form>
+        : html`<p class="muted">This is a live key: the app gets live access and may spend credits.</p>`}
+      <p class="muted" id="ends">Access ends when you revoke the app
+      (<code class="path">DELETE /v1/connected-apps/{id}</code>) or when this key is revoked or
+      expires.</p>
+      ${full
+        ? html`
+          <div class="box error" role="alert" id="error">
+            <p>${full}.</p>
+          </div>
+        `
+        : html`
+          <form method="post" action="/oauth/authorize">
+            ${hidden(v, "approve")}
+            <button type="submit" id="approve">Allow access</button>
+          </form>
+        `}
       ${denyForm(v)}
     `,
   );
 }
 
-/** A dead end: the request cannot continue and nothing is sent to the app. */
-export function errorPage(code: string, description: string): string {
+/**
+ * A dead end: the request cannot continue and nothing is sent to the app. `note` says why the
+ * error is shown here rather than sent back (an app no approval has used yet).
+ */
+export function errorPage(code: string, description: string, note?: string): string {
   return shell(
     "Sign-in cannot continue",
     html`
@@ -201,6 +222,7 @@ export function errorPage(code: string, description: string): string {
         <p><code id="error-code">${code}</code></p>
         <p id="error-description">${description}</p>
       </div>
+      ${note ? html`<p id="error-note">${note}</p>` : ""}
       <p>Nothing was shared with the app. Start again from the app you were connecting.</p>
     `,
   );

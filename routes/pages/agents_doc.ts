@@ -618,8 +618,10 @@ curl -s -i -X POST ${D}/v1/api-keys \\
     checks the app's name and where it sends the browser back, and allows access. The host then
     calls <code>/mcp</code> with a short-lived access token it refreshes on its own.</p>
     <ul>
-      <li>The token acts as the key that approved it: a sandbox key gives sandbox access only, and
-    revoking that key ends the app's access.</li>
+      <li>The token acts as the key that approved it, within less: a sandbox key gives sandbox
+    access only, and revoking that key ends the app's access. It cannot create or revoke API keys
+    or connected apps, sign up, set schedules, or create or delete webhook endpoints (403
+    <code>token_not_allowed</code>), and the share links it makes end with it.</li>
       <li>Each approval is a connected app, listed beside the keys:
     <code>GET ${b}/v1/connected-apps</code>, revoked with
     <code>DELETE ${b}/v1/connected-apps/{id}</code> (or the <code>api_keys</code> tool, actions

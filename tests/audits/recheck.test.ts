@@ -17,7 +17,9 @@ import { errorCode, subscribeProject, type TestApp, withApp } from "../helpers/a
 import { balanceOf, grantCredits, liveWithCredits } from "../helpers/credits.ts";
 import { pollUntil, waitForAudit } from "../helpers/jobs.ts";
 import { html, page, type Route, serveSite } from "../helpers/sites.ts";
-import { call, connectMcp } from "../mcp/helpers.ts";
+import { call, callError, connectMcp } from "../mcp/helpers.ts";
+import { htmlAnswer, serveLogged } from "../helpers/logged_site.ts";
+import type { AuditRecord } from "../../domain/audits/record.ts";
 import { startReceiver } from "../webhooks/helpers.ts";
 
 /** A site whose pages /a and /b lack a title and /a links to a 404, until `fix()`. */
@@ -431,3 +433,90 @@ Deno.test("a re-check asks as its audit asked: the audit's user_agent preset on 
       await site.close();
     }
   }));
+
+Deno.test("a staging audit's re-check is refused (409 invalid_state, reason staging_audit), nothing charged or fetched; one accepted before the rule fails refunded, never 'fixed' from the login page", () =>
+  withApp(async (app) => {
+    // A staging site: with the right Basic credentials /a and /b lack a title; without them every
+    // path answers 200 with a login page that has one (which would read as "fixed").
+    const basic = `Basic ${btoa("reviewer:staging-pw")}`;
+    const unauthenticated: string[] = [];
+    const guarded = (title: string | null, links: string[] = []) => (req: Request) => {
+      if (req.headers.get("authorization") !== basic) {
+        unauthenticated.push(new URL(req.url).pathname);
+        return htmlAnswer(page({ title: "Sign in to the staging site", key: "login" }));
+      }
+      return htmlAnswer(page({ title, links, key: title ?? "untitled" }));
+    };
+    const site = serveLogged(() => ({
+      "/": guarded("Staging home of the re-check test", ["/a", "/b"]),
+      "/a": guarded(null),
+      "/b": guarded(null),
+    }));
+    try {
+      const deps = app.service.services.deps;
+      const { accountId, live } = await liveWithCredits(app, 100);
+      const proj = await app.req("POST", "/v1/projects", { key: live, body: { url: site.origin } });
+      assert.equal(proj.status, 201, proj.text);
+      const started = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, {
+        key: live,
+        body: { auth: { type: "basic", user: "reviewer", password: "staging-pw" } },
+      });
+      assert.equal(started.status, 202, started.text);
+      const auditId = started.body.audit_id;
+      // A web process runs no job: this test is the worker.
+      while ((await runAuditJob(deps, auditId, auditRunner(deps))) === "next");
+      const issue = await app.req("GET", `/v1/audits/${auditId}/issues/title_missing`, {
+        key: live,
+      });
+      assert.equal(issue.body.affected_count, 2, issue.text);
+      assert.deepEqual(unauthenticated, [], "the audit sent its credentials");
+      assert.equal((await app.kv.get(keys.auditAuth(auditId))).value, null, "gone with the audit");
+      const balance = await balanceOf(app, accountId);
+      const requests = site.log.length;
+
+      // REST and MCP: refused before anything is charged, created or fetched.
+      const path = `/v1/audits/${auditId}/issues/title_missing/recheck`;
+      const refused = await app.req("POST", path, { key: live });
+      assert.equal(refused.status, 409, refused.text);
+      assert.equal(errorCode(refused), "invalid_state");
+      assert.equal(refused.body.reason, "staging_audit");
+      assert.match(refused.body.error.message, /staging site with credentials/);
+      const client = await connectMcp(app, { key: live });
+      try {
+        const e = await callError(client, "audits", {
+          action: "recheck",
+          audit_id: auditId,
+          check: "title_missing",
+        });
+        assert.equal(e.code, "invalid_state", e.text);
+      } finally {
+        await client.close();
+      }
+      assert.equal(await balanceOf(app, accountId), balance);
+      assert.equal(site.log.length, requests, "nothing fetched");
+      const rechecks = [];
+      for await (const e of app.kv.list({ prefix: ["rechecks", accountId] })) rechecks.push(e);
+      assert.deepEqual(rechecks, []);
+
+      // A re-check accepted before this rule (the audit's mask hidden while it is created): its
+      // step fails it, refunded, without fetching a page as the login wall.
+      const auditKey = keys.audit(accountId, auditId);
+      const record = (await app.kv.get<AuditRecord>(auditKey)).value!;
+      await app.kv.set(auditKey, { ...record, auth: undefined });
+      const accepted = await app.req("POST", path, { key: live });
+      assert.equal(accepted.status, 202, accepted.text);
+      await app.kv.set(auditKey, record);
+      const id = accepted.body.recheck_id;
+      while ((await runRecheckJob(deps, id, recheckRunner(deps))) === "next");
+      const done = (await app.req("GET", `/v1/rechecks/${id}`, { key: live })).body;
+      assert.equal(done.status, "failed", JSON.stringify(done));
+      assert.equal(done.error.code, "recheck_failed");
+      assert.match(done.error.message, /staging site with credentials/);
+      assert.deepEqual(done.counts, { fixed: 0, still_failing: 0, not_checked: 0 });
+      assert.equal(await balanceOf(app, accountId), balance, "refunded");
+      assert.equal(site.log.length, requests, "nothing fetched");
+      assert.deepEqual(unauthenticated, []);
+    } finally {
+      await site.close();
+    }
+  }, { env: { SERVICE_ROLE: "web" } }));

@@ -54,6 +54,8 @@ export const ADDITIVE_ENDPOINTS = [
   "POST /v1/articles/{articleId}/shares",
   "GET /v1/articles/{articleId}/shares",
   "DELETE /v1/articles/{articleId}/shares/{shareId}",
+  "GET /v1/shares",
+  "DELETE /v1/shares",
 ] as const;
 
 /** The public ones; every other interface endpoint needs a bearer key. */

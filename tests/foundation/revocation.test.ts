@@ -6,10 +6,13 @@
  * when no signal arrives. The cross-process proof is tests/proof/revocation.test.ts.
  */
 import assert from "node:assert/strict";
-import { hashKey } from "../../domain/api_keys.ts";
+import { hashKey } from "../../domain/key_hash.ts";
 import {
   KeyResolver,
   REVOCATION_RING,
+  REVOCATION_SHARDS,
+  revocationKeys,
+  revocationShard,
   type RevocationSignal,
   signalAuthChange,
 } from "../../domain/auth.ts";
@@ -44,7 +47,7 @@ Deno.test("two apps on one KV: a key revoked on A is refused by B at once, thoug
   try {
     // B is a web process: it runs no queue listener on the shared handle.
     b = await startTestApp({ kv: borrowed(a.kv), env: { SERVICE_ROLE: "web" } });
-    const { key } = await a.signup();
+    const { key, accountId } = await a.signup();
     const other = await a.req("POST", "/v1/api-keys", { key });
     assert.equal(other.status, 201, other.text);
     const list = await a.req("GET", "/v1/api-keys", { key });
@@ -69,7 +72,9 @@ Deno.test("two apps on one KV: a key revoked on A is refused by B at once, thoug
     // The other key of the account still works on B.
     assert.equal((await b.req("GET", "/v1/account", { key: other.body.api_key })).status, 200);
 
-    const signal = (await a.kv.get<RevocationSignal>(keys.authRevocations())).value;
+    const signal = (await a.kv.get<RevocationSignal>(
+      keys.authRevocations(revocationShard(accountId)),
+    )).value;
     assert.ok(signal && signal.seq >= 1);
     const last = signal.recent.at(-1)!;
     assert.equal(last.seq, signal.seq);
@@ -138,10 +143,18 @@ Deno.test("a key revoked without the signal: reads still answer from the cache, 
     }
   }));
 
-Deno.test("the revocation ring: a process drops the named accounts, or everything when it missed more than the ring holds", () =>
+/** Signs up until two accounts fall in different shards of the revocation signal. */
+async function twoShards(app: TestApp) {
+  const x = await app.signup();
+  let y = await app.signup();
+  while (revocationShard(y.accountId) === revocationShard(x.accountId)) y = await app.signup();
+  return { x, y };
+}
+
+Deno.test("the revocation ring: a process drops the named accounts, or the shard's accounts when it missed more than the shard's ring holds", () =>
   withApp(async (app) => {
-    const x = await app.signup();
-    const y = await app.signup();
+    const { x, y } = await twoShards(app);
+    const xs = revocationShard(x.accountId);
     const resolver = new KeyResolver(app.service.services.deps);
     const cached = (raw: string) => !(resolver.resolve(raw) instanceof Promise);
     const warm = async () => {
@@ -150,8 +163,8 @@ Deno.test("the revocation ring: a process drops the named accounts, or everythin
       assert.ok(cached(x.key) && cached(y.key));
     };
     const stamp = (n: number) => n.toString(16).padStart(20, "0");
-    const entry = (seq: number, accounts: string[], vs: number) => ({
-      key: keys.authRevocations(),
+    const entry = (seq: number, accounts: string[], vs: number, shard = xs) => ({
+      key: keys.authRevocations(shard),
       value: {
         seq,
         recent: accounts.map((accountId, i) => ({
@@ -164,10 +177,10 @@ Deno.test("the revocation ring: a process drops the named accounts, or everythin
       versionstamp: stamp(vs),
     });
 
-    // The first look flushes (whatever was cached before it is of unknown age).
+    // The first look at a shard drops its accounts (cached before it, of unknown age).
     await warm();
     resolver.observe(entry(10, ["acct_a"], 10));
-    assert.ok(!cached(x.key) && !cached(y.key));
+    assert.ok(!cached(x.key) && cached(y.key));
 
     // Nothing new: nothing dropped. One change naming x: only x dropped.
     await warm();
@@ -181,31 +194,110 @@ Deno.test("the revocation ring: a process drops the named accounts, or everythin
     resolver.observe(entry(12, [y.accountId], 9));
     assert.ok(cached(x.key) && cached(y.key));
 
-    // More changes than the ring holds since the last look: the whole cache goes.
+    // More changes in x's shard than its ring holds since the last look: x's shard goes, y stays.
     const names = Array.from({ length: REVOCATION_RING }, (_, i) => `acct_other${i}`);
     resolver.observe(entry(11 + REVOCATION_RING + 1, names, 12));
-    assert.ok(!cached(x.key) && !cached(y.key));
+    assert.ok(!cached(x.key) && cached(y.key));
 
     // Exactly the ring's worth of changes is still read change by change.
     await warm();
     const seq = 11 + REVOCATION_RING + 1;
     resolver.observe(entry(seq + REVOCATION_RING, names, 13));
     assert.ok(cached(x.key) && cached(y.key));
+
+    // A sequence that went back (a reset store) drops the shard's accounts too.
+    resolver.observe(entry(3, [], 14));
+    assert.ok(!cached(x.key) && cached(y.key));
+
+    // `poll` reads every shard at once: a fresh resolver's first poll drops all it cached.
+    const fresh = new KeyResolver(app.service.services.deps);
+    await fresh.resolve(x.key);
+    await fresh.resolve(y.key);
+    await fresh.poll();
+    const again = [fresh.resolve(x.key), fresh.resolve(y.key)];
+    assert.ok(again.every((p) => p instanceof Promise), "read from KV again");
+    await Promise.all(again);
   }));
 
-Deno.test("signalAuthChange keeps the last REVOCATION_RING changes with consecutive sequence numbers", async () => {
+Deno.test("65 revocations in 65 accounts between two polls: another process's cache keeps every other account and refuses each revoked key at once", () =>
+  withApp(async (app) => {
+    const deps = app.service.services.deps;
+    // Process B: its own resolver on the same KV, its reads counted, its clock never moving (only
+    // the signal can drop an entry).
+    let reads = 0;
+    const counted = new Proxy(app.kv, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target);
+        if (typeof value !== "function") return value;
+        if (prop === "get" || prop === "getMany") reads++;
+        return value.bind(target);
+      },
+    });
+    const frozen = app.clock.now();
+    const b = new KeyResolver({ ...deps, kv: counted, clock: { now: () => frozen } });
+    await b.poll();
+
+    const revoked = [];
+    for (let i = 0; i < 65; i++) {
+      const { key } = await app.signup();
+      const second = await app.req("POST", "/v1/api-keys", { key });
+      assert.equal(second.status, 201, second.text);
+      revoked.push({ holder: key, id: second.body.id, raw: second.body.api_key });
+    }
+    const bystanders = await Promise.all(Array.from({ length: 20 }, () => app.signup()));
+    for (const r of revoked) await b.resolve(r.raw);
+    for (const s of bystanders) await b.resolve(s.key);
+
+    // 65 revocations between two polls: more than one ring's worth, fewer than one per shard.
+    for (const r of revoked) {
+      const res = await app.req("DELETE", `/v1/api-keys/${r.id}`, { key: r.holder });
+      assert.equal(res.status, 200, res.text);
+    }
+    const before = reads;
+    await b.poll();
+    assert.equal(reads - before, 1, "one poll is one getMany of every shard");
+
+    // Every bystander is still served from B's cache: synchronously, with no KV read.
+    const atPoll = reads;
+    for (const s of bystanders) {
+      assert.ok(!(b.resolve(s.key) instanceof Promise), "a bystander was flushed");
+    }
+    assert.equal(reads, atPoll);
+    // Every revoked key is refused by B now, and by the process that revoked it.
+    for (const r of revoked) {
+      await assert.rejects(async () => await b.resolve(r.raw), { code: "key_revoked" });
+      const res = await app.req("GET", "/v1/account", { key: r.raw });
+      assert.equal(res.status, 401, res.text);
+      assert.equal(errorCode(res), "key_revoked");
+    }
+    // The 65 changes sit in their accounts' shards, each within its ring.
+    const shards = await app.kv.getMany<RevocationSignal[]>(revocationKeys());
+    const total = shards.reduce((n, e) => n + (e.value?.seq ?? 0), 0);
+    assert.equal(total, 65);
+    assert.ok(shards.every((e) => (e.value?.seq ?? 0) <= REVOCATION_RING));
+  }, { env: { SIGNUP_SANDBOXES_PER_BLOCK_PER_DAY: "1000", RATE_LIMIT_PER_MINUTE: "100000" } }));
+
+Deno.test("signalAuthChange keeps each shard's last REVOCATION_RING changes with consecutive sequence numbers", async () => {
   const kv = await openTestKv();
   try {
+    // Accounts of one shard, and one of another.
+    const shard = revocationShard("acct_0");
+    const same = Array.from(
+      { length: 10 * REVOCATION_SHARDS * REVOCATION_RING },
+      (_, i) => `acct_${i}`,
+    ).filter((id) => revocationShard(id) === shard);
+    assert.ok(same.length >= REVOCATION_RING + 6);
+    const key = keys.authRevocations(shard);
     for (let i = 0; i < REVOCATION_RING + 6; i++) {
-      const entry = await kv.get<RevocationSignal>(keys.authRevocations());
+      const entry = await kv.get<RevocationSignal>(key);
       const op = signalAuthChange(kv.atomic(), entry, {
-        accountId: `acct_${i}`,
+        accountId: same[i],
         keyId: null,
         at: i,
       });
       assert.ok((await op.commit()).ok);
     }
-    const signal = (await kv.get<RevocationSignal>(keys.authRevocations())).value!;
+    const signal = (await kv.get<RevocationSignal>(key)).value!;
     assert.equal(signal.seq, REVOCATION_RING + 6);
     assert.equal(signal.recent.length, REVOCATION_RING);
     assert.deepEqual(
@@ -213,16 +305,27 @@ Deno.test("signalAuthChange keeps the last REVOCATION_RING changes with consecut
       Array.from({ length: REVOCATION_RING }, (_, i) => i + 7),
     );
     // A stale read conflicts instead of losing a change.
-    const stale = await kv.get<RevocationSignal>(keys.authRevocations());
+    const stale = await kv.get<RevocationSignal>(key);
     assert.ok(
-      (await signalAuthChange(kv.atomic(), stale, { accountId: "a", keyId: null, at: 0 })
+      (await signalAuthChange(kv.atomic(), stale, { accountId: same[0], keyId: null, at: 0 })
         .commit()).ok,
     );
     assert.equal(
-      (await signalAuthChange(kv.atomic(), stale, { accountId: "b", keyId: null, at: 0 }).commit())
-        .ok,
+      (await signalAuthChange(kv.atomic(), stale, { accountId: same[1], keyId: null, at: 0 })
+        .commit()).ok,
       false,
     );
+    // A change is written to its account's shard only: another shard's entry is refused.
+    const elsewhere = Array.from({ length: 100 }, (_, i) => `acct_elsewhere${i}`)
+      .find((id) => revocationShard(id) !== shard)!;
+    assert.throws(
+      () => signalAuthChange(kv.atomic(), stale, { accountId: elsewhere, keyId: null, at: 0 }),
+      /belongs in shard/,
+    );
+    // The shards spread accounts: 800 ids land in every shard.
+    const spread = new Set(Array.from({ length: 800 }, (_, i) => revocationShard(`acct_${i}`)));
+    assert.equal(spread.size, REVOCATION_SHARDS);
+    assert.ok(REVOCATION_SHARDS <= 10, "one getMany and one watch read every shard");
   } finally {
     kv.close();
   }

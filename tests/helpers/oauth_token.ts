@@ -3,7 +3,7 @@
  * the token's record), for tests that need a connected app's credential without walking the
  * consent page (tests/oauth/ walks it).
  */
-import { hashKey } from "../../domain/api_keys.ts";
+import { hashKey } from "../../domain/key_hash.ts";
 import { newId } from "../../domain/ids.ts";
 import { digest, newSecret } from "../../domain/oauth/secrets.ts";
 import type { AccessTokenRecord, GrantRecord } from "../../domain/oauth/types.ts";

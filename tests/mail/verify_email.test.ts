@@ -10,9 +10,10 @@ import assert from "node:assert/strict";
 import { ConfigError, configNotices, loadConfig } from "../../domain/config.ts";
 import { runMailJob, sendVerificationLink } from "../../domain/mail/mod.ts";
 import type { MailRecord } from "../../domain/mail/types.ts";
+import type { Deps } from "../../domain/deps.ts";
 import { keys } from "../../kv/keys.ts";
 import { errorCode, startTestApp, type TestApp } from "../helpers/app.ts";
-import { eventually } from "../helpers/jobs.ts";
+import { eventually, quiet } from "../helpers/jobs.ts";
 import {
   freePort,
   linkIn,
@@ -305,8 +306,9 @@ Deno.test("verify email: 3 an hour per account, then 429 rate_limited with Retry
     await smtp.waitFor(4);
   }));
 
-Deno.test("verify email: a down SMTP server makes the job retry with backoff until it is back; nothing secret is logged", () =>
-  withMail(async (app, smtp) => {
+/** A server down at first: attempts fail and are retried until it is back, then the link works. */
+function downThenUp(env: Record<string, string>) {
+  return withMail(async (app, smtp) => {
     const { key } = await app.signup();
     let mailId = "";
     const logs = await captureLogs(async () => {
@@ -343,7 +345,36 @@ Deno.test("verify email: a down SMTP server makes the job retry with backoff unt
     assert.ok(!logs.includes(SMTP_USER + ":"), "nor the URL's credentials");
     assert.ok(!/verify-email\/[A-Za-z0-9_-]{43}/.test(logs), "nor a link");
     assert.equal((await app.req("GET", "/v1/account", { key })).body.email_verified, true);
-  }, { down: true }));
+  }, { down: true, env });
+}
+
+Deno.test("verify email: a down SMTP server makes the job retry with backoff until it is back; nothing secret is logged", () =>
+  downThenUp({}));
+
+Deno.test("verify email: the same retries on the KV job table (JOB_QUEUE=table)", () =>
+  downThenUp({ JOB_QUEUE: "table" }));
+
+Deno.test("verify email: the sweep re-sends a mail whose queue message was lost, after the grace period", () =>
+  withMail(async (app, smtp) => {
+    const { accountId, key } = await app.signup();
+    // The request commits, but its first attempt's queue message is lost.
+    const lossy: Deps = {
+      ...app.service.services.deps,
+      queue: { enqueue: () => Promise.resolve(), enqueueIn: () => {} },
+    };
+    const sent = await sendVerificationLink(lossy, { accountId });
+    await app.service.tick();
+    await quiet(200);
+    assert.equal(smtp.received.length, 0, "not before the grace period");
+    assert.equal((await mailRecord(app, sent.mailId))?.state, "pending");
+
+    app.clock.advance(61_000);
+    await app.service.tick();
+    const link = linkIn((await smtp.waitFor(1))[0]);
+    await eventually(async () => (await mailRecord(app, sent.mailId))?.state === "sent");
+    assert.equal((await confirm(link, await openLink(link))).res.status, 200);
+    assert.equal((await app.req("GET", "/v1/account", { key })).body.email_verified, true);
+  }));
 
 Deno.test("verify email: attempts are capped; a message that never goes out ends failed", () =>
   withMail(async (app) => {

@@ -37,7 +37,7 @@ async function checkPage(page: Page, problems: string[], label: string) {
 
 Deno.test({
   name:
-    "OAuth in Chromium: discover, register both ways, sign in with a key or sign up, approve, call tools, refresh, revoke",
+    "OAuth in Chromium: discover, register both ways, sign in with a key or sign up, approve, call tools, refresh, revoke; an unapproved client's error page",
   // playwright-core keeps its pipes to the browser process beyond what the sanitizers track.
   sanitizeResources: false,
   sanitizeOps: false,
@@ -128,6 +128,24 @@ Deno.test({
       // deno-lint-ignore no-explicit-any
       const view = (who.body.result as any).structuredContent;
       assert.deepEqual([view.email, view.mode], [email, "sandbox"]);
+
+      // 3. A client no approval has used, with a bad request: an error page, not a redirect.
+      const unused = await registerDcr(d.as, host.redirectUri, "Unapproved Host");
+      const page = await context.newPage();
+      const problems: string[] = [];
+      page.on("console", (m) => {
+        // The page's own 400 status is reported as a console error; nothing else may be.
+        if (!/status of 400/.test(m.text())) problems.push(m.text());
+      });
+      const bad = await authorizationUrl(d, unused, host.redirectUri, {
+        code_challenge_method: "plain",
+      });
+      const res = await page.goto(bad.url, { waitUntil: "load" });
+      assert.equal(res?.status(), 400);
+      assert.equal(new URL(page.url()).origin, app.url, "not sent to the app");
+      assert.match((await page.locator("#error-note").textContent()) ?? "", /Unapproved Host/);
+      await checkPage(page, problems, "error");
+      await page.close();
       await context.close();
     } finally {
       await browser.close();

@@ -271,7 +271,7 @@ Deno.test("token endpoint refusals: each with its RFC error and nothing issued; 
     assert.deepEqual([expired.status, expired.body.error], [400, "invalid_grant"]);
   }));
 
-Deno.test("authorization endpoint refusals: a page for client and redirect problems, a redirect for the rest", () =>
+Deno.test("authorization endpoint refusals: a page for client and redirect problems, a redirect for the rest once approved", () =>
   withOAuth(async (app, host, d) => {
     const client = host.cimdClient();
     const open = (url: string) => fetch(url, { redirect: "manual" });
@@ -295,6 +295,16 @@ Deno.test("authorization endpoint refusals: a page for client and redirect probl
       [{ resource: "https://other.example/mcp" }, "invalid_target"],
       [{ response_type: "token" }, "unsupported_response_type"],
     ];
+    // A client no approval has used: its errors are shown here, not redirected (abuse.test.ts).
+    const unverified = await open(
+      (await authorizationUrl(d, client, host.redirectUri, {
+        code_challenge_method: "plain",
+      })).url,
+    );
+    assert.deepEqual([unverified.status, unverified.headers.get("location")], [400, null]);
+    await unverified.body?.cancel();
+    const { key } = await app.signup();
+    await consentOverHttp((await authorizationUrl(d, client, host.redirectUri)).url, { key });
     for (const [extra, error] of redirected) {
       const a = await authorizationUrl(d, client, host.redirectUri, extra);
       const r = await open(a.url);
@@ -313,7 +323,6 @@ Deno.test("authorization endpoint refusals: a page for client and redirect probl
     assert.equal(new URL(r.headers.get("location")!).searchParams.get("error"), "invalid_target");
 
     // The human denies.
-    const { key } = await app.signup();
     const a = await authorizationUrl(d, client, host.redirectUri);
     const denied = new URL((await consentOverHttp(a.url, { key }, "deny")).location);
     assert.equal(denied.searchParams.get("error"), "access_denied");
@@ -460,7 +469,7 @@ Deno.test("refresh reuse ends the family; expired tokens and tokens for another 
   }
 });
 
-Deno.test("dynamic registration: application_type required, loopback only for native, rate-limited per IP", () =>
+Deno.test("dynamic registration: application_type optional (inferred), loopback only for native, limited per network", () =>
   withOAuth(async (app) => {
     const register = (body: unknown, ip = "203.0.113.9") =>
       fetch(`${app.url}/oauth/register`, {
@@ -469,28 +478,31 @@ Deno.test("dynamic registration: application_type required, loopback only for na
         body: JSON.stringify(body),
       }).then(async (r) => ({ status: r.status, body: await r.json() }));
     const loopback = ["http://127.0.0.1/cb"];
-    const missing = await register({ redirect_uris: loopback });
-    assert.deepEqual([missing.status, missing.body.error], [400, "invalid_client_metadata"]);
+    const unknownType = await register({ application_type: "desktop", redirect_uris: loopback });
+    assert.deepEqual([unknownType.status, unknownType.body.error], [
+      400,
+      "invalid_client_metadata",
+    ]);
     const web = await register({ application_type: "web", redirect_uris: loopback });
     assert.deepEqual([web.status, web.body.error], [400, "invalid_redirect_uri"]);
-    const plain = await register({
-      application_type: "native",
-      redirect_uris: ["http://host.example/cb"],
-    });
+    const plain = await register({ redirect_uris: ["http://host.example/cb"] });
     assert.equal(plain.body.error, "invalid_redirect_uri");
-    const ok = await register({ application_type: "native", redirect_uris: loopback });
-    assert.equal(ok.status, 201);
+    // RFC 7591 has no application_type: left out, loopback redirects make a native client.
+    const ok = await register({ redirect_uris: loopback });
+    assert.equal(ok.status, 201, JSON.stringify(ok.body));
+    assert.equal(ok.body.application_type, "native");
     assert.equal(ok.body.token_endpoint_auth_method, "none");
     // An unused registration expires in KV.
     const stored = await app.kv.get(keys.oauthClient(ok.body.client_id));
     assert.ok(stored.value);
     const limited = await register({ application_type: "native", redirect_uris: loopback });
     assert.deepEqual([limited.status, limited.body.error], [429, "temporarily_unavailable"]);
-    const elsewhere = await register(
-      { application_type: "native", redirect_uris: loopback },
-      "203.0.113.10",
-    );
+    // Another address of the same /24 shares the budget; another network has its own.
+    const sameBlock = await register({ redirect_uris: loopback }, "203.0.113.200");
+    assert.equal(sameBlock.status, 429);
+    const elsewhere = await register({ redirect_uris: ["https://web.example/cb"] }, "198.51.100.7");
     assert.equal(elsewhere.status, 201);
+    assert.equal(elsewhere.body.application_type, "web");
     // Unused for a day: gone.
     app.clock.advance(86_400_001);
     const d = await discover(`${app.url}/mcp`);
@@ -498,9 +510,9 @@ Deno.test("dynamic registration: application_type required, loopback only for na
       (await authorizationUrl(d, {
         client_id: elsewhere.body.client_id,
         token_endpoint_auth_method: "none",
-      }, loopback[0])).url,
+      }, "https://web.example/cb")).url,
       { redirect: "manual" },
     );
     assert.equal(stale.status, 400);
     assert.match(await stale.text(), /invalid_client/);
-  }, { OAUTH_REGISTRATIONS_PER_IP_PER_HOUR: "4" }));
+  }, { OAUTH_REGISTRATIONS_PER_BLOCK_PER_HOUR: "4" }));

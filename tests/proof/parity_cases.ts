@@ -3,7 +3,7 @@
  * the failure a caller meets most (not_found for a foreign or invisible id, a refused limit).
  */
 import { newId } from "../../domain/ids.ts";
-import { hashKey } from "../../domain/api_keys.ts";
+import { hashKey } from "../../domain/key_hash.ts";
 import type { GrantRecord } from "../../domain/oauth/types.ts";
 import type { UpgradeRecord } from "../../domain/upgrades/types.ts";
 import { keys } from "../../kv/keys.ts";
@@ -739,6 +739,34 @@ export const parityCases: ParityCase[] = [
       tool: "articles",
       args: { action: "revoke_share", article_id: w.extra.articleId, share_id: "shr_unknown" },
     }),
+  },
+  {
+    op: "shares.list",
+    name: "the account's live links, one a page",
+    status: 200,
+    changes: false,
+    rest: (w) => ({ method: "GET", path: "/v1/shares?limit=1", key: w.sandbox.key }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "api_keys",
+      args: { action: "list_shares", limit: 1 },
+    }),
+  },
+  {
+    op: "shares.list",
+    name: "a live key's account without links",
+    status: 200,
+    changes: false,
+    rest: (w) => ({ method: "GET", path: "/v1/shares", key: w.live.key }),
+    mcp: (w) => ({ key: w.live.key, tool: "api_keys", args: { action: "list_shares" } }),
+  },
+  {
+    op: "shares.end_all",
+    name: "end every live link of the account",
+    status: 200,
+    changes: true,
+    rest: (w) => ({ method: "DELETE", path: "/v1/shares", key: w.sandbox.key }),
+    mcp: (w) => ({ key: w.sandbox.key, tool: "api_keys", args: { action: "end_shares" } }),
   },
   {
     op: "schedules.set",

@@ -81,7 +81,8 @@ export function baseEnv(kvPath: string): Record<string, string> {
 
 /**
  * Starts `main.ts` in a child on `kvPath` and resolves once `GET /v1/plans` answers 200 (or
- * rejects after `timeoutMs`, having killed the child).
+ * rejects after `timeoutMs`, having killed the child). `permissions` are its permission flags
+ * (every permission unless a test passes, say, those of `deno task start`).
  */
 export async function startServer(
   kvPath: string,
@@ -89,10 +90,11 @@ export async function startServer(
   timeoutMs = 30_000,
   denoFlags: string[] = [],
   readyUrl?: string,
+  permissions: string[] = ["-A"],
 ): Promise<ServerProcess> {
   const port = freePort();
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--unstable-kv", "--unstable-cron", ...denoFlags, MAIN],
+    args: ["run", ...permissions, "--unstable-kv", "--unstable-cron", ...denoFlags, MAIN],
     cwd: REPO,
     env: { ...baseEnv(kvPath), PORT: String(port), ...env },
     clearEnv: false,

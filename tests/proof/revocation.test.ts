@@ -5,7 +5,7 @@
  * timing is asserted beyond "well before the TTL"; `deno task bench` measures the propagation.
  */
 import assert from "node:assert/strict";
-import { hashKey } from "../../domain/api_keys.ts";
+import { hashKey } from "../../domain/key_hash.ts";
 import type { AccountRecord, ApiKeyRecord } from "../../domain/records.ts";
 import { withBusyRetry } from "../../kv/busy_retry.ts";
 import { keys } from "../../kv/keys.ts";

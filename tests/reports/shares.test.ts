@@ -2,14 +2,22 @@
  * Share links beyond the report itself: the per-IP limit of the public pages, a sandbox key's
  * share (watermarked, never outliving the sandbox key), and an article's preview: a draft whose
  * markdown carries `<script>`, `javascript:` links and raw HTML renders inert, with its snippet,
- * QA assessments, internal links and the sandbox watermark; revoked and foreign links.
+ * QA assessments, internal links and the sandbox watermark; revoked and foreign links. Finding 2
+ * of the security review (issue 28): the cap of 20 live links counted only the oldest 200
+ * records, so revoked ones opened the way past it and the extra links were missing from the
+ * listing; the cap is now exact (revocations and expiry included), listings run newest first and
+ * page, and the account's links are listed and ended at once (`GET`, `DELETE /v1/shares`).
  */
 import assert from "node:assert/strict";
 import type { ArticleRecord } from "../../domain/articles.ts";
+import { newId } from "../../domain/ids.ts";
+import { sha256Hex } from "../../domain/replay_seal.ts";
 import { keys } from "../../kv/keys.ts";
-import { withApp } from "../helpers/app.ts";
+import { type TestApp, withApp } from "../helpers/app.ts";
 import { waitForArticle } from "../helpers/jobs.ts";
+import { seedCompletedAudit } from "../helpers/seed_audit.ts";
 import { html, page, serveSite } from "../helpers/sites.ts";
+import { call, connectMcp } from "../mcp/helpers.ts";
 import { assertInert, auditOnce } from "./fixture.ts";
 
 const BASE = "http://localhost:8000";
@@ -217,4 +225,295 @@ Deno.test("a sandbox key shares its audit (watermarked) and an article preview r
     } finally {
       await site.close();
     }
+  }));
+
+/** A project of `key` with a completed audit written straight into the store (no crawl). */
+async function seededAudit(app: TestApp, key: string, accountId: string, url?: string) {
+  const project = await app.req("POST", "/v1/projects", {
+    key,
+    body: { url: url ?? `https://${crypto.randomUUID().slice(0, 8)}.example.com` },
+  });
+  assert.equal(project.status, 201, project.text);
+  const auditId = newId("aud", app.clock.now());
+  await seedCompletedAudit(app.kv, {
+    accountId,
+    projectId: project.body.project_id,
+    auditId,
+    pages: 3,
+    completedAt: app.clock.now(),
+  });
+  return { auditId, projectId: project.body.project_id as string };
+}
+
+/** Every page of a listing, `limit` at a time; checks each page's size. */
+async function allPages(app: TestApp, key: string, path: string, limit: number) {
+  // deno-lint-ignore no-explicit-any
+  const items: any[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const sep = path.includes("?") ? "&" : "?";
+    const res = await app.req(
+      "GET",
+      `${path}${sep}limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`,
+      { key },
+    );
+    assert.equal(res.status, 200, res.text);
+    assert.ok(res.body.data.length <= limit, `a page holds at most ${limit}`);
+    items.push(...res.body.data);
+    cursor = res.body.next_cursor;
+    pages++;
+  } while (cursor !== null && pages < 100);
+  return { items, pages };
+}
+
+Deno.test("share cap: 20 live links per audit, exactly, however many were revoked; listed newest first, paged", () =>
+  withApp(async (app) => {
+    const { key, accountId } = await app.signup();
+    const { auditId } = await seededAudit(app, key, accountId);
+    const path = `/v1/audits/${auditId}/shares`;
+    const create = async () => {
+      app.clock.advance(1); // a millisecond apart, so "newest first" is one order
+      return await app.req("POST", path, { key, body: {} });
+    };
+    // Ten cycles: create until 409, revoke them all; 200 revoked records stay listed a week.
+    for (let round = 0; round < 10; round++) {
+      const made: string[] = [];
+      for (let i = 0; i < 25; i++) {
+        const res = await create();
+        if (res.status === 409) {
+          assert.equal(res.body.error.code, "limit_reached");
+          break;
+        }
+        assert.equal(res.status, 201, res.text);
+        made.push(res.body.share_id);
+      }
+      assert.equal(made.length, 20, `round ${round}: 20 live links, then 409`);
+      for (const id of made) {
+        assert.equal((await app.req("DELETE", `${path}/${id}`, { key })).status, 200);
+      }
+    }
+    // Thirty more: exactly 20 succeed, the 21st and after are refused.
+    const statuses: number[] = [];
+    const live: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const res = await create();
+      statuses.push(res.status);
+      if (res.status === 201) live.push(res.body.share_id);
+    }
+    assert.deepEqual(statuses, [...Array(20).fill(201), ...Array(10).fill(409)]);
+
+    // The audit's listing: all 220 links, newest first, 50 a page; the 20 live ones first.
+    const listed = await allPages(app, key, path, 50);
+    assert.equal(listed.pages, 5);
+    assert.equal(listed.items.length, 220);
+    const ids = listed.items.map((s) => s.share_id);
+    assert.deepEqual(ids, [...ids].sort().reverse(), "newest first");
+    assert.deepEqual(ids.slice(0, 20), [...live].reverse());
+    assert.deepEqual(
+      listed.items.filter((s) => s.status === "active").map((s) => s.share_id),
+      [...live].reverse(),
+      "exactly the live ones are active",
+    );
+    assert.ok(listed.items.slice(20).every((s) => s.status === "revoked"));
+
+    // The account's live links: exactly those 20, newest first, 7 a page.
+    const account = await allPages(app, key, "/v1/shares", 7);
+    assert.equal(account.pages, 3);
+    assert.deepEqual(account.items.map((s) => s.share_id), [...live].reverse());
+    assert.ok(account.items.every((s) => s.kind === "audit" && s.audit_id === auditId));
+    const bad = await app.req("GET", `${path}?cursor=not*a*cursor`, { key });
+    assert.equal(bad.status, 400);
+  }, { env: { RATE_LIMIT_PER_MINUTE: "100000" } }));
+
+Deno.test("share cap: links count until the moment they expire, and not a moment after", () =>
+  withApp(async (app) => {
+    const { key, accountId } = await app.signup();
+    const { auditId } = await seededAudit(app, key, accountId);
+    const path = `/v1/audits/${auditId}/shares`;
+    const create = (days: number) =>
+      app.req("POST", path, { key, body: { expires_in_days: days } });
+    for (let i = 0; i < 10; i++) assert.equal((await create(1)).status, 201);
+    for (let i = 0; i < 10; i++) assert.equal((await create(2)).status, 201);
+    assert.equal((await create(1)).status, 409);
+    app.clock.advance(86_400_000 - 1);
+    assert.equal((await create(1)).status, 409, "a millisecond before the first ten expire");
+    app.clock.advance(1);
+    const again = [];
+    for (let i = 0; i < 11; i++) again.push((await create(1)).status);
+    assert.deepEqual(again, [...Array(10).fill(201), 409], "exactly ten places freed");
+    assert.equal((await app.req("GET", "/v1/shares", { key })).body.data.length, 20);
+  }));
+
+Deno.test("every share link of the account, listed and ended at once, over REST and MCP", () =>
+  withApp(async (app) => {
+    const open = opener(app.url);
+    const site = serveSite({
+      "/": html(page({ title: "Home of the account-wide fixture", links: ["/about"] })),
+      "/about": html(page({ title: "About the account-wide fixture", key: "about" })),
+    });
+    const sandboxMcp = { client: null as Awaited<ReturnType<typeof connectMcp>> | null };
+    try {
+      const { key: sandbox, accountId } = await app.signup();
+      const live = await app.liveKey(accountId);
+      const { auditId: sandboxAudit, projectId } = await seededAudit(
+        app,
+        sandbox,
+        accountId,
+        site.origin,
+      );
+      const started = await app.req("POST", `/v1/projects/${projectId}/articles`, {
+        key: sandbox,
+        body: { topic: "How to choose trail shoes" },
+      });
+      assert.equal(started.status, 202, started.text);
+      const articleId = started.body.article_id;
+      const ready = await waitForArticle(app, sandbox, articleId, { timeoutMs: 60_000 });
+      assert.equal(ready.body.status, "ready", ready.text);
+      const { auditId: liveAudit } = await seededAudit(app, live, accountId);
+
+      const made = [];
+      for (
+        const [key, path] of [
+          [sandbox, `/v1/articles/${articleId}/shares`],
+          [sandbox, `/v1/audits/${sandboxAudit}/shares`],
+          [live, `/v1/audits/${liveAudit}/shares`],
+          [live, `/v1/audits/${liveAudit}/shares`],
+        ]
+      ) {
+        app.clock.advance(1);
+        const res = await app.req("POST", path, { key, body: {} });
+        assert.equal(res.status, 201, res.text);
+        made.push(res.body);
+      }
+      const [article, sandboxShare, live1, live2] = made;
+      const keyIds = (await app.req("GET", "/v1/api-keys", { key: live })).body.keys;
+      const idOf = (mode: string) => keyIds.find((k: { mode: string }) => k.mode === mode).id;
+
+      // A live key sees both sides, newest first, with target and creator; 2 a page.
+      const all = await allPages(app, live, "/v1/shares", 2);
+      assert.equal(all.pages, 2);
+      assert.deepEqual(all.items.map((s) => s.share_id), [
+        live2.share_id,
+        live1.share_id,
+        sandboxShare.share_id,
+        article.share_id,
+      ]);
+      assert.deepEqual(all.items[3], {
+        share_id: article.share_id,
+        kind: "article",
+        article_id: articleId,
+        status: "active",
+        hint: article.hint,
+        created_at: article.created_at,
+        expires_at: article.expires_at,
+        revoked_at: null,
+        revoked_reason: null,
+        created_by: { key_id: idOf("sandbox"), connected_app_id: null },
+      });
+      assert.equal(all.items[0].kind, "audit");
+      assert.equal(all.items[0].audit_id, liveAudit);
+      assert.equal(all.items[0].created_by.key_id, idOf("live"));
+      assert.ok(!JSON.stringify(all.items).includes(live2.url.split("/reports/")[1]), "no token");
+
+      // A sandbox key sees the sandbox side only, the same over MCP.
+      const sandboxList = await app.req("GET", "/v1/shares", { key: sandbox });
+      assert.equal(sandboxList.status, 200);
+      assert.ok(sandboxList.headers.get("x-ratelimit-limit"), "the /v1 rate-limit headers");
+      assert.deepEqual(sandboxList.body.data.map((s: { share_id: string }) => s.share_id), [
+        sandboxShare.share_id,
+        article.share_id,
+      ]);
+      sandboxMcp.client = await connectMcp(app, { key: sandbox });
+      const viaMcp = await call(sandboxMcp.client, "api_keys", { action: "list_shares" });
+      assert.deepEqual(viaMcp.all_shares, sandboxList.body);
+      const articleShares = await call(sandboxMcp.client, "articles", {
+        action: "shares",
+        article_id: articleId,
+        limit: 1,
+      });
+      assert.equal(articleShares.shares.data[0].share_id, article.share_id);
+      assert.equal(articleShares.shares.next_cursor, null);
+
+      // The sandbox key ends its side over MCP: the live links stay.
+      const endedSandbox = await call(sandboxMcp.client, "api_keys", { action: "end_shares" });
+      assert.deepEqual(endedSandbox.ended_shares, { ended: 2 });
+      assert.equal((await open(article.url)).status, 404);
+      assert.equal((await open(sandboxShare.url)).status, 404);
+      assert.equal((await open(live1.url)).status, 200);
+
+      // The live key ends the rest over REST; again answers 0.
+      const endedLive = await app.req("DELETE", "/v1/shares", { key: live });
+      assert.equal(endedLive.status, 200, endedLive.text);
+      assert.deepEqual(endedLive.body, { ended: 2 });
+      for (const s of made) assert.equal((await open(s.url)).status, 404, s.share_id);
+      assert.deepEqual((await app.req("GET", "/v1/shares", { key: live })).body.data, []);
+      assert.deepEqual((await app.req("DELETE", "/v1/shares", { key: live })).body, { ended: 0 });
+      const revoked = (await app.req("GET", `/v1/audits/${liveAudit}/shares`, { key: live })).body;
+      assert.deepEqual(
+        revoked.data.map((s: { status: string; revoked_reason: string }) => [
+          s.status,
+          s.revoked_reason,
+        ]),
+        [["revoked", "user"], ["revoked", "user"]],
+      );
+      // A new link after ending them all works.
+      const after = await app.req("POST", `/v1/audits/${liveAudit}/shares`, {
+        key: live,
+        body: {},
+      });
+      assert.equal(after.status, 201);
+      assert.equal((await open(after.body.url)).status, 200);
+    } finally {
+      await sandboxMcp.client?.close();
+      await site.close();
+    }
+  }));
+
+Deno.test("links made before the live indexes are counted, listed and ended", () =>
+  withApp(async (app) => {
+    const open = opener(app.url);
+    const { key, accountId } = await app.signup();
+    const { auditId } = await seededAudit(app, key, accountId);
+    const keyId = (await app.req("GET", "/v1/api-keys", { key })).body.keys[0].id;
+    // 105 live links as the earlier code stored them (a record and a token index, no more): its
+    // bypass of the cap could make that many.
+    const urls: string[] = [];
+    for (let i = 0; i < 105; i++) {
+      const now = app.clock.now() + i;
+      const id = newId("shr", now);
+      const token = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))
+        .replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+      const tokenHash = await sha256Hex(token);
+      await app.kv.atomic()
+        .set(keys.share(accountId, auditId, id), {
+          id,
+          kind: "audit",
+          accountId,
+          targetId: auditId,
+          mode: "sandbox",
+          tokenHash,
+          last4: token.slice(-4),
+          sealed: null,
+          createdAt: now,
+          expiresAt: now + 86_400_000,
+          revokedAt: null,
+          createdBy: keyId,
+        })
+        .set(keys.shareByToken(tokenHash), { accountId, targetId: auditId, shareId: id })
+        .commit();
+      urls.push(`${BASE}/reports/${token}`);
+    }
+    assert.equal((await open(urls[0])).status, 200);
+    const over = await app.req("POST", `/v1/audits/${auditId}/shares`, { key, body: {} });
+    assert.equal(over.status, 409, "the older links count");
+    // Indexed once: the newest 100 stay live, the 5 oldest are revoked.
+    assert.equal((await open(urls[0])).status, 404, "beyond the newest 100");
+    assert.equal((await open(urls[104])).status, 200);
+    assert.equal((await allPages(app, key, "/v1/shares", 100)).items.length, 100);
+    const listed = await allPages(app, key, `/v1/audits/${auditId}/shares`, 100);
+    assert.equal(listed.items.filter((s) => s.status === "revoked").length, 5);
+    assert.deepEqual((await app.req("DELETE", "/v1/shares", { key })).body, { ended: 100 });
+    assert.equal((await open(urls[104])).status, 404);
+    assert.equal((await app.req("POST", `/v1/audits/${auditId}/shares`, { key })).status, 201);
   }));

@@ -78,8 +78,8 @@ Deno.test("a connected app's token cannot mint, revoke, or leave what outlives i
 });
 
 Deno.test("every operation that leaves something behind chose deliberately whether tokens may", () => {
-  // Work that is the account's data, share links (they end with the grant) and checkout links a
-  // human must pay. Anything else that outlives its caller is closed to tokens: adding an
+  // Work that is the account's data, share links (they end with the grant), checkout links a
+  // human must pay and verification links a human must open. Anything else that outlives its caller is closed to tokens: adding an
   // operation here is a security decision, reviewed as one.
   const tokenMayLeave = new Set([
     "projects.create",
@@ -90,6 +90,9 @@ Deno.test("every operation that leaves something behind chose deliberately wheth
     "article_shares.create",
     "billing.subscribe",
     "billing.purchase_credits",
+    // A single-use link mailed to the account's own address: only a human at that inbox can use
+    // it, and all it does is prove the address (24 h at most).
+    "accounts.verify_email",
   ]);
   for (const op of OPERATIONS) {
     if (op.leaves && op.tokens === "allow") {

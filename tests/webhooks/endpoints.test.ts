@@ -203,7 +203,7 @@ Deno.test("without WEBHOOK_ENCRYPTION_KEY, POST /v1/webhooks answers 503 webhook
 
 Deno.test("at start, the service names each unset variable that turns a feature off", () => {
   const bare = configNotices(loadConfig({}));
-  for (const name of ["WEBHOOK_ENCRYPTION_KEY", "STRIPE_SECRET_KEY", "ADMIN_TOKEN"]) {
+  for (const name of ["WEBHOOK_ENCRYPTION_KEY", "STRIPE_SECRET_KEY", "ADMIN_TOKEN", "SMTP_URL"]) {
     assert.ok(bare.some((n) => n.includes(name)), `${name} is named in ${bare.join(" | ")}`);
   }
   const full = configNotices(loadConfig({
@@ -217,6 +217,8 @@ Deno.test("at start, the service names each unset variable that turns a feature 
     STRIPE_PRICE_PACK_10000: "price_e",
     ADMIN_TOKEN: "t".repeat(20),
     OPENAI_API_KEY: "sk-x",
+    SMTP_URL: "smtps://mailer:pw@mail.example:465",
+    MAIL_FROM: "Serpwright <noreply@example.com>",
   }));
   assert.deepEqual(full, []);
 });

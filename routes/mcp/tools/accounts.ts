@@ -20,6 +20,7 @@ import {
   revokeConnectedAppOp,
 } from "../../../app/operations/connected_apps.ts";
 import { action, actionTool, IdempotencyKeyArg, operationTool, required } from "../kit.ts";
+import { ACCOUNT_SHARE_ACTIONS, AccountShareOutputs } from "./shares.ts";
 
 const Replayed = z.boolean().optional().describe(
   "True when this answer is the stored result of an earlier call with the same idempotency_key",
@@ -128,15 +129,28 @@ export const accountTool = actionTool({
 });
 
 const ApiKeysInput = z.object({
-  action: z.enum(["list", "create", "revoke", "list_apps", "revoke_app"]).describe(
+  action: z.enum([
+    "list",
+    "create",
+    "revoke",
+    "list_apps",
+    "revoke_app",
+    "list_shares",
+    "end_shares",
+  ]).describe(
     "list: the account's keys, newest first (no raw keys). create: mint a key of this key's " +
       "mode (the raw api_key is shown once). revoke: revoke key_id (create the new key first; " +
-      "the last active key cannot be revoked). list_apps: the apps (MCP hosts) the keys " +
-      "approved over OAuth. revoke_app: disconnect app_id (its tokens stop working at once).",
+      "the last active key cannot be revoked; the share links it made end with it). " +
+      "list_apps: the apps (MCP hosts) the keys approved over OAuth. revoke_app: disconnect " +
+      "app_id (its tokens and the share links it made stop working at once). list_shares: " +
+      "every live share link of the account (reports and previews), newest first, with who " +
+      "made it. end_shares: end all of them at once (API key only).",
   ),
   name: z.string().optional().describe("create: a label, 1 to 100 characters"),
   key_id: z.string().min(1).max(100).optional().describe("revoke: the key's id (key_…)"),
   app_id: z.string().min(1).max(100).optional().describe("revoke_app: the app's id (app_…)"),
+  limit: z.number().optional().describe("list_shares: links per page, 1 to 100 (default 50)"),
+  cursor: z.string().optional().describe("list_shares: the next_cursor of the previous page"),
   idempotency_key: IdempotencyKeyArg,
 }).strict();
 
@@ -150,13 +164,15 @@ export const apiKeysTool = actionTool({
   description: "List, create or revoke the account's API keys (at most 5 active). Rotation: " +
     "create the new key, switch the MCP host's Authorization header to it, then revoke the old " +
     "one. Keys minted by a sandbox key keep its expiry and trial budget. Also the apps (MCP " +
-    "hosts) connected over OAuth sign-in: list_apps, revoke_app.",
+    "hosts) connected over OAuth sign-in: list_apps, revoke_app; and every share link the " +
+    "keys and apps made: list_shares, end_shares.",
   input: ApiKeysInput,
   output: z.object({
     keys: z.array(ApiKey).optional(),
     key: ApiKey.optional(),
     apps: z.array(ConnectedApp).optional(),
     app: ConnectedApp.optional(),
+    ...AccountShareOutputs,
     idempotent_replayed: Replayed,
   }),
   access: "key",
@@ -197,5 +213,6 @@ export const apiKeysTool = actionTool({
       structured: { app },
       summary: `App ${app.id} "${app.client_name}" is disconnected; its tokens no longer work.`,
     })),
+    ...ACCOUNT_SHARE_ACTIONS,
   },
 });

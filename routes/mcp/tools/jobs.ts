@@ -46,6 +46,7 @@ import {
   AuditShareOutputs,
   ReportArgs,
   ShareArgs,
+  ShareListArgs,
 } from "./shares.ts";
 
 type AuditOut = ReturnType<typeof auditView>;
@@ -89,8 +90,8 @@ const AuditsInput = z.object({
       "(GET /v1/plans recheck_pricing). recheck_get: a re-check (recheck_id). report: the " +
       "audit as one HTML page (charts, issues, inventory filtered like pages; issue for one " +
       "issue's items). share: a link (url, shown once) that opens the report for a human " +
-      "without a key, expires_in_days 1-90 (default 30); shares: the links; revoke_share: " +
-      "end one (share_id).",
+      "without a key, expires_in_days 1-90 (default 30); shares: the links, newest first; " +
+      "revoke_share: end one (share_id).",
   ),
   project_id: z.string().min(1).max(100).optional().describe("start: the project (proj_…)"),
   audit_id: z.string().min(1).max(100).optional()
@@ -115,9 +116,9 @@ const AuditsInput = z.object({
     .describe("pages: 2xx, 3xx, 4xx, 5xx, failed, blocked or not_fetched"),
   indexable: z.boolean().optional().describe("pages: only indexable (true) or not (false) URLs"),
   limit: z.number().optional()
-    .describe(`issues, issue, pages: items per page, 1 to ${MAX_PAGE_SIZE} (default 50)`),
+    .describe(`issues, issue, pages, shares: items per page, 1 to ${MAX_PAGE_SIZE} (default 50)`),
   cursor: z.string().optional()
-    .describe("issues, issue, pages: the next_cursor of the previous page"),
+    .describe("issues, issue, pages, shares: the next_cursor of the previous page"),
   format: z.enum(["json", "csv", "ndjson"]).optional().describe(
     "issues, issue, pages: json only (the default). CSV and NDJSON files of a whole list are " +
       "downloads of GET /v1/audits/{audit_id}/issues, /issues/{check} or /pages?format=csv",
@@ -398,8 +399,8 @@ const ArticlesInput = z.object({
     "start: queue one draft article for project_id (topic and/or primary_keyword). get: an " +
       "article (article_id): status while generating, then the draft markdown. share: a " +
       "preview link (url, shown once) for a human to read and approve the ready draft without " +
-      "a key, expires_in_days 1-90 (default 30); shares: the links; revoke_share: end one " +
-      "(share_id).",
+      "a key, expires_in_days 1-90 (default 30); shares: the links, newest first (limit, " +
+      "cursor); revoke_share: end one (share_id).",
   ),
   project_id: z.string().min(1).max(100).optional().describe("start: the project (proj_…)"),
   topic: z.string().optional().describe("start: the planned title, 3 to 180 characters"),
@@ -410,6 +411,7 @@ const ArticlesInput = z.object({
   wait: Wait,
   idempotency_key: IdempotencyKeyArg,
   ...ShareArgs,
+  ...ShareListArgs,
 }).strict();
 
 type ArticleArgs = z.output<typeof ArticlesInput>;

@@ -2,8 +2,10 @@
  * The report and share-link actions of the `audits` and `articles` tools, over the same
  * operations as `GET /v1/audits/{id}/report` and `/v1/{audits|articles}/{id}/shares`: `report`
  * (the HTML page as a string), `share` (a link a human opens without a key, shown once),
- * `shares` (the links, never their tokens) and `revoke_share`. Kept apart from the tools' other
- * actions (tools/jobs.ts), which spread them in.
+ * `shares` (the links, newest first, paged, never their tokens) and `revoke_share`. Kept apart
+ * from the tools' other actions (tools/jobs.ts), which spread them in. The account's own
+ * `list_shares` and `end_shares` (`GET`, `DELETE /v1/shares`) are actions of the `api_keys`
+ * tool (tools/accounts.ts), beside the keys and connected apps that make links.
  *
  * @module
  */
@@ -11,18 +13,22 @@ import { z } from "zod";
 import { AuditReportDocument, auditReportOp } from "../../../app/operations/reports.ts";
 import { HTML_TYPE } from "../../../app/reports/page_style.ts";
 import {
+  AccountShareList,
   ArticleShare,
   ArticleShareList,
   AuditShare,
   AuditShareList,
   createArticleShareOp,
   createAuditShareOp,
+  endAccountSharesOp,
+  EndedShares,
+  listAccountSharesOp,
   listArticleSharesOp,
   listAuditSharesOp,
   revokeArticleShareOp,
   revokeAuditShareOp,
 } from "../../../app/operations/shares.ts";
-import { MAX_SHARE_DAYS } from "../../../domain/shares.ts";
+import { MAX_SHARE_DAYS, MAX_SHARE_PAGE } from "../../../domain/shares.ts";
 import { action, bodyText, required } from "../kit.ts";
 
 /** The arguments the share actions take (both tools). */
@@ -30,6 +36,13 @@ export const ShareArgs = {
   expires_in_days: z.number().int().optional()
     .describe(`share: days until the link stops working, 1 to ${MAX_SHARE_DAYS} (default 30)`),
   share_id: z.string().min(1).max(100).optional().describe("revoke_share: the link (shr_…)"),
+};
+
+/** How a listing of links pages (the articles tool; the audits tool has its own `limit`, `cursor`). */
+export const ShareListArgs = {
+  limit: z.number().optional()
+    .describe(`shares: links per page, 1 to ${MAX_SHARE_PAGE} (default 50)`),
+  cursor: z.string().optional().describe("shares: the next_cursor of the previous page"),
 };
 
 /** What the report action takes besides `audit_id` (the inventory's filters, or one issue). */
@@ -63,13 +76,30 @@ interface AuditArgs {
   check?: string;
   cursor?: string;
   issue?: string;
+  limit?: number;
 }
 
 interface ArticleArgs {
   article_id?: string;
   expires_in_days?: number;
   share_id?: string;
+  limit?: number;
+  cursor?: string;
 }
+
+interface AccountShareArgs {
+  limit?: number;
+  cursor?: string;
+}
+
+/** The api_keys tool's output fields of the account's share-link actions. */
+export const AccountShareOutputs = {
+  all_shares: AccountShareList.optional().describe("list_shares: GET /v1/shares"),
+  ended_shares: EndedShares.optional().describe("end_shares: DELETE /v1/shares"),
+};
+
+const nextPage = (cursor: string | null) =>
+  cursor === null ? "" : ` More: call again with cursor ${cursor}.`;
 
 const kb = (text: string) =>
   `${Math.max(1, Math.round(new TextEncoder().encode(text).length / 1024))} KB`;
@@ -104,10 +134,12 @@ export const AUDIT_SHARE_ACTIONS = {
   })),
   shares: action(listAuditSharesOp, (a: AuditArgs) => ({
     params: { auditId: required(a.audit_id, "audit_id", "shares") },
+    query: { limit: a.limit, cursor: a.cursor },
   }), (shares) => ({
     structured: { shares },
-    summary: `${shares.data.length} share link(s) of audit ${shares.audit_id}, ` +
-      `${shares.data.filter((s) => s.status === "active").length} active.`,
+    summary: `${shares.data.length} share link(s) of audit ${shares.audit_id}, newest first, ` +
+      `${shares.data.filter((s) => s.status === "active").length} active.` +
+      nextPage(shares.next_cursor),
   })),
   revoke_share: action(revokeAuditShareOp, (a: AuditArgs) => ({
     params: {
@@ -132,10 +164,12 @@ export const ARTICLE_SHARE_ACTIONS = {
   })),
   shares: action(listArticleSharesOp, (a: ArticleArgs) => ({
     params: { articleId: required(a.article_id, "article_id", "shares") },
+    query: { limit: a.limit, cursor: a.cursor },
   }), (shares) => ({
     structured: { shares },
-    summary: `${shares.data.length} preview link(s) of article ${shares.article_id}, ` +
-      `${shares.data.filter((s) => s.status === "active").length} active.`,
+    summary: `${shares.data.length} preview link(s) of article ${shares.article_id}, newest ` +
+      `first, ${shares.data.filter((s) => s.status === "active").length} active.` +
+      nextPage(shares.next_cursor),
   })),
   revoke_share: action(revokeArticleShareOp, (a: ArticleArgs) => ({
     params: {
@@ -145,5 +179,22 @@ export const ARTICLE_SHARE_ACTIONS = {
   }), (share) => ({
     structured: { share },
     summary: `Preview link ${share.share_id} of article ${share.article_id} is revoked.`,
+  })),
+};
+
+/** The account's share links, as actions of the api_keys tool. */
+export const ACCOUNT_SHARE_ACTIONS = {
+  list_shares: action(listAccountSharesOp, (a: AccountShareArgs) => ({
+    query: { limit: a.limit, cursor: a.cursor },
+  }), (all_shares) => ({
+    structured: { all_shares },
+    summary: `${all_shares.data.length} live share link(s), newest first: ` +
+      all_shares.data.map((s) => `${s.share_id} (${s.kind} ${s.audit_id ?? s.article_id})`)
+        .join(", ") +
+      nextPage(all_shares.next_cursor),
+  })),
+  end_shares: action(endAccountSharesOp, () => ({}), (ended_shares) => ({
+    structured: { ended_shares },
+    summary: `${ended_shares.ended} share link(s) ended; they answer 404 from now on.`,
   })),
 };

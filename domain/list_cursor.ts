@@ -1,0 +1,31 @@
+/**
+ * The API's list cursors: KV's own cursor (base64 with `+`, `/`, `=`) as URL-safe text a client
+ * puts in a query unescaped, and back. A cursor that is not one of ours is a 400 naming the
+ * field, never a KV error.
+ *
+ * @example
+ * ```ts
+ * const next = encodeCursor(iterator.cursor);
+ * const resume = decodeCursor(next); // what kv.list({ prefix }, { cursor }) takes
+ * ```
+ *
+ * @module
+ */
+import { ApiError } from "./errors.ts";
+
+/** The 400 of a cursor this list did not make. */
+export function badCursor(): ApiError {
+  return new ApiError("invalid_request", "cursor: not a cursor of this list");
+}
+
+/** KV's cursor as URL-safe text. */
+export function encodeCursor(kvCursor: string): string {
+  return kvCursor.replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+/** A client's cursor as KV's; 400 `invalid_request` when it cannot be one. */
+export function decodeCursor(cursor: string): string {
+  if (!/^[A-Za-z0-9_-]{1,3000}$/.test(cursor)) throw badCursor();
+  const b64 = cursor.replaceAll("-", "+").replaceAll("_", "/");
+  return b64 + "=".repeat((4 - (b64.length % 4)) % 4);
+}
