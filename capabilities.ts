@@ -45,6 +45,8 @@ export const capabilities: Capability[] = [
     maintenance: (s) => mailSweep(s.deps),
   },
   { name: "billing", routes: () => import("./routes/billing.ts").then((m) => m.billingRoutes) },
+  /** Upgrades an agent starts and a human finishes: /v1/upgrades and the /upgrade pages. */
+  { name: "upgrades", routes: () => import("./routes/upgrades.ts").then((m) => m.upgradeRoutes) },
   {
     name: "audits",
     routes: () => import("./routes/audits.ts").then((m) => m.auditRoutes),

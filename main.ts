@@ -33,6 +33,7 @@ import { ADMIN_AUTH_FAILURES_PER_WINDOW, ADMIN_AUTH_WINDOW_MS } from "./domain/a
 import { capabilities, loadRouteGroups } from "./capabilities.ts";
 import type { Services } from "./routes/env.ts";
 import { WaitSlots } from "./app/wait_slots.ts";
+import { UPGRADE_CODE_FAILURES } from "./domain/upgrades/codes.ts";
 
 /** A running service: its address and how to stop it cleanly. */
 export interface RunningService {
@@ -125,6 +126,18 @@ export function createServices(deps: Deps): Services {
         limit: deps.config.sharedPageRatePerMinute,
         windowMs: 60_000,
         mode: "batched",
+      }),
+      upgradeCodes: new RateLimiter(deps.kv, deps.clock, {
+        name: "upgrade_code_failures",
+        limit: UPGRADE_CODE_FAILURES.perIp,
+        windowMs: UPGRADE_CODE_FAILURES.windowMs,
+        mode: "strict",
+      }),
+      upgradeCodeBlocks: new RateLimiter(deps.kv, deps.clock, {
+        name: "upgrade_code_failures_block",
+        limit: UPGRADE_CODE_FAILURES.perBlock,
+        windowMs: UPGRADE_CODE_FAILURES.windowMs,
+        mode: "strict",
       }),
     },
     mcpWaits: new WaitSlots(deps.config.mcpWaits.perKey, deps.config.mcpWaits.perProcess),

@@ -1,6 +1,6 @@
 /**
  * The README's actor table — what each kind of caller may read, write and leave behind —
- * generated from the operation registry's declarations (`access`, `tokens`, `sandbox`,
+ * generated from the operation registry's declarations (`access`, `tokens`, `sandbox`, `live`,
  * `leaves`), so it cannot drift from what `execute` enforces. The callers that never reach an
  * operation (a share link, the worker child, the operator) are described beside it; their
  * bounds are proved by their own tests.
@@ -33,6 +33,12 @@ const OTHER_ACTORS: [string, string][] = [
     "from; a clean environment; `--allow-run` only for the browser",
   ],
   [
+    "human with an upgrade's code (`/upgrade` pages, bound to one browser)",
+    "sees that upgrade's account (email masked) and sandbox projects; pays at Stripe; reveals " +
+    "the live key once if the agent has not claimed it; opens the Billing Portal of a paid " +
+    "upgrade for 24 hours; nothing else",
+  ],
+  [
     "operator (`ADMIN_TOKEN`, `/admin/*`)",
     "mints live keys and grants credits for any account; every grant ledgered",
   ],
@@ -54,8 +60,9 @@ export function actorTable(operations: readonly AnyOperation[]): string {
       : "refuse" in op.sandbox
       ? `${ERROR_CODES[op.sandbox.refuse].status} \`${op.sandbox.refuse}\``
       : op.sandbox.limit;
+    const live = op.live ? `${ERROR_CODES[op.live.refuse].status} \`${op.live.refuse}\`` : "yes";
     const token = op.tokens === "allow" ? "yes" : "403 `token_not_allowed`";
-    return `| ${address} | ${anonymous} | ${sandbox} | yes | ${token} | ${op.leaves ?? "—"} |`;
+    return `| ${address} | ${anonymous} | ${sandbox} | ${live} | ${token} | ${op.leaves ?? "—"} |`;
   });
   const others = OTHER_ACTORS.map(([who, what]) => `| ${who} | ${what} |`);
   return [

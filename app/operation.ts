@@ -31,7 +31,8 @@ import {
   idempotencyScope,
   runIdempotent,
 } from "../domain/idempotent_request.ts";
-import type { AccountActor, Actor } from "./actor.ts";
+import { expiredSandboxPrincipal } from "../domain/auth.ts";
+import { type AccountActor, type Actor, keyActor } from "./actor.ts";
 import {
   offerFor,
   type PaymentExchange,
@@ -105,6 +106,17 @@ export interface Operation<
    * the walk of it (tests/hardening/actor_table.test.ts) checks each refusal.
    */
   sandbox?: { refuse: ErrorCode } | { limit: string };
+  /**
+   * What a live key meets when the operation refuses it (starting an upgrade: the account is
+   * already live). Absent: served. For the actor table.
+   */
+  live?: { refuse: ErrorCode };
+  /**
+   * `admit`: a sandbox key past its expiry (not revoked) is served too, as the key it was: the
+   * end of a trial is where an upgrade starts, so starting and polling one must still work.
+   * Every other operation answers such a key 401 `key_expired`.
+   */
+  expiredSandboxKey?: "admit";
   params?: P;
   query?: Q;
   body?: B;
@@ -253,6 +265,10 @@ export async function execute<O>(
   input: OperationInput,
   options: ExecuteOptions = {},
 ): Promise<Outcome<O>> {
+  const expired = op.expiredSandboxKey === "admit"
+    ? expiredSandboxPrincipal(options.authError)
+    : null;
+  if (expired && actor.kind === "anonymous") actor = keyActor(expired, actor.ip);
   if (op.access === "key" && actor.kind !== "account") {
     throw options.authError ??
       new ApiError("unauthorized", "Missing Authorization header; expected 'Bearer <API_KEY>'");
@@ -263,7 +279,11 @@ export async function execute<O>(
   let current = actor;
   if (op.sensitive && current.kind === "account" && current.principal) {
     // The strong re-read is the key's; a token's view keeps its grant.
-    const fresh = await services.resolver.confirm(current.principal);
+    const fresh = await services.resolver.confirm(current.principal).catch((err) => {
+      const still = op.expiredSandboxKey === "admit" ? expiredSandboxPrincipal(err) : null;
+      if (still) return still;
+      throw err;
+    });
     const { grant } = current.principal;
     current = { ...current, principal: grant ? { ...fresh, grant } : fresh };
   }

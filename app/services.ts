@@ -46,6 +46,9 @@ export interface Services {
     adminFailures: RateLimiter;
     /** Shared report and preview pages per client IP (`SHARED_PAGE_RATE_PER_MINUTE`). */
     sharedPages: RateLimiter;
+    /** Wrong upgrade codes typed per client IP, and per address block (domain/upgrades/). */
+    upgradeCodes: RateLimiter;
+    upgradeCodeBlocks: RateLimiter;
   };
   /** The MCP `wait` calls this process holds open (`MCP_WAITS_PER_KEY`, `MCP_WAITS_PER_PROCESS`). */
   mcpWaits: WaitSlots;

@@ -28,14 +28,38 @@ export function canSee(caller: KeyMode, resourceIsSandbox: boolean): boolean {
   return caller === "live" || resourceIsSandbox;
 }
 
+/**
+ * 401 `key_expired`, holding the principal of the expired key (never rendered): an operation
+ * that serves an expired sandbox key (`expiredSandboxKey: "admit"` in app/operation.ts: starting
+ * and polling an upgrade, where a trial that ran out continues) takes it from here.
+ */
+export class KeyExpiredError extends ApiError {
+  constructor(readonly principal: Principal) {
+    super(
+      "key_expired",
+      "This sandbox key has expired; it can still start an upgrade (POST /v1/upgrades) that a " +
+        "human finishes",
+    );
+  }
+}
+
 /** The principal if its key may be used at `now`; 401 `key_revoked` or `key_expired` otherwise. */
 function usable(principal: Principal, now: number): Principal {
   const { key } = principal;
   if (key.revokedAt !== null) throw new ApiError("key_revoked", "This API key was revoked");
-  if (key.expiresAt !== null && key.expiresAt <= now) {
-    throw new ApiError("key_expired", "This sandbox key has expired");
-  }
+  if (key.expiresAt !== null && key.expiresAt <= now) throw new KeyExpiredError(principal);
   return principal;
+}
+
+/**
+ * The principal an expired sandbox key would have had, from the error resolving it, or null: a
+ * revoked, unknown or live key, or an OAuth token (a token never reaches an upgrade), is not
+ * admitted.
+ */
+export function expiredSandboxPrincipal(err: unknown): Principal | null {
+  if (!(err instanceof KeyExpiredError)) return null;
+  const p = err.principal;
+  return p.key.mode === "sandbox" && !p.grant && p.key.revokedAt === null ? p : null;
 }
 
 interface CacheEntry {

@@ -180,6 +180,13 @@ export interface Config {
    * the longest job, or a slow live run is started a second time (harmless, but wasted work).
    */
   jobLeaseMs: number | null;
+  /**
+   * Upgrades a human finishes (domain/upgrades/): `requireVerifiedEmail`
+   * (`UPGRADE_REQUIRE_VERIFIED_EMAIL`, default on when mail is configured) makes the human prove
+   * the account's email with a one-time link before paying; `mailConfigured` says whether such a
+   * link can be sent at all (`SMTP_URL` and `MAIL_FROM` both set).
+   */
+  upgrades: { requireVerifiedEmail: boolean; mailConfigured: boolean };
 }
 
 /** Thrown when a set variable is malformed; main.ts prints it and exits. */
@@ -423,7 +430,29 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       60_000,
     ),
     jobLeaseMs: get("JOB_LEASE_MS") === null ? null : int("JOB_LEASE_MS", 0, 100, 86_400_000),
+    upgrades: upgradesOf(get, flag),
   };
+}
+
+/**
+ * `UPGRADE_REQUIRE_VERIFIED_EMAIL`: `1`/`true` or `0`/`false`; unset, on exactly when mail can be
+ * sent (`SMTP_URL` and `MAIL_FROM`). On without mail would stop every upgrade at a link nobody
+ * can send, so that combination stops the server at start.
+ */
+function upgradesOf(
+  get: (name: string) => string | null,
+  flag: (name: string) => boolean,
+): Config["upgrades"] {
+  const mailConfigured = get("SMTP_URL") !== null && get("MAIL_FROM") !== null;
+  const set = get("UPGRADE_REQUIRE_VERIFIED_EMAIL") !== null;
+  const requireVerifiedEmail = set ? flag("UPGRADE_REQUIRE_VERIFIED_EMAIL") : mailConfigured;
+  if (requireVerifiedEmail && !mailConfigured) {
+    throw new ConfigError(
+      "UPGRADE_REQUIRE_VERIFIED_EMAIL",
+      "on needs mail to send the verification link: set SMTP_URL and MAIL_FROM, or set it to 0",
+    );
+  }
+  return { requireVerifiedEmail, mailConfigured };
 }
 
 export type ServiceRole = "all" | "web" | "worker";

@@ -61,12 +61,14 @@ export const ERROR_CODES = {
   key_expired: {
     status: 401,
     meaning: "The sandbox key passed its 14-day expiry.",
-    action: "Ask a human to upgrade at the pricing page; a live key is minted after payment.",
+    action: "Start an upgrade (POST /v1/upgrades; the expired sandbox key may still call it) and " +
+      "hand a human its verification_uri_complete; poll GET /v1/upgrades/{id} for the live key.",
   },
   payment_required: {
     status: 402,
     meaning: "No active subscription, and the key cannot pay per unit (sandbox key).",
-    action: "Use a live key with credits, or subscribe the project.",
+    action: "Use a live key with credits, or subscribe the project. A sandbox key starts an " +
+      "upgrade (POST /v1/upgrades) that a human finishes, then claims its live key.",
   },
   insufficient_credits: {
     status: 402,
@@ -78,7 +80,8 @@ export const ERROR_CODES = {
   sandbox_limit_reached: {
     status: 403,
     meaning: "The sandbox budget is used up (1 project, 1 audit, 2 articles).",
-    action: "Hand a human the upgrade_url to move to a paid plan.",
+    action: "Start an upgrade (POST /v1/upgrades) and hand a human its " +
+      "verification_uri_complete; poll GET /v1/upgrades/{id} for the live key once they paid.",
   },
   token_not_allowed: {
     status: 403,
@@ -164,6 +167,20 @@ export const ERROR_CODES = {
     status: 409,
     meaning: "The resource is not in a state that allows this operation.",
     action: "Read the resource and act on its current state.",
+  },
+  already_live: {
+    status: 409,
+    meaning: "An upgrade was asked for an account that is already live: the caller holds a " +
+      "live key, or a paid upgrade of the account waits for its live key to be claimed.",
+    action: "Use the live key (GET /v1/upgrades/{id} of the paid upgrade hands it out once); " +
+      "buy with POST /v1/subscriptions or POST /v1/credits/purchases.",
+  },
+  no_billing_customer: {
+    status: 409,
+    meaning: "The account has no Stripe customer yet: nothing was ever paid, so there is no " +
+      "billing to manage.",
+    action: "Buy first (POST /v1/subscriptions, POST /v1/credits/purchases or an upgrade); the " +
+      "customer is created with the first checkout.",
   },
   rate_limited: {
     status: 429,

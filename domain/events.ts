@@ -14,6 +14,7 @@ export const EVENT_NAMES = [
   "article.generated",
   "usage.threshold_reached",
   "recheck.completed",
+  "account.upgraded",
 ] as const;
 
 export type EventName = (typeof EVENT_NAMES)[number];

@@ -84,6 +84,13 @@ export async function createProject(
     const accountEntry = await read(kv, keys.account(caller.accountId));
     const account = accountEntry.value;
     if (!account) throw new ApiError("unauthorized", "Unknown account");
+    if (sandbox && account.upgradedAt) {
+      throw new ApiError(
+        "sandbox_limit_reached",
+        "This account was upgraded: its projects are live now. Create projects with its live " +
+          "key (the upgrade's GET /v1/upgrades/{id} handed it out)",
+      );
+    }
     if (sandbox && account.sandboxProjects >= SANDBOX_LIMITS.projects) {
       throw new ApiError(
         "sandbox_limit_reached",

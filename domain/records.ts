@@ -13,6 +13,16 @@ export interface AccountRecord {
   sandboxProjects: number;
   /** Keys not revoked; capped at 5. */
   activeKeys: number;
+  /**
+   * When a paid upgrade moved the account to the live side (domain/upgrades/); absent or null
+   * before. A sandbox key then opens no new sandbox project.
+   */
+  upgradedAt?: number | null;
+  /**
+   * The account's Stripe customer, created with its first checkout and kept, so every payment
+   * and the Billing Portal (`POST /v1/billing-portal`) meet one customer.
+   */
+  stripeCustomerId?: string | null;
 }
 
 export interface ApiKeyRecord {
@@ -143,7 +153,11 @@ export interface LedgerEntry {
 /** A Stripe Checkout Session the service created, by session id. */
 export interface CheckoutRecord {
   sessionId: string;
-  kind: "subscription" | "credit_pack";
+  /**
+   * `upgrade`: the checkout of an upgrade a human finishes (domain/upgrades/): a plan for one of
+   * the sandbox projects (`projectId`, `planId`) and/or a pack (`packId`), in one session.
+   */
+  kind: "subscription" | "credit_pack" | "upgrade";
   accountId: string;
   projectId: string | null;
   planId: PlanId | null;
@@ -151,6 +165,8 @@ export interface CheckoutRecord {
   url: string;
   createdAt: number;
   completedAt: number | null;
+  /** The upgrade an `upgrade` checkout pays for. */
+  upgradeId?: string;
 }
 
 /** The latest API-created subscription checkout of a project; reported as pending for 24 h. */

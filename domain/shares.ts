@@ -703,7 +703,12 @@ export async function resolveShare(
     read(deps.kv, keys.account(share.accountId)),
     check.load([creatorOf(share)]),
   ]);
-  return account.value && check.endOf(creatorOf(share)) === null ? share : null;
+  if (!account.value || check.endOf(creatorOf(share)) !== null) return null;
+  // A sandbox key shares only sandbox targets, and only an upgrade moves a sandbox project to
+  // the live side; so once the account upgraded, its trial's links keep opening their (now
+  // live) targets, while the sandbox key that made them lasts.
+  if (share.mode === "sandbox" && account.value.upgradedAt) return { ...share, mode: "live" };
+  return share;
 }
 
 /**

@@ -70,6 +70,7 @@ import type {
   SubscriptionRecord,
 } from "./records.ts";
 import type { DeliveryRecord, WebhookRecord } from "./webhooks/types.ts";
+import type { UpgradeCodeTarget, UpgradeRecord } from "./upgrades/types.ts";
 import type { EmailVerificationRecord, MailRecord } from "./mail/types.ts";
 
 export { atomic, list, read, readAll, readMany, write } from "../kv/typed.ts";
@@ -253,6 +254,16 @@ export const schema = {
   pendingCheckout: value<PendingCheckoutRecord>(),
   stripeEvent: value<StripeEventRecord>(),
   stripePayment: value<PackPaymentRecord>(),
+
+  // Upgrades an agent starts and a human finishes (domain/upgrades/).
+  upgrade: record<UpgradeRecord>("upgradeOwner", "upgradeCode", "upgradePending"),
+  upgradesOfAccount: prefix("upgrade"),
+  /** Upgrade id → account id. */
+  upgradeOwner: index<string>("upgrade"),
+  /** Keyed digest of a user code → its upgrade; expires with the code, deleted once paid. */
+  upgradeCode: index<UpgradeCodeTarget>("upgrade"),
+  /** The account's one pending upgrade's id; expires with it. */
+  upgradePending: index<string>("upgrade"),
 
   // Webhooks: endpoints, deliveries, the outbox.
   webhook: record<WebhookRecord>(),

@@ -225,6 +225,19 @@ export const keys = {
   /** Stripe subscription id → {projectId, accountId}, for renewals whose metadata is missing. */
   stripeSubscription: (subscriptionId: string) => ["stripe_subscriptions", subscriptionId] as const,
 
+  /**
+   * An upgrade an agent started and a human finishes (domain/upgrades/), under its account so
+   * another account's id simply misses; its owner by id alone (the human's pages arrive with
+   * the id); a user code's keyed digest → where its upgrade is (deleted once paid, expiring with
+   * the code); the account's one pending upgrade (expiring with it); a human's page session
+   * (the digest of its cookie) → the upgrade it opened.
+   */
+  upgrade: (accountId: string, upgradeId: string) => ["upgrades", accountId, upgradeId] as const,
+  upgradesOfAccount: (accountId: string) => ["upgrades", accountId] as const,
+  upgradeOwner: (upgradeId: string) => ["upgrade_owner", upgradeId] as const,
+  upgradeCode: (codeDigest: string) => ["upgrade_codes", codeDigest] as const,
+  upgradePending: (accountId: string) => ["upgrade_pending", accountId] as const,
+
   webhook: (accountId: string, webhookId: string) => ["webhooks", accountId, webhookId] as const,
   webhooksOfAccount: (accountId: string) => ["webhooks", accountId] as const,
   webhookCount: (accountId: string) => ["webhook_counts", accountId] as const,

@@ -34,6 +34,9 @@ const WHEN: Record<string, string> = {
     "A completed audit scored lower than the project's previous one, or found new critical issues.",
   "schedule.paused":
     "A project's audit schedule paused: the balance cannot pay a run, or the plan no longer includes the cadence.",
+  "account.upgraded": "A human paid for an upgrade the agent started (POST /v1/upgrades): the " +
+    "account is live, its sandbox projects are live projects (`project_ids`), the plan and pack " +
+    "applied; `claim` is the GET that hands out the live key once. Sent to sandbox endpoints too.",
   "recheck.completed": "A re-check of one check of a completed audit finished: each URL fixed, " +
     "still failing or not checked (POST /v1/audits/{auditId}/issues/{check}/recheck).",
 };
@@ -84,7 +87,10 @@ export const TAGS = [
     name: "Share links",
     description: "Every link of the account that opens a report or preview without a key",
   },
-  { name: "Billing", description: "Plans, credits and checkouts a human pays" },
+  {
+    name: "Billing",
+    description: "Plans, credits, checkouts a human pays, upgrades and the billing portal",
+  },
   { name: "Webhooks", description: "Signed outbound event deliveries" },
 ];
 

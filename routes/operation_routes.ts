@@ -70,7 +70,7 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
     ...(op.description ? { description: op.description } : {}),
     ...(keyed ? { security: bearerSecurity } : {}),
     middleware: [
-      ...(keyed ? [requireKey()] : []),
+      ...(keyed ? [requireKey({ expiredSandbox: op.expiredSandboxKey === "admit" })] : []),
       ...(op.idempotent ? [idempotencyKeyBounds] : []),
     ],
     request: {

@@ -23,10 +23,12 @@ import {
   UNIT_PRICES,
 } from "../../domain/billing/catalog.ts";
 import { createPackCheckout, createSubscriptionCheckout } from "../../domain/billing/checkout.ts";
+import { createPortalSession } from "../../domain/billing/portal.ts";
 import { getBalance } from "../../domain/billing/credits.ts";
 import { createStripeClient, type StripeClient } from "../../domain/billing/stripe_client.ts";
 import { getSubscriptionState } from "../../domain/billing/subscription_status.ts";
 import type { Deps } from "../../domain/deps.ts";
+import { ApiError } from "../../domain/errors.ts";
 import type { KeyMode } from "../../domain/records.ts";
 import { defineOperation } from "../operation.ts";
 import type { Services } from "../services.ts";
@@ -186,7 +188,7 @@ export const SubscriptionQuery = z.object({
 
 /** One Stripe client per app (null when billing is not configured). */
 const stripeClients = new WeakMap<Services, StripeClient | null>();
-function stripeOf(s: Services): StripeClient | null {
+export function stripeOf(s: Services): StripeClient | null {
   if (!stripeClients.has(s)) stripeClients.set(s, createStripeClient(s.deps.config));
   return stripeClients.get(s)!;
 }
@@ -323,6 +325,54 @@ export const purchaseCreditsOp = defineOperation({
   },
 });
 
+export const BillingPortal = z.object({
+  url: z.string().openapi({
+    description: "Stripe's Billing Portal for the account, valid a few minutes: hand it to a " +
+      "human, who manages payment methods, invoices and plan cancellations there",
+    example: "https://billing.stripe.com/p/session/test_YWNjdF8x",
+  }),
+}).openapi("BillingPortal");
+
+export const billingPortalOp = defineOperation({
+  id: "billing.portal",
+  method: "post",
+  path: "/v1/billing-portal",
+  tags: ["Billing"],
+  summary: "A Stripe Billing Portal link where a human manages what the account pays for",
+  description: "Returns to the service's /billing/returned page. Cancelling a plan there keeps " +
+    "the project active to paid_until (the webhook reports it as subscription.updated).",
+  access: "key",
+  tokens: "refuse",
+  sandbox: { refuse: "sandbox_not_billable" },
+  leaves: "a Billing Portal link (Stripe's, minutes long) where a human changes what is paid",
+  optionalBody: true,
+  bodyDescription: "No fields; an empty body (or none) is valid",
+  body: z.object({}).strict(),
+  status: 201,
+  output: BillingPortal,
+  outputDescription: "Billing Portal session opened",
+  errors: [
+    "sandbox_not_billable",
+    "no_billing_customer",
+    "billing_not_configured",
+    "idempotency_conflict",
+    "payload_too_large",
+  ],
+  idempotent: true,
+  sensitive: true,
+  async run(_input, { services, actor, header }) {
+    header("Cache-Control", "no-store");
+    if (actor.mode === "sandbox") {
+      throw new ApiError(
+        "sandbox_not_billable",
+        "A sandbox account has no billing to manage; upgrade first (POST /v1/upgrades)",
+      );
+    }
+    const { url } = await createPortalSession(services.deps, stripeOf(services), actor.accountId);
+    return { url };
+  },
+});
+
 /** The billing operations, in the order the API reference lists them. */
 export const BILLING_OPERATIONS = [
   plansOp,
@@ -330,6 +380,7 @@ export const BILLING_OPERATIONS = [
   subscriptionOp,
   creditsOp,
   purchaseCreditsOp,
+  billingPortalOp,
 ];
 
 /**

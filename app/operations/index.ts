@@ -19,6 +19,7 @@ import {
   ARTICLE_SHARE_OPERATIONS,
   AUDIT_SHARE_OPERATIONS,
 } from "./shares.ts";
+import { UPGRADE_OPERATIONS } from "./upgrades.ts";
 import { WEBHOOK_OPERATIONS } from "./webhooks.ts";
 
 export const OPERATIONS = [
@@ -42,5 +43,7 @@ export const OPERATIONS = [
   // Additive: a project's audit schedule.
   ...SCHEDULE_OPERATIONS,
   ...BILLING_OPERATIONS,
+  // Additive: upgrades an agent starts and a human finishes.
+  ...UPGRADE_OPERATIONS,
   ...WEBHOOK_OPERATIONS,
 ];

@@ -11,6 +11,7 @@ import { ApiError } from "../errors.ts";
 import type { CheckoutRecord, KeyMode, PendingCheckoutRecord, PlanId } from "../records.ts";
 import { isActive } from "../subscription_state.ts";
 import { findPack, findPlan, type PackId, stripePriceOf } from "./catalog.ts";
+import { ensureStripeCustomer } from "./customer.ts";
 import { type StripeClient, StripeError } from "./stripe_client.ts";
 
 /** A checkout is reported as `pending_payment` this long; Stripe expires sessions after 24 h too. */
@@ -113,7 +114,7 @@ export async function createSubscriptionCheckout(
     subscription_data: { metadata },
     ...returnUrls(config.publicBaseUrl),
   };
-  const session = await createSession(stripe, params, caller, "subscription");
+  const session = await createSession(deps, stripe, params, caller, "subscription");
 
   const checkout: CheckoutRecord = {
     sessionId: session.id,
@@ -174,7 +175,7 @@ export async function createPackCheckout(
     payment_intent_data: { metadata },
     ...returnUrls(config.publicBaseUrl),
   };
-  const session = await createSession(stripe, params, caller, "credit_pack");
+  const session = await createSession(deps, stripe, params, caller, "credit_pack");
   const now = clock.now();
   const checkout: CheckoutRecord = {
     sessionId: session.id,
@@ -189,6 +190,95 @@ export async function createPackCheckout(
   };
   await write(kv, keys.checkout(session.id), checkout, { expireIn: RECORD_TTL_MS });
   return { sessionId: session.id, url: session.url, packId: pack.id };
+}
+
+/** What an upgrade's checkout pays for: a plan of one sandbox project, a pack, or both. */
+export interface UpgradeCheckoutInput {
+  accountId: string;
+  upgradeId: string;
+  plan: { projectId: string; planId: PlanId } | null;
+  packId: PackId | null;
+  /** When the Checkout Session closes (Stripe takes 30 minutes to 24 hours from now). */
+  expiresAt: number;
+}
+
+/**
+ * Opens the Checkout Session of an upgrade (domain/upgrades/): ONE session for everything the
+ * human chose. With a plan it is a subscription-mode session whose line items are the plan's
+ * monthly price and, when a pack was chosen too, the pack's one-time price (Stripe bills one-time
+ * prices on the subscription's first invoice); a pack alone is a payment-mode session. The
+ * session's metadata (and the subscription's or payment intent's) carry
+ * `{service, kind: "upgrade", account_id, upgrade_id, project_id, plan_id, pack_id}`; the record
+ * stored here is what the webhook matches the paid session against. 503
+ * `billing_not_configured` for a plan or pack without its price.
+ */
+export async function createUpgradeCheckout(
+  deps: Deps,
+  stripe: StripeClient | null,
+  input: UpgradeCheckoutInput,
+): Promise<{ sessionId: string; url: string }> {
+  const { kv, clock, config } = deps;
+  if (!input.plan && !input.packId) {
+    throw new ApiError("invalid_request", "Choose a plan or a credit pack to pay for");
+  }
+  const line_items: Stripe.Checkout.SessionCreateParams.LineItem[] = [];
+  if (input.plan) {
+    const price = stripePriceOf(config, input.plan.planId);
+    if (!stripe || !price) throw notConfigured(`plan '${input.plan.planId}'`);
+    line_items.push({ price, quantity: 1 });
+  }
+  if (input.packId) {
+    const price = stripePriceOf(config, input.packId);
+    if (!stripe || !price) throw notConfigured(`pack '${input.packId}'`);
+    line_items.push({ price, quantity: 1 });
+  }
+  const metadata: Record<string, string> = {
+    service: METADATA_SERVICE,
+    kind: "upgrade",
+    account_id: input.accountId,
+    upgrade_id: input.upgradeId,
+    ...(input.plan ? { project_id: input.plan.projectId, plan_id: input.plan.planId } : {}),
+    ...(input.packId ? { pack_id: input.packId } : {}),
+  };
+  const base = config.publicBaseUrl;
+  const params: Stripe.Checkout.SessionCreateParams = {
+    mode: input.plan ? "subscription" : "payment",
+    line_items,
+    client_reference_id: input.accountId,
+    metadata,
+    ...(input.plan ? { subscription_data: { metadata } } : {
+      payment_intent_data: { metadata },
+    }),
+    expires_at: Math.floor(input.expiresAt / 1000),
+    success_url: `${base}/upgrade/${input.upgradeId}/done?session_id={CHECKOUT_SESSION_ID}`,
+    cancel_url: `${base}/upgrade/${input.upgradeId}`,
+  };
+  const session = await createSession(
+    deps,
+    stripe!,
+    params,
+    { accountId: input.accountId, mode: "live" },
+    "upgrade",
+  );
+  const checkout: CheckoutRecord = {
+    sessionId: session.id,
+    kind: "upgrade",
+    accountId: input.accountId,
+    projectId: input.plan?.projectId ?? null,
+    planId: input.plan?.planId ?? null,
+    packId: input.packId,
+    url: session.url,
+    createdAt: clock.now(),
+    completedAt: null,
+    upgradeId: input.upgradeId,
+  };
+  await write(kv, keys.checkout(session.id), checkout, { expireIn: RECORD_TTL_MS });
+  return { sessionId: session.id, url: session.url };
+}
+
+/** Expires an open Checkout Session at Stripe, best effort (a replaced choice cannot be paid). */
+export async function expireSession(stripe: StripeClient | null, sessionId: string) {
+  await stripe?.checkout.sessions.expire(sessionId).catch(() => {});
 }
 
 /** Checkout records are kept 90 days for support questions, then KV drops them. */
@@ -218,23 +308,26 @@ function returnUrls(baseUrl: string) {
 }
 
 /**
- * Calls Stripe with an Idempotency-Key: derived from the caller's own key and the parameters (so
+ * Calls Stripe as the account's Stripe customer (created with its first checkout and kept,
+ * customer.ts) with an Idempotency-Key: derived from the caller's own key and the parameters (so
  * our retry after a 500 reuses Stripe's session, and a reused key with other parameters does not
  * trip Stripe's idempotency_error), or fresh when the caller sent none.
  */
 async function createSession(
+  deps: Deps,
   stripe: StripeClient,
   params: Stripe.Checkout.SessionCreateParams,
   caller: BillingCaller,
   kind: string,
 ): Promise<{ id: string; url: string }> {
-  const idempotencyKey = caller.idempotencyKey
-    ? `serpwright-${await sha256Hex(
-      JSON.stringify([caller.accountId, kind, caller.idempotencyKey, params]),
-    )}`
-    : crypto.randomUUID();
   let session: Stripe.Checkout.Session;
   try {
+    params.customer = await ensureStripeCustomer(deps, stripe, caller.accountId);
+    const idempotencyKey = caller.idempotencyKey
+      ? `serpwright-${await sha256Hex(
+        JSON.stringify([caller.accountId, kind, caller.idempotencyKey, params]),
+      )}`
+      : crypto.randomUUID();
     session = await stripe.checkout.sessions.create(params, { idempotencyKey });
   } catch (err) {
     throw stripeFailure(err);
@@ -247,11 +340,11 @@ async function createSession(
  * A key or price Stripe rejects is the operator's configuration (503 `billing_not_configured`);
  * anything else (network, Stripe 5xx) is 500 `internal_error`, safe to retry with the same key.
  */
-function stripeFailure(err: unknown): Error {
+export function stripeFailure(err: unknown): Error {
   if (err instanceof StripeError) {
     console.error(JSON.stringify({
       level: "error",
-      msg: "stripe checkout session create failed",
+      msg: "stripe call failed",
       type: err.type,
       code: err.code ?? null,
       status: err.statusCode ?? null,

@@ -3,7 +3,11 @@
  * that makes each event apply once, and readers for Stripe's loosely typed payloads.
  */
 import { type Atomic, keys } from "../store.ts";
-import type { StripeEventRecord } from "../records.ts";
+import { iso } from "../clock.ts";
+import type { Deps } from "../deps.ts";
+import { recordEvent } from "../events.ts";
+import type { StripeEventRecord, SubscriptionRecord } from "../records.ts";
+import { isActive } from "../subscription_state.ts";
 
 /** Processed event ids are kept past Stripe's 3-day retry window and 30-day event history. */
 export const EVENT_MARK_TTL_MS = 90 * 86_400_000;
@@ -39,6 +43,8 @@ export type EventOutcome =
   | "credits_restored"
   | "dispute_lost"
   | "dispute_already_closed"
+  | "upgraded"
+  | "upgrade_already_paid"
   | "duplicate_event"
   | "ignored";
 
@@ -77,4 +83,45 @@ export function logAnomaly(msg: string, event: StripeEventLike, detail: object):
     stripe_event: event.type,
     ...detail,
   }));
+}
+
+/** Adds `subscription.updated` for a project's subscription record to the event's commit. */
+export function emitSubscriptionUpdated(
+  deps: Deps,
+  op: Deno.AtomicOperation,
+  event: StripeEventLike,
+  record: SubscriptionRecord,
+  firstActivation: boolean,
+  now: number,
+  extra: Record<string, unknown> = {},
+): void {
+  recordEvent(op, deps.queue, {
+    accountId: record.accountId,
+    event: "subscription.updated",
+    data: {
+      project_id: record.projectId,
+      // A cancelled or unpaid subscription stays active until its paid period ends.
+      status: isActive(record, now) ? "active" : "none",
+      plan: record.plan,
+      paid_until: iso(record.paidUntil),
+      first_activation: firstActivation,
+      ...extra,
+      stripe_event: event.type,
+    },
+    now,
+  });
+}
+
+/**
+ * One calendar month later in UTC, clamped to the month's last day (Jan 31 → Feb 28), as Stripe
+ * bills. Used for `paid_until` when the event carries no period end (checkout.session.completed).
+ */
+export function addMonthsUtc(ms: number, months: number): number {
+  const d = new Date(ms);
+  const day = d.getUTCDate();
+  d.setUTCDate(1);
+  d.setUTCMonth(d.getUTCMonth() + months);
+  const lastDay = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate();
+  d.setUTCDate(Math.min(day, lastDay));
+  return d.getTime();
 }

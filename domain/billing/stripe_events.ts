@@ -10,7 +10,6 @@
  */
 import { atomically } from "../../kv/atomic.ts";
 import { atomic, keys, read, readMany } from "../store.ts";
-import { iso } from "../clock.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { recordEvent } from "../events.ts";
@@ -20,8 +19,11 @@ import { CURRENCY, findPack, findPlan, PLAN_IDS } from "./catalog.ts";
 import { METADATA_SERVICE } from "./checkout.ts";
 import { addCredit } from "./credits.ts";
 import { applyChargeRefunded, applyDisputeClosed, applyDisputeCreated } from "./pack_reversals.ts";
+import { applyUpgradePayment } from "../upgrades/payment.ts";
 import {
+  addMonthsUtc,
   count,
+  emitSubscriptionUpdated,
   type EventOutcome,
   idOf,
   logAnomaly,
@@ -32,6 +34,7 @@ import {
 import { stripeWebhooks, subtleCrypto } from "./stripe_client.ts";
 
 export type { EventOutcome, StripeEventLike } from "./stripe_common.ts";
+export { addMonthsUtc } from "./stripe_common.ts";
 
 /** Stripe's own signature tolerance: a signed timestamp older than this is refused. */
 export const SIGNATURE_TOLERANCE_S = 300;
@@ -120,6 +123,15 @@ async function onCheckoutPaid(deps: Deps, event: StripeEventLike): Promise<Event
     logAnomaly(`paid session not granted: ${mismatch}`, event, { session_id: sessionId });
     return await markOnly(deps, event, "unknown_checkout");
   }
+  if (checkout.kind === "upgrade") {
+    return await applyUpgradePayment(deps, event, {
+      checkout,
+      stripeSubscriptionId: idOf(session.subscription),
+      customerId: idOf(session.customer),
+      paymentIntentId: idOf(session.payment_intent),
+      amount: amountOf(session)!,
+    });
+  }
   if (checkout.kind === "credit_pack") {
     return await applyPackPayment(deps, event, {
       accountId: checkout.accountId,
@@ -158,7 +170,19 @@ function checkoutMismatch(
   if (checkout.kind !== meta.kind) return "kind differs from the stored checkout";
   if (checkout.accountId !== meta.account_id) return "account differs from the stored checkout";
   let price: number | undefined;
-  if (checkout.kind === "credit_pack") {
+  if (checkout.kind === "upgrade") {
+    if (checkout.upgradeId !== meta.upgrade_id) return "upgrade differs from the stored checkout";
+    if (
+      (checkout.projectId ?? undefined) !== meta.project_id ||
+      (checkout.planId ?? undefined) !== meta.plan_id ||
+      (checkout.packId ?? undefined) !== meta.pack_id
+    ) {
+      return "project, plan or pack differs from the stored checkout";
+    }
+    const plan = checkout.planId ? findPlan(checkout.planId)?.monthlyPrice : 0;
+    const pack = checkout.packId ? findPack(checkout.packId)?.usd : 0;
+    price = plan === undefined || pack === undefined ? undefined : plan + pack;
+  } else if (checkout.kind === "credit_pack") {
     if (checkout.packId !== meta.pack_id) return "pack differs from the stored checkout";
     price = findPack(checkout.packId ?? "")?.usd;
   } else {
@@ -543,48 +567,9 @@ function applyPackPayment(
 /** Pack payments are kept as long as Stripe lets a customer dispute a card payment (120 days+). */
 const PAYMENT_TTL_MS = 200 * 86_400_000;
 
-function emitSubscriptionUpdated(
-  deps: Deps,
-  op: Deno.AtomicOperation,
-  event: StripeEventLike,
-  record: SubscriptionRecord,
-  firstActivation: boolean,
-  now: number,
-  extra: Record<string, unknown> = {},
-): void {
-  recordEvent(op, deps.queue, {
-    accountId: record.accountId,
-    event: "subscription.updated",
-    data: {
-      project_id: record.projectId,
-      // A cancelled or unpaid subscription stays active until its paid period ends.
-      status: isActive(record, now) ? "active" : "none",
-      plan: record.plan,
-      paid_until: iso(record.paidUntil),
-      first_activation: firstActivation,
-      ...extra,
-      stripe_event: event.type,
-    },
-    now,
-  });
-}
-
-/**
- * One calendar month later in UTC, clamped to the month's last day (Jan 31 → Feb 28), as Stripe
- * bills. Used for `paid_until` when the event carries no period end (checkout.session.completed).
- */
-export function addMonthsUtc(ms: number, months: number): number {
-  const d = new Date(ms);
-  const day = d.getUTCDate();
-  d.setUTCDate(1);
-  d.setUTCMonth(d.getUTCMonth() + months);
-  const lastDay = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate();
-  d.setUTCDate(Math.min(day, lastDay));
-  return d.getTime();
-}
-
 type OurMetadata = {
   kind?: string;
+  upgrade_id?: string;
   account_id?: string;
   project_id?: string;
   plan_id?: string;
@@ -596,7 +581,9 @@ function ourMetadata(value: unknown): OurMetadata | null {
   const m = value as Record<string, unknown>;
   if (m.service !== METADATA_SERVICE) return null;
   const out: OurMetadata = {};
-  for (const k of ["kind", "account_id", "project_id", "plan_id", "pack_id"] as const) {
+  for (
+    const k of ["kind", "account_id", "project_id", "plan_id", "pack_id", "upgrade_id"] as const
+  ) {
     if (typeof m[k] === "string" && m[k]) out[k] = m[k] as string;
   }
   return out;

@@ -250,9 +250,9 @@ const TOOL_ACTIONS: Partial<Record<ErrorCode, string>> = {
   insufficient_credits: "Buy a credit pack (billing, action buy_credits) and hand the human the " +
     "checkout_url, or subscribe the project (billing, action subscribe).",
   payment_required: "Use a live key with credits, or subscribe the project " +
-    "(billing, action subscribe, with a live key).",
-  sandbox_limit_reached: "Hand a human the upgrade_url (billing, action plans) to move to a " +
-    "paid plan.",
+    "(billing, action subscribe, with a live key). With a sandbox key: billing, action upgrade.",
+  sandbox_limit_reached: "Start an upgrade (billing, action upgrade), hand a human its " +
+    "verification_uri_complete, then poll (billing, action upgrade_status) for the live key.",
   not_found: "Check the id; list the resources (action list) to find it.",
   audit_in_progress: "Poll the running audit (audits, action get, with the audit_id of the " +
     "error) until it completes, then start again; or start with the same options to get it.",

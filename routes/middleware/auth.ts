@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { expiredSandboxPrincipal } from "../../domain/auth.ts";
 import { ApiError } from "../../domain/errors.ts";
 import { isAccessToken } from "../../domain/oauth/secrets.ts";
 import { secureEqual } from "../../domain/secure_compare.ts";
@@ -55,10 +56,16 @@ export function identify(
   };
 }
 
-/** Refuses the request unless `identify` resolved a usable key. */
-export function requireKey(): MiddlewareHandler<AppEnv> {
+/**
+ * Refuses the request unless `identify` resolved a usable key; with `expiredSandbox`, an expired
+ * (not revoked) sandbox key passes too, for the operations that admit one (upgrades).
+ */
+export function requireKey(
+  options: { expiredSandbox?: boolean } = {},
+): MiddlewareHandler<AppEnv> {
   return async function requireKeyMiddleware(c, next) {
-    if (!c.get("principal")) {
+    const admitted = options.expiredSandbox && expiredSandboxPrincipal(c.get("authError"));
+    if (!c.get("principal") && !admitted) {
       throw c.get("authError") ??
         new ApiError(
           "unauthorized",

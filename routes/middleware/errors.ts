@@ -3,7 +3,16 @@ import { HTTPException } from "hono/http-exception";
 import { ApiError } from "../../domain/errors.ts";
 import type { AppEnv } from "../env.ts";
 
-/** The `/v1` error body. */
+/**
+ * The codes that end a trial (only a sandbox key meets them: live keys neither expire nor get
+ * `payment_required`): their answers say where the trial continues.
+ */
+const TRIAL_ENDINGS = new Set(["sandbox_limit_reached", "payment_required", "key_expired"]);
+
+/**
+ * The `/v1` error body. An error that ends a trial also carries `upgrade_url` (the human's
+ * upgrade page) and `upgrade`, the call that starts one.
+ */
 export function errorBody(baseUrl: string, err: ApiError): Record<string, unknown> {
   return {
     error: {
@@ -11,6 +20,13 @@ export function errorBody(baseUrl: string, err: ApiError): Record<string, unknow
       message: err.message,
       doc_url: `${baseUrl}/docs/errors#${err.code}`,
     },
+    ...(TRIAL_ENDINGS.has(err.code)
+      ? {
+        upgrade_url: `${baseUrl}/upgrade`,
+        upgrade: "POST /v1/upgrades: a human finishes it at the verification_uri_complete it " +
+          "answers; then GET its poll path for the live key",
+      }
+      : {}),
     ...err.extra,
   };
 }

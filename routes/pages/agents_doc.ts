@@ -148,8 +148,12 @@ curl -s ${D}/v1/account -H "Authorization: Bearer $KEY"
 `)}
     <p>The sandbox allows ${SANDBOX_LIMITS.projects} project, ${SANDBOX_LIMITS.audits} audit and
     ${SANDBOX_LIMITS.articles} watermarked draft articles, for ${SANDBOX_LIMITS.expires_days} days.
-    When it runs out, hand a human the <code>upgrade_url</code> (the <a href="${b}/pricing">pricing
-    page</a>).</p>
+    When it runs out (or the key expires), start an upgrade: <code>POST /v1/upgrades</code> answers
+    a short <code>user_code</code> and a link, <code>verification_uri_complete</code>, to hand a
+    human. They choose a plan or credits and pay; poll the upgrade's <code>poll</code> path every
+    <code>interval</code> seconds, and the first answer after payment carries the account's live
+    key (<code>api_key</code>), once. Errors that end the trial say so (<code>upgrade_url</code>,
+    <code>upgrade</code>). See <a href="#billing">Billing</a>.</p>
 
     <h2 id="project">2. Register a project</h2>
     <p>A project is one site. <code>url</code> (1 to 500 characters, http or https) is normalised
@@ -398,7 +402,18 @@ curl -s -X DELETE ${D}/v1/webhooks/$WEBHOOK -H "Authorization: Bearer $KEY"
     ${codeBlock(`
 curl -s ${D}/v1/plans
 
-# After a human upgraded, the operator mints a live key (local server: the .env.dev token).
+# The trial's way out: start an upgrade with the sandbox key (an expired one too) and hand a
+# human verification_uri_complete; poll the answer's poll path every interval seconds. Once the
+# human paid, one answer carries the live key (api_key); later ones say "claimed".
+export IDEM=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n')
+curl -s -X POST ${D}/v1/upgrades -H "Authorization: Bearer $KEY" -H "Idempotency-Key: $IDEM"
+# 201 {"upgrade_id":"upg_…","status":"pending","user_code":"KMTQ-7XWD",
+#      "verification_uri":"${b}/upgrade","verification_uri_complete":"${b}/upgrade?code=KMTQ-7XWD",
+#      "expires_at":…,"interval":5,"poll":"/v1/upgrades/upg_…","note":…}
+# curl -s ${D}/v1/upgrades/upg_... -H "Authorization: Bearer $KEY"
+# 200 {"status":"claimed","api_key":"sk_live_…","project_ids":[…],"plan":"basic",…}  (once)
+
+# Without Stripe (the local server), the operator mints a live key instead (the .env.dev token).
 curl -s -X POST ${D}/admin/accounts/$ACCOUNT/live-keys \\
   -H 'Authorization: Bearer ${DEV_ADMIN_TOKEN}'
 export LIVE=sk_live_...
@@ -436,7 +451,16 @@ curl -s -X POST ${D}/v1/credits/purchases \\
     402 <code>insufficient_credits</code>, whose body adds <code>required_credits</code>,
     <code>balance_credits</code>, <code>purchase</code> and <code>subscription_alternative</code>. Poll
     <code>GET /v1/subscription</code> or receive <code>subscription.updated</code> and
-    <code>credits.updated</code> webhooks.</p>
+    <code>credits.updated</code> webhooks (and <code>account.upgraded</code> when an upgrade is
+    paid). A human manages what the account pays for (card, invoices, cancelling a plan) in
+    Stripe's billing portal: <code>POST /v1/billing-portal</code> with a live key answers its
+    <code>url</code> (409 <code>no_billing_customer</code> before the first payment).</p>
+    ${codeBlock(`
+export IDEM=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n')
+curl -s -X POST ${D}/v1/billing-portal -H "Authorization: Bearer $LIVE" \\
+  -H "Idempotency-Key: $IDEM"
+# 201 {"url":"https://billing.stripe.com/p/session/…"}
+`)}
 
     <h2 id="keys">7. Key rotation</h2>
     <p>Order matters: <strong>create the new key first, switch to it, then revoke the old one</strong>.
@@ -475,11 +499,12 @@ export KEY=$NEW_KEY           # from now on, the new key
       ],
       [
         html`<code>unauthorized</code>, <code>key_revoked</code>, <code>key_expired</code> (401)`,
-        "Switch to another active key; an expired sandbox needs a human upgrade.",
+        "Switch to another active key; an expired sandbox key starts an upgrade " +
+        "(POST /v1/upgrades) that a human finishes.",
       ],
       [
         html`<code>sandbox_limit_reached</code> (403)`,
-        "Hand a human the upgrade_url (the pricing page).",
+        "Start an upgrade (POST /v1/upgrades) and hand a human its verification_uri_complete.",
       ],
       [
         html`<code>insufficient_credits</code>, <code>payment_required</code> (402)`,

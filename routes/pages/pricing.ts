@@ -83,9 +83,13 @@ export function pricingPage(baseUrl: string): string {
 
     <h2 id="upgrade">Upgrading from the sandbox</h2>
     <p>An agent whose trial ran out (403 <code>sandbox_limit_reached</code>) or expired (401
-    <code>key_expired</code>) sends a human here. A human completes the upgrade; the account then gets a
-    live key (<code>sk_live_…</code>). With it the agent opens checkouts for plans and credit packs, and
-    a human pays each one at its <code>checkout_url</code>. ${doc.merchant_of_record}</p>
+    <code>key_expired</code>) starts an upgrade (<code>POST /v1/upgrades</code>) and gives you a
+    code. <a href="${b}/upgrade" id="upgrade-link">Enter the code on the upgrade page</a>: you see the
+    account and its project, choose a plan or credits, and pay once at Stripe. The project keeps its
+    audits and articles, and the agent receives its live key (<code>sk_live_…</code>) by itself.
+    Later purchases are checkouts the agent opens and you pay at their <code>checkout_url</code>;
+    cards, invoices and cancellations are in Stripe's billing portal.
+    ${doc.merchant_of_record}</p>
     <p>${doc.agent_channel.note}</p>
 
     <h2 id="credits">Credit packs</h2>

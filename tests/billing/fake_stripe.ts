@@ -1,9 +1,9 @@
 /**
  * A fake Stripe API on loopback: real HTTP, form-encoded requests exactly as the `stripe` SDK sends
- * them. It answers the calls the service makes (create and expire Checkout Sessions), records
- * every request so tests can assert the price, mode, metadata and Idempotency-Key, and replays a
- * session for a repeated Idempotency-Key as Stripe does. Also signs webhook events the way Stripe
- * signs them.
+ * them. It answers the calls the service makes (create customers, create and expire Checkout
+ * Sessions, create Billing Portal sessions), records every request so tests can assert the price,
+ * mode, metadata and Idempotency-Key, and replays an answer for a repeated Idempotency-Key as
+ * Stripe does. Also signs webhook events the way Stripe signs them.
  *
  * Machine payments (`mppx`'s Stripe method): the test helper that creates a shared payment
  * granted token (`POST /v1/test_helpers/shared_payment/granted_tokens`, what an agent's wallet
@@ -31,14 +31,25 @@ export interface FakeStripe {
   requests: RecordedRequest[];
   /** Session-create requests only. */
   sessionCreates(): RecordedRequest[];
+  /** Customer-create requests only. */
+  customerCreates(): RecordedRequest[];
+  /** Billing Portal session-create requests only. */
+  portalCreates(): RecordedRequest[];
   /** PaymentIntent-create requests only (replays included). */
   paymentIntentCreates(): RecordedRequest[];
   /** The PaymentIntents created, by id. */
   paymentIntents: Map<string, Record<string, unknown>>;
   /** The shared payment granted tokens, by id. */
   grantedTokens: Map<string, Record<string, unknown>>;
-  /** The next request answers this status and Stripe error body instead. */
-  failNext(status: number, error: { type: string; code?: string; message?: string }): void;
+  /**
+   * The next request to a path starting with `prefix` (default: Checkout Sessions) answers this
+   * status and Stripe error body instead.
+   */
+  failNext(
+    status: number,
+    error: { type: string; code?: string; message?: string },
+    prefix?: string,
+  ): void;
   close(): Promise<void>;
 }
 
@@ -49,7 +60,7 @@ export function startFakeStripe(): Promise<FakeStripe> {
   const grantedTokens = new Map<string, Record<string, unknown>>();
   const intentsByKey = new Map<string, { params: string; status: number; body: unknown }>();
   let counter = 0;
-  let failure: { status: number; error: Record<string, unknown> } | null = null;
+  let failure: { status: number; error: Record<string, unknown>; prefix: string } | null = null;
 
   const json = (body: unknown, status = 200, extra: Record<string, string> = {}) =>
     new Response(JSON.stringify(body), {
@@ -227,14 +238,50 @@ export function startFakeStripe(): Promise<FakeStripe> {
     if (!secret.startsWith("sk_test_")) {
       return json({ error: { type: "invalid_request_error", message: "Invalid API Key" } }, 401);
     }
-    if (failure) {
+    if (failure && url.pathname.startsWith(failure.prefix)) {
       const f = failure;
       failure = null;
       return json({ error: f.error }, f.status);
     }
+    const key = req.headers.get("idempotency-key");
+    if (req.method === "POST" && key && byIdempotencyKey.has(`${url.pathname} ${key}`)) {
+      return json(byIdempotencyKey.get(`${url.pathname} ${key}`));
+    }
+    if (req.method === "POST" && url.pathname === "/v1/customers") {
+      const metadata: Record<string, string> = {};
+      for (const [k, v] of Object.entries(form)) {
+        const m = /^metadata\[(.+)\]$/.exec(k);
+        if (m) metadata[m[1]] = v;
+      }
+      const customer = {
+        id: `cus_test_${++counter}${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`,
+        object: "customer",
+        email: form.email ?? null,
+        metadata,
+      };
+      if (key) byIdempotencyKey.set(`${url.pathname} ${key}`, customer);
+      return json(customer);
+    }
+    if (req.method === "POST" && url.pathname === "/v1/billing_portal/sessions") {
+      if (!/^cus_/.test(form.customer ?? "")) {
+        return json({
+          error: {
+            type: "invalid_request_error",
+            code: "resource_missing",
+            message: `No such customer: '${form.customer}'`,
+          },
+        }, 400);
+      }
+      const id = `bps_test_${++counter}${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
+      return json({
+        id,
+        object: "billing_portal.session",
+        customer: form.customer,
+        return_url: form.return_url ?? null,
+        url: `https://billing.stripe.test/p/session/${id}`,
+      });
+    }
     if (req.method === "POST" && url.pathname === "/v1/checkout/sessions") {
-      const key = req.headers.get("idempotency-key");
-      if (key && byIdempotencyKey.has(key)) return json(byIdempotencyKey.get(key));
       const id = `cs_test_${++counter}${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
       const metadata: Record<string, string> = {};
       for (const [k, v] of Object.entries(form)) {
@@ -253,10 +300,12 @@ export function startFakeStripe(): Promise<FakeStripe> {
         cancel_url: form.cancel_url,
         url: `https://checkout.stripe.test/c/pay/${id}`,
         subscription: null,
-        customer: null,
-        expires_at: Math.floor(Date.now() / 1000) + 86_400,
+        customer: form.customer ?? null,
+        expires_at: form.expires_at
+          ? Number(form.expires_at)
+          : Math.floor(Date.now() / 1000) + 86_400,
       };
-      if (key) byIdempotencyKey.set(key, session);
+      if (key) byIdempotencyKey.set(`${url.pathname} ${key}`, session);
       return json(session);
     }
     if (
@@ -281,12 +330,16 @@ export function startFakeStripe(): Promise<FakeStripe> {
     requests,
     sessionCreates: () =>
       requests.filter((r) => r.method === "POST" && r.path === "/v1/checkout/sessions"),
+    customerCreates: () =>
+      requests.filter((r) => r.method === "POST" && r.path === "/v1/customers"),
+    portalCreates: () =>
+      requests.filter((r) => r.method === "POST" && r.path === "/v1/billing_portal/sessions"),
     paymentIntentCreates: () =>
       requests.filter((r) => r.method === "POST" && r.path === "/v1/payment_intents"),
     paymentIntents,
     grantedTokens,
-    failNext(status, error) {
-      failure = { status, error: { ...error } };
+    failNext(status, error, prefix = "/v1/checkout/sessions") {
+      failure = { status, error: { ...error }, prefix };
     },
     async close() {
       await server.shutdown();
@@ -349,26 +402,28 @@ export function paidSession(
   metadata: Record<string, string>,
   extra: Record<string, unknown> = {},
 ): Record<string, unknown> {
+  // An upgrade pays a plan, a pack or both in one session (subscription mode with a plan).
+  const recurring = metadata.kind === "subscription" ||
+    (metadata.kind === "upgrade" && metadata.plan_id !== undefined);
   const usd = metadata.kind === "subscription"
     ? findPlan(metadata.plan_id ?? "")?.monthlyPrice
+    : metadata.kind === "upgrade"
+    ? (findPlan(metadata.plan_id ?? "")?.monthlyPrice ?? 0) +
+      (findPack(metadata.pack_id ?? "")?.usd ?? 0)
     : findPack(metadata.pack_id ?? "")?.usd;
   const cents = (usd ?? 0) * 100;
   return {
     id: `cs_test_paid_${crypto.randomUUID().slice(0, 8)}`,
     object: "checkout.session",
-    mode: metadata.kind === "subscription" ? "subscription" : "payment",
+    mode: recurring ? "subscription" : "payment",
     status: "complete",
     payment_status: "paid",
     metadata,
     currency: "usd",
     amount_subtotal: cents,
     amount_total: cents,
-    payment_intent: metadata.kind === "subscription"
-      ? null
-      : `pi_${crypto.randomUUID().replaceAll("-", "").slice(0, 14)}`,
-    subscription: metadata.kind === "subscription"
-      ? `sub_${crypto.randomUUID().slice(0, 8)}`
-      : null,
+    payment_intent: recurring ? null : `pi_${crypto.randomUUID().replaceAll("-", "").slice(0, 14)}`,
+    subscription: recurring ? `sub_${crypto.randomUUID().slice(0, 8)}` : null,
     customer: "cus_test_1",
     ...extra,
   };

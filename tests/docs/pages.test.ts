@@ -270,7 +270,7 @@ Deno.test("every curl line of /docs/agents runs as written against the app", () 
       ) {
         // The quickstart's key is a sandbox key (402), and its audit may still be running (409).
         assert.ok(r.status === 402 || r.status === 409, what);
-      } else if (/\/v1\/(subscriptions|credits\/purchases)$/.test(url)) {
+      } else if (/\/v1\/(subscriptions|credits\/purchases|upgrades|billing-portal)$/.test(url)) {
         // No payment provider in tests, as on the dev server: the documented 503.
         assert.equal(code, "billing_not_configured", what);
       } else {

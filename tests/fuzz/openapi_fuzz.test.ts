@@ -235,6 +235,7 @@ Deno.test({
         ],
         articles: [],
         rechecks: [],
+        upgrades: [],
       };
       const revoked = await app.req("POST", "/v1/api-keys", { key: live, body: {} });
       await app.req("DELETE", `/v1/api-keys/${revoked.body.id}`, { key: live });
@@ -254,6 +255,7 @@ Deno.test({
         add("audits", b.audit_id);
         add("articles", b.article_id);
         add("rechecks", b.recheck_id);
+        add("upgrades", b.upgrade_id);
         if (o.c.method === "POST" && o.c.url.includes("/v1/api-keys")) add("keys", b.id);
       };
 
@@ -261,11 +263,12 @@ Deno.test({
       const ops = operations(doc);
       assert.equal(
         ops.length,
-        41,
+        44,
         "the 20 interface operations, the 3 audit findings listings, the audit summary, the " +
           "report, 3 audit and 3 article share operations, the 2 account-wide share " +
           "operations, the 3 schedule operations, the 2 re-check operations, the 2 " +
-          "connected-apps operations and verify-email",
+          "connected-apps operations, verify-email, the 2 upgrade operations and the billing " +
+          "portal",
       );
       const snapKeys = [sandbox.key, live];
       let before = await snapshot(app, snapKeys);

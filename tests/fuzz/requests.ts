@@ -102,6 +102,7 @@ const PARAM_POOL: Record<string, string> = {
   auditId: "audits",
   articleId: "articles",
   recheckId: "rechecks",
+  upgradeId: "upgrades",
 };
 
 function poolFor(op: Operation, name: string): string {

@@ -95,6 +95,8 @@ function mask(text: string): string {
     // A share link's token (in its URL) and the hint of it a listing shows.
     .replace(/\/(reports|previews)\/[A-Za-z0-9_-]{43}/g, "/$1/<token>")
     .replace(/"hint":"…[^"]*"/g, '"hint":"<hint>"')
+    // An upgrade's user code (XXXX-XXXX), in its answer and its link.
+    .replace(/\b[A-HJKMNP-TV-Z2-9]{4}-[A-HJKMNP-TV-Z2-9]{4}\b/g, "<user_code>")
     // The job table orders by wall-clock due time and a random tie-breaker.
     .replace(/\["job_queue",\d+,"[0-9a-z]+"\]/g, '["job_queue",<due>,<id>]')
     .replace(/"[A-Za-z0-9+/_-]{40,}={0,2}"/g, '"<blob>"');

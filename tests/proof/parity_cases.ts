@@ -5,6 +5,7 @@
 import { newId } from "../../domain/ids.ts";
 import { hashKey } from "../../domain/key_hash.ts";
 import type { GrantRecord } from "../../domain/oauth/types.ts";
+import type { UpgradeRecord } from "../../domain/upgrades/types.ts";
 import { keys } from "../../kv/keys.ts";
 import type { TestApp } from "../helpers/app.ts";
 import { seedCompletedAudit } from "../helpers/seed_audit.ts";
@@ -945,6 +946,60 @@ export const parityCases: ParityCase[] = [
     }),
   },
   {
+    op: "billing.portal",
+    name: "sandbox keys have no billing to manage",
+    changes: false,
+    rest: (w) => ({ method: "POST", path: "/v1/billing-portal", key: w.sandbox.key, body: {} }),
+    mcp: (w) => ({ key: w.sandbox.key, tool: "billing", args: { action: "portal" } }),
+  },
+  {
+    op: "billing.portal",
+    name: "no Stripe on this server",
+    changes: false,
+    rest: (w) => ({ method: "POST", path: "/v1/billing-portal", key: w.live.key, body: {} }),
+    mcp: (w) => ({ key: w.live.key, tool: "billing", args: { action: "portal" } }),
+  },
+  {
+    op: "upgrades.create",
+    name: "a live key is already live",
+    changes: false,
+    rest: (w) => ({ method: "POST", path: "/v1/upgrades", key: w.live.key, body: {} }),
+    mcp: (w) => ({ key: w.live.key, tool: "billing", args: { action: "upgrade" } }),
+  },
+  {
+    op: "upgrades.create",
+    name: "no Stripe on this server",
+    changes: false,
+    rest: (w) => ({ method: "POST", path: "/v1/upgrades", key: w.sandbox.key, body: {} }),
+    mcp: (w) => ({ key: w.sandbox.key, tool: "billing", args: { action: "upgrade" } }),
+  },
+  {
+    op: "upgrades.get",
+    name: "the sandbox key reads its pending upgrade",
+    status: 200,
+    changes: false,
+    async setup(app, w) {
+      w.extra.upgradeId ??= await pendingUpgrade(app, w.sandbox.accountId);
+    },
+    rest: (w) => ({ method: "GET", path: `/v1/upgrades/${w.extra.upgradeId}`, key: w.sandbox.key }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "billing",
+      args: { action: "upgrade_status", upgrade_id: w.extra.upgradeId },
+    }),
+  },
+  {
+    op: "upgrades.get",
+    name: "another account's upgrade is not_found",
+    changes: false,
+    rest: (w) => ({ method: "GET", path: `/v1/upgrades/${w.extra.upgradeId}`, key: w.live.key }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "billing",
+      args: { action: "upgrade_status", upgrade_id: w.extra.upgradeId },
+    }),
+  },
+  {
     op: "webhooks.create",
     name: "register an endpoint",
     status: 201,
@@ -1098,4 +1153,30 @@ async function completedAudit(app: TestApp, accountId: string, projectId: string
 /** A completed audit of the live project. */
 async function completedLiveAudit(app: TestApp, w: World): Promise<void> {
   w.extra.doneAuditId ??= await completedAudit(app, w.live.accountId, w.liveProjectId);
+}
+
+/** A pending upgrade of the account, as POST /v1/upgrades stores it (the world has no Stripe). */
+async function pendingUpgrade(app: TestApp, accountId: string): Promise<string> {
+  const now = app.clock.now();
+  const upgrade: UpgradeRecord = {
+    id: newId("upg", now),
+    accountId,
+    startedBy: "key_parity",
+    status: "pending",
+    codeDigest: "0".repeat(64),
+    createdAt: now,
+    expiresAt: now + 86_400_000,
+    browserDigest: null,
+    checkout: null,
+    paidAt: null,
+    result: null,
+    claimedAt: null,
+    claimedBy: null,
+    liveKeyId: null,
+  };
+  await app.kv.atomic()
+    .set(keys.upgrade(accountId, upgrade.id), upgrade)
+    .set(keys.upgradeOwner(upgrade.id), accountId)
+    .commit();
+  return upgrade.id;
 }

@@ -82,6 +82,7 @@ Deno.test("actor walk: each sandbox refusal the table declares is what a sandbox
         path: "/v1/credits/purchases",
         body: { pack_id: "pack_500" },
       },
+      "billing.portal": { method: "POST", path: "/v1/billing-portal" },
       "schedules.set": {
         method: "PUT",
         path: `/v1/projects/${projectId}/schedule`,

@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import {
+  billingPortalOp,
   Credits,
   creditsOp,
   PackCheckout,
@@ -17,6 +18,7 @@ import {
   subscriptionOp,
   SubscriptionState,
 } from "../../../app/operations/billing.ts";
+import { createUpgradeOp, getUpgradeOp } from "../../../app/operations/upgrades.ts";
 import { action, actionTool, IdempotencyKeyArg, required } from "../kit.ts";
 
 const Output = z.object({
@@ -24,6 +26,9 @@ const Output = z.object({
   credits: Credits.optional(),
   checkout: z.union([PackCheckout, SubscriptionCheckout]).optional(),
   subscription: SubscriptionState.optional(),
+  // Kept loose on purpose: the full Upgrade schema is /v1's, and every byte here is in tools/list.
+  upgrade: z.looseObject({ upgrade_id: z.string(), status: z.string() }).optional(),
+  portal: z.object({ url: z.string() }).optional(),
   idempotent_replayed: z.boolean().optional(),
 });
 
@@ -57,17 +62,29 @@ export const publicBillingTool = actionTool({
 });
 
 const BillingInput = z.object({
-  action: z.enum(["plans", "credits", "buy_credits", "subscribe", "subscription"]).describe(
+  action: z.enum([
+    "plans",
+    "credits",
+    "buy_credits",
+    "subscribe",
+    "subscription",
+    "upgrade",
+    "upgrade_status",
+    "portal",
+  ]).describe(
     PLANS_TEXT + " credits: the balance and unit prices. buy_credits: open a checkout for " +
       "pack_id; returns checkout_url for a human to pay, credits land automatically. subscribe: " +
       "open a monthly checkout of plan_id for project_id; returns checkout_url. subscription: " +
-      "a project's subscription state (project_id).",
+      "a project's subscription state (project_id). upgrade (sandbox key): start an upgrade; " +
+      "hand a human verification_uri_complete. upgrade_status (upgrade_id): once paid, one " +
+      "answer carries the live key api_key. portal: a Billing Portal url for a human.",
   ),
   pack_id: z.enum(["pack_500", "pack_2000", "pack_10000"]).optional()
     .describe("buy_credits: the pack"),
   plan_id: z.enum(["basic", "pro"]).optional().describe("subscribe: the plan"),
   project_id: z.string().min(1).max(100).optional()
     .describe("subscribe, subscription: the project (proj_…)"),
+  upgrade_id: z.string().min(1).max(100).optional().describe("upgrade_status: upg_…"),
   idempotency_key: IdempotencyKeyArg,
 }).strict();
 
@@ -108,6 +125,23 @@ export const billingTool = actionTool({
       structured: { checkout: c },
       summary: `Hand this link to a human to subscribe ${c.project_id} to ${c.plan}: ` +
         `${c.checkout_url} (valid 24 h). Then poll billing action subscription.`,
+    })),
+    upgrade: action(createUpgradeOp, () => ({ body: {} }), (u) => ({
+      structured: { upgrade: u },
+      summary: `Hand a human ${u.verification_uri_complete} (code ${u.user_code}, until ` +
+        `${u.expires_at}). Then poll billing action upgrade_status, upgrade_id ${u.upgrade_id}, ` +
+        `every ${u.interval} s.`,
+    })),
+    upgrade_status: action(getUpgradeOp, (a: Args) => ({
+      params: { upgradeId: required(a.upgrade_id, "upgrade_id", "upgrade_status") },
+    }), (u) => ({
+      structured: { upgrade: u },
+      summary: `Upgrade ${u.upgrade_id}: ${u.status}.` +
+        (u.api_key ? ` LIVE KEY (shown once, store it now): ${u.api_key}` : ` ${u.note}`),
+    })),
+    portal: action(billingPortalOp, () => ({ body: {} }), (p) => ({
+      structured: { portal: p },
+      summary: `Hand this Billing Portal link to a human (valid minutes): ${p.url}`,
     })),
     subscription: action(subscriptionOp, (a: Args) => ({
       query: { project_id: required(a.project_id, "project_id", "subscription") },

@@ -1,0 +1,25 @@
+/**
+ * Upgrades (an agent starts one, a human finishes it): the capability's public face. The
+ * persisted shapes are in `types.ts`; the payment side is applied by the Stripe webhook
+ * (domain/billing/stripe_events.ts → `payment.ts`).
+ *
+ * @module
+ */
+export {
+  type Claim,
+  claimUpgrade,
+  enterCode,
+  pollUpgrade,
+  startUpgrade,
+  UPGRADE_CODE_TTL_MS,
+  UPGRADE_PAGE_AFTER_PAYMENT_MS,
+  UPGRADE_POLL_INTERVAL_S,
+  type UpgradeCaller,
+  upgradeForPage,
+  type UpgradeStatus,
+  upgradeStatus,
+  type UpgradeView,
+} from "./upgrades.ts";
+export { choiceFromForm, notPayable, openUpgradeCheckout } from "./checkout.ts";
+export { browserDigest, normalizeUserCode } from "./codes.ts";
+export type { UpgradeChoice, UpgradeRecord } from "./types.ts";

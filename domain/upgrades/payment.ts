@@ -1,0 +1,222 @@
+/**
+ * A settled upgrade payment (Stripe's `checkout.session.completed` or
+ * `checkout.session.async_payment_succeeded` for an upgrade session the service created, matched
+ * by domain/billing/stripe_events.ts), applied in ONE atomic commit:
+ *
+ * - every sandbox project of the account becomes a live project (`sandbox: false`): its audits,
+ *   articles, re-checks, schedules and share links are keyed by account and project, so they
+ *   stay where they are and are now on the live side; the account's `sandboxProjects` counter
+ *   goes down by as many, and `upgradedAt` is set;
+ * - the chosen plan activates that project's subscription as a subscription checkout does
+ *   (`subscription.updated`, `first_activation: true`), and the Stripe subscription is indexed
+ *   for its renewals;
+ * - the chosen pack's credits land on the balance as a pack checkout does (`credits.updated`);
+ * - the upgrade becomes `paid`; its user code and the account's pending marker are deleted;
+ * - `account.upgraded` goes to the outbox; the Stripe event is marked applied.
+ *
+ * The trial allows one sandbox project, so the commit stays far below the store's 10 checks.
+ *
+ * @module
+ */
+import { atomically } from "../../kv/atomic.ts";
+import { atomic, keys, list, readMany } from "../store.ts";
+import { iso } from "../clock.ts";
+import type { Deps } from "../deps.ts";
+import { recordEvent } from "../events.ts";
+import type { CheckoutRecord, PackPaymentRecord, SubscriptionRecord } from "../records.ts";
+import { isActive } from "../subscription_state.ts";
+import { findPack } from "../billing/catalog.ts";
+import { addCredit } from "../billing/credits.ts";
+import {
+  addMonthsUtc,
+  emitSubscriptionUpdated,
+  type EventOutcome,
+  logAnomaly,
+  markEvent,
+  type StripeEventLike,
+} from "../billing/stripe_common.ts";
+import type { UpgradeRecord } from "./types.ts";
+import { UPGRADE_RECORD_TTL_MS } from "./upgrades.ts";
+
+/** Pack payments are kept as long as Stripe lets a customer dispute a card payment (120 days+). */
+const PAYMENT_TTL_MS = 200 * 86_400_000;
+
+export interface UpgradePayment {
+  checkout: CheckoutRecord;
+  stripeSubscriptionId: string | null;
+  customerId: string | null;
+  /** Payment mode only (a pack alone): the payment its refunds and disputes are measured on. */
+  paymentIntentId: string | null;
+  amount: number;
+}
+
+/** Applies a matched, paid upgrade session once (module doc). */
+export function applyUpgradePayment(
+  deps: Deps,
+  event: StripeEventLike,
+  p: UpgradePayment,
+): Promise<EventOutcome> {
+  const { kv, clock } = deps;
+  const c = p.checkout;
+  const accountId = c.accountId;
+  const upgradeId = c.upgradeId ?? "-";
+  return atomically(kv, async () => {
+    const now = clock.now();
+    const [mark, upgradeEntry, accountEntry, subEntry, balance, granted, checkoutEntry] =
+      await readMany(kv, [
+        keys.stripeEvent(event.id),
+        keys.upgrade(accountId, upgradeId),
+        keys.account(accountId),
+        keys.subscription(c.projectId ?? "-"),
+        keys.balance(accountId),
+        keys.ledgerRef(accountId, "grant", c.sessionId),
+        keys.checkout(c.sessionId),
+      ]);
+    if (mark.value) return { op: kv.atomic().check(mark), result: "duplicate_event" as const };
+    const op = atomic(kv).check(mark);
+    const finish = (outcome: EventOutcome) => {
+      markEvent(op, event, outcome, now);
+      return { op, result: outcome };
+    };
+    const upgrade = upgradeEntry.value;
+    const account = accountEntry.value;
+    if (!upgrade || !account) {
+      logAnomaly("paid for an unknown upgrade or account", event, { upgrade_id: upgradeId });
+      return finish("unknown_account");
+    }
+    if (upgrade.status !== "pending") {
+      // Two sessions of one upgrade both paid (a choice changed while the first was open and its
+      // expiry at Stripe failed): the first one upgraded; this money goes back by hand.
+      logAnomaly("second payment of an upgrade; refund it", event, {
+        upgrade_id: upgradeId,
+        session_id: c.sessionId,
+      });
+      return finish("upgrade_already_paid");
+    }
+    op.check(upgradeEntry, accountEntry);
+
+    // Every sandbox project moves to the live side (the account entry is checked, so a project
+    // created meanwhile makes this commit fail and retry with it).
+    const moved: string[] = [];
+    for await (const e of list(kv, { prefix: keys.projectsOfAccount(accountId) })) {
+      if (!e.value.sandbox) continue;
+      op.check(e).set(e.key, { ...e.value, sandbox: false });
+      moved.push(e.value.id);
+    }
+    op.set(accountEntry.key, {
+      ...account,
+      sandboxProjects: Math.max(0, account.sandboxProjects - moved.length),
+      upgradedAt: account.upgradedAt ?? now,
+      stripeCustomerId: account.stripeCustomerId ?? p.customerId,
+    });
+
+    let planApplied = false;
+    if (c.planId && c.projectId) {
+      const sub = subEntry.value;
+      op.check(subEntry);
+      if (sub && isActive(sub, now) && sub.stripeSubscriptionId !== p.stripeSubscriptionId) {
+        logAnomaly("upgrade plan paid for a project already subscribed; refund it", event, {
+          project_id: c.projectId,
+        });
+      } else {
+        const record: SubscriptionRecord = {
+          projectId: c.projectId,
+          accountId,
+          plan: c.planId,
+          paidUntil: Math.max(addMonthsUtc(now, 1), sub && isActive(sub, now) ? sub.paidUntil : 0),
+          stripeSubscriptionId: p.stripeSubscriptionId,
+          stripeCustomerId: p.customerId,
+          activatedAt: now,
+          updatedAt: now,
+        };
+        op.set(keys.subscription(c.projectId), record).delete(keys.pendingCheckout(c.projectId));
+        if (p.stripeSubscriptionId) {
+          op.set(keys.stripeSubscription(p.stripeSubscriptionId), {
+            accountId,
+            projectId: c.projectId,
+          });
+        }
+        emitSubscriptionUpdated(deps, op, event, record, true, now);
+        planApplied = true;
+      }
+    }
+
+    let creditsAdded = 0;
+    const pack = c.packId ? findPack(c.packId) : undefined;
+    if (pack && !granted.value) {
+      const entry = addCredit(op, balance, "grant", {
+        accountId,
+        amount: pack.credits,
+        reason: "credit_pack",
+        ref: c.sessionId,
+        now,
+      });
+      creditsAdded = pack.credits;
+      if (p.paymentIntentId) {
+        const payment: PackPaymentRecord = {
+          paymentIntentId: p.paymentIntentId,
+          accountId,
+          sessionId: c.sessionId,
+          packId: pack.id,
+          credits: pack.credits,
+          amount: p.amount,
+          currency: "usd",
+          refundDue: 0,
+          disputes: {},
+          taken: 0,
+          writtenOff: 0,
+          createdAt: now,
+          updatedAt: now,
+        };
+        const key = keys.stripePayment(p.paymentIntentId);
+        op.check({ key, versionstamp: null }).set(key, payment, { expireIn: PAYMENT_TTL_MS });
+      }
+      recordEvent(op, deps.queue, {
+        accountId,
+        event: "credits.updated",
+        data: {
+          pack_id: pack.id,
+          credits_added: pack.credits,
+          balance_credits: entry.balanceAfter,
+        },
+        now,
+      });
+    }
+
+    const paid: UpgradeRecord = {
+      ...upgrade,
+      status: "paid",
+      paidAt: now,
+      result: {
+        projectIds: moved,
+        planId: planApplied ? c.planId : null,
+        planProjectId: planApplied ? c.projectId : null,
+        packId: pack ? pack.id : null,
+        creditsAdded,
+      },
+    };
+    op.set(upgradeEntry.key, paid, { expireIn: UPGRADE_RECORD_TTL_MS })
+      .delete(keys.upgradeCode(upgrade.codeDigest))
+      .delete(keys.upgradePending(accountId));
+    if (checkoutEntry.value) {
+      op.set(checkoutEntry.key, { ...checkoutEntry.value, completedAt: now });
+    }
+    recordEvent(op, deps.queue, {
+      accountId,
+      event: "account.upgraded",
+      data: {
+        upgrade_id: upgrade.id,
+        status: "paid",
+        project_ids: moved,
+        plan: paid.result!.planId,
+        plan_project_id: paid.result!.planProjectId,
+        pack_id: paid.result!.packId,
+        credits_added: creditsAdded,
+        paid_at: iso(now),
+        claim: `GET /v1/upgrades/${upgrade.id}`,
+      },
+      now,
+    });
+    return finish("upgraded");
+  });
+}
