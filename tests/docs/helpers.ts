@@ -56,6 +56,9 @@ export const ADDITIVE_ENDPOINTS = [
   "DELETE /v1/articles/{articleId}/shares/{shareId}",
   "GET /v1/shares",
   "DELETE /v1/shares",
+  "POST /v1/upgrades",
+  "GET /v1/upgrades/{upgradeId}",
+  "POST /v1/billing-portal",
 ] as const;
 
 /** The public ones; every other interface endpoint needs a bearer key. */
