@@ -78,7 +78,7 @@ export const capabilities: Capability[] = [
   { name: "pages", routes: () => import("./routes/pages.ts").then((m) => m.pageRoutes) },
   /** The same capabilities as MCP tools at /mcp, on the same rules (routes/mcp/). */
   { name: "mcp", routes: () => import("./routes/mcp/route.ts").then((m) => m.mcpRoutes) },
-  /** OAuth 2.1 sign-in for MCP hosts that run in a browser (routes/oauth/, domain/oauth/). */
+  /** OAuth 2.1 sign-in for MCP hosts that run in a browser (routes/oauth/, domain/identity/oauth/). */
   { name: "oauth", routes: () => import("./routes/oauth/index.ts").then((m) => m.oauthRoutes) },
 ];
 

@@ -7,12 +7,18 @@
  * nothing.
  */
 import os from "node:os";
-import { KeyResolver, KeyUsageTracker } from "./domain/auth.ts";
-import { type Clock, systemClock } from "./domain/clock.ts";
-import { type Config, ConfigError, configNotices, devHints, loadConfig } from "./domain/config.ts";
-import type { Deps } from "./domain/deps.ts";
-import { CLIENT_DOC_FETCHES_PER_HOST } from "./domain/oauth/clients.ts";
-import { TokenResolver } from "./domain/oauth/resolver.ts";
+import { KeyResolver, KeyUsageTracker } from "./domain/identity/auth.ts";
+import { type Clock, systemClock } from "./domain/platform/clock.ts";
+import {
+  type Config,
+  ConfigError,
+  configNotices,
+  devHints,
+  loadConfig,
+} from "./domain/platform/config.ts";
+import type { Deps } from "./domain/platform/deps.ts";
+import { CLIENT_DOC_FETCHES_PER_HOST } from "./domain/identity/oauth/clients.ts";
+import { TokenResolver } from "./domain/identity/oauth/resolver.ts";
 import { RenderService } from "./domain/render/service.ts";
 import { createDispatcher, type JobHandlers, type JobRuntime } from "./jobs/dispatcher.ts";
 import { createMaintenance, type Task } from "./jobs/maintenance.ts";
@@ -29,7 +35,7 @@ import { kvQueue } from "./jobs/queue.ts";
 import { tableQueue } from "./jobs/table_queue.ts";
 import { withBusyRetry } from "./kv/busy_retry.ts";
 import { RateLimiter } from "./kv/rate_limiter.ts";
-import { ADMIN_AUTH_FAILURES_PER_WINDOW, ADMIN_AUTH_WINDOW_MS } from "./domain/auth.ts";
+import { ADMIN_AUTH_FAILURES_PER_WINDOW, ADMIN_AUTH_WINDOW_MS } from "./domain/identity/auth.ts";
 import { capabilities, loadRouteGroups } from "./capabilities.ts";
 import type { Services } from "./routes/env.ts";
 import { WaitSlots } from "./app/wait_slots.ts";

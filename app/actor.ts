@@ -10,8 +10,8 @@
  *
  * @module
  */
-import type { Principal } from "../domain/auth.ts";
-import type { KeyMode } from "../domain/records.ts";
+import type { Principal } from "../domain/identity/auth.ts";
+import type { KeyMode } from "../domain/platform/records.ts";
 
 /**
  * How an account actor authenticated: its API key itself, an OAuth access token of a connected

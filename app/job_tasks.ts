@@ -8,17 +8,17 @@
  *
  * @module
  */
-import { ARTICLE_JOB, getArticle } from "../domain/articles.ts";
+import { ARTICLE_JOB, getArticle } from "../domain/articles/articles.ts";
 import { AUDIT_JOB } from "../domain/audits/lifecycle.ts";
 import { getAudit } from "../domain/audits/record.ts";
-import { ApiError } from "../domain/errors.ts";
-import { CANCELLED_ERROR, cancelQueuedJob } from "../domain/job_lifecycle.ts";
+import { ApiError } from "../domain/platform/errors.ts";
+import { CANCELLED_ERROR, cancelQueuedJob } from "../domain/jobs/lifecycle.ts";
 import {
   type JobTaskKind,
   type JobTaskRecord,
   openJobTask,
   readJobTask,
-} from "../domain/job_tasks.ts";
+} from "../domain/jobs/tasks.ts";
 import type { AccountActor } from "./actor.ts";
 import type { Services } from "./services.ts";
 

@@ -25,13 +25,13 @@
  * @module
  */
 import type { z } from "zod";
-import { ApiError, type ErrorCode } from "../domain/errors.ts";
+import { ApiError, type ErrorCode } from "../domain/platform/errors.ts";
 import {
   checkIdempotencyKey,
   idempotencyScope,
   runIdempotent,
-} from "../domain/idempotent_request.ts";
-import { expiredSandboxPrincipal } from "../domain/auth.ts";
+} from "../domain/platform/idempotent_request.ts";
+import { expiredSandboxPrincipal } from "../domain/identity/auth.ts";
 import { type AccountActor, type Actor, keyActor } from "./actor.ts";
 import {
   offerFor,

@@ -3,10 +3,10 @@
  *
  * @module
  */
-import type { ServiceRole } from "../domain/config.ts";
-import type { KeyResolver, KeyUsageTracker } from "../domain/auth.ts";
-import type { Deps } from "../domain/deps.ts";
-import type { TokenResolver } from "../domain/oauth/resolver.ts";
+import type { ServiceRole } from "../domain/platform/config.ts";
+import type { KeyResolver, KeyUsageTracker } from "../domain/identity/auth.ts";
+import type { Deps } from "../domain/platform/deps.ts";
+import type { TokenResolver } from "../domain/identity/oauth/resolver.ts";
 import type { RateLimiter } from "../kv/rate_limiter.ts";
 import type { WaitSlots } from "./wait_slots.ts";
 

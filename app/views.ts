@@ -1,16 +1,20 @@
-import { iso } from "../domain/clock.ts";
-import { SANDBOX_LIMITS } from "../domain/accounts.ts";
-import { type ArticleRecord, SANDBOX_WATERMARK_NOTE } from "../domain/articles.ts";
-import type { Principal } from "../domain/auth.ts";
+import { iso } from "../domain/platform/clock.ts";
+import { SANDBOX_LIMITS } from "../domain/identity/accounts.ts";
+import { type ArticleRecord, SANDBOX_WATERMARK_NOTE } from "../domain/articles/articles.ts";
+import type { Principal } from "../domain/identity/auth.ts";
 import type { ScheduleFunding, ScheduleRecord } from "../domain/monitoring/schedules.ts";
-import { CAP_UNITS, type CapHit, type CapName } from "../domain/audit/crawl/caps.ts";
-import type { PolitenessReport } from "../domain/audit/crawl/politeness.ts";
+import { CAP_UNITS, type CapHit, type CapName } from "../domain/audit_engine/crawl/caps.ts";
+import type { PolitenessReport } from "../domain/audit_engine/crawl/politeness.ts";
 import { type AuditRecord, triggerOf } from "../domain/audits/record.ts";
-import type { GrantRecord } from "../domain/oauth/types.ts";
+import type { GrantRecord } from "../domain/identity/oauth/types.ts";
 import type { AuditOptions } from "../domain/audits/options.ts";
-import { SCOPE_RULES, type ScopeRule } from "../domain/audit/scope.ts";
-import type { ApiKeyRecord, ProjectRecord, SubscriptionRecord } from "../domain/records.ts";
-import { accessOf } from "../domain/subscription_state.ts";
+import { SCOPE_RULES, type ScopeRule } from "../domain/audit_engine/scope.ts";
+import type {
+  ApiKeyRecord,
+  ProjectRecord,
+  SubscriptionRecord,
+} from "../domain/platform/records.ts";
+import { accessOf } from "../domain/billing/subscription_state.ts";
 
 /** Shapes of the public resources, built from records. Times leave as ISO strings. */
 

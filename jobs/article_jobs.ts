@@ -1,7 +1,7 @@
-import type { ArticleGenerator } from "../domain/articles.ts";
-import { runArticleJob } from "../domain/articles.ts";
-import { resendExpiredJobs } from "../domain/job_leases.ts";
-import type { Deps } from "../domain/deps.ts";
+import type { ArticleGenerator } from "../domain/articles/articles.ts";
+import { runArticleJob } from "../domain/articles/articles.ts";
+import { resendExpiredJobs } from "../domain/jobs/leases.ts";
+import type { Deps } from "../domain/platform/deps.ts";
 import { createWriter, generateArticle } from "../domain/writing/generate_article.ts";
 import type { JobHandlers } from "./dispatcher.ts";
 

@@ -2,15 +2,15 @@ import { crawlDepth } from "../domain/audits/crawl_depth.ts";
 import { crawlScopeOf } from "../domain/audits/options.ts";
 import { type AuditRunner, runAuditJob } from "../domain/audits/job.ts";
 import { auditAuthFor } from "../domain/audits/site_access.ts";
-import { effectiveMaxRps } from "../domain/audit/crawl/politeness.ts";
+import { effectiveMaxRps } from "../domain/audit_engine/crawl/politeness.ts";
 import { crawlLimitsFor } from "../domain/billing/catalog.ts";
 import {
   backfillPruneMarkers,
   beginPruneBackfill,
   pruneFinishedAudits,
-} from "../domain/audit/prune.ts";
-import { resendExpiredJobs } from "../domain/job_leases.ts";
-import type { Deps } from "../domain/deps.ts";
+} from "../domain/audit_engine/prune.ts";
+import { resendExpiredJobs } from "../domain/jobs/leases.ts";
+import type { Deps } from "../domain/platform/deps.ts";
 import type { JobHandlers, JobRuntime } from "./dispatcher.ts";
 
 /**

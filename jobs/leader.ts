@@ -14,8 +14,8 @@
  *
  * @module
  */
-import { randomPart } from "../domain/ids.ts";
-import { atomic, keys, type LeaseRecord, read } from "../domain/store.ts";
+import { randomPart } from "../domain/platform/ids.ts";
+import { atomic, keys, type LeaseRecord, read } from "../domain/platform/store.ts";
 
 export class LeaderLease {
   readonly holder = randomPart(12);

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import type { Clock } from "../domain/clock.ts";
+import type { Clock } from "../domain/platform/clock.ts";
 import { LeaderLease } from "./leader.ts";
 
 export interface Task {

@@ -1,6 +1,6 @@
 import { type RecheckRunner, runRecheckJob } from "../domain/rechecks/job.ts";
-import { resendExpiredJobs } from "../domain/job_leases.ts";
-import type { Deps } from "../domain/deps.ts";
+import { resendExpiredJobs } from "../domain/jobs/leases.ts";
+import type { Deps } from "../domain/platform/deps.ts";
 import type { JobHandlers, JobRuntime } from "./dispatcher.ts";
 
 /** Items a re-check judges per step, at most (fewer when `CRAWL_STEP_PAGES` is smaller). */

@@ -3,7 +3,7 @@
  * and the `Deno.cron` each minute) sends a `schedule` message per due schedule; the handler runs
  * that schedule's due slot once.
  */
-import type { Deps } from "../domain/deps.ts";
+import type { Deps } from "../domain/platform/deps.ts";
 import { dispatchDueSchedules, runDueSchedule } from "../domain/monitoring/dispatch.ts";
 import type { JobHandlers } from "./dispatcher.ts";
 

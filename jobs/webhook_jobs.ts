@@ -2,7 +2,7 @@
  * Queue handlers and maintenance of outbound webhooks. Both handlers re-read their record and are
  * idempotent, so the queue's at-least-once delivery and the sweep's re-sends are harmless.
  */
-import type { Deps } from "../domain/deps.ts";
+import type { Deps } from "../domain/platform/deps.ts";
 import { runDelivery } from "../domain/webhooks/deliver.ts";
 import { fanOutEvent } from "../domain/webhooks/fan_out.ts";
 import { deliveryMessage } from "../domain/webhooks/messages.ts";

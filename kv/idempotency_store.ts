@@ -23,7 +23,7 @@ export interface RequestIdentity {
   /** Method and concrete path. */
   endpoint: string;
   /**
-   * Keyed digest of the canonical request body (domain/replay_seal.ts `bodyFingerprint`; the plain
+   * Keyed digest of the canonical request body (domain/platform/replay_seal.ts `bodyFingerprint`; the plain
    * SHA-256 hex on records written before it).
    */
   fingerprint: string;

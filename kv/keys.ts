@@ -7,7 +7,7 @@ import type { Key } from "./typed.ts";
  * are keyed under their account so another account's id simply misses.
  *
  * What each family holds, and which indexes are written with which record, is declared in
- * domain/store.ts, whose `keys` are these builders typed by their values (domain code reads
+ * domain/platform/store.ts, whose `keys` are these builders typed by their values (domain code reads
  * through those). The storage layer's own families are typed here, since kv/ reads them itself.
  */
 export const keys = {
@@ -23,7 +23,7 @@ export const keys = {
   /** Last use of a key, flushed from memory in batches. */
   apiKeyLastUsed: (keyId: string) => ["api_key_last_used", keyId] as const,
   /**
-   * The revocation signal, one shard of it (domain/auth.ts `revocationShard` of the account): a
+   * The revocation signal, one shard of it (domain/identity/auth.ts `revocationShard` of the account): a
    * sequence number and the last changes that made cached keys unusable (`signalAuthChange`),
    * written in the same commit as each change. Every web process follows every shard (one
    * `getMany`, one `watch`) and drops the named accounts from its key cache.
@@ -50,7 +50,7 @@ export const keys = {
   /** The one generating API article of a project, if any. */
   activeArticle: (projectId: string) => ["active_article", projectId] as const,
   /**
-   * A client's durable handle on an audit or article (an MCP task, domain/job_tasks.ts), under
+   * A client's durable handle on an audit or article (an MCP task, domain/jobs/tasks.ts), under
    * the account that opened it: another account's task id simply misses.
    */
   jobTask: (accountId: string, taskId: string) => ["job_tasks", accountId, taskId] as const,
@@ -108,7 +108,7 @@ export const keys = {
   auditNearSig: (auditId: string, urlHash: number) => ["audit_near_sig", auditId, urlHash] as const,
   /**
    * Same-site resources a crawled page loads (broken_resources): hashed URLs and the element
-   * referencing each (domain/audit/resources.ts), one value per page.
+   * referencing each (domain/audit_engine/resources.ts), one value per page.
    */
   auditEmbeds: (auditId: string, url: string) => ["audit_embeds", auditId, url] as const,
   auditEmbedsAll: (auditId: string) => ["audit_embeds", auditId] as const,
@@ -130,7 +130,7 @@ export const keys = {
   /** Indexable pages in crawl order (shallowest first), for article internal links. */
   auditSitePage: (auditId: string, seq: number) => ["audit_site_pages", auditId, seq] as const,
   auditSitePages: (auditId: string) => ["audit_site_pages", auditId] as const,
-  /** Whole-audit prefixes of the crawl's working state, for pruning (domain/audit/prune.ts). */
+  /** Whole-audit prefixes of the crawl's working state, for pruning (domain/audit_engine/prune.ts). */
   auditDupsAll: (auditId: string) => ["audit_dups", auditId] as const,
   auditNearSigs: (auditId: string) => ["audit_near_sig", auditId] as const,
   auditBanners: (auditId: string) => ["audit_banners", auditId] as const,
@@ -144,7 +144,7 @@ export const keys = {
   auditPrunesDue: () => ["audit_prune"] as const,
   /** Every audit's crawl state (the backfill of prune markers walks it once). */
   auditCrawls: () => ["audit_crawl"] as const,
-  /** Where the one-time backfill of prune markers stands (domain/audit/prune.ts). */
+  /** Where the one-time backfill of prune markers stands (domain/audit_engine/prune.ts). */
   pruneBackfill: () => ["audit_prune_backfill"] as const,
 
   /**
@@ -167,7 +167,7 @@ export const keys = {
   /**
    * The unexpired, unrevoked links of one audit or article: one small array (at most the cap),
    * rewritten in the same commit as each share and revocation of that target, so the cap is an
-   * exact count under concurrency (domain/shares.ts).
+   * exact count under concurrency (domain/shares/links.ts).
    */
   shareLiveOfTarget: (accountId: string, targetId: string) =>
     ["share_live_targets", accountId, targetId] as const,
@@ -274,7 +274,7 @@ export const keys = {
   jobQueue: (dueAt: number, id: string) => ["job_queue", dueAt, id] as const,
 
   /**
-   * OAuth 2.1 (domain/oauth/): an authorization in progress once an API key signed in on its
+   * OAuth 2.1 (domain/identity/oauth/): an authorization in progress once an API key signed in on its
    * page (before that, its state lives in the page, sealed), by its random id; a dynamically registered client (RFC 7591), by client id; a fetched Client ID
    * Metadata Document, by the SHA-256 of its URL; an authorization code, an access token and a
    * refresh token, each by the SHA-256 hex of the raw value; a grant (a connected app: what one

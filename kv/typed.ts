@@ -1,7 +1,7 @@
 /**
  * Typed keys and the reads and writes that take their value type from the key.
  *
- * A key built by the store schema (domain/store.ts) carries the type of the value stored under it
+ * A key built by the store schema (domain/platform/store.ts) carries the type of the value stored under it
  * as a phantom brand: `Key<T>` for one entry, `Prefix<T>` for a prefix whose entries all hold a
  * `T`. The brand exists only for the type checker (a key is still a plain `Deno.KvKey` array at
  * run time), and it is optional, so a raw key is still accepted where a typed one is expected: it
@@ -28,7 +28,7 @@ declare const ITEM: unique symbol;
 
 /** A key whose entry holds a `T`. */
 export type Key<T> = Deno.KvKey & KeyOf<T>;
-/** The brand alone, intersected onto a builder's literal tuple type (domain/store.ts). */
+/** The brand alone, intersected onto a builder's literal tuple type (domain/platform/store.ts). */
 export interface KeyOf<T> {
   readonly [VALUE]?: T;
 }
@@ -139,7 +139,7 @@ export function write<T>(
 }
 
 /**
- * What a key family is in a store schema (domain/store.ts): a `record` (the truth of something,
+ * What a key family is in a store schema (domain/platform/store.ts): a `record` (the truth of something,
  * with the `indexes` written in the same atomic operation as it), an `index` pointing at entries
  * of the family `of`, any other single `value` (counters, markers, working state), or a `prefix`
  * listing the family `of`. `T` is the type of the value under each key; a prefix declares none,

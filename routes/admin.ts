@@ -1,11 +1,11 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { createKey } from "../domain/api_keys.ts";
-import { getAccount } from "../domain/accounts.ts";
+import { createKey } from "../domain/identity/api_keys.ts";
+import { getAccount } from "../domain/identity/accounts.ts";
 import { grantOperatorCredits, MAX_OPERATOR_GRANT } from "../domain/billing/credits.ts";
-import { ApiError } from "../domain/errors.ts";
-import { newId } from "../domain/ids.ts";
-import { checkIdempotencyKey, runIdempotent } from "../domain/idempotent_request.ts";
-import { sha256Hex } from "../domain/replay_seal.ts";
+import { ApiError } from "../domain/platform/errors.ts";
+import { newId } from "../domain/platform/ids.ts";
+import { checkIdempotencyKey, runIdempotent } from "../domain/platform/idempotent_request.ts";
+import { sha256Hex } from "../domain/platform/replay_seal.ts";
 import { keys } from "../kv/keys.ts";
 import { ApiKey } from "./api_keys.ts";
 import type { AppEnv, Services } from "./env.ts";

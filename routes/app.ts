@@ -1,6 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, Next } from "hono";
-import { ApiError } from "../domain/errors.ts";
+import { ApiError } from "../domain/platform/errors.ts";
 import { accountRoutes } from "./accounts.ts";
 import { adminRoutes } from "./admin.ts";
 import { apiKeyRoutes } from "./api_keys.ts";

@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { Article, ARTICLE_OPERATIONS } from "../app/operations/articles.ts";
 import { articleView } from "../app/views.ts";
-import { publishArticle } from "../domain/articles.ts";
-import { ApiError } from "../domain/errors.ts";
+import { publishArticle } from "../domain/articles/articles.ts";
+import { ApiError } from "../domain/platform/errors.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { mountOperations } from "./operation_routes.ts";
 import { responses } from "./openapi_helpers.ts";

@@ -1,4 +1,4 @@
-import type { Principal } from "../domain/auth.ts";
+import type { Principal } from "../domain/identity/auth.ts";
 
 export type { Services } from "../app/services.ts";
 

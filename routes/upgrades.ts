@@ -38,10 +38,10 @@ import {
   UPGRADE_HEADERS,
 } from "../app/upgrade/pages.ts";
 import { createPortalSession, PORTAL_RETURN_PATH } from "../domain/billing/portal.ts";
-import { iso } from "../domain/clock.ts";
-import { ApiError } from "../domain/errors.ts";
+import { iso } from "../domain/platform/clock.ts";
+import { ApiError } from "../domain/platform/errors.ts";
 import { maskEmail, sendVerificationLink } from "../domain/mail/mod.ts";
-import { addressBlock } from "../domain/signup_limits.ts";
+import { addressBlock } from "../domain/identity/signup_limits.ts";
 import {
   browserDigest,
   choiceFromForm,

@@ -1,5 +1,5 @@
 /**
- * Regenerates domain/audit/schema_org_types.ts, the table of schema.org type names the JSON-LD
+ * Regenerates domain/audit_engine/schema_org_types.ts, the table of schema.org type names the JSON-LD
  * checks read, from the `schema-dts` npm package (Google's generated TypeScript declarations of
  * the whole schema.org vocabulary; Apache-2.0). The package is read, never imported at run time:
  * a static table costs nothing to load and the audit needs names, not typings.
@@ -12,7 +12,7 @@
 
 const PACKAGE = "schema-dts";
 const VERSION = "2.1.0";
-const OUT = new URL("../domain/audit/schema_org_types.ts", import.meta.url);
+const OUT = new URL("../domain/audit_engine/schema_org_types.ts", import.meta.url);
 
 /**
  * schema.org's DataType classes: real schema.org types that schema-dts declares as TypeScript

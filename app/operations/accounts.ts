@@ -4,9 +4,9 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
-import { ApiError } from "../../domain/errors.ts";
+import { ApiError } from "../../domain/platform/errors.ts";
 import { sendVerificationLink } from "../../domain/mail/mod.ts";
-import { publicSignup } from "../../domain/public_signup.ts";
+import { publicSignup } from "../../domain/identity/public_signup.ts";
 import type { AccountActor } from "../actor.ts";
 import { defineOperation } from "../operation.ts";
 import { accountView, sandboxLimits } from "../views.ts";
@@ -70,7 +70,7 @@ export const signupOp = defineOperation({
   idempotent: true,
   async run({ body }, { services, actor, baseUrl, header }) {
     const { limits } = services;
-    // Every signup limit, in its one order (domain/public_signup.ts); a replay never gets here.
+    // Every signup limit, in its one order (domain/identity/public_signup.ts); a replay never gets here.
     // The signup budget's decision replaces the request budget's X-RateLimit-* headers.
     const { account, raw } = await publicSignup(
       services.deps,

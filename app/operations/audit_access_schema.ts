@@ -2,7 +2,7 @@
  * The request and response fragments of an audit's access to the site: staging credentials
  * (`auth`) and the per-host rate cap (`max_rps`), for the audit start body and schedules, and what
  * a completed audit says about politeness. One module so every body that takes them validates them
- * the same way (domain/audit/site_auth.ts holds the rules; domain/audit/crawl/politeness.ts the
+ * the same way (domain/audit_engine/site_auth.ts holds the rules; domain/audit_engine/crawl/politeness.ts the
  * pace).
  *
  * @module
@@ -15,8 +15,8 @@ import {
   MAX_USER_LENGTH,
   type SiteAuth,
   siteAuthProblem,
-} from "../../domain/audit/site_auth.ts";
-import { MAX_CRAWL_DELAY_S } from "../../domain/audit/crawl/politeness.ts";
+} from "../../domain/audit_engine/site_auth.ts";
+import { MAX_CRAWL_DELAY_S } from "../../domain/audit_engine/crawl/politeness.ts";
 
 /** The lowest and highest `max_rps` an audit may ask for. */
 export const MIN_AUDIT_RPS = 0.1;

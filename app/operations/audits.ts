@@ -11,15 +11,15 @@ import {
   listAuditPages,
   listIssueItems,
   MAX_PAGE_SIZE,
-} from "../../domain/audit_results.ts";
-import { CATEGORIES } from "../../domain/audit/types.ts";
+} from "../../domain/audits/results.ts";
+import { CATEGORIES } from "../../domain/audit_engine/types.ts";
 import {
   MAX_PATTERN_LENGTH,
   MAX_PATTERN_WILDCARDS,
   MAX_PATTERNS,
   patternProblem,
-} from "../../domain/audit/scope.ts";
-import { USER_AGENT_PRESETS } from "../../domain/audit/user_agents.ts";
+} from "../../domain/audit_engine/scope.ts";
+import { USER_AGENT_PRESETS } from "../../domain/audit_engine/user_agents.ts";
 import { createAudit } from "../../domain/audits/create.ts";
 import {
   type AuditOptions,
@@ -28,14 +28,14 @@ import {
   MAX_LIST_URLS,
 } from "../../domain/audits/options.ts";
 import { getAudit } from "../../domain/audits/record.ts";
-import { activeShareUrl } from "../../domain/shares.ts";
+import { activeShareUrl } from "../../domain/shares/links.ts";
 import { auditSummaryMarkdown, SUMMARY_MAX_BYTES } from "../../domain/audits/summary_markdown.ts";
 import {
   exportAuditIssues,
   exportAuditPages,
   type ExportFile,
   exportIssueItems,
-} from "../../domain/audit_exports.ts";
+} from "../../domain/audits/exports.ts";
 import { type BodyResult, bodyResult, defineOperation } from "../operation.ts";
 import { auditView } from "../views.ts";
 import {
@@ -44,7 +44,7 @@ import {
   PolitenessSchema,
   SiteAuthSchema,
 } from "./audit_access_schema.ts";
-import type { SiteAuth } from "../../domain/audit/site_auth.ts";
+import type { SiteAuth } from "../../domain/audit_engine/site_auth.ts";
 import { ProjectIdParam } from "./projects.ts";
 
 /** The largest `limit` of the findings listings. */

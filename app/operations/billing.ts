@@ -27,9 +27,9 @@ import { createPortalSession } from "../../domain/billing/portal.ts";
 import { getBalance } from "../../domain/billing/credits.ts";
 import { createStripeClient, type StripeClient } from "../../domain/billing/stripe_client.ts";
 import { getSubscriptionState } from "../../domain/billing/subscription_status.ts";
-import type { Deps } from "../../domain/deps.ts";
-import { ApiError } from "../../domain/errors.ts";
-import type { KeyMode } from "../../domain/records.ts";
+import type { Deps } from "../../domain/platform/deps.ts";
+import { ApiError } from "../../domain/platform/errors.ts";
+import type { KeyMode } from "../../domain/platform/records.ts";
 import { defineOperation } from "../operation.ts";
 import type { Services } from "../services.ts";
 

@@ -1,12 +1,12 @@
 /**
- * Connected apps: the OAuth grants (domain/oauth/grants.ts) an account's keys approved for MCP
+ * Connected apps: the OAuth grants (domain/identity/oauth/grants.ts) an account's keys approved for MCP
  * hosts, listed beside its API keys and revocable the same way. A sibling of the API key
  * operations rather than a section of `GET /v1/api-keys`, so that resource keeps its shape.
  *
  * @module
  */
 import { z } from "@hono/zod-openapi";
-import { listGrants, revokeGrant } from "../../domain/oauth/grants.ts";
+import { listGrants, revokeGrant } from "../../domain/identity/oauth/grants.ts";
 import { defineOperation } from "../operation.ts";
 import { connectedAppView } from "../views.ts";
 

@@ -5,12 +5,12 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
-import { MAX_EVIDENCE } from "../../domain/audit/recheck_eval.ts";
-import { RECHECK_MAX_URLS } from "../../domain/audit/recheck_rules.ts";
+import { MAX_EVIDENCE } from "../../domain/audit_engine/recheck_eval.ts";
+import { RECHECK_MAX_URLS } from "../../domain/audit_engine/recheck_rules.ts";
 import { RECHECK_URLS_PER_UNIT } from "../../domain/billing/catalog.ts";
 import { createRecheck } from "../../domain/rechecks/create.ts";
 import { getRecheck, listRecheckItems, type RecheckRecord } from "../../domain/rechecks/record.ts";
-import type { Deps } from "../../domain/deps.ts";
+import type { Deps } from "../../domain/platform/deps.ts";
 import { defineOperation } from "../operation.ts";
 import { AuditIdParam } from "./audits.ts";
 

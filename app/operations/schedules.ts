@@ -16,7 +16,7 @@ import {
 } from "../../domain/monitoring/schedules.ts";
 import { defineOperation } from "../operation.ts";
 import { AuditOptionsFields, auditOptionsOf, AuditOptionsView } from "./audits.ts";
-import type { SiteAuth } from "../../domain/audit/site_auth.ts";
+import type { SiteAuth } from "../../domain/audit_engine/site_auth.ts";
 import { scheduleView } from "../views.ts";
 import { ProjectIdParam } from "./projects.ts";
 

@@ -4,7 +4,7 @@
  * expires (1 to 90 days, default 30), is revoked, or the key or connected app that made it ends.
  * Create (201, idempotent), list (newest first, paged; never the token: its last 4 characters as
  * a hint) and revoke, for audits and articles alike; and for the whole account, every live link
- * (`GET /v1/shares`) and ending them all (`DELETE /v1/shares`) (domain/shares.ts).
+ * (`GET /v1/shares`) and ending them all (`DELETE /v1/shares`) (domain/shares/links.ts).
  *
  * @module
  */
@@ -25,7 +25,7 @@ import {
   sharesOf,
   shareUrl,
   shareView,
-} from "../../domain/shares.ts";
+} from "../../domain/shares/links.ts";
 import type { AccountActor } from "../actor.ts";
 import { defineOperation } from "../operation.ts";
 import { ArticleIdParam } from "./articles.ts";

@@ -9,7 +9,7 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
-import { iso } from "../../domain/clock.ts";
+import { iso } from "../../domain/platform/clock.ts";
 import { PACK_IDS, PLAN_IDS } from "../../domain/billing/catalog.ts";
 import {
   type Claim,

@@ -6,8 +6,8 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
-import { iso } from "../../domain/clock.ts";
-import { EVENT_NAMES } from "../../domain/events.ts";
+import { iso } from "../../domain/platform/clock.ts";
+import { EVENT_NAMES } from "../../domain/platform/events.ts";
 import {
   createWebhook,
   deleteWebhook,

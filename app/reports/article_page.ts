@@ -6,8 +6,8 @@
  *
  * @module
  */
-import { SANDBOX_WATERMARK_NOTE } from "../../domain/articles.ts";
-import type { ArticlePreviewData } from "../../domain/reports/article_preview.ts";
+import { SANDBOX_WATERMARK_NOTE } from "../../domain/articles/articles.ts";
+import type { ArticlePreviewData } from "../../domain/articles/preview_data.ts";
 import { clip, type Html, html, raw, safeHref } from "../html.ts";
 import { reportDocument } from "./document.ts";
 import { renderDraft } from "./markdown.ts";

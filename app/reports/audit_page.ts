@@ -13,17 +13,17 @@
  *
  * @module
  */
-import type { PageView } from "../../domain/audit_results.ts";
-import type { Category, Evidence } from "../../domain/audit/types.ts";
+import type { PageView } from "../../domain/audits/results.ts";
+import type { Category, Evidence } from "../../domain/audit_engine/types.ts";
 import { THRESHOLDS } from "../../domain/render/checks.ts";
 import type {
   AuditReportData,
   HistoryPoint,
   ReportIssue,
   ReportQuery,
-} from "../../domain/reports/audit_report.ts";
-import { ITEMS_PER_ISSUE } from "../../domain/reports/audit_report.ts";
-import type { LabRecord } from "../../domain/reports/lab.ts";
+} from "../../domain/audits/report_data.ts";
+import { ITEMS_PER_ISSUE } from "../../domain/audits/report_data.ts";
+import type { LabRecord } from "../../domain/audits/lab.ts";
 import { clip, type Html, html, safeHref } from "../html.ts";
 import { auditView } from "../views.ts";
 import { reportDocument } from "./document.ts";

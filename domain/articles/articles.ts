@@ -1,19 +1,19 @@
-import { atomically } from "../kv/atomic.ts";
-import { atomic, keys, read, readMany } from "./store.ts";
-import { claimJob, finishJob, type JobSpec } from "./job_lifecycle.ts";
-import { canSee } from "./auth.ts";
-import type { Deps } from "./deps.ts";
-import { ApiError } from "./errors.ts";
-import { recordEvent } from "./events.ts";
-import { addRefund, chargeFor, type Funding, type WorkActor } from "./funding.ts";
-import { newId } from "./ids.ts";
-import type { KeyMode } from "./records.ts";
-import { projectVisibleTo } from "./projects.ts";
-import { isActive } from "./subscription_state.ts";
-import type { ArticleStage, GeneratedArticle } from "./writing/generate_article.ts";
-import type { ArticleBrief, GeneratorInfo, TokenUsage } from "./writing/writer.ts";
-import type { QaReport } from "./writing/qa.ts";
-import { articleUnit } from "./billing/catalog.ts";
+import { atomically } from "../../kv/atomic.ts";
+import { atomic, keys, read, readMany } from "../platform/store.ts";
+import { claimJob, finishJob, type JobSpec } from "../jobs/lifecycle.ts";
+import { canSee } from "../identity/auth.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
+import { recordEvent } from "../platform/events.ts";
+import { addRefund, chargeFor, type Funding, type WorkActor } from "../billing/funding.ts";
+import { newId } from "../platform/ids.ts";
+import type { KeyMode } from "../platform/records.ts";
+import { projectVisibleTo } from "../projects/projects.ts";
+import { isActive } from "../billing/subscription_state.ts";
+import type { ArticleStage, GeneratedArticle } from "../writing/generate_article.ts";
+import type { ArticleBrief, GeneratorInfo, TokenUsage } from "../writing/writer.ts";
+import type { QaReport } from "../writing/qa.ts";
+import { articleUnit } from "../billing/catalog.ts";
 
 export type ArticleStatus = "queued" | "generating" | "qa" | "ready" | "failed" | "published";
 
@@ -206,7 +206,7 @@ export interface SiteFactsRecord {
   pages: ArticleBrief["siteFacts"]["pages"];
 }
 
-/** The article's place in the one job lifecycle (domain/job_lifecycle.ts). */
+/** The article's place in the one job lifecycle (domain/jobs/lifecycle.ts). */
 export const ARTICLE_JOB: JobSpec<ArticleRecord> = {
   kind: "article",
   ownerKey: keys.articleOwner,

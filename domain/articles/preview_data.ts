@@ -5,11 +5,11 @@
  *
  * @module
  */
-import { type ArticleRecord, getArticle } from "../articles.ts";
-import type { Caller } from "../audit_results.ts";
-import type { Deps } from "../deps.ts";
-import { ApiError } from "../errors.ts";
-import { keys, read } from "../store.ts";
+import { type ArticleRecord, getArticle } from "./articles.ts";
+import type { Caller } from "../audits/results.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
+import { keys, read } from "../platform/store.ts";
 
 export interface ArticlePreviewData {
   article: ArticleRecord;

@@ -25,7 +25,7 @@ export function verdictItems(v: PageVerdict, url: string): Evidence[] | null {
  * Whether page check `c` judges this page: "eligible"; "noindex" when the check reads indexable
  * pages only and this one is noindex; "narrowed" when the check's own `applies` leaves the page
  * out. The one rule, shared by the crawl (`PageTally.add`) and a re-check of one check
- * (domain/audit/recheck_eval.ts), so both judge a page alike. Returns constants: no allocation on
+ * (domain/audit_engine/recheck_eval.ts), so both judge a page alike. Returns constants: no allocation on
  * the crawl's hot path.
  */
 export function pageEligibility(

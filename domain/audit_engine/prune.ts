@@ -39,9 +39,9 @@
  *
  * @module
  */
-import { type Atomic, atomic, keys, list, read } from "../store.ts";
+import { type Atomic, atomic, keys, list, read } from "../platform/store.ts";
 import { keyBytes } from "../../kv/limits_guard.ts";
-import type { Deps } from "../deps.ts";
+import type { Deps } from "../platform/deps.ts";
 import { getMany } from "./crawl/store.ts";
 
 /**

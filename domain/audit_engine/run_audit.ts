@@ -6,7 +6,7 @@
  * @module
  */
 import type { RenderPlan } from "./crawl/post_steps.ts";
-import { keys, list } from "../store.ts";
+import { keys, list } from "../platform/store.ts";
 import { withKvLimits } from "../../kv/limits_guard.ts";
 import { runCrawlStep } from "./crawl/engine.ts";
 import type { CrawlInput, CrawlOutcome, CrawlState, StepLimits } from "./crawl/state.ts";

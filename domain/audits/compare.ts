@@ -1,12 +1,12 @@
 /**
  * The per-check comparison of a finished audit with the project's previous completed audit:
  * which checks are new, persisting or fixed, stored under `auditIssues` and read back by the
- * findings listings (domain/audit_results.ts) and the next audit's comparison.
+ * findings listings (domain/audits/results.ts) and the next audit's comparison.
  *
  * @module
  */
-import { ALL_CHECKS, CHECKS_BY_ID } from "../audit/checks/index.ts";
-import type { Severity } from "../audit/types.ts";
+import { ALL_CHECKS, CHECKS_BY_ID } from "../audit_engine/checks/index.ts";
+import type { Severity } from "../audit_engine/types.ts";
 import type { AuditChanges } from "./record.ts";
 
 const SEVERITY_RANK: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };

@@ -4,13 +4,13 @@
  *
  * @module
  */
-import { keys, read } from "../store.ts";
-import type { CrawlOutcome } from "../audit/crawl/state.ts";
-import { renderTotals } from "../audit/crawl/render_steps.ts";
-import { type AuditReport, reportOf } from "../audit/run_audit.ts";
-import type { Deps } from "../deps.ts";
-import { recordEvent } from "../events.ts";
-import { finishJob } from "../job_lifecycle.ts";
+import { keys, read } from "../platform/store.ts";
+import type { CrawlOutcome } from "../audit_engine/crawl/state.ts";
+import { renderTotals } from "../audit_engine/crawl/render_steps.ts";
+import { type AuditReport, reportOf } from "../audit_engine/run_audit.ts";
+import type { Deps } from "../platform/deps.ts";
+import { recordEvent } from "../platform/events.ts";
+import { finishJob } from "../jobs/lifecycle.ts";
 import { compareIssues } from "./compare.ts";
 import { regressionOf } from "./event_changes.ts";
 import { AUDIT_JOB } from "./lifecycle.ts";

@@ -1,6 +1,6 @@
-import { keys, read } from "../store.ts";
+import { keys, read } from "../platform/store.ts";
 import type { CrawlAllowance } from "../billing/catalog.ts";
-import type { Deps } from "../deps.ts";
+import type { Deps } from "../platform/deps.ts";
 import type { AuditRecord } from "./record.ts";
 
 /**

@@ -6,22 +6,22 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, read, readMany } from "../store.ts";
-import { canSee } from "../auth.ts";
+import { atomic, keys, read, readMany } from "../platform/store.ts";
+import { canSee } from "../identity/auth.ts";
 import { renderedAuditCharge, UNIT_PRICES } from "../billing/catalog.ts";
 import { addDebit, readBalance } from "../billing/credits.ts";
-import type { Deps } from "../deps.ts";
-import { ApiError } from "../errors.ts";
-import { chargeFor, type Funding, type WorkActor } from "../funding.ts";
-import { newId } from "../ids.ts";
-import type { RunningJobMarker } from "../job_leases.ts";
-import type { ProjectRecord, SubscriptionRecord } from "../records.ts";
-import { isActive } from "../subscription_state.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
+import { chargeFor, type Funding, type WorkActor } from "../billing/funding.ts";
+import { newId } from "../platform/ids.ts";
+import type { RunningJobMarker } from "../jobs/leases.ts";
+import type { ProjectRecord, SubscriptionRecord } from "../platform/records.ts";
+import { isActive } from "../billing/subscription_state.ts";
 import { leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
 import { type AuditOptions, normalizeAuditOptions, sameAuditOptions } from "./options.ts";
 import type { AuditRecord, AuditTrigger } from "./record.ts";
 import { sealAuditAuth, type SealedSiteAuth } from "./site_access.ts";
-import type { SiteAuth } from "../audit/site_auth.ts";
+import type { SiteAuth } from "../audit_engine/site_auth.ts";
 
 /** How an audit may reach and pace the site: staging credentials and a rate cap. */
 export interface AuditAccess {

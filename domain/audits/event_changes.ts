@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { CHECKS_BY_ID } from "../audit/checks/index.ts";
-import type { ProjectRecord } from "../records.ts";
+import { CHECKS_BY_ID } from "../audit_engine/checks/index.ts";
+import type { ProjectRecord } from "../platform/records.ts";
 import { type ComparedIssue, type RegressionFields, regressionFields } from "./regression.ts";
 import type { StoredIssue } from "./compare.ts";
 

@@ -1,8 +1,8 @@
 /**
  * A completed audit's lists as files: its issues, one check's evidence items and its page
  * inventory, whole, as CSV or NDJSON. The rows come from the whole-list reads of
- * domain/audit_results.ts (every check done first, rows read in batches as the file is sent) and
- * are encoded batch by batch (domain/exports/encode.ts), so memory stays flat for a 100,000-URL
+ * domain/audits/results.ts (every check done first, rows read in batches as the file is sent) and
+ * are encoded batch by batch (domain/audits/export_encode.ts), so memory stays flat for a 100,000-URL
  * inventory. Same filters, order and items as the paged JSON listings.
  *
  * @module
@@ -17,10 +17,10 @@ import {
   type IssueView,
   type PageFilters,
   type PageView,
-} from "./audit_results.ts";
-import { evidenceColumns, OTHER_COLUMN } from "./audit/evidence_columns.ts";
-import type { Deps } from "./deps.ts";
-import { csvChunks, ndjsonChunks, rowOf } from "./exports/encode.ts";
+} from "./results.ts";
+import { evidenceColumns, OTHER_COLUMN } from "../audit_engine/evidence_columns.ts";
+import type { Deps } from "../platform/deps.ts";
+import { csvChunks, ndjsonChunks, rowOf } from "./export_encode.ts";
 
 export type ExportFormat = "csv" | "ndjson";
 

@@ -6,13 +6,13 @@
  * @module
  */
 import { isTransientStoreError } from "../../kv/busy_retry.ts";
-import { atomic, keys, read } from "../store.ts";
-import { runCrawlStep } from "../audit/crawl/engine.ts";
-import type { RenderPlan } from "../audit/crawl/post_steps.ts";
-import type { CrawlInput, CrawlOutcome, StepLimits } from "../audit/crawl/state.ts";
-import type { Deps } from "../deps.ts";
-import { claimJob, finishJob, renewLease } from "../job_lifecycle.ts";
-import type { ProjectRecord } from "../records.ts";
+import { atomic, keys, read } from "../platform/store.ts";
+import { runCrawlStep } from "../audit_engine/crawl/engine.ts";
+import type { RenderPlan } from "../audit_engine/crawl/post_steps.ts";
+import type { CrawlInput, CrawlOutcome, StepLimits } from "../audit_engine/crawl/state.ts";
+import type { Deps } from "../platform/deps.ts";
+import { claimJob, finishJob, renewLease } from "../jobs/lifecycle.ts";
+import type { ProjectRecord } from "../platform/records.ts";
 import { completeAudit } from "./complete.ts";
 import { AUDIT_JOB, leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
 import type { AuditRecord } from "./record.ts";

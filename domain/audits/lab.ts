@@ -7,7 +7,7 @@
  * @module
  */
 import type { LabMetrics } from "../render/renderer.ts";
-import { keys, list } from "../store.ts";
+import { keys, list } from "../platform/store.ts";
 
 /** One lab page's figures, as the report shows them. */
 export interface LabRecord {

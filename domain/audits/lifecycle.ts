@@ -1,14 +1,14 @@
 /**
- * The audit's place in the one job lifecycle (domain/job_lifecycle.ts): its leases, attempts and
+ * The audit's place in the one job lifecycle (domain/jobs/lifecycle.ts): its leases, attempts and
  * how claiming, failing and finishing change the record. Its own module because creation, the
  * step runner and completion all need it, and none of them should import another for it.
  *
  * @module
  */
-import { keys } from "../store.ts";
-import { markForPruning } from "../audit/prune.ts";
-import type { Deps } from "../deps.ts";
-import type { JobSpec } from "../job_lifecycle.ts";
+import { keys } from "../platform/store.ts";
+import { markForPruning } from "../audit_engine/prune.ts";
+import type { Deps } from "../platform/deps.ts";
+import type { JobSpec } from "../jobs/lifecycle.ts";
 import type { AuditRecord, AuditStatus } from "./record.ts";
 
 /** How long a queued message may take to be picked up, and a worker may hold a run. */
@@ -23,7 +23,7 @@ export function leaseMs(deps: Deps, fallback: number): number {
 
 const OPEN: AuditStatus[] = ["queued", "running"];
 
-/** The audit's place in the one job lifecycle (domain/job_lifecycle.ts). */
+/** The audit's place in the one job lifecycle (domain/jobs/lifecycle.ts). */
 export const AUDIT_JOB: JobSpec<AuditRecord> = {
   kind: "audit",
   ownerKey: keys.auditOwner,
@@ -50,7 +50,7 @@ export const AUDIT_JOB: JobSpec<AuditRecord> = {
   interrupted: { code: "audit_interrupted", message: "The audit was interrupted too many times" },
   failed: (a, error, now) => ({ ...a, status: "failed", completedAt: now, error }),
   // Every way an audit ends (completed, failed, out of attempts) queues its working state for
-  // deletion in the same commit (domain/audit/prune.ts), and deletes its staging credentials
+  // deletion in the same commit (domain/audit_engine/prune.ts), and deletes its staging credentials
   // there and then (site_access.ts): they never outlive the audit.
   onFinish: (op, { id, kind, now }) => {
     op.delete(keys.auditAuth(id));

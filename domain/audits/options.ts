@@ -11,15 +11,15 @@
  *
  * @module
  */
-import type { CrawlScope } from "../audit/scope.ts";
-import { siteKeyOf } from "../audit/page_facts.ts";
-import { canonicalUrl } from "../audit/urls.ts";
-import type { UserAgentPreset } from "../audit/user_agents.ts";
-import { ApiError } from "../errors.ts";
+import type { CrawlScope } from "../audit_engine/scope.ts";
+import { siteKeyOf } from "../audit_engine/page_facts.ts";
+import { canonicalUrl } from "../audit_engine/urls.ts";
+import type { UserAgentPreset } from "../audit_engine/user_agents.ts";
+import { ApiError } from "../platform/errors.ts";
 
 /** The options of one audit, as stored (all optional; absent means the default). */
 export interface AuditOptions {
-  /** Path globs a URL must match one of (domain/audit/scope.ts). */
+  /** Path globs a URL must match one of (domain/audit_engine/scope.ts). */
   include?: string[];
   /** Path globs that leave a URL out (they win over include). */
   exclude?: string[];

@@ -4,18 +4,18 @@
  *
  * @module
  */
-import type { CapHit, CapName } from "../audit/crawl/caps.ts";
-import type { ScopeRule } from "../audit/scope.ts";
+import type { CapHit, CapName } from "../audit_engine/crawl/caps.ts";
+import type { ScopeRule } from "../audit_engine/scope.ts";
 import type { AuditOptions } from "./options.ts";
-import type { PolitenessReport } from "../audit/crawl/politeness.ts";
-import type { MaskedSiteAuth } from "../audit/site_auth.ts";
-import type { AuditReport } from "../audit/run_audit.ts";
-import type { Deps } from "../deps.ts";
-import { ApiError } from "../errors.ts";
-import type { Funding } from "../funding.ts";
-import { projectVisibleTo } from "../projects.ts";
-import type { KeyMode } from "../records.ts";
-import { keys, read } from "../store.ts";
+import type { PolitenessReport } from "../audit_engine/crawl/politeness.ts";
+import type { MaskedSiteAuth } from "../audit_engine/site_auth.ts";
+import type { AuditReport } from "../audit_engine/run_audit.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
+import type { Funding } from "../billing/funding.ts";
+import { projectVisibleTo } from "../projects/projects.ts";
+import type { KeyMode } from "../platform/records.ts";
+import { keys, read } from "../platform/store.ts";
 
 export type AuditStatus = "queued" | "running" | "completed" | "failed";
 

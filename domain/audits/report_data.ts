@@ -21,13 +21,13 @@ import {
   type Page,
   type PageStatusClass,
   type PageView,
-} from "../audit_results.ts";
-import { CHECKS_BY_ID } from "../audit/checks/index.ts";
-import type { Category, Evidence } from "../audit/types.ts";
-import { type AuditRecord, getAudit } from "../audits/record.ts";
-import type { Deps } from "../deps.ts";
-import { ApiError } from "../errors.ts";
-import { keys, list, read } from "../store.ts";
+} from "./results.ts";
+import { CHECKS_BY_ID } from "../audit_engine/checks/index.ts";
+import type { Category, Evidence } from "../audit_engine/types.ts";
+import { type AuditRecord, getAudit } from "./record.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
+import { keys, list, read } from "../platform/store.ts";
 import { labPagesOf, type LabRecord } from "./lab.ts";
 
 /** Completed audits the score history goes back at most (this one included). */

@@ -15,17 +15,17 @@ import {
   type Prefix,
   read,
   readMany,
-} from "./store.ts";
-import { checkDoc, checkDocUrl } from "./audit/check_docs.ts";
-import { CHECKS_BY_ID } from "./audit/checks/index.ts";
-import { getPages, listInPages, type PageRecord } from "./audit/crawl/store.ts";
-import type { Category, Evidence, Severity } from "./audit/types.ts";
-import type { IssueChange, StoredIssues } from "./audits/compare.ts";
-import { type AuditChanges, type AuditRecord, getAudit } from "./audits/record.ts";
-import type { Deps } from "./deps.ts";
-import { ApiError } from "./errors.ts";
-import type { KeyMode } from "./records.ts";
-import { badCursor, decodeCursor, encodeCursor } from "./list_cursor.ts";
+} from "../platform/store.ts";
+import { checkDoc, checkDocUrl } from "../audit_engine/check_docs.ts";
+import { CHECKS_BY_ID } from "../audit_engine/checks/index.ts";
+import { getPages, listInPages, type PageRecord } from "../audit_engine/crawl/store.ts";
+import type { Category, Evidence, Severity } from "../audit_engine/types.ts";
+import type { IssueChange, StoredIssues } from "./compare.ts";
+import { type AuditChanges, type AuditRecord, getAudit } from "./record.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
+import type { KeyMode } from "../platform/records.ts";
+import { badCursor, decodeCursor, encodeCursor } from "../platform/list_cursor.ts";
 
 /** Whose audit: the account, and the calling key's mode (a sandbox key sees only its sandbox side). */
 export interface Caller {

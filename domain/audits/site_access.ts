@@ -14,15 +14,15 @@
  *
  * @module
  */
-import { keys, read } from "../store.ts";
+import { keys, read } from "../platform/store.ts";
 import {
   type MaskedSiteAuth,
   maskSiteAuth,
   type SiteAuth,
   siteAuthProblem,
-} from "../audit/site_auth.ts";
-import type { Deps } from "../deps.ts";
-import { ApiError } from "../errors.ts";
+} from "../audit_engine/site_auth.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
 import { openSecret, sealSecret } from "../webhooks/secret_box.ts";
 import type { SealedSecret } from "../webhooks/types.ts";
 

@@ -9,14 +9,14 @@
  *
  * @module
  */
-import { checkDoc } from "../audit/check_docs.ts";
-import { CHECKS_BY_ID } from "../audit/checks/index.ts";
-import { clipUtf8 } from "../audit/crawl/store.ts";
-import { CATEGORIES, type Category } from "../audit/types.ts";
-import type { Deps } from "../deps.ts";
-import { ApiError } from "../errors.ts";
-import type { KeyMode, ProjectRecord } from "../records.ts";
-import { keys, read } from "../store.ts";
+import { checkDoc } from "../audit_engine/check_docs.ts";
+import { CHECKS_BY_ID } from "../audit_engine/checks/index.ts";
+import { clipUtf8 } from "../audit_engine/crawl/store.ts";
+import { CATEGORIES, type Category } from "../audit_engine/types.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
+import type { KeyMode, ProjectRecord } from "../platform/records.ts";
+import { keys, read } from "../platform/store.ts";
 import type { StoredIssue } from "./compare.ts";
 import { type AuditRecord, getAudit } from "./record.ts";
 

@@ -3,10 +3,10 @@
  * `GET /v1/credits`, the checkout code, the credit debits of audits and articles and the pricing
  * page all read these constants, so a price changes in exactly one place.
  */
-import { SANDBOX_LIMITS } from "../accounts.ts";
-import { RECHECK_MAX_URLS } from "../audit/recheck_rules.ts";
-import type { Config } from "../config.ts";
-import type { PlanId } from "../records.ts";
+import { SANDBOX_LIMITS } from "../identity/accounts.ts";
+import { RECHECK_MAX_URLS } from "../audit_engine/recheck_rules.ts";
+import type { Config } from "../platform/config.ts";
+import type { PlanId } from "../platform/records.ts";
 
 /** When the catalogue last changed; bump it with any price or feature change. */
 export const CATALOG_UPDATED_AT = "2026-11-01T00:00:00.000Z";

@@ -5,11 +5,16 @@
  * account, project, plan or pack. Nothing is granted here; only the webhook grants.
  */
 import type Stripe from "stripe";
-import { atomic, keys, readMany, write } from "../store.ts";
-import type { Deps } from "../deps.ts";
-import { ApiError } from "../errors.ts";
-import type { CheckoutRecord, KeyMode, PendingCheckoutRecord, PlanId } from "../records.ts";
-import { isActive } from "../subscription_state.ts";
+import { atomic, keys, readMany, write } from "../platform/store.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
+import type {
+  CheckoutRecord,
+  KeyMode,
+  PendingCheckoutRecord,
+  PlanId,
+} from "../platform/records.ts";
+import { isActive } from "./subscription_state.ts";
 import { findPack, findPlan, type PackId, stripePriceOf } from "./catalog.ts";
 import { ensureStripeCustomer } from "./customer.ts";
 import { type StripeClient, StripeError } from "./stripe_client.ts";

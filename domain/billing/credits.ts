@@ -10,10 +10,10 @@
  * `grantCredits`, `refundCredits`) run a standalone operation through `atomically`.
  */
 import { atomically } from "../../kv/atomic.ts";
-import { type Atomic, atomic, keys, list, read, readMany } from "../store.ts";
-import type { Deps } from "../deps.ts";
-import { ApiError } from "../errors.ts";
-import type { BalanceRecord, LedgerEntry } from "../records.ts";
+import { type Atomic, atomic, keys, list, read, readMany } from "../platform/store.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
+import type { BalanceRecord, LedgerEntry } from "../platform/records.ts";
 import { PURCHASE_HINT, SUBSCRIPTION_HINT } from "./catalog.ts";
 
 export interface LedgerInput {

@@ -8,9 +8,9 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, list, read, readMany } from "../store.ts";
-import type { Deps } from "../deps.ts";
-import { ApiError } from "../errors.ts";
+import { atomic, keys, list, read, readMany } from "../platform/store.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
 import type { StripeClient } from "./stripe_client.ts";
 
 /** The account's Stripe customer id, creating (and keeping) it on first use. */

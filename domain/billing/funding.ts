@@ -1,11 +1,11 @@
-import { type Atomic, keys, read } from "./store.ts";
-import { UNIT_PRICES, type UnitId } from "./billing/catalog.ts";
-import { addCredit, addDebit, readBalance, readRefMarker } from "./billing/credits.ts";
-import { ApiError } from "./errors.ts";
-import { canSee } from "./auth.ts";
-import type { KeyMode, ProjectRecord, SubscriptionRecord } from "./records.ts";
+import { type Atomic, keys, read } from "../platform/store.ts";
+import { UNIT_PRICES, type UnitId } from "./catalog.ts";
+import { addCredit, addDebit, readBalance, readRefMarker } from "./credits.ts";
+import { ApiError } from "../platform/errors.ts";
+import { canSee } from "../identity/auth.ts";
+import type { KeyMode, ProjectRecord, SubscriptionRecord } from "../platform/records.ts";
 import { isActive } from "./subscription_state.ts";
-import { SANDBOX_LIMITS } from "./accounts.ts";
+import { SANDBOX_LIMITS } from "../identity/accounts.ts";
 
 /** What a job is paid with, kept on its record so a failure refunds exactly that. */
 export type Funding =

@@ -12,9 +12,9 @@
  * process) finds them and grants nothing.
  */
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, readMany } from "../store.ts";
-import type { Deps } from "../deps.ts";
-import type { PackPaymentRecord } from "../records.ts";
+import { atomic, keys, readMany } from "../platform/store.ts";
+import type { Deps } from "../platform/deps.ts";
+import type { PackPaymentRecord } from "../platform/records.ts";
 import { addCredit } from "./credits.ts";
 
 /** The pack id machine payments are recorded under (`credits.updated` events name it too). */

@@ -12,10 +12,10 @@
  * ledger entry and the outbound `credits.updated`.
  */
 import { atomically } from "../../kv/atomic.ts";
-import { type Atomic, atomic, keys, read, readMany } from "../store.ts";
-import type { Deps } from "../deps.ts";
-import { recordEvent } from "../events.ts";
-import type { PackPaymentRecord } from "../records.ts";
+import { type Atomic, atomic, keys, read, readMany } from "../platform/store.ts";
+import type { Deps } from "../platform/deps.ts";
+import { recordEvent } from "../platform/events.ts";
+import type { PackPaymentRecord } from "../platform/records.ts";
 import { addCredit, addDebit } from "./credits.ts";
 import {
   count,

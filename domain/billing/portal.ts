@@ -6,8 +6,8 @@
  *
  * @module
  */
-import type { Deps } from "../deps.ts";
-import { ApiError } from "../errors.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
 import { stripeFailure } from "./checkout.ts";
 import { knownStripeCustomer } from "./customer.ts";
 import type { StripeClient } from "./stripe_client.ts";

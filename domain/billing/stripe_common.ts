@@ -2,12 +2,12 @@
  * What the Stripe event handlers share: the event shape they read, their outcomes, the event mark
  * that makes each event apply once, and readers for Stripe's loosely typed payloads.
  */
-import { type Atomic, keys } from "../store.ts";
-import { iso } from "../clock.ts";
-import type { Deps } from "../deps.ts";
-import { recordEvent } from "../events.ts";
-import type { StripeEventRecord, SubscriptionRecord } from "../records.ts";
-import { isActive } from "../subscription_state.ts";
+import { type Atomic, keys } from "../platform/store.ts";
+import { iso } from "../platform/clock.ts";
+import type { Deps } from "../platform/deps.ts";
+import { recordEvent } from "../platform/events.ts";
+import type { StripeEventRecord, SubscriptionRecord } from "../platform/records.ts";
+import { isActive } from "./subscription_state.ts";
 
 /** Processed event ids are kept past Stripe's 3-day retry window and 30-day event history. */
 export const EVENT_MARK_TTL_MS = 90 * 86_400_000;

@@ -9,12 +9,17 @@
  * nothing and answers 5xx, so Stripe retries; events the service does not handle answer 200.
  */
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, read, readMany } from "../store.ts";
-import type { Deps } from "../deps.ts";
-import { ApiError } from "../errors.ts";
-import { recordEvent } from "../events.ts";
-import type { CheckoutRecord, PackPaymentRecord, PlanId, SubscriptionRecord } from "../records.ts";
-import { isActive } from "../subscription_state.ts";
+import { atomic, keys, read, readMany } from "../platform/store.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
+import { recordEvent } from "../platform/events.ts";
+import type {
+  CheckoutRecord,
+  PackPaymentRecord,
+  PlanId,
+  SubscriptionRecord,
+} from "../platform/records.ts";
+import { isActive } from "./subscription_state.ts";
 import { CURRENCY, findPack, findPlan, PLAN_IDS } from "./catalog.ts";
 import { METADATA_SERVICE } from "./checkout.ts";
 import { addCredit } from "./credits.ts";

@@ -1,4 +1,4 @@
-import type { ProjectAccess, ProjectRecord, SubscriptionRecord } from "./records.ts";
+import type { ProjectAccess, ProjectRecord, SubscriptionRecord } from "../platform/records.ts";
 
 /** Whether a subscription covers the moment `now`. */
 export function isActive(sub: SubscriptionRecord | null, now: number): boolean {

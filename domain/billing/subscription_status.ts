@@ -2,19 +2,19 @@
  * The Subscription state of `GET /v1/subscription`, and the checks other capabilities use to decide
  * whether a project's work is included or paid per unit.
  */
-import { keys, readMany } from "../store.ts";
-import { iso } from "../clock.ts";
-import { canSee } from "../auth.ts";
-import type { Deps } from "../deps.ts";
-import { ApiError } from "../errors.ts";
+import { keys, readMany } from "../platform/store.ts";
+import { iso } from "../platform/clock.ts";
+import { canSee } from "../identity/auth.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
 import type {
   KeyMode,
   PendingCheckoutRecord,
   PlanId,
   ProjectRecord,
   SubscriptionRecord,
-} from "../records.ts";
-import { isActive } from "../subscription_state.ts";
+} from "../platform/records.ts";
+import { isActive } from "./subscription_state.ts";
 import { PENDING_CHECKOUT_MS } from "./checkout.ts";
 
 export interface SubscriptionState {

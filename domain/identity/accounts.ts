@@ -1,11 +1,11 @@
-import { atomically } from "../kv/atomic.ts";
-import { atomic, keys, read, readMany } from "./store.ts";
+import { atomically } from "../../kv/atomic.ts";
+import { atomic, keys, read, readMany } from "../platform/store.ts";
 import { buildKey, SANDBOX_KEY_LIFETIME_MS, writeKey } from "./api_keys.ts";
-import type { Deps } from "./deps.ts";
-import { ApiError } from "./errors.ts";
-import { newId } from "./ids.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
+import { newId } from "../platform/ids.ts";
 import { blockExhausted, DAY_MS, disposableRefused, isDisposableEmail } from "./signup_limits.ts";
-import type { AccountRecord, ApiKeyRecord, SandboxUsage } from "./records.ts";
+import type { AccountRecord, ApiKeyRecord, SandboxUsage } from "../platform/records.ts";
 
 /** The trial's hard caps. */
 export const SANDBOX_LIMITS = { audits: 1, articles: 2, projects: 1, expires_days: 14 } as const;

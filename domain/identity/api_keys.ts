@@ -1,12 +1,12 @@
-import { atomically } from "../kv/atomic.ts";
-import { type Atomic, atomic, keys, list, read, readMany } from "./store.ts";
+import { atomically } from "../../kv/atomic.ts";
+import { type Atomic, atomic, keys, list, read, readMany } from "../platform/store.ts";
 import { canSee, revocationShard, signalAuthChange } from "./auth.ts";
-import type { Deps } from "./deps.ts";
-import { ApiError } from "./errors.ts";
-import { newId } from "./ids.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
+import { newId } from "../platform/ids.ts";
 import { hashKey } from "./key_hash.ts";
 import { endGrantsOfKey } from "./oauth/grants.ts";
-import type { ApiKeyRecord, KeyMode } from "./records.ts";
+import type { ApiKeyRecord, KeyMode } from "../platform/records.ts";
 
 export const MAX_ACTIVE_KEYS = 5;
 export const SANDBOX_KEY_LIFETIME_MS = 14 * 86_400_000;

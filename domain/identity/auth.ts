@@ -1,8 +1,8 @@
-import { atomic, keys, read, readMany } from "./store.ts";
+import { atomic, keys, read, readMany } from "../platform/store.ts";
 import { hashKey } from "./key_hash.ts";
-import type { Deps } from "./deps.ts";
-import { ApiError } from "./errors.ts";
-import type { AccountRecord, ApiKeyRecord, KeyMode, SandboxUsage } from "./records.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
+import type { AccountRecord, ApiKeyRecord, KeyMode, SandboxUsage } from "../platform/records.ts";
 
 /** Who is calling: the key, its account and (for sandbox keys) the trial usage. */
 export interface Principal {
@@ -161,7 +161,7 @@ export type Invalidation = { accountId: string } | { shard: number } | "all";
  *   (`signalAuthChange`, sharded by account), which every process follows (`follow`): through one
  *   `kv.watch` of every shard, and on a local KV file also by reading them all (one `getMany`)
  *   every `AUTH_REVOCATION_POLL_MS` (50 ms), because Deno's SQLite KV does not notify watchers in
- *   other processes (denoland/deno#21640, and domain/job_watch.ts). Either way the named
+ *   other processes (denoland/deno#21640, and domain/jobs/watch.ts). Either way the named
  *   accounts are dropped within ~100 ms;
  * - `authCacheTtlMs` (`AUTH_CACHE_TTL_MS`, 2 s) stays as the fallback: an entry older than that
  *   is read again whatever the signal said, should a signal be missed altogether.
@@ -191,7 +191,7 @@ export class KeyResolver {
 
   /**
    * As `resolve`, from the key's SHA-256 hex: how an OAuth access token reaches the principal of
-   * the key that approved it (domain/oauth/resolver.ts), on the same cache.
+   * the key that approved it (domain/identity/oauth/resolver.ts), on the same cache.
    */
   resolveHash(hash: string): Principal | Promise<Principal> {
     const now = this.deps.clock.now();

@@ -15,11 +15,11 @@
  *
  * @module
  */
-import type { RateDecision } from "../kv/rate_limiter.ts";
+import type { RateDecision } from "../../kv/rate_limiter.ts";
 import { signup } from "./accounts.ts";
-import type { Deps } from "./deps.ts";
-import { ApiError } from "./errors.ts";
-import type { AccountRecord, ApiKeyRecord } from "./records.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
+import type { AccountRecord, ApiKeyRecord } from "../platform/records.ts";
 import { addressBlock } from "./signup_limits.ts";
 
 /** A rate budget (kv/rate_limiter.ts's `RateLimiter`): synchronous when it answers from memory. */

@@ -1,13 +1,13 @@
 /**
  * Abuse limits of the public, CAPTCHA-free signup that sit beside the account's commit: how many
  * sandbox accounts one address block may open per day, and the operator's disposable-address
- * option. The signup use case (domain/public_signup.ts) applies them after the per-IP and global
+ * option. The signup use case (domain/identity/public_signup.ts) applies them after the per-IP and global
  * signup rates, for REST and MCP alike.
  *
  * @module
  */
 import ipaddr from "ipaddr.js";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../platform/errors.ts";
 
 export const DAY_MS = 86_400_000;
 

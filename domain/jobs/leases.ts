@@ -1,5 +1,5 @@
-import { keys, list } from "./store.ts";
-import type { Deps } from "./deps.ts";
+import { keys, list } from "../platform/store.ts";
+import type { Deps } from "../platform/deps.ts";
 
 /** Marker of an audit, article or re-check that was accepted and has not finished, with its lease. */
 export interface RunningJobMarker {

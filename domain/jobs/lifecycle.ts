@@ -7,12 +7,12 @@
  *
  * @module
  */
-import { atomically } from "../kv/atomic.ts";
-import { type Atomic, atomic, type Key, keys, read } from "./store.ts";
-import type { Deps } from "./deps.ts";
-import { addRefund, type Funding } from "./funding.ts";
-import { randomPart } from "./ids.ts";
-import type { RunningJobMarker } from "./job_leases.ts";
+import { atomically } from "../../kv/atomic.ts";
+import { type Atomic, atomic, type Key, keys, read } from "../platform/store.ts";
+import type { Deps } from "../platform/deps.ts";
+import { addRefund, type Funding } from "../billing/funding.ts";
+import { randomPart } from "../platform/ids.ts";
+import type { RunningJobMarker } from "./leases.ts";
 
 /** What every leased job record has. */
 export interface LeasedRecord {

@@ -8,9 +8,9 @@
  *
  * @module
  */
-import { atomically } from "../kv/atomic.ts";
-import { atomic, keys, read } from "./store.ts";
-import type { Deps } from "./deps.ts";
+import { atomically } from "../../kv/atomic.ts";
+import { atomic, keys, read } from "../platform/store.ts";
+import type { Deps } from "../platform/deps.ts";
 
 export type JobTaskKind = "audit" | "article";
 

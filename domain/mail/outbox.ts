@@ -13,9 +13,9 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import type { Config } from "../config.ts";
-import type { Deps, JobMessage } from "../deps.ts";
-import { type Atomic, atomic, keys, list, read } from "../store.ts";
+import type { Config } from "../platform/config.ts";
+import type { Deps, JobMessage } from "../platform/deps.ts";
+import { type Atomic, atomic, keys, list, read } from "../platform/store.ts";
 import { mailerFor, MailSendError, type OutgoingMail } from "./transport.ts";
 import {
   FINISHED_MAIL_TTL_MS,

@@ -14,12 +14,12 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { revocationShard, signalAuthChange } from "../auth.ts";
-import type { Deps } from "../deps.ts";
-import { ApiError } from "../errors.ts";
-import { newId } from "../ids.ts";
-import { sha256Hex } from "../replay_seal.ts";
-import { type Atomic, atomic, keys, read, readMany } from "../store.ts";
+import { revocationShard, signalAuthChange } from "../identity/auth.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
+import { newId } from "../platform/ids.ts";
+import { sha256Hex } from "../platform/replay_seal.ts";
+import { type Atomic, atomic, keys, read, readMany } from "../platform/store.ts";
 import { verificationMail } from "./messages.ts";
 import { type Prepared, queueMail } from "./outbox.ts";
 import { mailConfigured } from "./transport.ts";

@@ -14,13 +14,13 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { type Atomic, atomic, keys, list, read, readMany } from "../store.ts";
+import { type Atomic, atomic, keys, list, read, readMany } from "../platform/store.ts";
 import { cadenceWithin } from "../billing/catalog.ts";
 import { createAudit } from "../audits/create.ts";
-import type { Deps } from "../deps.ts";
-import { ApiError } from "../errors.ts";
-import { recordEvent } from "../events.ts";
-import type { WorkActor } from "../funding.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
+import { recordEvent } from "../platform/events.ts";
+import type { WorkActor } from "../billing/funding.ts";
 import { nextRun } from "./schedule_time.ts";
 import {
   type PauseReason,

@@ -17,8 +17,8 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, read, readMany } from "../store.ts";
-import { canSee } from "../auth.ts";
+import { atomic, keys, read, readMany } from "../platform/store.ts";
+import { canSee } from "../identity/auth.ts";
 import {
   type Cadence,
   cadenceWithin,
@@ -30,11 +30,11 @@ import {
 import { requireRendering } from "../audits/create.ts";
 import { type AuditOptions, normalizeAuditOptions, sameAuditOptions } from "../audits/options.ts";
 import { sealAuditAuth } from "../audits/site_access.ts";
-import type { MaskedSiteAuth, SiteAuth } from "../audit/site_auth.ts";
-import type { Deps } from "../deps.ts";
-import { ApiError } from "../errors.ts";
-import type { KeyMode, SubscriptionRecord } from "../records.ts";
-import { isActive } from "../subscription_state.ts";
+import type { MaskedSiteAuth, SiteAuth } from "../audit_engine/site_auth.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
+import type { KeyMode, SubscriptionRecord } from "../platform/records.ts";
+import { isActive } from "../billing/subscription_state.ts";
 import { nextRun, type ScheduleSpec, type Weekday } from "./schedule_time.ts";
 
 export type ScheduleStatus = "active" | "paused";

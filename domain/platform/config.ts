@@ -1,6 +1,6 @@
-import { type CrawlCaps, DEFAULT_CRAWL_CAPS } from "./audit/crawl/caps.ts";
-import { DEFAULT_ROBOTS_CAPS as ROBOTS } from "./audit/robots.ts";
-import { watchMissesOtherProcesses } from "./job_watch.ts";
+import { type CrawlCaps, DEFAULT_CRAWL_CAPS } from "../audit_engine/crawl/caps.ts";
+import { DEFAULT_ROBOTS_CAPS as ROBOTS } from "../audit_engine/robots.ts";
+import { watchMissesOtherProcesses } from "../jobs/watch.ts";
 
 /** The service's configuration, read once from the environment at start. */
 export interface Config {
@@ -67,7 +67,7 @@ export interface Config {
   /**
    * `CRAWL_MAX_RPS`: requests per second per host at most, for every audit (0.1 to 1000; an
    * audit's `max_rps` may only lower it). Unset (null): no rate cap, only `CRAWL_CONCURRENCY`
-   * requests in flight, robots.txt Crawl-delay and Retry-After (domain/audit/crawl/politeness.ts).
+   * requests in flight, robots.txt Crawl-delay and Retry-After (domain/audit_engine/crawl/politeness.ts).
    */
   crawlMaxRps: number | null;
   /**
@@ -132,7 +132,7 @@ export interface Config {
   };
   /** The crawl budget of a sandbox audit (the catalogue's `crawlLimitsFor`). */
   sandboxCrawl: { maxPages: number; maxBytes: number; maxDurationMs: number };
-  /** What a crawled site may make one audit hold (domain/audit/crawl/caps.ts). */
+  /** What a crawled site may make one audit hold (domain/audit_engine/crawl/caps.ts). */
   crawlCaps: CrawlCaps;
   /** How long a client may take to send a request body before 408 (slow-body connections). */
   bodyTimeoutMs: number;

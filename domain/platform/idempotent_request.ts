@@ -27,7 +27,7 @@ import {
   completeIdempotencyKey,
   type ConflictReason,
   releaseIdempotencyKey,
-} from "../kv/idempotency_store.ts";
+} from "../../kv/idempotency_store.ts";
 import type { Deps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import {

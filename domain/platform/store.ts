@@ -21,27 +21,27 @@
  *
  * @module
  */
-import { keys as layout } from "../kv/keys.ts";
-import type { Family, TypedKeys } from "../kv/typed.ts";
-import type { IdempotencyRecord } from "../kv/idempotency_store.ts";
-import type { ArticleRecord, SiteFactsRecord } from "./articles.ts";
-import type { CrawlState } from "./audit/crawl/state.ts";
-import type { FrontierEntry } from "./audit/crawl/frontier.ts";
-import type { NearSig } from "./audit/crawl/finalize/near_duplicates.ts";
-import type { DupEntry, LinkChunk, PageRecord } from "./audit/crawl/store.ts";
-import type { EmbedsValue, ResourceRecord } from "./audit/crawl/resource_checks.ts";
-import type { BackfillState, PruneKind } from "./audit/prune.ts";
-import type { AuditPage } from "./audit/run_audit.ts";
-import type { Evidence } from "./audit/types.ts";
-import type { StoredIssues } from "./audits/compare.ts";
-import type { AuditRecord } from "./audits/record.ts";
-import type { RecheckItem, RecheckRecord } from "./rechecks/record.ts";
-import type { SealedSiteAuth } from "./audits/site_access.ts";
-import type { RevocationSignal } from "./auth.ts";
-import type { LabRecord } from "./reports/lab.ts";
-import type { LiveShare, ShareLocation, ShareRecord } from "./shares.ts";
+import { keys as layout } from "../../kv/keys.ts";
+import type { Family, TypedKeys } from "../../kv/typed.ts";
+import type { IdempotencyRecord } from "../../kv/idempotency_store.ts";
+import type { ArticleRecord, SiteFactsRecord } from "../articles/articles.ts";
+import type { CrawlState } from "../audit_engine/crawl/state.ts";
+import type { FrontierEntry } from "../audit_engine/crawl/frontier.ts";
+import type { NearSig } from "../audit_engine/crawl/finalize/near_duplicates.ts";
+import type { DupEntry, LinkChunk, PageRecord } from "../audit_engine/crawl/store.ts";
+import type { EmbedsValue, ResourceRecord } from "../audit_engine/crawl/resource_checks.ts";
+import type { BackfillState, PruneKind } from "../audit_engine/prune.ts";
+import type { AuditPage } from "../audit_engine/run_audit.ts";
+import type { Evidence } from "../audit_engine/types.ts";
+import type { StoredIssues } from "../audits/compare.ts";
+import type { AuditRecord } from "../audits/record.ts";
+import type { RecheckItem, RecheckRecord } from "../rechecks/record.ts";
+import type { SealedSiteAuth } from "../audits/site_access.ts";
+import type { RevocationSignal } from "../identity/auth.ts";
+import type { LabRecord } from "../audits/lab.ts";
+import type { LiveShare, ShareLocation, ShareRecord } from "../shares/links.ts";
 import type { JobMessage } from "./deps.ts";
-import type { RunningJobMarker } from "./job_leases.ts";
+import type { RunningJobMarker } from "../jobs/leases.ts";
 import type {
   AccessTokenRecord,
   AuthRequestRecord,
@@ -52,9 +52,9 @@ import type {
   GrantRecord,
   RefreshTokenRecord,
   RegisteredClient,
-} from "./oauth/types.ts";
-import type { JobTaskRecord } from "./job_tasks.ts";
-import type { ScheduleRecord, ScheduleRun } from "./monitoring/schedules.ts";
+} from "../identity/oauth/types.ts";
+import type { JobTaskRecord } from "../jobs/tasks.ts";
+import type { ScheduleRecord, ScheduleRun } from "../monitoring/schedules.ts";
 import type {
   AccountRecord,
   ApiKeyRecord,
@@ -69,12 +69,12 @@ import type {
   StripeEventRecord,
   SubscriptionRecord,
 } from "./records.ts";
-import type { DeliveryRecord, WebhookRecord } from "./webhooks/types.ts";
-import type { UpgradeCodeTarget, UpgradeRecord } from "./upgrades/types.ts";
-import type { EmailVerificationRecord, MailRecord } from "./mail/types.ts";
+import type { DeliveryRecord, WebhookRecord } from "../webhooks/types.ts";
+import type { UpgradeCodeTarget, UpgradeRecord } from "../upgrades/types.ts";
+import type { EmailVerificationRecord, MailRecord } from "../mail/types.ts";
 
-export { atomic, list, read, readAll, readMany, write } from "../kv/typed.ts";
-export type { Atomic, Entry, Key, ListedEntry, ListIterator, Prefix } from "../kv/typed.ts";
+export { atomic, list, read, readAll, readMany, write } from "../../kv/typed.ts";
+export type { Atomic, Entry, Key, ListedEntry, ListIterator, Prefix } from "../../kv/typed.ts";
 
 type Name = keyof typeof layout;
 
@@ -128,13 +128,13 @@ export const schema = {
   /** Epoch ms, only ever moved forward (flushed from memory in batches). */
   apiKeyLastUsed: value<number>(),
   sandboxUsage: value<SandboxUsage>(),
-  /** The revocation signal's shards, which every API process follows (domain/auth.ts). */
+  /** The revocation signal's shards, which every API process follows (domain/identity/auth.ts). */
   authRevocations: value<RevocationSignal>(),
 
   project: record<ProjectRecord>(),
   projectsOfAccount: prefix("project"),
 
-  // Audits and articles (the truth of each job; domain/job_lifecycle.ts).
+  // Audits and articles (the truth of each job; domain/jobs/lifecycle.ts).
   audit: record<AuditRecord>("auditOwner", "activeAudit", "runningJob", "auditPrune"),
   /** Audit id → account id. */
   auditOwner: index<string>("audit"),
@@ -161,7 +161,7 @@ export const schema = {
   recheckItem: value<RecheckItem>(),
   recheckItems: prefix("recheckItem"),
 
-  // An audit's crawl (docs/audit.md, "Storage"), pruned after it ends (domain/audit/prune.ts).
+  // An audit's crawl (docs/audit.md, "Storage"), pruned after it ends (domain/audit_engine/prune.ts).
   auditCrawl: value<CrawlState>(),
   auditCrawls: prefix("auditCrawl"),
   /** The token of the claim that owns the current step. */
@@ -211,7 +211,7 @@ export const schema = {
   auditLabs: prefix("auditLab"),
   siteFacts: value<SiteFactsRecord>(),
 
-  // Share links of audit reports and article previews (domain/shares.ts).
+  // Share links of audit reports and article previews (domain/shares/links.ts).
   /** Kept (revoked or expired) until its KV expiry, a week after it expires. */
   share: record<ShareRecord>("shareByToken", "shareLiveOfTarget", "shareLive"),
   sharesOfTarget: prefix("share"),
@@ -293,9 +293,9 @@ export const schema = {
   /** Send times (epoch ms) of verification mails in the last hour, per account or address. */
   verificationSends: value<number[]>(),
 
-  // OAuth 2.1 for /mcp (domain/oauth/); each expires in KV besides its own expiry time.
+  // OAuth 2.1 for /mcp (domain/identity/oauth/); each expires in KV besides its own expiry time.
   oauthRequest: value<AuthRequestRecord>(),
-  /** Base64 of 32 random bytes, made once (domain/oauth/ticket.ts). */
+  /** Base64 of 32 random bytes, made once (domain/identity/oauth/ticket.ts). */
   oauthTicketSecret: value<string>(),
   oauthClient: value<RegisteredClient>(),
   oauthClientDoc: value<CachedClientDoc>(),

@@ -1,12 +1,12 @@
-import { atomically } from "../kv/atomic.ts";
-import { atomic, keys, list, read, readMany } from "./store.ts";
-import { SANDBOX_LIMITS } from "./accounts.ts";
-import { canSee } from "./auth.ts";
-import type { Deps } from "./deps.ts";
-import { ApiError } from "./errors.ts";
-import { newId } from "./ids.ts";
-import { checkUrlTarget, PUBLIC_HOST_TEXT, TargetRefusedError } from "./net/address_guard.ts";
-import type { KeyMode, ProjectRecord, SubscriptionRecord } from "./records.ts";
+import { atomically } from "../../kv/atomic.ts";
+import { atomic, keys, list, read, readMany } from "../platform/store.ts";
+import { SANDBOX_LIMITS } from "../identity/accounts.ts";
+import { canSee } from "../identity/auth.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
+import { newId } from "../platform/ids.ts";
+import { checkUrlTarget, PUBLIC_HOST_TEXT, TargetRefusedError } from "../net/address_guard.ts";
+import type { KeyMode, ProjectRecord, SubscriptionRecord } from "../platform/records.ts";
 
 /**
  * Normalises a site URL: http(s) only, no credentials, lowercase host (WHATWG URL does that),

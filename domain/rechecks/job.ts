@@ -1,7 +1,7 @@
 /**
  * Running a re-check: short resumable steps under the one job lifecycle (job_lifecycle.ts), as
  * an audit runs. A step claims the re-check (a lease renewed while it works), judges the next few
- * items (domain/audit/recheck_eval.ts) through the crawl's fetcher with the crawl's caps, and in
+ * items (domain/audit_engine/recheck_eval.ts) through the crawl's fetcher with the crawl's caps, and in
  * one commit stores their outcomes, releases the re-check and enqueues the next step; the last
  * step completes it (with the `recheck.completed` event in the same commit), or fails it
  * (refunded) when no URL answered at all. A step whose worker died
@@ -10,30 +10,38 @@
  * @module
  */
 import { isTransientStoreError } from "../../kv/busy_retry.ts";
-import { CHECKS_BY_ID } from "../audit/checks/index.ts";
-import { ByteBudget } from "../audit/crawl/byte_budget.ts";
-import type { CrawlCaps } from "../audit/crawl/caps.ts";
-import { fetchBanner, type FetchSettings } from "../audit/crawl/fetcher.ts";
-import { MAX_BANNER_FETCHES } from "../audit/crawl/banners.ts";
-import { effectiveMaxRps, newPace, Politeness } from "../audit/crawl/politeness.ts";
-import { fetchRobots } from "../audit/crawl/robots_source.ts";
-import { namesLibrary } from "../audit/js_libraries.ts";
-import { siteKeyOf } from "../audit/page_facts.ts";
+import { CHECKS_BY_ID } from "../audit_engine/checks/index.ts";
+import { ByteBudget } from "../audit_engine/crawl/byte_budget.ts";
+import type { CrawlCaps } from "../audit_engine/crawl/caps.ts";
+import { fetchBanner, type FetchSettings } from "../audit_engine/crawl/fetcher.ts";
+import { MAX_BANNER_FETCHES } from "../audit_engine/crawl/banners.ts";
+import { effectiveMaxRps, newPace, Politeness } from "../audit_engine/crawl/politeness.ts";
+import { fetchRobots } from "../audit_engine/crawl/robots_source.ts";
+import { namesLibrary } from "../audit_engine/js_libraries.ts";
+import { siteKeyOf } from "../audit_engine/page_facts.ts";
 import {
   type RecheckEnv,
   type RecheckOutcome,
   type RecheckPace,
   recheckUrl,
   type TargetVerdict,
-} from "../audit/recheck_eval.ts";
-import { recheckRule } from "../audit/recheck_rules.ts";
-import { makeRobots, type Robots } from "../audit/robots.ts";
-import type { Evidence } from "../audit/types.ts";
-import type { Deps } from "../deps.ts";
-import { recordEvent } from "../events.ts";
-import { type Claim, claimJob, finishJob, renewLease } from "../job_lifecycle.ts";
-import { type Atomic, atomic, keys, list, type ListedEntry, read, readMany } from "../store.ts";
-import { crawlerIdentity } from "../audit/user_agents.ts";
+} from "../audit_engine/recheck_eval.ts";
+import { recheckRule } from "../audit_engine/recheck_rules.ts";
+import { makeRobots, type Robots } from "../audit_engine/robots.ts";
+import type { Evidence } from "../audit_engine/types.ts";
+import type { Deps } from "../platform/deps.ts";
+import { recordEvent } from "../platform/events.ts";
+import { type Claim, claimJob, finishJob, renewLease } from "../jobs/lifecycle.ts";
+import {
+  type Atomic,
+  atomic,
+  keys,
+  list,
+  type ListedEntry,
+  read,
+  readMany,
+} from "../platform/store.ts";
+import { crawlerIdentity } from "../audit_engine/user_agents.ts";
 import {
   RECHECK_JOB,
   RECHECK_QUEUE_GRACE_MS,

@@ -1,20 +1,20 @@
 /**
  * The re-check record (the truth of a re-check job) and its items, its place in the one job
- * lifecycle (domain/job_lifecycle.ts), and `getRecheck`, which answers 404 for a re-check the
+ * lifecycle (domain/jobs/lifecycle.ts), and `getRecheck`, which answers 404 for a re-check the
  * caller may not see. A re-check fetches again the URLs of one check of a completed audit and
- * judges each (domain/audit/recheck_eval.ts); it never changes the audit.
+ * judges each (domain/audit_engine/recheck_eval.ts); it never changes the audit.
  *
  * @module
  */
-import type { NotCheckedReason, RecheckResult } from "../audit/recheck_eval.ts";
-import type { Evidence } from "../audit/types.ts";
-import type { Deps } from "../deps.ts";
-import { ApiError } from "../errors.ts";
-import type { Funding } from "../funding.ts";
-import type { JobSpec } from "../job_lifecycle.ts";
-import { projectVisibleTo } from "../projects.ts";
-import type { KeyMode } from "../records.ts";
-import { keys, list, read } from "../store.ts";
+import type { NotCheckedReason, RecheckResult } from "../audit_engine/recheck_eval.ts";
+import type { Evidence } from "../audit_engine/types.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
+import type { Funding } from "../billing/funding.ts";
+import type { JobSpec } from "../jobs/lifecycle.ts";
+import { projectVisibleTo } from "../projects/projects.ts";
+import type { KeyMode } from "../platform/records.ts";
+import { keys, list, read } from "../platform/store.ts";
 
 export type RecheckStatus = "queued" | "running" | "completed" | "failed";
 

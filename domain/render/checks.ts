@@ -15,8 +15,8 @@
  *
  * @module
  */
-import type { CheckBase } from "../audit/types.ts";
-import { isNoindex } from "../audit/checks/helpers.ts";
+import type { CheckBase } from "../audit_engine/types.ts";
+import { isNoindex } from "../audit_engine/checks/helpers.ts";
 import type { RenderResult } from "./renderer.ts";
 
 /**

@@ -13,8 +13,8 @@
  * @module
  */
 import type { Page } from "playwright-core";
-import { extractPageFacts, type PageFacts, siteKeyOf } from "../audit/page_facts.ts";
-import { browserUserAgent } from "../audit/user_agents.ts";
+import { extractPageFacts, type PageFacts, siteKeyOf } from "../audit_engine/page_facts.ts";
+import { browserUserAgent } from "../audit_engine/user_agents.ts";
 import { type BlockedRequest, guardNetwork, type NetworkPolicy } from "./guarded_network.ts";
 import type { BrowserPool, ContextOptions } from "./pool.ts";
 import { collectScript, INIT_SCRIPT, type ProbeLimits, type ProbeResult } from "./probe.ts";

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { Config } from "../config.ts";
+import type { Config } from "../platform/config.ts";
 import type { Resolver } from "../net/address_guard.ts";
 import type { BrowserPool, PoolStats } from "./pool.ts";
 import type { RenderResult } from "./renderer.ts";

@@ -39,20 +39,20 @@
  *
  * @module
  */
-import { getArticle } from "./articles.ts";
-import { getAudit } from "./audits/record.ts";
-import { canSee } from "./auth.ts";
-import { iso } from "./clock.ts";
-import type { Deps } from "./deps.ts";
-import { ApiError } from "./errors.ts";
-import { newId } from "./ids.ts";
-import type { KeyMode } from "./records.ts";
-import { sha256Hex } from "./replay_seal.ts";
-import { atomically } from "../kv/atomic.ts";
-import { atomic, keys, list, read, readMany } from "./store.ts";
-import { openSecret, sealSecret } from "./webhooks/secret_box.ts";
-import type { SealedSecret } from "./webhooks/types.ts";
-import { badCursor, decodeCursor, encodeCursor } from "./list_cursor.ts";
+import { getArticle } from "../articles/articles.ts";
+import { getAudit } from "../audits/record.ts";
+import { canSee } from "../identity/auth.ts";
+import { iso } from "../platform/clock.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
+import { newId } from "../platform/ids.ts";
+import type { KeyMode } from "../platform/records.ts";
+import { sha256Hex } from "../platform/replay_seal.ts";
+import { atomically } from "../../kv/atomic.ts";
+import { atomic, keys, list, read, readMany } from "../platform/store.ts";
+import { openSecret, sealSecret } from "../webhooks/secret_box.ts";
+import type { SealedSecret } from "../webhooks/types.ts";
+import { badCursor, decodeCursor, encodeCursor } from "../platform/list_cursor.ts";
 
 export type ShareKind = "audit" | "article";
 

@@ -7,14 +7,14 @@
  *
  * @module
  */
-import { atomic, keys, read } from "../store.ts";
+import { atomic, keys, read } from "../platform/store.ts";
 import { PACK_IDS, PLAN_IDS } from "../billing/catalog.ts";
 import { createUpgradeCheckout, expireSession } from "../billing/checkout.ts";
 import type { StripeClient } from "../billing/stripe_client.ts";
-import type { Deps } from "../deps.ts";
-import { ApiError } from "../errors.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
 import type { PackId } from "../billing/catalog.ts";
-import type { PlanId } from "../records.ts";
+import type { PlanId } from "../platform/records.ts";
 import type { ProjectFunding, UpgradeChoice, UpgradeRecord } from "./types.ts";
 import { UPGRADE_RECORD_TTL_MS, upgradeStatus, type UpgradeView } from "./upgrades.ts";
 

@@ -19,12 +19,12 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, list, readMany } from "../store.ts";
-import { iso } from "../clock.ts";
-import type { Deps } from "../deps.ts";
-import { recordEvent } from "../events.ts";
-import type { CheckoutRecord, PackPaymentRecord, SubscriptionRecord } from "../records.ts";
-import { isActive } from "../subscription_state.ts";
+import { atomic, keys, list, readMany } from "../platform/store.ts";
+import { iso } from "../platform/clock.ts";
+import type { Deps } from "../platform/deps.ts";
+import { recordEvent } from "../platform/events.ts";
+import type { CheckoutRecord, PackPaymentRecord, SubscriptionRecord } from "../platform/records.ts";
+import { isActive } from "../billing/subscription_state.ts";
 import { findPack } from "../billing/catalog.ts";
 import { addCredit } from "../billing/credits.ts";
 import {

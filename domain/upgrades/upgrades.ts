@@ -17,12 +17,12 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, list, read, readMany } from "../store.ts";
-import { buildKey, MAX_ACTIVE_KEYS, writeKey } from "../api_keys.ts";
-import type { Deps } from "../deps.ts";
-import { ApiError } from "../errors.ts";
-import { newId } from "../ids.ts";
-import type { AccountRecord, ApiKeyRecord, KeyMode, ProjectRecord } from "../records.ts";
+import { atomic, keys, list, read, readMany } from "../platform/store.ts";
+import { buildKey, MAX_ACTIVE_KEYS, writeKey } from "../identity/api_keys.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
+import { newId } from "../platform/ids.ts";
+import type { AccountRecord, ApiKeyRecord, KeyMode, ProjectRecord } from "../platform/records.ts";
 import { codeDigest, newUserCode, normalizeUserCode } from "./codes.ts";
 import type { UpgradeRecord } from "./types.ts";
 

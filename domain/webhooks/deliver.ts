@@ -6,9 +6,9 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { type Atomic, atomic, keys, read } from "../store.ts";
+import { type Atomic, atomic, keys, read } from "../platform/store.ts";
 import { FetchFailedError, safeFetch, TargetRefusedError } from "../net/safe_fetch.ts";
-import type { Deps } from "../deps.ts";
+import type { Deps } from "../platform/deps.ts";
 import { secretBinding } from "./endpoints.ts";
 import { deliveryMessage, parseDeliveryMessage } from "./messages.ts";
 import { openSecret, signHex } from "./secret_box.ts";

@@ -5,12 +5,12 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, list, read, readMany } from "../store.ts";
-import { canSee } from "../auth.ts";
-import type { Deps } from "../deps.ts";
-import type { KeyMode } from "../records.ts";
-import { ApiError } from "../errors.ts";
-import { newId } from "../ids.ts";
+import { atomic, keys, list, read, readMany } from "../platform/store.ts";
+import { canSee } from "../identity/auth.ts";
+import type { Deps } from "../platform/deps.ts";
+import type { KeyMode } from "../platform/records.ts";
+import { ApiError } from "../platform/errors.ts";
+import { newId } from "../platform/ids.ts";
 import { newSigningSecret, openSecret, requireEncryptionKey, sealSecret } from "./secret_box.ts";
 import { checkWebhookUrl } from "./target.ts";
 import { MAX_ENDPOINTS, type WebhookRecord } from "./types.ts";

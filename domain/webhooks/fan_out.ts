@@ -8,10 +8,10 @@
  */
 import { createHash } from "node:crypto";
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, list, read } from "../store.ts";
-import { iso } from "../clock.ts";
-import type { Deps } from "../deps.ts";
-import type { OutboxEvent } from "../records.ts";
+import { atomic, keys, list, read } from "../platform/store.ts";
+import { iso } from "../platform/clock.ts";
+import type { Deps } from "../platform/deps.ts";
+import type { OutboxEvent } from "../platform/records.ts";
 import { deliveryMessage } from "./messages.ts";
 import { type DeliveryRecord, webhookGraceMs, type WebhookRecord } from "./types.ts";
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { ApiError } from "../errors.ts";
+import { ApiError } from "../platform/errors.ts";
 import type { SealedSecret } from "./types.ts";
 
 const encoder = new TextEncoder();

@@ -9,8 +9,8 @@
  *
  * @module
  */
-import { atomic, keys, list, read } from "../store.ts";
-import type { Deps } from "../deps.ts";
+import { atomic, keys, list, read } from "../platform/store.ts";
+import type { Deps } from "../platform/deps.ts";
 import { deliveryMessage } from "./messages.ts";
 import { type DeliveryRecord, webhookGraceMs } from "./types.ts";
 

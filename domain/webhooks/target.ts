@@ -11,8 +11,8 @@ import {
   type Resolver,
   TargetRefusedError,
 } from "../net/address_guard.ts";
-import type { Deps } from "../deps.ts";
-import { ApiError } from "../errors.ts";
+import type { Deps } from "../platform/deps.ts";
+import { ApiError } from "../platform/errors.ts";
 import { DELIVERY_TIMEOUT_MS } from "./types.ts";
 
 /** URLs longer than this are refused at registration; no real receiver needs more. */

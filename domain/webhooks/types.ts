@@ -1,4 +1,4 @@
-import type { KeyMode } from "../records.ts";
+import type { KeyMode } from "../platform/records.ts";
 /**
  * Stored shapes and fixed limits of outbound webhooks. Times are epoch milliseconds from
  * `deps.clock`; the routes turn them into ISO strings.

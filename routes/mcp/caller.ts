@@ -1,13 +1,13 @@
 /**
  * Who is calling `/mcp`, carried from the HTTP layer to the tools through the SDK's `AuthInfo`.
  *
- * The bearer is one of our API keys or an OAuth access token (domain/oauth/), both resolved by
+ * The bearer is one of our API keys or an OAuth access token (domain/identity/oauth/), both resolved by
  * the `identify` middleware `/v1` uses: a token resolves to the `Principal` of the API key that
  * approved it, so the tools, which never look at the header, see the same caller either way.
  */
 import type { AuthInfo } from "@modelcontextprotocol/server";
-import type { Principal } from "../../domain/auth.ts";
-import type { ApiError } from "../../domain/errors.ts";
+import type { Principal } from "../../domain/identity/auth.ts";
+import type { ApiError } from "../../domain/platform/errors.ts";
 
 export interface McpCaller {
   /** The key's principal, or null for an anonymous caller (public tools only). */

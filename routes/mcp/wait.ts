@@ -1,14 +1,14 @@
 /**
  * The bounded `wait` of the audit and article tools: hold the call while the job runs, woken by
  * `kv.watch` on its KV record (the truth of every job, whichever process works it; see
- * domain/job_watch.ts for the re-read on a local KV file) and sending a progress notification at
+ * domain/jobs/watch.ts for the re-read on a local KV file) and sending a progress notification at
  * each status change. Never longer than `MAX_WAIT_SECONDS`; the caller then polls.
  *
  * Held calls are capped (`WaitSlots`): per API key (`MCP_WAITS_PER_KEY`, 5) and per process
  * (`MCP_WAITS_PER_PROCESS`, 200). A call past either cap is not refused: it answers at once with
  * the job's current status, as `wait: 0` would, and says in its text why it did not wait.
  */
-import { type JobRef, watchJobRecord } from "../../domain/job_watch.ts";
+import { type JobRef, watchJobRecord } from "../../domain/jobs/watch.ts";
 import type { ToolContext } from "./kit.ts";
 
 export { WaitSlots } from "../../app/wait_slots.ts";

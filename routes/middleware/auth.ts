@@ -1,8 +1,8 @@
 import type { MiddlewareHandler } from "hono";
-import { expiredSandboxPrincipal } from "../../domain/auth.ts";
-import { ApiError } from "../../domain/errors.ts";
-import { isAccessToken } from "../../domain/oauth/secrets.ts";
-import { secureEqual } from "../../domain/secure_compare.ts";
+import { expiredSandboxPrincipal } from "../../domain/identity/auth.ts";
+import { ApiError } from "../../domain/platform/errors.ts";
+import { isAccessToken } from "../../domain/identity/oauth/secrets.ts";
+import { secureEqual } from "../../domain/platform/secure_compare.ts";
 import type { AppEnv, Services } from "../env.ts";
 import { noRoute } from "./errors.ts";
 import { rateLimited } from "./rate_limit.ts";
@@ -76,7 +76,10 @@ export function requireKey(
   };
 }
 
-export { ADMIN_AUTH_FAILURES_PER_WINDOW, ADMIN_AUTH_WINDOW_MS } from "../../domain/auth.ts";
+export {
+  ADMIN_AUTH_FAILURES_PER_WINDOW,
+  ADMIN_AUTH_WINDOW_MS,
+} from "../../domain/identity/auth.ts";
 
 /**
  * Guards operator endpoints with `ADMIN_TOKEN`; without one configured, `/admin/*` does not exist.

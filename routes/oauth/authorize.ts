@@ -1,5 +1,5 @@
 /**
- * `/oauth/authorize`: the authorization endpoint and the human's page (domain/oauth/
+ * `/oauth/authorize`: the authorization endpoint and the human's page (domain/identity/oauth/
  * authorization.ts holds the rules). `GET` checks the request and shows the sign-in form, storing
  * nothing; every form posts back to `POST /oauth/authorize` with the sealed request (`request`),
  * the per-form CSRF token and an `action`: `key` (sign in with an API key), `signup` (the public signup use case, the same one
@@ -19,9 +19,9 @@ import type { Context } from "hono";
 import { anonymousActor } from "../../app/actor.ts";
 import { execute, parseInput } from "../../app/operation.ts";
 import { signupOp } from "../../app/operations/accounts.ts";
-import { KEY_PREFIX } from "../../domain/api_keys.ts";
-import { hashKey } from "../../domain/key_hash.ts";
-import { ApiError } from "../../domain/errors.ts";
+import { KEY_PREFIX } from "../../domain/identity/api_keys.ts";
+import { hashKey } from "../../domain/identity/key_hash.ts";
+import { ApiError } from "../../domain/platform/errors.ts";
 import {
   approve,
   type AuthorizeQuery,
@@ -33,12 +33,12 @@ import {
   resume,
   signIn,
   wrongKey,
-} from "../../domain/oauth/authorization.ts";
-import { isLoopbackRedirect } from "../../domain/oauth/clients.ts";
-import { activeGrantCount, grantCapMessage } from "../../domain/oauth/grants.ts";
-import { OAuthError } from "../../domain/oauth/errors.ts";
-import { OAUTH_PATHS } from "../../domain/oauth/metadata.ts";
-import type { AuthTicket } from "../../domain/oauth/types.ts";
+} from "../../domain/identity/oauth/authorization.ts";
+import { isLoopbackRedirect } from "../../domain/identity/oauth/clients.ts";
+import { activeGrantCount, grantCapMessage } from "../../domain/identity/oauth/grants.ts";
+import { OAuthError } from "../../domain/identity/oauth/errors.ts";
+import { OAUTH_PATHS } from "../../domain/identity/oauth/metadata.ts";
+import type { AuthTicket } from "../../domain/identity/oauth/types.ts";
 import type { AppEnv, Services } from "../env.ts";
 import { clientIp } from "../middleware/request_id.ts";
 import { formParams, spendIpBudget } from "./endpoints.ts";

@@ -8,17 +8,17 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { ApiError } from "../../domain/errors.ts";
-import { addressBlock } from "../../domain/signup_limits.ts";
-import { registerClient, registrationResponse } from "../../domain/oauth/clients.ts";
-import { OAuthError } from "../../domain/oauth/errors.ts";
+import { ApiError } from "../../domain/platform/errors.ts";
+import { addressBlock } from "../../domain/identity/signup_limits.ts";
+import { registerClient, registrationResponse } from "../../domain/identity/oauth/clients.ts";
+import { OAuthError } from "../../domain/identity/oauth/errors.ts";
 import {
   authorizationServerMetadata,
   MCP_RESOURCE_PATH,
   OAUTH_PATHS,
   protectedResourceMetadata,
-} from "../../domain/oauth/metadata.ts";
-import { redeemCode, refresh, revokeToken } from "../../domain/oauth/tokens.ts";
+} from "../../domain/identity/oauth/metadata.ts";
+import { redeemCode, refresh, revokeToken } from "../../domain/identity/oauth/tokens.ts";
 import type { AppEnv, Services } from "../env.ts";
 import { MAX_BODY_BYTES, readTextCapped } from "../middleware/json_body.ts";
 import { clientIp } from "../middleware/request_id.ts";

@@ -36,7 +36,7 @@ ul{padding-left:1.2rem}
 
 /** The facts of the request the page shows. */
 export interface RequestView {
-  /** The sealed request (domain/oauth/ticket.ts), posted back by every form. */
+  /** The sealed request (domain/identity/oauth/ticket.ts), posted back by every form. */
   request: string;
   csrf: string;
   clientName: string;

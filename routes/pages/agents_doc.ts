@@ -3,7 +3,7 @@
  * `deno task dev` (`http://localhost:8000`, the `.env.dev` operator token); tests check each one
  * against the served routes. Limits and prices are read from the same constants the API uses.
  */
-import { SANDBOX_LIMITS } from "../../domain/accounts.ts";
+import { SANDBOX_LIMITS } from "../../domain/identity/accounts.ts";
 import {
   PACK_IDS,
   PLANS,
@@ -11,7 +11,7 @@ import {
   RENDERED_AUDIT_RULE,
   UNIT_PRICES,
 } from "../../domain/billing/catalog.ts";
-import { EVENT_NAMES } from "../../domain/events.ts";
+import { EVENT_NAMES } from "../../domain/platform/events.ts";
 import {
   DELIVERY_HEADER,
   EVENT_HEADER,

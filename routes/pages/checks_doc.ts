@@ -1,12 +1,12 @@
 /**
- * `GET /docs/checks`: every audit check from the catalogue (domain/audit/checks), with its
+ * `GET /docs/checks`: every audit check from the catalogue (domain/audit_engine/checks), with its
  * category, severity, what it detects, what it means and how to fix it. Each check's section has
  * `id="<check id>"`, the anchor every issue's `doc_url` points at.
  */
-import { CHECK_DOCS, checkDoc } from "../../domain/audit/check_docs.ts";
-import { ALL_CHECKS } from "../../domain/audit/checks/index.ts";
-import { FINDINGS_CAP } from "../../domain/audit/crawl/store.ts";
-import { CATEGORIES } from "../../domain/audit/types.ts";
+import { CHECK_DOCS, checkDoc } from "../../domain/audit_engine/check_docs.ts";
+import { ALL_CHECKS } from "../../domain/audit_engine/checks/index.ts";
+import { FINDINGS_CAP } from "../../domain/audit_engine/crawl/store.ts";
+import { CATEGORIES } from "../../domain/audit_engine/types.ts";
 import { html, layout, table } from "./layout.ts";
 
 export function checksPage(baseUrl: string): string {

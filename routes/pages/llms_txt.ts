@@ -3,7 +3,7 @@
  * blockquote summary, a few plain facts, then H2 sections of `- [name](url): notes` links, with
  * the skippable ones under "Optional".
  */
-import { SANDBOX_LIMITS } from "../../domain/accounts.ts";
+import { SANDBOX_LIMITS } from "../../domain/identity/accounts.ts";
 import { PLANS, UNIT_PRICES } from "../../domain/billing/catalog.ts";
 
 export function llmsTxt(baseUrl: string): string {

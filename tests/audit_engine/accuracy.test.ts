@@ -7,8 +7,8 @@
  * audit (tests/render/render_accuracy.test.ts); scoring and table are shared (accuracy_table.ts).
  */
 import assert from "node:assert/strict";
-import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
-import { ALL_CHECKS } from "../../domain/audit/checks/index.ts";
+import { runAuditDetailed } from "../../domain/audit_engine/run_audit.ts";
+import { ALL_CHECKS } from "../../domain/audit_engine/checks/index.ts";
 import { type LabelledSite, MAIN, QUIET_NOT_APPLICABLE, VARIANTS } from "./accuracy_fixture.ts";
 import {
   type Audited,

@@ -6,7 +6,7 @@
  * printed as the markdown table README.md publishes. One definition of a true positive, false positive, false negative and "labelled
  * quiet" for both tables.
  */
-import type { CheckTally, Evidence } from "../../domain/audit/types.ts";
+import type { CheckTally, Evidence } from "../../domain/audit_engine/types.ts";
 import { SITE } from "./accuracy_fixture.ts";
 
 export { SITE };

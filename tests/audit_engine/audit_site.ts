@@ -7,7 +7,7 @@
  * const { fired, findings } = await auditSite((o) => ({ "/": html(page({ links: [o + "/a"] })) }));
  * ```
  */
-import { type AuditInput, runAuditDetailed } from "../../domain/audit/run_audit.ts";
+import { type AuditInput, runAuditDetailed } from "../../domain/audit_engine/run_audit.ts";
 import { type FakeSite, type Route, serveSite, TEST_CA } from "../helpers/sites.ts";
 
 export type Routes = (origin: string) => Record<string, Route>;

@@ -140,7 +140,7 @@ export const SVG_LINKS = '<svg width="10" height="10"><g>' +
   '<a xlink:title="a node without a link"><text>title only</text></a>' +
   '<a xlink:href="/"><text>home</text></a><a href="#node2"><text>svg2</text></a>' +
   "</g></svg>";
-/** Doctypes of each document mode (domain/audit/doctype.ts). */
+/** Doctypes of each document mode (domain/audit_engine/doctype.ts). */
 export const DOCTYPE_HTML40 = '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.0 Transitional//EN">';
 export const DOCTYPE_HTML401_LOOSE =
   '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Transitional//EN" ' +

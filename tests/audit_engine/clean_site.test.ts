@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
+import { runAuditDetailed } from "../../domain/audit_engine/run_audit.ts";
 import { html, page, robotsRoute, serveSite, sitemapRoute, TEST_CA } from "../helpers/sites.ts";
 
 /** A small well-built https site: unique titles, sitemap, robots, good headers. */

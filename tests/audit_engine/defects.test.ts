@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { auditSite } from "./audit_site.ts";
-import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
+import { runAuditDetailed } from "../../domain/audit_engine/run_audit.ts";
 import { TargetRefusedError } from "../../domain/net/address_guard.ts";
 import { html, page, robotsRoute, sitemapRoute } from "../helpers/sites.ts";
 

@@ -1,11 +1,11 @@
 /**
- * Document modes by the HTML standard's rules (domain/audit/doctype.ts): the doctypes real sites
+ * Document modes by the HTML standard's rules (domain/audit_engine/doctype.ts): the doctypes real sites
  * carry, the edges of the tables (exact identifiers, prefixes, the missing system identifier),
  * malformed doctypes, and where the doctype sits in the page (page_facts.ts).
  */
 import assert from "node:assert/strict";
-import { doctypeMode, tokenizeDoctype } from "../../domain/audit/doctype.ts";
-import { extractPageFacts } from "../../domain/audit/page_facts.ts";
+import { doctypeMode, tokenizeDoctype } from "../../domain/audit_engine/doctype.ts";
+import { extractPageFacts } from "../../domain/audit_engine/page_facts.ts";
 
 /** What follows `<!` up to the `>`, as the page parser hands it over. */
 const decl = (doctype: string) => doctype.replace(/^<!/, "").replace(/>$/, "");

@@ -4,10 +4,10 @@
  * the cases run a few at a time so the whole table takes seconds.
  */
 import assert from "node:assert/strict";
-import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
-import { ALL_CHECKS } from "../../domain/audit/checks/index.ts";
-import { evidenceColumns } from "../../domain/audit/evidence_columns.ts";
-import type { CheckTally } from "../../domain/audit/types.ts";
+import { runAuditDetailed } from "../../domain/audit_engine/run_audit.ts";
+import { ALL_CHECKS } from "../../domain/audit_engine/checks/index.ts";
+import { evidenceColumns } from "../../domain/audit_engine/evidence_columns.ts";
+import type { CheckTally } from "../../domain/audit_engine/types.ts";
 import { base, CASES, type SiteCase } from "./check_cases.ts";
 import { type FakeSite, serveSite, TEST_CA } from "../helpers/sites.ts";
 
@@ -95,7 +95,7 @@ Deno.test("every check fires on its fixture site and stays quiet on its counterp
   }
   const problems = (await pool(jobs, 6)).filter((p) => p !== null);
   assert.deepEqual(problems, []);
-  // Every fact a check records has its CSV column (domain/audit/evidence_columns.ts).
+  // Every fact a check records has its CSV column (domain/audit_engine/evidence_columns.ts).
   assert.deepEqual([...unnamedFields].sort(), []);
 });
 

@@ -6,10 +6,10 @@
 import { openTestKv } from "../helpers/kv.ts";
 import assert from "node:assert/strict";
 import { auditSite, type Routes } from "./audit_site.ts";
-import { FINDINGS_CAP, FindingsWriter, WriteBatch } from "../../domain/audit/crawl/store.ts";
-import { streamText } from "../../domain/audit/crawl/sitemaps.ts";
-import { undocumentedChecks } from "../../domain/audit/check_docs.ts";
-import type { Evidence } from "../../domain/audit/types.ts";
+import { FINDINGS_CAP, FindingsWriter, WriteBatch } from "../../domain/audit_engine/crawl/store.ts";
+import { streamText } from "../../domain/audit_engine/crawl/sitemaps.ts";
+import { undocumentedChecks } from "../../domain/audit_engine/check_docs.ts";
+import type { Evidence } from "../../domain/audit_engine/types.ts";
 import { keys } from "../../kv/keys.ts";
 import { html, page, robotsRoute, type Route, sitemapRoute } from "../helpers/sites.ts";
 

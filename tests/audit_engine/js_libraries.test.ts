@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { extractPageFacts } from "../../domain/audit/page_facts.ts";
+import { extractPageFacts } from "../../domain/audit_engine/page_facts.ts";
 import {
   advisoriesFor,
   ADVISORY_TABLE,
   libraryFromBanner,
   libraryFromUrl,
   needsBanner,
-} from "../../domain/audit/js_libraries.ts";
+} from "../../domain/audit_engine/js_libraries.ts";
 
 Deno.test("library versions are read from file names, CDN paths and ?ver=", () => {
   const cases: [string, string | null, string | null][] = [

@@ -14,7 +14,7 @@ import {
   LINKS_PER_CHUNK,
   WriteBatch,
   writeLinks,
-} from "../../domain/audit/crawl/store.ts";
+} from "../../domain/audit_engine/crawl/store.ts";
 import { keyBytes, KV_LIMITS, valueBytes } from "../../kv/limits_guard.ts";
 import { keys } from "../../kv/keys.ts";
 import { openTestKv } from "../helpers/kv.ts";

@@ -1,10 +1,10 @@
 /**
- * The link score (domain/audit/crawl/link_score.ts): a PageRank over the internal link graph on a
+ * The link score (domain/audit_engine/crawl/link_score.ts): a PageRank over the internal link graph on a
  * 0–100 logarithmic scale, checked on graphs whose ranks are known, with links counted once per
  * page, links to non-pages ignored, and no score at all past the cap.
  */
 import assert from "node:assert/strict";
-import { LinkScores } from "../../domain/audit/crawl/link_score.ts";
+import { LinkScores } from "../../domain/audit_engine/crawl/link_score.ts";
 
 /** Builds a graph from `page → targets` and returns each page's score. */
 async function scores(graph: Record<number, number[]>, opts?: { maxEdges?: number }) {

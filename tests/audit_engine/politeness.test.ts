@@ -9,15 +9,15 @@
  * (k-1) intervals after the home page's answer, whatever the latencies.
  */
 import assert from "node:assert/strict";
-import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
-import type { PageRecord } from "../../domain/audit/crawl/store.ts";
+import { runAuditDetailed } from "../../domain/audit_engine/run_audit.ts";
+import type { PageRecord } from "../../domain/audit_engine/crawl/store.ts";
 import {
   MAX_CRAWL_DELAY_S,
   newPace,
   Politeness,
   retryAfterMs,
   throttleOf,
-} from "../../domain/audit/crawl/politeness.ts";
+} from "../../domain/audit_engine/crawl/politeness.ts";
 import { htmlAnswer, type LoggedSite, serveLogged } from "../helpers/logged_site.ts";
 import { page } from "../helpers/sites.ts";
 

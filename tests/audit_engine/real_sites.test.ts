@@ -8,11 +8,11 @@ import assert from "node:assert/strict";
 import { auditSite } from "./audit_site.ts";
 import { base, file, jqueryFile, SVG_LINKS } from "./check_cases.ts";
 import { html, robotsRoute, type Route, serveSite, sitemapRoute } from "../helpers/sites.ts";
-import { BudgetSpentError, ByteBudget } from "../../domain/audit/crawl/byte_budget.ts";
-import { fetchResourceStatus } from "../../domain/audit/crawl/fetcher.ts";
-import { DEFAULT_CRAWL_CAPS } from "../../domain/audit/crawl/caps.ts";
-import { extractPageFacts } from "../../domain/audit/page_facts.ts";
-import { fontFaceUrls, srcsetUrls } from "../../domain/audit/resources.ts";
+import { BudgetSpentError, ByteBudget } from "../../domain/audit_engine/crawl/byte_budget.ts";
+import { fetchResourceStatus } from "../../domain/audit_engine/crawl/fetcher.ts";
+import { DEFAULT_CRAWL_CAPS } from "../../domain/audit_engine/crawl/caps.ts";
+import { extractPageFacts } from "../../domain/audit_engine/page_facts.ts";
+import { fontFaceUrls, srcsetUrls } from "../../domain/audit_engine/resources.ts";
 
 type Routes = Record<string, Route>;
 const routes = (r: Record<string, Route | undefined>) => r as Routes;

@@ -1,18 +1,18 @@
 /**
  * Every check is either re-checkable with a working evaluator or refused with a reason
- * (domain/audit/recheck_rules.ts). A re-checkable check is shown to work on the fixture site the
+ * (domain/audit_engine/recheck_rules.ts). A re-checkable check is shown to work on the fixture site the
  * check manifest makes it fire on (check_cases.ts): the crawl reports an affected URL, and a
  * re-check of that URL on the unchanged site says still_failing (a page check with the very
  * evidence the crawl stored); once the site serves the check's quiet counterpart instead, the same
  * URL is no longer still_failing.
  */
 import assert from "node:assert/strict";
-import { ALL_CHECKS, CHECKS_BY_ID } from "../../domain/audit/checks/index.ts";
-import { DEFAULT_CRAWL_CAPS } from "../../domain/audit/crawl/caps.ts";
-import { MAX_EVIDENCE, recheckUrl } from "../../domain/audit/recheck_eval.ts";
-import { RECHECK_RULES, recheckRule } from "../../domain/audit/recheck_rules.ts";
-import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
-import type { Evidence } from "../../domain/audit/types.ts";
+import { ALL_CHECKS, CHECKS_BY_ID } from "../../domain/audit_engine/checks/index.ts";
+import { DEFAULT_CRAWL_CAPS } from "../../domain/audit_engine/crawl/caps.ts";
+import { MAX_EVIDENCE, recheckUrl } from "../../domain/audit_engine/recheck_eval.ts";
+import { RECHECK_RULES, recheckRule } from "../../domain/audit_engine/recheck_rules.ts";
+import { runAuditDetailed } from "../../domain/audit_engine/run_audit.ts";
+import type { Evidence } from "../../domain/audit_engine/types.ts";
 import { recheckEnv } from "../../domain/rechecks/job.ts";
 import { type FakeSite, serveSite, TEST_CA } from "../helpers/sites.ts";
 import { CASES, type Routes, type SiteCase } from "./check_cases.ts";

@@ -1,5 +1,5 @@
 /**
- * The JSON-LD validator's rules (domain/audit/json_ld.ts): Google's required rich-result
+ * The JSON-LD validator's rules (domain/audit_engine/json_ld.ts): Google's required rich-result
  * properties per type, schema.org type names, contexts, paths, and the bounds on work.
  */
 import assert from "node:assert/strict";
@@ -10,9 +10,9 @@ import {
   MAX_FINDINGS,
   MAX_NODES,
   suggest,
-} from "../../domain/audit/json_ld.ts";
-import { extractPageFacts } from "../../domain/audit/page_facts.ts";
-import { SCHEMA_ORG_TYPES } from "../../domain/audit/schema_org_types.ts";
+} from "../../domain/audit_engine/json_ld.ts";
+import { extractPageFacts } from "../../domain/audit_engine/page_facts.ts";
+import { SCHEMA_ORG_TYPES } from "../../domain/audit_engine/schema_org_types.ts";
 import { auditSite } from "./audit_site.ts";
 import { base, ldScript } from "./check_cases.ts";
 import type { Route } from "../helpers/sites.ts";

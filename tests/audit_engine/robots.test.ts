@@ -10,14 +10,14 @@ import {
   productToken,
   type Robots,
   type RobotsCaps,
-} from "../../domain/audit/robots.ts";
+} from "../../domain/audit_engine/robots.ts";
 import {
   compilePattern,
   matchesPattern,
   NATIVE_SEARCH_MAX,
   OctetPath,
   toOctets,
-} from "../../domain/audit/robots_pattern.ts";
+} from "../../domain/audit_engine/robots_pattern.ts";
 
 const ORIGIN = "https://example.com";
 const robots = (body: string, caps?: Partial<RobotsCaps>): Robots =>

@@ -5,9 +5,14 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { compileTokens, type GlobToken, matchGlob } from "../../domain/audit/glob_match.ts";
-import { compileGlob, globMatches, patternProblem, tokenize } from "../../domain/audit/scope.ts";
-import { crawlerIdentity } from "../../domain/audit/user_agents.ts";
+import { compileTokens, type GlobToken, matchGlob } from "../../domain/audit_engine/glob_match.ts";
+import {
+  compileGlob,
+  globMatches,
+  patternProblem,
+  tokenize,
+} from "../../domain/audit_engine/scope.ts";
+import { crawlerIdentity } from "../../domain/audit_engine/user_agents.ts";
 import { auditSite } from "./audit_site.ts";
 import { GOOD_HEADERS, html, page, type Route } from "../helpers/sites.ts";
 

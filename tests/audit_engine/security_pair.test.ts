@@ -6,10 +6,10 @@
  * hosts, posts a form to http and loads a years-old jQuery (recognised from its file banner).
  */
 import assert from "node:assert/strict";
-import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
-import type { Evidence } from "../../domain/audit/types.ts";
-import { PAGE_CHECKS } from "../../domain/audit/checks/index.ts";
-import { extractPageFacts } from "../../domain/audit/page_facts.ts";
+import { runAuditDetailed } from "../../domain/audit_engine/run_audit.ts";
+import type { Evidence } from "../../domain/audit_engine/types.ts";
+import { PAGE_CHECKS } from "../../domain/audit_engine/checks/index.ts";
+import { extractPageFacts } from "../../domain/audit_engine/page_facts.ts";
 import { page, type Route, serveSite } from "../helpers/sites.ts";
 
 const GOOD: Record<string, string> = {

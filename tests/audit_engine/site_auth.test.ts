@@ -5,9 +5,13 @@
  * redirect from the staging site to another origin is never fetched with them.
  */
 import assert from "node:assert/strict";
-import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
-import type { PageRecord } from "../../domain/audit/crawl/store.ts";
-import { type SiteAuth, siteAuthHeaders, siteAuthProblem } from "../../domain/audit/site_auth.ts";
+import { runAuditDetailed } from "../../domain/audit_engine/run_audit.ts";
+import type { PageRecord } from "../../domain/audit_engine/crawl/store.ts";
+import {
+  type SiteAuth,
+  siteAuthHeaders,
+  siteAuthProblem,
+} from "../../domain/audit_engine/site_auth.ts";
 import { htmlAnswer, type LoggedSite, serveLogged } from "../helpers/logged_site.ts";
 import { page } from "../helpers/sites.ts";
 

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { auditSite, type Routes } from "./audit_site.ts";
-import { MAX_BANNER_FETCHES } from "../../domain/audit/crawl/banners.ts";
-import { DEFAULT_CRAWL_CAPS } from "../../domain/audit/crawl/caps.ts";
+import { MAX_BANNER_FETCHES } from "../../domain/audit_engine/crawl/banners.ts";
+import { DEFAULT_CRAWL_CAPS } from "../../domain/audit_engine/crawl/caps.ts";
 import { html, page, robotsRoute, type Route } from "../helpers/sites.ts";
 
 /** Resource checks off: every script request the site sees is then a banner read. */

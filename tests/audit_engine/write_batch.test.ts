@@ -5,7 +5,7 @@
  * and a key or value past KV's limit is refused at `set`.
  */
 import assert from "node:assert/strict";
-import { OversizeWriteError, WriteBatch } from "../../domain/audit/crawl/store.ts";
+import { OversizeWriteError, WriteBatch } from "../../domain/audit_engine/crawl/store.ts";
 import { openTestKv } from "../helpers/kv.ts";
 
 /** A KV whose atomic commits answer with `answer(n)` from the `from`-th commit on (1-based). */

@@ -5,7 +5,7 @@
  * running as many small steps through both queue adapters.
  */
 import assert from "node:assert/strict";
-import type { CrawlState } from "../../domain/audit/crawl/state.ts";
+import type { CrawlState } from "../../domain/audit_engine/crawl/state.ts";
 import { keys } from "../../kv/keys.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
 import { liveWithCredits } from "../helpers/credits.ts";

@@ -1,6 +1,6 @@
 /**
  * Retention: once an audit has ended, the maintenance sweep deletes its crawl working state
- * (domain/audit/prune.ts) in short batches, while everything the API serves afterwards stays
+ * (domain/audit_engine/prune.ts) in short batches, while everything the API serves afterwards stays
  * byte for byte: issues, evidence, pages, the audit record, and the next audit's comparison.
  */
 import assert from "node:assert/strict";
@@ -9,7 +9,7 @@ import {
   PRUNE_GRACE_MS,
   pruneFinishedAudits,
   workingStatePrefixes,
-} from "../../domain/audit/prune.ts";
+} from "../../domain/audit_engine/prune.ts";
 import { keys } from "../../kv/keys.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
 import { liveWithCredits } from "../helpers/credits.ts";

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { runAuditJob } from "../../domain/audits/job.ts";
 import { listLedger } from "../../domain/billing/credits.ts";
-import { claimJob } from "../../domain/job_lifecycle.ts";
+import { claimJob } from "../../domain/jobs/lifecycle.ts";
 import { runRecheckJob } from "../../domain/rechecks/job.ts";
 import { RECHECK_JOB, RECHECK_LEASE_MS, type RecheckRecord } from "../../domain/rechecks/record.ts";
 import { auditRunner } from "../../jobs/audit_jobs.ts";

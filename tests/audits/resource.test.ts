@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createProject } from "../../domain/projects.ts";
+import { createProject } from "../../domain/projects/projects.ts";
 import { keys } from "../../kv/keys.ts";
 import { errorCode, subscribeProject, withApp } from "../helpers/app.ts";
 import { balanceOf, grantCredits, liveWithCredits } from "../helpers/credits.ts";

@@ -7,8 +7,8 @@
  * copies it into each run and deletes it with itself; `max_rps` and the politeness report.
  */
 import assert from "node:assert/strict";
-import { createProject } from "../../domain/projects.ts";
-import { canonicalJson, sha256Hex } from "../../domain/replay_seal.ts";
+import { createProject } from "../../domain/projects/projects.ts";
+import { canonicalJson, sha256Hex } from "../../domain/platform/replay_seal.ts";
 import type { ScheduleRecord } from "../../domain/monitoring/schedules.ts";
 import { keys } from "../../kv/keys.ts";
 import { errorCode, subscribeProject, type TestApp, withApp } from "../helpers/app.ts";

@@ -6,8 +6,8 @@
  * and the rules of every `/v1` read (401, 404 for another account's audit, 409 before completion).
  */
 import assert from "node:assert/strict";
-import { checkDoc } from "../../domain/audit/check_docs.ts";
-import { ALL_CHECKS, CHECKS_BY_ID } from "../../domain/audit/checks/index.ts";
+import { checkDoc } from "../../domain/audit_engine/check_docs.ts";
+import { ALL_CHECKS, CHECKS_BY_ID } from "../../domain/audit_engine/checks/index.ts";
 import type { StoredIssue } from "../../domain/audits/compare.ts";
 import type { AuditRecord } from "../../domain/audits/record.ts";
 import { renderSummary, SUMMARY_MAX_BYTES } from "../../domain/audits/summary_markdown.ts";

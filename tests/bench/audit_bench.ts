@@ -7,9 +7,9 @@
  * Run: deno run -A tests/bench/audit_bench.ts
  */
 import { Parser } from "htmlparser2";
-import { PageTally, runAudit } from "../../domain/audit/run_audit.ts";
-import { extractPageFacts } from "../../domain/audit/page_facts.ts";
-import { isNoindex } from "../../domain/audit/checks/helpers.ts";
+import { PageTally, runAudit } from "../../domain/audit_engine/run_audit.ts";
+import { extractPageFacts } from "../../domain/audit_engine/page_facts.ts";
+import { isNoindex } from "../../domain/audit_engine/checks/helpers.ts";
 
 const PAGES = 1000;
 const WORDS = ("search engines read pages quickly when the markup is clean and the links are " +

@@ -12,9 +12,9 @@ import {
   grantCredits,
   readBalance,
 } from "../../domain/billing/credits.ts";
-import { manualClock } from "../../domain/clock.ts";
-import { loadConfig } from "../../domain/config.ts";
-import type { Deps } from "../../domain/deps.ts";
+import { manualClock } from "../../domain/platform/clock.ts";
+import { loadConfig } from "../../domain/platform/config.ts";
+import type { Deps } from "../../domain/platform/deps.ts";
 import { atomically, atomicStats } from "../../kv/atomic.ts";
 
 const DEBITS = 200;

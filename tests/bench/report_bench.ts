@@ -9,8 +9,8 @@
  *
  * Run: deno run -A --unstable-kv tests/bench/report_bench.ts
  */
-import { ALL_CHECKS } from "../../domain/audit/checks/index.ts";
-import type { PageRecord } from "../../domain/audit/crawl/store.ts";
+import { ALL_CHECKS } from "../../domain/audit_engine/checks/index.ts";
+import type { PageRecord } from "../../domain/audit_engine/crawl/store.ts";
 import type { AuditRecord } from "../../domain/audits/record.ts";
 import { keys } from "../../kv/keys.ts";
 import { startTestApp } from "../helpers/app.ts";
@@ -193,7 +193,7 @@ for (const [name] of cases) {
   );
 }
 if (Deno.env.get("REPORT_BENCH_PROFILE")) {
-  const { loadAuditReport } = await import("../../domain/reports/audit_report.ts");
+  const { loadAuditReport } = await import("../../domain/audits/report_data.ts");
   const { auditReportHtml } = await import("../../app/reports/audit_page.ts");
   const deps = app.service.services.deps;
   for (let i = 0; i < 5; i++) {

@@ -27,13 +27,13 @@
  */
 import { type ServerProcess, startServer, tempKvPath } from "../proof/process.ts";
 import { freshIp } from "../helpers/app.ts";
-import { signup } from "../../domain/accounts.ts";
-import { createKey, revokeKey } from "../../domain/api_keys.ts";
-import { KeyResolver } from "../../domain/auth.ts";
-import { systemClock } from "../../domain/clock.ts";
-import { loadConfig } from "../../domain/config.ts";
-import type { Deps } from "../../domain/deps.ts";
-import { ApiError } from "../../domain/errors.ts";
+import { signup } from "../../domain/identity/accounts.ts";
+import { createKey, revokeKey } from "../../domain/identity/api_keys.ts";
+import { KeyResolver } from "../../domain/identity/auth.ts";
+import { systemClock } from "../../domain/platform/clock.ts";
+import { loadConfig } from "../../domain/platform/config.ts";
+import type { Deps } from "../../domain/platform/deps.ts";
+import { ApiError } from "../../domain/platform/errors.ts";
 import { atomicStats } from "../../kv/atomic.ts";
 import { withBusyRetry } from "../../kv/busy_retry.ts";
 

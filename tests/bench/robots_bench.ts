@@ -12,7 +12,7 @@
  *
  * Run: `deno run -A tests/bench/robots_bench.ts` (part of `deno task bench`).
  */
-import { makeRobots, type Robots } from "../../domain/audit/robots.ts";
+import { makeRobots, type Robots } from "../../domain/audit_engine/robots.ts";
 
 const ORIGIN = "https://example.com";
 const make = (body: string) => makeRobots(`${ORIGIN}/robots.txt`, "ok", 200, body);

@@ -13,11 +13,11 @@
  * Run: `deno run -A --unstable-kv tests/bench/schedule_bench.ts` (part of `deno task bench`).
  * `SCHEDULES=2000` for a quick run.
  */
-import type { Principal } from "../../domain/auth.ts";
+import type { Principal } from "../../domain/identity/auth.ts";
 import { createAudit } from "../../domain/audits/create.ts";
-import { manualClock } from "../../domain/clock.ts";
-import { loadConfig } from "../../domain/config.ts";
-import type { Deps } from "../../domain/deps.ts";
+import { manualClock } from "../../domain/platform/clock.ts";
+import { loadConfig } from "../../domain/platform/config.ts";
+import type { Deps } from "../../domain/platform/deps.ts";
 import { dispatchDueSchedules, runDueSchedule } from "../../domain/monitoring/dispatch.ts";
 import { putSchedule } from "../../domain/monitoring/schedules.ts";
 import type {
@@ -25,7 +25,7 @@ import type {
   ApiKeyRecord,
   ProjectRecord,
   SubscriptionRecord,
-} from "../../domain/records.ts";
+} from "../../domain/platform/records.ts";
 import { createDispatcher } from "../../jobs/dispatcher.ts";
 import { tableQueue } from "../../jobs/table_queue.ts";
 import { keys } from "../../kv/keys.ts";

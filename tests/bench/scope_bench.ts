@@ -9,7 +9,7 @@
  *
  * Run: `deno run -A tests/bench/scope_bench.ts` (part of `deno task bench`).
  */
-import { Scope } from "../../domain/audit/scope.ts";
+import { Scope } from "../../domain/audit_engine/scope.ts";
 
 /** Median over rounds of the µs per call of `f` on distinct inputs. */
 function usPerCall(f: (i: number) => unknown, calls: number, rounds = 5): number {

@@ -5,12 +5,16 @@
  */
 import assert from "node:assert/strict";
 import { openTestKv } from "../helpers/kv.ts";
-import { signup } from "../../domain/accounts.ts";
-import { manualClock } from "../../domain/clock.ts";
-import { loadConfig } from "../../domain/config.ts";
-import type { Deps, JobMessage } from "../../domain/deps.ts";
-import { createProject } from "../../domain/projects.ts";
-import type { CheckoutRecord, OutboxEvent, PendingCheckoutRecord } from "../../domain/records.ts";
+import { signup } from "../../domain/identity/accounts.ts";
+import { manualClock } from "../../domain/platform/clock.ts";
+import { loadConfig } from "../../domain/platform/config.ts";
+import type { Deps, JobMessage } from "../../domain/platform/deps.ts";
+import { createProject } from "../../domain/projects/projects.ts";
+import type {
+  CheckoutRecord,
+  OutboxEvent,
+  PendingCheckoutRecord,
+} from "../../domain/platform/records.ts";
 import { keys } from "../../kv/keys.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
 import {

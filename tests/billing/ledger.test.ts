@@ -8,7 +8,7 @@ import {
   readBalance,
   refundCredits,
 } from "../../domain/billing/credits.ts";
-import { ApiError } from "../../domain/errors.ts";
+import { ApiError } from "../../domain/platform/errors.ts";
 import { atomically, atomicStats } from "../../kv/atomic.ts";
 import { harness } from "./helpers.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ERROR_CODES } from "../../domain/errors.ts";
+import { ERROR_CODES } from "../../domain/platform/errors.ts";
 import { errorCode, type TestApp, withApp } from "../helpers/app.ts";
 import { idsOf } from "./helpers.ts";
 

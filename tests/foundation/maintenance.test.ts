@@ -4,7 +4,7 @@
  * the lease over at the next tick of another.
  */
 import assert from "node:assert/strict";
-import { manualClock } from "../../domain/clock.ts";
+import { manualClock } from "../../domain/platform/clock.ts";
 import { createMaintenance } from "../../jobs/maintenance.ts";
 import { openTestKv } from "../helpers/kv.ts";
 

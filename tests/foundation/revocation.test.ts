@@ -6,7 +6,7 @@
  * when no signal arrives. The cross-process proof is tests/proof/revocation.test.ts.
  */
 import assert from "node:assert/strict";
-import { hashKey } from "../../domain/key_hash.ts";
+import { hashKey } from "../../domain/identity/key_hash.ts";
 import {
   KeyResolver,
   REVOCATION_RING,
@@ -15,9 +15,9 @@ import {
   revocationShard,
   type RevocationSignal,
   signalAuthChange,
-} from "../../domain/auth.ts";
-import { loadConfig } from "../../domain/config.ts";
-import type { ApiKeyRecord } from "../../domain/records.ts";
+} from "../../domain/identity/auth.ts";
+import { loadConfig } from "../../domain/platform/config.ts";
+import type { ApiKeyRecord } from "../../domain/platform/records.ts";
 import { keys } from "../../kv/keys.ts";
 import { errorCode, startTestApp, type TestApp, withApp } from "../helpers/app.ts";
 import { openTestKv } from "../helpers/kv.ts";

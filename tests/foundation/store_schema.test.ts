@@ -1,10 +1,10 @@
 /**
- * The store schema (domain/store.ts): it names every key builder of kv/keys.ts and nothing else,
+ * The store schema (domain/platform/store.ts): it names every key builder of kv/keys.ts and nothing else,
  * records and their indexes name each other, and the typed keys are the layout's builders.
  */
 import assert from "node:assert/strict";
 import { keys as layout } from "../../kv/keys.ts";
-import { keys, schema } from "../../domain/store.ts";
+import { keys, schema } from "../../domain/platform/store.ts";
 
 type Families = Record<
   string,

@@ -8,10 +8,10 @@
  */
 import assert from "node:assert/strict";
 import http from "node:http";
-import { runAudit } from "../../domain/audit/run_audit.ts";
+import { runAudit } from "../../domain/audit_engine/run_audit.ts";
 import { type Resolver, TargetRefusedError } from "../../domain/net/address_guard.ts";
-import { secureEqual } from "../../domain/secure_compare.ts";
-import { slugify } from "../../domain/articles.ts";
+import { secureEqual } from "../../domain/platform/secure_compare.ts";
+import { slugify } from "../../domain/articles/articles.ts";
 import { type Route, serveSite } from "../helpers/sites.ts";
 import { errorCode, freshIp, startTestApp, type TestApp, withApp } from "../helpers/app.ts";
 
@@ -389,18 +389,19 @@ Deno.test("secret comparisons are constant-time: the admin token and Stripe sign
   // Structure: the helper hashes both sides and uses node:crypto's timingSafeEqual, and the
   // admin guard goes through it (no `===` on the token anywhere in routes/ or domain/).
   const root = new URL("../../", import.meta.url);
-  const helper = await Deno.readTextFile(new URL("domain/secure_compare.ts", root));
+  const helper = await Deno.readTextFile(new URL("domain/platform/secure_compare.ts", root));
   assert.match(helper, /timingSafeEqual\(ha, hb\)/);
   const auth = await Deno.readTextFile(new URL("routes/middleware/auth.ts", root));
   assert.match(auth, /secureEqual\(given, adminToken\)/);
-  const files = [];
-  for (
-    const dir of ["routes", "routes/middleware", "domain", "domain/billing", "domain/webhooks"]
-  ) {
+  const files: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
     for await (const e of Deno.readDir(new URL(dir + "/", root))) {
-      if (e.isFile && e.name.endsWith(".ts")) files.push(`${dir}/${e.name}`);
+      if (e.isDirectory) await walk(`${dir}/${e.name}`);
+      else if (e.isFile && e.name.endsWith(".ts")) files.push(`${dir}/${e.name}`);
     }
-  }
+  };
+  for (const dir of ["routes", "app", "domain"]) await walk(dir);
+  assert.ok(files.length > 150, "the scan sees the service's modules");
   for (const f of files) {
     const text = await Deno.readTextFile(new URL(f, root));
     assert.ok(
@@ -415,7 +416,7 @@ Deno.test("secret comparisons are constant-time: the admin token and Stripe sign
   const stripe = await Deno.readTextFile(new URL("domain/billing/stripe_events.ts", root));
   assert.match(stripe, /constructEventAsync\(/);
   // API keys are never compared at all: the SHA-256 of the presented key is the KV lookup key.
-  const keysDomain = await Deno.readTextFile(new URL("domain/auth.ts", root));
+  const keysDomain = await Deno.readTextFile(new URL("domain/identity/auth.ts", root));
   assert.match(keysDomain, /hashKey\(raw\)/);
 
   // And end to end: a wrong admin token of any length is 401, the right one passes.

@@ -5,7 +5,7 @@
  *
  * - a status the document lists for that operation, never a 500 (the one 5xx that may appear is
  *   the documented 503 `billing_not_configured`, for the plan and pack left unconfigured here);
- * - for non-2xx, the error shape with a code from `domain/errors.ts` whose status matches and
+ * - for non-2xx, the error shape with a code from `domain/platform/errors.ts` whose status matches and
  *   which the document lists under that status; for 2xx, a body matching the response schema;
  * - carrying integer `X-RateLimit-*` headers (and `Retry-After` on 429), echoing a sane
  *   `X-Request-Id`;
@@ -18,7 +18,7 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { ERROR_CODES } from "../../domain/errors.ts";
+import { ERROR_CODES } from "../../domain/platform/errors.ts";
 import { setWebhookNetOverrides } from "../../domain/webhooks/target.ts";
 import { startFakeStripe, stripeEnv } from "../billing/fake_stripe.ts";
 import { freshIp, startTestApp, type TestApp } from "../helpers/app.ts";

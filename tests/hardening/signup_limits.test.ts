@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { crawlLimitsFor } from "../../domain/billing/catalog.ts";
-import { ConfigError, loadConfig } from "../../domain/config.ts";
-import { addressBlock, isDisposableEmail } from "../../domain/signup_limits.ts";
+import { ConfigError, loadConfig } from "../../domain/platform/config.ts";
+import { addressBlock, isDisposableEmail } from "../../domain/identity/signup_limits.ts";
 import { keys } from "../../kv/keys.ts";
 import { waitForAudit } from "../helpers/jobs.ts";
 import { html, page, serveSite } from "../helpers/sites.ts";

@@ -3,8 +3,8 @@
  * and speaks HTTP to it. Every test gets its own instance.
  */
 import { openTestKv } from "./kv.ts";
-import { manualClock } from "../../domain/clock.ts";
-import { loadConfig } from "../../domain/config.ts";
+import { manualClock } from "../../domain/platform/clock.ts";
+import { loadConfig } from "../../domain/platform/config.ts";
 import { type RunningService, startService } from "../../main.ts";
 import { keys } from "../../kv/keys.ts";
 

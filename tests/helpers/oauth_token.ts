@@ -3,10 +3,10 @@
  * the token's record), for tests that need a connected app's credential without walking the
  * consent page (tests/oauth/ walks it).
  */
-import { hashKey } from "../../domain/key_hash.ts";
-import { newId } from "../../domain/ids.ts";
-import { digest, newSecret } from "../../domain/oauth/secrets.ts";
-import type { AccessTokenRecord, GrantRecord } from "../../domain/oauth/types.ts";
+import { hashKey } from "../../domain/identity/key_hash.ts";
+import { newId } from "../../domain/platform/ids.ts";
+import { digest, newSecret } from "../../domain/identity/oauth/secrets.ts";
+import type { AccessTokenRecord, GrantRecord } from "../../domain/identity/oauth/types.ts";
 import { keys } from "../../kv/keys.ts";
 import type { TestApp } from "./app.ts";
 

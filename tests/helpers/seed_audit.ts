@@ -12,9 +12,9 @@ import {
   newRecord,
   type PageRecord,
   WriteBatch,
-} from "../../domain/audit/crawl/store.ts";
-import type { Category, Evidence } from "../../domain/audit/types.ts";
-import { keys } from "../../domain/store.ts";
+} from "../../domain/audit_engine/crawl/store.ts";
+import type { Category, Evidence } from "../../domain/audit_engine/types.ts";
+import { keys } from "../../domain/platform/store.ts";
 
 /** Page titles a CSV must carry intact (formula-looking ones are prefixed with '). */
 export const AWKWARD_TITLES = [

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { keys } from "../../kv/keys.ts";
-import type { CrawlState } from "../../domain/audit/crawl/state.ts";
+import type { CrawlState } from "../../domain/audit_engine/crawl/state.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
 import { waitForAudit } from "../helpers/jobs.ts";
 import { type Route, serveSite } from "../helpers/sites.ts";

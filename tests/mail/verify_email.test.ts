@@ -7,10 +7,10 @@
  * stored, logged or listed.
  */
 import assert from "node:assert/strict";
-import { ConfigError, configNotices, loadConfig } from "../../domain/config.ts";
+import { ConfigError, configNotices, loadConfig } from "../../domain/platform/config.ts";
 import { runMailJob, sendVerificationLink } from "../../domain/mail/mod.ts";
 import type { MailRecord } from "../../domain/mail/types.ts";
-import type { Deps } from "../../domain/deps.ts";
+import type { Deps } from "../../domain/platform/deps.ts";
 import { keys } from "../../kv/keys.ts";
 import { errorCode, startTestApp, type TestApp } from "../helpers/app.ts";
 import { eventually, quiet } from "../helpers/jobs.ts";

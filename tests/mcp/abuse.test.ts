@@ -6,8 +6,12 @@
  */
 import assert from "node:assert/strict";
 import type { Client } from "@modelcontextprotocol/client";
-import type { Deps } from "../../domain/deps.ts";
-import { jobRecordKey, watchJobRecord, watchMissesOtherProcesses } from "../../domain/job_watch.ts";
+import type { Deps } from "../../domain/platform/deps.ts";
+import {
+  jobRecordKey,
+  watchJobRecord,
+  watchMissesOtherProcesses,
+} from "../../domain/jobs/watch.ts";
 import { GOOD_HEADERS, page, serveSite } from "../helpers/sites.ts";
 import { errorCode, freshIp, startTestApp, type TestApp, withApp } from "../helpers/app.ts";
 import { pollUntil } from "../helpers/jobs.ts";
@@ -262,7 +266,7 @@ Deno.test("no route or tool opens an account except through the signup use case"
     }
   }
   await scan(new URL("../../routes/", import.meta.url));
-  assert.deepEqual(offenders, [], "call publicSignup (domain/public_signup.ts) instead");
+  assert.deepEqual(offenders, [], "call publicSignup (domain/identity/public_signup.ts) instead");
 });
 
 /** Polls `check` every 10 ms (at most 10 s), for states the test cannot await directly. */

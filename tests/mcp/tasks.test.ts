@@ -19,8 +19,8 @@ import {
 } from "@modelcontextprotocol/ext-tasks/core/v2";
 import { AUDIT_JOB } from "../../domain/audits/lifecycle.ts";
 import { listLedger } from "../../domain/billing/credits.ts";
-import { claimJob } from "../../domain/job_lifecycle.ts";
-import { JOB_TASK_TTL_MS } from "../../domain/job_tasks.ts";
+import { claimJob } from "../../domain/jobs/lifecycle.ts";
+import { JOB_TASK_TTL_MS } from "../../domain/jobs/tasks.ts";
 import { keys } from "../../kv/keys.ts";
 import { CANCEL_META } from "../../routes/mcp/tasks.ts";
 import { freshIp, type TestApp, withApp } from "../helpers/app.ts";

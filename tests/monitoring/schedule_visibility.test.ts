@@ -7,8 +7,8 @@
  * the calling key strongly: a key revoked behind the auth cache's back cannot do either.
  */
 import assert from "node:assert/strict";
-import { hashKey } from "../../domain/key_hash.ts";
-import type { ApiKeyRecord } from "../../domain/records.ts";
+import { hashKey } from "../../domain/identity/key_hash.ts";
+import type { ApiKeyRecord } from "../../domain/platform/records.ts";
 import { keys } from "../../kv/keys.ts";
 import { errorCode, type TestApp, withApp } from "../helpers/app.ts";
 import { callError, connectMcp } from "../mcp/helpers.ts";

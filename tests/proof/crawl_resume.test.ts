@@ -6,7 +6,7 @@
  */
 import { openTestKv } from "../helpers/kv.ts";
 import assert from "node:assert/strict";
-import type { CrawlState } from "../../domain/audit/crawl/state.ts";
+import type { CrawlState } from "../../domain/audit_engine/crawl/state.ts";
 import { keys } from "../../kv/keys.ts";
 import { html, page, type Route, serveSite } from "../helpers/sites.ts";
 import {

@@ -14,7 +14,7 @@ import type { Client } from "@modelcontextprotocol/client";
 import { OPERATIONS } from "../../app/operations/index.ts";
 import type { ToolAction } from "../../routes/mcp/kit.ts";
 import { TOOL_DEFS } from "../../routes/mcp/server.ts";
-import { ERROR_CODES, type ErrorCode } from "../../domain/errors.ts";
+import { ERROR_CODES, type ErrorCode } from "../../domain/platform/errors.ts";
 import { freshIp, startTestApp, type TestApp } from "../helpers/app.ts";
 import { grantCredits } from "../helpers/credits.ts";
 import { connectMcp } from "../mcp/helpers.ts";

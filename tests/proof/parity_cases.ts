@@ -2,9 +2,9 @@
  * The cases the parity proof runs: each operation at least once through both adapters, with
  * the failure a caller meets most (not_found for a foreign or invisible id, a refused limit).
  */
-import { newId } from "../../domain/ids.ts";
-import { hashKey } from "../../domain/key_hash.ts";
-import type { GrantRecord } from "../../domain/oauth/types.ts";
+import { newId } from "../../domain/platform/ids.ts";
+import { hashKey } from "../../domain/identity/key_hash.ts";
+import type { GrantRecord } from "../../domain/identity/oauth/types.ts";
 import type { UpgradeRecord } from "../../domain/upgrades/types.ts";
 import { keys } from "../../kv/keys.ts";
 import type { TestApp } from "../helpers/app.ts";

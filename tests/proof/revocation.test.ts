@@ -5,8 +5,8 @@
  * timing is asserted beyond "well before the TTL"; `deno task bench` measures the propagation.
  */
 import assert from "node:assert/strict";
-import { hashKey } from "../../domain/key_hash.ts";
-import type { AccountRecord, ApiKeyRecord } from "../../domain/records.ts";
+import { hashKey } from "../../domain/identity/key_hash.ts";
+import type { AccountRecord, ApiKeyRecord } from "../../domain/platform/records.ts";
 import { withBusyRetry } from "../../kv/busy_retry.ts";
 import { keys } from "../../kv/keys.ts";
 import { errorCode } from "../helpers/app.ts";

@@ -8,8 +8,8 @@
  * the cache is real: B keeps answering from it. No timing is asserted beyond "well before the TTL".
  */
 import assert from "node:assert/strict";
-import { digest } from "../../domain/oauth/secrets.ts";
-import type { AccessTokenRecord, GrantRecord } from "../../domain/oauth/types.ts";
+import { digest } from "../../domain/identity/oauth/secrets.ts";
+import type { AccessTokenRecord, GrantRecord } from "../../domain/identity/oauth/types.ts";
 import { withBusyRetry } from "../../kv/busy_retry.ts";
 import { keys } from "../../kv/keys.ts";
 import { pollUntil } from "../helpers/jobs.ts";

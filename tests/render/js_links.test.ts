@@ -8,7 +8,7 @@
  * last round found queued, noted in the caps hit.
  */
 import assert from "node:assert/strict";
-import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
+import { runAuditDetailed } from "../../domain/audit_engine/run_audit.ts";
 import { BrowserPool } from "../../domain/render/pool.ts";
 import { renderPage } from "../../domain/render/renderer.ts";
 import { withApp } from "../helpers/app.ts";

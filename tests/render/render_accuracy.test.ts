@@ -9,7 +9,7 @@
  * README.md publishes.
  */
 import assert from "node:assert/strict";
-import { runAuditDetailed } from "../../domain/audit/run_audit.ts";
+import { runAuditDetailed } from "../../domain/audit_engine/run_audit.ts";
 import { RENDER_CHECKS } from "../../domain/render/checks.ts";
 import { BrowserPool } from "../../domain/render/pool.ts";
 import { renderPage, type RenderResult } from "../../domain/render/renderer.ts";

@@ -7,8 +7,8 @@ import { MOBILE_SLOW_4G, SimulatedLink } from "../../domain/render/throttling.ts
 import { pickRenderSample, templateKey } from "../../domain/render/sample.ts";
 import { evaluateRenderedPage, RENDER_CHECKS } from "../../domain/render/checks.ts";
 import type { RenderResult } from "../../domain/render/renderer.ts";
-import { extractPageFacts } from "../../domain/audit/page_facts.ts";
-import { ALL_CHECKS } from "../../domain/audit/checks/index.ts";
+import { extractPageFacts } from "../../domain/audit_engine/page_facts.ts";
+import { ALL_CHECKS } from "../../domain/audit_engine/checks/index.ts";
 
 Deno.test("simulated slow 4G: latency per response, one shared downlink", () => {
   const link = new SimulatedLink(MOBILE_SLOW_4G, () => 0);
@@ -128,7 +128,7 @@ Deno.test("render checks have the catalogue's shape, are in it once, and ids do 
 });
 
 Deno.test("llms.txt: the llmstxt.org shape passes, its usual breakages are named", async () => {
-  const { llmsTxtProblems } = await import("../../domain/audit/checks/agent.ts");
+  const { llmsTxtProblems } = await import("../../domain/audit_engine/checks/agent.ts");
   assert.deepEqual(
     llmsTxtProblems("# Site\n\n> Summary\n\n## Docs\n- [Guide](https://x.test/g): notes\n"),
     [],
@@ -143,7 +143,7 @@ Deno.test("a process that may not launch a browser refuses rendering up front", 
   // `start:render` and the tests have --allow-all. Each is asked in a child with those flags.
   const script = await Deno.makeTempFile({ suffix: ".ts" });
   const service = new URL("../../domain/render/service.ts", import.meta.url).href;
-  const config = new URL("../../domain/config.ts", import.meta.url).href;
+  const config = new URL("../../domain/platform/config.ts", import.meta.url).href;
   await Deno.writeTextFile(
     script,
     `import { RenderService } from "${service}";\nimport { loadConfig } from "${config}";\n` +

@@ -9,7 +9,7 @@ import {
   browserUserAgent,
   crawlerIdentity,
   USER_AGENT_PRESETS,
-} from "../../domain/audit/user_agents.ts";
+} from "../../domain/audit_engine/user_agents.ts";
 import { withApp } from "../helpers/app.ts";
 import { liveWithCredits } from "../helpers/credits.ts";
 import { waitForAudit } from "../helpers/jobs.ts";

@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import axe from "axe-core";
 import type { BrowserContextOptions } from "playwright-core";
-import type { ArticleRecord } from "../../domain/articles.ts";
+import type { ArticleRecord } from "../../domain/articles/articles.ts";
 import { launchChromium } from "../../domain/render/chromium.ts";
 import { keys } from "../../kv/keys.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";

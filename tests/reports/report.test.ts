@@ -6,8 +6,8 @@
  * and checks the store never holds a raw token. The same through MCP's audits tool.
  */
 import assert from "node:assert/strict";
-import { sha256Hex } from "../../domain/replay_seal.ts";
-import { activeShareUrl } from "../../domain/shares.ts";
+import { sha256Hex } from "../../domain/platform/replay_seal.ts";
+import { activeShareUrl } from "../../domain/shares/links.ts";
 import { errorCode, type TestApp, withApp } from "../helpers/app.ts";
 import { liveWithCredits } from "../helpers/credits.ts";
 import { serveSite } from "../helpers/sites.ts";

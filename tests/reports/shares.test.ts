@@ -9,9 +9,9 @@
  * page, and the account's links are listed and ended at once (`GET`, `DELETE /v1/shares`).
  */
 import assert from "node:assert/strict";
-import type { ArticleRecord } from "../../domain/articles.ts";
-import { newId } from "../../domain/ids.ts";
-import { sha256Hex } from "../../domain/replay_seal.ts";
+import type { ArticleRecord } from "../../domain/articles/articles.ts";
+import { newId } from "../../domain/platform/ids.ts";
+import { sha256Hex } from "../../domain/platform/replay_seal.ts";
 import { keys } from "../../kv/keys.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
 import { waitForArticle } from "../helpers/jobs.ts";

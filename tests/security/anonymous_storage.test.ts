@@ -13,7 +13,7 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import fc from "fast-check";
-import { addressBlock } from "../../domain/signup_limits.ts";
+import { addressBlock } from "../../domain/identity/signup_limits.ts";
 import { ADMIN_TOKEN, startTestApp } from "../helpers/app.ts";
 
 const RUNS = Math.max(2, Math.ceil(Number(Deno.env.get("FUZZ_RUNS") ?? 250) / 40));

@@ -3,10 +3,10 @@
  * though the README says a sandbox key's links end with it. A link now ends when the API key that
  * made it is revoked or expires, and a link made through a connected app's OAuth token ends when
  * that grant is revoked or lapses, or its approving key is revoked: the public page reads the
- * creator on every open, so no sweep is needed (domain/shares.ts `CreatorCheck`).
+ * creator on every open, so no sweep is needed (domain/shares/links.ts `CreatorCheck`).
  */
 import assert from "node:assert/strict";
-import { newId } from "../../domain/ids.ts";
+import { newId } from "../../domain/platform/ids.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
 import { issueAccessToken } from "../helpers/oauth_token.ts";
 import { seedCompletedAudit } from "../helpers/seed_audit.ts";

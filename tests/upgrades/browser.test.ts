@@ -16,7 +16,7 @@
 import assert from "node:assert/strict";
 import axe from "axe-core";
 import type { Page } from "playwright-core";
-import { newId } from "../../domain/ids.ts";
+import { newId } from "../../domain/platform/ids.ts";
 import { launchChromium } from "../../domain/render/chromium.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
 import { seedCompletedAudit } from "../helpers/seed_audit.ts";

@@ -5,10 +5,10 @@
  * the limit, another account's id, forged forms, a live key, no Stripe.
  */
 import assert from "node:assert/strict";
-import { newId } from "../../domain/ids.ts";
+import { newId } from "../../domain/platform/ids.ts";
 import { keys } from "../../kv/keys.ts";
 import type { UpgradeRecord } from "../../domain/upgrades/types.ts";
-import type { AccountRecord, ProjectRecord } from "../../domain/records.ts";
+import type { AccountRecord, ProjectRecord } from "../../domain/platform/records.ts";
 import { errorCode, freshIp, type TestApp } from "../helpers/app.ts";
 import { seedCompletedAudit } from "../helpers/seed_audit.ts";
 import { startReceiver } from "../webhooks/helpers.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { keys } from "../../kv/keys.ts";
-import { recordEvent } from "../../domain/events.ts";
+import { recordEvent } from "../../domain/platform/events.ts";
 import { retryDelayMs } from "../../domain/webhooks/deliver.ts";
 import { setWebhookNetOverrides } from "../../domain/webhooks/target.ts";
 import type { DeliveryRecord } from "../../domain/webhooks/types.ts";

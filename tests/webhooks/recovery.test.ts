@@ -1,8 +1,8 @@
 import { openTestKv } from "../helpers/kv.ts";
 import assert from "node:assert/strict";
 import { keys } from "../../kv/keys.ts";
-import type { Deps, JobQueue } from "../../domain/deps.ts";
-import type { OutboxEvent } from "../../domain/records.ts";
+import type { Deps, JobQueue } from "../../domain/platform/deps.ts";
+import type { OutboxEvent } from "../../domain/platform/records.ts";
 import { runDelivery } from "../../domain/webhooks/deliver.ts";
 import { deliveryIdFor, fanOutEvent } from "../../domain/webhooks/fan_out.ts";
 import type { DeliveryRecord } from "../../domain/webhooks/types.ts";
@@ -51,7 +51,7 @@ Deno.test("restart mid-retry: a new app on the same KV file finishes the deliver
       const { key, accountId } = await first.signup();
       const hookId = await register(first, key, rx.url);
       const op = first.kv.atomic();
-      const { recordEvent } = await import("../../domain/events.ts");
+      const { recordEvent } = await import("../../domain/platform/events.ts");
       const evt = recordEvent(op, first.service.services.deps.queue, {
         accountId,
         event: "audit.completed",

@@ -362,7 +362,7 @@ export const securityChecks: Check[] = [
     title: "Front-end libraries with known vulnerabilities",
     detects:
       "jQuery, jQuery UI, AngularJS, Bootstrap, Lodash or Moment.js versions listed in the " +
-      "bundled advisory table (domain/audit/js_libraries.ts), as the content confirms them: the " +
+      "bundled advisory table (domain/audit_engine/js_libraries.ts), as the content confirms them: the " +
       "banner of the script file (or its version string), or the banner of a library bundled " +
       "into an inline script. A file name alone is not evidence.",
     scope: "page",

@@ -4,7 +4,7 @@ import { MAX_URL_LENGTH } from "./store.ts";
 /**
  * The caps on what a crawled site can make the crawler hold or do. Signup is public, so the site
  * may be hostile: a page with 30,000 links, an endless calendar, a redirect maze, a robots.txt
- * of wildcard rules. Each cap is an operator setting (domain/config.ts) and each hit is recorded
+ * of wildcard rules. Each cap is an operator setting (domain/platform/config.ts) and each hit is recorded
  * on the crawl state and reported on the audit (`limits_hit`), never silent.
  *
  * @module

@@ -28,7 +28,7 @@
  *
  * @module
  */
-import { keys, list, read } from "../../store.ts";
+import { keys, list, read } from "../../platform/store.ts";
 import { type CrawlCaps, frontierCap, noteCap } from "./caps.ts";
 import type { CrawlState } from "./state.ts";
 import { getMany, newRecord, type PageRecord, type WriteBatch } from "./store.ts";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { keys } from "../../store.ts";
+import { keys } from "../../platform/store.ts";
 import { checkUrlTarget, TargetRefusedError } from "../../net/address_guard.ts";
 import { siteKeyOf } from "../page_facts.ts";
 import { makeRobots, type Robots } from "../robots.ts";

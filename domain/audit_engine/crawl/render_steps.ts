@@ -21,8 +21,8 @@
  *
  * @module
  */
-import { keys } from "../../store.ts";
-import { labRecord } from "../../reports/lab.ts";
+import { keys } from "../../platform/store.ts";
+import { labRecord } from "../../audits/lab.ts";
 import { isNofollowPage } from "../checks/helpers.ts";
 import { siteKeyOf } from "../page_facts.ts";
 import { browserUserAgent } from "../user_agents.ts";

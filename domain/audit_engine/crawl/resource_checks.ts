@@ -22,7 +22,7 @@
  *
  * @module
  */
-import { keys } from "../../store.ts";
+import { keys } from "../../platform/store.ts";
 import { TargetRefusedError } from "../../net/address_guard.ts";
 import { FRAME_KINDS } from "../resources.ts";
 import type { PageFacts } from "../page_facts.ts";

@@ -6,7 +6,14 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { type Key, keys, list, type ListedEntry, type Prefix, readAll } from "../../store.ts";
+import {
+  type Key,
+  keys,
+  list,
+  type ListedEntry,
+  type Prefix,
+  readAll,
+} from "../../platform/store.ts";
 import { keyBytes, keyPrefix, KV_LIMITS, valueBytes } from "../../../kv/limits_guard.ts";
 import type { PageFacts } from "../page_facts.ts";
 import type { Evidence, UrlState } from "../types.ts";
@@ -171,7 +178,7 @@ export class WriteBatch {
     this.op = kv.atomic();
   }
 
-  /** Adds a write; the value must be of the key's family (domain/store.ts). */
+  /** Adds a write; the value must be of the key's family (domain/platform/store.ts). */
   set<T>(key: Key<T>, value: NoInfer<T>): void {
     const kb = keyBytes(key);
     if (kb > KV_LIMITS.keyBytes) throw new OversizeWriteError("key", key, kb, KV_LIMITS.keyBytes);

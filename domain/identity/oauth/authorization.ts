@@ -19,10 +19,10 @@
  *
  * @module
  */
-import { atomic, keys, read } from "../store.ts";
-import type { Deps } from "../deps.ts";
-import type { KeyMode } from "../records.ts";
-import { secureEqual } from "../secure_compare.ts";
+import { atomic, keys, read } from "../../platform/store.ts";
+import type { Deps } from "../../platform/deps.ts";
+import type { KeyMode } from "../../platform/records.ts";
+import { secureEqual } from "../../platform/secure_compare.ts";
 import { clientVerified, markClientUsed } from "./client_life.ts";
 import { type FetchBudget, findClient, matchRedirectUri } from "./clients.ts";
 import { OAuthError } from "./errors.ts";

@@ -21,10 +21,10 @@
  * @module
  */
 import { z } from "zod";
-import type { RateDecision } from "../../kv/rate_limiter.ts";
-import { atomic, keys, read } from "../store.ts";
-import type { Deps } from "../deps.ts";
-import { FetchFailedError, safeFetch, TargetRefusedError } from "../net/safe_fetch.ts";
+import type { RateDecision } from "../../../kv/rate_limiter.ts";
+import { atomic, keys, read } from "../../platform/store.ts";
+import type { Deps } from "../../platform/deps.ts";
+import { FetchFailedError, safeFetch, TargetRefusedError } from "../../net/safe_fetch.ts";
 import { OAuthError } from "./errors.ts";
 import { digest, expireInFor, LIFETIME, newSecret, PREFIX } from "./secrets.ts";
 import type { CachedClientDoc, ClientMetadata, RegisteredClient } from "./types.ts";

@@ -1,7 +1,7 @@
 /**
  * Grants: what one approval allowed (a connected app) and the family of tokens it issued. Ending
  * a grant ends every token of it at once, because each access token is checked against its grant
- * on every uncached use and the revocation signal (domain/auth.ts) drops cached ones in every
+ * on every uncached use and the revocation signal (domain/identity/auth.ts) drops cached ones in every
  * process within ~100 ms. A grant ends when:
  *
  * - the human revokes it (`DELETE /v1/connected-apps/{id}`, the MCP `api_keys` tool);
@@ -13,12 +13,12 @@
  *
  * @module
  */
-import { atomically } from "../../kv/atomic.ts";
+import { atomically } from "../../../kv/atomic.ts";
 import { canSee, revocationShard, signalAuthChange } from "../auth.ts";
-import type { Deps } from "../deps.ts";
-import { ApiError } from "../errors.ts";
-import type { KeyMode } from "../records.ts";
-import { type Atomic, atomic, keys, list, read, readMany } from "../store.ts";
+import type { Deps } from "../../platform/deps.ts";
+import { ApiError } from "../../platform/errors.ts";
+import type { KeyMode } from "../../platform/records.ts";
+import { type Atomic, atomic, keys, list, read, readMany } from "../../platform/store.ts";
 import { settleClient } from "./client_life.ts";
 import { OAuthError } from "./errors.ts";
 import { digest, LIFETIME } from "./secrets.ts";

@@ -13,9 +13,9 @@
  * @module
  */
 import { type KeyResolver, type Principal, revocationShard } from "../auth.ts";
-import type { Deps } from "../deps.ts";
-import { ApiError } from "../errors.ts";
-import { keys, read } from "../store.ts";
+import type { Deps } from "../../platform/deps.ts";
+import { ApiError } from "../../platform/errors.ts";
+import { keys, read } from "../../platform/store.ts";
 import { mcpResourceUrl } from "./metadata.ts";
 import { digest } from "./secrets.ts";
 import type { AccessTokenRecord } from "./types.ts";

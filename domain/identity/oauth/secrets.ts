@@ -38,7 +38,7 @@ export function newSecret(kind: keyof typeof PREFIX, length = 40): string {
   return PREFIX[kind] + randomBase62(length);
 }
 
-/** SHA-256 hex: what is stored and looked up (the one digest of domain/key_hash.ts). */
+/** SHA-256 hex: what is stored and looked up (the one digest of domain/identity/key_hash.ts). */
 export { hashKey as digest } from "../key_hash.ts";
 
 /** True when a bearer is one of our OAuth access tokens (not an API key). */

@@ -11,8 +11,8 @@
  *
  * @module
  */
-import type { Deps } from "../deps.ts";
-import { atomic, keys, read } from "../store.ts";
+import type { Deps } from "../../platform/deps.ts";
+import { atomic, keys, read } from "../../platform/store.ts";
 import type { AuthTicket } from "./types.ts";
 
 const encoder = new TextEncoder();

@@ -18,11 +18,11 @@
  * @module
  */
 import { calculatePKCECodeChallenge } from "oauth4webapi";
-import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, read, readMany } from "../store.ts";
-import type { Deps } from "../deps.ts";
-import { secureEqual } from "../secure_compare.ts";
-import { newId } from "../ids.ts";
+import { atomically } from "../../../kv/atomic.ts";
+import { atomic, keys, read, readMany } from "../../platform/store.ts";
+import type { Deps } from "../../platform/deps.ts";
+import { secureEqual } from "../../platform/secure_compare.ts";
+import { newId } from "../../platform/ids.ts";
 import { OAuthError } from "./errors.ts";
 import { holdClient, readClientLife } from "./client_life.ts";
 import { endGrant, makeRoomForGrant } from "./grants.ts";

@@ -1,12 +1,12 @@
 /**
- * The records of the OAuth 2.1 authorization server (domain/oauth/), as stored in KV (key
- * families in kv/keys.ts, typed in domain/store.ts). Times are epoch milliseconds of the service
+ * The records of the OAuth 2.1 authorization server (domain/identity/oauth/), as stored in KV (key
+ * families in kv/keys.ts, typed in domain/platform/store.ts). Times are epoch milliseconds of the service
  * clock; every record also carries a KV expiry (`expireIn`) a little past its own, so the store
  * cleans itself, but the expiry that decides is always the field, read against the clock.
  *
  * @module
  */
-import type { KeyMode } from "../records.ts";
+import type { KeyMode } from "../../platform/records.ts";
 
 /** The client metadata the service keeps and shows (from a CIMD document or a registration). */
 export interface ClientMetadata {
@@ -66,7 +66,7 @@ export interface CachedClientDoc extends ClientMetadata {
 }
 
 /**
- * An authorization request as the sign-in page carries it (sealed, domain/oauth/ticket.ts):
+ * An authorization request as the sign-in page carries it (sealed, domain/identity/oauth/ticket.ts):
  * everything `GET /oauth/authorize` checked, and nothing in the store until a key signs in.
  */
 export interface AuthTicket {

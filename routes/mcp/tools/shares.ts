@@ -28,7 +28,7 @@ import {
   revokeArticleShareOp,
   revokeAuditShareOp,
 } from "../../../app/operations/shares.ts";
-import { MAX_SHARE_DAYS, MAX_SHARE_PAGE } from "../../../domain/shares.ts";
+import { MAX_SHARE_DAYS, MAX_SHARE_PAGE } from "../../../domain/shares/links.ts";
 import { action, bodyText, required } from "../kit.ts";
 
 /** The arguments the share actions take (both tools). */

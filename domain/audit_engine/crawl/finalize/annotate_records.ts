@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { keys } from "../../../store.ts";
+import { keys } from "../../../platform/store.ts";
 import { singleInlinkApplies } from "../../checks/structure.ts";
 import type { Evidence } from "../../types.ts";
 import type { LinkScores } from "../link_score.ts";

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { keys } from "../../../store.ts";
+import { keys } from "../../../platform/store.ts";
 import type { Evidence } from "../../types.ts";
 import { listInPages } from "../store.ts";
 import type { Facts, Group } from "./facts.ts";

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { keys } from "../../../store.ts";
+import { keys } from "../../../platform/store.ts";
 import { Pacer, yieldToLoop } from "../event_loop.ts";
 import type { LinkScores } from "../link_score.ts";
 import { listInPages, urlHash } from "../store.ts";

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { keys } from "../../../store.ts";
+import { keys } from "../../../platform/store.ts";
 import { similarity } from "../../text_fingerprint.ts";
 import { Pacer, yieldToLoop } from "../event_loop.ts";
 import { getMany, listInPages } from "../store.ts";

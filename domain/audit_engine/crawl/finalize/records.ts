@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { keys } from "../../../store.ts";
+import { keys } from "../../../platform/store.ts";
 import type { UrlSummary } from "../../types.ts";
 import type { LinkScores } from "../link_score.ts";
 import { listInPages, type PageRecord } from "../store.ts";
