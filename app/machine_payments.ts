@@ -41,9 +41,13 @@ export const MCP_META = {
   receipt: "org.paymentauth/receipt",
 } as const;
 
-/** What a chargeable start costs, for a challenge. */
+/** What a chargeable start (or a credit pack) costs, for a challenge. */
 export interface PaymentOffer {
   credits: number;
+  /** The USD asked, when it is not `credits` (a pack: 2000 USD buys 2200 credits). */
+  usd?: number;
+  /** What is sold besides the operation (a pack id): named in the description and bound in the scope. */
+  item?: string;
   accountId: string;
   /** The operation and concrete path (the challenge is bound to them and the account). */
   operation: string;
@@ -255,15 +259,19 @@ async function handle(
   if (credential) headers.set(CREDENTIAL_HEADER, credential);
   const request = new Request(new URL(offer.path, gateway.base), { method: "POST", headers });
   const result = await gateway.charge({
-    amount: String(offer.credits),
-    description: `Serpwright ${offer.operation}: ${offer.credits} credits`,
+    amount: String(offer.usd ?? offer.credits),
+    description: `Serpwright ${offer.operation}${offer.item ? ` ${offer.item}` : ""}: ` +
+      `${offer.credits} credits`,
     metadata: {
       service: "serpwright",
       kind: "machine_payment",
       account_id: offer.accountId,
       operation: offer.operation,
+      ...(offer.item ? { item: offer.item } : {}),
     },
-    scope: `${offer.operation} ${offer.path} ${offer.accountId}`,
+    scope: `${offer.operation} ${offer.path} ${offer.accountId}${
+      offer.item ? ` ${offer.item}` : ""
+    }`,
   })(request);
   if (result.status === 402) {
     const response = result.challenge as Response;

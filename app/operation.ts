@@ -58,6 +58,12 @@ export interface OperationContext<A extends Actor> {
    * provider's own idempotency key is derived from it).
    */
   idempotencyKey?: string;
+  /**
+   * The caller's machine payment credential (null without one) and where a settled payment's
+   * receipt goes; `run` of a `machineSale` operation uses it (app/machine_payments.ts
+   * `requestPayment`).
+   */
+  payment: PaymentExchange;
 }
 
 type AnyObject = z.ZodType<Record<string, unknown>>;
@@ -143,6 +149,13 @@ export interface Operation<
    * Machine Payments Protocol, when the operator enables it): app/machine_payments.ts.
    */
   machinePayable?: boolean;
+  /**
+   * The operation sells something itself and may be paid in the same call (a credit pack on
+   * POST /v1/upgrades, where the operator enables machine payments): the adapters pass the
+   * caller's credential to `run` (`ctx.payment`), which asks `requestPayment` for the challenge
+   * or the settled payment and commits what it grants.
+   */
+  machineSale?: boolean;
   /** Re-reads the calling key strongly before running (minting keys, money, webhooks, schedules). */
   sensitive?: boolean;
   /** Changes what the account's cached keys show (project counts, sandbox usage, keys). */
@@ -241,7 +254,7 @@ export interface ExecuteOptions {
   /** Receives response headers (`/v1` only). */
   header?(name: string, value: string): void;
   /**
-   * The machine payment credential the caller sent (`machinePayable` operations), or null;
+   * The machine payment credential the caller sent (`takesPayment` operations), or null;
    * a settled payment comes back as the outcome's `payment`.
    */
   paymentCredential?: string | null;
@@ -289,6 +302,11 @@ export async function execute<O>(
   }
   let status = op.status;
   const key = op.idempotent ? options.idempotencyKey : undefined;
+  let payment: SettledPayment | undefined;
+  const exchange: PaymentExchange = {
+    credential: options.paymentCredential ?? null,
+    receipt: (paid) => void (payment = paid),
+  };
   const ctx: OperationContext<Actor> = {
     services,
     actor: current,
@@ -296,11 +314,7 @@ export async function execute<O>(
     header: (name, value) => options.header?.(name, value),
     status: (code) => void (status = code),
     ...(key ? { idempotencyKey: key.value } : {}),
-  };
-  let payment: SettledPayment | undefined;
-  const exchange: PaymentExchange = {
-    credential: options.paymentCredential ?? null,
-    receipt: (paid) => void (payment = paid),
+    payment: exchange,
   };
   const path = concretePath(op.path, input.params);
   const run = async (): Promise<Outcome<O>> => {
@@ -353,6 +367,11 @@ export async function execute<O>(
     replayed: answer.replayed,
     ...(settled ? { payment: settled } : {}),
   };
+}
+
+/** Whether the adapters read a payment credential for `op` (per job, or a sale of its own). */
+export function takesPayment(op: { machinePayable?: boolean; machineSale?: boolean }): boolean {
+  return op.machinePayable === true || op.machineSale === true;
 }
 
 /** The 403 a connected app's token meets at an operation closed to tokens. */

@@ -157,9 +157,9 @@ export const IdempotencyHeader = z.object({
 export const PayableHeaders = IdempotencyHeader.extend({
   "Payment-Authorization": z.string().optional().openapi({
     description: "Machine payments (where the operator enables them): the `Payment` credential " +
-      "answering the `WWW-Authenticate: Payment` challenge of this start's 402 " +
-      "`insufficient_credits` (Machine Payments Protocol, Stripe method). " +
-      "The job is started and charged once; the answer carries `Payment-Receipt`.",
+      "answering the `WWW-Authenticate: Payment` challenge of this operation's 402 (a start's " +
+      "`insufficient_credits`, an upgrade's credit pack; Machine Payments Protocol, Stripe " +
+      "method). Charged once; the answer carries `Payment-Receipt`.",
     example: "Payment eyJjaGFsbGVuZ2UiOnsi...",
   }),
 });

@@ -9,7 +9,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { type AccountActor, anonymousActor, keyActor } from "../app/actor.ts";
 import { CREDENTIAL_HEADER, RECEIPT_HEADER } from "../app/machine_payments.ts";
-import { execute, isBodyResult, type Operation } from "../app/operation.ts";
+import { execute, isBodyResult, type Operation, takesPayment } from "../app/operation.ts";
 import { checkIdempotencyKey } from "../domain/platform/idempotent_request.ts";
 import { bodyResponse, negotiateFormat } from "./body_result.ts";
 import type { AppEnv, Services } from "./env.ts";
@@ -76,7 +76,7 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
     request: {
       ...(op.params ? { params: op.params } : {}),
       ...(op.query ? { query: op.query } : {}),
-      ...(op.idempotent ? { headers: op.machinePayable ? PayableHeaders : IdempotencyHeader } : {}),
+      ...(op.idempotent ? { headers: takesPayment(op) ? PayableHeaders : IdempotencyHeader } : {}),
       ...(op.body
         ? {
           body: {
@@ -87,7 +87,7 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
         }
         : {}),
     },
-    responses: responses(success, errors, { payable: op.machinePayable }),
+    responses: responses(success, errors, { payable: takesPayment(op) }),
   });
   // deno-lint-ignore no-explicit-any
   app.openapi(route as any, async (c: any) => {
@@ -108,9 +108,7 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
       bearer: BEARER.exec(ctx.req.header("authorization") ?? "")?.[1] ?? null,
       authError: ctx.get("authError"),
       header: (name, value) => ctx.header(name, value),
-      ...(op.machinePayable
-        ? { paymentCredential: ctx.req.header(CREDENTIAL_HEADER) ?? null }
-        : {}),
+      ...(takesPayment(op) ? { paymentCredential: ctx.req.header(CREDENTIAL_HEADER) ?? null } : {}),
     });
     if (outcome.replayed) ctx.header("Idempotent-Replayed", "true");
     if (outcome.payment) ctx.header(RECEIPT_HEADER, outcome.payment.header);

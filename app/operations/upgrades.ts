@@ -10,16 +10,30 @@
  */
 import { z } from "@hono/zod-openapi";
 import { iso } from "../../domain/platform/clock.ts";
-import { PACK_IDS, PLAN_IDS } from "../../domain/billing/catalog.ts";
+import { findPack, PACK_IDS, PLAN_IDS } from "../../domain/billing/catalog.ts";
+import { expireSession } from "../../domain/billing/checkout.ts";
+import { ApiError } from "../../domain/platform/errors.ts";
 import {
+  assertUpgradable,
   type Claim,
   pollUpgrade,
   startUpgrade,
   UPGRADE_POLL_INTERVAL_S,
+  upgradeByMachinePayment,
   type UpgradeRecord,
   upgradeStatus,
 } from "../../domain/upgrades/mod.ts";
+import type { AccountActor } from "../actor.ts";
+import {
+  MachinePaymentRequired,
+  type PaymentExchange,
+  type PaymentOffer,
+  RECEIPT_HEADER,
+  requestPayment,
+} from "../machine_payments.ts";
 import { defineOperation } from "../operation.ts";
+import type { Services } from "../services.ts";
+import { stripeOf } from "./billing.ts";
 
 export const UpgradeStarted = z.object({
   upgrade_id: z.string().openapi({ example: "upg_0m3x9k2a7c1f4z8q2w6e5r" }),
@@ -91,25 +105,60 @@ export const createUpgradeOp = defineOperation({
     "side (sandbox projects become live, history kept). Poll `poll` every `interval` seconds: " +
     "once paid, exactly one answer carries the live key. One pending upgrade per account: asking " +
     "again answers 200 with the same upgrade and a new user_code (the old code stops working). " +
-    "An expired sandbox key may call it.",
+    "An expired sandbox key may call it. Where the operator enables machine payments, an agent " +
+    "with its own wallet pays instead of a human: send `pack_id`; the 402 `payment_required` " +
+    "carries a `WWW-Authenticate: Payment` challenge for exactly the pack's price; repeat the " +
+    "request (same Idempotency-Key) with `Payment-Authorization`: the account is upgraded at " +
+    "once (the pack's credits granted) and the answer is the Upgrade, `paid`, with " +
+    "`Payment-Receipt`; one GET of `poll` then hands out the live key, once.",
   access: "key",
   tokens: "refuse",
-  sandbox: { limit: "starts the upgrade (an expired sandbox key too)" },
+  sandbox: {
+    limit: "starts the upgrade (an expired sandbox key too); with `pack_id`, pays it itself " +
+      "(machine payments)",
+  },
   live: { refuse: "already_live" },
   expiredSandboxKey: "admit",
-  leaves: "a pending upgrade (30 minutes); once a human pays, a live account and a live key",
+  leaves: "a pending upgrade (30 minutes); once a human (or, for a pack, the agent's machine " +
+    "payment) pays, a live account and a live key",
   status: 201,
-  otherStatuses: { 200: "The account's pending upgrade, with a new user_code" },
-  output: UpgradeStarted,
-  outputDescription: "Upgrade started",
-  errors: ["already_live", "billing_not_configured", "idempotency_conflict", "payload_too_large"],
+  otherStatuses: {
+    200: "The account's pending upgrade: with a new user_code, or paid by the agent's pack",
+  },
+  output: z.union([UpgradeStarted, Upgrade]).openapi({
+    description: "UpgradeStarted; with `pack_id` and a settled payment, the Upgrade (`paid`)",
+  }),
+  outputDescription: "Upgrade started (or, paid by the agent, the paid upgrade)",
+  errors: [
+    "already_live",
+    "billing_not_configured",
+    "payment_required",
+    "idempotency_conflict",
+    "payload_too_large",
+  ],
   idempotent: true,
+  machineSale: true,
   sensitive: true,
   optionalBody: true,
-  bodyDescription: "No fields; an empty body (or none) is valid",
-  body: z.object({}).strict(),
-  async run(_input, { services, actor, baseUrl, status, header }) {
+  bodyDescription: "Empty (or none): a human pays. `pack_id`: the agent pays that credit pack " +
+    "itself (machine payments; 400 where the operator has not enabled them)",
+  body: z.object({
+    pack_id: z.enum(PACK_IDS).optional().openapi({
+      description: "Machine payments only: the credit pack the agent buys to upgrade the " +
+        "account itself (pack_500: 500 USD, 500 credits)",
+    }),
+  }).strict(),
+  async run({ body }, { services, actor, baseUrl, status, header, payment }) {
     header("Cache-Control", NO_STORE);
+    if (body.pack_id) {
+      const paid = await payUpgrade(services, actor, body.pack_id, payment);
+      if (!paid.created) status(200);
+      return upgradeView(
+        { upgrade: paid.upgrade, apiKey: null, key: null },
+        services.deps.clock.now(),
+        baseUrl,
+      );
+    }
     const { upgrade, code, reused } = await startUpgrade(services.deps, actor);
     if (reused) status(200);
     return {
@@ -157,6 +206,81 @@ export const getUpgradeOp = defineOperation({
   },
 });
 
+/**
+ * An upgrade the agent pays itself with a credit pack (machine payments): refusals first, so
+ * nothing is charged for an account that cannot be upgraded; then the library's challenge, or
+ * the settled payment committed as the upgrade (domain/upgrades/machine.ts).
+ */
+async function payUpgrade(
+  services: Services,
+  actor: AccountActor,
+  packId: (typeof PACK_IDS)[number],
+  exchange: PaymentExchange,
+) {
+  const { deps } = services;
+  if (actor.mode !== "live" && !deps.config.mpp.enabled) {
+    throw new ApiError(
+      "invalid_request",
+      "pack_id: machine payments are not enabled on this server, so an agent cannot pay an " +
+        "upgrade itself; leave pack_id out and hand a human verification_uri_complete",
+    );
+  }
+  await assertUpgradable(deps, actor);
+  const pack = findPack(packId)!;
+  const offer: PaymentOffer = {
+    credits: pack.credits,
+    usd: pack.usd,
+    item: pack.id,
+    accountId: actor.accountId,
+    operation: "upgrades.create",
+    path: "/v1/upgrades",
+  };
+  const cause = new ApiError(
+    "payment_required",
+    `Pay ${pack.usd} USD for ${pack.id} (${pack.credits} credits) with the Payment challenge ` +
+      "(WWW-Authenticate) and repeat this request with its credential in Payment-Authorization: " +
+      "the account is upgraded at once",
+    { pack_id: pack.id, price_usd: pack.usd, credits: pack.credits },
+  );
+  const handled = await requestPayment(services, offer, exchange.credential);
+  if (!handled) {
+    throw new ApiError("billing_not_configured", "Machine payments need Stripe, not configured");
+  }
+  if ("challenge" in handled) {
+    throw new MachinePaymentRequired(cause, handled.challenge, handled.refused);
+  }
+  const outcome = await upgradeByMachinePayment(deps, {
+    accountId: actor.accountId,
+    keyId: actor.keyId,
+    pack,
+    paymentIntentId: String(handled.paid.receipt.reference),
+    challengeId: handled.challengeId,
+  });
+  if (outcome.kind === "used") {
+    // The library settled it, yet this PaymentIntent was granted before: nothing twice.
+    const fresh = await requestPayment(services, offer, null);
+    if (fresh && "challenge" in fresh) {
+      throw new MachinePaymentRequired(cause, fresh.challenge, "this payment was already used");
+    }
+    throw cause;
+  }
+  exchange.receipt(handled.paid);
+  services.resolver.invalidateAccount(actor.accountId);
+  if (outcome.kind === "credited") {
+    // Upgraded by another payment meanwhile: what this one paid is on the balance.
+    const refusal = await assertUpgradable(deps, actor).then(() => null, (e: ApiError) => e);
+    throw new ApiError(
+      "already_live",
+      `${refusal?.message ?? "This account is already live"}. This payment's ${pack.credits} ` +
+        `credits were added to its balance (${outcome.balance} credits)`,
+      refusal?.extra,
+      { [RECEIPT_HEADER]: handled.paid.header },
+    );
+  }
+  if (outcome.openSessionId) await expireSession(stripeOf(services), outcome.openSessionId);
+  return outcome;
+}
+
 /** The upgrade operations, in the order the API reference lists them. */
 export const UPGRADE_OPERATIONS = [createUpgradeOp, getUpgradeOp];
 
@@ -197,7 +321,7 @@ function noteFor(status: string, minted: boolean, u: UpgradeRecord): string {
     case "expired":
       return "Nobody paid in time: start a new upgrade (POST /v1/upgrades) for a new code.";
     case "paid":
-      return "Paid; read again to claim the live key.";
+      return "Paid; read it (GET poll) to claim the live key: that one answer carries api_key.";
     default:
       return `The live key was handed out once, at ${iso(u.claimedAt)}, to the ` +
         `${

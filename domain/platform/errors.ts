@@ -66,9 +66,11 @@ export const ERROR_CODES = {
   },
   payment_required: {
     status: 402,
-    meaning: "No active subscription, and the key cannot pay per unit (sandbox key).",
+    meaning: "No active subscription, and the key cannot pay per unit (sandbox key); or an " +
+      "upgrade's credit pack (POST /v1/upgrades with pack_id) awaits the agent's machine payment.",
     action: "Use a live key with credits, or subscribe the project. A sandbox key starts an " +
-      "upgrade (POST /v1/upgrades) that a human finishes, then claims its live key.",
+      "upgrade (POST /v1/upgrades) that a human finishes, then claims its live key; with " +
+      "pack_id, answer the WWW-Authenticate: Payment challenge and repeat the request.",
   },
   insufficient_credits: {
     status: 402,

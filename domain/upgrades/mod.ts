@@ -6,6 +6,7 @@
  * @module
  */
 export {
+  assertUpgradable,
   type Claim,
   claimUpgrade,
   enterCode,
@@ -22,4 +23,5 @@ export {
 } from "./upgrades.ts";
 export { choiceFromForm, notPayable, openUpgradeCheckout } from "./checkout.ts";
 export { browserDigest, normalizeUserCode } from "./codes.ts";
+export { type MachineUpgradeOutcome, upgradeByMachinePayment } from "./machine.ts";
 export type { UpgradeChoice, UpgradeRecord } from "./types.ts";

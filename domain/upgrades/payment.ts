@@ -19,11 +19,17 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, list, readMany } from "../platform/store.ts";
+import { type Atomic, atomic, keys, list, readMany } from "../platform/store.ts";
 import { iso } from "../platform/clock.ts";
 import type { Deps } from "../platform/deps.ts";
 import { recordEvent } from "../platform/events.ts";
-import type { CheckoutRecord, PackPaymentRecord, SubscriptionRecord } from "../platform/records.ts";
+import type {
+  AccountRecord,
+  CheckoutRecord,
+  PackPaymentRecord,
+  PlanId,
+  SubscriptionRecord,
+} from "../platform/records.ts";
 import { isActive } from "../billing/subscription_state.ts";
 import { findPack } from "../billing/catalog.ts";
 import { addCredit } from "../billing/credits.ts";
@@ -93,22 +99,6 @@ export function applyUpgradePayment(
       });
       return finish("upgrade_already_paid");
     }
-    op.check(upgradeEntry, accountEntry);
-
-    // Every sandbox project moves to the live side (the account entry is checked, so a project
-    // created meanwhile makes this commit fail and retry with it).
-    const moved: string[] = [];
-    for await (const e of list(kv, { prefix: keys.projectsOfAccount(accountId) })) {
-      if (!e.value.sandbox) continue;
-      op.check(e).set(e.key, { ...e.value, sandbox: false });
-      moved.push(e.value.id);
-    }
-    op.set(accountEntry.key, {
-      ...account,
-      sandboxProjects: Math.max(0, account.sandboxProjects - moved.length),
-      upgradedAt: account.upgradedAt ?? now,
-      stripeCustomerId: account.stripeCustomerId ?? p.customerId,
-    });
 
     let planApplied = false;
     if (c.planId && c.projectId) {
@@ -183,40 +173,110 @@ export function applyUpgradePayment(
       });
     }
 
-    const paid: UpgradeRecord = {
-      ...upgrade,
-      status: "paid",
-      paidAt: now,
-      result: {
-        projectIds: moved,
-        planId: planApplied ? c.planId : null,
-        planProjectId: planApplied ? c.projectId : null,
-        packId: pack ? pack.id : null,
-        creditsAdded,
-      },
-    };
-    op.set(upgradeEntry.key, paid, { expireIn: UPGRADE_RECORD_TTL_MS })
-      .delete(keys.upgradeCode(upgrade.codeDigest))
-      .delete(keys.upgradePending(accountId));
+    await completeUpgrade(deps, op, {
+      upgradeEntry: upgradeEntry as Deno.KvEntry<UpgradeRecord>,
+      accountEntry: accountEntry as Deno.KvEntry<AccountRecord>,
+      customerId: p.customerId,
+      planId: planApplied ? c.planId : null,
+      planProjectId: planApplied ? c.projectId : null,
+      packId: pack ? pack.id : null,
+      creditsAdded,
+      now,
+    });
     if (checkoutEntry.value) {
       op.set(checkoutEntry.key, { ...checkoutEntry.value, completedAt: now });
     }
-    recordEvent(op, deps.queue, {
-      accountId,
-      event: "account.upgraded",
-      data: {
-        upgrade_id: upgrade.id,
-        status: "paid",
-        project_ids: moved,
-        plan: paid.result!.planId,
-        plan_project_id: paid.result!.planProjectId,
-        pack_id: paid.result!.packId,
-        credits_added: creditsAdded,
-        paid_at: iso(now),
-        claim: `GET /v1/upgrades/${upgrade.id}`,
-      },
-      now,
-    });
     return finish("upgraded");
   });
+}
+
+/** An upgrade as read (or, `versionstamp: null`, one this commit creates). */
+export interface StoredUpgrade {
+  key: Deno.KvKey;
+  value: UpgradeRecord;
+  versionstamp: string | null;
+}
+
+/** What a paid upgrade did besides moving the account, for its record and `account.upgraded`. */
+export interface UpgradeCompletion {
+  upgradeEntry: StoredUpgrade;
+  accountEntry: Deno.KvEntry<AccountRecord>;
+  /** The Stripe customer that paid (a Checkout), or null (a machine payment has none of ours). */
+  customerId: string | null;
+  planId: PlanId | null;
+  planProjectId: string | null;
+  packId: string | null;
+  creditsAdded: number;
+  /** The machine payment that paid it, when an agent paid (app/operations/upgrades.ts). */
+  machinePayment?: { paymentIntentId: string; challengeId: string };
+  now: number;
+}
+
+/**
+ * THE completion of a paid upgrade, added to the caller's commit (the webhook's Checkout session,
+ * or an agent's machine payment for a pack): every sandbox project becomes a live project (history
+ * kept), the account is marked upgraded, the upgrade becomes `paid` (its user code and the
+ * account's pending marker deleted) and `account.upgraded` goes to the outbox. The upgrade and the
+ * account entries are checked, and so is each moved project (a project created meanwhile makes
+ * the commit fail and retry with it). Returns the paid upgrade.
+ */
+export async function completeUpgrade(
+  deps: Deps,
+  op: Atomic,
+  c: UpgradeCompletion,
+): Promise<UpgradeRecord> {
+  const { kv } = deps;
+  const { upgradeEntry, accountEntry, now } = c;
+  const upgrade = upgradeEntry.value;
+  const account = accountEntry.value;
+  const accountId = account.id;
+  op.check(upgradeEntry, accountEntry);
+  // Every sandbox project moves to the live side (the account entry is checked, so a project
+  // created meanwhile makes this commit fail and retry with it).
+  const moved: string[] = [];
+  for await (const e of list(kv, { prefix: keys.projectsOfAccount(accountId) })) {
+    if (!e.value.sandbox) continue;
+    op.check(e).set(e.key, { ...e.value, sandbox: false });
+    moved.push(e.value.id);
+  }
+  op.set(accountEntry.key, {
+    ...account,
+    sandboxProjects: Math.max(0, account.sandboxProjects - moved.length),
+    upgradedAt: account.upgradedAt ?? now,
+    stripeCustomerId: account.stripeCustomerId ?? c.customerId,
+  });
+
+  const paid: UpgradeRecord = {
+    ...upgrade,
+    status: "paid",
+    paidAt: now,
+    result: {
+      projectIds: moved,
+      planId: c.planId,
+      planProjectId: c.planProjectId,
+      packId: c.packId,
+      creditsAdded: c.creditsAdded,
+    },
+    ...(c.machinePayment ? { machinePayment: c.machinePayment } : {}),
+  };
+  op.set(upgradeEntry.key, paid, { expireIn: UPGRADE_RECORD_TTL_MS })
+    .delete(keys.upgradePending(accountId));
+  if (upgrade.codeDigest) op.delete(keys.upgradeCode(upgrade.codeDigest));
+  recordEvent(op, deps.queue, {
+    accountId,
+    event: "account.upgraded",
+    data: {
+      upgrade_id: upgrade.id,
+      status: "paid",
+      project_ids: moved,
+      plan: c.planId,
+      plan_project_id: c.planProjectId,
+      pack_id: c.packId,
+      credits_added: c.creditsAdded,
+      paid_at: iso(now),
+      claim: `GET /v1/upgrades/${upgrade.id}`,
+    },
+    now,
+  });
+  return paid;
 }

@@ -64,6 +64,11 @@ export interface UpgradeRecord {
   claimedBy: "agent" | "human" | null;
   /** The live key the claim minted. */
   liveKeyId: string | null;
+  /**
+   * Set when the agent paid it itself (a credit pack, Machine Payments Protocol): the Stripe
+   * PaymentIntent and the challenge it answered. Absent: a human paid at Checkout.
+   */
+  machinePayment?: { paymentIntentId: string; challengeId: string };
 }
 
 /** Where a user code leads. */

@@ -59,13 +59,7 @@ export async function startUpgrade(
   caller: UpgradeCaller,
 ): Promise<{ upgrade: UpgradeRecord; code: string; reused: boolean }> {
   const { kv, clock, config } = deps;
-  if (caller.mode === "live") {
-    throw new ApiError(
-      "already_live",
-      "This is a live key: the account is already on the live side, nothing to upgrade. Buy " +
-        "plans or credits with POST /v1/subscriptions or POST /v1/credits/purchases",
-    );
-  }
+  refuseLiveKey(caller);
   if (!config.stripe.secretKey || !config.stripe.webhookSecret) {
     throw new ApiError(
       "billing_not_configured",
@@ -135,8 +129,30 @@ export async function startUpgrade(
   return { ...started, code };
 }
 
+/** 409 `already_live` for a live key: the account is already on the live side. */
+export function refuseLiveKey(caller: UpgradeCaller): void {
+  if (caller.mode === "live") {
+    throw new ApiError(
+      "already_live",
+      "This is a live key: the account is already on the live side, nothing to upgrade. Buy " +
+        "plans or credits with POST /v1/subscriptions or POST /v1/credits/purchases",
+    );
+  }
+}
+
+/**
+ * Refuses an upgrade of an account that cannot be upgraded (before anything is charged): 409
+ * `already_live` for a live key or an account a paid upgrade already moved.
+ */
+export async function assertUpgradable(deps: Deps, caller: UpgradeCaller): Promise<void> {
+  refuseLiveKey(caller);
+  const account = (await read(deps.kv, keys.account(caller.accountId))).value;
+  if (!account) throw new ApiError("unauthorized", "Unknown account");
+  if (account.upgradedAt) throw await alreadyUpgraded(deps, caller.accountId);
+}
+
 /** 409 for an account a paid upgrade already moved, naming that upgrade (to claim its key). */
-async function alreadyUpgraded(deps: Deps, accountId: string): Promise<ApiError> {
+export async function alreadyUpgraded(deps: Deps, accountId: string): Promise<ApiError> {
   let paid: UpgradeRecord | null = null;
   for await (const e of list(deps.kv, { prefix: keys.upgradesOfAccount(accountId) })) {
     if (e.value.status !== "pending") paid = e.value;

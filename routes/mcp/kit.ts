@@ -14,6 +14,7 @@ import {
   type Operation,
   type OperationInput,
   parseInput,
+  takesPayment,
 } from "../../app/operation.ts";
 import {
   credentialFromMcp,
@@ -283,7 +284,7 @@ export function toolError(baseUrl: string, err: ApiError) {
   const text = [
     `Error ${err.code}: ${err.message}`,
     advice ? `What to do: ${advice}` : null,
-    challenges ? `Or pay this start yourself: ${PAY_PER_JOB}` : null,
+    challenges ? `Or pay it yourself: ${PAY_PER_JOB}` : null,
     `Docs: ${baseUrl}/docs/errors#${err.code}`,
     `\n${JSON.stringify(body)}`,
   ].filter(Boolean).join("\n");
@@ -415,7 +416,7 @@ export async function runAction<A extends { idempotency_key?: string }>(
   const outcome = await execute(ctx.services, binding.op, ctx.actor, input, {
     idempotencyKey: key === undefined ? undefined : { value: key, field: "idempotency_key" },
     bearer: ctx.caller.bearer,
-    ...(binding.op.machinePayable
+    ...(takesPayment(binding.op)
       ? { paymentCredential: await credentialFromMcp(ctx.services, ctx.payment) }
       : {}),
   });

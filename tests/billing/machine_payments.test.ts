@@ -8,9 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { Challenge, Receipt } from "mppx";
-import { Mppx as ClientMppx } from "mppx/client";
 import { McpClient } from "mppx/mcp/client";
-import { charge as stripeCharge } from "mppx/stripe/client";
 import { listLedger } from "../../domain/billing/credits.ts";
 import { ConfigError, loadConfig } from "../../domain/platform/config.ts";
 import { keys, read } from "../../domain/platform/store.ts";
@@ -22,44 +20,9 @@ import { startFakeOpenAI } from "../writing/fake_openai.ts";
 import { callError, connectMcp } from "../mcp/helpers.ts";
 import { type FakeStripe, stripeEnv } from "./fake_stripe.ts";
 import { liveAccount, newProject, withBilling } from "./helpers.ts";
+import { agentWallet, walletMethod } from "./wallet.ts";
 
 const MPP_ON = (fake: FakeStripe) => stripeEnv(fake, { MPP_ENABLED: "true" });
-
-/**
- * An agent's wallet: the library's client with its Stripe method, whose `createToken` grants a
- * shared payment token with the test helper, as an agent's own Stripe account would.
- */
-function agentWallet(fake: FakeStripe, paymentMethod = "pm_card_visa") {
-  return ClientMppx.create({ polyfill: false, methods: [walletMethod(fake, paymentMethod)] });
-}
-
-/** The library's Stripe client method, paying from the agent's own (test) Stripe account. */
-function walletMethod(fake: FakeStripe, paymentMethod: string) {
-  return stripeCharge({
-    paymentMethod,
-    createToken: async (p) => {
-      const form = new URLSearchParams({
-        payment_method: p.paymentMethod ?? paymentMethod,
-        "usage_limits[currency]": p.currency,
-        "usage_limits[max_amount]": p.amount,
-        "usage_limits[expires_at]": String(p.expiresAt),
-        "seller_details[network_id]": p.networkId ?? "",
-      });
-      for (const [k, v] of Object.entries(p.metadata ?? {})) form.set(`metadata[${k}]`, v);
-      const res = await fetch(`${fake.url}/v1/test_helpers/shared_payment/granted_tokens`, {
-        method: "POST",
-        headers: {
-          authorization: `Basic ${btoa("sk_test_agent_wallet:")}`,
-          "content-type": "application/x-www-form-urlencoded",
-        },
-        body: form,
-      });
-      const token = await res.json();
-      if (!res.ok) throw new Error(`token refused: ${JSON.stringify(token)}`);
-      return token.id as string;
-    },
-  });
-}
 
 /** A raw request carrying the API key and, when given, a payment credential. */
 function post(app: TestApp, path: string, key: string, opts: {

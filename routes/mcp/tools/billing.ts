@@ -76,11 +76,12 @@ const BillingInput = z.object({
       "pack_id; returns checkout_url for a human to pay, credits land automatically. subscribe: " +
       "open a monthly checkout of plan_id for project_id; returns checkout_url. subscription: " +
       "a project's subscription state (project_id). upgrade (sandbox key): start an upgrade; " +
-      "hand a human verification_uri_complete. upgrade_status (upgrade_id): once paid, one " +
+      "hand a human verification_uri_complete (with pack_id: pay it yourself, where a 402 " +
+      "carries machine_payment). upgrade_status (upgrade_id): once paid, one " +
       "answer carries the live key api_key. portal: a Billing Portal url for a human.",
   ),
   pack_id: z.enum(["pack_500", "pack_2000", "pack_10000"]).optional()
-    .describe("buy_credits: the pack"),
+    .describe("buy_credits, upgrade: the pack"),
   plan_id: z.enum(["basic", "pro"]).optional().describe("subscribe: the plan"),
   project_id: z.string().min(1).max(100).optional()
     .describe("subscribe, subscription: the project (proj_…)"),
@@ -126,11 +127,14 @@ export const billingTool = actionTool({
       summary: `Hand this link to a human to subscribe ${c.project_id} to ${c.plan}: ` +
         `${c.checkout_url} (valid 24 h). Then poll billing action subscription.`,
     })),
-    upgrade: action(createUpgradeOp, () => ({ body: {} }), (u) => ({
+    upgrade: action(createUpgradeOp, (a: Args) => ({ body: { pack_id: a.pack_id } }), (u) => ({
       structured: { upgrade: u },
-      summary: `Hand a human ${u.verification_uri_complete} (code ${u.user_code}, until ` +
-        `${u.expires_at}). Then poll billing action upgrade_status, upgrade_id ${u.upgrade_id}, ` +
-        `every ${u.interval} s.`,
+      summary: "user_code" in u
+        ? `Hand a human ${u.verification_uri_complete} (code ${u.user_code}, until ` +
+          `${u.expires_at}). Then poll billing action upgrade_status, upgrade_id ` +
+          `${u.upgrade_id}, every ${u.interval} s.`
+        : `Paid: the account is live. Claim the live key once: billing action ` +
+          `upgrade_status, upgrade_id ${u.upgrade_id}.`,
     })),
     upgrade_status: action(getUpgradeOp, (a: Args) => ({
       params: { upgradeId: required(a.upgrade_id, "upgrade_id", "upgrade_status") },
