@@ -49,6 +49,8 @@ td .muted{display:block;font-size:.9rem}
 .price{font-size:2rem;font-weight:700;margin:.25rem 0}
 .price .muted{font-size:1rem;font-weight:400}
 .badge{display:inline-block;font-size:.8rem;border:1px solid var(--accent);color:var(--accent);border-radius:999px;padding:0 .5rem;margin-left:.25rem}
+.cta{display:block;text-align:center;font-weight:600;text-decoration:none;background:var(--accent);color:#fff;border-radius:6px;padding:.6rem 1rem;margin:.75rem 0}
+.callout{border:2px solid var(--accent);border-radius:8px;padding:.25rem 1rem;margin:1rem 0}
 section.code-entry{border-top:1px solid var(--line);padding:.5rem 0}
 section.code-entry h3{margin-top:.5rem}
 :target{scroll-margin-top:1rem;outline:2px solid var(--accent);outline-offset:4px}

@@ -17,6 +17,7 @@ export function pricingPage(baseUrl: string): string {
         <p class="price">${usd(p.monthly_price)} <span class="muted">${p.currency} / project / ${p
           .period}</span></p>
         <ul>${p.features.map((f) => html`<li>${f}</li>`)}</ul>
+        <a class="cta" href="${b}/upgrade">Choose ${p.name} for your project</a>
         <p class="muted">Plan id <code>${p.id}</code>. An agent opens the checkout with
       <code>POST /v1/subscriptions</code> <code>{"project_id": "…", "plan_id": "${p
         .id}"}</code>; a human
@@ -45,6 +46,14 @@ export function pricingPage(baseUrl: string): string {
     <p>Billing is per project (one site). A subscription makes that project's audits and articles
     all-inclusive. Without one, live keys pay per unit from prepaid credits. Every price is in
     ${doc.currency}; the base platform fee is ${usd(doc.agent_channel.base_monthly_fee)}.</p>
+    <div class="callout">
+      <p><strong>Your agent sent you here?</strong> It holds a short upgrade code (or a link with
+      it). Enter the code, confirm the account's email, choose a plan or credits for your project,
+      and pay at Stripe; your agent then receives its live key by itself.</p>
+      <a class="cta" href="${b}/upgrade">Upgrade an account with a code</a>
+      <p class="muted">Already paying? Manage the card, invoices and cancellations in the billing
+      portal your agent opens (<code>POST /v1/billing-portal</code>), or from the page you paid on.</p>
+    </div>
 
     <h2 id="plans">Monthly plans</h2>
     <div class="cards">${cards}</div>
