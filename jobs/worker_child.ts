@@ -88,7 +88,7 @@ export function childCanOpen(kvPath: string): boolean {
  * (its WSL probe of `/proc/sys/fs/binfmt_misc`) and the browser pool reads after each page (its
  * process tree and memory); killing a hung browser's processes needs an unscoped `--allow-run`;
  * and a process allowed to run Chromium can run any program through Chromium's own launcher
- * switches anyway. README "Worker child permissions" says what that leaves open.
+ * switches anyway. docs/operators.md "Worker child permissions" says what that leaves open.
  */
 export function workerChildPermissions(o: {
   kvPath: string;
@@ -121,7 +121,7 @@ export function workerChildArgs(
     // What deno.json's `unstable` says, whichever config Deno finds for the child.
     "--unstable-kv",
     "--unstable-cron",
-    // The young-generation size `deno task start` runs with (see README "Measured").
+    // The young-generation size `deno task start` runs with (see docs/contributors.md, "`deno task start`").
     "--v8-flags=--max-semi-space-size=2",
     ...workerChildPermissions({ kvPath: o.kvPath, granted: o.granted ?? granted }),
     o.main ?? MAIN,

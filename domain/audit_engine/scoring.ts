@@ -1,5 +1,5 @@
 /**
- * Audit scoring: transparent, monotone and deterministic (README "Audit scoring"), and it
+ * Audit scoring: transparent, monotone and deterministic (docs/audit.md "Scoring in short"), and it
  * keeps telling sites apart below the first serious finding.
  *
  * 1. Per check: eligible E, affected A, r = A/E. Check score s = 1 when A = 0, else
@@ -19,7 +19,7 @@
 import type { Category, CheckBase, CheckTally, Severity } from "./types.ts";
 import { CATEGORIES } from "./types.ts";
 
-/** THE weight table. docs/audit.md and the README mirror it; change them together. */
+/** THE weight table. docs/audit.md mirrors it ("Scoring in short" and "Scoring"); change them together. */
 export const SCORING = {
   /**
    * Share of its category's remaining score one check takes when it affects every eligible

@@ -248,7 +248,7 @@ export function recheckCredits(urls: number): number {
   return Math.ceil(urls / RECHECK_URLS_PER_UNIT) * UNIT_PRICES.recheck_urls;
 }
 
-/** The re-check's pricing in words (plans document, pricing page, README). */
+/** The re-check's pricing in words (plans document, pricing page, docs). */
 export const RECHECK_PRICING_RULE =
   "Re-checking a fix (POST /v1/audits/{auditId}/issues/{check}/recheck) fetches again only " +
   `that check's affected URLs, at most ${RECHECK_MAX_URLS}: recheck_urls, 1 credit per ` +
@@ -257,7 +257,7 @@ export const RECHECK_PRICING_RULE =
   "charged when accepted and refunded if it fails. Included with every subscription; sandbox " +
   "keys cannot re-check (402 payment_required: the trial's one audit is the whole trial).";
 
-/** The rule of {@link articleUnit} in words, for the plans document, pricing page and README. */
+/** The rule of {@link articleUnit} in words, for the plans document, pricing page and docs. */
 export const ARTICLE_PRICING_RULE =
   "Articles are charged by how they are written: one written by a language model is " +
   `article_generated (${UNIT_PRICES.article_generated} credits); on a server with no model ` +
@@ -338,7 +338,7 @@ export const PURCHASE_HINT =
   'POST /v1/credits/purchases with {"pack_id": "pack_500" | "pack_2000" | "pack_10000"} returns a ' +
   "checkout_url; a human pays there and the credits land on the balance automatically.";
 
-/** The rule of {@link renderedAuditCharge} in words (plans document, pricing page, README). */
+/** The rule of {@link renderedAuditCharge} in words (plans document, pricing page, docs). */
 export const RENDERED_AUDIT_RULE =
   'A rendered audit ({"render": true} on POST /v1/projects/{projectId}/audits) renders up to 50 ' +
   "pages in a real browser on top of the raw audit. Included with the pro plan; a basic " +

@@ -117,7 +117,7 @@ export interface Config {
    * preview pages (`/reports/{token}`, `/previews/{token}`), unknown tokens included (default 60).
    */
   sharedPageRatePerMinute: number;
-  /** Abuse limits of the public signup (section "Signup limits" of the README). */
+  /** Abuse limits of the public signup ("Signup limits" in docs/contributors.md). */
   signup: {
     /** Signups per hour per client IP (the interface's 5). */
     perIpPerHour: number;

@@ -63,7 +63,7 @@ function tooSlow(timeoutMs: number): ApiError {
  * arrive (a declared Content-Length over the cap is refused before reading; chunked bodies are
  * counted as they come), and with 408 `request_timeout` when the whole body has not arrived within
  * `timeoutMs`, so a client trickling a body cannot hold a connection and a handler open. (Deno
- * bounds slow request heads itself; see the README's "Slow clients".)
+ * bounds slow request heads itself; see "Slow clients" in docs/contributors.md.)
  *
  * A body with a Content-Length (and no Transfer-Encoding) cannot be longer than declared, so it
  * is taken in one read, which Deno answers at once when the body came with the head (a small

@@ -3,7 +3,7 @@
  * defect on most pages, plus small variants for site-wide verdicts that exclude each other), reads
  * every check's stored findings, and compares the URLs their evidence items name with the
  * ground-truth manifest. Precision and recall per check must be 1.0; the markdown table it prints
- * is the one README.md publishes. The render checks have their own table, measured on a rendered
+ * is the one docs/audit.md publishes. The render checks have their own table, measured on a rendered
  * audit (tests/render/render_accuracy.test.ts); scoring and table are shared (accuracy_table.ts).
  */
 import assert from "node:assert/strict";

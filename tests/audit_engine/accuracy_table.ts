@@ -3,7 +3,7 @@
  * (tests/audit_engine/accuracy.test.ts) and the rendered one
  * (tests/render/render_accuracy.test.ts): an audited labelled site's stored findings are reduced to
  * the labels their evidence items name, compared per check with the ground-truth manifest, and
- * printed as the markdown table README.md publishes. One definition of a true positive, false positive, false negative and "labelled
+ * printed as the markdown table docs/audit.md publishes. One definition of a true positive, false positive, false negative and "labelled
  * quiet" for both tables.
  */
 import type { CheckTally, Evidence } from "../../domain/audit_engine/types.ts";

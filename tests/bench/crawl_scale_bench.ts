@@ -23,7 +23,7 @@ import {
 import { accountLatencies, p99, rssOf, startSiteProcess } from "./site_process.ts";
 
 const BIG = Number(Deno.env.get("BENCH_CRAWL_PAGES") ?? 100_000);
-/** As `deno task start` runs the service: a 2 MiB young generation (see README). */
+/** As `deno task start` runs the service: a 2 MiB young generation (see docs/contributors.md). */
 const FLAGS = ["--v8-flags=--max-semi-space-size=2"];
 const STEP_PAGES = 100;
 const MiB = 1024 * 1024;

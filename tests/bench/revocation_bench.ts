@@ -142,7 +142,7 @@ function counting(kv: Deno.Kv): { kv: Deno.Kv; reads: () => number } {
 /**
  * One read of the revocation signal by `resolver` (what its poll does every 50 ms). Before the
  * signal was sharded (issue 28) it was one key, read as
- * `resolver.observe(await kv.get(["auth_revocations"]))`: the README's "before" figures.
+ * `resolver.observe(await kv.get(["auth_revocations"]))`: the "before" figures of docs/contributors.md.
  */
 async function pollOnce(resolver: KeyResolver, _kv: Deno.Kv): Promise<void> {
   await resolver.poll();

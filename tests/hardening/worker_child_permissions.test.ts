@@ -211,7 +211,7 @@ Deno.test("the all role under deno task start's permissions: its worker child ru
 });
 
 Deno.test("why the rendering child keeps --allow-all: Deno lets nothing narrower read /proc, which the browser pool needs", async () => {
-  // README "Worker child permissions": playwright-core and the pool read /proc; Deno 2 grants it
+  // docs/operators.md "Worker child permissions": playwright-core and the pool read /proc; Deno 2 grants it
   // only with every permission and no --deny-*. Should a Deno release relax that, this fails and
   // the rendering child can be scoped too.
   const dir = await Deno.makeTempDir({ prefix: "serpwright-child-perms-" });

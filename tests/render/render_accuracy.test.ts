@@ -6,7 +6,7 @@
  * findings (read back from KV), with the scoring and table of the raw accuracy table
  * (tests/audit_engine/accuracy_table.ts); each must be 1.0, and every render check has a page where
  * it must fire and a rendered page where it must stay quiet. The markdown table it prints is the one
- * README.md publishes.
+ * docs/audit.md publishes.
  */
 import assert from "node:assert/strict";
 import { runAuditDetailed } from "../../domain/audit_engine/run_audit.ts";

@@ -36,7 +36,7 @@
  * The quiet lab pages (home, `/clean`, and each lab page for the other three metrics) are small
  * static pages: LCP about 1 s, no scripts that run long, no late layout changes. Their side is
  * wall-clock time all the same, which a CPU-starved machine stretches; the test renders one page
- * at a time for that reason (see README.md, "Audit accuracy table").
+ * at a time for that reason (see docs/audit.md, "Audit accuracy table").
  *
  * @module
  */
