@@ -1,5 +1,5 @@
 /**
- * The verification link's page in a real headless browser at a phone's width (the Chromium inside
+ * The verification link's page in a real headless browser at a phone's width and a desktop's (the Chromium inside
  * `@sparticuz/chromium`, driven by playwright-core): it lays out at 390 px without overflow, the
  * strict policy raises no console error (a violation would), axe-core finds nothing serious, and
  * pressing the button confirms, through the cookie and the form's token.
@@ -11,6 +11,8 @@ import { startTestApp } from "../helpers/app.ts";
 import { freePort, linkIn, startSmtp } from "../helpers/smtp.ts";
 
 const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1366, height: 900 };
+const ARTIFACTS = Deno.env.get("MAIL_ARTIFACTS_DIR") ?? "./test-artifacts/mail";
 
 interface AxeResult {
   violations: { id: string; impact: string | null; help: string; nodes: unknown[] }[];
@@ -18,7 +20,8 @@ interface AxeResult {
 }
 
 Deno.test({
-  name: "verify page in headless chromium at 390 px: no overflow, no console error, confirms",
+  name:
+    "verify page in headless chromium at 390 and 1366 px: no overflow, no console error, confirms",
   // playwright-core keeps its pipes to the browser process beyond what the sanitizers track.
   sanitizeResources: false,
   sanitizeOps: false,
@@ -79,6 +82,13 @@ Deno.test({
       );
       assert.deepEqual(serious.map((v) => `${v.id}: ${v.help}`), []);
       assert.ok(result.passes.length > 10, "axe ran its rules");
+      await Deno.mkdir(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: `${ARTIFACTS}/verify-390.png`, fullPage: true });
+      await page.setViewportSize(DESKTOP);
+      const wide: number = await page.evaluate("document.documentElement.scrollWidth");
+      assert.ok(wide <= DESKTOP.width, `scrollWidth ${wide} at ${DESKTOP.width}`);
+      await page.screenshot({ path: `${ARTIFACTS}/verify-1366.png`, fullPage: true });
+      await page.setViewportSize(PHONE);
 
       // The button posts the form with the page's cookie: verified, without any script.
       await Promise.all([page.waitForURL(link), button.click()]);
