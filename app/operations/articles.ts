@@ -5,6 +5,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { createArticle, getArticle } from "../../domain/articles.ts";
+import { articlePollSeconds, queueDepth } from "../../domain/poll_hint.ts";
 import { defineOperation } from "../operation.ts";
 import { articleView } from "../views.ts";
 import { ProjectIdParam } from "./projects.ts";
@@ -88,6 +89,11 @@ export const ArticleAccepted = z.object({
   article_id: z.string(),
   status: z.literal("queued"),
   poll: z.string().openapi({ example: "/v1/articles/art_0abc" }),
+  poll_after_seconds: z.number().int().openapi({
+    description: "When to poll first, estimated from the job's size and the jobs queued ahead " +
+      "(2 to 60 s; also the Retry-After header)",
+    example: 2,
+  }),
 }).openapi("ArticleAccepted");
 
 export const ArticleIdParam = z.object({
@@ -133,6 +139,7 @@ export const startArticleOp = defineOperation({
       article_id: article.id,
       status: "queued" as const,
       poll: `/v1/articles/${article.id}`,
+      poll_after_seconds: articlePollSeconds(services.deps, await queueDepth(services.deps)),
     };
   },
 });

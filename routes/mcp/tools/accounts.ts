@@ -46,12 +46,9 @@ const signup = action(signupOp, (a: SignupArgs) => ({
 export const signupTool = operationTool({
   name: "signup",
   title: "Sign up",
-  description: "Create a Serpwright account and get a sandbox API key at once (no CAPTCHA, no " +
-    "card). The raw api_key is returned exactly once: store it, then configure this MCP server " +
-    "with the header `Authorization: Bearer <api_key>` to unlock the account, projects, audits, " +
-    "articles, billing and webhooks tools. Sandbox: 1 project, 1 audit, 2 draft articles, 14 " +
-    "days. The limits of POST /v1/accounts apply (5 signups per hour per IP, a daily cap per " +
-    "network); an existing email answers account_exists.",
+  description: "Create an account and get a sandbox API key at once (no card). The api_key " +
+    "is shown once: store it, then configure this MCP server with `Authorization: Bearer " +
+    "<api_key>` to unlock the other tools. Sandbox: 1 project, 1 audit, 2 articles, 14 days.",
   input: SignupInput,
   output: SignupResponse.extend({
     idempotent_replayed: Replayed,
@@ -96,10 +93,9 @@ export const accountTool = operationTool({
 
 const ApiKeysInput = z.object({
   action: z.enum(["list", "create", "revoke", "list_apps", "revoke_app"]).describe(
-    "list: the account's keys, newest first (no raw keys). create: mint a key of this key's " +
-      "mode (the raw api_key is shown once). revoke: revoke key_id (create the new key first; " +
-      "the last active key cannot be revoked). list_apps: the apps (MCP hosts) the keys " +
-      "approved over OAuth. revoke_app: disconnect app_id (its tokens stop working at once).",
+    "list: the keys (no raw keys). create: a key of this key's mode (api_key shown once). " +
+      "revoke: key_id (not the last active one). list_apps: the apps (MCP hosts) connected " +
+      "over OAuth. revoke_app: disconnect app_id.",
   ),
   name: z.string().optional().describe("create: a label, 1 to 100 characters"),
   key_id: z.string().min(1).max(100).optional().describe("revoke: the key's id (key_…)"),
@@ -114,10 +110,8 @@ type AppOut = z.output<typeof ConnectedApp>;
 export const apiKeysTool = actionTool({
   name: "api_keys",
   title: "API keys",
-  description: "List, create or revoke the account's API keys (at most 5 active). Rotation: " +
-    "create the new key, switch the MCP host's Authorization header to it, then revoke the old " +
-    "one. Keys minted by a sandbox key keep its expiry and trial budget. Also the apps (MCP " +
-    "hosts) connected over OAuth sign-in: list_apps, revoke_app.",
+  description: "The account's API keys (at most 5 active) and connected apps. Rotate: create, " +
+    "switch the MCP host's Authorization header, then revoke the old key.",
   input: ApiKeysInput,
   output: z.object({
     keys: z.array(ApiKey).optional(),
@@ -139,7 +133,7 @@ export const apiKeysTool = actionTool({
       };
     }),
     create: action(createKeyOp, (a: KeyArgs) => ({ body: { name: a.name } }), (key: KeyOut) => ({
-      structured: { key },
+      structured: key,
       summary: `Key ${key.id} created; raw key (shown once, store it): ${key.api_key}.`,
     })),
     revoke: action(revokeKeyOp, (a: KeyArgs) => ({

@@ -1,7 +1,7 @@
 /**
  * The report and share-link actions of the `audits` and `articles` tools, over the same
  * operations as `GET /v1/audits/{id}/report` and `/v1/{audits|articles}/{id}/shares`: `report`
- * (the HTML page as a string), `share` (a link a human opens without a key, shown once),
+ * (the HTML page's address and size, never the page), `share` (a link a human opens without a key, shown once),
  * `shares` (the links, never their tokens) and `revoke_share`. Kept apart from the tools' other
  * actions (tools/jobs.ts), which spread them in.
  *
@@ -22,8 +22,8 @@ import {
   revokeArticleShareOp,
   revokeAuditShareOp,
 } from "../../../app/operations/shares.ts";
-import { MAX_SHARE_DAYS } from "../../../domain/shares.ts";
-import { action, bodyText, required } from "../kit.ts";
+import { activeShareUrl, MAX_SHARE_DAYS } from "../../../domain/shares.ts";
+import { action, bodyText, required, restAddress } from "../kit.ts";
 
 /** The arguments the share actions take (both tools). */
 export const ShareArgs = {
@@ -41,7 +41,7 @@ export const ReportArgs = {
 /** The audits tool's output fields of these actions. */
 export const AuditShareOutputs = {
   report: AuditReportDocument.optional()
-    .describe("report: the HTML page of GET /v1/audits/{audit_id}/report, as a string"),
+    .describe("report: the address of the HTML page (GET /v1/audits/{audit_id}/report)"),
   share: AuditShare.extend({ url: z.string().optional() }).optional()
     .describe("share: the new link (url shown once); revoke_share: the revoked link"),
   shares: AuditShareList.optional().describe("shares: GET /v1/audits/{audit_id}/shares"),
@@ -74,8 +74,8 @@ interface ArticleArgs {
 const kb = (text: string) =>
   `${Math.max(1, Math.round(new TextEncoder().encode(text).length / 1024))} KB`;
 
-export const AUDIT_SHARE_ACTIONS = {
-  report: action(auditReportOp, (a: AuditArgs) => ({
+function reportInput(a: AuditArgs) {
+  return {
     params: { auditId: required(a.audit_id, "audit_id", "report") },
     query: {
       status: a.status,
@@ -84,20 +84,40 @@ export const AUDIT_SHARE_ACTIONS = {
       cursor: a.cursor,
       issue: a.issue,
     },
-  }), (result, a) => {
+  };
+}
+
+export const AUDIT_SHARE_ACTIONS = {
+  report: action(auditReportOp, reportInput, async (result, a, ctx) => {
+    // The HTML page is a document, never inlined (issue 33): its address, opened with the key,
+    // and the live share link a human opens without one when there is one.
     const html = bodyText(result);
-    const report = { audit_id: a.audit_id!, content_type: HTML_TYPE, html };
+    const rest = restAddress(ctx, auditReportOp, reportInput(a));
+    const shareUrl = ctx.actor.kind === "account"
+      ? await activeShareUrl(ctx.services.deps, ctx.actor.accountId, a.audit_id!)
+      : null;
+    const report = {
+      audit_id: a.audit_id!,
+      content_type: HTML_TYPE,
+      bytes: new TextEncoder().encode(html).length,
+      report_url: rest.slice("GET ".length),
+      share_url: shareUrl,
+    };
     return {
-      structured: { report },
-      summary: `The HTML report of audit ${report.audit_id} (${kb(html)}) is in report.html. ` +
-        "To give a human a link that opens it without a key, use action share.",
+      structured: report,
+      summary: `The HTML report of audit ${report.audit_id} (${kb(html)}) opens at ` +
+        `${report.report_url} with the API key (Authorization: Bearer).` +
+        (shareUrl
+          ? ` For a human without a key: ${shareUrl}.`
+          : " To give a human a link that opens it without a key, use action share."),
+      rest,
     };
   }),
   share: action(createAuditShareOp, (a: AuditArgs) => ({
     params: { auditId: required(a.audit_id, "audit_id", "share") },
     body: { expires_in_days: a.expires_in_days },
   }), (share) => ({
-    structured: { share },
+    structured: share,
     summary: `Share link of audit ${share.audit_id}'s report, until ${share.expires_at}: ` +
       `${share.url} (anyone with it can open the report; shown once; revoke with action ` +
       `revoke_share, share_id ${share.share_id}).`,
@@ -105,7 +125,7 @@ export const AUDIT_SHARE_ACTIONS = {
   shares: action(listAuditSharesOp, (a: AuditArgs) => ({
     params: { auditId: required(a.audit_id, "audit_id", "shares") },
   }), (shares) => ({
-    structured: { shares },
+    structured: shares,
     summary: `${shares.data.length} share link(s) of audit ${shares.audit_id}, ` +
       `${shares.data.filter((s) => s.status === "active").length} active.`,
   })),
@@ -115,7 +135,7 @@ export const AUDIT_SHARE_ACTIONS = {
       shareId: required(a.share_id, "share_id", "revoke_share"),
     },
   }), (share) => ({
-    structured: { share },
+    structured: share,
     summary: `Share link ${share.share_id} of audit ${share.audit_id} is revoked.`,
   })),
 };
@@ -125,7 +145,7 @@ export const ARTICLE_SHARE_ACTIONS = {
     params: { articleId: required(a.article_id, "article_id", "share") },
     body: { expires_in_days: a.expires_in_days },
   }), (share) => ({
-    structured: { share },
+    structured: share,
     summary: `Preview link of article ${share.article_id}, until ${share.expires_at}: ` +
       `${share.url} (for a human to read and approve the draft; shown once; revoke with ` +
       `action revoke_share, share_id ${share.share_id}).`,
@@ -133,7 +153,7 @@ export const ARTICLE_SHARE_ACTIONS = {
   shares: action(listArticleSharesOp, (a: ArticleArgs) => ({
     params: { articleId: required(a.article_id, "article_id", "shares") },
   }), (shares) => ({
-    structured: { shares },
+    structured: shares,
     summary: `${shares.data.length} preview link(s) of article ${shares.article_id}, ` +
       `${shares.data.filter((s) => s.status === "active").length} active.`,
   })),
@@ -143,7 +163,7 @@ export const ARTICLE_SHARE_ACTIONS = {
       shareId: required(a.share_id, "share_id", "revoke_share"),
     },
   }), (share) => ({
-    structured: { share },
+    structured: share,
     summary: `Preview link ${share.share_id} of article ${share.article_id} is revoked.`,
   })),
 };
