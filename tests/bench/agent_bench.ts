@@ -10,16 +10,19 @@
 import { startTestApp } from "../helpers/app.ts";
 import { liveWithCredits } from "../helpers/credits.ts";
 import { connectMcp, type Era } from "../mcp/helpers.ts";
-import { formatFigures, runSession, sessionSite } from "../mcp/agent_session.ts";
+import {
+  formatFigures,
+  runSession,
+  SESSION_BUDGET,
+  sessionSite,
+  TOOLS_LIST_BUDGET,
+} from "../mcp/agent_session.ts";
 
 /** Bytes and tokens before issue 33 (commit 389559c), per revision: tools/list and session. */
 const BEFORE: Record<string, { list: [number, number]; session: [number, number] }> = {
   "modern": { list: [63_181, 15_772], session: [121_856, 34_879] },
   "2025-11-25": { list: [63_181, 15_760], session: [121_856, 34_796] },
 };
-
-const TOOLS_LIST_BUDGET = 16 * 1024;
-const SESSION_BUDGET = 48 * 1024;
 
 const site = sessionSite();
 const app = await startTestApp({ env: { SERVICE_ROLE: "all" } });

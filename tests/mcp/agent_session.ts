@@ -14,6 +14,10 @@ import { countTokens } from "gpt-tokenizer";
 import { html, page, serveSite } from "../helpers/sites.ts";
 import type { FakeSite } from "../helpers/sites.ts";
 
+/** Issue 33's targets: `tools/list` and the whole session, in bytes. */
+export const TOOLS_LIST_BUDGET = 16 * 1024;
+export const SESSION_BUDGET = 48 * 1024;
+
 export interface Step {
   step: string;
   bytes: number;
