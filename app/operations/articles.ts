@@ -107,7 +107,7 @@ export const startArticleOp = defineOperation({
   method: "post",
   path: "/v1/projects/{projectId}/articles",
   tags: ["Articles"],
-  summary: "Generate one draft article (202). Typical completion 10-30 minutes; poll every 60 s.",
+  summary: "Generate one draft article (202); poll after poll_after_seconds (Retry-After).",
   access: "key",
   tokens: "allow",
   sandbox: { limit: "2 articles in the trial" },

@@ -504,8 +504,8 @@ export const startAuditOp = defineOperation({
   path: "/v1/projects/{projectId}/audits",
   tags: ["Audits"],
   summary: "Start a technical audit (202; an audit already queued or running with the same " +
-    "options is returned as is, one with other options is 409 audit_in_progress). Poll every " +
-    "30-60 s.",
+    "options is returned as is, one with other options is 409 audit_in_progress). Poll after " +
+    "poll_after_seconds (Retry-After).",
   access: "key",
   tokens: "allow",
   sandbox: { limit: "1 raw audit in the trial; rendered audits 402" },

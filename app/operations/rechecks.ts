@@ -174,7 +174,7 @@ export const startRecheckOp = defineOperation({
   path: "/v1/audits/{auditId}/issues/{check}/recheck",
   tags: ["Audits"],
   summary: "Re-check a fix: fetch again only this check's affected URLs of a completed audit " +
-    `(at most ${RECHECK_MAX_URLS}) and judge the check on them (202). Poll every 10-30 s.`,
+    `(at most ${RECHECK_MAX_URLS}) and judge the check on them (202). Poll after poll_after_seconds.`,
   description: "Checks judged on their own pages (titles, descriptions, headings, canonicals, " +
     "noindex, headers, ...), URL statuses (http_4xx, http_5xx, fetch_failed) and links " +
     "(broken_internal_links, internal_redirect_links) can be re-checked; site-wide verdicts " +

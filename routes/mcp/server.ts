@@ -244,9 +244,10 @@ export function buildMcpServer(
       content: {
         type: "text",
         text: `Audit ${url} with the Serpwright tools. List the projects and reuse the one for ` +
-          `this site, or create it. Start an audit with wait 60 and poll audits get every 30-60 s ` +
-          `until it completes. Then give the score and, for the top issues, what each means and ` +
-          `what to fix first. If a tool answers an error, act on its error.code.`,
+          `this site, or create it. Start an audit with wait 60 and, while it runs, call audits get ` +
+          `with wait 60 until it completes. Then give the score and, for the top issues, what ` +
+          `each means and what to fix first, and the report's link (audits share for a human). ` +
+          `If a tool answers an error, act on its error.code.`,
       },
     }],
   }));
@@ -261,7 +262,7 @@ export function buildMcpServer(
         type: "text",
         text: `Write a draft SEO article about "${topic}" with the Serpwright tools` +
           (project_id ? ` for project ${project_id}` : " (list the projects to pick the site)") +
-          `. Start it with articles start, poll articles get every 60 s until it is ready, then ` +
+          `. Start it with articles start, then call articles get with wait 60 until it is ready, then ` +
           `show the title, QA score and the markdown. It is a draft: nothing is published.`,
       },
     }],

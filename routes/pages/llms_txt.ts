@@ -18,7 +18,9 @@ export function llmsTxt(baseUrl: string): string {
 - API base: ${b}/v1 (JSON, snake_case). Auth: \`Authorization: Bearer <API_KEY>\`.
 - Start: \`POST ${b}/v1/accounts\` with \`{"email": "..."}\` returns \`api_key\` (shown once).
 - Sandbox: ${SANDBOX_LIMITS.projects} project, ${SANDBOX_LIMITS.audits} audit, ${SANDBOX_LIMITS.articles} draft articles, ${SANDBOX_LIMITS.expires_days} days.
-- Audits and articles are asynchronous: 202 with a \`poll\` path; poll audits every 30-60 s, articles every 60 s, or receive signed webhooks.
+- Audits, re-checks and articles are asynchronous: 202 with a \`poll\` path and \`poll_after_seconds\` (also \`Retry-After\`; 2-60 s, from the job's size); poll after it, or receive signed webhooks.
+- Report: a completed audit carries \`report_url\` (the HTML report, with the key) and \`share_url\`; \`POST ${b}/v1/audits/{id}/shares\` makes a share link a human opens without a key (articles: \`/v1/articles/{id}/shares\`, a preview link).
+- Re-check a fix: \`POST ${b}/v1/audits/{id}/issues/{check}/recheck\` fetches only that issue's affected URLs again and judges each fixed, still_failing or not_checked.
 - Audit findings: \`GET ${b}/v1/audits/{id}/issues\` (each issue with what it means, how to fix it and new/persisting/fixed since the last audit), \`/issues/{check}\` (affected URLs with evidence), \`/pages\` (page inventory); cursor pagination (\`limit\` up to 100, \`next_cursor\`).
 - Errors: \`{"error": {"code", "message", "doc_url"}}\`; branch on \`error.code\`. 429 carries \`Retry-After\`.
 - Retries: send \`Idempotency-Key\` on POSTs; a repeat replays the stored answer.
