@@ -18,7 +18,6 @@ import {
   TOOLS_LIST_BUDGET,
 } from "../mcp/agent_session.ts";
 
-const here = new URL(".", import.meta.url).pathname;
 const root = new URL("../../", import.meta.url).pathname;
 const ERAS = ["modern", "2025-11-25"];
 const label = (era: string) => era === "modern" ? "2026-07-28" : era;
