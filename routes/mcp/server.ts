@@ -52,7 +52,7 @@ const docsTool: ToolDef<typeof DocsInput> = {
   description: "How Serpwright works, for an agent: the quickstart in tool calls, the error " +
     "codes and what to do about each, or how to configure an MCP host with an API key.",
   input: DocsInput,
-  output: z.object({ topic: z.string(), markdown: z.string(), url: z.string() }),
+  output: z.object({ topic: z.string(), url: z.string() }),
   access: "public",
   annotations: { readOnlyHint: true, idempotentHint: true },
   run(args, ctx) {
@@ -66,9 +66,11 @@ const docsTool: ToolDef<typeof DocsInput> = {
         url: `${b}/docs/agents#mcp`,
       },
     }[args.topic];
+    // The Markdown is the text; the structured result names the page, not a second copy.
     return Promise.resolve({
-      structured: { topic: args.topic, ...docs },
+      structured: { topic: args.topic, url: docs.url },
       summary: docs.markdown,
+      rest: `GET ${docs.url}`,
     });
   },
 };

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { startFakeStripe, stripeEnv } from "../billing/fake_stripe.ts";
 import { html, page, serveSite } from "../helpers/sites.ts";
 import { withApp } from "../helpers/app.ts";
-import { call, callError, connectMcp, type Era, postMcp } from "./helpers.ts";
+import { call, callError, callText, connectMcp, type Era, postMcp } from "./helpers.ts";
 
 const PUBLIC_TOOLS = ["signup", "billing", "docs"];
 const ALL_TOOLS = [
@@ -206,8 +206,9 @@ Deno.test("docs, resources and prompts help an agent without a key", () =>
   withApp(async (app) => {
     const anon = await connectMcp(app);
     try {
-      const docs = await call(anon, "docs", { topic: "connect" });
-      assert.match(docs.markdown, /"Authorization": "Bearer sk_sandbox_\.\.\."/);
+      const docs = await callText(anon, "docs", { topic: "connect" });
+      assert.match(docs.text, /"Authorization": "Bearer sk_sandbox_\.\.\."/);
+      assert.equal(docs.structured.markdown, undefined, "the Markdown is sent once, as the text");
       const resources = (await anon.listResources()).resources.map((r) => r.uri);
       assert.deepEqual(resources, ["serpwright://docs/quickstart", "serpwright://docs/errors"]);
       const errors = await anon.readResource({ uri: "serpwright://docs/errors" });
