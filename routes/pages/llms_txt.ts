@@ -35,6 +35,8 @@ export function llmsTxt(baseUrl: string): string {
 - [OpenAPI 3.1 document](${b}/v1/openapi.json): every /v1 endpoint, request body, response schema, error code and header
 - [Error codes](${b}/docs/errors): every error.code with its HTTP status, cause and what to do
 - [Connect over MCP](${b}/docs/agents#mcp): the MCP endpoint, its tools and the host configuration with the Bearer header
+- [MCP server card](${b}/.well-known/mcp/server-card.json): SEP-2127 card of the MCP server (remotes, protocol versions, authentication, capabilities), in step with server.json
+- [API catalog](${b}/.well-known/api-catalog): RFC 9727 linkset to the OpenAPI document, these docs and the status
 - [MCP registry entry](${b}/server.json): server.json with the streamable-http remote (API key header optional; OAuth sign-in without one)
 - [MCP OAuth sign-in](${b}/docs/agents#mcp-oauth): adding the server to a browser-based host with no key at hand
 - [Audit checks](${b}/docs/checks): every audit check id with what it means and how to fix it
