@@ -102,3 +102,43 @@ Deno.test("the API catalog is an RFC 9727 linkset pointing at the OpenAPI docume
     const status = await app.req("GET", "/status");
     assert.equal(status.body.status, "ok");
   }));
+
+Deno.test("Accept: text/markdown answers the docs pages as Markdown; HTML stays the default", () =>
+  withApp(async (app) => {
+    for (const path of ["/", "/pricing", "/docs/agents", "/docs/errors", "/docs/checks"]) {
+      const md = await fetch(`${app.url}${path}`, {
+        headers: { accept: "text/markdown, text/html;q=0.9" },
+      });
+      assert.equal(md.status, 200, path);
+      assert.equal(md.headers.get("content-type"), "text/markdown; charset=utf-8", path);
+      assert.equal(md.headers.get("vary"), "Accept", path);
+      const text = await md.text();
+      assert.match(text, /^# \S/, path);
+      // No markup outside code.
+      const prose = text.replace(/```[\s\S]*?```/g, "").replace(/`[^`\n]*`/g, "");
+      assert.ok(!/(?<!\\)<\/?(p|div|a|li|ul|h\d|table|tr|td|code|main)\b/.test(prose), path);
+      const html = await fetch(`${app.url}${path}`, { headers: { accept: "*/*" } });
+      assert.equal(html.headers.get("content-type"), "text/html; charset=utf-8", path);
+      assert.equal(html.headers.get("vary"), "Accept", path);
+      await html.body?.cancel();
+    }
+    const agents = await (await fetch(`${app.url}/docs/agents`, {
+      headers: { accept: "text/markdown" },
+    })).text();
+    for (
+      const s of [
+        "## 3. Run a technical audit and poll it",
+        "`poll_after_seconds`",
+        "### The report, and share links for a human",
+        "### Re-checking a fix",
+        "```\nexport IDEM=$(uuidgen)",
+        "[OpenAPI 3.1 document](",
+      ]
+    ) assert.ok(agents.includes(s), s);
+    // A browser's usual Accept keeps the HTML.
+    const browser = await fetch(`${app.url}/docs/agents`, {
+      headers: { accept: "text/html,application/xhtml+xml,*/*;q=0.8" },
+    });
+    assert.equal(browser.headers.get("content-type"), "text/html; charset=utf-8");
+    await browser.body?.cancel();
+  }));
