@@ -393,7 +393,7 @@ export function asBody<S extends z.ZodType>(
 
 /** The idempotency key argument shared by creating tools. */
 export const IdempotencyKeyArg = z.string().min(1).max(200).optional().describe(
-  "A fresh random key per operation makes a retry safe (as Idempotency-Key, 24 h)",
+  "A fresh random key per operation; retrying with it is safe (24 h)",
 );
 
 // deno-lint-ignore no-explicit-any

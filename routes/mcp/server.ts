@@ -41,8 +41,8 @@ export const SERVER_INFO = {
 
 const DocsInput = z.object({
   topic: z.enum(["quickstart", "errors", "connect"]).describe(
-    "quickstart: the whole flow in tool calls. errors: every error code, its meaning and what " +
-      "to do. connect: the MCP host configuration with the Bearer header.",
+    "quickstart: the flow in tool calls. errors: each error code and what to do. connect: " +
+      "the MCP host configuration.",
   ),
 }).strict();
 

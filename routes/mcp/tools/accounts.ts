@@ -82,9 +82,8 @@ const account = action(getAccountOp, () => ({}), (view: AccountOut) => {
 export const accountTool = operationTool({
   name: "account",
   title: "Account",
-  description: "The account of the API key this MCP connection uses: id, email, mode (sandbox or " +
-    "live), project count and, for sandbox keys, the trial usage and limits. Call it first to " +
-    "see what is left of the trial.",
+  description: "This key's account: mode (sandbox or live), projects, and what is left of " +
+    "the trial. Call it first.",
   input: NoInput,
   output: Account,
   access: "key",

@@ -22,8 +22,8 @@ export const AuditOptionArgs = {
   ),
   // Loose here (its JSON Schema was 1 KB); the operation's own schema validates it, as on /v1.
   auth: z.looseObject({}).optional().describe(
-    "start/set: staging access, one of {type:basic,user,password}, {type:headers,headers:{…}}, " +
-      "{type:cookie,cookie}; sent only to the site, encrypted at rest. Raw audits only",
+    "start/set: staging access: {type:basic,user,password}, {type:headers,headers:{…}} or " +
+      "{type:cookie,cookie}",
   ),
   max_rps: MaxRpsSchema.optional().describe("start/set: requests per second per host, 0.1-100"),
 };

@@ -10,8 +10,7 @@ import { action, actionTool, IdempotencyKeyArg, required } from "../kit.ts";
 
 const ProjectsInput = z.object({
   action: z.enum(["create", "list", "get"]).describe(
-    "create: register a site (url required). list: the account's projects, newest first. " +
-      "get: one project (project_id) with counts and its latest completed audit.",
+    "create: a site (url). list: the projects. get: one (project_id), its latest audit.",
   ),
   url: z.string().optional().describe("create: the site's http(s) URL, e.g. https://example.com"),
   name: z.string().optional().describe("create: a name, 1 to 120 characters (default: hostname)"),

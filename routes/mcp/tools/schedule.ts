@@ -16,9 +16,8 @@ import { AuditOptionArgs, auditOptionsBody } from "./audit_options.ts";
 
 const ScheduleInput = z.object({
   action: z.enum(["get", "set", "delete"]).describe(
-    "get: the project's schedule (next and last run, how runs are paid). set: create or " +
-      "replace it (cadence and hour_utc required; a paused schedule resumes). delete: remove " +
-      "it (an audit it already started runs to its end).",
+    "get: the schedule (next run, funding). set: create or replace it (cadence, hour_utc; " +
+      "resumes a paused one). delete: remove it.",
   ),
   project_id: z.string().min(1).max(100).describe("The project (proj_…)"),
   cadence: z.string().optional().describe("set: daily, weekly or monthly"),

@@ -16,9 +16,8 @@ import { action, actionTool, required } from "../kit.ts";
 
 const WebhooksInput = z.object({
   action: z.enum(["create", "list", "delete"]).describe(
-    "create: register a public HTTPS url for signed event deliveries (the signing secret is " +
-      "shown once). list: the endpoints, oldest first, secrets masked. delete: remove webhook_id " +
-      "and its queued deliveries.",
+    "create: an HTTPS url for signed deliveries (secret shown once). list: the endpoints. " +
+      "delete: webhook_id.",
   ),
   url: z.string().optional().describe("create: a public HTTPS URL"),
   events: z.array(z.enum(EVENT_NAMES)).max(50).optional()
