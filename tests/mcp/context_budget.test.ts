@@ -65,6 +65,12 @@ for (const era of ["modern", "2025-11-25"] as Era[]) {
             const text = (res.content as any[]).map((c) => c.text).join("\n");
             assert.ok(!text.includes('{"'), `${step}: the text repeats JSON: ${text}`);
             assert.match(text, /\nREST: (GET|POST|PUT|DELETE) http/, `${step} names its REST twin`);
+            // A listing's first page says what is left and how to get it.
+            if (step.includes("page 1") && res.structuredContent.next_cursor) {
+              assert.match(text, /(\d+ more|More): call again with cursor \S+/, step);
+              assert.ok(res.structuredContent.data.length <= 10, `${step}: a small page`);
+            }
+            if (step === "audits issue (page 1)") assert.match(text, /\d+ more: /, step);
           });
           const list = figures.steps[0];
           assert.ok(

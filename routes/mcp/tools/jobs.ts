@@ -399,7 +399,11 @@ export const auditsTool = actionTool({
         structured: issue as unknown as Record<string, unknown>,
         summary: `${issue.check} (${issue.severity}): ${issue.affected_count} affected; ` +
           `${issue.data.length} item(s) in this page` +
-          nextPage(issue.next_cursor, issue.items_stored - issue.data.length) +
+          nextPage(
+            issue.next_cursor,
+            // Known on the first page only: the stored items past it.
+            a.cursor === undefined ? issue.items_stored - issue.data.length : undefined,
+          ) +
           ` Fix: ${issue.fix} After fixing: audits action recheck, check ${issue.check}.`,
         lines: issue.data.slice(0, LINES).map(evidenceLine),
       }))),
