@@ -87,6 +87,8 @@ export interface ToolDef<I extends z.ZodType = z.ZodType> {
    */
   access: "public" | "key" | "anonymous";
   annotations: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean };
+  /** The tool's `_meta` in `tools/list` (an MCP App's `ui.resourceUri`, apps.ts). */
+  meta?: Record<string, unknown>;
   run(args: z.output<I>, ctx: ToolContext): Promise<ToolAnswer>;
 }
 
@@ -182,6 +184,7 @@ export function registerTools(
         description: def.description,
         inputSchema,
         annotations: { ...def.annotations, openWorldHint: false },
+        ...(def.meta ? { _meta: def.meta } : {}),
       },
       (async (args: unknown, sdk: SdkContext) => {
         const who = sdk?.http?.authInfo ? callerOf(sdk.http.authInfo) : caller;

@@ -21,6 +21,13 @@ import {
 } from "./docs.ts";
 import { compileTools, jsonResult, registerTools, type ToolDef } from "./kit.ts";
 import { TASKS_EXTENSION } from "./task_wire.ts";
+import {
+  APP_RESOURCE_META,
+  appHtml,
+  ARTICLE_APP_URI,
+  AUDIT_APP_URI,
+  UI_MIME_TYPE,
+} from "./apps.ts";
 import { registerTaskMethods } from "./tasks.ts";
 import { accountTool, apiKeysTool, signupTool } from "./tools/accounts.ts";
 import { billingTool, publicBillingTool } from "./tools/billing.ts";
@@ -95,6 +102,7 @@ export const TOOL_DEFS = [
 ] as unknown as ToolDef[];
 
 const TOOLS = compileTools(TOOL_DEFS);
+const APP_PAGES = { audit: appHtml("audit"), article: appHtml("article") };
 
 const AuditSiteArgs = z.object({ url: z.string().describe("The site to audit") });
 const WriteArticleArgs = z.object({
@@ -189,6 +197,27 @@ export function buildMcpServer(
   }));
   const principal = caller.principal;
   if (principal) {
+    // The MCP Apps the audits and articles tools link (apps.ts): the same page for every caller.
+    for (
+      const [name, uri, kind, title] of [
+        ["audit_report_app", AUDIT_APP_URI, "audit", "Audit report (MCP App)"],
+        ["article_preview_app", ARTICLE_APP_URI, "article", "Article preview (MCP App)"],
+      ] as const
+    ) {
+      server.registerResource(name, uri, {
+        title,
+        description: `Renders the ${kind} a tool result carries, for hosts with MCP Apps`,
+        mimeType: UI_MIME_TYPE,
+        _meta: APP_RESOURCE_META,
+      }, (u) => ({
+        contents: [{
+          uri: u.href,
+          mimeType: UI_MIME_TYPE,
+          text: APP_PAGES[kind],
+          _meta: APP_RESOURCE_META,
+        }],
+      }));
+    }
     server.registerResource(
       "audit_report",
       new ResourceTemplate("serpwright://audits/{audit_id}", { list: undefined }),

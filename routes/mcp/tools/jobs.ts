@@ -36,6 +36,7 @@ import {
   type ToolAnswer,
   type ToolContext,
 } from "../kit.ts";
+import { appMeta, ARTICLE_APP_URI, AUDIT_APP_URI } from "../apps.ts";
 import { taskAnswer } from "../task_wire.ts";
 import { MAX_WAIT_SECONDS, waitForJob } from "../wait.ts";
 import { AuditOptionArgs, auditOptionsBody } from "./audit_options.ts";
@@ -316,6 +317,7 @@ export const auditsTool = actionTool({
     "poll_after_seconds; pass wait to get (or start) to hold until done. Costs: sandbox 1 " +
     "audit; live 25 credits unless subscribed. recheck: 1 credit per 10 URLs.",
   input: AuditsInput,
+  meta: appMeta(AUDIT_APP_URI),
   output: z.object({
     audit: Audit.optional().describe("start, get"),
     poll_after_seconds: z.number().int().optional()
@@ -525,6 +527,7 @@ export const articlesTool = actionTool({
     "One at a time per project. Costs: sandbox 2 (watermarked); live 15 credits unless " +
     "subscribed.",
   input: ArticlesInput,
+  meta: appMeta(ARTICLE_APP_URI),
   output: z.object({
     article: Article.optional().describe("start, get"),
     poll_after_seconds: z.number().int().optional()
