@@ -80,7 +80,14 @@ Deno.test("audits issues/issue/pages through MCP equal the /v1 listings; invalid
         assert.ok(
           critical.data.every((i: { severity: string }) => i.severity === "critical"),
         );
-        const first = await call(ca, "audits", { action: "issues", audit_id: id, limit: 2 });
+        const { structured: first, text: firstText } = await callText(ca, "audits", {
+          action: "issues",
+          audit_id: id,
+          limit: 2,
+        });
+        // The first page says how many issues are left: every check that fires, and the fixed.
+        const total = all.changes.new + all.changes.persisting + all.changes.fixed;
+        assert.match(firstText, new RegExp(`\\. ${total - 2} more: call again with cursor `));
         assert.deepEqual(first, await rest(`/v1/audits/${id}/issues?limit=2`));
         assert.equal(first.data.length, 2);
         const cursor = first.next_cursor;

@@ -279,6 +279,22 @@ async function recheckAnswer(
   };
 }
 
+/**
+ * Issues past the first unfiltered page: the list holds every check that fires plus the fixed
+ * ones, which its `changes` counts (new + persisting + fixed); unknown elsewhere.
+ */
+function issuesLeft(
+  issues: { data: unknown[]; changes: { new: number; persisting: number; fixed: number } | null },
+  a: AuditArgs,
+): number | undefined {
+  if (a.cursor !== undefined || a.severity || a.category || a.change || !issues.changes) {
+    return undefined;
+  }
+  const left = issues.changes.new + issues.changes.persisting + issues.changes.fixed -
+    issues.data.length;
+  return left > 0 ? left : undefined;
+}
+
 /** One evidence item as a short line: its URL and its first few facts. */
 function evidenceLine(e: Record<string, unknown>): string {
   const facts = Object.entries(e).filter(([k, v]) => k !== "url" && v !== null).slice(0, 3)
@@ -384,7 +400,7 @@ export const auditsTool = actionTool({
       listAnswer(result, ctx, a, "issues", (issues) => ({
         structured: issues as unknown as Record<string, unknown>,
         summary: `${issues.data.length} issue(s) of audit ${issues.audit_id}, worst first` +
-          nextPage(issues.next_cursor) +
+          nextPage(issues.next_cursor, issuesLeft(issues, a)) +
           " Next: audits action issue with a check (its items), recheck after a fix.",
         lines: issues.data.map((i) =>
           `${i.check} (${i.severity}, ${i.affected_count} affected, ${i.change}): ${i.title}`
