@@ -78,6 +78,11 @@ export const capabilities: Capability[] = [
   { name: "pages", routes: () => import("./routes/pages.ts").then((m) => m.pageRoutes) },
   /** The same capabilities as MCP tools at /mcp, on the same rules (routes/mcp/). */
   { name: "mcp", routes: () => import("./routes/mcp/route.ts").then((m) => m.mcpRoutes) },
+  /** Discovery: the MCP server card, the API catalog (RFC 9727), /status (routes/discovery.ts). */
+  {
+    name: "discovery",
+    routes: () => import("./routes/discovery.ts").then((m) => m.discoveryRoutes),
+  },
   /** OAuth 2.1 sign-in for MCP hosts that run in a browser (routes/oauth/, domain/identity/oauth/). */
   { name: "oauth", routes: () => import("./routes/oauth/index.ts").then((m) => m.oauthRoutes) },
 ];

@@ -19,6 +19,7 @@ import {
   openJobTask,
   readJobTask,
 } from "../domain/jobs/tasks.ts";
+import { articlePollSeconds, auditPages, auditPollSeconds, queueDepth } from "./poll_hint.ts";
 import type { AccountActor } from "./actor.ts";
 import type { Services } from "./services.ts";
 
@@ -37,6 +38,8 @@ export interface JobTaskState {
   error: { code: string; message: string } | null;
   /** When the job last changed state (epoch ms). */
   updatedAt: number;
+  /** When to poll again, as the job's 202 estimates it (domain/poll_hint.ts). */
+  pollAfterSeconds: number;
 }
 
 /** Task ids are job ids: anything else is no task (and never reaches a KV key). */
@@ -51,9 +54,11 @@ async function jobState(
   task: JobTaskRecord,
 ): Promise<JobTaskState> {
   const { deps } = services;
+  const queued = await queueDepth(deps);
   const base = { task, jobId: task.taskId };
   if (task.kind === "audit") {
     const a = await getAudit(deps, actor.accountId, task.taskId, actor.mode);
+    const pollAfterSeconds = auditPollSeconds(await auditPages(deps, a), queued);
     const ended = a.status === "completed" || a.status === "failed";
     return {
       ...base,
@@ -61,6 +66,7 @@ async function jobState(
       jobStatus: a.status,
       error: a.status === "failed" ? a.error : null,
       updatedAt: a.completedAt ?? a.runningAt ?? a.createdAt,
+      pollAfterSeconds,
     };
   }
   const a = await getArticle(deps, actor.accountId, task.taskId, actor.mode);
@@ -70,6 +76,7 @@ async function jobState(
     jobStatus: a.status,
     error: a.status === "failed" ? a.error : null,
     updatedAt: a.updatedAt,
+    pollAfterSeconds: articlePollSeconds(deps, queued),
   };
 }
 

@@ -77,12 +77,12 @@ export const TAGS = [
   { name: "Accounts", description: "Signup (public) and the calling key's account" },
   { name: "API keys", description: "Mint, list and revoke keys; rotate by creating first" },
   { name: "Projects", description: "One project per site" },
-  { name: "Audits", description: "Technical audits: 202, then poll every 30-60 s" },
+  { name: "Audits", description: "Technical audits: 202, then poll after poll_after_seconds" },
   {
     name: "Schedules",
     description: "Scheduled audits of a project, with regression alerts (audit.regressed)",
   },
-  { name: "Articles", description: "Draft SEO articles: 202, then poll every 60 s" },
+  { name: "Articles", description: "Draft SEO articles: 202, then poll after poll_after_seconds" },
   {
     name: "Share links",
     description: "Every link of the account that opens a report or preview without a key",

@@ -111,6 +111,11 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
       ...(takesPayment(op) ? { paymentCredential: ctx.req.header(CREDENTIAL_HEADER) ?? null } : {}),
     });
     if (outcome.replayed) ctx.header("Idempotent-Replayed", "true");
+    // A started job (202) says when to poll, from its body's estimate (replays too).
+    const poll = (outcome.body as { poll_after_seconds?: unknown } | null)?.poll_after_seconds;
+    if (outcome.status === 202 && typeof poll === "number") {
+      ctx.header("Retry-After", String(poll));
+    }
     if (outcome.payment) ctx.header(RECEIPT_HEADER, outcome.payment.header);
     if (isBodyResult(outcome.body)) return bodyResponse(ctx, outcome.body, outcome.status);
     return ctx.json(outcome.body as object, outcome.status as 200);

@@ -10,10 +10,12 @@ import { checksPage } from "./pages/checks_doc.ts";
 import { errorsPage } from "./pages/errors_doc.ts";
 import { homePage } from "./pages/home.ts";
 import { llmsTxt } from "./pages/llms_txt.ts";
+import { htmlToMarkdown, wantsMarkdown } from "./pages/markdown.ts";
 import { pricingPage } from "./pages/pricing.ts";
 
 const HTML = "text/html; charset=utf-8";
 const TEXT = "text/plain; charset=utf-8";
+const MARKDOWN = "text/markdown; charset=utf-8";
 
 /** Security headers for pages that load nothing from anywhere (inline styles only, no scripts). */
 const PAGE_HEADERS = {
@@ -35,6 +37,18 @@ export function pageRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     ["/llms.txt", TEXT, llmsTxt(base)],
   ];
   for (const [path, type, body] of pages) {
-    app.get(path, (c) => c.body(body, 200, { ...PAGE_HEADERS, "Content-Type": type }));
+    if (type !== HTML) {
+      app.get(path, (c) => c.body(body, 200, { ...PAGE_HEADERS, "Content-Type": type }));
+      continue;
+    }
+    // `Accept: text/markdown` answers the page's content as Markdown (issue 33), for agents.
+    const markdown = htmlToMarkdown(body);
+    app.get(
+      path,
+      (c) =>
+        wantsMarkdown(c.req.header("accept"))
+          ? c.body(markdown, 200, { ...PAGE_HEADERS, "Content-Type": MARKDOWN, Vary: "Accept" })
+          : c.body(body, 200, { ...PAGE_HEADERS, "Content-Type": type, Vary: "Accept" }),
+    );
   }
 }

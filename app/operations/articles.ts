@@ -5,6 +5,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { createArticle, getArticle } from "../../domain/articles/articles.ts";
+import { articlePollSeconds, queueDepth } from "../poll_hint.ts";
 import { defineOperation } from "../operation.ts";
 import { articleView } from "../views.ts";
 import { ProjectIdParam } from "./projects.ts";
@@ -88,6 +89,11 @@ export const ArticleAccepted = z.object({
   article_id: z.string(),
   status: z.literal("queued"),
   poll: z.string().openapi({ example: "/v1/articles/art_0abc" }),
+  poll_after_seconds: z.number().int().openapi({
+    description: "When to poll first, estimated from the job's size and the jobs queued ahead " +
+      "(2 to 60 s; also the Retry-After header)",
+    example: 2,
+  }),
 }).openapi("ArticleAccepted");
 
 export const ArticleIdParam = z.object({
@@ -101,7 +107,7 @@ export const startArticleOp = defineOperation({
   method: "post",
   path: "/v1/projects/{projectId}/articles",
   tags: ["Articles"],
-  summary: "Generate one draft article (202). Typical completion 10-30 minutes; poll every 60 s.",
+  summary: "Generate one draft article (202); poll after poll_after_seconds (Retry-After).",
   access: "key",
   tokens: "allow",
   sandbox: { limit: "2 articles in the trial" },
@@ -133,6 +139,7 @@ export const startArticleOp = defineOperation({
       article_id: article.id,
       status: "queued" as const,
       poll: `/v1/articles/${article.id}`,
+      poll_after_seconds: articlePollSeconds(services.deps, await queueDepth(services.deps)),
     };
   },
 });

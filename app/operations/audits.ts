@@ -28,6 +28,7 @@ import {
   MAX_LIST_URLS,
 } from "../../domain/audits/options.ts";
 import { getAudit } from "../../domain/audits/record.ts";
+import { auditPages, auditPollSeconds, queueDepth } from "../poll_hint.ts";
 import { activeShareUrl } from "../../domain/shares/links.ts";
 import { auditSummaryMarkdown, SUMMARY_MAX_BYTES } from "../../domain/audits/summary_markdown.ts";
 import {
@@ -240,6 +241,14 @@ export const Audit = z.object({
     description: "Completed audits (additive): how the site's Crawl-delay, 429/503 answers and " +
       "the rate cap paced the crawl",
   }),
+  report_url: z.string().optional().openapi({
+    description: "Once completed (additive): the HTML report, opened with the API key " +
+      "(GET /v1/audits/{auditId}/report)",
+  }),
+  share_url: z.string().nullable().optional().openapi({
+    description: "Once completed (additive): the newest live share link of the report (opens " +
+      "without a key), or null when there is none (POST /v1/audits/{auditId}/shares makes one)",
+  }),
 }).openapi("Audit");
 
 export const StartAuditBody = z.object({
@@ -447,6 +456,11 @@ export const AuditAccepted = z.object({
   audit_id: z.string(),
   status: z.enum(["queued", "running"]),
   poll: z.string().openapi({ example: "/v1/audits/aud_0abc" }),
+  poll_after_seconds: z.number().int().openapi({
+    description: "When to poll first, estimated from the job's size and the jobs queued ahead " +
+      "(2 to 60 s; also the Retry-After header)",
+    example: 2,
+  }),
 }).openapi("AuditAccepted");
 
 const CheckParam = AuditIdParam.extend({
@@ -490,8 +504,8 @@ export const startAuditOp = defineOperation({
   path: "/v1/projects/{projectId}/audits",
   tags: ["Audits"],
   summary: "Start a technical audit (202; an audit already queued or running with the same " +
-    "options is returned as is, one with other options is 409 audit_in_progress). Poll every " +
-    "30-60 s.",
+    "options is returned as is, one with other options is 409 audit_in_progress). Poll after " +
+    "poll_after_seconds (Retry-After).",
   access: "key",
   tokens: "allow",
   sandbox: { limit: "1 raw audit in the trial; rendered audits 402" },
@@ -529,10 +543,12 @@ export const startAuditOp = defineOperation({
         ...(body.max_rps !== undefined ? { maxRps: body.max_rps } : {}),
       },
     });
+    const pages = await auditPages(services.deps, audit);
     return {
       audit_id: audit.id,
       status: audit.status as "queued" | "running",
       poll: `/v1/audits/${audit.id}`,
+      poll_after_seconds: auditPollSeconds(pages, await queueDepth(services.deps)),
     };
   },
 });
@@ -552,10 +568,17 @@ export const getAuditOp = defineOperation({
   outputDescription: "The audit",
   formats: { markdown: SUMMARY_FORMAT },
   errors: ["not_found", "invalid_state"],
-  async run({ params, query }, { services, actor }) {
+  async run({ params, query }, { services, actor, baseUrl }) {
     if (query.format === "markdown") return await summaryBody(services.deps, actor, params.auditId);
     const audit = await getAudit(services.deps, actor.accountId, params.auditId, actor.mode);
-    return auditView(audit);
+    const view = auditView(audit);
+    if (audit.status !== "completed") return view;
+    // The report it links: the keyed HTML page, and the newest live share link when there is one.
+    return {
+      ...view,
+      report_url: `${baseUrl}/v1/audits/${audit.id}/report`,
+      share_url: await activeShareUrl(services.deps, actor.accountId, audit.id),
+    };
   },
 });
 

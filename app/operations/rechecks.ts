@@ -11,6 +11,7 @@ import { RECHECK_URLS_PER_UNIT } from "../../domain/billing/catalog.ts";
 import { createRecheck } from "../../domain/rechecks/create.ts";
 import { getRecheck, listRecheckItems, type RecheckRecord } from "../../domain/rechecks/record.ts";
 import type { Deps } from "../../domain/platform/deps.ts";
+import { queueDepth, recheckPollSeconds } from "../poll_hint.ts";
 import { defineOperation } from "../operation.ts";
 import { AuditIdParam } from "./audits.ts";
 
@@ -60,7 +61,14 @@ const RecheckFields = {
   poll: z.string().openapi({ example: "/v1/rechecks/rck_0abc" }),
 };
 
-export const RecheckAccepted = z.object(RecheckFields).openapi("RecheckAccepted");
+export const RecheckAccepted = z.object({
+  ...RecheckFields,
+  poll_after_seconds: z.number().int().openapi({
+    description: "When to poll first, estimated from the job's size and the jobs queued ahead " +
+      "(2 to 60 s; also the Retry-After header)",
+    example: 2,
+  }),
+}).openapi("RecheckAccepted");
 
 const Evidence = z.record(z.string(), z.unknown()).openapi("RecheckEvidence", {
   description: "A fresh evidence item, in the shape of the check's findings " +
@@ -166,7 +174,7 @@ export const startRecheckOp = defineOperation({
   path: "/v1/audits/{auditId}/issues/{check}/recheck",
   tags: ["Audits"],
   summary: "Re-check a fix: fetch again only this check's affected URLs of a completed audit " +
-    `(at most ${RECHECK_MAX_URLS}) and judge the check on them (202). Poll every 10-30 s.`,
+    `(at most ${RECHECK_MAX_URLS}) and judge the check on them (202). Poll after poll_after_seconds.`,
   description: "Checks judged on their own pages (titles, descriptions, headings, canonicals, " +
     "noindex, headers, ...), URL statuses (http_4xx, http_5xx, fetch_failed) and links " +
     "(broken_internal_links, internal_redirect_links) can be re-checked; site-wide verdicts " +
@@ -195,7 +203,8 @@ export const startRecheckOp = defineOperation({
   machinePayable: true,
   async run({ params }, { services, actor }) {
     const r = await createRecheck(services.deps, actor, params.auditId, params.check);
-    return fields(r);
+    const queued = await queueDepth(services.deps);
+    return { ...fields(r), poll_after_seconds: recheckPollSeconds(r.urls, queued) };
   },
 });
 

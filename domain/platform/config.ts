@@ -143,7 +143,7 @@ export interface Config {
   mcpWaits: { perKey: number; perProcess: number };
   /**
    * `MCP_TASK_POLL_MS`: the `pollIntervalMs` an MCP task handle suggests; null (the default)
-   * suggests 30 s for audits and 60 s for articles, as the start-and-poll tools do.
+   * suggests the job's own estimate, the `poll_after_seconds` of its 202 (app/poll_hint.ts).
    */
   mcpTaskPollMs: number | null;
   /**

@@ -15,8 +15,10 @@ export const SERVER_INSTRUCTIONS =
   "Serpwright is SEO automation for agents: technical site audits and draft SEO articles.\n" +
   "Flow: signup (no key needed) returns an api_key; the MCP host must then send " +
   "`Authorization: Bearer <api_key>` to this server. Then: projects (create, one per site) → " +
-  "audits (start; a few minutes; pass wait up to 60 s or poll get every 30-60 s) → articles " +
-  "(start; poll get every 60 s; draft markdown, never published for you).\n" +
+  "audits (start, then get with wait up to 60 s or after poll_after_seconds; completed: summary, " +
+  "issues, report_url, share for a human, recheck after a fix) → articles (start, then get the " +
+  "same way; draft markdown, never published for you). Results are short text plus the /v1 " +
+  "body in structuredContent; the text's last line names the REST address.\n" +
   `Sandbox: ${SANDBOX_LIMITS.projects} project, ${SANDBOX_LIMITS.audits} audit, ` +
   `${SANDBOX_LIMITS.articles} articles, ${SANDBOX_LIMITS.expires_days} days. After that, billing ` +
   "returns a checkout_url that a human must open and pay; never claim a purchase is done.\n" +
@@ -59,14 +61,17 @@ ${hostConfigSnippet(baseUrl)}
 2. \`account\` → mode, trial usage and limits.
 3. \`projects\` \`{"action": "create", "url": "https://example.com"}\` → \`project_id\`.
 4. \`audits\` \`{"action": "start", "project_id": "proj_…", "wait": 60}\` → the audit; if still
-   running, \`{"action": "get", "audit_id": "aud_…"}\` every 30-60 s. Completed audits carry
-   \`score\` and \`summary.top_issues\`; actions \`issues\` (every issue, worst first), \`issue\`
-   (with \`check\`: its affected URLs and evidence) and \`pages\` (every URL crawled) page with
-   \`limit\` and \`cursor\`.
+   running, \`{"action": "get", "audit_id": "aud_…", "wait": 60}\` (or poll after
+   \`poll_after_seconds\`). Completed audits carry \`score\`, \`summary.top_issues\` and
+   \`report_url\` (the HTML report, with the key); actions \`summary\` (2 KB of Markdown),
+   \`issues\` (worst first), \`issue\` (with \`check\`: its affected URLs and evidence) and
+   \`pages\` (every URL crawled) page with \`limit\` (default 10) and \`cursor\`. \`share\` → a link
+   a human opens without a key; after a fix, \`recheck\` with \`check\` (and \`wait\`) judges each
+   affected URL again.
    A host that supports MCP tasks (2026-07-28 extension \`io.modelcontextprotocol/tasks\`)
    gets \`start\` as a task and polls it (\`tasks/get\`) for you: no \`wait\` or \`get\` needed.
 5. \`articles\` \`{"action": "start", "project_id": "proj_…", "topic": "How to choose running shoes"}\`
-   → \`article_id\`; \`{"action": "get", "article_id": "art_…"}\` every 60 s until \`ready\`, then read
+   → \`article_id\`; \`{"action": "get", "article_id": "art_…", "wait": 60}\` until \`ready\`, then read
    \`content_markdown\`.
 6. When the sandbox runs out: \`billing\` \`{"action": "plans"}\`, and with a live key
    \`{"action": "buy_credits", "pack_id": "pack_500"}\` or

@@ -9,6 +9,7 @@ import { z } from "zod";
 import { type Actor, anonymousActor, keyActor } from "../../app/actor.ts";
 import {
   type BodyResult,
+  concretePath,
   execute,
   isBodyResult,
   type Operation,
@@ -66,6 +67,13 @@ export interface ToolAnswer {
   task?: Record<string, unknown>;
   /** The result's `_meta` (a machine payment's receipt). */
   meta?: Record<string, unknown>;
+  /** Rows of a listing as short lines, after the summary (a few, never the whole data). */
+  lines?: string[];
+  /**
+   * The REST address of the same data (`GET https://…/v1/…`), named on the text's last line;
+   * `runAction` sets the operation's own when the answer names none.
+   */
+  rest?: string;
 }
 
 export interface ToolDef<I extends z.ZodType = z.ZodType> {
@@ -80,13 +88,14 @@ export interface ToolDef<I extends z.ZodType = z.ZodType> {
    */
   access: "public" | "key" | "anonymous";
   annotations: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean };
+  /** The tool's `_meta` in `tools/list` (an MCP App's `ui.resourceUri`, apps.ts). */
+  meta?: Record<string, unknown>;
   run(args: z.output<I>, ctx: ToolContext): Promise<ToolAnswer>;
 }
 
 interface CompiledTool {
   def: ToolDef;
   inputSchema: StandardSchemaWithJSON;
-  outputSchema: StandardSchemaWithJSON;
 }
 
 const TARGET = "draft-2020-12" as const;
@@ -97,8 +106,19 @@ const TARGET = "draft-2020-12" as const;
  * validated by the SDK against the zod schema before they leave.
  */
 function standard(schema: z.ZodType, validate: boolean): StandardSchemaWithJSON {
-  const input = z.toJSONSchema(schema, { target: TARGET, io: "input", unrepresentable: "any" });
-  const output = z.toJSONSchema(schema, { target: TARGET, io: "output", unrepresentable: "any" });
+  // Without `$schema` (draft 2020-12 is the MCP default): bytes every host sends to its model.
+  const { $schema: _i, ...input } = z.toJSONSchema(schema, {
+    target: TARGET,
+    io: "input",
+    unrepresentable: "any",
+  });
+  const { $schema: _o, ...output } = z.toJSONSchema(schema, {
+    target: TARGET,
+    io: "output",
+    unrepresentable: "any",
+  });
+  lean(input);
+  lean(output);
   return {
     "~standard": {
       version: 1,
@@ -118,13 +138,24 @@ function standard(schema: z.ZodType, validate: boolean): StandardSchemaWithJSON 
   } as unknown as StandardSchemaWithJSON;
 }
 
-/** Compiles tool definitions once per process; the per-request factory only registers them. */
+/** Drops zod's safe-integer bounds (`z.number().int()`'s ±2^53-1), which say nothing to a model. */
+function lean(node: unknown): void {
+  if (node === null || typeof node !== "object") return;
+  const o = node as Record<string, unknown>;
+  if (o.minimum === Number.MIN_SAFE_INTEGER) delete o.minimum;
+  if (o.maximum === Number.MAX_SAFE_INTEGER) delete o.maximum;
+  for (const v of Object.values(o)) lean(v);
+}
+
+/**
+ * Compiles tool definitions once per process; the per-request factory only registers them.
+ * Tools list no output schema (issue 33): `structuredContent` is the `/v1` body of the same call,
+ * documented by the OpenAPI document, and the schemas were most of `tools/list` (the audits
+ * tool's alone was 17 KB) while no host we know of shows them to the model. `def.output` stays
+ * as the tools' own record of what they answer.
+ */
 export function compileTools(defs: ToolDef[]): CompiledTool[] {
-  return defs.map((def) => ({
-    def,
-    inputSchema: standard(def.input, false),
-    outputSchema: standard(def.output, true),
-  }));
+  return defs.map((def) => ({ def, inputSchema: standard(def.input, false) }));
 }
 
 // deno-lint-ignore no-explicit-any
@@ -145,7 +176,7 @@ export function registerTools(
   const only = tools.some((t) => t.def.name === caller.toolCall && listed(t.def))
     ? caller.toolCall
     : null;
-  for (const { def, inputSchema, outputSchema } of tools) {
+  for (const { def, inputSchema } of tools) {
     if (!listed(def) || (only !== null && def.name !== only)) continue;
     server.registerTool(
       def.name,
@@ -153,8 +184,8 @@ export function registerTools(
         title: def.title,
         description: def.description,
         inputSchema,
-        outputSchema,
         annotations: { ...def.annotations, openWorldHint: false },
+        ...(def.meta ? { _meta: def.meta } : {}),
       },
       (async (args: unknown, sdk: SdkContext) => {
         const who = sdk?.http?.authInfo ? callerOf(sdk.http.authInfo) : caller;
@@ -224,7 +255,10 @@ export function toolContext(
   return { ctx, notes };
 }
 
-/** A tool's answer as a `CallToolResult`: the text rendering and the structured result. */
+/**
+ * A tool's answer as a `CallToolResult`: the text rendering (for the model) and the structured
+ * result (the data, once, as `/v1` answers it).
+ */
 export function toolResult(answer: ToolAnswer, notes: string[] = []) {
   return {
     content: [{ type: "text" as const, text: render(answer, notes) }],
@@ -234,12 +268,17 @@ export function toolResult(answer: ToolAnswer, notes: string[] = []) {
 }
 
 /**
- * The summary and any notes, then the full result as JSON for hosts that show the model only
- * `content`.
+ * The compact rendering a model reads: the summary (with the next step), any notes, the rows as
+ * short lines, and the REST address of the same data. Never the JSON again: hosts that show the
+ * model only `content` get what it needs, and the data rides once, in `structuredContent`.
  */
-function render(answer: ToolAnswer, notes: string[]): string {
-  const lead = [answer.summary, ...notes].join("\n");
-  return `${lead}\n\n${JSON.stringify(answer.structured)}`;
+export function render(answer: ToolAnswer, notes: string[] = []): string {
+  return [
+    answer.summary,
+    ...notes,
+    ...(answer.lines?.length ? answer.lines.map((l) => `- ${l}`) : []),
+    ...(answer.rest ? [`REST: ${answer.rest}`] : []),
+  ].join("\n");
 }
 
 /** What to do next, in tool terms, where the API's own advice names an HTTP endpoint. */
@@ -358,9 +397,7 @@ export function asBody<S extends z.ZodType>(
 
 /** The idempotency key argument shared by creating tools. */
 export const IdempotencyKeyArg = z.string().min(1).max(200).optional().describe(
-  "Makes a creating action safe to retry: repeating it with the same key (per account) returns " +
-    "the stored answer instead of acting again (24 h; shared with the HTTP API's " +
-    "Idempotency-Key). Use a fresh random key per new operation.",
+  "Fresh per operation; a retry with it is safe (24 h)",
 );
 
 // deno-lint-ignore no-explicit-any
@@ -420,12 +457,27 @@ export async function runAction<A extends { idempotency_key?: string }>(
       ? { paymentCredential: await credentialFromMcp(ctx.services, ctx.payment) }
       : {}),
   });
-  const answered = await binding.answer(outcome.body, args, ctx, { status: outcome.status });
+  const reply = await binding.answer(outcome.body, args, ctx, { status: outcome.status });
+  const answered = reply.rest ? reply : { ...reply, rest: restAddress(ctx, binding.op, input) };
   const answer = outcome.payment
     ? { ...answered, meta: { ...answered.meta, ...mcpReceipt(outcome.payment) } }
     : answered;
   if (!outcome.replayed) return answer;
   return { ...answer, structured: { ...answer.structured, idempotent_replayed: true } };
+}
+
+/** `GET https://…/v1/…?query` of an operation's input: the REST address of the same call. */
+export function restAddress(
+  ctx: Pick<ToolContext, "baseUrl">,
+  op: Pick<AnyOperation, "method" | "path">,
+  input: Partial<OperationInput>,
+): string {
+  const query = new URLSearchParams();
+  for (const [k, v] of Object.entries((input.query ?? {}) as Record<string, unknown>)) {
+    if (v !== undefined && v !== null) query.set(k, String(v));
+  }
+  const q = query.size ? `?${query}` : "";
+  return `${op.method.toUpperCase()} ${ctx.baseUrl}${concretePath(op.path, input.params)}${q}`;
 }
 
 /** A tool whose `action` argument picks one of its operations. */

@@ -21,6 +21,13 @@ import {
 } from "./docs.ts";
 import { compileTools, jsonResult, registerTools, type ToolDef } from "./kit.ts";
 import { TASKS_EXTENSION } from "./task_wire.ts";
+import {
+  APP_RESOURCE_META,
+  appHtml,
+  ARTICLE_APP_URI,
+  AUDIT_APP_URI,
+  UI_MIME_TYPE,
+} from "./apps.ts";
 import { registerTaskMethods } from "./tasks.ts";
 import { accountTool, apiKeysTool, signupTool } from "./tools/accounts.ts";
 import { billingTool, publicBillingTool } from "./tools/billing.ts";
@@ -41,8 +48,8 @@ export const SERVER_INFO = {
 
 const DocsInput = z.object({
   topic: z.enum(["quickstart", "errors", "connect"]).describe(
-    "quickstart: the whole flow in tool calls. errors: every error code, its meaning and what " +
-      "to do. connect: the MCP host configuration with the Bearer header.",
+    "quickstart: the flow in tool calls. errors: each error code and what to do. connect: " +
+      "the MCP host configuration.",
   ),
 }).strict();
 
@@ -52,7 +59,7 @@ const docsTool: ToolDef<typeof DocsInput> = {
   description: "How Serpwright works, for an agent: the quickstart in tool calls, the error " +
     "codes and what to do about each, or how to configure an MCP host with an API key.",
   input: DocsInput,
-  output: z.object({ topic: z.string(), markdown: z.string(), url: z.string() }),
+  output: z.object({ topic: z.string(), url: z.string() }),
   access: "public",
   annotations: { readOnlyHint: true, idempotentHint: true },
   run(args, ctx) {
@@ -66,9 +73,11 @@ const docsTool: ToolDef<typeof DocsInput> = {
         url: `${b}/docs/agents#mcp`,
       },
     }[args.topic];
+    // The Markdown is the text; the structured result names the page, not a second copy.
     return Promise.resolve({
-      structured: { topic: args.topic, ...docs },
+      structured: { topic: args.topic, url: docs.url },
       summary: docs.markdown,
+      rest: `GET ${docs.url}`,
     });
   },
 };
@@ -93,6 +102,7 @@ export const TOOL_DEFS = [
 ] as unknown as ToolDef[];
 
 const TOOLS = compileTools(TOOL_DEFS);
+const APP_PAGES = { audit: appHtml("audit"), article: appHtml("article") };
 
 const AuditSiteArgs = z.object({ url: z.string().describe("The site to audit") });
 const WriteArticleArgs = z.object({
@@ -187,6 +197,27 @@ export function buildMcpServer(
   }));
   const principal = caller.principal;
   if (principal) {
+    // The MCP Apps the audits and articles tools link (apps.ts): the same page for every caller.
+    for (
+      const [name, uri, kind, title] of [
+        ["audit_report_app", AUDIT_APP_URI, "audit", "Audit report (MCP App)"],
+        ["article_preview_app", ARTICLE_APP_URI, "article", "Article preview (MCP App)"],
+      ] as const
+    ) {
+      server.registerResource(name, uri, {
+        title,
+        description: `Renders the ${kind} a tool result carries, for hosts with MCP Apps`,
+        mimeType: UI_MIME_TYPE,
+        _meta: APP_RESOURCE_META,
+      }, (u) => ({
+        contents: [{
+          uri: u.href,
+          mimeType: UI_MIME_TYPE,
+          text: APP_PAGES[kind],
+          _meta: APP_RESOURCE_META,
+        }],
+      }));
+    }
     server.registerResource(
       "audit_report",
       new ResourceTemplate("serpwright://audits/{audit_id}", { list: undefined }),
@@ -244,9 +275,10 @@ export function buildMcpServer(
       content: {
         type: "text",
         text: `Audit ${url} with the Serpwright tools. List the projects and reuse the one for ` +
-          `this site, or create it. Start an audit with wait 60 and poll audits get every 30-60 s ` +
-          `until it completes. Then give the score and, for the top issues, what each means and ` +
-          `what to fix first. If a tool answers an error, act on its error.code.`,
+          `this site, or create it. Start an audit with wait 60 and, while it runs, call audits get ` +
+          `with wait 60 until it completes. Then give the score and, for the top issues, what ` +
+          `each means and what to fix first, and the report's link (audits share for a human). ` +
+          `If a tool answers an error, act on its error.code.`,
       },
     }],
   }));
@@ -261,7 +293,7 @@ export function buildMcpServer(
         type: "text",
         text: `Write a draft SEO article about "${topic}" with the Serpwright tools` +
           (project_id ? ` for project ${project_id}` : " (list the projects to pick the site)") +
-          `. Start it with articles start, poll articles get every 60 s until it is ready, then ` +
+          `. Start it with articles start, then call articles get with wait 60 until it is ready, then ` +
           `show the title, QA score and the markdown. It is a draft: nothing is published.`,
       },
     }],

@@ -53,8 +53,8 @@ export function declaresTasks(envelope: unknown): boolean {
 const NOUN: Record<JobTaskKind, string> = { audit: "Audit", article: "Article" };
 
 /** How often to poll a task (`MCP_TASK_POLL_MS`, else the start-and-poll tools' own hint). */
-export function pollIntervalMs(deps: Deps, kind: JobTaskKind): number {
-  return deps.config.mcpTaskPollMs ?? (kind === "audit" ? 30_000 : 60_000);
+export function pollIntervalMs(deps: Deps, s: JobTaskState): number {
+  return deps.config.mcpTaskPollMs ?? s.pollAfterSeconds * 1000;
 }
 
 /** One line on where the job stands, for the host to show (the task's `statusMessage`). */
@@ -77,7 +77,7 @@ export function wireTask(deps: Deps, s: JobTaskState): WireTask {
     // A handle opened on a job that was already under way was updated when it was opened.
     lastUpdatedAt: new Date(Math.max(s.updatedAt, s.task.createdAt)).toISOString(),
     ttlMs: JOB_TASK_TTL_MS,
-    pollIntervalMs: pollIntervalMs(deps, s.task.kind),
+    pollIntervalMs: pollIntervalMs(deps, s),
   };
 }
 

@@ -177,27 +177,30 @@ curl -s ${D}/v1/projects/$PROJECT -H "Authorization: Bearer $KEY"
 
     <h2 id="audit">3. Run a technical audit and poll it</h2>
     <p>No body (or <code>{"render": true}</code>, <a href="#rendered-audit">below</a>). The answer is <code>202</code> with a <code>poll</code> path. An audit already queued or
-    running for the project is returned as is (nothing charged twice). A typical audit takes a few
-    minutes: <strong>poll every 30 to 60 seconds</strong>, or register a webhook for
-    <code>audit.completed</code> first (<a href="#webhooks">below</a>) and skip polling.</p>
+    running for the project is returned as is (nothing charged twice). The 202 says when to look:
+    <strong>poll after <code>poll_after_seconds</code></strong> (also the <code>Retry-After</code>
+    header), estimated from the audit's page budget and the jobs queued ahead (2 to 60 s: a small
+    site is done in seconds), or register a webhook for <code>audit.completed</code> first
+    (<a href="#webhooks">below</a>) and skip polling.</p>
     ${codeBlock(`
 export IDEM=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n')
 curl -s -X POST ${D}/v1/projects/$PROJECT/audits \\
   -H "Authorization: Bearer $KEY" -H "Idempotency-Key: $IDEM"
-# 202 {"audit_id":"aud_…","status":"queued","poll":"/v1/audits/aud_…"}
+# 202 {"audit_id":"aud_…","status":"queued","poll":"/v1/audits/aud_…","poll_after_seconds":2}
 export AUDIT=aud_...
 
-# Poll every 30 s until completed or failed.
+# Poll after poll_after_seconds until completed or failed.
 while true; do
+  sleep 2
   R=$(curl -s ${D}/v1/audits/$AUDIT -H "Authorization: Bearer $KEY")
   echo "$R" | grep -Eq '"status":"(completed|failed)"' && break
-  sleep 30
 done
 echo "$R"
 # 200 {"audit_id":…,"status":"completed","score":87,"summary":{"issues_critical":0,
 #      "issues_warning":3,"issues_info":5,"top_issues":[{"check":…,"severity":"warning",
 #      "title":…,"affected_count":2},…],"categories":{"performance":…,"security":…,
-#      "indexability":…,"mobile":…,"structure":…}},"started_at":…,"completed_at":…}
+#      "indexability":…,"mobile":…,"structure":…}},"started_at":…,"completed_at":…,
+#      "report_url":"${b}/v1/audits/aud_…/report","share_url":null}
 `)}
     <p>Statuses: <code>queued</code> → <code>running</code> → <code>completed</code> (with
     <code>score</code> 0 to 100, <code>summary</code> and <code>changes</code>) or <code>failed</code>
@@ -229,11 +232,28 @@ curl -s "${D}/v1/audits/$AUDIT/pages?indexable=false&limit=100" -H "Authorizatio
 #      "not_indexable_reason":"error_status","inlinks":2,"checks":["http_4xx"],…}],"next_cursor":…}
 `)}
 
+    <h3 id="report">The report, and share links for a human</h3>
+    <p>A completed audit links its HTML report: <code>report_url</code> (charts, every issue with its
+    fix, the page inventory; opened with the key). To hand it to a human who has no key, create a
+    share link: its <code>url</code> (shown once) opens the report read-only until it expires (1 to 90
+    days) or is revoked; the audit's <code>share_url</code> then repeats the newest live link.
+    Articles have preview links the same way (<code>POST /v1/articles/{id}/shares</code>). Over MCP:
+    <code>audits</code> actions <code>report</code> (the address, never the page) and
+    <code>share</code>.</p>
+    ${codeBlock(`
+curl -s ${D}/v1/audits/$AUDIT/report -H "Authorization: Bearer $KEY"   # the HTML page
+curl -s -X POST ${D}/v1/audits/$AUDIT/shares -H "Authorization: Bearer $KEY" \
+  -H 'Content-Type: application/json' -d '{"expires_in_days":7}'
+# 201 {"share_id":"shr_…","url":"${b}/reports/…","expires_at":…}
+curl -s ${D}/v1/audits/$AUDIT/shares -H "Authorization: Bearer $KEY"   # the links, no tokens
+curl -s -X DELETE ${D}/v1/audits/$AUDIT/shares/shr_... -H "Authorization: Bearer $KEY"
+`)}
+
     <h3 id="recheck">Re-checking a fix</h3>
     <p>After fixing what an issue lists, re-check that one check on its affected URLs instead of
     running a new audit: the service fetches again only those URLs (the first 100 of the issue's
     items; <code>urls_left_out</code> counts the rest) and judges the check on them. Poll the
-    <code>poll</code> path every 10 to 30 seconds; once <code>completed</code> every URL is
+    <code>poll</code> path after <code>poll_after_seconds</code> (about a second per 10 URLs); once <code>completed</code> every URL is
     <code>fixed</code>, <code>still_failing</code> (with fresh evidence, shaped like the issue's
     items) or <code>not_checked</code> (with a <code>reason</code>). Checks judged on one page, URL
     statuses and broken or redirecting links can be re-checked; site-wide verdicts (robots.txt,
@@ -243,7 +263,8 @@ curl -s "${D}/v1/audits/$AUDIT/pages?indexable=false&limit=100" -H "Authorizatio
 curl -s -X POST ${D}/v1/audits/$AUDIT/issues/title_missing/recheck \
   -H "Authorization: Bearer $KEY" -H "Idempotency-Key: $(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n')"
 # 202 {"recheck_id":"rck_…","urls_checked":2,"urls_left_out":0,
-#      "charge":{"funding":"credits","credits":1},"poll":"/v1/rechecks/rck_…",…}
+#      "charge":{"funding":"credits","credits":1},"poll":"/v1/rechecks/rck_…",
+#      "poll_after_seconds":2,…}
 # then GET the poll path: {"status":"completed","counts":{"fixed":2,"still_failing":0,…},
 #      "items":[{"url":…,"result":"fixed","status":200,"evidence":[]},…]}
 # 402 payment_required for a sandbox key; 409 invalid_state before the audit completed
@@ -309,8 +330,9 @@ curl -s -X POST ${D}/v1/projects/$PROJECT/audits \
     <h2 id="article">4. Generate a draft article and poll it</h2>
     <p>Give <code>topic</code> (3 to 180 characters, used verbatim as the title) and/or
     <code>primary_keyword</code> (2 to 120). One article generates per project at a time (409
-    <code>article_in_progress</code>). Typical completion is 10 to 30 minutes: <strong>poll every 60
-    seconds</strong>. Articles are drafts: they are never published automatically; fetch
+    <code>article_in_progress</code>). <strong>Poll after the 202's <code>poll_after_seconds</code></strong>
+    (2 s with the built-in offline writer, 30 s with a model; a model's article takes minutes).
+    Articles are drafts: they are never published automatically; fetch
     <code>content_markdown</code> and publish it yourself.</p>
     ${codeBlock(`
 export IDEM=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n')
@@ -321,7 +343,8 @@ curl -s -X POST ${D}/v1/projects/$PROJECT/articles \\
 # 202 {"article_id":"art_…","status":"queued","poll":"/v1/articles/art_…"}
 export ARTICLE=art_...
 
-# Poll every 60 s until ready or failed.
+# Poll after poll_after_seconds (2 s with the built-in writer, 30 s with a model) until ready.
+sleep 2
 while true; do
   R=$(curl -s ${D}/v1/articles/$ARTICLE -H "Authorization: Bearer $KEY")
   echo "$R" | grep -Eq '"status":"(ready|failed|published)"' && break
@@ -577,7 +600,7 @@ curl -s -i -X POST ${D}/v1/api-keys \\
       ["Concurrent articles", "1 generating per project"],
       ["Webhook endpoints", `${MAX_ENDPOINTS} per account`],
       ["Request body", "64 KiB"],
-      ["Polling", "audits every 30 to 60 s; articles every 60 s"],
+      ["Polling", "after each 202's poll_after_seconds (Retry-After), 2 to 60 s"],
     ])}
 
     <h2 id="mcp">11. Connect over MCP</h2>

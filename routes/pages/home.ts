@@ -40,7 +40,7 @@ export function homePage(baseUrl: string): string {
       <li>Sandbox trial: ${SANDBOX_LIMITS.projects} project, ${SANDBOX_LIMITS.audits} audit,
     ${SANDBOX_LIMITS.articles} watermarked draft articles, ${SANDBOX_LIMITS.expires_days} days.</li>
       <li>Audits and articles are asynchronous: a <code>202</code> with a <code>poll</code> path, then
-    <code>GET</code> it (audits every 30 to 60 s, articles every 60 s), or receive a signed webhook.</li>
+    <code>GET</code> it after its <code>poll_after_seconds</code> (2 to 60 s, from the job's size), or receive a signed webhook.</li>
       <li>Errors: <code>{"error": {"code", "message", "doc_url"}}</code>; branch on <code>error.code</code>.</li>
     </ul>
   `;

@@ -18,7 +18,9 @@ export function llmsTxt(baseUrl: string): string {
 - API base: ${b}/v1 (JSON, snake_case). Auth: \`Authorization: Bearer <API_KEY>\`.
 - Start: \`POST ${b}/v1/accounts\` with \`{"email": "..."}\` returns \`api_key\` (shown once).
 - Sandbox: ${SANDBOX_LIMITS.projects} project, ${SANDBOX_LIMITS.audits} audit, ${SANDBOX_LIMITS.articles} draft articles, ${SANDBOX_LIMITS.expires_days} days.
-- Audits and articles are asynchronous: 202 with a \`poll\` path; poll audits every 30-60 s, articles every 60 s, or receive signed webhooks.
+- Audits, re-checks and articles are asynchronous: 202 with a \`poll\` path and \`poll_after_seconds\` (also \`Retry-After\`; 2-60 s, from the job's size); poll after it, or receive signed webhooks.
+- Report: a completed audit carries \`report_url\` (the HTML report, with the key) and \`share_url\`; \`POST ${b}/v1/audits/{id}/shares\` makes a share link a human opens without a key (articles: \`/v1/articles/{id}/shares\`, a preview link).
+- Re-check a fix: \`POST ${b}/v1/audits/{id}/issues/{check}/recheck\` fetches only that issue's affected URLs again and judges each fixed, still_failing or not_checked.
 - Audit findings: \`GET ${b}/v1/audits/{id}/issues\` (each issue with what it means, how to fix it and new/persisting/fixed since the last audit), \`/issues/{check}\` (affected URLs with evidence), \`/pages\` (page inventory); cursor pagination (\`limit\` up to 100, \`next_cursor\`).
 - Errors: \`{"error": {"code", "message", "doc_url"}}\`; branch on \`error.code\`. 429 carries \`Retry-After\`.
 - Retries: send \`Idempotency-Key\` on POSTs; a repeat replays the stored answer.
@@ -34,6 +36,8 @@ export function llmsTxt(baseUrl: string): string {
 - [OpenAPI 3.1 document](${b}/v1/openapi.json): every /v1 endpoint, request body, response schema, error code and header
 - [Error codes](${b}/docs/errors): every error.code with its HTTP status, cause and what to do
 - [Connect over MCP](${b}/docs/agents#mcp): the MCP endpoint, its tools and the host configuration with the Bearer header
+- [MCP server card](${b}/.well-known/mcp/server-card.json): SEP-2127 card of the MCP server (remotes, protocol versions, authentication, capabilities), in step with server.json
+- [API catalog](${b}/.well-known/api-catalog): RFC 9727 linkset to the OpenAPI document, these docs and the status
 - [MCP registry entry](${b}/server.json): server.json with the streamable-http remote (API key header optional; OAuth sign-in without one)
 - [MCP OAuth sign-in](${b}/docs/agents#mcp-oauth): adding the server to a browser-based host with no key at hand
 - [Audit checks](${b}/docs/checks): every audit check id with what it means and how to fix it

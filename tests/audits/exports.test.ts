@@ -327,7 +327,7 @@ Deno.test("exports: the rules of the JSON listings, in every format", () =>
         arguments: { action: "pages", audit_id: auditId, format: "json", limit: 3 },
       });
       // deno-lint-ignore no-explicit-any
-      assert.equal((json.structuredContent as any).pages.data.length, 3);
+      assert.equal((json.structuredContent as any).data.length, 3);
     } finally {
       await client.close();
     }

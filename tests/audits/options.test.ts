@@ -289,22 +289,22 @@ Deno.test("MCP audits start takes the same options: echoed, enforced, and refuse
           user_agent: "googlebot_desktop",
           wait: 30,
         });
-        assert.deepEqual(started.audit.options, {
+        assert.deepEqual(started.options, {
           sitemap_only: true,
           user_agent: "googlebot_desktop",
         });
         const got = await call(client, "audits", {
           action: "get",
-          audit_id: started.audit.audit_id,
+          audit_id: started.audit_id,
           wait: 30,
         });
-        assert.equal(got.audit.status, "completed");
-        assert.deepEqual(got.audit.options, started.audit.options);
+        assert.equal(got.status, "completed");
+        assert.deepEqual(got.options, started.options);
         // No sitemap: only the start page is in scope.
         assert.deepEqual(pages(r.site.hits), ["/"]);
-        assert.ok(got.audit.scope.left_out.sitemap_only >= 3);
-        const rest = await app.req("GET", `/v1/audits/${started.audit.audit_id}`, { key });
-        assert.deepEqual(rest.body, got.audit);
+        assert.ok(got.scope.left_out.sitemap_only >= 3);
+        const rest = await app.req("GET", `/v1/audits/${started.audit_id}`, { key });
+        assert.deepEqual(rest.body, got);
       } finally {
         await client.close();
       }

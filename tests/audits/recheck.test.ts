@@ -269,16 +269,16 @@ Deno.test("re-check over MCP: the audits tool's recheck and recheck_get run the 
         check: "title_missing",
         wait: 30,
       });
-      assert.equal(started.recheck.status, "completed", JSON.stringify(started));
-      assert.deepEqual(started.recheck.counts, { fixed: 2, still_failing: 0, not_checked: 0 });
+      assert.equal(started.status, "completed", JSON.stringify(started));
+      assert.deepEqual(started.counts, { fixed: 2, still_failing: 0, not_checked: 0 });
       const got = await call(client, "audits", {
         action: "recheck_get",
-        recheck_id: started.recheck.recheck_id,
+        recheck_id: started.recheck_id,
       });
-      const rest = await app.req("GET", `/v1/rechecks/${started.recheck.recheck_id}`, {
+      const rest = await app.req("GET", `/v1/rechecks/${started.recheck_id}`, {
         key: live,
       });
-      assert.deepEqual(got.recheck, rest.body);
+      assert.deepEqual(got, rest.body);
       const [evt] = await receiver.waitFor(1, 15_000);
       assert.equal(evt.headers.get("x-serpwright-event"), "recheck.completed");
       assert.deepEqual(evt.body.data, {

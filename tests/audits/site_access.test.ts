@@ -365,7 +365,7 @@ Deno.test("MCP: the audits tool's start takes auth and max_rps like the REST bod
           max_rps: 40,
           wait: 30,
         });
-        const audit = started.audit;
+        const audit = started;
         assert.equal(audit.status, "completed", JSON.stringify(audit));
         assert.deepEqual(audit.options, {
           auth: { type: "basic", user: USER, password: "***" },

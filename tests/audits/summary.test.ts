@@ -116,7 +116,11 @@ Deno.test("summary: score, deltas, the worst issues with their fix, the links; o
       assert.equal(answer.isError, undefined);
       // deno-lint-ignore no-explicit-any
       const structured = answer.structuredContent as any;
-      assert.equal(structured.markdown, text);
+      // The Markdown is the text; the structured result names it, not a second copy.
+      assert.equal(
+        structured.markdown_url,
+        `${app.service.services.deps.config.publicBaseUrl}/v1/audits/${auditId}/summary.md`,
+      );
       assert.equal(structured.audit_id, auditId);
       // deno-lint-ignore no-explicit-any
       assert.ok(((answer.content as any[])[0].text as string).startsWith(text));

@@ -2,6 +2,8 @@
  * `deno task bench`: runs every benchmark script in this folder, each in its own process (so one's
  * memory and warm JIT do not colour another's), and prints their lines. Each script measures its
  * baseline in the same run and prints ratios against it, since these machines are noisy.
+ * Arguments pick scripts by name: `deno task bench agent` runs agent_bench.ts (issue 33's context
+ * budget, before and after in one run).
  */
 const here = new URL(".", import.meta.url);
 const only = Deno.args;

@@ -337,7 +337,7 @@ Deno.test("MCP: the 402 tool error carries the challenge; mppx's MCP client pays
       assert.notEqual(paid.isError, true, JSON.stringify(paid.content));
       // deno-lint-ignore no-explicit-any
       const structured = paid.structuredContent as any;
-      assert.match(structured.audit.audit_id, /^aud_/);
+      assert.match(structured.audit_id, /^aud_/);
       // deno-lint-ignore no-explicit-any
       const receipt = (paid._meta as any)?.["org.paymentauth/receipt"];
       assert.equal(receipt?.status, "success");

@@ -252,13 +252,17 @@ Deno.test("every curl line of /docs/agents runs as written against the app", () 
       const r = await fetch(app.url + url.slice(DEV_BASE.length), { method, headers, body });
       const text = await r.text();
       previous = last;
-      last = text ? JSON.parse(text) : null;
+      // The HTML report is a page, not JSON.
+      const json = r.headers.get("content-type")?.startsWith("application/json") ?? false;
+      last = text && json ? JSON.parse(text) : text ? { body: text } : null;
       const what = `${method} ${url} -> ${r.status} ${text.slice(0, 300)}`;
       ran.push(`${method} ${new URL(url).pathname} ${r.status}`);
       const code = last?.error?.code;
-      if (url.includes("proj_does_not_exist")) {
+      if (url.includes("proj_does_not_exist") || url.includes("/shares/shr_...")) {
         assert.equal(code, "not_found", what);
-      } else if (/\/v1\/audits\/[^/]+\/(issues|pages)/.test(url) && code === "invalid_state") {
+      } else if (
+        /\/v1\/audits\/[^/]+\/(issues|pages|report|shares)/.test(url) && code === "invalid_state"
+      ) {
         // The quickstart's audit may still be running here: the documented 409 until it completes.
         assert.equal(r.status, 409, what);
       } else if (body?.includes('"render"') && code === "payment_required") {
@@ -311,8 +315,10 @@ Deno.test("/docs/agents covers the whole flow, with the webhook headers and poll
         "X-Serpwright-Delivery",
         "crypto.subtle.importKey",
         "Constant-time",
-        "30 to 60 seconds",
-        "every 60 seconds",
+        "poll_after_seconds",
+        "Retry-After</code> header",
+        "report_url",
+        "share link",
         "Idempotency-Key",
         "Idempotent-Replayed: true",
         "Retry-After",
@@ -335,6 +341,8 @@ Deno.test("/docs/agents covers the whole flow, with the webhook headers and poll
         "errors",
         "idempotency",
         "limits",
+        "report",
+        "recheck",
       ]
     ) assert.ok(ids.includes(id), id);
   }));

@@ -177,6 +177,7 @@ Deno.test("the README walk-through runs step by step against the dev settings, r
           headers[k.trim()] = v.join(":").trim();
         } else if (w === "-d") body = words[++i].replaceAll("https://example.com", fake.origin);
         else if (w === "-s" || w === "-sOJ") continue;
+        else if (w === "-o") i++; // the output file: the body is read here instead
         else if (w.startsWith(DEV_BASE)) url = app.url + w.slice(DEV_BASE.length);
         else throw new Error(`unexpected curl word ${w} in: ${line}`);
       }
@@ -220,6 +221,8 @@ Deno.test("the README walk-through runs step by step against the dev settings, r
         "GET /v1/projects",
         "POST /v1/projects/{id}/audits",
         "GET /v1/audits/{id}",
+        "GET /v1/audits/{id}/report",
+        "POST /v1/audits/{id}/shares",
         "GET /v1/audits/{id}/summary.md",
         "GET /v1/audits/{id}/pages",
         "GET /v1/audits/{id}/issues",

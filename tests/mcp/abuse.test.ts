@@ -85,7 +85,7 @@ Deno.test("a JSON-RPC batch is refused with 400 Invalid Request before anything 
     // A single message is still served.
     const one = await post(app, creates[0], { ...auth, "mcp-protocol-version": "2025-11-25" });
     assert.equal(one.status, 200);
-    assert.equal(one.body.result.structuredContent.project.url, "https://batch1.example");
+    assert.equal(one.body.result.structuredContent.url, "https://batch1.example");
   }));
 
 Deno.test("streams: a keyless subscriptions/listen is 401, a keyed one 404 Method not found, GET is 405; nothing stays open", () =>
@@ -343,7 +343,7 @@ Deno.test("wait: held calls are capped per key and per process, past a cap the c
       assert.ok(!res.isError, JSON.stringify(res.content));
       return {
         // deno-lint-ignore no-explicit-any
-        status: (res.structuredContent as any).audit.status as string,
+        status: (res.structuredContent as any).status as string,
         // deno-lint-ignore no-explicit-any
         text: (res.content as any[])[0].text as string,
       };

@@ -487,7 +487,7 @@ Deno.test("a 2025-era call that waits gets its SSE stream at once and its answer
     const message = JSON.parse(text.slice(text.indexOf("data: ") + 6));
     assert.equal(message.id, 1);
     assert.equal(message.result.isError, undefined, text);
-    assert.ok(message.result.structuredContent.audit, text);
+    assert.ok(message.result.structuredContent.audit_id, text);
   } finally {
     release();
     await app.close();

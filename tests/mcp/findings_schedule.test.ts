@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { GOOD_HEADERS, html, page, serveSite } from "../helpers/sites.ts";
 import { errorCode, withApp } from "../helpers/app.ts";
-import { call, callError, connectMcp } from "./helpers.ts";
+import { call, callError, callText, connectMcp } from "./helpers.ts";
 
 /** A small site with defects; its home page waits until `open()` so a test can see it running. */
 function gatedSite() {
@@ -38,8 +38,8 @@ Deno.test("audits issues/issue/pages through MCP equal the /v1 listings; invalid
       const ca = await connectMcp(app, { key: a.key });
       const cb = await connectMcp(app, { key: b.key });
       try {
-        const { project } = await call(ca, "projects", { action: "create", url: site.origin });
-        const { audit } = await call(ca, "audits", {
+        const project = await call(ca, "projects", { action: "create", url: site.origin });
+        const audit = await call(ca, "audits", {
           action: "start",
           project_id: project.project_id,
         });
@@ -54,7 +54,7 @@ Deno.test("audits issues/issue/pages through MCP equal the /v1 listings; invalid
 
         open();
         const done = await call(ca, "audits", { action: "get", audit_id: id, wait: 30 });
-        assert.equal(done.audit.status, "completed");
+        assert.equal(done.status, "completed");
 
         const rest = async (path: string) => {
           const res = await app.req("GET", path, { key: a.key });
@@ -63,24 +63,34 @@ Deno.test("audits issues/issue/pages through MCP equal the /v1 listings; invalid
         };
         // Issues: unfiltered, filtered, and paged with the cursor, as on /v1.
         const all = await call(ca, "audits", { action: "issues", audit_id: id });
-        assert.deepEqual(all.issues, await rest(`/v1/audits/${id}/issues`));
+        assert.deepEqual(all, await rest(`/v1/audits/${id}/issues?limit=10`));
         assert.ok(
-          all.issues.data.length >= 3,
-          JSON.stringify(all.issues.data.map((i: { check: string }) => i.check)),
+          all.data.length >= 3,
+          JSON.stringify(all.data.map((i: { check: string }) => i.check)),
         );
         const critical = await call(ca, "audits", {
           action: "issues",
           audit_id: id,
           severity: "critical",
         });
-        assert.deepEqual(critical.issues, await rest(`/v1/audits/${id}/issues?severity=critical`));
-        assert.ok(
-          critical.issues.data.every((i: { severity: string }) => i.severity === "critical"),
+        assert.deepEqual(
+          critical,
+          await rest(`/v1/audits/${id}/issues?severity=critical&limit=10`),
         );
-        const first = await call(ca, "audits", { action: "issues", audit_id: id, limit: 2 });
-        assert.deepEqual(first.issues, await rest(`/v1/audits/${id}/issues?limit=2`));
-        assert.equal(first.issues.data.length, 2);
-        const cursor = first.issues.next_cursor;
+        assert.ok(
+          critical.data.every((i: { severity: string }) => i.severity === "critical"),
+        );
+        const { structured: first, text: firstText } = await callText(ca, "audits", {
+          action: "issues",
+          audit_id: id,
+          limit: 2,
+        });
+        // The first page says how many issues are left: every check that fires, and the fixed.
+        const total = all.changes.new + all.changes.persisting + all.changes.fixed;
+        assert.match(firstText, new RegExp(`\\. ${total - 2} more: call again with cursor `));
+        assert.deepEqual(first, await rest(`/v1/audits/${id}/issues?limit=2`));
+        assert.equal(first.data.length, 2);
+        const cursor = first.next_cursor;
         assert.ok(cursor);
         const second = await call(ca, "audits", {
           action: "issues",
@@ -89,24 +99,24 @@ Deno.test("audits issues/issue/pages through MCP equal the /v1 listings; invalid
           cursor,
         });
         assert.deepEqual(
-          second.issues,
+          second,
           await rest(`/v1/audits/${id}/issues?limit=2&cursor=${encodeURIComponent(cursor)}`),
         );
         assert.deepEqual(
-          [...first.issues.data, ...second.issues.data].map((i: { check: string }) => i.check),
-          all.issues.data.slice(0, 4).map((i: { check: string }) => i.check),
+          [...first.data, ...second.data].map((i: { check: string }) => i.check),
+          all.data.slice(0, 4).map((i: { check: string }) => i.check),
         );
 
         // One check's affected items.
         const check = "broken_internal_links";
         const items = await call(ca, "audits", { action: "issue", audit_id: id, check });
-        assert.deepEqual(items.issue, await rest(`/v1/audits/${id}/issues/${check}`));
-        assert.ok(items.issue.data.length >= 1);
+        assert.deepEqual(items, await rest(`/v1/audits/${id}/issues/${check}?limit=10`));
+        assert.ok(items.data.length >= 1);
 
         // The page inventory, with and without filters.
         const pages = await call(ca, "audits", { action: "pages", audit_id: id });
-        assert.deepEqual(pages.pages, await rest(`/v1/audits/${id}/pages`));
-        assert.ok(pages.pages.data.some((p: { url: string }) => p.url.endsWith("/gone")));
+        assert.deepEqual(pages, await rest(`/v1/audits/${id}/pages?limit=10`));
+        assert.ok(pages.data.some((p: { url: string }) => p.url.endsWith("/gone")));
         const broken = await call(ca, "audits", {
           action: "pages",
           audit_id: id,
@@ -114,10 +124,10 @@ Deno.test("audits issues/issue/pages through MCP equal the /v1 listings; invalid
           indexable: false,
         });
         assert.deepEqual(
-          broken.pages,
-          await rest(`/v1/audits/${id}/pages?status=4xx&indexable=false`),
+          broken,
+          await rest(`/v1/audits/${id}/pages?status=4xx&indexable=false&limit=10`),
         );
-        assert.deepEqual(broken.pages.data.map((p: { status: number }) => p.status), [404]);
+        assert.deepEqual(broken.data.map((p: { status: number }) => p.status), [404]);
 
         // The same errors as /v1: an unknown check, a bad filter, a missing field.
         const unknown = await callError(ca, "audits", {
@@ -179,7 +189,7 @@ Deno.test("the schedule tool: get/set/delete as PUT/GET/DELETE /v1/projects/{id}
     const ca = await connectMcp(app, { key: live });
     const cb = await connectMcp(app, { key: await app.liveKey(b.accountId) });
     try {
-      const { project } = await call(ca, "projects", {
+      const project = await call(ca, "projects", {
         action: "create",
         url: "https://sched.example",
       });
@@ -189,37 +199,37 @@ Deno.test("the schedule tool: get/set/delete as PUT/GET/DELETE /v1/projects/{id}
       const none = await callError(ca, "schedule", { action: "get", project_id: pid });
       assert.equal(none.code, "not_found");
 
-      const set = await call(ca, "schedule", {
+      const { structured: set, text: setText } = await callText(ca, "schedule", {
         action: "set",
         project_id: pid,
         cadence: "weekly",
         hour_utc: 6,
         day_of_week: "friday",
       });
-      assert.equal(set.created, true);
-      assert.equal(set.schedule.day_of_week, "friday");
-      assert.equal(set.schedule.funding.kind, "credits");
+      assert.match(setText, /^Created: /);
+      assert.equal(set.day_of_week, "friday");
+      assert.equal(set.funding.kind, "credits");
       const got = await call(ca, "schedule", { action: "get", project_id: pid });
       const restGet = await app.req("GET", path, { key: live });
-      assert.deepEqual(got.schedule, restGet.body);
-      assert.deepEqual(set.schedule, restGet.body);
+      assert.deepEqual(got, restGet.body);
+      assert.deepEqual(set, restGet.body);
 
       // A repeated set changes nothing, as a repeated PUT (200 on /v1).
-      const again = await call(ca, "schedule", {
+      const { structured: again, text: againText } = await callText(ca, "schedule", {
         action: "set",
         project_id: pid,
         cadence: "weekly",
         hour_utc: 6,
         day_of_week: "friday",
       });
-      assert.equal(again.created, false);
-      assert.deepEqual(again.schedule, restGet.body);
+      assert.match(againText, /^Replaced: /);
+      assert.deepEqual(again, restGet.body);
       const restPut = await app.req("PUT", path, {
         key: live,
         body: { cadence: "weekly", hour_utc: 6, day_of_week: "friday" },
       });
       assert.equal(restPut.status, 200);
-      assert.deepEqual(restPut.body, again.schedule);
+      assert.deepEqual(restPut.body, again);
 
       // The same refusals: validation, foreign projects, and a sandbox key of the same account,
       // to which the live project does not exist (visibility before its own limits).

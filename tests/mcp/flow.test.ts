@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { startFakeStripe, stripeEnv } from "../billing/fake_stripe.ts";
 import { html, page, serveSite } from "../helpers/sites.ts";
 import { withApp } from "../helpers/app.ts";
-import { call, callError, connectMcp, type Era, postMcp } from "./helpers.ts";
+import { call, callError, callText, connectMcp, type Era, postMcp } from "./helpers.ts";
 
 const PUBLIC_TOOLS = ["signup", "billing", "docs"];
 const ALL_TOOLS = [
@@ -42,7 +42,7 @@ Deno.test("initialize in 2026-07-28, 2025-11-25 and 2025-06-18; a key unlocks th
         // deno-lint-ignore no-explicit-any
         assert.deepEqual((billing.inputSchema.properties as any).action.enum, ["plans"]);
         const plans = await call(anon, "billing", { action: "plans" });
-        assert.deepEqual(plans.plans.plans.map((p: { id: string }) => p.id), ["basic", "pro"]);
+        assert.deepEqual(plans.plans.map((p: { id: string }) => p.id), ["basic", "pro"]);
       } finally {
         await anon.close();
       }
@@ -54,7 +54,8 @@ Deno.test("initialize in 2026-07-28, 2025-11-25 and 2025-06-18; a key unlocks th
         for (const t of tools) {
           assert.ok(t.description && t.description.length > 40, `${t.name} has a description`);
           assert.equal(t.inputSchema.type, "object");
-          assert.equal(t.outputSchema?.type, "object", `${t.name} has an output schema`);
+          // No output schemas (issue 33): structuredContent is the /v1 body, documented there.
+          assert.equal(t.outputSchema, undefined, `${t.name} lists no output schema`);
         }
         const account = await call(keyed, "account");
         assert.equal(account.mode, "sandbox");
@@ -97,7 +98,7 @@ Deno.test("the agent flow through tools only: signup → project → audit → a
 
       const agent = await connectMcp(app, { key: signup.api_key });
       try {
-        const { project } = await call(agent, "projects", { action: "create", url: site.origin });
+        const project = await call(agent, "projects", { action: "create", url: site.origin });
         assert.equal(project.sandbox, true);
         const listed = await call(agent, "projects", { action: "list" });
         assert.deepEqual(listed.projects.map((p: { project_id: string }) => p.project_id), [
@@ -109,26 +110,28 @@ Deno.test("the agent flow through tools only: signup → project → audit → a
           action: "start",
           project_id: project.project_id,
         });
-        assert.match(started.audit.audit_id, /^aud_/);
-        assert.ok(["queued", "running", "completed"].includes(started.audit.status));
+        assert.match(started.audit_id, /^aud_/);
+        assert.ok(["queued", "running"].includes(started.status));
+        assert.equal(started.poll, `/v1/audits/${started.audit_id}`);
+        assert.ok(started.poll_after_seconds >= 2 && started.poll_after_seconds <= 60);
         // wait holds the call and reports progress until the audit completes.
         const progress: { progress: number; total?: number; message?: string }[] = [];
         const res = await agent.callTool(
           {
             name: "audits",
-            arguments: { action: "get", audit_id: started.audit.audit_id, wait: 30 },
+            arguments: { action: "get", audit_id: started.audit_id, wait: 30 },
           },
           { onprogress: (p) => void progress.push(p) },
         );
         assert.ok(!res.isError, JSON.stringify(res.content));
         // deno-lint-ignore no-explicit-any
-        const audit = (res.structuredContent as any).audit;
+        const audit = res.structuredContent as any;
         assert.equal(audit.status, "completed");
         assert.ok(Number.isInteger(audit.score));
         assert.ok(
           audit.summary.top_issues.some((t: { check: string }) => t.check === "viewport_missing"),
         );
-        if (started.audit.status !== "completed") {
+        if (started.status !== "completed") {
           assert.ok(progress.length >= 1, "progress notifications while waiting");
           assert.equal(progress.at(-1)!.progress, 2);
           for (let i = 1; i < progress.length; i++) {
@@ -151,9 +154,9 @@ Deno.test("the agent flow through tools only: signup → project → audit → a
           topic: "How to choose running shoes",
           wait: 30,
         });
-        assert.equal(article.article.status, "ready", JSON.stringify(article));
-        assert.ok(article.article.content_markdown.length > 200);
-        assert.equal(article.article.watermark.sandbox, true);
+        assert.equal(article.status, "ready", JSON.stringify(article));
+        assert.ok(article.content_markdown.length > 200);
+        assert.equal(article.watermark.sandbox, true);
 
         // The trial cannot buy: the tool error says so, with the API's code.
         const refused = await callError(agent, "billing", {
@@ -172,7 +175,7 @@ Deno.test("the agent flow through tools only: signup → project → audit → a
       const live = await connectMcp(app, { key: liveKey });
       try {
         const balance = await call(live, "billing", { action: "credits" });
-        assert.equal(balance.credits.balance_credits, 0);
+        assert.equal(balance.balance_credits, 0);
         const short = await callError(live, "audits", {
           action: "start",
           project_id: (await call(live, "projects", { action: "list" })).projects[0].project_id,
@@ -185,9 +188,9 @@ Deno.test("the agent flow through tools only: signup → project → audit → a
           pack_id: "pack_500",
           idempotency_key: "buy-1",
         });
-        assert.equal(bought.checkout.status, "pending_payment");
-        assert.match(bought.checkout.checkout_url, /^https:\/\//);
-        assert.equal(bought.checkout.credits, 500);
+        assert.equal(bought.status, "pending_payment");
+        assert.match(bought.checkout_url, /^https:\/\//);
+        assert.equal(bought.credits, 500);
         assert.equal(fake.requests.filter((r) => r.path === "/v1/checkout/sessions").length, 1);
       } finally {
         await live.close();
@@ -203,8 +206,9 @@ Deno.test("docs, resources and prompts help an agent without a key", () =>
   withApp(async (app) => {
     const anon = await connectMcp(app);
     try {
-      const docs = await call(anon, "docs", { topic: "connect" });
-      assert.match(docs.markdown, /"Authorization": "Bearer sk_sandbox_\.\.\."/);
+      const docs = await callText(anon, "docs", { topic: "connect" });
+      assert.match(docs.text, /"Authorization": "Bearer sk_sandbox_\.\.\."/);
+      assert.equal(docs.structured.markdown, undefined, "the Markdown is sent once, as the text");
       const resources = (await anon.listResources()).resources.map((r) => r.uri);
       assert.deepEqual(resources, ["serpwright://docs/quickstart", "serpwright://docs/errors"]);
       const errors = await anon.readResource({ uri: "serpwright://docs/errors" });

@@ -44,6 +44,20 @@ export async function call(
   return res.structuredContent;
 }
 
+/** A tool call's structured result and its text (the compact rendering); throws on a tool error. */
+export async function callText(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+  // deno-lint-ignore no-explicit-any
+): Promise<{ structured: any; text: string }> {
+  const res = await client.callTool({ name, arguments: args });
+  if (res.isError) throw new Error(`${name} failed: ${JSON.stringify(res.content)}`);
+  // deno-lint-ignore no-explicit-any
+  const text = (res.content as any[]).map((c) => c.text).join("\n");
+  return { structured: res.structuredContent, text };
+}
+
 /** A tool call expected to fail: returns its `error.code` after checking the error shape. */
 export async function callError(
   client: Client,

@@ -47,7 +47,7 @@ Deno.test("auth: unknown, malformed, revoked and expired keys get 401 with their
     const keys = await call(client, "api_keys", { action: "list" });
     const first = keys.keys.find((k: { name: string }) => k.name === "Sandbox key");
     await client.close();
-    const rotated = await connectMcp(app, { key: second.key.api_key });
+    const rotated = await connectMcp(app, { key: second.api_key });
     const revoked = await call(rotated, "api_keys", { action: "revoke", key_id: first.id });
     assert.ok(revoked.key.revoked_at);
     await rotated.close();
@@ -57,7 +57,7 @@ Deno.test("auth: unknown, malformed, revoked and expired keys get 401 with their
 
     app.clock.advance(15 * 86_400_000);
     const expired = await rawMcp(app, toolCall("account"), {
-      authorization: `Bearer ${second.key.api_key}`,
+      authorization: `Bearer ${second.api_key}`,
     });
     assert.equal(expired.status, 401);
     assert.equal(expired.body.error.code, "key_expired");
@@ -83,15 +83,15 @@ Deno.test("foreign ids answer not_found through every tool, as on /v1", () =>
     const cb = await connectMcp(app, { key: b.key });
     try {
       // A site nothing listens on: the audit finishes quickly and offline.
-      const { project } = await call(ca, "projects", {
+      const project = await call(ca, "projects", {
         action: "create",
         url: "http://127.0.0.1:9",
       });
-      const { audit } = await call(ca, "audits", {
+      const audit = await call(ca, "audits", {
         action: "start",
         project_id: project.project_id,
       });
-      const { key: aKey } = await call(ca, "api_keys", { action: "create" });
+      const aKey = await call(ca, "api_keys", { action: "create" });
 
       for (
         const [tool, args] of [
@@ -124,7 +124,7 @@ Deno.test("sandbox limits and validation come back as tool errors with the API's
     const { key } = await app.signup();
     const c = await connectMcp(app, { key });
     try {
-      const { project } = await call(c, "projects", {
+      const project = await call(c, "projects", {
         action: "create",
         url: "http://127.0.0.1:9",
       });
@@ -171,7 +171,7 @@ Deno.test("idempotency keys replay across MCP and /v1, and conflict across opera
       const args = { action: "create", url: "https://example.com", idempotency_key: "p-1" };
       const first = await call(c, "projects", args);
       const replay = await call(c, "projects", args);
-      assert.equal(replay.project.project_id, first.project.project_id);
+      assert.equal(replay.project_id, first.project_id);
       assert.equal(replay.idempotent_replayed, true);
       assert.equal((await call(c, "account")).projects_count, 1);
 
@@ -183,18 +183,18 @@ Deno.test("idempotency keys replay across MCP and /v1, and conflict across opera
       });
       assert.equal(rest.status, 201);
       assert.equal(rest.headers.get("idempotent-replayed"), "true");
-      assert.deepEqual(rest.body, first.project);
+      assert.deepEqual(rest.body, first);
 
       const conflict = await callError(c, "audits", {
         action: "start",
-        project_id: first.project.project_id,
+        project_id: first.project_id,
         idempotency_key: "p-1",
       });
       assert.equal(conflict.code, "idempotency_conflict");
 
       const k1 = await call(c, "api_keys", { action: "create", idempotency_key: "k-1" });
       const k2 = await call(c, "api_keys", { action: "create", idempotency_key: "k-1" });
-      assert.equal(k2.key.api_key, k1.key.api_key);
+      assert.equal(k2.api_key, k1.api_key);
       assert.equal((await call(c, "api_keys", { action: "list" })).keys.length, 2);
 
       const long = await callError(c, "api_keys", {
@@ -248,7 +248,7 @@ Deno.test("tools answer the same bodies as their /v1 twins", () =>
     const { key } = await app.signup();
     const c = await connectMcp(app, { key });
     try {
-      const { project } = await call(c, "projects", {
+      const project = await call(c, "projects", {
         action: "create",
         url: "https://example.com",
       });
@@ -257,7 +257,7 @@ Deno.test("tools answer the same bodies as their /v1 twins", () =>
         (await app.req("GET", "/v1/account", { key })).body,
       );
       assert.deepEqual(
-        (await call(c, "projects", { action: "get", project_id: project.project_id })).project,
+        await call(c, "projects", { action: "get", project_id: project.project_id }),
         (await app.req("GET", `/v1/projects/${project.project_id}`, { key })).body,
       );
       assert.deepEqual(
@@ -265,7 +265,7 @@ Deno.test("tools answer the same bodies as their /v1 twins", () =>
         (await app.req("GET", "/v1/projects", { key })).body.projects,
       );
       assert.deepEqual(
-        (await call(c, "billing", { action: "plans" })).plans,
+        await call(c, "billing", { action: "plans" }),
         (await app.req("GET", "/v1/plans", { key })).body,
       );
       assert.deepEqual(

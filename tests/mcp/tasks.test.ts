@@ -161,7 +161,7 @@ Deno.test("tasks: a start answers a handle once the job is in KV; the tasks clie
         // deno-lint-ignore no-explicit-any
         const article: any = resultFromTaskOutcome(outcome);
         assert.equal(article.isError, undefined);
-        assert.equal(article.structuredContent.article.status, "ready");
+        assert.equal(article.structuredContent.status, "ready");
 
         // The audit's task to its end, through the raw wire.
         let done = seen;
@@ -180,7 +180,7 @@ Deno.test("tasks: a start answers a handle once the job is in KV; the tasks clie
         });
         assert.deepEqual(result.content, polled.content);
         assert.deepEqual(result.structuredContent, polled.structuredContent);
-        assert.equal(result.structuredContent.audit.status, "completed");
+        assert.equal(result.structuredContent.status, "completed");
         assert.match(done.statusMessage!, /completed: score \d+\/100/);
 
         // A finished task cannot be cancelled: acknowledged (the extension's rule), left alone.
@@ -350,8 +350,10 @@ Deno.test("clients without the tasks extension keep the start-and-poll answer", 
       assert.notEqual(r.resultType, "task");
       // deno-lint-ignore no-explicit-any
       const s = r.structuredContent as any;
-      assert.match(s.audit.audit_id, /^aud_/);
-      assert.equal(s.poll_after_seconds, 30);
+      assert.match(s.audit_id, /^aud_/);
+      assert.equal(s.poll, `/v1/audits/${s.audit_id}`);
+      // A sandbox audit's budget (25 pages, 2 s) plus the job queued ahead of it (web role).
+      assert.equal(s.poll_after_seconds, 3);
     };
     // (The second start adopts the audit the first queued, as on /v1.)
     const args = { action: "start", project_id: projectId };

@@ -335,36 +335,38 @@ Deno.test("the audit report over HTTP: charts, history, changes, issues, invento
       });
       assert.equal(unknownShare.status, 404);
 
-      // Through MCP: the report as a string, and a link that opens.
+      // Through MCP: the report's address (never the page inlined), and a link that opens.
       const client = await connectMcp(app, { key: live });
       mcp.push(client);
       const viaMcp = await call(client, "audits", { action: "report", audit_id: auditId });
-      assert.equal(viaMcp.report.audit_id, auditId);
-      assert.ok(viaMcp.report.html.includes(`Overall score ${audit.score} out of 100`));
+      assert.equal(viaMcp.audit_id, auditId);
+      assert.equal(viaMcp.report_url, `${BASE}/v1/audits/${auditId}/report`);
+      assert.ok(viaMcp.bytes > 1000);
+      assert.equal(viaMcp.html, undefined);
       app.clock.advance(1000);
       const mcpShare = await call(client, "audits", {
         action: "share",
         audit_id: auditId,
         expires_in_days: 2,
       });
-      assert.equal((await open(mcpShare.share.url)).status, 200);
+      assert.equal((await open(mcpShare.url)).status, 200);
       const mcpList = await call(client, "audits", { action: "shares", audit_id: auditId });
-      assert.equal(mcpList.shares.data.length, 3);
+      assert.equal(mcpList.data.length, 3);
       // The audit resource links the report and the newest live link (sealed, so repeatable).
       const resource = await client.readResource({ uri: `serpwright://audits/${auditId}` });
       // deno-lint-ignore no-explicit-any
       const linked = JSON.parse((resource.contents[0] as any).text);
       assert.equal(linked.report_url, `${BASE}/v1/audits/${auditId}/report`);
-      assert.equal(linked.share_url, mcpShare.share.url);
+      assert.equal(linked.share_url, mcpShare.url);
       assert.equal(
         await activeShareUrl(app.service.services.deps, accountId, auditId),
-        mcpShare.share.url,
+        mcpShare.url,
       );
 
       // Expired: 404 once the clock passes expires_at; listed as expired.
       app.clock.advance(30 * DAY);
       assert.equal((await open(url)).status, 404);
-      assert.equal((await open(mcpShare.share.url)).status, 404);
+      assert.equal((await open(mcpShare.url)).status, 404);
       const after = await app.req("GET", `/v1/audits/${auditId}/shares`, { key: live });
       const statuses = after.body.data.map((s: { status: string }) => s.status).sort();
       assert.deepEqual(statuses, ["expired", "expired", "revoked"]);

@@ -426,18 +426,18 @@ Deno.test("every share link of the account, listed and ended at once, over REST 
       ]);
       sandboxMcp.client = await connectMcp(app, { key: sandbox });
       const viaMcp = await call(sandboxMcp.client, "api_keys", { action: "list_shares" });
-      assert.deepEqual(viaMcp.all_shares, sandboxList.body);
+      assert.deepEqual(viaMcp, sandboxList.body);
       const articleShares = await call(sandboxMcp.client, "articles", {
         action: "shares",
         article_id: articleId,
         limit: 1,
       });
-      assert.equal(articleShares.shares.data[0].share_id, article.share_id);
-      assert.equal(articleShares.shares.next_cursor, null);
+      assert.equal(articleShares.data[0].share_id, article.share_id);
+      assert.equal(articleShares.next_cursor, null);
 
       // The sandbox key ends its side over MCP: the live links stay.
       const endedSandbox = await call(sandboxMcp.client, "api_keys", { action: "end_shares" });
-      assert.deepEqual(endedSandbox.ended_shares, { ended: 2 });
+      assert.deepEqual(endedSandbox, { ended: 2 });
       assert.equal((await open(article.url)).status, 404);
       assert.equal((await open(sandboxShare.url)).status, 404);
       assert.equal((await open(live1.url)).status, 200);

@@ -254,7 +254,7 @@ Deno.test("MCP: billing upgrade with pack_id carries the challenge; mppx's MCP c
       const paid = await client.callTool({ name: "billing", arguments: args });
       assert.notEqual(paid.isError, true, JSON.stringify(paid.content));
       // deno-lint-ignore no-explicit-any
-      const upgraded = (paid.structuredContent as any).upgrade;
+      const upgraded = paid.structuredContent as any;
       assert.equal(upgraded.status, "paid");
       // deno-lint-ignore no-explicit-any
       assert.equal((paid._meta as any)?.["org.paymentauth/receipt"]?.status, "success");
@@ -263,7 +263,7 @@ Deno.test("MCP: billing upgrade with pack_id carries the challenge; mppx's MCP c
         arguments: { action: "upgrade_status", upgrade_id: upgraded.upgrade_id },
       });
       // deno-lint-ignore no-explicit-any
-      assert.match((claim.structuredContent as any).upgrade.api_key, /^sk_live_/);
+      assert.match((claim.structuredContent as any).api_key, /^sk_live_/);
       assert.equal(fake.paymentIntents.size, 1);
     } finally {
       await client.close();

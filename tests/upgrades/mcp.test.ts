@@ -24,7 +24,7 @@ Deno.test("over MCP: billing actions upgrade and upgrade_status; the live key on
       console.log(`tools/list: ${all} bytes for a sandbox key; the billing tool ${bytes}`);
       assert.ok(bytes <= BILLING_TOOL_BUDGET, `billing tool ${bytes} bytes`);
 
-      const { upgrade } = await call(c, "billing", { action: "upgrade" });
+      const upgrade = await call(c, "billing", { action: "upgrade" });
       assert.equal(upgrade.status, "pending");
       assert.match(upgrade.user_code, /^[A-Z2-9]{4}-[A-Z2-9]{4}$/);
       const { checkoutUrl } = await humanChooses(app, upgrade.user_code, { pack: "pack_500" });
@@ -33,7 +33,7 @@ Deno.test("over MCP: billing actions upgrade and upgrade_status; the live key on
         name: "billing",
         arguments: { action: "upgrade_status", upgrade_id: upgrade.upgrade_id },
       });
-      const claimed = (first.structuredContent as { upgrade: Record<string, string> }).upgrade;
+      const claimed = first.structuredContent as Record<string, string>;
       assert.match(claimed.api_key, /^sk_live_/);
       const text = (first.content as { text: string }[])[0].text;
       assert.match(text, /LIVE KEY \(shown once/);
@@ -41,8 +41,8 @@ Deno.test("over MCP: billing actions upgrade and upgrade_status; the live key on
         action: "upgrade_status",
         upgrade_id: upgrade.upgrade_id,
       });
-      assert.equal(again.upgrade.status, "claimed");
-      assert.equal(again.upgrade.api_key, undefined);
+      assert.equal(again.status, "claimed");
+      assert.equal(again.api_key, undefined);
     } finally {
       await c.close();
     }

@@ -6,13 +6,11 @@ import { z } from "zod";
 import {
   Account,
   getAccountOp,
-  principalOf,
   signupOp,
   SignupResponse,
   verifyEmailOp,
   VerifyEmailResponse,
 } from "../../../app/operations/accounts.ts";
-import { accountView } from "../../../app/views.ts";
 import { ApiKey, createKeyOp, listKeysOp, revokeKeyOp } from "../../../app/operations/api_keys.ts";
 import {
   ConnectedApp,
@@ -51,12 +49,9 @@ const signup = action(signupOp, (a: SignupArgs) => ({
 export const signupTool = operationTool({
   name: "signup",
   title: "Sign up",
-  description: "Create a Serpwright account and get a sandbox API key at once (no CAPTCHA, no " +
-    "card). The raw api_key is returned exactly once: store it, then configure this MCP server " +
-    "with the header `Authorization: Bearer <api_key>` to unlock the account, projects, audits, " +
-    "articles, billing and webhooks tools. Sandbox: 1 project, 1 audit, 2 draft articles, 14 " +
-    "days. The limits of POST /v1/accounts apply (5 signups per hour per IP, a daily cap per " +
-    "network); an existing email answers account_exists.",
+  description: "Create an account and get a sandbox API key at once (no card). The api_key " +
+    "is shown once: store it, then configure this MCP server with `Authorization: Bearer " +
+    "<api_key>` to unlock the other tools. Sandbox: 1 project, 1 audit, 2 articles, 14 days.",
   input: SignupInput,
   output: SignupResponse.extend({
     idempotent_replayed: Replayed,
@@ -71,9 +66,8 @@ export const signupTool = operationTool({
 
 const AccountInput = z.object({
   action: z.enum(["get", "verify_email"]).default("get").describe(
-    "get (the default): the account. verify_email: mail the account's address a single-use " +
-      "link (24 h) that a human opens to prove it; then get shows email_verified: true. At " +
-      "most 3 an hour.",
+    "get (default): the account. verify_email: mail a one-time link (24 h; 3 an hour) a " +
+      "human opens to prove the email.",
   ),
   idempotency_key: IdempotencyKeyArg,
 }).strict();
@@ -99,14 +93,11 @@ function accountAnswer(view: AccountOut) {
 export const accountTool = actionTool({
   name: "account",
   title: "Account",
-  description: "The account of the API key this MCP connection uses: id, email, mode (sandbox or " +
-    "live), project count and, for sandbox keys, the trial usage and limits. Call it first to " +
-    "see what is left of the trial. action verify_email mails a link that proves the email.",
+  description: "This key's account: mode (sandbox or live), projects, and what is left of " +
+    "the trial. Call it first.",
   input: AccountInput,
-  output: Account.extend({
-    verification: VerifyEmailResponse.optional().describe("verify_email: the link sent"),
-    idempotent_replayed: Replayed,
-  }),
+  // get answers the account, verify_email the link sent: each the /v1 body of the same call.
+  output: z.union([Account, VerifyEmailResponse.extend({ idempotent_replayed: Replayed })]),
   access: "key",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   actions: {
@@ -114,11 +105,9 @@ export const accountTool = actionTool({
     verify_email: action(
       verifyEmailOp,
       () => ({ body: {} }),
-      (sent: VerifyOut, _args: AccountArgs, ctx) => {
-        // The account beside the result: the view is memoised per cached principal.
-        const view = ctx.actor.kind === "account" ? accountView(principalOf(ctx.actor)) : null;
+      (sent: VerifyOut) => {
         return {
-          structured: { ...(view ?? {}), verification: sent },
+          structured: sent,
           summary: `A verification link was sent to ${sent.email}; it works once, until ` +
             `${sent.expires_at}. A human opens it and confirms; then action get shows ` +
             "email_verified: true.",
@@ -138,19 +127,15 @@ const ApiKeysInput = z.object({
     "list_shares",
     "end_shares",
   ]).describe(
-    "list: the account's keys, newest first (no raw keys). create: mint a key of this key's " +
-      "mode (the raw api_key is shown once). revoke: revoke key_id (create the new key first; " +
-      "the last active key cannot be revoked; the share links it made end with it). " +
-      "list_apps: the apps (MCP hosts) the keys approved over OAuth. revoke_app: disconnect " +
-      "app_id (its tokens and the share links it made stop working at once). list_shares: " +
-      "every live share link of the account (reports and previews), newest first, with who " +
-      "made it. end_shares: end all of them at once (API key only).",
+    "list: the keys. create: a key of this mode (api_key shown once). revoke: key_id (not " +
+      "the last; its share links end). list_apps: OAuth-connected apps. revoke_app: app_id. " +
+      "list_shares: the live share links. end_shares: end them all.",
   ),
   name: z.string().optional().describe("create: a label, 1 to 100 characters"),
   key_id: z.string().min(1).max(100).optional().describe("revoke: the key's id (key_…)"),
   app_id: z.string().min(1).max(100).optional().describe("revoke_app: the app's id (app_…)"),
-  limit: z.number().optional().describe("list_shares: links per page, 1 to 100 (default 50)"),
-  cursor: z.string().optional().describe("list_shares: the next_cursor of the previous page"),
+  limit: z.number().optional().describe("list_shares: 1 to 100"),
+  cursor: z.string().optional().describe("list_shares: the previous next_cursor"),
   idempotency_key: IdempotencyKeyArg,
 }).strict();
 
@@ -161,11 +146,8 @@ type AppOut = z.output<typeof ConnectedApp>;
 export const apiKeysTool = actionTool({
   name: "api_keys",
   title: "API keys",
-  description: "List, create or revoke the account's API keys (at most 5 active). Rotation: " +
-    "create the new key, switch the MCP host's Authorization header to it, then revoke the old " +
-    "one. Keys minted by a sandbox key keep its expiry and trial budget. Also the apps (MCP " +
-    "hosts) connected over OAuth sign-in: list_apps, revoke_app; and every share link the " +
-    "keys and apps made: list_shares, end_shares.",
+  description: "The account's API keys (at most 5 active), connected apps and share links. " +
+    "Rotate: create, switch the MCP host's Authorization header, then revoke the old key.",
   input: ApiKeysInput,
   output: z.object({
     keys: z.array(ApiKey).optional(),
@@ -188,7 +170,7 @@ export const apiKeysTool = actionTool({
       };
     }),
     create: action(createKeyOp, (a: KeyArgs) => ({ body: { name: a.name } }), (key: KeyOut) => ({
-      structured: { key },
+      structured: key,
       summary: `Key ${key.id} created; raw key (shown once, store it): ${key.api_key}.`,
     })),
     revoke: action(revokeKeyOp, (a: KeyArgs) => ({

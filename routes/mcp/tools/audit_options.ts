@@ -5,40 +5,27 @@
  * `invalid_request` naming the field as on `/v1`.
  */
 import { z } from "zod";
-import { MaxRpsSchema, SiteAuthSchema } from "../../../app/operations/audit_access_schema.ts";
+import { MaxRpsSchema } from "../../../app/operations/audit_access_schema.ts";
 
 export const AuditOptionArgs = {
-  include: z.array(z.string()).optional().describe(
-    "start/set: crawl only URLs whose path matches one of these globs (e.g. /blog/**; * within " +
-      "a path segment, ** across segments; at most 20 of 200 characters); the start page is " +
-      "always audited",
-  ),
-  exclude: z.array(z.string()).optional().describe(
-    "start/set: never crawl URLs whose path matches one of these globs (wins over include; " +
-      "links to them are not broken)",
-  ),
-  max_depth: z.number().optional().describe(
-    "start/set: crawl only URLs at most this many clicks from the start URL (0: start page only)",
-  ),
-  urls: z.array(z.string()).optional().describe(
-    "start/set: list mode, audit exactly these URLs of the project's own site (up to 500 and " +
-      "the page budget); no link followed; not with include, exclude, max_depth or sitemap_only",
-  ),
-  sitemap_only: z.boolean().optional().describe(
-    "start/set: crawl only the start page and the URLs the sitemaps list",
-  ),
+  include: z.array(z.string()).optional()
+    .describe("start/set: only paths matching these globs (max 20)"),
+  exclude: z.array(z.string()).optional()
+    .describe("start/set: skip paths matching these globs"),
+  max_depth: z.number().optional().describe("start/set: max clicks from the start URL"),
+  urls: z.array(z.string()).optional()
+    .describe("start/set: audit exactly these URLs (max 500)"),
+  sitemap_only: z.boolean().optional()
+    .describe("start/set: start page and sitemap URLs only"),
   user_agent: z.string().optional().describe(
-    "start/set: serpwright (default), googlebot_smartphone, googlebot_desktop or bingbot: the " +
-      "crawler names itself plus that crawler's token and obeys that token's robots.txt rules",
+    "start/set: serpwright (default), googlebot_smartphone, googlebot_desktop or bingbot",
   ),
-  auth: SiteAuthSchema.optional().describe(
-    "start/set: staging access, as POST /v1/projects/{projectId}/audits auth: basic (user, " +
-      "password), headers (a few named headers) or cookie; sent only to the project's own " +
-      "origin, encrypted at rest, shown masked, deleted when the audit ends. Raw audits only",
+  // Loose here (its JSON Schema was 1 KB); the operation's own schema validates it, as on /v1.
+  auth: z.looseObject({}).optional().describe(
+    "start/set: staging access: {type:basic,user,password}, {type:headers,headers:{…}} or " +
+      "{type:cookie,cookie}",
   ),
-  max_rps: MaxRpsSchema.optional().describe(
-    "start/set: requests per second per host at most (0.1-100), within the server's own cap",
-  ),
+  max_rps: MaxRpsSchema.optional().describe("start/set: requests/s per host, 0.1-100"),
 };
 
 const Args = z.object(AuditOptionArgs);

@@ -37,7 +37,7 @@ const PLANS_TEXT = "plans: the public price list (per-project plans basic and pr
 
 /** The plans action, shared by the keyless and the keyed tool. */
 const plans = action(plansOp, () => ({}), (doc) => ({
-  structured: { plans: doc },
+  structured: doc,
   summary: `Plans: ${doc.plans.map((p) => `${p.id} ${p.monthly_price} USD/month`).join(", ")}` +
     ` per project; credit packs ${doc.a_la_carte.credit_packs.map((p) => p.id).join(", ")}. ` +
     `Pricing page for a human: ${doc.links.pricing_page}.`,
@@ -72,13 +72,11 @@ const BillingInput = z.object({
     "upgrade_status",
     "portal",
   ]).describe(
-    PLANS_TEXT + " credits: the balance and unit prices. buy_credits: open a checkout for " +
-      "pack_id; returns checkout_url for a human to pay, credits land automatically. subscribe: " +
-      "open a monthly checkout of plan_id for project_id; returns checkout_url. subscription: " +
-      "a project's subscription state (project_id). upgrade (sandbox key): start an upgrade; " +
-      "hand a human verification_uri_complete (with pack_id: pay it yourself, where a 402 " +
-      "carries machine_payment). upgrade_status (upgrade_id): once paid, one " +
-      "answer carries the live key api_key. portal: a Billing Portal url for a human.",
+    "plans: the prices and the pricing page. credits: the balance. buy_credits: a checkout " +
+      "of pack_id. subscribe: a monthly checkout of plan_id for project_id. subscription: a " +
+      "project's subscription state. upgrade (sandbox key): give a human " +
+      "verification_uri_complete, or pay pack_id yourself (402 machine_payment). " +
+      "upgrade_status: once paid, api_key once. portal: a billing page URL for a human.",
   ),
   pack_id: z.enum(["pack_500", "pack_2000", "pack_10000"]).optional()
     .describe("buy_credits, upgrade: the pack"),
@@ -97,10 +95,9 @@ type StateOut = z.output<typeof SubscriptionState>;
 export const billingTool = actionTool({
   name: "billing",
   title: "Plans, credits and checkouts",
-  description: "Money: read the plans and the credit balance, and open checkouts. A purchase " +
-    "never charges by itself: buy_credits and subscribe return a checkout_url that a HUMAN must " +
-    "open and pay; then credits land / the project activates automatically (poll credits or " +
-    "subscription). Purchases need a live key (sandbox_not_billable otherwise).",
+  description: "Plans, credits, checkouts and upgrades. buy_credits and subscribe return a " +
+    "checkout_url a HUMAN must pay; then credits land or the project activates. Purchases " +
+    "need a live key.",
   input: BillingInput,
   output: Output,
   access: "key",
@@ -108,7 +105,7 @@ export const billingTool = actionTool({
   actions: {
     plans,
     credits: action(creditsOp, () => ({}), (credits: CreditsOut) => ({
-      structured: { credits },
+      structured: credits,
       summary: `Balance: ${credits.balance_credits} credits (1 credit = 1 USD). Audit ` +
         `${credits.unit_prices.technical_audit}, article ` +
         `${credits.unit_prices.article_generated} credits.`,
@@ -116,19 +113,19 @@ export const billingTool = actionTool({
     buy_credits: action(purchaseCreditsOp, (a: Args) => ({
       body: { pack_id: a.pack_id },
     }), (c: PackOut) => ({
-      structured: { checkout: c },
+      structured: c,
       summary: `Hand this link to a human to pay ${c.usd} USD for ${c.credits} credits: ` +
         `${c.checkout_url} (then read the balance with action credits)`,
     })),
     subscribe: action(subscribeOp, (a: Args) => ({
       body: { project_id: required(a.project_id, "project_id", "subscribe"), plan_id: a.plan_id },
     }), (c) => ({
-      structured: { checkout: c },
+      structured: c,
       summary: `Hand this link to a human to subscribe ${c.project_id} to ${c.plan}: ` +
         `${c.checkout_url} (valid 24 h). Then poll billing action subscription.`,
     })),
     upgrade: action(createUpgradeOp, (a: Args) => ({ body: { pack_id: a.pack_id } }), (u) => ({
-      structured: { upgrade: u },
+      structured: u,
       summary: "user_code" in u
         ? `Hand a human ${u.verification_uri_complete} (code ${u.user_code}, until ` +
           `${u.expires_at}). Then poll billing action upgrade_status, upgrade_id ` +
@@ -139,18 +136,18 @@ export const billingTool = actionTool({
     upgrade_status: action(getUpgradeOp, (a: Args) => ({
       params: { upgradeId: required(a.upgrade_id, "upgrade_id", "upgrade_status") },
     }), (u) => ({
-      structured: { upgrade: u },
+      structured: u,
       summary: `Upgrade ${u.upgrade_id}: ${u.status}.` +
         (u.api_key ? ` LIVE KEY (shown once, store it now): ${u.api_key}` : ` ${u.note}`),
     })),
     portal: action(billingPortalOp, () => ({ body: {} }), (p) => ({
-      structured: { portal: p },
+      structured: p,
       summary: `Hand this Billing Portal link to a human (valid minutes): ${p.url}`,
     })),
     subscription: action(subscriptionOp, (a: Args) => ({
       query: { project_id: required(a.project_id, "project_id", "subscription") },
     }), (subscription: StateOut) => ({
-      structured: { subscription },
+      structured: subscription,
       summary: `Project ${subscription.project_id}: subscription ${subscription.status}` +
         (subscription.plan ? ` (${subscription.plan})` : "") +
         (subscription.paid_until ? `, paid until ${subscription.paid_until}` : "") + ".",

@@ -25,7 +25,7 @@ import {
 } from "../../../app/operations/audits.ts";
 import { getRecheckOp, Recheck, startRecheckOp } from "../../../app/operations/rechecks.ts";
 import { type BodyResult, execute, type Operation } from "../../../app/operation.ts";
-import type { articleView, auditView } from "../../../app/views.ts";
+import type { articleView } from "../../../app/views.ts";
 import {
   action,
   actionTool,
@@ -36,6 +36,7 @@ import {
   type ToolAnswer,
   type ToolContext,
 } from "../kit.ts";
+import { appMeta, ARTICLE_APP_URI, AUDIT_APP_URI } from "../apps.ts";
 import { taskAnswer } from "../task_wire.ts";
 import { MAX_WAIT_SECONDS, waitForJob } from "../wait.ts";
 import { AuditOptionArgs, auditOptionsBody } from "./audit_options.ts";
@@ -49,14 +50,16 @@ import {
   ShareListArgs,
 } from "./shares.ts";
 
-type AuditOut = ReturnType<typeof auditView>;
+type AuditOut = z.output<typeof Audit>;
 type RecheckOut = z.output<typeof Recheck>;
 type ArticleOut = ReturnType<typeof articleView>;
 
+/** Rows a listing shows as lines in its text, and the page an MCP listing defaults to. */
+const LINES = 10;
+const MCP_PAGE = 10;
+
 const Wait = z.number().int().min(0).max(MAX_WAIT_SECONDS).optional().describe(
-  `Seconds (0 to ${MAX_WAIT_SECONDS}, default 0) to hold the call while the job runs, with ` +
-    "progress notifications; it returns early when the job finishes. Jobs can outlast it: " +
-    "then poll with action get.",
+  `Seconds (max ${MAX_WAIT_SECONDS}) to hold the call until the job finishes, with progress`,
 );
 
 const AuditsInput = z.object({
@@ -74,40 +77,29 @@ const AuditsInput = z.object({
     "shares",
     "revoke_share",
   ]).describe(
-    "start: queue a technical audit of project_id (an audit already queued or running with " +
-      "the same options is returned as is, not charged twice; other options: " +
-      "audit_in_progress). Optional scope, identity and access: include, exclude, max_depth, " +
-      "urls, sitemap_only, user_agent, auth, max_rps. get: an audit (audit_id) with its score " +
-      "and summary once completed. Once completed: summary: a Markdown summary of at most 2 KB " +
-      "(score, deltas, worst issues with their fix) to paste into a chat or a pull request; " +
-      "issues: its issues worst first with meaning, fix and change since the previous audit " +
-      "(filters severity, category, change); issue: the affected items of one check with their " +
-      "evidence; pages: every URL the crawl met (filters status, indexable, check). Listings " +
-      "page with limit and cursor; whole lists as CSV or NDJSON files come from the HTTP API. " +
-      "recheck: after a fix, fetch again only the affected URLs of one check (audit_id, " +
-      "check; at most 100) and judge it on them: each URL fixed, still_failing (fresh " +
-      "evidence) or not_checked; site-wide checks answer invalid_state; priced per URL " +
-      "(GET /v1/plans recheck_pricing). recheck_get: a re-check (recheck_id). report: the " +
-      "audit as one HTML page (charts, issues, inventory filtered like pages; issue for one " +
-      "issue's items). share: a link (url, shown once) that opens the report for a human " +
-      "without a key, expires_in_days 1-90 (default 30); shares: the links, newest first; " +
-      "revoke_share: end one (share_id).",
+    "start: audit project_id (options: include, exclude, max_depth, urls, sitemap_only, " +
+      "user_agent, auth, max_rps, render; the same audit running is returned, not charged " +
+      "twice). get: the audit (score, summary, report_url once completed). Once completed: " +
+      "summary: Markdown, at most 2 KB; issues: worst first (filters severity, category, " +
+      "change); issue: one check's affected items; pages: the URLs crawled (filters status, " +
+      "indexable, check); lists page with limit and cursor. recheck: after a fix, fetch only " +
+      "the affected URLs of one check (check; at most 100; priced per URL) and judge each " +
+      "fixed, still_failing or not_checked; recheck_get: it (recheck_id). report: the HTML " +
+      "report's URL (filters as pages, or issue). share: a link opening the report without a " +
+      "key (shown once; expires_in_days 1-90); shares: the links (limit, cursor); revoke_share: end one.",
   ),
   project_id: z.string().min(1).max(100).optional().describe("start: the project (proj_…)"),
   audit_id: z.string().min(1).max(100).optional()
-    .describe("every action but start and recheck_get: the audit (aud_…)"),
+    .describe("the audit (aud_…)"),
   recheck_id: z.string().min(1).max(100).optional()
     .describe("recheck_get: the re-check (rck_…)"),
-  render: z.boolean().optional().describe(
-    "start: also render up to 50 pages in a real browser (priced apart: GET /v1/plans " +
-      "rendered_audit_pricing; rendering_unavailable where the server has no browser)",
-  ),
+  render: z.boolean().optional()
+    .describe("start: also render up to 50 pages in a browser (priced apart)"),
   ...AuditOptionArgs,
   wait: Wait,
   idempotency_key: IdempotencyKeyArg,
-  check: z.string().optional().describe(
-    "issue, recheck: the check id (e.g. broken_internal_links); pages: only URLs it fired on",
-  ),
+  check: z.string().optional()
+    .describe("issue, recheck: the check id (broken_internal_links…); pages: a filter"),
   severity: z.string().optional().describe("issues: critical, warning or info"),
   category: z.string().optional()
     .describe("issues: indexability, structure, security, performance or mobile"),
@@ -116,12 +108,10 @@ const AuditsInput = z.object({
     .describe("pages: 2xx, 3xx, 4xx, 5xx, failed, blocked or not_fetched"),
   indexable: z.boolean().optional().describe("pages: only indexable (true) or not (false) URLs"),
   limit: z.number().optional()
-    .describe(`issues, issue, pages, shares: items per page, 1 to ${MAX_PAGE_SIZE} (default 50)`),
-  cursor: z.string().optional()
-    .describe("issues, issue, pages, shares: the next_cursor of the previous page"),
+    .describe(`issues, issue, pages, shares: 1 to ${MAX_PAGE_SIZE} (default ${MCP_PAGE})`),
+  cursor: z.string().optional().describe("the previous page's next_cursor"),
   format: z.enum(["json", "csv", "ndjson"]).optional().describe(
-    "issues, issue, pages: json only (the default). CSV and NDJSON files of a whole list are " +
-      "downloads of GET /v1/audits/{audit_id}/issues, /issues/{check} or /pages?format=csv",
+    "json only; files: GET /v1/audits/{audit_id}/pages?format=csv (also /issues)",
   ),
   ...ReportArgs,
   ...ShareArgs,
@@ -152,8 +142,18 @@ function auditSummary(a: AuditOut): string {
     }`
       .trim();
   }
-  return `Audit ${a.audit_id} is ${a.status}. Poll with audits action get, audit_id ` +
-    `${a.audit_id}, every 30-60 s (or pass wait, up to ${MAX_WAIT_SECONDS} s).`;
+  return `Audit ${a.audit_id} is ${a.status}. Next: audits action get, audit_id ` +
+    `${a.audit_id}, with wait (up to ${MAX_WAIT_SECONDS} s).`;
+}
+
+/** Where to go from a completed audit, in tool terms. */
+function auditNext(a: AuditOut): string {
+  if (a.status !== "completed") return "";
+  const worst = a.summary?.top_issues[0]?.check;
+  return "\nNext: audits action summary (Markdown), issues (worst first)" +
+    (worst ? `, issue with check ${worst} (its items)` : "") +
+    `, pages (the inventory), share (a link for a human). HTML report (with the key): ` +
+    `${a.report_url}` + (a.share_url ? `; live share link: ${a.share_url}` : "");
 }
 
 /**
@@ -197,16 +197,35 @@ async function auditAnswer(
     wait ?? 0,
     { kind: "audit", id },
     // Without `format` the audit's get answers the audit itself, never its Markdown.
-    getAuditOp as Operation<never, never, never, AuditOut>,
+    getAuditOp as unknown as Operation<never, never, never, AuditOut>,
     { auditId: id },
     first,
     (a) => a.status === "completed" || a.status === "failed",
     (a) => ({ at: AUDIT_STEPS[a.status], total: 2, message: `audit ${a.status}` }),
   );
-  const running = audit.status === "queued" || audit.status === "running";
   return {
-    structured: { audit, ...(running ? { poll_after_seconds: 30 } : {}) },
-    summary: auditSummary(audit),
+    structured: audit,
+    summary: auditSummary(audit) + auditNext(audit),
+    rest: `GET ${ctx.baseUrl}/v1/audits/${audit.audit_id}`,
+  };
+}
+
+/**
+ * The answer of a start the call does not wait for: the `/v1` 202 body as is (the id, the poll
+ * path, and when to poll).
+ */
+function acceptedAnswer(
+  ctx: ToolContext,
+  accepted: { status: string; poll: string; poll_after_seconds: number },
+  noun: string,
+  id: string,
+  get: string,
+): ToolAnswer {
+  return {
+    structured: accepted,
+    summary: `${noun} ${id} is ${accepted.status}. Next: ${get} with wait (up to ` +
+      `${MAX_WAIT_SECONDS} s), or poll it in ${accepted.poll_after_seconds} s.`,
+    rest: `GET ${ctx.baseUrl}${accepted.poll}`,
   };
 }
 
@@ -230,8 +249,8 @@ function recheckSummary(r: RecheckOut): string {
     }`.trim();
   }
   return `Re-check ${r.recheck_id} of ${r.check} is ${r.status} (${r.urls_done}/` +
-    `${r.urls_checked} URLs). Poll with audits action recheck_get, recheck_id ` +
-    `${r.recheck_id}, every 10-30 s (or pass wait, up to ${MAX_WAIT_SECONDS} s).`;
+    `${r.urls_checked} URLs). Next: audits action recheck_get, recheck_id ` +
+    `${r.recheck_id}, with wait (up to ${MAX_WAIT_SECONDS} s).`;
 }
 
 /** The answer of `recheck` and `recheck_get`: the re-check as it stands after any wait. */
@@ -251,11 +270,36 @@ async function recheckAnswer(
     (r) => r.status === "completed" || r.status === "failed",
     (r) => ({ at: RECHECK_STEPS[r.status], total: 2, message: `re-check ${r.status}` }),
   );
-  const running = recheck.status === "queued" || recheck.status === "running";
+  const still = recheck.items?.filter((u) => u.result === "still_failing") ?? [];
   return {
-    structured: { recheck, ...(running ? { poll_after_seconds: 15 } : {}) },
+    structured: recheck,
     summary: recheckSummary(recheck),
+    lines: still.slice(0, LINES).map((u) => `still failing: ${u.url}`),
+    rest: `GET ${ctx.baseUrl}/v1/rechecks/${recheck.recheck_id}`,
   };
+}
+
+/**
+ * Issues past the first unfiltered page: the list holds every check that fires plus the fixed
+ * ones, which its `changes` counts (new + persisting + fixed); unknown elsewhere.
+ */
+function issuesLeft(
+  issues: { data: unknown[]; changes: { new: number; persisting: number; fixed: number } | null },
+  a: AuditArgs,
+): number | undefined {
+  if (a.cursor !== undefined || a.severity || a.category || a.change || !issues.changes) {
+    return undefined;
+  }
+  const left = issues.changes.new + issues.changes.persisting + issues.changes.fixed -
+    issues.data.length;
+  return left > 0 ? left : undefined;
+}
+
+/** One evidence item as a short line: its URL and its first few facts. */
+function evidenceLine(e: Record<string, unknown>): string {
+  const facts = Object.entries(e).filter(([k, v]) => k !== "url" && v !== null).slice(0, 3)
+    .map(([k, v]) => `${k} ${String(typeof v === "object" ? JSON.stringify(v) : v).slice(0, 60)}`);
+  return `${e.url ?? ""}${facts.length ? `: ${facts.join("; ")}` : ""}`;
 }
 
 /** A listing's answer; a CSV or NDJSON file is refused (`jsonResult`) with its `/v1` address. */
@@ -270,8 +314,10 @@ function listAnswer<O>(
   return answer(jsonResult(result, download));
 }
 
-function nextPage(cursor: string | null): string {
-  return cursor ? ". More: call again with cursor set to next_cursor." : ".";
+function nextPage(cursor: string | null, left?: number): string {
+  if (!cursor) return ".";
+  return `. ${left !== undefined && left > 0 ? `${left} more` : "More"}: call again with ` +
+    `cursor ${cursor}.`;
 }
 
 /**
@@ -282,13 +328,12 @@ function nextPage(cursor: string | null): string {
 export const auditsTool = actionTool({
   name: "audits",
   title: "Technical SEO audits",
-  description: "Crawl a project's site and score it 0-100 with the critical, warning and info " +
-    "issues found (indexability, structure, security, performance, mobile). start returns at " +
-    "once with the audit_id; an audit takes a few minutes: pass wait (up to 60 s) or poll get " +
-    "every 30-60 s. Costs: sandbox 1 audit per key; live keys 25 credits unless the project is " +
-    "subscribed (insufficient_credits / payment_required otherwise). recheck (after a fix): 1 " +
-    "credit per 10 URLs, included with a subscription, not for sandbox keys.",
+  description:
+    "Crawl a project's site and score it 0-100 with its issues. start answers at once with audit_id and " +
+    "poll_after_seconds; pass wait to get (or start) to hold until done. Costs: sandbox 1 " +
+    "audit; live 25 credits unless subscribed. recheck: 1 credit per 10 URLs.",
   input: AuditsInput,
+  meta: appMeta(AUDIT_APP_URI),
   output: z.object({
     audit: Audit.optional().describe("start, get"),
     poll_after_seconds: z.number().int().optional()
@@ -316,7 +361,10 @@ export const auditsTool = actionTool({
         ctx,
         "audit",
         accepted.audit_id,
-        () => auditAnswer(ctx, accepted.audit_id, null, a.wait),
+        () =>
+          a.wait ? auditAnswer(ctx, accepted.audit_id, null, a.wait) : Promise.resolve(
+            acceptedAnswer(ctx, accepted, "Audit", accepted.audit_id, "audits action get"),
+          ),
       )),
     get: action(getAuditOp, (a: AuditArgs) => ({
       params: { auditId: required(a.audit_id, "audit_id", "get") },
@@ -326,9 +374,17 @@ export const auditsTool = actionTool({
     }),
     summary: action(getAuditSummaryOp, (a: AuditArgs) => ({
       params: { auditId: required(a.audit_id, "audit_id", "summary") },
-    }), (result, a) => {
+    }), (result, a, ctx) => {
       const markdown = bodyText(result);
-      return { structured: { audit_id: a.audit_id, markdown }, summary: markdown };
+      // The Markdown is the text; the structured result names it once, not a second copy.
+      return {
+        structured: {
+          audit_id: a.audit_id,
+          markdown_url: `${ctx.baseUrl}/v1/audits/${a.audit_id}/summary.md`,
+        },
+        summary: markdown,
+        rest: `GET ${ctx.baseUrl}/v1/audits/${a.audit_id}/summary.md`,
+      };
     }),
     issues: action(listAuditIssuesOp, (a: AuditArgs) => ({
       params: { auditId: required(a.audit_id, "audit_id", "issues") },
@@ -336,41 +392,56 @@ export const auditsTool = actionTool({
         severity: a.severity,
         category: a.category,
         change: a.change,
-        limit: a.limit,
+        limit: a.limit ?? MCP_PAGE,
         cursor: a.cursor,
         format: a.format,
       },
     }), (result, a, ctx) =>
       listAnswer(result, ctx, a, "issues", (issues) => ({
-        structured: { issues },
-        summary: `${issues.data.length} issue(s) of audit ${issues.audit_id}` +
-          (issues.data.length
-            ? `: ${
-              issues.data.slice(0, 5).map((i) => `${i.check} (${i.severity}, ${i.change})`)
-                .join(", ")
-            }`
-            : "") +
-          nextPage(issues.next_cursor),
+        structured: issues as unknown as Record<string, unknown>,
+        summary: `${issues.data.length} issue(s) of audit ${issues.audit_id}, worst first` +
+          nextPage(issues.next_cursor, issuesLeft(issues, a)) +
+          " Next: audits action issue with a check (its items), recheck after a fix.",
+        lines: issues.data.map((i) =>
+          `${i.check} (${i.severity}, ${i.affected_count} affected, ${i.change}): ${i.title}`
+        ),
       }))),
     issue: action(getAuditIssueOp, (a: AuditArgs) => ({
       params: {
         auditId: required(a.audit_id, "audit_id", "issue"),
         check: required(a.check, "check", "issue"),
       },
-      query: { limit: a.limit, cursor: a.cursor, format: a.format },
+      query: { limit: a.limit ?? MCP_PAGE, cursor: a.cursor, format: a.format },
     }), (result, a, ctx) =>
       listAnswer(result, ctx, a, `issues/${a.check}`, (issue) => ({
-        structured: { issue },
+        structured: issue as unknown as Record<string, unknown>,
         summary: `${issue.check} (${issue.severity}): ${issue.affected_count} affected; ` +
-          `${issue.data.length} item(s) in this page. Fix: ${issue.fix}` +
-          nextPage(issue.next_cursor),
+          `${issue.data.length} item(s) in this page` +
+          nextPage(
+            issue.next_cursor,
+            // Known on the first page only: the stored items past it.
+            a.cursor === undefined ? issue.items_stored - issue.data.length : undefined,
+          ) +
+          ` Fix: ${issue.fix} After fixing: audits action recheck, check ${issue.check}.`,
+        lines: issue.data.slice(0, LINES).map(evidenceLine),
       }))),
-    recheck: action(startRecheckOp, (a: AuditArgs) => ({
-      params: {
-        auditId: required(a.audit_id, "audit_id", "recheck"),
-        check: required(a.check, "check", "recheck"),
-      },
-    }), (accepted, a, ctx) => recheckAnswer(ctx, accepted.recheck_id, null, a.wait)),
+    recheck: action(
+      startRecheckOp,
+      (a: AuditArgs) => ({
+        params: {
+          auditId: required(a.audit_id, "audit_id", "recheck"),
+          check: required(a.check, "check", "recheck"),
+        },
+      }),
+      (accepted, a, ctx) =>
+        a.wait ? recheckAnswer(ctx, accepted.recheck_id, null, a.wait) : acceptedAnswer(
+          ctx,
+          accepted,
+          "Re-check",
+          accepted.recheck_id,
+          "audits action recheck_get",
+        ),
+    ),
     recheck_get: action(getRecheckOp, (a: AuditArgs) => ({
       params: { recheckId: required(a.recheck_id, "recheck_id", "recheck_get") },
     }), (r, a, ctx) => recheckAnswer(ctx, r.recheck_id, r, a.wait)),
@@ -380,15 +451,19 @@ export const auditsTool = actionTool({
         status: a.status,
         indexable: a.indexable === undefined ? undefined : String(a.indexable),
         check: a.check,
-        limit: a.limit,
+        limit: a.limit ?? MCP_PAGE,
         cursor: a.cursor,
         format: a.format,
       },
     }), (result, a, ctx) =>
       listAnswer(result, ctx, a, "pages", (pages) => ({
-        structured: { pages },
+        structured: pages as unknown as Record<string, unknown>,
         summary: `${pages.data.length} URL(s) of audit ${pages.audit_id}` +
           nextPage(pages.next_cursor),
+        lines: pages.data.slice(0, LINES).map((p) =>
+          `${p.url} ${p.status ?? p.fetch_state}` + (p.indexable ? "" : " not indexable") +
+          (p.checks.length ? `; ${p.checks.join(", ")}` : "")
+        ),
       }))),
     ...AUDIT_SHARE_ACTIONS,
   },
@@ -396,11 +471,9 @@ export const auditsTool = actionTool({
 
 const ArticlesInput = z.object({
   action: z.enum(["start", "get", "share", "shares", "revoke_share"]).describe(
-    "start: queue one draft article for project_id (topic and/or primary_keyword). get: an " +
-      "article (article_id): status while generating, then the draft markdown. share: a " +
-      "preview link (url, shown once) for a human to read and approve the ready draft without " +
-      "a key, expires_in_days 1-90 (default 30); shares: the links, newest first (limit, " +
-      "cursor); revoke_share: end one (share_id).",
+    "start: one draft for project_id (topic and/or primary_keyword). get: the article " +
+      "(article_id), its markdown once ready. share: a preview link for a human without a key " +
+      "(shown once); shares: the links (limit, cursor); revoke_share: end one (share_id).",
   ),
   project_id: z.string().min(1).max(100).optional().describe("start: the project (proj_…)"),
   topic: z.string().optional().describe("start: the planned title, 3 to 180 characters"),
@@ -435,8 +508,8 @@ function articleSummary(a: ArticleOut): string {
     return `Article ${a.article_id} failed: ${a.error?.code ?? "failed"} ${a.error?.message ?? ""}`
       .trim() + " Its cost was refunded.";
   }
-  return `Article ${a.article_id} is ${a.status}. Poll with articles action get, article_id ` +
-    `${a.article_id}, every 60 s (or pass wait, up to ${MAX_WAIT_SECONDS} s).`;
+  return `Article ${a.article_id} is ${a.status}. Next: articles action get, article_id ` +
+    `${a.article_id}, with wait (up to ${MAX_WAIT_SECONDS} s).`;
 }
 
 /** The answer of `start` and `get`: the article as it stands after any wait. */
@@ -457,23 +530,21 @@ async function articleAnswer(
     (a) => ({ at: ARTICLE_STEPS[a.status], total: 3, message: `article ${a.status}` }),
   );
   return {
-    structured: {
-      article,
-      ...(ARTICLE_STEPS[article.status] < 3 ? { poll_after_seconds: 60 } : {}),
-    },
+    structured: article,
     summary: articleSummary(article),
+    rest: `GET ${ctx.baseUrl}/v1/articles/${article.article_id}`,
   };
 }
 
 export const articlesTool = actionTool({
   name: "articles",
   title: "Draft SEO articles",
-  description: "Generate one draft SEO article in markdown for a project, with a QA score; it " +
-    "is never published automatically. start returns at once with the article_id; generation " +
-    "can take minutes: pass wait (up to 60 s) or poll get every 60 s. One article at a time " +
-    "per project (article_in_progress). Costs: sandbox 2 per key (watermarked); live keys 15 " +
-    "credits unless the project is subscribed.",
+  description: "Generate one draft SEO article (markdown, QA score; never published by " +
+    "itself). start answers at once with poll_after_seconds; pass wait to hold until ready. " +
+    "One at a time per project. Costs: sandbox 2 (watermarked); live 15 credits unless " +
+    "subscribed.",
   input: ArticlesInput,
+  meta: appMeta(ARTICLE_APP_URI),
   output: z.object({
     article: Article.optional().describe("start, get"),
     poll_after_seconds: z.number().int().optional()
@@ -492,7 +563,10 @@ export const articlesTool = actionTool({
         ctx,
         "article",
         accepted.article_id,
-        () => articleAnswer(ctx, accepted.article_id, null, a.wait),
+        () =>
+          a.wait ? articleAnswer(ctx, accepted.article_id, null, a.wait) : Promise.resolve(
+            acceptedAnswer(ctx, accepted, "Article", accepted.article_id, "articles action get"),
+          ),
       )),
     get: action(getArticleOp, (a: ArticleArgs) => ({
       params: { articleId: required(a.article_id, "article_id", "get") },

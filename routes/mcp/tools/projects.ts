@@ -10,8 +10,7 @@ import { action, actionTool, IdempotencyKeyArg, required } from "../kit.ts";
 
 const ProjectsInput = z.object({
   action: z.enum(["create", "list", "get"]).describe(
-    "create: register a site (url required). list: the account's projects, newest first. " +
-      "get: one project (project_id) with counts and its latest completed audit.",
+    "create: a site (url). list: the projects. get: one (project_id), its latest audit.",
   ),
   url: z.string().optional().describe("create: the site's http(s) URL, e.g. https://example.com"),
   name: z.string().optional().describe("create: a name, 1 to 120 characters (default: hostname)"),
@@ -27,9 +26,8 @@ type ProjectOut = z.output<typeof Project>;
 export const projectsTool = actionTool({
   name: "projects",
   title: "Projects (sites)",
-  description: "A project is one site. Create one before auditing or writing for a site; list or " +
-    "get them to find ids, counts and the latest audit score. Sandbox keys may create 1 project " +
-    "(sandbox_limit_reached after that). Live projects need a subscription or credits to run work.",
+  description: "A project is one site: create one before auditing or writing for it; list or " +
+    "get them for ids and the latest audit score. Sandbox keys may create 1 project.",
   input: ProjectsInput,
   output: z.object({
     project: Project.optional(),
@@ -42,7 +40,7 @@ export const projectsTool = actionTool({
     create: action(createProjectOp, (a: Args) => ({
       body: { url: a.url, name: a.name, language: a.language, country: a.country },
     }), (project: ProjectOut) => ({
-      structured: { project },
+      structured: project,
       summary: `Project ${project.project_id} for ${project.url} (access: ${project.access}). ` +
         `Next: audits with action start and project_id ${project.project_id}.`,
     })),
@@ -60,7 +58,7 @@ export const projectsTool = actionTool({
     ) => {
       const latest = project.latest_audit;
       return {
-        structured: { project },
+        structured: project,
         summary: `Project ${project.project_id} ${project.url}, access ${project.access}; ` +
           (latest
             ? `latest audit ${latest.audit_id} scored ${latest.score}.`

@@ -16,9 +16,8 @@ import { AuditOptionArgs, auditOptionsBody } from "./audit_options.ts";
 
 const ScheduleInput = z.object({
   action: z.enum(["get", "set", "delete"]).describe(
-    "get: the project's schedule (next and last run, how runs are paid). set: create or " +
-      "replace it (cadence and hour_utc required; a paused schedule resumes). delete: remove " +
-      "it (an audit it already started runs to its end).",
+    "get: the schedule (next run, funding). set: create or replace it (cadence, hour_utc; " +
+      "resumes a paused one). delete: remove it.",
   ),
   project_id: z.string().min(1).max(100).describe("The project (proj_…)"),
   cadence: z.string().optional().describe("set: daily, weekly or monthly"),
@@ -39,11 +38,9 @@ const project = (a: Args) => ({ projectId: a.project_id });
 export const scheduleTool = actionTool({
   name: "schedule",
   title: "Scheduled audits",
-  description: "Have the service audit a project on its own, daily, weekly or monthly at an hour " +
-    "in UTC, and send audit.regressed (webhooks) when the score drops or new critical issues " +
-    "appear. Included in a subscription (basic weekly at most, pro daily); without one each run " +
-    "costs 25 credits and the schedule pauses when the balance cannot pay. Sandbox keys cannot " +
-    "schedule (schedule_not_allowed).",
+  description: "Audit a project on its own daily, weekly or monthly at an hour (UTC), with " +
+    "audit.regressed webhooks on a drop. Included in a subscription; otherwise 25 credits a " +
+    "run (pauses when unpaid). Not for sandbox keys.",
   input: ScheduleInput,
   output: z.object({
     schedule: Schedule.optional().describe("get, set"),
@@ -55,7 +52,7 @@ export const scheduleTool = actionTool({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   actions: {
     get: action(getScheduleOp, (a: Args) => ({ params: project(a) }), (view: ScheduleOut) => ({
-      structured: { schedule: view },
+      structured: view,
       summary: describe(view),
     })),
     set: action(setScheduleOp, (a: Args) => {
@@ -76,7 +73,7 @@ export const scheduleTool = actionTool({
       // The operation answers 201 when it created the schedule, 200 when it replaced it.
       const created = outcome.status === 201;
       return {
-        structured: { schedule: view, created },
+        structured: view,
         summary: `${created ? "Created" : "Replaced"}: ${describe(view)}`,
       };
     }),

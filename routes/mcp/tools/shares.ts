@@ -1,11 +1,11 @@
 /**
  * The report and share-link actions of the `audits` and `articles` tools, over the same
  * operations as `GET /v1/audits/{id}/report` and `/v1/{audits|articles}/{id}/shares`: `report`
- * (the HTML page as a string), `share` (a link a human opens without a key, shown once),
- * `shares` (the links, newest first, paged, never their tokens) and `revoke_share`. Kept apart
- * from the tools' other actions (tools/jobs.ts), which spread them in. The account's own
- * `list_shares` and `end_shares` (`GET`, `DELETE /v1/shares`) are actions of the `api_keys`
- * tool (tools/accounts.ts), beside the keys and connected apps that make links.
+ * (the HTML page's address and size, never the page), `share` (a link a human opens without a
+ * key, shown once), `shares` (the links, newest first, paged, never their tokens) and
+ * `revoke_share`. Kept apart from the tools' other actions (tools/jobs.ts), which spread them
+ * in. The account's own `list_shares` and `end_shares` (`GET`, `DELETE /v1/shares`) are
+ * actions of the `api_keys` tool (tools/accounts.ts), beside the keys and apps that make links.
  *
  * @module
  */
@@ -28,8 +28,8 @@ import {
   revokeArticleShareOp,
   revokeAuditShareOp,
 } from "../../../app/operations/shares.ts";
-import { MAX_SHARE_DAYS, MAX_SHARE_PAGE } from "../../../domain/shares/links.ts";
-import { action, bodyText, required } from "../kit.ts";
+import { activeShareUrl, MAX_SHARE_DAYS, MAX_SHARE_PAGE } from "../../../domain/shares/links.ts";
+import { action, bodyText, required, restAddress } from "../kit.ts";
 
 /** The arguments the share actions take (both tools). */
 export const ShareArgs = {
@@ -41,8 +41,8 @@ export const ShareArgs = {
 /** How a listing of links pages (the articles tool; the audits tool has its own `limit`, `cursor`). */
 export const ShareListArgs = {
   limit: z.number().optional()
-    .describe(`shares: links per page, 1 to ${MAX_SHARE_PAGE} (default 50)`),
-  cursor: z.string().optional().describe("shares: the next_cursor of the previous page"),
+    .describe(`shares: 1 to ${MAX_SHARE_PAGE}`),
+  cursor: z.string().optional().describe("shares: the previous next_cursor"),
 };
 
 /** What the report action takes besides `audit_id` (the inventory's filters, or one issue). */
@@ -54,7 +54,7 @@ export const ReportArgs = {
 /** The audits tool's output fields of these actions. */
 export const AuditShareOutputs = {
   report: AuditReportDocument.optional()
-    .describe("report: the HTML page of GET /v1/audits/{audit_id}/report, as a string"),
+    .describe("report: the address of the HTML page (GET /v1/audits/{audit_id}/report)"),
   share: AuditShare.extend({ url: z.string().optional() }).optional()
     .describe("share: the new link (url shown once); revoke_share: the revoked link"),
   shares: AuditShareList.optional().describe("shares: GET /v1/audits/{audit_id}/shares"),
@@ -104,8 +104,8 @@ const nextPage = (cursor: string | null) =>
 const kb = (text: string) =>
   `${Math.max(1, Math.round(new TextEncoder().encode(text).length / 1024))} KB`;
 
-export const AUDIT_SHARE_ACTIONS = {
-  report: action(auditReportOp, (a: AuditArgs) => ({
+function reportInput(a: AuditArgs) {
+  return {
     params: { auditId: required(a.audit_id, "audit_id", "report") },
     query: {
       status: a.status,
@@ -114,20 +114,40 @@ export const AUDIT_SHARE_ACTIONS = {
       cursor: a.cursor,
       issue: a.issue,
     },
-  }), (result, a) => {
+  };
+}
+
+export const AUDIT_SHARE_ACTIONS = {
+  report: action(auditReportOp, reportInput, async (result, a, ctx) => {
+    // The HTML page is a document, never inlined (issue 33): its address, opened with the key,
+    // and the live share link a human opens without one when there is one.
     const html = bodyText(result);
-    const report = { audit_id: a.audit_id!, content_type: HTML_TYPE, html };
+    const rest = restAddress(ctx, auditReportOp, reportInput(a));
+    const shareUrl = ctx.actor.kind === "account"
+      ? await activeShareUrl(ctx.services.deps, ctx.actor.accountId, a.audit_id!)
+      : null;
+    const report = {
+      audit_id: a.audit_id!,
+      content_type: HTML_TYPE,
+      bytes: new TextEncoder().encode(html).length,
+      report_url: rest.slice("GET ".length),
+      share_url: shareUrl,
+    };
     return {
-      structured: { report },
-      summary: `The HTML report of audit ${report.audit_id} (${kb(html)}) is in report.html. ` +
-        "To give a human a link that opens it without a key, use action share.",
+      structured: report,
+      summary: `The HTML report of audit ${report.audit_id} (${kb(html)}) opens at ` +
+        `${report.report_url} with the API key (Authorization: Bearer).` +
+        (shareUrl
+          ? ` For a human without a key: ${shareUrl}.`
+          : " To give a human a link that opens it without a key, use action share."),
+      rest,
     };
   }),
   share: action(createAuditShareOp, (a: AuditArgs) => ({
     params: { auditId: required(a.audit_id, "audit_id", "share") },
     body: { expires_in_days: a.expires_in_days },
   }), (share) => ({
-    structured: { share },
+    structured: share,
     summary: `Share link of audit ${share.audit_id}'s report, until ${share.expires_at}: ` +
       `${share.url} (anyone with it can open the report; shown once; revoke with action ` +
       `revoke_share, share_id ${share.share_id}).`,
@@ -136,7 +156,7 @@ export const AUDIT_SHARE_ACTIONS = {
     params: { auditId: required(a.audit_id, "audit_id", "shares") },
     query: { limit: a.limit, cursor: a.cursor },
   }), (shares) => ({
-    structured: { shares },
+    structured: shares,
     summary: `${shares.data.length} share link(s) of audit ${shares.audit_id}, newest first, ` +
       `${shares.data.filter((s) => s.status === "active").length} active.` +
       nextPage(shares.next_cursor),
@@ -147,7 +167,7 @@ export const AUDIT_SHARE_ACTIONS = {
       shareId: required(a.share_id, "share_id", "revoke_share"),
     },
   }), (share) => ({
-    structured: { share },
+    structured: share,
     summary: `Share link ${share.share_id} of audit ${share.audit_id} is revoked.`,
   })),
 };
@@ -157,7 +177,7 @@ export const ARTICLE_SHARE_ACTIONS = {
     params: { articleId: required(a.article_id, "article_id", "share") },
     body: { expires_in_days: a.expires_in_days },
   }), (share) => ({
-    structured: { share },
+    structured: share,
     summary: `Preview link of article ${share.article_id}, until ${share.expires_at}: ` +
       `${share.url} (for a human to read and approve the draft; shown once; revoke with ` +
       `action revoke_share, share_id ${share.share_id}).`,
@@ -166,7 +186,7 @@ export const ARTICLE_SHARE_ACTIONS = {
     params: { articleId: required(a.article_id, "article_id", "shares") },
     query: { limit: a.limit, cursor: a.cursor },
   }), (shares) => ({
-    structured: { shares },
+    structured: shares,
     summary: `${shares.data.length} preview link(s) of article ${shares.article_id}, newest ` +
       `first, ${shares.data.filter((s) => s.status === "active").length} active.` +
       nextPage(shares.next_cursor),
@@ -177,7 +197,7 @@ export const ARTICLE_SHARE_ACTIONS = {
       shareId: required(a.share_id, "share_id", "revoke_share"),
     },
   }), (share) => ({
-    structured: { share },
+    structured: share,
     summary: `Preview link ${share.share_id} of article ${share.article_id} is revoked.`,
   })),
 };
@@ -187,14 +207,14 @@ export const ACCOUNT_SHARE_ACTIONS = {
   list_shares: action(listAccountSharesOp, (a: AccountShareArgs) => ({
     query: { limit: a.limit, cursor: a.cursor },
   }), (all_shares) => ({
-    structured: { all_shares },
+    structured: all_shares,
     summary: `${all_shares.data.length} live share link(s), newest first: ` +
       all_shares.data.map((s) => `${s.share_id} (${s.kind} ${s.audit_id ?? s.article_id})`)
         .join(", ") +
       nextPage(all_shares.next_cursor),
   })),
   end_shares: action(endAccountSharesOp, () => ({}), (ended_shares) => ({
-    structured: { ended_shares },
+    structured: ended_shares,
     summary: `${ended_shares.ended} share link(s) ended; they answer 404 from now on.`,
   })),
 };

@@ -16,9 +16,8 @@ import { action, actionTool, required } from "../kit.ts";
 
 const WebhooksInput = z.object({
   action: z.enum(["create", "list", "delete"]).describe(
-    "create: register a public HTTPS url for signed event deliveries (the signing secret is " +
-      "shown once). list: the endpoints, oldest first, secrets masked. delete: remove webhook_id " +
-      "and its queued deliveries.",
+    "create: an HTTPS url for signed deliveries (secret shown once). list: the endpoints. " +
+      "delete: webhook_id.",
   ),
   url: z.string().optional().describe("create: a public HTTPS URL"),
   events: z.array(z.enum(EVENT_NAMES)).max(50).optional()
@@ -33,11 +32,9 @@ type ListedOut = z.output<typeof ListedWebhook>;
 export const webhooksTool = actionTool({
   name: "webhooks",
   title: "Webhook endpoints",
-  description: "Instead of polling, receive signed HTTPS POSTs when an audit completes, an " +
-    "article is published, a subscription or the credit balance changes. Each delivery carries " +
-    `${SIGNATURE_V2_HEADER} = v2= and the hex HMAC-SHA256 of "{delivery id}.{timestamp}.{raw ` +
-    "body}\" keyed with the endpoint's secret (verify it; the body-only v1 header stays for old " +
-    "receivers). At most 20 endpoints (limit_reached).",
+  description: "Instead of polling, receive signed HTTPS POSTs on events (audit completed, " +
+    "article published, credits…). Verify X-Serpwright-Signature-V2: v2= hex HMAC-SHA256 of " +
+    '"{delivery id}.{timestamp}.{raw body}" with the endpoint secret. At most 20 endpoints.',
   input: WebhooksInput,
   output: z.object({
     webhook: CreatedWebhook.optional(),
@@ -50,7 +47,7 @@ export const webhooksTool = actionTool({
     create: action(createWebhookOp, (a: Args) => ({
       body: { url: required(a.url, "url", "create"), events: a.events },
     }), (webhook: CreatedOut) => ({
-      structured: { webhook },
+      structured: webhook,
       summary: `Webhook ${webhook.webhook_id} for ${webhook.url}; signing secret (shown ` +
         `once, store it): ${webhook.secret}. Verify ${SIGNATURE_V2_HEADER} (see ` +
         "signature_v2_scheme).",
@@ -66,7 +63,7 @@ export const webhooksTool = actionTool({
     delete: action(deleteWebhookOp, (a: Args) => ({
       params: { id: required(a.webhook_id, "webhook_id", "delete") },
     }), (deleted: { deleted: true; webhook_id: string }) => ({
-      structured: { deleted },
+      structured: deleted,
       summary: `Webhook ${deleted.webhook_id} deleted.`,
     })),
   },
