@@ -22,6 +22,7 @@
  */
 import type { Principal } from "../domain/identity/auth.ts";
 import type { KeyMode } from "../domain/platform/records.ts";
+import type { ShareKind } from "../domain/shares/links.ts";
 
 /**
  * How an account actor authenticated: its API key itself, an OAuth access token of a connected
@@ -76,7 +77,7 @@ export interface OperatorActor {
 export interface ShareLinkActor {
   kind: "share_link";
   /** What the link opens. */
-  share: "audit" | "article";
+  share: ShareKind;
   /** The audit or article id. */
   targetId: string;
   /** The account that made the link, and the mode of the key that made it. */
