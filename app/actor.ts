@@ -1,6 +1,16 @@
 /**
  * Who an operation runs for: the one caller type of the application layer, whichever adapter
- * (`/v1`, MCP) or job (a schedule) starts it.
+ * (`/v1`, MCP) or job (a schedule) starts it. The actors, and how each authenticated:
+ *
+ * - `account`: an API key (sandbox or live), a connected app's OAuth access token acting as the
+ *   key that approved it, or the account's own scheduled work (`Credential`);
+ * - `anonymous`: no credential (signup, plans, docs);
+ * - `operator`: the service's operator, with `ADMIN_TOKEN` at `/admin` (app/operator.ts: minting
+ *   a live key, granting credits, publishing an article, health); never a `/v1` operation or an
+ *   MCP tool;
+ * - `share_link`: whoever holds a share link's token, on the public page it opens
+ *   (app/reports/shared_page.ts): it reads the one audit report or article preview the link
+ *   names, as the account that made it, and nothing else.
  *
  * @example
  * ```ts
@@ -12,6 +22,7 @@
  */
 import type { Principal } from "../domain/identity/auth.ts";
 import type { KeyMode } from "../domain/platform/records.ts";
+import type { ShareKind } from "../domain/shares/links.ts";
 
 /**
  * How an account actor authenticated: its API key itself, an OAuth access token of a connected
@@ -45,7 +56,35 @@ export interface AnonymousActor {
   ip: string;
 }
 
+/** The public `/v1` operations' actors (the registry serves these two). */
 export type Actor = AccountActor | AnonymousActor;
+
+/**
+ * The service's operator, authenticated with `ADMIN_TOKEN` (checked, and failures throttled per
+ * address, before the use case runs). Its use cases are app/operator.ts's, outside the `/v1`
+ * registry.
+ */
+export interface OperatorActor {
+  kind: "operator";
+  ip: string;
+}
+
+/**
+ * The holder of a share link: the token is its only credential. It reads the one target the link
+ * names (an audit's report, an article's preview) as the account that made the link, on the side
+ * (mode) of the key that made it.
+ */
+export interface ShareLinkActor {
+  kind: "share_link";
+  /** What the link opens. */
+  share: ShareKind;
+  /** The audit or article id. */
+  targetId: string;
+  /** The account that made the link, and the mode of the key that made it. */
+  accountId: string;
+  mode: KeyMode;
+  ip: string;
+}
 
 /** The actor of a request authenticated with an API key, or a token resolved to its key. */
 export function keyActor(principal: Principal, ip: string): AccountActor {
@@ -79,4 +118,9 @@ export function scheduleActor(accountId: string): AccountActor {
 /** The actor of a request without a key. */
 export function anonymousActor(ip: string): AnonymousActor {
   return { kind: "anonymous", ip };
+}
+
+/** The actor of an `/admin` request whose operator token was accepted. */
+export function operatorActor(ip: string): OperatorActor {
+  return { kind: "operator", ip };
 }

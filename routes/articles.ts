@@ -1,18 +1,16 @@
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { Article, ARTICLE_OPERATIONS } from "../app/operations/articles.ts";
-import { articleView } from "../app/views.ts";
-import { publishArticle } from "../domain/articles/articles.ts";
-import { ApiError } from "../domain/platform/errors.ts";
+import { ArticleParam, publishArticleFor, PublishBody } from "../app/operator.ts";
+import { operatorOf } from "./admin.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { mountOperations } from "./operation_routes.ts";
 import { responses } from "./openapi_helpers.ts";
 
 /**
  * Endpoints 11–12, from the application layer's article operations, and the operator's publish
- * (not an agent's operation: admin token, undocumented).
+ * (not an agent's operation: admin token, undocumented; the use case is app/operator.ts's).
  */
 export function articleRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
-  const { deps } = s;
   mountOperations(app, s, ARTICLE_OPERATIONS);
 
   app.openapi(
@@ -23,15 +21,8 @@ export function articleRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       summary: "Publish a ready article of a subscribed project",
       hide: true,
       request: {
-        params: z.object({ article_id: z.string().min(1).max(100) }),
-        body: {
-          content: {
-            "application/json": {
-              schema: z.object({ url: z.string().url().max(2000).optional() }).strict(),
-            },
-          },
-          required: false,
-        },
+        params: ArticleParam,
+        body: { content: { "application/json": { schema: PublishBody } }, required: false },
       },
       responses: responses(
         { 200: { description: "The published article", schema: Article } },
@@ -39,12 +30,13 @@ export function articleRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       ),
     }),
     async (c) => {
-      const body = c.req.valid("json") ?? {};
-      if (body.url && !/^https?:\/\//i.test(body.url)) {
-        throw new ApiError("invalid_request", "url: must be an http(s) URL");
-      }
-      const article = await publishArticle(deps, c.req.valid("param").article_id, body);
-      return c.json(articleView(article), 200);
+      const article = await publishArticleFor(
+        s,
+        operatorOf(c, s),
+        c.req.valid("param").article_id,
+        c.req.valid("json") ?? {},
+      );
+      return c.json(article, 200);
     },
   );
 }

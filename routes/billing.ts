@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { BILLING_OPERATIONS } from "../app/operations/billing.ts";
-import { handleStripeWebhook } from "../domain/billing/stripe_events.ts";
+import { receiveStripeEvent } from "../app/billing/stripe_webhook.ts";
+import { verifyStripeEvent } from "../domain/billing/stripe_events.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { readBodyCapped } from "./middleware/json_body.ts";
 import { mountOperations } from "./operation_routes.ts";
@@ -17,12 +18,13 @@ export function billingRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
   mountOperations(app, s, BILLING_OPERATIONS);
 
   // Stripe's inbound webhook: signed by Stripe, not by a bearer key; verified on the raw bytes,
-  // which is why the JSON body middleware does not run outside /v1 and /admin.
+  // which is why the JSON body middleware does not run outside /v1 and /admin. The route
+  // verifies; the application layer applies (a thrown error answers 5xx, so Stripe retries).
   app.post("/webhooks/stripe", async (c) => {
     const raw = new TextDecoder().decode(
       await readBodyCapped(c.req.raw, MAX_WEBHOOK_BYTES, deps.config.bodyTimeoutMs),
     );
-    const result = await handleStripeWebhook(deps, raw, c.req.header("stripe-signature") ?? null);
-    return c.json({ received: true, event_id: result.eventId, outcome: result.outcome }, 200);
+    const event = await verifyStripeEvent(deps, raw, c.req.header("stripe-signature") ?? null);
+    return c.json(await receiveStripeEvent(s, event), 200);
   });
 }

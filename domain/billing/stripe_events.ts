@@ -46,14 +46,16 @@ export const SIGNATURE_TOLERANCE_S = 300;
 
 /**
  * Verifies `Stripe-Signature` over the raw body (HMAC-SHA256 of `t.body`, 5 minutes tolerance
- * against the injected clock) and applies the event. 400 `invalid_request` on a missing, forged or
- * stale signature, before anything is read or written; 503 when no webhook secret is configured.
+ * against the injected clock) and answers the signed event, for `applyStripeEvent` (the
+ * application layer's app/billing/stripe_webhook.ts applies it). 400 `invalid_request` on a
+ * missing, forged or stale signature, before anything is read or written; 503 when no webhook
+ * secret is configured.
  */
-export async function handleStripeWebhook(
+export async function verifyStripeEvent(
   deps: Deps,
   rawBody: string,
   signature: string | null,
-): Promise<{ eventId: string; type: string; outcome: EventOutcome }> {
+): Promise<StripeEventLike> {
   const secret = deps.config.stripe.webhookSecret;
   if (!secret) {
     throw new ApiError("billing_not_configured", "STRIPE_WEBHOOK_SECRET is not configured");
@@ -81,11 +83,10 @@ export async function handleStripeWebhook(
   ) {
     throw new ApiError("invalid_request", "The signed body is not a Stripe event");
   }
-  const outcome = await applyStripeEvent(deps, event);
-  return { eventId: event.id, type: event.type, outcome };
+  return event;
 }
 
-/** Applies a verified event (exported for tests and replay tooling). */
+/** Applies a verified event (app/billing/stripe_webhook.ts; tests and replay tooling too). */
 export function applyStripeEvent(deps: Deps, event: StripeEventLike): Promise<EventOutcome> {
   switch (event.type) {
     case "checkout.session.completed":

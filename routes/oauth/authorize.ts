@@ -4,7 +4,8 @@
  * nothing; every form posts back to `POST /oauth/authorize` with the sealed request (`request`),
  * the per-form CSRF token and an `action`: `key` (sign in with an API key), `signup` (the public signup use case, the same one
  * `POST /v1/accounts` runs, with its limits), `approve` or `deny`. The answer to the app is a 303
- * to its redirect URI with `code` (or `error`), `state` and `iss`.
+ * to its redirect URI with `code` (or `error`), `state` and `iss`. What each step does is
+ * app/oauth/authorize.ts's use cases; this reads the query, form and cookie and renders.
  *
  * The page is strict: `Content-Security-Policy` allows no script, no frame (`frame-ancestors
  * 'none'`, plus `X-Frame-Options: DENY` for old browsers), forms only to this server and to the
@@ -16,26 +17,20 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { anonymousActor } from "../../app/actor.ts";
-import { execute, parseInput } from "../../app/operation.ts";
-import { signupOp } from "../../app/operations/accounts.ts";
-import { KEY_PREFIX } from "../../domain/identity/api_keys.ts";
-import { hashKey } from "../../domain/identity/key_hash.ts";
+import {
+  approveRequest,
+  denyRequest,
+  signInWithKey,
+  signUpAndSignIn,
+  startAuthorization,
+} from "../../app/oauth/authorize.ts";
 import { ApiError } from "../../domain/platform/errors.ts";
 import {
-  approve,
   type AuthorizeQuery,
-  begin,
-  check,
-  deny,
   type Pending,
-  redirectWith,
   resume,
-  signIn,
-  wrongKey,
 } from "../../domain/identity/oauth/authorization.ts";
 import { isLoopbackRedirect } from "../../domain/identity/oauth/clients.ts";
-import { activeGrantCount, grantCapMessage } from "../../domain/identity/oauth/grants.ts";
 import { OAuthError } from "../../domain/identity/oauth/errors.ts";
 import { OAUTH_PATHS } from "../../domain/identity/oauth/metadata.ts";
 import type { AuthTicket } from "../../domain/identity/oauth/types.ts";
@@ -43,8 +38,6 @@ import type { AppEnv, Services } from "../env.ts";
 import { clientIp } from "../middleware/request_id.ts";
 import { formParams, spendIpBudget } from "./endpoints.ts";
 import { consentPage, errorPage, type RequestView, type SignedIn, signInPage } from "./page.ts";
-
-const API_KEY = /^sk_(sandbox|live)_[A-Za-z0-9]{40}$/;
 
 /** The page's headers; `formTarget` is the app's redirect origin, where a form may end up. */
 function pageHeaders(formTarget: string | null): Record<string, string> {
@@ -102,26 +95,17 @@ export function authorizeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
         if (k in query) throw new OAuthError("invalid_request", `${k}: sent more than once`);
         query[k] = v;
       }
-      const checked = await check(s.deps, query, s.limits.clientDocHost);
-      if ("refusal" in checked) {
-        const { redirectUri, state, error, redirect, clientName } = checked.refusal;
-        if (!redirect) {
-          const note = `${clientName} has not been approved on this server yet, so this error is ` +
-            `shown here instead of being sent to ${new URL(redirectUri).host}.`;
-          return c.body(errorPage(error.code, error.description, note), 400, pageHeaders(null));
-        }
-        const location = redirectWith(s.deps, redirectUri, {
-          error: error.code,
-          error_description: error.description,
-          state,
-        });
+      const next = await startAuthorization(s, query);
+      if (next.kind === "error_page") {
+        return c.body(errorPage(next.code, next.description, next.note), 400, pageHeaders(null));
+      }
+      if (next.kind === "redirect") {
         return c.body(null, 303, {
-          ...pageHeaders(new URL(redirectUri).origin),
-          Location: location,
+          ...pageHeaders(new URL(next.redirectUri).origin),
+          Location: next.location,
         });
       }
-      // Nothing is stored until an API key signs in: the request travels sealed in the page.
-      const started = await begin(s.deps, checked.ok);
+      const { started } = next;
       const { ticket, browserSecret } = started;
       const cookie = [
         `${cookieName(ticket.id)}=${browserSecret}`,
@@ -160,75 +144,24 @@ export function authorizeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     try {
       switch (form.action) {
         case "deny":
-          return toApp(c, await deny(s.deps, p), r);
-        case "key": {
-          const raw = (form.api_key ?? "").trim();
-          const malformed = keyShapeProblem(raw);
-          if (malformed) return again(malformed);
-          let principal;
-          try {
-            principal = await s.resolver.resolve(raw);
-          } catch (err) {
-            if (!(err instanceof ApiError)) throw err;
-            const next = await wrongKey(s.deps, p);
-            if (!next) {
-              return dead(
-                c,
-                new OAuthError("access_denied", "Too many wrong keys; start again from your app"),
-              );
-            }
-            return again(refusedKey(raw, err), next);
-          }
-          const signed = await signIn(s.deps, p, hashKey(raw));
-          const full = grantCapMessage(await activeGrantCount(s.deps, principal.account.id));
-          return page(c, 200, consentPage(view(signed), signedIn(principal, null), full), r);
-        }
+          return toApp(c, await denyRequest(s, p), r);
+        case "key":
         case "signup": {
-          let raw: string;
-          try {
-            const input = parseInput(signupOp, {
-              body: { email: form.email ?? "", origin: "human" },
-            });
-            const outcome = await execute(
-              s,
-              signupOp,
-              anonymousActor(clientIp(c, s.deps.config)),
-              input,
-            );
-            raw = outcome.body.api_key;
-          } catch (err) {
-            if (!(err instanceof ApiError) || err.status >= 500) throw err;
-            return again(
-              err.code === "account_exists"
-                ? "That email already has an account: sign in with one of its API keys instead."
-                : err.message,
-            );
-          }
-          const principal = await s.resolver.resolve(raw);
-          const signed = await signIn(s.deps, p, hashKey(raw));
-          const full = grantCapMessage(await activeGrantCount(s.deps, principal.account.id));
-          return page(c, 200, consentPage(view(signed), signedIn(principal, raw), full), r);
+          const next = form.action === "key"
+            ? await signInWithKey(s, p, form.api_key ?? "")
+            : await signUpAndSignIn(s, p, form.email ?? "", clientIp(c, s.deps.config));
+          if (next.kind === "dead") return dead(c, next.error);
+          if (next.kind === "again") return again(next.message, next.at);
+          const who = signedIn(next.principal, next.newKey);
+          return page(c, 200, consentPage(view(next.at), who, next.full), r);
         }
         case "approve": {
-          const keyHash = p.entry.value?.keyHash;
-          if (!keyHash) return again("Sign in first.");
-          let principal;
-          try {
-            principal = await s.resolver.resolveHash(keyHash);
-          } catch (err) {
-            if (!(err instanceof ApiError)) throw err;
-            return again(`That key cannot approve: ${err.message}.`);
+          const next = await approveRequest(s, p);
+          if (next.kind === "again") return again(next.message);
+          if (next.kind === "full") {
+            return page(c, 400, consentPage(view(p), signedIn(next.principal, null), next.full), r);
           }
-          // The account's cap of connected apps (the token endpoint holds it exactly).
-          const full = grantCapMessage(await activeGrantCount(s.deps, principal.account.id));
-          if (full) return page(c, 400, consentPage(view(p), signedIn(principal, null), full), r);
-          const url = await approve(s.deps, p, {
-            accountId: principal.account.id,
-            mode: principal.key.mode,
-            keyId: principal.key.id,
-            keyHash: principal.key.hash,
-          });
-          return toApp(c, url, r);
+          return toApp(c, next.location, r);
         }
         default:
           return again("Choose one of the buttons.");
@@ -238,40 +171,6 @@ export function authorizeRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
       throw err;
     }
   });
-}
-
-/**
- * What is wrong with the shape of a pasted key, naming the prefixes as they are (no ellipsis to
- * copy) and the one the paste actually has; null for a well-formed key.
- */
-function keyShapeProblem(raw: string): string | null {
-  if (API_KEY.test(raw)) return null;
-  const mode = raw.startsWith(KEY_PREFIX.sandbox)
-    ? "sandbox"
-    : raw.startsWith(KEY_PREFIX.live)
-    ? "live"
-    : null;
-  if (mode) {
-    return `That ${mode} key is incomplete or has extra characters: a key is ` +
-      `${KEY_PREFIX[mode]} followed by 40 letters and digits.`;
-  }
-  if (raw.startsWith("mcp_")) {
-    return "That is an OAuth token, not an API key: paste a key that starts with " +
-      `${KEY_PREFIX.sandbox} or ${KEY_PREFIX.live}.`;
-  }
-  return `That is not a Serpwright API key: keys start with ${KEY_PREFIX.sandbox} or ` +
-    `${KEY_PREFIX.live}.`;
-}
-
-/** Why a well-formed key cannot sign in, naming its mode (by its prefix) and last 4. */
-function refusedKey(raw: string, err: ApiError): string {
-  const mode = raw.startsWith(KEY_PREFIX.live) ? "live" : "sandbox";
-  const why = err.code === "key_revoked"
-    ? "it was revoked"
-    : err.code === "key_expired"
-    ? "it has expired"
-    : "no such key exists on this server";
-  return `That ${mode} key (ending in ${raw.slice(-4)}) cannot sign in: ${why}.`;
 }
 
 function signedIn(

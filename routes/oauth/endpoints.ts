@@ -2,15 +2,20 @@
  * The machine-facing OAuth endpoints: discovery (RFC 9728, RFC 8414), the token endpoint
  * (OAuth 2.1 §3.2), dynamic registration (RFC 7591) and revocation (RFC 7009). They answer the
  * RFCs' JSON error shape, `Cache-Control: no-store` where a secret can be in the answer, and CORS
- * to any origin (no cookie is involved), so a host running in a browser can call them.
+ * to any origin (no cookie is involved), so a host running in a browser can call them. The use
+ * cases are app/oauth/endpoints.ts's; these parse the body, call one and answer.
  *
  * @module
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { ApiError } from "../../domain/platform/errors.ts";
-import { addressBlock } from "../../domain/identity/signup_limits.ts";
-import { registerClient, registrationResponse } from "../../domain/identity/oauth/clients.ts";
+import {
+  exchangeToken,
+  registerOAuthClient,
+  revokeOAuthToken,
+  spendRegistrationBudget,
+} from "../../app/oauth/endpoints.ts";
 import { OAuthError } from "../../domain/identity/oauth/errors.ts";
 import {
   authorizationServerMetadata,
@@ -18,7 +23,6 @@ import {
   OAUTH_PATHS,
   protectedResourceMetadata,
 } from "../../domain/identity/oauth/metadata.ts";
-import { redeemCode, refresh, revokeToken } from "../../domain/identity/oauth/tokens.ts";
 import type { AppEnv, Services } from "../env.ts";
 import { MAX_BODY_BYTES, readTextCapped } from "../middleware/json_body.ts";
 import { clientIp } from "../middleware/request_id.ts";
@@ -92,7 +96,6 @@ export async function spendIpBudget(c: Context<AppEnv>, s: Services): Promise<vo
 
 export function oauthEndpoints(app: OpenAPIHono<AppEnv>, s: Services): void {
   const base = s.deps.config.publicBaseUrl;
-  const ended = (accountId: string) => s.resolver.invalidateAccount(accountId);
   const json = (value: unknown) => JSON.stringify(value, null, 2);
   const resourceDoc = json(protectedResourceMetadata(base));
   const serverDoc = json(authorizationServerMetadata(base));
@@ -129,58 +132,13 @@ export function oauthEndpoints(app: OpenAPIHono<AppEnv>, s: Services): void {
   app.post(OAUTH_PATHS.token, (c) =>
     answering(c, async () => {
       await spendIpBudget(c, s);
-      const p = await formParams(c, s);
-      if (p.client_secret !== undefined) {
-        throw new OAuthError(
-          "invalid_client",
-          "This server issues no client secrets (public clients, PKCE)",
-          401,
-        );
-      }
-      let tokens;
-      switch (p.grant_type) {
-        case "authorization_code":
-          tokens = await redeemCode(s.deps, {
-            code: p.code,
-            clientId: p.client_id,
-            redirectUri: p.redirect_uri,
-            codeVerifier: p.code_verifier,
-            resource: p.resource,
-          }, ended);
-          break;
-        case "refresh_token":
-          tokens = await refresh(s.deps, {
-            refreshToken: p.refresh_token,
-            clientId: p.client_id,
-            resource: p.resource,
-          }, ended);
-          break;
-        case undefined:
-          throw new OAuthError("invalid_request", "grant_type: required");
-        default:
-          throw new OAuthError(
-            "unsupported_grant_type",
-            "grant_type: authorization_code or refresh_token",
-          );
-      }
+      const tokens = await exchangeToken(s, await formParams(c, s));
       return c.json(tokens, 200, { ...CORS, ...NO_STORE });
     }));
 
   app.post(OAUTH_PATHS.register, (c) =>
     answering(c, async () => {
-      // Per address block, as signup's daily cap: rotating addresses inside one IPv4 /24 or
-      // IPv6 /48 (a /64 included) spends one budget.
-      const block = addressBlock(clientIp(c, s.deps.config));
-      const decision = await s.limits.registration.hit(block);
-      if (!decision.allowed) {
-        throw new OAuthError(
-          "temporarily_unavailable",
-          `At most ${decision.limit} registrations per hour from one network (${block}); ` +
-            `retry in ${decision.retryAfter} s`,
-          429,
-          { "Retry-After": String(decision.retryAfter) },
-        );
-      }
+      await spendRegistrationBudget(s, clientIp(c, s.deps.config));
       const type = c.req.header("content-type") ?? "";
       if (!/^application\/json\s*(;|$)/i.test(type)) {
         throw new OAuthError("invalid_client_metadata", "Content-Type must be application/json");
@@ -192,17 +150,13 @@ export function oauthEndpoints(app: OpenAPIHono<AppEnv>, s: Services): void {
       } catch {
         throw new OAuthError("invalid_client_metadata", "The body is not valid JSON");
       }
-      const client = await registerClient(s.deps, body);
-      return c.json(registrationResponse(client), 201, { ...CORS, ...NO_STORE });
+      return c.json(await registerOAuthClient(s, body), 201, { ...CORS, ...NO_STORE });
     }));
 
   app.post(OAUTH_PATHS.revoke, (c) =>
     answering(c, async () => {
       await spendIpBudget(c, s);
-      const p = await formParams(c, s);
-      if (!p.token) throw new OAuthError("invalid_request", "token: required");
-      // token_type_hint is only a hint (RFC 7009 §2.1): the prefix says what the token is.
-      await revokeToken(s.deps, p.token, p.client_id, ended);
+      await revokeOAuthToken(s, await formParams(c, s));
       // RFC 7009 §2.2: 200 whether or not the token was known.
       return c.body(null, 200, { ...CORS, ...NO_STORE });
     }));
