@@ -16,6 +16,10 @@
  *
  * @example
  * ```ts
+ * import type { Actor } from "./actor.ts";
+ * import { createProjectOp as createProject } from "./operations/projects.ts";
+ * import type { Services } from "./services.ts";
+ * declare const services: Services, actor: Actor;
  * const outcome = await execute(services, createProject, actor, {
  *   params: {}, query: {}, body: { url: "https://example.com" },
  * });

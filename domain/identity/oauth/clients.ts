@@ -165,6 +165,8 @@ function clientUriOf(value: string | undefined): string | null {
  *
  * @example
  * ```ts
+ * import type { Deps } from "../../platform/deps.ts";
+ * declare const deps: Deps;
  * const client = await registerClient(deps, {
  *   application_type: "native", client_name: "My host", redirect_uris: ["http://127.0.0.1/cb"],
  * });
