@@ -14,8 +14,16 @@
  *
  * @example
  * ```ts
+ * import { execute } from "./operation.ts";
+ * import { createProjectOp as createProject } from "./operations/projects.ts";
+ * import type { Services } from "./services.ts";
+ * declare const services: Services, principal: Parameters<typeof keyActor>[0];
  * const actor = keyActor(principal, "203.0.113.7");
- * await execute(services, createProject, actor, { body: { url: "https://example.com" } });
+ * await execute(services, createProject, actor, {
+ *   params: {},
+ *   query: {},
+ *   body: { url: "https://example.com" },
+ * });
  * ```
  *
  * @module

@@ -30,6 +30,7 @@ export function esc(value: unknown): string {
  *
  * @example
  * ```ts
+ * declare const userText: string;
  * html`<p>${userText}</p>`; // userText is escaped
  * ```
  */

@@ -16,6 +16,10 @@
  *
  * @example
  * ```ts
+ * import type { Actor } from "./actor.ts";
+ * import { createProjectOp as createProject } from "./operations/projects.ts";
+ * import type { Services } from "./services.ts";
+ * declare const services: Services, actor: Actor;
  * const outcome = await execute(services, createProject, actor, {
  *   params: {}, query: {}, body: { url: "https://example.com" },
  * });
@@ -26,6 +30,7 @@
  */
 import type { z } from "zod";
 import { ApiError, type ErrorCode } from "../domain/platform/errors.ts";
+import { describeIssue } from "../domain/platform/zod_issue.ts";
 import {
   checkIdempotencyKey,
   idempotencyScope,
@@ -416,15 +421,4 @@ export function parseInput(
 function withoutUndefined(value: unknown): unknown {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
-}
-
-/** "field.path: what is wrong" for the first failed check, so the caller knows which field. */
-export function describeIssue(
-  issues: readonly { path: readonly PropertyKey[]; message: string }[],
-  where: string,
-): string {
-  const issue = issues[0];
-  if (!issue) return "Invalid request";
-  const path = issue.path.map(String).join(".");
-  return `${path || where}: ${issue.message}`;
 }

@@ -24,7 +24,8 @@ export interface JobRuntime {
  *
  * @example
  * ```ts
- * kv.listenQueue(createDispatcher({ audit: (id) => runAuditJob(deps, id) }));
+ * declare const kv: Deno.Kv, runAuditJob: (id: string) => Promise<void>;
+ * kv.listenQueue(createDispatcher({ audit: (id) => runAuditJob(id) }));
  * ```
  */
 export function createDispatcher(handlers: JobHandlers): (message: unknown) => Promise<void> {

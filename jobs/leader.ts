@@ -7,6 +7,7 @@
  *
  * @example
  * ```ts
+ * declare const kv: Deno.Kv, sweep: () => Promise<void>;
  * const leader = new LeaderLease(kv, "maintenance", { ttlMs: 30_000, now: () => Date.now() });
  * if (await leader.acquire()) await sweep();
  * await leader.release(); // at shutdown

@@ -7,6 +7,9 @@
  *
  * @example
  * ```ts
+ * type Options = Parameters<typeof createMaintenance>[0];
+ * declare const kv: Deno.Kv, clock: Options["clock"], flushes: Options["flushes"];
+ * declare const shared: Options["shared"];
  * const m = createMaintenance({ kv, clock, flushes, shared, leaderLeaseMs: 30_000 });
  * setInterval(() => void m.tick(), 5_000);
  * await m.stop(); // at shutdown: no shared work starts, counters flushed, lease given up

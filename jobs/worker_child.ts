@@ -7,6 +7,8 @@
  *
  * @example
  * ```ts
+ * import type { Config } from "../domain/platform/config.ts";
+ * declare const config: Config;
  * const child = superviseWorkerChild({ env: Deno.env.toObject(), kvPath: config.kvPath });
  * // ... serve ...
  * await child.stop(); // SIGTERM, wait for its graceful stop (SIGKILL after the grace)

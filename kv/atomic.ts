@@ -27,6 +27,8 @@ export const atomicStats = { commits: 0, retries: 0 };
  *
  * @example
  * ```ts
+ * import { atomic, keys, read } from "../domain/platform/store.ts";
+ * declare const kv: Deno.Kv, accountId: string;
  * const count = await atomically(kv, async () => {
  *   const entry = await read(kv, keys.webhookCount(accountId));
  *   const next = (entry.value ?? 0) + 1;

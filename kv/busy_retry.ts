@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { AtomicConflictError } from "./atomic.ts";
 
 const BUSY = /database (table )?is locked|SQLITE_BUSY/i;
 /** Attempts in all; with the pauses below that is 1–3 s of contention before giving up. */
@@ -81,8 +82,8 @@ function retryingOperation(op: Deno.AtomicOperation): Deno.AtomicOperation {
  */
 export function isTransientStoreError(err: unknown): boolean {
   if (isBusyError(err)) return true;
-  const e = err as { name?: string; message?: string } | null;
-  if (e?.name === "AtomicConflictError") return true;
+  if (err instanceof AtomicConflictError) return true;
+  const e = err as { message?: string } | null;
   return /connection (reset|refused|closed)|timed? ?out|temporar|unavailable|commit (failed|rejected)/i
     .test(String(e?.message ?? ""));
 }

@@ -64,6 +64,8 @@ interface Local {
  *
  * @example
  * ```ts
+ * declare const kv: Deno.Kv, clock: ConstructorParameters<typeof RateLimiter>[1];
+ * declare function tooMany(d: RateDecision): Error;
  * const limiter = new RateLimiter(kv, clock, { name: "key", limit: 600, windowMs: 60_000, mode: "batched" });
  * const d = await limiter.hit("key_123");
  * if (!d.allowed) throw tooMany(d);

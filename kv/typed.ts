@@ -14,10 +14,12 @@
  *
  * @example
  * ```ts
+ * import { keys } from "../domain/platform/store.ts";
+ * declare const kv: Deno.Kv, id: string, a: string, p: string, name: string;
  * const entry = await read(kv, keys.account(id)); // Deno.KvEntryMaybe<AccountRecord>
  * const [project, sub] = await readMany(kv, [keys.project(a, p), keys.subscription(p)]);
  * for await (const e of list(kv, { prefix: keys.projectsOfAccount(a) })) e.value.name;
- * await atomic(kv).check(entry).set(entry.key, { ...entry.value!, name }).commit();
+ * await atomic(kv).check(entry).set(entry.key, { ...entry.value!, companyName: name }).commit();
  * ```
  *
  * @module

@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, Next } from "hono";
 import { ApiError } from "../domain/platform/errors.ts";
+import { describeIssue } from "../domain/platform/zod_issue.ts";
 import { accountRoutes } from "./accounts.ts";
 import { adminRoutes } from "./admin.ts";
 import { apiKeyRoutes } from "./api_keys.ts";
@@ -25,7 +26,7 @@ export function buildApp(s: Services, extraGroups: RouteGroup[] = []): OpenAPIHo
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) {
-        throw new ApiError("invalid_request", describeZodError(result.error));
+        throw new ApiError("invalid_request", describeIssue(result.error.issues, "body"));
       }
     },
   });
@@ -105,14 +106,4 @@ function pathRegex(path: string): RegExp {
     seg.startsWith(":") ? "[^/]+" : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
   ).join("/");
   return new RegExp(`^${escaped}/?$`);
-}
-
-/** "field.path: what is wrong" for the first failed check, so the caller knows which field. */
-function describeZodError(
-  error: { issues: { path: PropertyKey[]; message: string; code?: string }[] },
-): string {
-  const issue = error.issues[0];
-  if (!issue) return "Invalid request";
-  const path = issue.path.map(String).join(".");
-  return `${path || "body"}: ${issue.message}`;
 }

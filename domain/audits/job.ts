@@ -12,6 +12,7 @@ import type { RenderPlan } from "../audit_engine/crawl/post_steps.ts";
 import type { CrawlInput, CrawlOutcome, StepLimits } from "../audit_engine/crawl/state.ts";
 import type { Deps } from "../platform/deps.ts";
 import { claimJob, finishJob, renewLease } from "../jobs/lifecycle.ts";
+import { classifyFailure } from "../jobs/failure.ts";
 import type { ProjectRecord } from "../platform/records.ts";
 import { completeAudit } from "./complete.ts";
 import { AUDIT_JOB, leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
@@ -120,35 +121,12 @@ export async function runAuditJob(
       await handBack(deps, claim.accountId, auditId, claim.token).catch(() => {});
       return "idle";
     }
-    const refused = (err as Error)?.name === "TargetRefusedError";
-    const noBrowser = (err as Error)?.name === "RenderingUnavailableError";
-    const noAuth = (err as Error)?.name === "SiteAuthUnavailableError";
-    await failAudit(
-      deps,
-      auditId,
-      claim.token,
-      noAuth
-        ? {
-          code: "auth_unavailable",
-          message: "The audit's staging credentials could not be read (the server's encryption " +
-            "key changed); the charge was refunded. Start it again with auth",
-        }
-        : noBrowser
-        ? {
-          code: "rendering_unavailable",
-          message: "The browser could not start on this server; the charge was refunded",
-        }
-        : refused
-        ? {
-          code: "target_refused",
-          // Never echo resolved addresses: they would let a caller map internal DNS.
-          message: `The site address is not allowed: ${
-            REFUSAL_TEXT[(err as { reason?: string }).reason ?? ""] ?? "refused"
-          }`,
-        }
-        : { code: "audit_failed", message: "The audit could not run; the charge was refunded" },
-    );
-    if (!refused && !noBrowser && !noAuth) {
+    const { failure, expected } = classifyFailure(err, AUDIT_FAILURES, {
+      code: "audit_failed",
+      message: "The audit could not run; the charge was refunded",
+    });
+    await failAudit(deps, auditId, claim.token, failure);
+    if (!expected) {
       console.error(
         JSON.stringify({ level: "error", msg: "audit step failed", auditId, error: String(err) }),
       );
@@ -160,6 +138,26 @@ export async function runAuditJob(
   if (outcome) await completeAudit(deps, auditId, outcome);
   return next ? "next" : "idle";
 }
+
+/** What a failed audit stores for each known failure code. */
+const AUDIT_FAILURES: Parameters<typeof classifyFailure>[1] = {
+  auth_unavailable: () => ({
+    code: "auth_unavailable",
+    message: "The audit's staging credentials could not be read (the server's encryption " +
+      "key changed); the charge was refunded. Start it again with auth",
+  }),
+  rendering_unavailable: () => ({
+    code: "rendering_unavailable",
+    message: "The browser could not start on this server; the charge was refunded",
+  }),
+  target_refused: (err) => ({
+    code: "target_refused",
+    // Never echo resolved addresses: they would let a caller map internal DNS.
+    message: `The site address is not allowed: ${
+      REFUSAL_TEXT[(err as { reason?: string }).reason ?? ""] ?? "refused"
+    }`,
+  }),
+};
 
 /** Fails an audit, only while `token`'s claim still holds it (a worker that lost it writes nothing). */
 function failAudit(

@@ -68,8 +68,9 @@ export const MAX_LISTED = 25;
  *
  * @example
  * ```ts
+ * declare const prev: ScoredAudit | null, curr: ScoredAudit, issues: ComparedIssue[];
  * const r = regressionFields(prev, curr, issues);
- * if (r.regressed) recordEvent(op, queue, { event: "audit.regressed", ... });
+ * if (r.regressed) console.log("emit audit.regressed with", r);
  * ```
  */
 export function regressionFields(

@@ -23,6 +23,7 @@ import {
 } from "../audit_engine/site_auth.ts";
 import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
+import { JobFailure } from "../jobs/failure.ts";
 import { openSecret, sealSecret } from "../webhooks/secret_box.ts";
 import type { SealedSecret } from "../webhooks/types.ts";
 
@@ -40,11 +41,8 @@ export interface AuthOwner {
 }
 
 /** The crawl cannot open an audit's credentials (the operator key changed, or they are gone). */
-export class SiteAuthUnavailableError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "SiteAuthUnavailableError";
-  }
+function authUnavailable(message: string): JobFailure {
+  return new JobFailure("auth_unavailable", message);
 }
 
 const encoder = new TextEncoder();
@@ -111,24 +109,24 @@ export async function sealAuditAuth(
   return { v: 1, mask: maskSiteAuth(auth), box };
 }
 
-/** Opens sealed credentials; throws `SiteAuthUnavailableError` when they do not open. */
+/** Opens sealed credentials; throws a `JobFailure` coded `auth_unavailable` when they do not open. */
 export async function openAuditAuth(
   deps: Pick<Deps, "config">,
   owner: AuthOwner,
   sealed: SealedSiteAuth,
 ): Promise<SiteAuth> {
   const master = deps.config.webhookEncryptionKey;
-  if (!master) throw new SiteAuthUnavailableError("WEBHOOK_ENCRYPTION_KEY is unset");
+  if (!master) throw authUnavailable("WEBHOOK_ENCRYPTION_KEY is unset");
   try {
     return JSON.parse(await openSecret(await authKey(master), sealed.box, bindingOf(owner)));
   } catch {
-    throw new SiteAuthUnavailableError("the staging credentials do not open with this key");
+    throw authUnavailable("the staging credentials do not open with this key");
   }
 }
 
 /**
  * The credentials of an audit for its crawl step, or null when it has none. An audit whose record
- * says it has credentials (`auth`) that cannot be read fails (`SiteAuthUnavailableError`): a crawl
+ * says it has credentials (`auth`) that cannot be read fails (a `JobFailure` coded `auth_unavailable`): a crawl
  * without them would audit the login wall.
  */
 export async function auditAuthFor(
@@ -137,6 +135,6 @@ export async function auditAuthFor(
 ): Promise<SiteAuth | null> {
   if (!audit.auth) return null;
   const sealed = (await read(deps.kv, keys.auditAuth(audit.id))).value;
-  if (!sealed) throw new SiteAuthUnavailableError("the staging credentials are gone");
+  if (!sealed) throw authUnavailable("the staging credentials are gone");
   return await openAuditAuth(deps, audit, sealed);
 }

@@ -64,6 +64,9 @@ export function insufficientCredits(required: number, balance: number): ApiError
  *
  * @example
  * ```ts
+ * import { atomically } from "../../kv/atomic.ts";
+ * declare const kv: Deno.Kv, accountId: string, now: number;
+ * declare const auditKey: Deno.KvKey, audit: { id: string };
  * await atomically(kv, async () => {
  *   const balance = await readBalance(kv, accountId);
  *   const op = kv.atomic().check({ key: auditKey, versionstamp: null }).set(auditKey, audit);
@@ -165,6 +168,8 @@ export const MAX_OPERATOR_GRANT = 100_000;
  *
  * @example
  * ```ts
+ * import type { Deps } from "../platform/deps.ts";
+ * declare const deps: Deps, accountId: string;
  * const { balance } = await grantOperatorCredits(deps, {
  *   accountId, credits: 500, reason: "goodwill after the outage", ref: "grant_1",
  * });

@@ -31,6 +31,8 @@ export interface SignupInput {
  *
  * @example
  * ```ts
+ * import type { Deps } from "../platform/deps.ts";
+ * declare const deps: Deps;
  * const { account, key, raw } = await signup(deps, { email: "a@b.co", companyName: null, origin: "agent" });
  * ```
  */

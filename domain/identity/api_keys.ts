@@ -69,6 +69,8 @@ export function writeKey(op: Atomic, record: ApiKeyRecord): Atomic {
  *
  * @example
  * ```ts
+ * import type { Deps } from "../platform/deps.ts";
+ * declare const deps: Deps, principal: Parameters<typeof rotateKey>[1];
  * const { record, raw } = await rotateKey(deps, principal, "ci");
  * ```
  */
@@ -91,6 +93,8 @@ export function rotateKey(
  *
  * @example
  * ```ts
+ * import type { Deps } from "../platform/deps.ts";
+ * declare const deps: Deps, accountId: string, expiresAt: number | null;
  * const { record, raw } = await createKey(deps, { accountId, mode: "sandbox", name: "ci", expiresAt });
  * ```
  */

@@ -125,8 +125,15 @@ export function revocationKeys(): ReturnType<typeof keys.authRevocations>[] {
  *
  * @example
  * ```ts
+ * import { keys } from "../platform/store.ts";
+ * import type { ApiKeyRecord } from "../platform/records.ts";
+ * declare const kv: Deno.Kv, op: Deno.AtomicOperation, accountId: string, keyId: string;
+ * declare const hash: string, revoked: ApiKeyRecord, now: number;
  * const shard = keys.authRevocations(revocationShard(accountId));
- * const [keyEntry, signal] = await kv.getMany([keys.apiKey(hash), shard]);
+ * const [keyEntry, signal] = await kv.getMany<[ApiKeyRecord, RevocationSignal]>([
+ *   keys.apiKey(hash),
+ *   shard,
+ * ]);
  * signalAuthChange(op.set(keyEntry.key, revoked), signal, { accountId, keyId, at: now });
  * ```
  */
@@ -211,6 +218,8 @@ export class KeyResolver {
    *
    * @example
    * ```ts
+   * declare const services: { resolver: { confirm(p: Principal): Promise<unknown> } };
+   * declare const principal: Principal;
    * const fresh = await services.resolver.confirm(principal);
    * ```
    */

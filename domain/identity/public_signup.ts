@@ -48,6 +48,8 @@ export interface PublicSignupRequest {
  *
  * @example
  * ```ts
+ * import type { Deps } from "../platform/deps.ts";
+ * declare const deps: Deps, rates: Parameters<typeof publicSignup>[1];
  * const { account, raw } = await publicSignup(deps, rates, {
  *   ip: "203.0.113.7", email: "a@b.co", companyName: null, origin: "agent",
  * });

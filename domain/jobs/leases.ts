@@ -15,6 +15,8 @@ export interface RunningJobMarker {
  *
  * @example
  * ```ts
+ * import type { Deps } from "../platform/deps.ts";
+ * declare const deps: Deps;
  * await resendExpiredJobs(deps, "audit"); // from the maintenance tick
  * ```
  */

@@ -4,7 +4,9 @@
  *
  * @example
  * ```ts
- * import { sendVerificationLink } from "./domain/mail/mod.ts";
+ * import type { Deps } from "../platform/deps.ts";
+ * declare const deps: Deps, accountId: string;
+ * import { sendVerificationLink } from "./mod.ts";
  * const sent = await sendVerificationLink(deps, { accountId, returnTo: "/upgrade" });
  * ```
  *

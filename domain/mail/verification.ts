@@ -73,9 +73,12 @@ export interface VerificationLinkSent {
  *
  * @example
  * ```ts
+ * import type { Deps } from "../platform/deps.ts";
+ * declare const deps: Deps, page: { say(text: string): void };
  * // The upgrade page: prove the address, then come back to finish paying.
+ * const accountId = "acct_0m3x9k2a7c1f4z8q2w6e5r";
  * const sent = await sendVerificationLink(deps, {
- *   accountId: "acct_0m3x9k2a7c1f4z8q2w6e5r",
+ *   accountId,
  *   returnTo: `/upgrade/${accountId}`,
  * });
  * page.say(`We sent a link to ${sent.maskedEmail}; it works until ${new Date(sent.expiresAt)}.`);

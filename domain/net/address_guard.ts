@@ -10,6 +10,7 @@
  * @module
  */
 import ipaddr from "ipaddr.js";
+import { JobFailure } from "../jobs/failure.ts";
 
 /** Resolves a host name to its IPv4 and IPv6 addresses. Injectable so tests need no real DNS. */
 export type Resolver = (hostname: string, signal?: AbortSignal) => Promise<string[]>;
@@ -23,10 +24,13 @@ export type RefusalReason =
   | "private_address"
   | "dns_failure";
 
-/** Thrown when a URL must not be fetched. `reason` says why; the message is human-readable. */
-export class TargetRefusedError extends Error {
+/**
+ * Thrown when a URL must not be fetched. `reason` says why; the message is human-readable. A job
+ * that meets it fails with code `target_refused`.
+ */
+export class TargetRefusedError extends JobFailure {
   constructor(readonly reason: RefusalReason, message: string, readonly url?: string) {
-    super(message);
+    super("target_refused", message);
     this.name = "TargetRefusedError";
   }
 }

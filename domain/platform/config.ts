@@ -544,6 +544,7 @@ export const DEV_ADMIN_TOKEN = "dev-admin-token-not-secret";
  *
  * @example
  * ```ts
+ * declare const config: Config;
  * for (const line of devHints(config)) console.log(line);
  * ```
  */

@@ -25,6 +25,9 @@ export type EventName = (typeof EVENT_NAMES)[number];
  *
  * @example
  * ```ts
+ * import type { JobQueue } from "./deps.ts";
+ * declare const kv: Deno.Kv, queue: JobQueue, clock: { now(): number };
+ * declare const accountId: string, auditKey: Deno.KvKey, done: unknown, data: Record<string, unknown>;
  * const op = kv.atomic().set(auditKey, done);
  * recordEvent(op, queue, { accountId, event: "audit.completed", data, now: clock.now() });
  * await op.commit();

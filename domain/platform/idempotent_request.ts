@@ -14,6 +14,8 @@
  *
  * @example
  * ```ts
+ * import type { Deps } from "./deps.ts";
+ * declare const deps: Deps, request: Parameters<typeof runIdempotent>[1], view: object;
  * const answer = await runIdempotent(deps, request, async () => ({
  *   status: 201, headers: [["content-type", "application/json"]], body: JSON.stringify(view),
  * }));

@@ -5,6 +5,7 @@
  *
  * @example
  * ```ts
+ * declare const iterator: Deno.KvListIterator<unknown>;
  * const next = encodeCursor(iterator.cursor);
  * const resume = decodeCursor(next); // what kv.list({ prefix }, { cursor }) takes
  * ```

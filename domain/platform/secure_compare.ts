@@ -6,6 +6,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
  *
  * @example
  * ```ts
+ * declare const given: string, expected: string;
  * secureEqual(given, expected); // true only when identical
  * ```
  */

@@ -4,6 +4,8 @@
  * this module gives each builder its value type, so a read through `keys` is typed by the key:
  *
  * ```ts
+ * import type { Deps } from "./deps.ts";
+ * declare const kv: Deno.Kv, id: string, a: string, p: string;
  * import { keys, read, readMany } from "./store.ts";
  * const account = (await read(kv, keys.account(id))).value; // AccountRecord | null
  * const [project, sub] = await readMany(kv, [keys.project(a, p), keys.subscription(p)]);

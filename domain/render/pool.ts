@@ -14,17 +14,10 @@
  */
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { launchChromium } from "./chromium.ts";
+import { RenderFailedError } from "./failure.ts";
 import { findProcessTree, findRootProcesses, killAll, treeMemoryBytes } from "./processes.ts";
 
-/** Why a render did not produce a result. */
-export type RenderFailureKind = "timeout" | "crashed" | "unavailable" | "closed";
-
-export class RenderFailedError extends Error {
-  constructor(readonly kind: RenderFailureKind, message: string) {
-    super(message);
-    this.name = "RenderFailedError";
-  }
-}
+export { RenderFailedError, type RenderFailureKind } from "./failure.ts";
 
 /** Context options the pool passes through to playwright (viewport, mobile, user agent...). */
 export type ContextOptions = Parameters<Browser["newContext"]>[0];

@@ -24,6 +24,7 @@ import {
 } from "./writer.ts";
 import { linkCandidates } from "./site_links.ts";
 import { repairDraft } from "./repair.ts";
+import { describeIssue } from "../platform/zod_issue.ts";
 
 export interface ModelWriterConfig {
   apiKey: string;
@@ -343,11 +344,8 @@ function parseReply<T>(res: unknown, schema: z.ZodType<T>, name: string): T {
   }
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw malformed(
-      name,
-      `the reply does not match the schema (${issue?.path.join(".")}: ${issue?.message})`,
-    );
+    const issue = describeIssue(parsed.error.issues, "", "invalid");
+    throw malformed(name, `the reply does not match the schema (${issue})`);
   }
   return parsed.data;
 }

@@ -24,6 +24,7 @@ import {
   mcpReceipt,
 } from "../../app/machine_payments.ts";
 import { ApiError, ERROR_CODES, type ErrorCode } from "../../domain/platform/errors.ts";
+import { describeIssue } from "../../domain/platform/zod_issue.ts";
 import type { Services } from "../env.ts";
 import { errorBody, toApiError } from "../middleware/errors.ts";
 import { callerOf, type McpCaller } from "./caller.ts";
@@ -194,7 +195,7 @@ export function registerTools(
         if (!parsed.success) {
           return toolError(
             baseUrl,
-            new ApiError("invalid_request", describeIssue(parsed.error)),
+            new ApiError("invalid_request", describeArguments(parsed.error)),
           );
         }
         const { ctx, notes } = toolContext(services, who, sdk);
@@ -347,11 +348,8 @@ const PAY_PER_JOB = "answer machine_payment.challenges[0] (Machine Payments Prot
 export const ERROR_META = "com.serpwright/error";
 
 /** "field: what is wrong" for the first failed check, as `/v1` words validation errors. */
-export function describeIssue(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (!issue) return "Invalid arguments";
-  const path = issue.path.map(String).join(".");
-  return `${path || "arguments"}: ${issue.message}`;
+function describeArguments(error: z.ZodError): string {
+  return describeIssue(error.issues, "arguments", "Invalid arguments");
 }
 
 /** Throws `invalid_request` naming the field an action needs. */
@@ -391,7 +389,7 @@ export function asBody<S extends z.ZodType>(
 ): z.output<S> {
   const body = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
   const r = schema.safeParse(body);
-  if (!r.success) throw new ApiError("invalid_request", describeIssue(r.error));
+  if (!r.success) throw new ApiError("invalid_request", describeArguments(r.error));
   return r.data;
 }
 

@@ -5,17 +5,9 @@
  * only the word count capped outlines).
  */
 import assert from "node:assert/strict";
-import { type TestApp, withApp } from "../helpers/app.ts";
+import { withApp } from "../helpers/app.ts";
+import { waitForStatus } from "../helpers/jobs.ts";
 import { html, page, serveSite } from "../helpers/sites.ts";
-
-async function poll(app: TestApp, key: string, path: string, until: string[]) {
-  for (let i = 0; i < 800; i++) {
-    const res = await app.req("GET", path, { key });
-    if (until.includes(res.body.status)) return res;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`${path} never reached ${until}`);
-}
 
 /** Five pages about the topic, each with its own title and description. */
 function agentSite() {
@@ -45,7 +37,7 @@ Deno.test("an outline of a long topic on a 5-page site scores at most 40 and its
       const projectId = proj.body.project_id;
       const audit = await app.req("POST", `/v1/projects/${projectId}/audits`, { key });
       assert.equal(audit.status, 202, audit.text);
-      const done = await poll(app, key, `/v1/audits/${audit.body.audit_id}`, [
+      const done = await waitForStatus(app, key, `/v1/audits/${audit.body.audit_id}`, [
         "completed",
         "failed",
       ]);
@@ -58,7 +50,7 @@ Deno.test("an outline of a long topic on a 5-page site scores at most 40 and its
         body: { topic: "How AI agents run technical SEO audits" },
       });
       assert.equal(res.status, 202, res.text);
-      const ready = await poll(app, key, res.body.poll, ["ready", "failed"]);
+      const ready = await waitForStatus(app, key, res.body.poll, ["ready", "failed"]);
       assert.equal(ready.body.status, "ready", ready.text);
       const a = ready.body;
       assert.deepEqual(a.generator, { kind: "builtin_outline" });

@@ -10,7 +10,7 @@ import { defineOperation } from "../../app/operation.ts";
 import { OPERATIONS } from "../../app/operations/index.ts";
 import { auditOptionsView } from "../../app/views.ts";
 import { errorCode, subscribeProject, type TestApp, withApp } from "../helpers/app.ts";
-import { eventually, quiet, waitForAudit } from "../helpers/jobs.ts";
+import { pollUntil, quiet, truthy, waitForAudit } from "../helpers/jobs.ts";
 import { keys } from "../../kv/keys.ts";
 import { startReceiver } from "../webhooks/helpers.ts";
 import { type FakeSite, html, page, type Route, serveSite } from "../helpers/sites.ts";
@@ -389,7 +389,7 @@ Deno.test("a scoped audit keeps the whole site's facts and is no regression agai
       await run({ max_depth: 0 });
       broken = true;
       const again = await run({ max_depth: 0 });
-      await eventually(() => Promise.resolve(events("audit.regressed").length === 1));
+      await pollUntil(() => Promise.resolve(events("audit.regressed").length === 1), truthy);
       assert.equal(events("audit.regressed")[0].body.data.audit_id, again.audit_id);
     });
   } finally {

@@ -10,7 +10,7 @@ import zlib from "node:zlib";
 import { FetchFailedError, safeFetch } from "../../domain/net/safe_fetch.ts";
 import { withApp } from "../helpers/app.ts";
 import { serveSite } from "../helpers/sites.ts";
-import { eventually } from "../helpers/jobs.ts";
+import { pollUntil, truthy } from "../helpers/jobs.ts";
 import { emit, startReceiver } from "../webhooks/helpers.ts";
 
 const BOMB = new Uint8Array(zlib.gzipSync(Buffer.alloc(64 * 1024 * 1024), { level: 9 }));
@@ -51,12 +51,12 @@ Deno.test("a webhook receiver answering with a gzip bomb costs one capped attemp
       await emit(app, accountId, "audit.completed", { project_id: "proj_bomb" });
       await rx.waitFor(1);
       // Delivered (2xx) without the service inflating the answer.
-      await eventually(async () => {
+      await pollUntil(async () => {
         for await (const e of app.kv.list<{ state: string }>({ prefix: ["deliveries"] })) {
           if (e.value.state === "delivered") return true;
         }
         return false;
-      });
+      }, truthy);
     } finally {
       await rx.close();
     }

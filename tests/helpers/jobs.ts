@@ -1,7 +1,8 @@
 /**
  * Waiting for what the service does in the background: audits, articles, deliveries, schedules.
- * Every wait goes through `pollUntil`, which reads a state again until it is done and, once its
- * time is up, fails with the last state it read (a stuck audit shows its status and error).
+ * Every wait goes through `pollUntil(read, done, options)`, which reads a state again until it is
+ * done and, once its time is up, fails with the last state it read (a stuck audit shows its status
+ * and error); `truthy` as `done` waits for a read that returns something.
  *
  * Why reading, not draining: the in-process test app runs its jobs on Deno KV's native queue
  * (`kv.listenQueue`), which offers no way to run what is queued on demand, and an audit's steps
@@ -45,9 +46,20 @@ function describe(state: unknown): string {
 }
 
 /**
- * Reads `read()` until `done` holds for what it returns, and returns that. Reads at once, then
- * every `intervalMs`; past `timeoutMs` it throws with `what` and the last state read.
+ * Reads `read()` until `done` holds for what it returns, and returns that (narrowed when `done`
+ * is a type guard, as `truthy` is). Reads at once, then every `intervalMs`; past `timeoutMs` it
+ * throws with `what` and the last state read.
  */
+export function pollUntil<T, U extends T>(
+  read: () => Promise<T>,
+  done: (state: T) => state is U,
+  opts?: PollOptions,
+): Promise<U>;
+export function pollUntil<T>(
+  read: () => Promise<T>,
+  done: (state: T) => boolean,
+  opts?: PollOptions,
+): Promise<T>;
 export async function pollUntil<T>(
   read: () => Promise<T>,
   done: (state: T) => boolean,
@@ -78,16 +90,9 @@ export async function pollUntil<T>(
   }
 }
 
-/**
- * Calls `check` until it returns something truthy, and returns that: every 20 ms, at most
- * `timeoutMs` (default 10 s).
- */
-export async function eventually<T>(
-  check: () => Promise<T | null | undefined | false>,
-  timeoutMs = 10_000,
-  what = "condition",
-): Promise<T> {
-  return await pollUntil(check, Boolean, { timeoutMs, intervalMs: 20, what }) as T;
+/** `done` for "until it returns something": `pollUntil(read, truthy)` answers what was read. */
+export function truthy<T>(state: T): state is Exclude<T, null | undefined | false | 0 | ""> {
+  return Boolean(state);
 }
 
 /** Anything that answers JSON requests: a test app, or a server in a child process. */

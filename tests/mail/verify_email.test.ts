@@ -13,7 +13,7 @@ import type { MailRecord } from "../../domain/mail/types.ts";
 import type { Deps } from "../../domain/platform/deps.ts";
 import { keys } from "../../kv/keys.ts";
 import { errorCode, startTestApp, type TestApp } from "../helpers/app.ts";
-import { eventually, quiet } from "../helpers/jobs.ts";
+import { pollUntil, quiet, truthy } from "../helpers/jobs.ts";
 import {
   freePort,
   linkIn,
@@ -316,13 +316,13 @@ function downThenUp(env: Record<string, string>) {
       assert.equal(asked.status, 202, asked.text);
       for await (const e of app.kv.list<MailRecord>({ prefix: ["mail"] })) mailId = e.value.id;
       // Refused connections: attempts are recorded, with the reason, and retried.
-      const failing = await eventually(
+      const failing = await pollUntil(
         async () => {
           const m = await mailRecord(app, mailId);
           return m && m.attempts >= 3 ? m : null;
         },
-        15_000,
-        "three failed attempts",
+        truthy,
+        { timeoutMs: 15_000, what: "three failed attempts" },
       );
       assert.equal(failing.state, "pending");
       assert.match(failing.lastError ?? "", /ECONNREFUSED|connect/i);
@@ -331,10 +331,10 @@ function downThenUp(env: Record<string, string>) {
 
       await smtp.start();
       const [mail] = await smtp.waitFor(1);
-      const done = await eventually(async () => {
+      const done = await pollUntil(async () => {
         const m = await mailRecord(app, mailId);
         return m?.state === "sent" ? m : null;
-      });
+      }, truthy);
       assert.ok(done.attempts >= 4);
       assert.equal(done.lastError, null);
       const link = linkIn(mail);
@@ -371,7 +371,7 @@ Deno.test("verify email: the sweep re-sends a mail whose queue message was lost,
     app.clock.advance(61_000);
     await app.service.tick();
     const link = linkIn((await smtp.waitFor(1))[0]);
-    await eventually(async () => (await mailRecord(app, sent.mailId))?.state === "sent");
+    await pollUntil(async () => (await mailRecord(app, sent.mailId))?.state === "sent", truthy);
     assert.equal((await confirm(link, await openLink(link))).res.status, 200);
     assert.equal((await app.req("GET", "/v1/account", { key })).body.email_verified, true);
   }));
@@ -383,13 +383,13 @@ Deno.test("verify email: attempts are capped; a message that never goes out ends
       assert.equal((await app.req("POST", "/v1/account/verify-email", { key })).status, 202);
       let mailId = "";
       for await (const e of app.kv.list<MailRecord>({ prefix: ["mail"] })) mailId = e.value.id;
-      const failed = await eventually(
+      const failed = await pollUntil(
         async () => {
           const m = await mailRecord(app, mailId);
           return m?.state === "failed" ? m : null;
         },
-        20_000,
-        "the last attempt",
+        truthy,
+        { timeoutMs: 20_000, what: "the last attempt" },
       );
       assert.equal(failed.attempts, 8);
       assert.equal(failed.nextAttemptAt, null);

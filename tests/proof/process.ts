@@ -18,7 +18,7 @@ import {
   type TestResponse,
   WEBHOOK_KEY_B64,
 } from "../helpers/app.ts";
-import { pollUntil } from "../helpers/jobs.ts";
+import { pollUntil, truthy } from "../helpers/jobs.ts";
 
 export { ADMIN_TOKEN };
 
@@ -278,7 +278,7 @@ export async function until<T>(
   timeoutMs: number,
   what: string,
 ): Promise<T> {
-  return await pollUntil(check, Boolean, { ...CHILD_POLL, timeoutMs, what }) as T;
+  return await pollUntil(check, truthy, { ...CHILD_POLL, timeoutMs, what });
 }
 
 /** Whether process `pid` is gone (a signal to it fails). */

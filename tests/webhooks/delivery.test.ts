@@ -5,7 +5,7 @@ import { retryDelayMs } from "../../domain/webhooks/deliver.ts";
 import { setWebhookNetOverrides } from "../../domain/webhooks/target.ts";
 import type { DeliveryRecord } from "../../domain/webhooks/types.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
-import { eventually, quiet } from "../helpers/jobs.ts";
+import { pollUntil, quiet, truthy } from "../helpers/jobs.ts";
 import { emit, type Receiver, startReceiver, verifySignature } from "./helpers.ts";
 
 async function register(
@@ -66,10 +66,10 @@ Deno.test("a delivery is a signed POST of the envelope a receiver can verify", (
       });
       assert.deepEqual(Object.keys(got.body), ["id", "event", "created_at", "data"]);
 
-      const rec = await eventually(async () => {
+      const rec = await pollUntil(async () => {
         const d = await delivery(app, deliveryId!);
         return d?.state === "delivered" ? d : null;
-      });
+      }, truthy);
       assert.equal(rec.attempts, 1);
       assert.equal(rec.lastStatus, 200);
       const [w] = await listed(app, key);
@@ -104,10 +104,10 @@ Deno.test("a failing receiver gets retries with the same delivery id until it an
         for (const g of got) {
           assert.ok(verifySignature(hook.secret, g.raw, g.headers.get("x-serpwright-signature")));
         }
-        const rec = await eventually(async () => {
+        const rec = await pollUntil(async () => {
           const d = await delivery(app, [...ids][0]!);
           return d?.state === "delivered" ? d : null;
-        });
+        }, truthy);
         assert.equal(rec.attempts, 4);
         assert.equal(rec.lastStatus, 204);
         const [w] = await listed(app, key);
@@ -136,10 +136,10 @@ Deno.test("retries stop after 8 attempts; backoff doubles from the base and caps
       await emit(app, accountId, "audit.completed");
       const got = await rx.waitFor(8, 15_000);
       const id = got[0].headers.get("x-serpwright-delivery")!;
-      const rec = await eventually(async () => {
+      const rec = await pollUntil(async () => {
         const d = await delivery(app, id);
         return d?.state === "failed" ? d : null;
-      });
+      }, truthy);
       assert.equal(rec.attempts, 8);
       assert.equal(rec.lastStatus, 500);
       assert.equal(rec.lastError, "HTTP 500");
@@ -168,10 +168,10 @@ Deno.test("a receiver that hangs past the timeout counts as a failure and is ret
       release();
       const id = got[0].headers.get("x-serpwright-delivery")!;
       assert.equal(got[1].headers.get("x-serpwright-delivery"), id);
-      const rec = await eventually(async () => {
+      const rec = await pollUntil(async () => {
         const d = await delivery(app, id);
         return d?.state === "delivered" ? d : null;
-      });
+      }, truthy);
       assert.equal(rec.attempts, 2);
     }));
 });
@@ -189,10 +189,10 @@ Deno.test("without an override, a receiver answering slowly but within 10 s succ
       await emit(app, accountId, "audit.completed");
       const [got] = await rx.waitFor(1);
       const id = got.headers.get("x-serpwright-delivery")!;
-      const rec = await eventually(async () => {
+      const rec = await pollUntil(async () => {
         const d = await delivery(app, id);
         return d?.state === "delivered" ? d : null;
-      });
+      }, truthy);
       assert.equal(rec.attempts, 1);
       assert.equal(rx.received.length, 1, "no retry was sent");
     })));
@@ -210,10 +210,10 @@ Deno.test("redirects are not followed: a 3xx is a failed attempt", () =>
           await register(app, key, rx.url);
           await emit(app, accountId, "audit.completed");
           const got = await rx.waitFor(2);
-          const rec = await eventually(async () => {
+          const rec = await pollUntil(async () => {
             const d = await delivery(app, got[0].headers.get("x-serpwright-delivery")!);
             return d?.state === "delivered" ? d : null;
-          });
+          }, truthy);
           assert.equal(rec.attempts, 2);
           assert.equal(target.received.length, 0);
         }),
@@ -255,21 +255,21 @@ Deno.test("50 consecutive failures deactivate the endpoint; it then receives not
       const { key, accountId } = await app.signup();
       const hook = await register(app, key, rx.url);
       for (let i = 0; i < 8; i++) await emit(app, accountId, "audit.completed", { i });
-      const w = await eventually(
+      const w = await pollUntil(
         async () => {
           const [w] = await listed(app, key);
           return w.active === false ? w : null;
         },
-        20_000,
-        "deactivation",
+        truthy,
+        { timeoutMs: 20_000, what: "deactivation" },
       );
       assert.ok(w.failure_count >= 50, String(w.failure_count));
       assert.ok(w.last_failure_at);
       // Its other pending deliveries end without further requests.
-      await eventually(
+      await pollUntil(
         async () => (await countPrefix(app, keys.deliveriesOfWebhookPrefix(hook.id))) === 0,
-        5_000,
-        "pending deliveries to end",
+        truthy,
+        { timeoutMs: 5_000, what: "pending deliveries to end" },
       );
       await quiet(200);
       const before = rx.received.length;
@@ -289,11 +289,11 @@ Deno.test("DELETE drops the endpoint's queued deliveries; their retries never ar
       await emit(app, accountId, "audit.completed", { n: 1 });
       await emit(app, accountId, "audit.completed", { n: 2 });
       await rx.waitFor(2);
-      await eventually(async () => {
+      await pollUntil(async () => {
         const ids = await listKeys(app, keys.deliveriesOfWebhookPrefix(hook.id));
         const recs = await Promise.all(ids.map((id) => delivery(app, String(id))));
         return recs.length === 2 && recs.every((r) => r?.attempts === 1);
-      });
+      }, truthy);
       const ids = await listKeys(app, keys.deliveriesOfWebhookPrefix(hook.id));
 
       const del = await app.req("DELETE", `/v1/webhooks/${hook.id}`, { key });
@@ -318,10 +318,10 @@ Deno.test("the address is re-checked at send time: a name now resolving privatel
     await register(app, key, "https://hooks.example.com/hook");
     dns["hooks.example.com"] = ["127.0.0.1"];
     await emit(app, accountId, "audit.completed");
-    const w = await eventually(async () => {
+    const w = await pollUntil(async () => {
       const [w] = await listed(app, key);
       return w.failure_count >= 1 ? w : null;
-    });
+    }, truthy);
     assert.ok(w.last_failure_at);
     const [id] = await listKeys(app, keys.deliveriesOfWebhookPrefix(w.webhook_id));
     const rec = await delivery(app, String(id));

@@ -7,7 +7,7 @@ import { runDelivery } from "../../domain/webhooks/deliver.ts";
 import { deliveryIdFor, fanOutEvent } from "../../domain/webhooks/fan_out.ts";
 import type { DeliveryRecord } from "../../domain/webhooks/types.ts";
 import { startTestApp, type TestApp, withApp } from "../helpers/app.ts";
-import { eventually, quiet } from "../helpers/jobs.ts";
+import { pollUntil, quiet, truthy } from "../helpers/jobs.ts";
 import { startReceiver } from "./helpers.ts";
 
 /** A queue that loses every message, to stand for a message lost in transit. */
@@ -62,7 +62,7 @@ Deno.test("restart mid-retry: a new app on the same KV file finishes the deliver
       deliveryId = deliveryIdFor(evt.id, hookId);
       await rx.waitFor(1);
       // The failed first attempt is recorded and its retry queued, 1.5 s out.
-      await eventually(async () => (await delivery(first, deliveryId))?.attempts === 1);
+      await pollUntil(async () => (await delivery(first, deliveryId))?.attempts === 1, truthy);
     } finally {
       await first.close();
     }
@@ -74,10 +74,10 @@ Deno.test("restart mid-retry: a new app on the same KV file finishes the deliver
       assert.equal(got[1].headers.get("x-serpwright-delivery"), deliveryId);
       assert.equal(got[1].headers.get("x-serpwright-attempt"), "2");
       assert.equal(got[1].raw, got[0].raw);
-      const rec = await eventually(async () => {
+      const rec = await pollUntil(async () => {
         const d = await delivery(second, deliveryId);
         return d?.state === "delivered" ? d : null;
-      });
+      }, truthy);
       assert.equal(rec.attempts, 2);
     } finally {
       await second.close();
@@ -103,7 +103,7 @@ Deno.test("the sweep re-sends an outbox event whose message was lost, after the 
       await app.service.tick();
       const [got] = await rx.waitFor(1);
       assert.equal(got.body.created_at, new Date(evt.createdAt).toISOString());
-      await eventually(async () => (await app.kv.get(keys.outbox(evt.id))).value === null);
+      await pollUntil(async () => (await app.kv.get(keys.outbox(evt.id))).value === null, truthy);
       await app.service.tick();
       await quiet(200);
       assert.equal(rx.received.length, 1);
@@ -131,7 +131,7 @@ Deno.test("the sweep re-sends a pending delivery whose message was lost", () =>
       await app.service.tick();
       const [got] = await rx.waitFor(1);
       assert.equal(got.headers.get("x-serpwright-delivery"), id);
-      await eventually(async () => (await delivery(app, id))?.state === "delivered");
+      await pollUntil(async () => (await delivery(app, id))?.state === "delivered", truthy);
       assert.equal((await app.kv.get(keys.outbox(evt.id))).value, null);
     } finally {
       await rx.close();

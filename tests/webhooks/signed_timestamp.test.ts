@@ -10,7 +10,7 @@ import { signedV2 } from "../../domain/webhooks/deliver.ts";
 import { signHex } from "../../domain/webhooks/secret_box.ts";
 import { VERIFY_SNIPPET } from "../../routes/pages/agents_doc.ts";
 import type { DeliveryRecord } from "../../domain/webhooks/types.ts";
-import { eventually } from "../helpers/jobs.ts";
+import { pollUntil, truthy } from "../helpers/jobs.ts";
 import { acceptV2, emit, type Received, startReceiver, verifySignature } from "./helpers.ts";
 
 Deno.test("v2 signs id.timestamp.body; a replayed or re-labelled capture is refused", async () => {
@@ -63,8 +63,10 @@ Deno.test("v2 signs id.timestamp.body; a replayed or re-labelled capture is refu
       assert.equal(at(retry, retryAt), "duplicate", "already handled: deduped on the signed id");
       assert.equal(acceptV2(secret, retry.headers, retry.raw, retryAt, new Set()), null);
       const id = retry.headers.get("x-serpwright-delivery")!;
-      await eventually(async () =>
-        (await app.kv.get<DeliveryRecord>(keys.delivery(id))).value?.state === "delivered"
+      await pollUntil(
+        async () =>
+          (await app.kv.get<DeliveryRecord>(keys.delivery(id))).value?.state === "delivered",
+        truthy,
       );
     });
   } finally {

@@ -6,12 +6,13 @@
  *
  * @example
  * ```ts
- * const budget = new ByteBudget(10 * 1024 * 1024, state.bytes);
+ * const budget = new ByteBudget(10 * 1024 * 1024, 0); // the step starts from state.bytes
  * const cap = await budget.reserve(5 * 1024 * 1024); // null: spent
  * if (cap !== null) {
- *   const res = await safeFetch(url, { maxBytes: cap, ... }).finally(() => budget.settle(cap, n));
+ *   // safeFetch(url, { maxBytes: cap }) reads at most `cap`; settle with what it read.
+ *   budget.settle(cap, 1_234);
  * }
- * state.bytes = budget.used;
+ * budget.used; // 1234, what the step stores back in state.bytes
  * ```
  *
  * @module

@@ -70,6 +70,8 @@ export interface StepOutcome {
  *
  * @example
  * ```ts
+ * import type { CrawlInput } from "./state.ts";
+ * declare const kv: Deno.Kv, auditId: string, input: CrawlInput;
  * const limits = { pages: 50, ms: 20_000 };
  * let outcome = await runCrawlStep(kv, auditId, input, limits, { now: Date.now });
  * while (!outcome.done) {

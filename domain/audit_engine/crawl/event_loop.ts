@@ -5,6 +5,7 @@
  *
  * @example
  * ```ts
+ * declare const urls: string[], work: (url: string) => void;
  * const pace = new Pacer();
  * for (const url of urls) {
  *   if (pace.due()) await yieldToLoop();

@@ -92,10 +92,18 @@ export interface FetchPoolOptions {
  *
  * @example
  * ```ts
+ * import type { Frontier } from "./frontier.ts";
+ * declare const frontier: Frontier, entries: Parameters<typeof fetchBatch>[0];
+ * declare const o: FetchPoolOptions, limits: { ms: number };
+ * const { settings, robots, politeness, banners, tally } = o;
+ * declare const state: { siteKey: string; fetches: number };
+ * declare const input: { now: number; concurrency: number; maxPages: number };
+ * declare const caps: { linksPerPage: number };
  * const results = await fetchBatch(entries, {
  *   settings, robots, politeness, banners, tally,
  *   siteKey: state.siteKey, now: input.now, linksPerPage: caps.linksPerPage,
  *   concurrency: input.concurrency, stopAt: performance.now() + limits.ms,
+ *   resources: true,
  *   outOfBudget: (reserved) => state.fetches + reserved >= input.maxPages,
  * });
  * frontier.advance(results.length);

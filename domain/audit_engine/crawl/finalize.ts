@@ -27,6 +27,8 @@
  *
  * @example
  * ```ts
+ * import type { CrawlState } from "./state.ts";
+ * declare const kv: Deno.Kv, auditId: string, state: CrawlState;
  * if (state.phase === "finalize") state.result = await finalizeCrawl(kv, auditId, state);
  * ```
  *

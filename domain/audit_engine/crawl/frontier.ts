@@ -18,6 +18,11 @@
  *
  * @example
  * ```ts
+ * import { capsOf } from "./caps.ts";
+ * import type { CrawlInput, CrawlState } from "./state.ts";
+ * import type { WriteBatch } from "./store.ts";
+ * declare const kv: Deno.Kv, auditId: string, input: CrawlInput, state: CrawlState;
+ * declare const batch: WriteBatch, caps: ReturnType<typeof capsOf>;
  * const frontier = new Frontier(kv, auditId, state, batch, caps, input.maxPages);
  * const { entries, records } = await frontier.next(50);
  * // …fetch and record the entries, calling frontier.discover(url, depth) for each link found…

@@ -33,6 +33,10 @@ import { newRecord, type WriteBatch } from "./store.ts";
  *
  * @example
  * ```ts
+ * import { ByteBudget } from "./byte_budget.ts";
+ * import type { CrawlInput } from "./state.ts";
+ * import type { WriteBatch } from "./store.ts";
+ * declare const kv: Deno.Kv, auditId: string, input: CrawlInput, batch: WriteBatch;
  * const budget = new ByteBudget(input.maxTotalBytes, 0);
  * const state = await initCrawl(kv, auditId, input, batch, budget);
  * state.bytes = budget.used;

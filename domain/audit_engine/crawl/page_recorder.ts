@@ -61,6 +61,11 @@ export interface RecordTarget {
  *
  * @example
  * ```ts
+ * import { fetchBatch } from "./fetch_pool.ts";
+ * import type { Frontier } from "./frontier.ts";
+ * declare const frontier: Frontier, limits: { pages: number };
+ * declare const poolOptions: Parameters<typeof fetchBatch>[1];
+ * declare const { batch, auditId, state, caps }: RecordTarget;
  * const { entries, records } = await frontier.next(limits.pages);
  * const results = await fetchBatch(entries, poolOptions);
  * await recordPages(entries, records, results, {

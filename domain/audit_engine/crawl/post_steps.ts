@@ -21,14 +21,14 @@ import { BudgetSpentError, type ByteBudget } from "./byte_budget.ts";
 import { RobotsSource } from "./robots_source.ts";
 import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
 import {
-  RenderingUnavailableError,
+  renderingUnavailable,
   type RenderPlan,
   type RenderProgress,
   runRenderStep,
 } from "./render_steps.ts";
 import { FindingsWriter, readBlob, WriteBatch } from "./store.ts";
 
-export { RenderingUnavailableError, type RenderPlan } from "./render_steps.ts";
+export type { RenderPlan } from "./render_steps.ts";
 
 /** Progress of the post-crawl steps, kept in the crawl state. */
 export interface PostCrawlState {
@@ -85,7 +85,7 @@ export async function runPostCrawlStep(
     return true;
   }
   if (input.render) {
-    if (!plan?.renderer) throw new RenderingUnavailableError("This server does not render pages");
+    if (!plan?.renderer) throw renderingUnavailable("This server does not render pages");
     const rendered = await runRenderStep({
       kv,
       auditId,

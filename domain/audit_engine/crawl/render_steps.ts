@@ -26,7 +26,8 @@ import { labRecord } from "../../audits/lab.ts";
 import { isNofollowPage } from "../checks/helpers.ts";
 import { siteKeyOf } from "../page_facts.ts";
 import { browserUserAgent } from "../user_agents.ts";
-import type { RenderFailedError } from "../../render/pool.ts";
+import { RenderFailedError } from "../../render/failure.ts";
+import { JobFailure } from "../../jobs/failure.ts";
 import type { RenderResult } from "../../render/renderer.ts";
 import { evaluateRenderedPage } from "../../render/checks.ts";
 import type { PageRenderer } from "../../render/service.ts";
@@ -49,11 +50,8 @@ import {
 } from "./store.ts";
 
 /** A rendered audit whose browser cannot start (the audit fails with this code, refunded). */
-export class RenderingUnavailableError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "RenderingUnavailableError";
-  }
+export function renderingUnavailable(message: string): JobFailure {
+  return new JobFailure("rendering_unavailable", message);
 }
 
 /** Render rounds of one audit unless the plan says otherwise (`RENDER_MAX_ROUNDS`). */
@@ -257,11 +255,8 @@ async function renderBatch(c: RenderStepContext, r: Required<RenderProgress>): P
       try {
         return await plan.renderer!.render(url, from + k < r.lab, userAgent);
       } catch (e) {
-        if ((e as RenderFailedError)?.name === "RenderFailedError") {
-          const kind = (e as RenderFailedError).kind;
-          if (kind === "unavailable" || kind === "closed") {
-            throw new RenderingUnavailableError((e as Error).message);
-          }
+        if (e instanceof RenderFailedError && (e.kind === "unavailable" || e.kind === "closed")) {
+          throw renderingUnavailable(e.message);
         }
         return null; // timeout, crash, navigation error: counted, not fatal
       }

@@ -25,6 +25,7 @@ import type { RateDecision } from "../../../kv/rate_limiter.ts";
 import { atomic, keys, read } from "../../platform/store.ts";
 import type { Deps } from "../../platform/deps.ts";
 import { FetchFailedError, safeFetch, TargetRefusedError } from "../../net/safe_fetch.ts";
+import { describeIssue } from "../../platform/zod_issue.ts";
 import { OAuthError } from "./errors.ts";
 import { digest, expireInFor, LIFETIME, newSecret, PREFIX } from "./secrets.ts";
 import type { CachedClientDoc, ClientMetadata, RegisteredClient } from "./types.ts";
@@ -164,6 +165,8 @@ function clientUriOf(value: string | undefined): string | null {
  *
  * @example
  * ```ts
+ * import type { Deps } from "../../platform/deps.ts";
+ * declare const deps: Deps;
  * const client = await registerClient(deps, {
  *   application_type: "native", client_name: "My host", redirect_uris: ["http://127.0.0.1/cb"],
  * });
@@ -181,10 +184,8 @@ export async function registerClient(deps: Deps, body: unknown): Promise<Registe
   }
   const parsed = ClientFields.safeParse(body);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue?.path.map(String).join(".") || "body";
-    const text = `${field}: ${issue?.message ?? "invalid"}`;
-    throw field.startsWith("redirect_uris") ? badRedirect(text) : badMetadata(text);
+    const text = describeIssue(parsed.error.issues, "body", "body: invalid");
+    throw text.startsWith("redirect_uris") ? badRedirect(text) : badMetadata(text);
   }
   const fields = parsed.data;
   checkFields(fields, badMetadata, badRedirect);
@@ -376,8 +377,7 @@ export async function clientFromDocument(
   }
   const parsed = DocumentFields.safeParse(json);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw bad(`${issue?.path.map(String).join(".") || "document"}: ${issue?.message}`);
+    throw bad(describeIssue(parsed.error.issues, "document", "document: invalid"));
   }
   const doc = parsed.data;
   if (doc.client_id !== clientId) throw bad("its client_id is not exactly its own URL");

@@ -6,8 +6,16 @@
  *
  * @example
  * ```ts
+ * import { checksByUrl, evaluateSite } from "./site_checks.ts";
+ * import type { Facts } from "./facts.ts";
+ * import type { LinkGraph } from "./links.ts";
+ * import type { CrawlState } from "../state.ts";
+ * import type { WriteBatch } from "../store.ts";
+ * declare const kv: Deno.Kv, auditId: string, state: CrawlState, f: Facts, batch: WriteBatch;
+ * declare const graph: LinkGraph, linkScores: Annotations["linkScores"];
+ * declare const framed: Annotations["framed"];
  * const marks = checksByUrl(evaluateSite(f));
- * await annotateRecords(kv, auditId, state.truncated, f, batch, { ...graph, linkScores, marks });
+ * await annotateRecords(kv, auditId, state.truncated, f, batch, { ...graph, framed, linkScores, marks });
  * ```
  *
  * @module

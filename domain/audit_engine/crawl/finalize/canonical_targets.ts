@@ -5,6 +5,9 @@
  *
  * @example
  * ```ts
+ * import type { Facts } from "./facts.ts";
+ * import type { PageRecord } from "../store.ts";
+ * declare const kv: Deno.Kv, auditId: string, pages: PageRecord[], f: Facts, markLater: Set<string>;
  * // `pages`: records of one KV page whose canonical names another URL.
  * await canonicalTargets(kv, auditId, pages, f, markLater);
  * ```

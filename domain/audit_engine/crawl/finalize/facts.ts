@@ -4,6 +4,8 @@
  *
  * @example
  * ```ts
+ * import type { CrawlState } from "../state.ts";
+ * declare const state: CrawlState;
  * const f = emptyFacts(state);
  * f.status4xx.add({ url: "https://example.com/gone", status: 404 });
  * f.status4xx.count; // 1

@@ -11,6 +11,9 @@
  *
  * @example
  * ```ts
+ * import type { Facts } from "./facts.ts";
+ * import type { PageRecord } from "../store.ts";
+ * declare const f: Facts, rec: PageRecord, url: string, redirects: Map<string, string>;
  * const failing = new FailingUrls();
  * failing.record(rec);                  // records pass
  * failing.chargeFrom(url, redirects);   // a sitemap entry, a link target, ...

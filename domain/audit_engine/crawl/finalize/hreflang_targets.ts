@@ -7,6 +7,9 @@
  *
  * @example
  * ```ts
+ * import type { Facts } from "./facts.ts";
+ * import type { PageRecord } from "../store.ts";
+ * declare const kv: Deno.Kv, auditId: string, pages: PageRecord[], f: Facts, markLater: Set<string>;
  * // `pages`: records of one KV page with hreflang alternates.
  * await hreflangAlternates(kv, auditId, pages, f, markLater);
  * ```

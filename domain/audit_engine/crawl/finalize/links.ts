@@ -8,6 +8,11 @@
  *
  * @example
  * ```ts
+ * import { urlHash } from "../store.ts";
+ * import type { Facts } from "./facts.ts";
+ * declare const kv: Deno.Kv, auditId: string, f: Facts, url: string;
+ * declare const read: Omit<LinkInputs, "redirectTargets" | "failing" | "linkScores">;
+ * declare const { redirectTargets, failing, linkScores }: LinkInputs;
  * const graph = await readLinks(kv, auditId, f, { ...read, redirectTargets, failing, linkScores });
  * graph.inlinks.get(urlHash(url)); // followable internal links to `url`
  * ```

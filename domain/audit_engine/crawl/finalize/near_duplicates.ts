@@ -8,6 +8,9 @@
  *
  * @example
  * ```ts
+ * import { duplicateGroups } from "./duplicates.ts";
+ * import type { Facts } from "./facts.ts";
+ * declare const kv: Deno.Kv, auditId: string, f: Facts;
  * const twins = await duplicateGroups(kv, auditId, f);
  * await nearDuplicates(kv, auditId, twins, f.nearDupContent);
  * ```

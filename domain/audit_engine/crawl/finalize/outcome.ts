@@ -6,7 +6,11 @@
  *
  * @example
  * ```ts
- * return await scoreOutcome(state, f, findings, batch);
+ * import type { Facts } from "./facts.ts";
+ * import type { CrawlState } from "../state.ts";
+ * import type { FindingsWriter, WriteBatch } from "../store.ts";
+ * declare const state: CrawlState, f: Facts, findings: FindingsWriter, batch: WriteBatch;
+ * const outcome = await scoreOutcome(state, f, findings, batch);
  * ```
  *
  * @module

@@ -4,6 +4,9 @@
  *
  * @example
  * ```ts
+ * import type { PageRecord } from "../store.ts";
+ * import type { UrlSummary } from "../../types.ts";
+ * declare const r: PageRecord, sample: UrlSummary[];
  * if (attempted(r) && !is2xx(r)) sample.push(summary(r));
  * ```
  *

@@ -7,6 +7,11 @@
  *
  * @example
  * ```ts
+ * import type { Facts } from "./facts.ts";
+ * import type { FailingUrls } from "./failing.ts";
+ * import type { CrawlState } from "../state.ts";
+ * declare const kv: Deno.Kv, auditId: string, state: CrawlState, f: Facts, failing: FailingUrls;
+ * declare const linkScores: Parameters<typeof readRecords>[5];
  * const read = await readRecords(kv, auditId, state.startUrl, f, failing, linkScores);
  * read.redirects; // url -> internal redirect target
  * ```

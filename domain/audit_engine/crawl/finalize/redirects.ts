@@ -5,6 +5,8 @@
  *
  * @example
  * ```ts
+ * import type { Facts } from "./facts.ts";
+ * declare const f: Facts, broken: Parameters<typeof redirectLinkTargets>[1];
  * const redirects = new Map([["https://a.test/old", "https://a.test/new"]]);
  * followRedirects(redirects, "https://a.test/old"); // "https://a.test/new"
  * await redirectChains(redirects, broken, f);

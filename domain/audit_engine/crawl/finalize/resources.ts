@@ -12,6 +12,10 @@
  *
  * @example
  * ```ts
+ * import { urlHash } from "../store.ts";
+ * import type { Facts } from "./facts.ts";
+ * declare const kv: Deno.Kv, auditId: string, f: Facts, url: string;
+ * declare const { broken, redirectTargets, redirects, failing }: ResourceInputs;
  * const framed = await readResources(kv, auditId, f, { broken, redirectTargets, redirects, failing });
  * framed.has(urlHash(url)); // some crawled page shows `url` in a frame
  * ```

@@ -4,6 +4,8 @@
  *
  * @example
  * ```ts
+ * import type { Facts } from "./facts.ts";
+ * declare const f: Facts;
  * const byUrl = checksByUrl(evaluateSite(f));
  * byUrl.get("https://example.com/a"); // Set { "title_duplicate", ... }
  * ```

@@ -4,6 +4,10 @@
  *
  * @example
  * ```ts
+ * import type { Facts } from "./facts.ts";
+ * import type { RecordsRead } from "./records.ts";
+ * import type { CrawlState } from "../state.ts";
+ * declare const kv: Deno.Kv, auditId: string, state: CrawlState, f: Facts, read: RecordsRead;
  * await startAndHome(kv, auditId, state.startUrl, read, f);
  * f.home?.status; // the status of the page the start URL ends on
  * ```

@@ -5,6 +5,9 @@
  *
  * @example
  * ```ts
+ * import { urlHash } from "../store.ts";
+ * import type { PageRecord } from "../store.ts";
+ * declare const r: PageRecord;
  * const broken = new Map<number, BrokenTarget>();
  * broken.set(urlHash(r.url), { url: r.url, status: 404, failure: null });
  * ```
