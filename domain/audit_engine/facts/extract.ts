@@ -197,12 +197,20 @@ class Collector implements ParseState {
   }
 
   captureText(l: TextListener) {
-    if (!this.listeners.includes(l)) this.listeners.push(l);
+    const ls = this.listeners;
+    if (ls.length === 0) ls.push(l);
+    else if (!ls.includes(l)) ls.push(l);
   }
 
   releaseText(l: TextListener) {
-    const i = this.listeners.indexOf(l);
-    if (i >= 0) this.listeners.splice(i, 1);
+    const ls = this.listeners;
+    if (ls.length === 0) return;
+    // Usually the last one captured (the innermost element) is the one released.
+    if (ls[ls.length - 1] === l) ls.pop();
+    else {
+      const i = ls.indexOf(l);
+      if (i >= 0) ls.splice(i, 1);
+    }
   }
 
   onprocessinginstruction(name: string, data: string) {
