@@ -14,7 +14,8 @@
  * @module
  */
 import { pageEligibility, verdictItems } from "./page_checks.ts";
-import { extractPageFacts, MAX_RESOURCES_PER_PAGE } from "./page_facts.ts";
+import { MAX_RESOURCES_PER_PAGE } from "./page_facts.ts";
+import { extractPageFacts } from "./facts/extract.ts";
 import { isNoindex } from "./checks/helpers.ts";
 import type { Robots } from "./robots.ts";
 import type { RecheckRule } from "./recheck_rules.ts";

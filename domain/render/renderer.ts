@@ -13,7 +13,8 @@
  * @module
  */
 import type { Page } from "playwright-core";
-import { extractPageFacts, type PageFacts, siteKeyOf } from "../audit_engine/page_facts.ts";
+import { type PageFacts, siteKeyOf } from "../audit_engine/page_facts.ts";
+import { extractPageFacts } from "../audit_engine/facts/extract.ts";
 import { browserUserAgent } from "../audit_engine/user_agents.ts";
 import { type BlockedRequest, guardNetwork, type NetworkPolicy } from "./guarded_network.ts";
 import type { BrowserPool, ContextOptions } from "./pool.ts";

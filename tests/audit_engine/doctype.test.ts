@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { doctypeMode, tokenizeDoctype } from "../../domain/audit_engine/doctype.ts";
-import { extractPageFacts } from "../../domain/audit_engine/page_facts.ts";
+import { extractPageFacts } from "../../domain/audit_engine/facts/extract.ts";
 
 /** What follows `<!` up to the `>`, as the page parser hands it over. */
 const decl = (doctype: string) => doctype.replace(/^<!/, "").replace(/>$/, "");

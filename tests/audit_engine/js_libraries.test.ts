@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { extractPageFacts } from "../../domain/audit_engine/page_facts.ts";
+import { extractPageFacts } from "../../domain/audit_engine/facts/extract.ts";
 import {
   advisoriesFor,
   ADVISORY_TABLE,

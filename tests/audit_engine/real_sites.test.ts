@@ -11,7 +11,7 @@ import { html, robotsRoute, type Route, serveSite, sitemapRoute } from "../helpe
 import { BudgetSpentError, ByteBudget } from "../../domain/audit_engine/crawl/byte_budget.ts";
 import { fetchResourceStatus } from "../../domain/audit_engine/crawl/fetcher.ts";
 import { DEFAULT_CRAWL_CAPS } from "../../domain/audit_engine/crawl/caps.ts";
-import { extractPageFacts } from "../../domain/audit_engine/page_facts.ts";
+import { extractPageFacts } from "../../domain/audit_engine/facts/extract.ts";
 import { fontFaceUrls, srcsetUrls } from "../../domain/audit_engine/resources.ts";
 
 type Routes = Record<string, Route>;

@@ -11,7 +11,7 @@ import {
   MAX_NODES,
   suggest,
 } from "../../domain/audit_engine/json_ld.ts";
-import { extractPageFacts } from "../../domain/audit_engine/page_facts.ts";
+import { extractPageFacts } from "../../domain/audit_engine/facts/extract.ts";
 import { SCHEMA_ORG_TYPES } from "../../domain/audit_engine/schema_org_types.ts";
 import { auditSite } from "./audit_site.ts";
 import { base, ldScript } from "./check_cases.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { checkScore, scoreAudit, SCORING } from "../../domain/audit_engine/scoring.ts";
 import { ALL_CHECKS } from "../../domain/audit_engine/checks/index.ts";
 import type { Category, CheckTally } from "../../domain/audit_engine/types.ts";
-import { extractPageFacts } from "../../domain/audit_engine/page_facts.ts";
+import { extractPageFacts } from "../../domain/audit_engine/facts/extract.ts";
 
 function allClean(eligible = 10): Map<string, CheckTally> {
   return new Map(ALL_CHECKS.map((c) => [c.id, { eligible, affected: 0 }]));

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { runAuditDetailed } from "../../domain/audit_engine/run_audit.ts";
 import type { Evidence } from "../../domain/audit_engine/types.ts";
 import { PAGE_CHECKS } from "../../domain/audit_engine/checks/index.ts";
-import { extractPageFacts } from "../../domain/audit_engine/page_facts.ts";
+import { extractPageFacts } from "../../domain/audit_engine/facts/extract.ts";
 import { page, type Route, serveSite } from "../helpers/sites.ts";
 
 const GOOD: Record<string, string> = {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { fingerprintText, similarity } from "../../domain/audit_engine/text_fingerprint.ts";
-import { extractPageFacts } from "../../domain/audit_engine/page_facts.ts";
+import { extractPageFacts } from "../../domain/audit_engine/facts/extract.ts";
 
 const fp = (s: string) => fingerprintText([s]);
 const VOCAB = "river stone cloud harbour lantern meadow copper violin garden ladder".split(" ");

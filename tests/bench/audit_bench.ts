@@ -8,7 +8,7 @@
  */
 import { Parser } from "htmlparser2";
 import { PageTally, runAudit } from "../../domain/audit_engine/run_audit.ts";
-import { extractPageFacts } from "../../domain/audit_engine/page_facts.ts";
+import { extractPageFacts } from "../../domain/audit_engine/facts/extract.ts";
 import { isNoindex } from "../../domain/audit_engine/checks/helpers.ts";
 
 const PAGES = 1000;

@@ -20,7 +20,7 @@ import { renderPage } from "../../domain/render/renderer.ts";
 import { evaluateRenderedPage } from "../../domain/render/checks.ts";
 import { findProcessTree } from "../../domain/render/processes.ts";
 import { safeFetch } from "../../domain/net/safe_fetch.ts";
-import { extractPageFacts } from "../../domain/audit_engine/page_facts.ts";
+import { extractPageFacts } from "../../domain/audit_engine/facts/extract.ts";
 import { runAuditDetailed } from "../../domain/audit_engine/run_audit.ts";
 
 const PAGES = 50;

@@ -7,7 +7,7 @@ import { MOBILE_SLOW_4G, SimulatedLink } from "../../domain/render/throttling.ts
 import { pickRenderSample, templateKey } from "../../domain/render/sample.ts";
 import { evaluateRenderedPage, RENDER_CHECKS } from "../../domain/render/checks.ts";
 import type { RenderResult } from "../../domain/render/renderer.ts";
-import { extractPageFacts } from "../../domain/audit_engine/page_facts.ts";
+import { extractPageFacts } from "../../domain/audit_engine/facts/extract.ts";
 import { ALL_CHECKS } from "../../domain/audit_engine/checks/index.ts";
 
 Deno.test("simulated slow 4G: latency per response, one shared downlink", () => {

@@ -16,7 +16,8 @@
 import type { SafeResponse } from "../../net/safe_fetch.ts";
 import { isNofollowPage, isNoindex, resolveCanonicals } from "../checks/helpers.ts";
 import type { FiredCheck, PageTally } from "../page_checks.ts";
-import { extractPageFacts, MAX_RESOURCES_PER_PAGE, type PageFacts } from "../page_facts.ts";
+import { MAX_RESOURCES_PER_PAGE, type PageFacts } from "../page_facts.ts";
+import { extractPageFacts } from "../facts/extract.ts";
 import type { PageContext } from "../types.ts";
 import { canonicalize, canonicalUrl } from "../urls.ts";
 import type { BannerReader } from "./banners.ts";

@@ -17,6 +17,7 @@
 import { getPages, type PageRecord } from "../store.ts";
 import type { Facts } from "./facts.ts";
 import { is2xx } from "./record.ts";
+import type { RecordReducer } from "./reducer.ts";
 import { MAX_HOPS } from "./redirects.ts";
 
 /** A canonical chain being followed: its URLs so far, and whether it came back on itself. */
@@ -103,3 +104,21 @@ async function followCanonicalChains(
     open = next;
   }
 }
+
+/** The records pass's reduction: HTML 200 pages whose canonical names another URL, judged after each KV page of records. */
+export const canonicalReducer: RecordReducer = {
+  id: "canonical_targets",
+  start: (pass) => {
+    let pages: PageRecord[] = [];
+    return {
+      add(r) {
+        if (r.html && is2xx(r) && r.canonicalOther !== null) pages.push(r);
+      },
+      async endPage() {
+        const batch = pages;
+        pages = [];
+        await canonicalTargets(pass.kv, pass.auditId, batch, pass.f, pass.markLater);
+      },
+    };
+  },
+};

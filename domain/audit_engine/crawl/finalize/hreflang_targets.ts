@@ -19,6 +19,7 @@
 import { getPages, type PageRecord } from "../store.ts";
 import type { Facts } from "./facts.ts";
 import { is2xx } from "./record.ts";
+import type { RecordReducer } from "./reducer.ts";
 
 /** Why a crawled hreflang alternate cannot stand in a cluster, or null when it can. */
 function alternateProblem(t: PageRecord): string | null {
@@ -79,3 +80,21 @@ export async function hreflangAlternates(
     if (missing.length > 0) f.hreflangNoReturn.add({ url: p.url, no_return_from: missing });
   }
 }
+
+/** The records pass's reduction: HTML 200 pages with hreflang alternates, judged after each KV page of records. */
+export const hreflangReducer: RecordReducer = {
+  id: "hreflang_targets",
+  start: (pass) => {
+    let pages: PageRecord[] = [];
+    return {
+      add(r) {
+        if (r.html && is2xx(r) && r.hreflang?.length) pages.push(r);
+      },
+      async endPage() {
+        const batch = pages;
+        pages = [];
+        await hreflangAlternates(pass.kv, pass.auditId, batch, pass.f, pass.markLater);
+      },
+    };
+  },
+};

@@ -11,6 +11,8 @@
  *
  * @module
  */
+import { is2xx } from "./record.ts";
+import type { RecordReducer } from "./reducer.ts";
 
 const TTFB_BUCKETS = 60_001;
 
@@ -44,3 +46,24 @@ export class TtfbHistogram {
     return a;
   }
 }
+
+/** The records pass's TTFB reduction: the median and the slow pages (slow_ttfb, very_slow_ttfb). */
+export const ttfbReducer: RecordReducer = {
+  id: "ttfb",
+  start: (pass) => {
+    const hist = new TtfbHistogram();
+    const t = pass.f.ttfb;
+    return {
+      add(r) {
+        if (!r.html || !is2xx(r)) return;
+        const ms = hist.add(r.ttfbMs);
+        t.pages++;
+        if (r.ttfbMs > 800) t.over800.add({ url: r.url, ttfb_ms: ms });
+        if (r.ttfbMs > 1800) t.over1800.add({ url: r.url, ttfb_ms: ms });
+      },
+      finish() {
+        t.medianMs = hist.median();
+      },
+    };
+  },
+};

@@ -1,0 +1,93 @@
+/**
+ * The registration a fact family makes on the one streaming parse (facts/extract.ts). A family
+ * names the tags it listens to; the dispatcher builds a tag → families map once, so an element
+ * costs only the families that asked for its tag. Per page, `start` makes the family's collector
+ * (its own state); it writes its facts into `p.f` and reads the document state the dispatcher
+ * keeps (the base URL, whether `<head>` ended, `<svg>` depth).
+ *
+ * @example
+ * ```ts
+ * import type { FactCollector } from "./collector.ts";
+ * export const appRootFacts: FactCollector = {
+ *   id: "app_root",
+ *   tags: ["div"],
+ *   start: (p) => ({
+ *     open(_name, a) {
+ *       if (a.id === "root") p.f.appRoot = true;
+ *     },
+ *   }),
+ * };
+ * ```
+ *
+ * @module
+ */
+import type { PageFacts } from "../page_facts.ts";
+
+/** An element's attributes as htmlparser2 gives them (names lower-cased). */
+export type Attrs = Record<string, string>;
+
+/** Reads the text of the document while it is captured (`ParseState.captureText`). */
+export interface TextListener {
+  text(text: string): void;
+}
+
+/** What the dispatcher shares with every family during one page's parse. */
+export interface ParseState {
+  /** The page's facts: each family writes its own fields. */
+  readonly f: PageFacts;
+  /** The document's base URL (`<base href>` applied), its origin, and whether it is internal. */
+  readonly base: URL;
+  readonly baseOrigin: string;
+  readonly baseInternal: boolean;
+  readonly pageHttps: boolean;
+  /** The host (without `www.`) that counts as internal. */
+  readonly siteKey: string;
+  readonly maxLinks: number;
+  readonly maxResources: number;
+  /** `<head>` has ended (its close tag or `<body>`). */
+  readonly headDone: boolean;
+  /** Open `<svg>` elements around the current one. */
+  readonly svgDepth: number;
+  /** Offset of the current tag in the page's text. */
+  offset(): number;
+  /** Text chunks go to `l` until released (adding twice is one listener). */
+  captureText(l: TextListener): void;
+  releaseText(l: TextListener): void;
+}
+
+/** One family's collector for one page. */
+export interface PageCollector {
+  open(name: string, a: Attrs): void;
+  close?(name: string): void;
+}
+
+/** A family's registration on the streaming parse. */
+export interface FactCollector {
+  readonly id: string;
+  /** Tags whose opening `open` receives. */
+  readonly tags: readonly string[];
+  /** Tags whose closing `close` receives. */
+  readonly closeTags?: readonly string[];
+  start(p: ParseState): PageCollector;
+}
+
+export function tryUrl(href: string, base: URL): URL | null {
+  try {
+    return new URL(href, base);
+  } catch {
+    return null;
+  }
+}
+
+export function collapse(s: string): string {
+  return s.replace(/\s+/g, " ").trim().slice(0, 300);
+}
+
+/** Root-relative paths WHATWG URL would leave unchanged: no query, fragment, escapes, dots. */
+const SIMPLE_PATH = /^\/[A-Za-z0-9\-_~!$&'()*+,;=:@/]*$/;
+
+/** `s` (trimmed, starting with "/") resolves against an internal base to exactly origin + s. */
+export function simpleInternalPath(p: ParseState, s: string): boolean {
+  return p.baseInternal && s.charCodeAt(1) !== 47 && SIMPLE_PATH.test(s) && !s.includes("//") &&
+    !s.includes("/.");
+}

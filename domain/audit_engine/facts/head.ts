@@ -1,0 +1,116 @@
+/**
+ * Head facts: the language, title, meta tags (description, robots, viewport, charset, generator,
+ * CSP, refresh) and the canonical and hreflang links. Feeds the indexability, structure, mobile
+ * and security checks.
+ *
+ * @module
+ */
+import { canonicalUrl } from "../urls.ts";
+import { type Attrs, collapse, type FactCollector, type ParseState, tryUrl } from "./collector.ts";
+
+class HeadCollector {
+  inTitle = false;
+  titleBuf = "";
+  constructor(readonly p: ParseState) {}
+
+  open(name: string, a: Attrs) {
+    const f = this.p.f;
+    switch (name) {
+      case "html":
+        if (a.lang !== undefined && f.htmlLang === null) f.htmlLang = a.lang.trim();
+        break;
+      case "title":
+        if (this.p.svgDepth > 0) break; // <svg><title> is not the document title
+        f.titleCount++;
+        this.inTitle = true;
+        this.titleBuf = "";
+        this.p.captureText(this);
+        break;
+      case "meta":
+        this.meta(a);
+        break;
+      case "link":
+        this.link(a);
+        break;
+    }
+  }
+
+  text(text: string) {
+    this.titleBuf += text;
+  }
+
+  close(_name: string) {
+    if (!this.inTitle) return;
+    this.inTitle = false;
+    this.p.releaseText(this);
+    if (this.p.f.title === null) this.p.f.title = collapse(this.titleBuf);
+  }
+
+  meta(a: Attrs) {
+    const p = this.p;
+    const f = p.f;
+    if (a.charset !== undefined) {
+      if (p.offset() < 1024) f.charsetEarly = true;
+      return;
+    }
+    const httpEquiv = a["http-equiv"];
+    if (httpEquiv !== undefined) {
+      const he = httpEquiv.toLowerCase();
+      if (he === "content-type" && /charset=/i.test(a.content ?? "")) {
+        if (p.offset() < 1024) f.charsetEarly = true;
+      } else if (he === "content-security-policy") {
+        f.metaCsp = true;
+      } else if (he === "refresh" && a.content !== undefined) {
+        const m = /^\s*(\d+(?:\.\d+)?)\s*(?:[;,]\s*(?:url\s*=\s*)?['"]?([^'"]*)['"]?)?/i.exec(
+          a.content,
+        );
+        if (m) {
+          const target = m[2] ? tryUrl(m[2].trim(), p.base) : null;
+          f.metaRefresh = { delay: Number(m[1]), url: target ? canonicalUrl(target) : null };
+        }
+      }
+      return;
+    }
+    const name = a.name?.toLowerCase();
+    if (name === undefined) return;
+    if (name === "description") {
+      f.descriptionCount++;
+      if (f.description === null) f.description = (a.content ?? "").trim();
+      if (p.headDone) f.headTagsInBody++;
+    } else if (name === "robots" || name === "googlebot") {
+      const c = (a.content ?? "").toLowerCase();
+      f.robotsMeta = f.robotsMeta ? `${f.robotsMeta},${c}` : c;
+      if (p.headDone) f.headTagsInBody++;
+    } else if (name === "viewport") {
+      f.viewportCount++;
+      if (f.viewport === null) f.viewport = a.content ?? "";
+    } else if (name === "generator") {
+      if (f.generator === null) f.generator = (a.content ?? "").trim().slice(0, 200);
+    }
+  }
+
+  /** Canonical and hreflang links (the resources family takes the other `<link>`s). */
+  link(a: Attrs) {
+    const rel = a.rel;
+    if (rel === undefined) return;
+    const r = rel.toLowerCase();
+    const f = this.p.f;
+    if (r === "canonical") {
+      if (this.p.headDone) {
+        f.headTagsInBody++;
+        return;
+      }
+      const href = a.href ?? "";
+      if (!f.canonicals.includes(href)) f.canonicals.push(href);
+    } else if (r === "alternate" && a.hreflang !== undefined) {
+      if (f.hreflangs.length < 100) f.hreflangs.push({ lang: a.hreflang, href: a.href ?? "" });
+    }
+  }
+}
+
+export const headFacts: FactCollector = {
+  id: "head",
+  tags: ["html", "title", "meta", "link"],
+  closeTags: ["title"],
+  start: (p) => new HeadCollector(p),
+};
