@@ -257,3 +257,47 @@ export interface CheckTally {
   eligible: number;
   affected: number;
 }
+
+/** Limits on what a robots.txt may cost; each is meant to become an operator setting. */
+export interface RobotsCaps {
+  /** Bytes of the file read (Google's limit); whole lines only, the rest is ignored. */
+  maxBytes: number;
+  /** Allow/Disallow rules kept across all groups, in file order. */
+  maxRules: number;
+  /** Characters in one pattern as written. */
+  maxPatternLength: number;
+  /** `*` wildcards in one pattern, once runs of `**` are collapsed into one. */
+  maxWildcards: number;
+  /**
+   * Rules with any wildcard kept across all groups: each may scan the whole path, so they set a
+   * call's worst case (500 of them: about 10 ms on 2,048-octet paths, where 5,000 took 80–160).
+   */
+  maxWildcardRules: number;
+  /** Octets of path + query matched; a longer URL is judged by its first ones. */
+  maxPathLength: number;
+}
+
+/**
+ * The caps on what a crawled site can make the crawler hold or do (domain/audit_engine/crawl/caps.ts).
+ */
+export interface CrawlCaps {
+  /** Distinct internal links kept per page (the true count is still recorded as `outlinks`). */
+  linksPerPage: number;
+  /** Frontier positions (and sitemap URLs kept) per audit: this many times its page budget. */
+  frontierFactor: number;
+  /** Longer URLs are neither crawled nor stored (a KV key holds at most 2 KiB). */
+  maxUrlLength: number;
+  /** Redirects followed one after another from a linked URL. */
+  redirectHops: number;
+  /** Sitemap files read per audit (indexes included). */
+  sitemapFiles: number;
+  /** Sitemap text read per audit once inflated, over all files. */
+  sitemapBytes: number;
+  /** What one robots.txt may cost (bytes, rules, pattern length, wildcards, path length). */
+  robots: RobotsCaps;
+  /**
+   * Distinct same-site resources (images, scripts, stylesheets, fonts, media) checked per audit
+   * for broken_resources; 0 turns the check off. Absent on inputs older than the check.
+   */
+  resources?: number;
+}

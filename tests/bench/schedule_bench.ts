@@ -16,7 +16,7 @@
 import type { Principal } from "../../domain/identity/auth.ts";
 import { createAudit } from "../../domain/audits/create.ts";
 import { manualClock } from "../../domain/platform/clock.ts";
-import { loadConfig } from "../../domain/platform/config.ts";
+import { loadConfig } from "../../config.ts";
 import type { Deps } from "../../domain/platform/deps.ts";
 import { dispatchDueSchedules, runDueSchedule } from "../../domain/monitoring/dispatch.ts";
 import { putSchedule } from "../../domain/monitoring/schedules.ts";

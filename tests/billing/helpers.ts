@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { openTestKv } from "../helpers/kv.ts";
 import { signup } from "../../domain/identity/accounts.ts";
 import { manualClock } from "../../domain/platform/clock.ts";
-import { loadConfig } from "../../domain/platform/config.ts";
+import { loadConfig } from "../../config.ts";
 import type { Deps, JobMessage } from "../../domain/platform/deps.ts";
 import { createProject } from "../../domain/projects/projects.ts";
 import type {

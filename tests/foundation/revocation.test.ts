@@ -16,7 +16,7 @@ import {
   type RevocationSignal,
   signalAuthChange,
 } from "../../domain/identity/auth.ts";
-import { loadConfig } from "../../domain/platform/config.ts";
+import { loadConfig } from "../../config.ts";
 import type { ApiKeyRecord } from "../../domain/platform/records.ts";
 import { keys } from "../../kv/keys.ts";
 import { errorCode, startTestApp, type TestApp, withApp } from "../helpers/app.ts";
