@@ -11,7 +11,7 @@
  * @module
  */
 import type { Principal } from "../domain/identity/auth.ts";
-import type { KeyMode } from "../domain/platform/records.ts";
+import type { KeyMode } from "../domain/identity/types.ts";
 
 /**
  * How an account actor authenticated: its API key itself, an OAuth access token of a connected

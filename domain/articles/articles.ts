@@ -7,7 +7,7 @@ import { ApiError } from "../platform/errors.ts";
 import { recordEvent } from "../platform/events.ts";
 import { addRefund, chargeFor, type Funding, type WorkActor } from "../billing/funding.ts";
 import { newId } from "../platform/ids.ts";
-import type { KeyMode } from "../platform/records.ts";
+import type { KeyMode } from "../identity/types.ts";
 import { projectVisibleTo } from "../projects/projects.ts";
 import { isActive } from "../billing/subscription_state.ts";
 import type { ArticleStage, GeneratedArticle } from "../writing/generate_article.ts";

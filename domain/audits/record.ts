@@ -14,7 +14,7 @@ import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
 import type { Funding } from "../billing/funding.ts";
 import { projectVisibleTo } from "../projects/projects.ts";
-import type { KeyMode } from "../platform/records.ts";
+import type { KeyMode } from "../identity/types.ts";
 import { keys, read } from "../platform/store.ts";
 
 export type AuditStatus = "queued" | "running" | "completed" | "failed";

@@ -6,7 +6,7 @@
 import { SANDBOX_LIMITS } from "../identity/accounts.ts";
 import { RECHECK_MAX_URLS } from "../audit_engine/recheck_rules.ts";
 import type { Config } from "../platform/config.ts";
-import type { PlanId } from "../platform/records.ts";
+import type { PlanId } from "./types.ts";
 
 /** When the catalogue last changed; bump it with any price or feature change. */
 export const CATALOG_UPDATED_AT = "2026-11-01T00:00:00.000Z";

@@ -3,7 +3,9 @@ import { UNIT_PRICES, type UnitId } from "./catalog.ts";
 import { addCredit, addDebit, readBalance, readRefMarker } from "./credits.ts";
 import { ApiError } from "../platform/errors.ts";
 import { canSee } from "../identity/auth.ts";
-import type { KeyMode, ProjectRecord, SubscriptionRecord } from "../platform/records.ts";
+import type { KeyMode } from "../identity/types.ts";
+import type { ProjectRecord } from "../projects/types.ts";
+import type { SubscriptionRecord } from "./types.ts";
 import { isActive } from "./subscription_state.ts";
 import { SANDBOX_LIMITS } from "../identity/accounts.ts";
 

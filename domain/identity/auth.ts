@@ -2,7 +2,8 @@ import { atomic, keys, read, readMany } from "../platform/store.ts";
 import { hashKey } from "./key_hash.ts";
 import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
-import type { AccountRecord, ApiKeyRecord, KeyMode, SandboxUsage } from "../platform/records.ts";
+import type { AccountRecord, ApiKeyRecord, KeyMode } from "./types.ts";
+import type { SandboxUsage } from "../projects/types.ts";
 
 /** Who is calling: the key, its account and (for sandbox keys) the trial usage. */
 export interface Principal {

@@ -33,7 +33,8 @@ import { sealAuditAuth } from "../audits/site_access.ts";
 import type { MaskedSiteAuth, SiteAuth } from "../audit_engine/site_auth.ts";
 import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
-import type { KeyMode, SubscriptionRecord } from "../platform/records.ts";
+import type { KeyMode } from "../identity/types.ts";
+import type { SubscriptionRecord } from "../billing/types.ts";
 import { isActive } from "../billing/subscription_state.ts";
 import { nextRun, type ScheduleSpec, type Weekday } from "./schedule_time.ts";
 

@@ -55,20 +55,18 @@ import type {
 } from "../identity/oauth/types.ts";
 import type { JobTaskRecord } from "../jobs/tasks.ts";
 import type { ScheduleRecord, ScheduleRun } from "../monitoring/schedules.ts";
+import type { AccountRecord, ApiKeyRecord } from "../identity/types.ts";
 import type {
-  AccountRecord,
-  ApiKeyRecord,
   BalanceRecord,
   CheckoutRecord,
   LedgerEntry,
-  OutboxEvent,
   PackPaymentRecord,
   PendingCheckoutRecord,
-  ProjectRecord,
-  SandboxUsage,
   StripeEventRecord,
   SubscriptionRecord,
-} from "./records.ts";
+} from "../billing/types.ts";
+import type { OutboxEvent } from "../webhooks/types.ts";
+import type { ProjectRecord, SandboxUsage } from "../projects/types.ts";
 import type { DeliveryRecord, WebhookRecord } from "../webhooks/types.ts";
 import type { UpgradeCodeTarget, UpgradeRecord } from "../upgrades/types.ts";
 import type { EmailVerificationRecord, MailRecord } from "../mail/types.ts";

@@ -13,7 +13,7 @@ import { ApiError } from "../platform/errors.ts";
 import type { Funding } from "../billing/funding.ts";
 import type { JobSpec } from "../jobs/lifecycle.ts";
 import { projectVisibleTo } from "../projects/projects.ts";
-import type { KeyMode } from "../platform/records.ts";
+import type { KeyMode } from "../identity/types.ts";
 import { keys, list, read } from "../platform/store.ts";
 
 export type RecheckStatus = "queued" | "running" | "completed" | "failed";

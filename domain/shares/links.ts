@@ -46,7 +46,7 @@ import { iso } from "../platform/clock.ts";
 import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
 import { newId } from "../platform/ids.ts";
-import type { KeyMode } from "../platform/records.ts";
+import type { KeyMode } from "../identity/types.ts";
 import { sha256Hex } from "../platform/replay_seal.ts";
 import { atomically } from "../../kv/atomic.ts";
 import { atomic, keys, list, read, readMany } from "../platform/store.ts";

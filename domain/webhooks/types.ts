@@ -1,4 +1,4 @@
-import type { KeyMode } from "../platform/records.ts";
+import type { KeyMode } from "../identity/types.ts";
 /**
  * Stored shapes and fixed limits of outbound webhooks. Times are epoch milliseconds from
  * `deps.clock`; the routes turn them into ISO strings.
@@ -121,4 +121,13 @@ export interface DeliveryRecord {
   lastStatus: number | null;
   lastError: string | null;
   deliveredAt: number | null;
+}
+
+/** An event waiting in the outbox for fan-out to the account's webhook endpoints. */
+export interface OutboxEvent {
+  id: string;
+  accountId: string;
+  event: string;
+  createdAt: number;
+  data: Record<string, unknown>;
 }
