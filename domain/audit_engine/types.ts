@@ -301,3 +301,28 @@ export interface CrawlCaps {
    */
   resources?: number;
 }
+
+export type RecheckResult = "fixed" | "still_failing" | "not_checked";
+
+/** Why a URL got no verdict. */
+export type NotCheckedReason =
+  | "blocked_by_robots"
+  | "fetch_failed"
+  | "error_status"
+  | "redirect"
+  | "not_html"
+  | "noindex"
+  | "budget";
+
+/** What may be shown of the credentials: the kind, a Basic user name, header names. */
+export type MaskedSiteAuth =
+  | { type: "basic"; user: string; password: "***" }
+  | { type: "headers"; headers: Record<string, "***"> }
+  | { type: "cookie"; cookie: "***" };
+
+/** The crawler identities an audit may use (user_agents.ts `USER_AGENT_PRESETS`). */
+export type UserAgentPreset =
+  | "serpwright"
+  | "googlebot_smartphone"
+  | "googlebot_desktop"
+  | "bingbot";

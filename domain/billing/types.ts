@@ -115,3 +115,12 @@ export interface StripeEventRecord {
   processedAt: number;
   outcome: string;
 }
+
+/** What a job is paid with, kept on its record so a failure refunds exactly that. */
+export type Funding =
+  | { kind: "sandbox" }
+  | { kind: "subscription" }
+  | { kind: "credits"; amount: number; unit: string };
+
+/** How often a scheduled audit may run (billing/catalog.ts `CADENCES`, most frequent first). */
+export type Cadence = "daily" | "weekly" | "monthly";

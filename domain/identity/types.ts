@@ -44,3 +44,19 @@ export interface ApiKeyRecord {
   expiresAt: number | null;
   revokedAt: number | null;
 }
+
+/** The value of one shard, `keys.authRevocations(shard)`: its last sequence number and changes. */
+export interface RevocationSignal {
+  seq: number;
+  /** The shard's last `REVOCATION_RING` changes, oldest first, with consecutive `seq`s. */
+  recent: AuthChange[];
+}
+
+/** One change that made cached principals of an account stale (a key revoked). */
+export interface AuthChange {
+  seq: number;
+  accountId: string;
+  /** The key concerned, for the record; the whole account is dropped from caches. */
+  keyId: string | null;
+  at: number;
+}

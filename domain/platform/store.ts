@@ -35,13 +35,13 @@ import type { AuditPage } from "../audit_engine/run_audit.ts";
 import type { Evidence } from "../audit_engine/types.ts";
 import type { StoredIssues } from "../audits/compare.ts";
 import type { AuditRecord } from "../audits/record.ts";
-import type { RecheckItem, RecheckRecord } from "../rechecks/record.ts";
+import type { RecheckItem, RecheckRecord } from "../rechecks/types.ts";
 import type { SealedSiteAuth } from "../audits/site_access.ts";
-import type { RevocationSignal } from "../identity/auth.ts";
+import type { RevocationSignal } from "../identity/types.ts";
 import type { LabRecord } from "../audits/lab.ts";
-import type { LiveShare, ShareLocation, ShareRecord } from "../shares/links.ts";
+import type { LiveShare, ShareLocation, ShareRecord } from "../shares/types.ts";
 import type { JobMessage } from "./deps.ts";
-import type { RunningJobMarker } from "../jobs/leases.ts";
+import type { RunningJobMarker } from "../jobs/types.ts";
 import type {
   AccessTokenRecord,
   AuthRequestRecord,
@@ -53,8 +53,8 @@ import type {
   RefreshTokenRecord,
   RegisteredClient,
 } from "../identity/oauth/types.ts";
-import type { JobTaskRecord } from "../jobs/tasks.ts";
-import type { ScheduleRecord, ScheduleRun } from "../monitoring/schedules.ts";
+import type { JobTaskRecord } from "../jobs/types.ts";
+import type { ScheduleRecord, ScheduleRun } from "../monitoring/types.ts";
 import type { AccountRecord, ApiKeyRecord } from "../identity/types.ts";
 import type {
   BalanceRecord,

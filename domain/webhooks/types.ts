@@ -1,10 +1,10 @@
-import type { KeyMode } from "../identity/types.ts";
 /**
  * Stored shapes and fixed limits of outbound webhooks. Times are epoch milliseconds from
  * `deps.clock`; the routes turn them into ISO strings.
  *
  * @module
  */
+import type { KeyMode } from "../identity/types.ts";
 
 /** Endpoints per account (interface: Limits). */
 export const MAX_ENDPOINTS = 20;
