@@ -326,3 +326,87 @@ export type UserAgentPreset =
   | "googlebot_smartphone"
   | "googlebot_desktop"
   | "bingbot";
+
+export interface AuditReport {
+  score: number;
+  summary: {
+    issues_critical: number;
+    issues_warning: number;
+    issues_info: number;
+    top_issues: {
+      check: string;
+      severity: Severity;
+      title: string;
+      affected_count: number;
+    }[];
+    categories: Record<Category, number>;
+  };
+  /** URLs fetched (any response or failure; robots-blocked URLs are not fetched). */
+  pages_crawled: number;
+  /** Fetches that got an HTTP response. */
+  jobs_completed: number;
+  /** Fetches that failed (timeout, network, TLS, refused). */
+  jobs_failed: number;
+  site: {
+    /** At most 200 indexable HTML 2xx pages, shallowest first (internal-link candidates). */
+    pages: AuditPage[];
+    host: string;
+    language: string | null;
+  };
+}
+
+/** Which cap a crawl hit and how much it left out. */
+export interface CapHit {
+  /** The cap's value. */
+  limit: number;
+  /** What was left out: links, URLs, rules, bytes (see `CAP_UNITS`). */
+  leftOut: number;
+}
+
+export type CapName =
+  | "links_per_page"
+  | "frontier"
+  | "url_length"
+  | "redirect_hops"
+  | "sitemap_files"
+  | "sitemap_urls"
+  | "sitemap_bytes"
+  | "robots_bytes"
+  | "robots_rules"
+  | "robots_pattern_length"
+  | "robots_wildcards"
+  | "robots_wildcard_rules"
+  | "library_scripts"
+  | "resources"
+  | "resources_per_page"
+  | "render_rounds"
+  | "bytes";
+
+/** What the audit says about politeness once completed (the view's `politeness`). */
+export interface PolitenessReport {
+  /** The per-host rate cap the crawl started with; null: none. */
+  maxRps: number | null;
+  /** Crawl-delay honoured, s (clamped to MAX_CRAWL_DELAY_S); null: robots.txt asked none. */
+  crawlDelay: number | null;
+  /** The Crawl-delay asked for when it was larger than the cap; null otherwise. */
+  crawlDelayClamped: number | null;
+  throttled: number;
+  retries: number;
+  gaveUp: number;
+  /** The slowest per-host rate the crawl ended at (after halvings); null: never capped. */
+  finalRps: number | null;
+  /** Whether Crawl-delay, the rate cap's halving or a Retry-After slowed the crawl. */
+  slowed: boolean;
+}
+
+/** The scope rules an audit may set (scope.ts `SCOPE_RULES`). */
+export type ScopeRule = "urls" | "sitemap_only" | "exclude" | "include" | "max_depth";
+
+export interface AuditPage {
+  url: string;
+  title: string | null;
+  h1: string | null;
+  description: string | null;
+  /** Click depth from the start URL; -1 for pages only reachable through the sitemap. */
+  depth: number;
+}

@@ -1,5 +1,5 @@
+import type { CapHit, CapName, CrawlCaps, RobotsCaps } from "../types.ts";
 import { DEFAULT_ROBOTS_CAPS, type Robots } from "../robots.ts";
-import type { CrawlCaps, RobotsCaps } from "../types.ts";
 import { MAX_URL_LENGTH } from "./store.ts";
 
 /**
@@ -50,32 +50,7 @@ export function frontierCap(caps: CrawlCaps, maxPages: number): number {
   return Math.max(MIN_FRONTIER, caps.frontierFactor * maxPages);
 }
 
-/** Which cap a crawl hit and how much it left out. */
-export interface CapHit {
-  /** The cap's value. */
-  limit: number;
-  /** What was left out: links, URLs, rules, bytes (see `CAP_UNITS`). */
-  leftOut: number;
-}
-
-export type CapName =
-  | "links_per_page"
-  | "frontier"
-  | "url_length"
-  | "redirect_hops"
-  | "sitemap_files"
-  | "sitemap_urls"
-  | "sitemap_bytes"
-  | "robots_bytes"
-  | "robots_rules"
-  | "robots_pattern_length"
-  | "robots_wildcards"
-  | "robots_wildcard_rules"
-  | "library_scripts"
-  | "resources"
-  | "resources_per_page"
-  | "render_rounds"
-  | "bytes";
+export type { CapHit, CapName };
 
 /** What `leftOut` counts, per cap (the audit view prints it). */
 export const CAP_UNITS: Record<CapName, string> = {

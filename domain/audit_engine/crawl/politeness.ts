@@ -56,22 +56,8 @@ export interface PaceState {
   crawlDelayAsked: number;
 }
 
-/** What the audit says about politeness once completed (the view's `politeness`). */
-export interface PolitenessReport {
-  /** The per-host rate cap the crawl started with; null: none. */
-  maxRps: number | null;
-  /** Crawl-delay honoured, s (clamped to MAX_CRAWL_DELAY_S); null: robots.txt asked none. */
-  crawlDelay: number | null;
-  /** The Crawl-delay asked for when it was larger than the cap; null otherwise. */
-  crawlDelayClamped: number | null;
-  throttled: number;
-  retries: number;
-  gaveUp: number;
-  /** The slowest per-host rate the crawl ended at (after halvings); null: never capped. */
-  finalRps: number | null;
-  /** Whether Crawl-delay, the rate cap's halving or a Retry-After slowed the crawl. */
-  slowed: boolean;
-}
+import type { PolitenessReport } from "../types.ts";
+export type { PolitenessReport };
 
 /**
  * An audit's rate cap: its own `max_rps` may only lower the operator's `CRAWL_MAX_RPS` (which is
