@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type { RobotsCaps } from "./types.ts";
+import type { RobotsCaps, RobotsState } from "./types.ts";
 import {
   collapseWildcards,
   compilePattern,
@@ -58,7 +58,7 @@ export interface RobotsCapReport {
   wildcardRulesDropped: number;
 }
 
-export type RobotsState = "ok" | "missing" | "unreachable";
+export type { RobotsState };
 
 export interface Robots {
   state: RobotsState;

@@ -25,13 +25,20 @@ import { keys as layout } from "../../kv/keys.ts";
 import type { Family, TypedKeys } from "../../kv/typed.ts";
 import type { IdempotencyRecord } from "../../kv/idempotency_store.ts";
 import type { ArticleRecord, SiteFactsRecord } from "../articles/types.ts";
-import type { CrawlState } from "../audit_engine/crawl/state.ts";
-import type { FrontierEntry } from "../audit_engine/crawl/frontier.ts";
-import type { NearSig } from "../audit_engine/crawl/finalize/near_duplicates.ts";
-import type { DupEntry, LinkChunk, PageRecord } from "../audit_engine/crawl/store.ts";
-import type { EmbedsValue, ResourceRecord } from "../audit_engine/crawl/resource_checks.ts";
-import type { BackfillState, PruneKind } from "../audit_engine/prune.ts";
-import type { AuditPage, Evidence } from "../audit_engine/types.ts";
+import type {
+  AuditPage,
+  BackfillState,
+  CrawlState,
+  DupEntry,
+  EmbedsValue,
+  Evidence,
+  FrontierEntry,
+  LinkChunk,
+  NearSig,
+  PageRecord,
+  PruneKind,
+  ResourceRecord,
+} from "../audit_engine/types.ts";
 import type { AuditRecord, LabRecord, SealedSiteAuth, StoredIssues } from "../audits/types.ts";
 import type { RecheckItem, RecheckRecord } from "../rechecks/types.ts";
 import type { AccountRecord, ApiKeyRecord, RevocationSignal } from "../identity/types.ts";

@@ -33,30 +33,11 @@ export const UNCAPPED_RPS = 4;
 /** Hosts whose pace the state keeps (the crawl stays on one site: a few hosts at most). */
 const MAX_HOSTS = 16;
 
-/** One host's pace, in the crawl state. */
-export interface HostPace {
-  /** Epoch ms before which no request to the host starts. */
-  next: number;
-  /** Requests per second at most; null: no cap (only the concurrency bounds it). */
-  rps: number | null;
-  /** Epoch ms of the last throttle that halved the rate. */
-  slowedAt: number;
-}
+import type { HostPace, PaceState, PolitenessReport } from "../types.ts";
+export type { HostPace };
 
-/** What politeness keeps in the crawl state (absent on states older than it). */
-export interface PaceState {
-  hosts: Record<string, HostPace>;
-  /** 429/503 answers that slowed the crawl (pages and resources). */
-  throttled: number;
-  /** Page URLs queued again after such an answer. */
-  retries: number;
-  /** Page URLs recorded with their 429/503 after MAX_RETRIES retries. */
-  gaveUp: number;
-  /** The largest Crawl-delay a robots.txt asked of us, in seconds (0: none). */
-  crawlDelayAsked: number;
-}
+export type { PaceState };
 
-import type { PolitenessReport } from "../types.ts";
 export type { PolitenessReport };
 
 /**
