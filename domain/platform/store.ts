@@ -23,7 +23,7 @@
  */
 import { keys as layout } from "../../kv/keys.ts";
 import type { Family, TypedKeys } from "../../kv/typed.ts";
-import type { IdempotencyRecord } from "../../kv/idempotency_store.ts";
+import type { IdempotencyRecord } from "../../kv/types.ts";
 import type { ArticleRecord, SiteFactsRecord } from "../articles/types.ts";
 import type {
   AuditPage,
