@@ -5,7 +5,6 @@
  */
 import type { Cadence, PlanId } from "./types.ts";
 import { SANDBOX_LIMITS } from "../identity/accounts.ts";
-import { RECHECK_MAX_URLS } from "../audit_engine/recheck_rules.ts";
 import type { Config } from "../platform/config.ts";
 
 /** When the catalogue last changed; bump it with any price or feature change. */
@@ -14,6 +13,12 @@ export const CATALOG_UPDATED_AT = "2026-11-01T00:00:00.000Z";
 export const CURRENCY = "USD";
 /** 1 credit is worth 1 USD of list price. */
 export const CREDIT_USD_VALUE = 1;
+
+/**
+ * URLs one re-check fetches at most: the first ones of the check's stored evidence, by URL (a
+ * limit of the product the catalogue prices; domain/rechecks/create.ts applies it).
+ */
+export const RECHECK_MAX_URLS = 100;
 
 /** How often a scheduled audit may run, most frequent first. */
 export const CADENCES = ["daily", "weekly", "monthly"] as const satisfies readonly Cadence[];
