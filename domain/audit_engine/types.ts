@@ -720,3 +720,14 @@ export interface TopIssue {
   title: string;
   affected_count: number;
 }
+
+/** One lab page's figures, as the report shows them. */
+export interface LabRecord {
+  url: string;
+  fcp_ms: number | null;
+  lcp_ms: number | null;
+  cls: number;
+  tbt_ms: number;
+  transfer_bytes: number;
+  requests: number;
+}

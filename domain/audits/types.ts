@@ -96,17 +96,6 @@ export interface SealedSiteAuth {
   box: SealedSecret;
 }
 
-/** One lab page's figures, as the report shows them. */
-export interface LabRecord {
-  url: string;
-  fcp_ms: number | null;
-  lcp_ms: number | null;
-  cls: number;
-  tbt_ms: number;
-  transfer_bytes: number;
-  requests: number;
-}
-
 /** One check of a finished audit, as stored under `auditIssues` (one small value per audit). */
 export interface StoredIssue {
   check: string;

@@ -33,13 +33,14 @@ import type {
   EmbedsValue,
   Evidence,
   FrontierEntry,
+  LabRecord,
   LinkChunk,
   NearSig,
   PageRecord,
   PruneKind,
   ResourceRecord,
 } from "../audit_engine/types.ts";
-import type { AuditRecord, LabRecord, SealedSiteAuth, StoredIssues } from "../audits/types.ts";
+import type { AuditRecord, SealedSiteAuth, StoredIssues } from "../audits/types.ts";
 import type { RecheckItem, RecheckRecord } from "../rechecks/types.ts";
 import type { AccountRecord, ApiKeyRecord, RevocationSignal } from "../identity/types.ts";
 import type { LiveShare, ShareLocation, ShareRecord } from "../shares/types.ts";

@@ -23,7 +23,7 @@
  */
 import type { Evidence, RenderProgress } from "../types.ts";
 import { keys } from "../../platform/store.ts";
-import { labRecord } from "../../audits/lab.ts";
+import { labRecord } from "../lab.ts";
 import { isNofollowPage } from "../checks/helpers.ts";
 import { siteKeyOf } from "../page_facts.ts";
 import { browserUserAgent } from "../user_agents.ts";
