@@ -1,7 +1,9 @@
 /**
  * Shared shapes of the audit engine: the per-URL record the crawler keeps (small on purpose:
- * the crawl keeps facts, not pages), the crawl result the site-level checks read, and the check
- * object every check is.
+ * the crawl keeps facts, not pages), the crawl result the site-level checks read, the check
+ * object every check is, and the engine's persisted shapes the key table names (crawl state,
+ * frontier, page, duplicate, link, resource and lab records, prune backfill). The modules that
+ * work with them re-export them. A leaf but for `PageFacts`, still declared by its collector.
  *
  * @module
  */
