@@ -9,13 +9,7 @@
 import os from "node:os";
 import { KeyResolver, KeyUsageTracker } from "./domain/identity/auth.ts";
 import { type Clock, systemClock } from "./domain/platform/clock.ts";
-import {
-  type Config,
-  ConfigError,
-  configNotices,
-  devHints,
-  loadConfig,
-} from "./domain/platform/config.ts";
+import { type Config, ConfigError, configNotices, devHints, loadConfig } from "./config.ts";
 import type { Deps } from "./domain/platform/deps.ts";
 import { CLIENT_DOC_FETCHES_PER_HOST } from "./domain/identity/oauth/clients.ts";
 import { TokenResolver } from "./domain/identity/oauth/resolver.ts";

@@ -29,7 +29,7 @@
  * @module
  */
 import type { Principal } from "../domain/identity/auth.ts";
-import type { KeyMode } from "../domain/platform/records.ts";
+import type { KeyMode } from "../domain/identity/types.ts";
 import type { ShareKind } from "../domain/shares/links.ts";
 
 /**

@@ -7,8 +7,12 @@
  *
  * @example
  * ```ts
+ * import { operatorActor } from "./actor.ts";
+ * import { mintLiveKey } from "./operator.ts";
+ * import type { Services } from "./services.ts";
+ * declare const services: Services;
  * const key = await mintLiveKey(services, operatorActor("203.0.113.7"), "acc_123");
- * console.log(key.key); // the raw live key, shown once
+ * console.log(key.api_key); // the raw live key, shown once
  * ```
  *
  * @module

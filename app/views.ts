@@ -9,11 +9,9 @@ import { type AuditRecord, triggerOf } from "../domain/audits/record.ts";
 import type { GrantRecord } from "../domain/identity/oauth/types.ts";
 import type { AuditOptions } from "../domain/audits/options.ts";
 import { SCOPE_RULES, type ScopeRule } from "../domain/audit_engine/scope.ts";
-import type {
-  ApiKeyRecord,
-  ProjectRecord,
-  SubscriptionRecord,
-} from "../domain/platform/records.ts";
+import type { ApiKeyRecord } from "../domain/identity/types.ts";
+import type { ProjectRecord } from "../domain/projects/types.ts";
+import type { SubscriptionRecord } from "../domain/billing/types.ts";
 import { accessOf } from "../domain/billing/subscription_state.ts";
 
 /** Shapes of the public resources, built from records. Times leave as ISO strings. */

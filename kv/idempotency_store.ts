@@ -1,3 +1,4 @@
+import type { IdempotencyRecord, RequestIdentity, StoredResponse } from "./types.ts";
 import { keys } from "./keys.ts";
 import { atomic, read } from "./typed.ts";
 
@@ -6,38 +7,9 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 /** How long a claim may stay in progress before another request may take it over (crashed process). */
 export const IDEMPOTENCY_LEASE_MS = 60_000;
 
-/**
- * A stored answer. The body is sealed by the caller (AES-GCM under a key the store never sees),
- * because replays can hold one-time secrets such as raw API keys.
- */
-export interface StoredResponse {
-  status: number;
-  headers: [string, string][];
-  /** base64 nonce and ciphertext of the body. */
-  iv: string;
-  ct: string;
-}
+export type { RequestIdentity, StoredResponse };
 
-/** What a stored request must match for its answer to be replayed. */
-export interface RequestIdentity {
-  /** Method and concrete path. */
-  endpoint: string;
-  /**
-   * Keyed digest of the canonical request body (domain/platform/replay_seal.ts `bodyFingerprint`; the plain
-   * SHA-256 hex on records written before it).
-   */
-  fingerprint: string;
-  /** The calling API key's id; null on signup, which has none. */
-  keyId: string | null;
-}
-
-/** A claimed Idempotency-Key: in progress under a lease, or done with the stored answer. */
-export type IdempotencyRecord =
-  & RequestIdentity
-  & (
-    | { state: "in_progress"; createdAt: number; leaseUntil: number }
-    | { state: "done"; createdAt: number; response: StoredResponse }
-  );
+export type { IdempotencyRecord };
 
 /** Why a key cannot serve this request. */
 export type ConflictReason = "endpoint" | "body" | "api_key";

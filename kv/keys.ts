@@ -1,4 +1,4 @@
-import type { IdempotencyRecord } from "./idempotency_store.ts";
+import type { IdempotencyRecord } from "./types.ts";
 import type { Key } from "./typed.ts";
 
 /**

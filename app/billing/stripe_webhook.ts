@@ -7,6 +7,11 @@
  *
  * @example
  * ```ts
+ * import { verifyStripeEvent } from "../../domain/billing/stripe_events.ts";
+ * import type { Services } from "../services.ts";
+ * import { receiveStripeEvent } from "./stripe_webhook.ts";
+ * declare const services: Services;
+ * declare const raw: string, signature: string;
  * const event = await verifyStripeEvent(services.deps, raw, signature);
  * const ack = await receiveStripeEvent(services, event); // { received: true, event_id, outcome }
  * ```

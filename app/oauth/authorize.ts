@@ -9,6 +9,11 @@
  *
  * @example
  * ```ts
+ * import type { Services } from "../services.ts";
+ * import { signInWithKey } from "./authorize.ts";
+ * declare const services: Services;
+ * declare const pending: Parameters<typeof signInWithKey>[1];
+ * declare const form: { api_key?: string };
  * const next = await signInWithKey(services, pending, form.api_key ?? "");
  * if (next.kind === "consent") console.log(next.principal.account.email);
  * ```

@@ -7,6 +7,9 @@
  *
  * @example
  * ```ts
+ * import type { Services } from "../services.ts";
+ * import { exchangeToken } from "./endpoints.ts";
+ * declare const services: Services;
  * const tokens = await exchangeToken(services, {
  *   grant_type: "refresh_token", refresh_token: "mcp_rt_…", client_id: "https://app.example/client.json",
  * });

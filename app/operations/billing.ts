@@ -29,7 +29,7 @@ import { createStripeClient, type StripeClient } from "../../domain/billing/stri
 import { getSubscriptionState } from "../../domain/billing/subscription_status.ts";
 import type { Deps } from "../../domain/platform/deps.ts";
 import { ApiError } from "../../domain/platform/errors.ts";
-import type { KeyMode } from "../../domain/platform/records.ts";
+import type { KeyMode } from "../../domain/identity/types.ts";
 import { defineOperation } from "../operation.ts";
 import type { Services } from "../services.ts";
 

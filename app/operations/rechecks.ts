@@ -6,7 +6,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { MAX_EVIDENCE } from "../../domain/audit_engine/recheck_eval.ts";
-import { RECHECK_MAX_URLS } from "../../domain/audit_engine/recheck_rules.ts";
+import { RECHECK_MAX_URLS } from "../../domain/billing/catalog.ts";
 import { RECHECK_URLS_PER_UNIT } from "../../domain/billing/catalog.ts";
 import { createRecheck } from "../../domain/rechecks/create.ts";
 import { getRecheck, listRecheckItems, type RecheckRecord } from "../../domain/rechecks/record.ts";

@@ -14,7 +14,7 @@
  * @module
  */
 import type { PageView } from "../../domain/audits/results.ts";
-import type { Category, Evidence } from "../../domain/audit_engine/types.ts";
+import type { Category, Evidence, LabRecord } from "../../domain/audit_engine/types.ts";
 import { THRESHOLDS } from "../../domain/render/checks.ts";
 import type {
   AuditReportData,
@@ -23,7 +23,6 @@ import type {
   ReportQuery,
 } from "../../domain/audits/report_data.ts";
 import { ITEMS_PER_ISSUE } from "../../domain/audits/report_data.ts";
-import type { LabRecord } from "../../domain/audits/lab.ts";
 import { clip, type Html, html, safeHref } from "../html.ts";
 import { auditView } from "../views.ts";
 import { reportDocument } from "./document.ts";

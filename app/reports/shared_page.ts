@@ -9,6 +9,10 @@
  *
  * @example
  * ```ts
+ * import type { Services } from "../services.ts";
+ * import { linkNotFound, openSharedPage, shareLinkActor } from "./shared_page.ts";
+ * declare const services: Services;
+ * declare const token: string, ip: string, query: Record<string, string>;
  * const actor = await shareLinkActor(services, "audit", token, ip);
  * const page = actor
  *   ? await openSharedPage(services, actor, { query, selfPath: `/reports/${token}` })

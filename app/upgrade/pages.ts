@@ -13,7 +13,7 @@ import { createHash } from "node:crypto";
 import { type Html, html, raw } from "../html.ts";
 import { CREDIT_PACKS, findPlan, isPurchasable, PLANS } from "../../domain/billing/catalog.ts";
 import type { Config } from "../../domain/platform/config.ts";
-import type { ProjectRecord } from "../../domain/platform/records.ts";
+import type { ProjectRecord } from "../../domain/projects/types.ts";
 
 const STYLE = `
 :root{color-scheme:light;--fg:#1b1f24;--bg:#fff;--muted:#57606a;--line:#d0d7de;--accent:#0b57d0;--soft:#f6f8fa;--good:#0a7a32;--warn:#8a5a00;--bad:#b42318}

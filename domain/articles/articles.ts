@@ -1,3 +1,4 @@
+import type { ArticleRecord, ArticleStatus, SiteFactsRecord } from "./types.ts";
 import { atomically } from "../../kv/atomic.ts";
 import { atomic, keys, read, readMany } from "../platform/store.ts";
 import { claimJob, finishJob, type JobSpec } from "../jobs/lifecycle.ts";
@@ -5,49 +6,18 @@ import { canSee } from "../identity/auth.ts";
 import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
 import { recordEvent } from "../platform/events.ts";
-import { addRefund, chargeFor, type Funding, type WorkActor } from "../billing/funding.ts";
+import { addRefund, chargeFor, type WorkActor } from "../billing/funding.ts";
 import { newId } from "../platform/ids.ts";
-import type { KeyMode } from "../platform/records.ts";
+import type { KeyMode } from "../identity/types.ts";
 import { projectVisibleTo } from "../projects/projects.ts";
 import { isActive } from "../billing/subscription_state.ts";
 import type { ArticleStage, GeneratedArticle } from "../writing/generate_article.ts";
-import type { ArticleBrief, GeneratorInfo, TokenUsage } from "../writing/writer.ts";
-import type { QaReport } from "../writing/qa.ts";
+import type { ArticleBrief, TokenUsage } from "../writing/writer.ts";
 import { articleUnit } from "../billing/catalog.ts";
 
-export type ArticleStatus = "queued" | "generating" | "qa" | "ready" | "failed" | "published";
+export type { ArticleStatus };
 
-export interface ArticleRecord {
-  id: string;
-  accountId: string;
-  projectId: string;
-  status: ArticleStatus;
-  topic: string;
-  primaryKeyword: string;
-  language: string;
-  country: string;
-  sandbox: boolean;
-  funding: Funding;
-  createdAt: number;
-  updatedAt: number;
-  title: string | null;
-  metaDescription: string | null;
-  contentMarkdown: string | null;
-  wordCount: number | null;
-  qaScore: number | null;
-  /** The QA assessments behind the score; absent on records older than the field. */
-  qa?: QaReport | null;
-  /** How it was written (set when generation ends); absent on records older than the field. */
-  generator?: GeneratorInfo | null;
-  /** Model tokens spent on it, also when it failed; null without a model. */
-  usage?: TokenUsage | null;
-  error: { code: string; message: string } | null;
-  attempts: number;
-  leaseUntil: number;
-  publishedAt: number | null;
-  slug: string | null;
-  url: string | null;
-}
+export type { ArticleRecord, SiteFactsRecord };
 
 export const ARTICLE_LEASE_MS = 10 * 60_000;
 export const ARTICLE_QUEUE_GRACE_MS = 2 * 60_000;
@@ -198,13 +168,6 @@ export type ArticleGenerator = (
   onStage: (stage: ArticleStage) => Promise<void>,
   options: { signal: AbortSignal },
 ) => Promise<GeneratedArticle>;
-
-/** What the latest completed audit learnt about a project's site (written by its completion). */
-export interface SiteFactsRecord {
-  host: string;
-  language: string | null;
-  pages: ArticleBrief["siteFacts"]["pages"];
-}
 
 /** The article's place in the one job lifecycle (domain/jobs/lifecycle.ts). */
 export const ARTICLE_JOB: JobSpec<ArticleRecord> = {

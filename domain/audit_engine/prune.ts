@@ -39,6 +39,7 @@
  *
  * @module
  */
+import type { BackfillState, PruneKind } from "./types.ts";
 import { type Atomic, atomic, keys, list, read } from "../platform/store.ts";
 import { keyBytes } from "../../kv/limits_guard.ts";
 import type { Deps } from "../platform/deps.ts";
@@ -56,7 +57,7 @@ export const PRUNE_COMMITS_PER_RUN = 40;
 /** Bytes of keys per commit, under KV's 80 KiB (page URLs in keys may be 1.5 KB each). */
 const MAX_KEY_BYTES = 60_000;
 
-export type PruneKind = "completed" | "failed";
+export type { BackfillState, PruneKind };
 
 /** Crawl-only prefixes: deleted after every finished audit. */
 export function workingStatePrefixes(auditId: string): Deno.KvKey[] {
@@ -177,14 +178,6 @@ export async function pruneFinishedAudits(
 
 /** Crawl states the backfill reads per maintenance run. */
 export const BACKFILL_PAGE = 200;
-
-export interface BackfillState {
-  /** When the backfill first ran: every audit that ended after it got a marker when it ended. */
-  startedAt: number;
-  /** The last audit id read; null before the first page. */
-  after: string | null;
-  done: boolean;
-}
 
 /**
  * Starts the backfill's clock the first time a process with prune markers starts (nothing if it

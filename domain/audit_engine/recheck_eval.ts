@@ -13,13 +13,20 @@
  *
  * @module
  */
+import type {
+  Check,
+  Evidence,
+  NotCheckedReason,
+  PageCheck,
+  PageContext,
+  RecheckResult,
+} from "./types.ts";
 import { pageEligibility, verdictItems } from "./page_checks.ts";
 import { MAX_RESOURCES_PER_PAGE } from "./page_facts.ts";
 import { extractPageFacts } from "./facts/extract.ts";
 import { isNoindex } from "./checks/helpers.ts";
 import type { Robots } from "./robots.ts";
 import type { RecheckRule } from "./recheck_rules.ts";
-import type { Check, Evidence, PageCheck, PageContext } from "./types.ts";
 import { canonicalize } from "./urls.ts";
 import { BudgetSpentError } from "./crawl/byte_budget.ts";
 import {
@@ -32,17 +39,7 @@ import {
 import { clipEvidence } from "./crawl/store.ts";
 import type { SafeResponse } from "../net/safe_fetch.ts";
 
-export type RecheckResult = "fixed" | "still_failing" | "not_checked";
-
-/** Why a URL got no verdict. */
-export type NotCheckedReason =
-  | "blocked_by_robots"
-  | "fetch_failed"
-  | "error_status"
-  | "redirect"
-  | "not_html"
-  | "noindex"
-  | "budget";
+export type { NotCheckedReason, RecheckResult };
 
 /** What a re-check found on one URL. */
 export interface RecheckOutcome {

@@ -23,9 +23,6 @@ export type RecheckRule =
   | { mode: "links"; fails: "broken" | "redirect" }
   | { mode: "refused"; why: string };
 
-/** URLs one re-check fetches at most: the first ones of the check's stored evidence, by URL. */
-export const RECHECK_MAX_URLS = 100;
-
 const PAGE: RecheckRule = { mode: "page" };
 
 const refused = (why: string): RecheckRule => ({ mode: "refused", why });

@@ -12,6 +12,7 @@
  *
  * @module
  */
+import type { RobotsCaps, RobotsState } from "./types.ts";
 import {
   collapseWildcards,
   compilePattern,
@@ -26,24 +27,7 @@ import {
 export const BOT_TOKEN = "SerpwrightBot";
 export const USER_AGENT = `Mozilla/5.0 (compatible; ${BOT_TOKEN}/1.0; +https://serpwright.com/bot)`;
 
-/** Limits on what a robots.txt may cost; each is meant to become an operator setting. */
-export interface RobotsCaps {
-  /** Bytes of the file read (Google's limit); whole lines only, the rest is ignored. */
-  maxBytes: number;
-  /** Allow/Disallow rules kept across all groups, in file order. */
-  maxRules: number;
-  /** Characters in one pattern as written. */
-  maxPatternLength: number;
-  /** `*` wildcards in one pattern, once runs of `**` are collapsed into one. */
-  maxWildcards: number;
-  /**
-   * Rules with any wildcard kept across all groups: each may scan the whole path, so they set a
-   * call's worst case (500 of them: about 10 ms on 2,048-octet paths, where 5,000 took 80–160).
-   */
-  maxWildcardRules: number;
-  /** Octets of path + query matched; a longer URL is judged by its first ones. */
-  maxPathLength: number;
-}
+export type { RobotsCaps };
 
 export const DEFAULT_ROBOTS_CAPS: Readonly<RobotsCaps> = Object.freeze({
   maxBytes: 500 * 1024,
@@ -74,7 +58,7 @@ export interface RobotsCapReport {
   wildcardRulesDropped: number;
 }
 
-export type RobotsState = "ok" | "missing" | "unreachable";
+export type { RobotsState };
 
 export interface Robots {
   state: RobotsState;

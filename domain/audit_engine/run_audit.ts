@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { AuditPage, AuditReport, CheckTally, Evidence } from "./types.ts";
 import type { RenderPlan } from "./crawl/post_steps.ts";
 import { keys, list } from "../platform/store.ts";
 import { withKvLimits } from "../../kv/limits_guard.ts";
@@ -12,7 +13,6 @@ import { runCrawlStep } from "./crawl/engine.ts";
 import type { CrawlInput, CrawlOutcome, CrawlState, StepLimits } from "./crawl/state.ts";
 import type { PageRecord } from "./crawl/store.ts";
 import type { PolitenessReport } from "./crawl/politeness.ts";
-import type { Category, CheckTally, Evidence, Severity } from "./types.ts";
 
 export { PageTally } from "./page_checks.ts";
 
@@ -34,42 +34,9 @@ export interface AuditInput extends Omit<CrawlInput, "now" | "deadlineAt" | "ren
   keepRecords?: boolean;
 }
 
-export interface AuditPage {
-  url: string;
-  title: string | null;
-  h1: string | null;
-  description: string | null;
-  /** Click depth from the start URL; -1 for pages only reachable through the sitemap. */
-  depth: number;
-}
+export type { AuditPage };
 
-export interface AuditReport {
-  score: number;
-  summary: {
-    issues_critical: number;
-    issues_warning: number;
-    issues_info: number;
-    top_issues: {
-      check: string;
-      severity: Severity;
-      title: string;
-      affected_count: number;
-    }[];
-    categories: Record<Category, number>;
-  };
-  /** URLs fetched (any response or failure; robots-blocked URLs are not fetched). */
-  pages_crawled: number;
-  /** Fetches that got an HTTP response. */
-  jobs_completed: number;
-  /** Fetches that failed (timeout, network, TLS, refused). */
-  jobs_failed: number;
-  site: {
-    /** At most 200 indexable HTML 2xx pages, shallowest first (internal-link candidates). */
-    pages: AuditPage[];
-    host: string;
-    language: string | null;
-  };
-}
+export type { AuditReport };
 
 /** The report of a finished crawl, with the site pages read from KV (shallowest first). */
 export async function reportOf(

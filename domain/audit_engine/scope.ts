@@ -18,6 +18,7 @@
  *
  * @module
  */
+import type { ScopeRule } from "./types.ts";
 import { type CompiledGlob, compileTokens, type GlobToken, matchGlob } from "./glob_match.ts";
 import { toOctets } from "./robots_pattern.ts";
 
@@ -36,8 +37,14 @@ export interface CrawlScope {
 }
 
 /** Which rule left a URL out, in the order they are asked. */
-export const SCOPE_RULES = ["urls", "sitemap_only", "exclude", "include", "max_depth"] as const;
-export type ScopeRule = typeof SCOPE_RULES[number];
+export const SCOPE_RULES = [
+  "urls",
+  "sitemap_only",
+  "exclude",
+  "include",
+  "max_depth",
+] as const satisfies readonly ScopeRule[];
+export type { ScopeRule };
 
 /** Bounds of the options (the API validates them; the engine relies on them). */
 export const MAX_PATTERNS = 20;

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import type { Category, CheckBase, CheckTally, Severity } from "./types.ts";
+import type { Category, CheckBase, CheckTally, ScoreResult, Severity, TopIssue } from "./types.ts";
 import { CATEGORIES } from "./types.ts";
 
 /** THE weight table. docs/audit.md mirrors it ("Scoring in short" and "Scoring"); change them together. */
@@ -49,23 +49,9 @@ export const SCORING = {
 
 const SEVERITY_RANK: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
 
-export interface TopIssue {
-  check: string;
-  severity: Severity;
-  title: string;
-  affected_count: number;
-}
+export type { TopIssue };
 
-export interface ScoreResult {
-  score: number;
-  summary: {
-    issues_critical: number;
-    issues_warning: number;
-    issues_info: number;
-    top_issues: TopIssue[];
-    categories: Record<Category, number>;
-  };
-}
+export type { ScoreResult };
 
 /** Score of one check in [0, 1]. */
 export function checkScore(t: CheckTally): number {

@@ -16,11 +16,8 @@ export type SiteAuth =
   | { type: "headers"; headers: Record<string, string> }
   | { type: "cookie"; cookie: string };
 
-/** What may be shown of the credentials: the kind, a Basic user name, header names. */
-export type MaskedSiteAuth =
-  | { type: "basic"; user: string; password: "***" }
-  | { type: "headers"; headers: Record<string, "***"> }
-  | { type: "cookie"; cookie: "***" };
+import type { MaskedSiteAuth } from "./types.ts";
+export type { MaskedSiteAuth };
 
 /** The mask shown in place of every secret value. */
 export const MASK = "***";

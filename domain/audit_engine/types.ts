@@ -1,7 +1,9 @@
 /**
  * Shared shapes of the audit engine: the per-URL record the crawler keeps (small on purpose:
- * the crawl keeps facts, not pages), the crawl result the site-level checks read, and the check
- * object every check is.
+ * the crawl keeps facts, not pages), the crawl result the site-level checks read, the check
+ * object every check is, and the engine's persisted shapes the key table names (crawl state,
+ * frontier, page, duplicate, link, resource and lab records, prune backfill). The modules that
+ * work with them re-export them. A leaf but for `PageFacts`, still declared by its collector.
  *
  * @module
  */
@@ -256,4 +258,478 @@ export type Check = PageCheck | SiteCheck | StepCheck;
 export interface CheckTally {
   eligible: number;
   affected: number;
+}
+
+/** Limits on what a robots.txt may cost; each is meant to become an operator setting. */
+export interface RobotsCaps {
+  /** Bytes of the file read (Google's limit); whole lines only, the rest is ignored. */
+  maxBytes: number;
+  /** Allow/Disallow rules kept across all groups, in file order. */
+  maxRules: number;
+  /** Characters in one pattern as written. */
+  maxPatternLength: number;
+  /** `*` wildcards in one pattern, once runs of `**` are collapsed into one. */
+  maxWildcards: number;
+  /**
+   * Rules with any wildcard kept across all groups: each may scan the whole path, so they set a
+   * call's worst case (500 of them: about 10 ms on 2,048-octet paths, where 5,000 took 80–160).
+   */
+  maxWildcardRules: number;
+  /** Octets of path + query matched; a longer URL is judged by its first ones. */
+  maxPathLength: number;
+}
+
+/**
+ * The caps on what a crawled site can make the crawler hold or do (domain/audit_engine/crawl/caps.ts).
+ */
+export interface CrawlCaps {
+  /** Distinct internal links kept per page (the true count is still recorded as `outlinks`). */
+  linksPerPage: number;
+  /** Frontier positions (and sitemap URLs kept) per audit: this many times its page budget. */
+  frontierFactor: number;
+  /** Longer URLs are neither crawled nor stored (a KV key holds at most 2 KiB). */
+  maxUrlLength: number;
+  /** Redirects followed one after another from a linked URL. */
+  redirectHops: number;
+  /** Sitemap files read per audit (indexes included). */
+  sitemapFiles: number;
+  /** Sitemap text read per audit once inflated, over all files. */
+  sitemapBytes: number;
+  /** What one robots.txt may cost (bytes, rules, pattern length, wildcards, path length). */
+  robots: RobotsCaps;
+  /**
+   * Distinct same-site resources (images, scripts, stylesheets, fonts, media) checked per audit
+   * for broken_resources; 0 turns the check off. Absent on inputs older than the check.
+   */
+  resources?: number;
+}
+
+export type RecheckResult = "fixed" | "still_failing" | "not_checked";
+
+/** Why a URL got no verdict. */
+export type NotCheckedReason =
+  | "blocked_by_robots"
+  | "fetch_failed"
+  | "error_status"
+  | "redirect"
+  | "not_html"
+  | "noindex"
+  | "budget";
+
+/** What may be shown of the credentials: the kind, a Basic user name, header names. */
+export type MaskedSiteAuth =
+  | { type: "basic"; user: string; password: "***" }
+  | { type: "headers"; headers: Record<string, "***"> }
+  | { type: "cookie"; cookie: "***" };
+
+/** The crawler identities an audit may use (user_agents.ts `USER_AGENT_PRESETS`). */
+export type UserAgentPreset =
+  | "serpwright"
+  | "googlebot_smartphone"
+  | "googlebot_desktop"
+  | "bingbot";
+
+export interface AuditReport {
+  score: number;
+  summary: {
+    issues_critical: number;
+    issues_warning: number;
+    issues_info: number;
+    top_issues: {
+      check: string;
+      severity: Severity;
+      title: string;
+      affected_count: number;
+    }[];
+    categories: Record<Category, number>;
+  };
+  /** URLs fetched (any response or failure; robots-blocked URLs are not fetched). */
+  pages_crawled: number;
+  /** Fetches that got an HTTP response. */
+  jobs_completed: number;
+  /** Fetches that failed (timeout, network, TLS, refused). */
+  jobs_failed: number;
+  site: {
+    /** At most 200 indexable HTML 2xx pages, shallowest first (internal-link candidates). */
+    pages: AuditPage[];
+    host: string;
+    language: string | null;
+  };
+}
+
+/** Which cap a crawl hit and how much it left out. */
+export interface CapHit {
+  /** The cap's value. */
+  limit: number;
+  /** What was left out: links, URLs, rules, bytes (see `CAP_UNITS`). */
+  leftOut: number;
+}
+
+export type CapName =
+  | "links_per_page"
+  | "frontier"
+  | "url_length"
+  | "redirect_hops"
+  | "sitemap_files"
+  | "sitemap_urls"
+  | "sitemap_bytes"
+  | "robots_bytes"
+  | "robots_rules"
+  | "robots_pattern_length"
+  | "robots_wildcards"
+  | "robots_wildcard_rules"
+  | "library_scripts"
+  | "resources"
+  | "resources_per_page"
+  | "render_rounds"
+  | "bytes";
+
+/** What the audit says about politeness once completed (the view's `politeness`). */
+export interface PolitenessReport {
+  /** The per-host rate cap the crawl started with; null: none. */
+  maxRps: number | null;
+  /** Crawl-delay honoured, s (clamped to MAX_CRAWL_DELAY_S); null: robots.txt asked none. */
+  crawlDelay: number | null;
+  /** The Crawl-delay asked for when it was larger than the cap; null otherwise. */
+  crawlDelayClamped: number | null;
+  throttled: number;
+  retries: number;
+  gaveUp: number;
+  /** The slowest per-host rate the crawl ended at (after halvings); null: never capped. */
+  finalRps: number | null;
+  /** Whether Crawl-delay, the rate cap's halving or a Retry-After slowed the crawl. */
+  slowed: boolean;
+}
+
+/** The scope rules an audit may set (scope.ts `SCOPE_RULES`). */
+export type ScopeRule = "urls" | "sitemap_only" | "exclude" | "include" | "max_depth";
+
+export interface AuditPage {
+  url: string;
+  title: string | null;
+  h1: string | null;
+  description: string | null;
+  /** Click depth from the start URL; -1 for pages only reachable through the sitemap. */
+  depth: number;
+}
+
+export interface CrawlState {
+  v: 1;
+  phase: CrawlPhase;
+  startUrl: string;
+  origin: string;
+  siteKey: string;
+  /** The start host resolved (else the crawl is one failed fetch). */
+  startChecked: boolean;
+  ownBotBlocked: boolean;
+  startBlockedForGoogle: boolean;
+  robots: Record<string, RobotsMeta>;
+  /** Lint problems of the start origin's robots.txt. */
+  robotsProblems: string[];
+  /** The start origin's Crawl-delay, ms (kept for older states; politeness reads `pace`). */
+  crawlDelayMs: number;
+  /** Older states' one request slot; politeness now keeps a slot per host in `pace`. */
+  nextSlotAt: number;
+  /** Per-host pace and throttling counts (politeness.ts); absent on states older than it. */
+  pace?: PaceState;
+  sitemap: SitemapInfo;
+  sitemapChunks: number;
+  /** Next sitemap chunk to seed into the frontier; equals sitemapChunks once seeded. */
+  seedChunk: number;
+  httpProbe: SiteFacts["httpProbe"];
+  /** Frontier: next entry to take, next position to allocate. */
+  head: number;
+  tail: number;
+  fetches: number;
+  completed: number;
+  failed: number;
+  bytes: number;
+  truncated: boolean;
+  /** Page checks: id → [eligible, affected]. */
+  tallies: Record<string, [number, number]>;
+  /** Evidence items stored per check (capped). */
+  stored: Record<string, number>;
+  /** Script files read for library banners so far (at most MAX_BANNER_FETCHES per audit). */
+  banners: number;
+  sitePages: number;
+  language: string | null;
+  steps: number;
+  result: CrawlOutcome | null;
+  /** The agent-readiness and render steps between the crawl and `finalize` (post_steps.ts). */
+  post?: PostCrawlState;
+  /** Caps hit so far (absent on states written before caps existed). */
+  capsHit?: Partial<Record<CapName, CapHit>>;
+  /** The product token robots.txt was read for (absent: ours, SerpwrightBot). */
+  botToken?: string;
+  /** A scoped crawl (audit options): what each rule left out (absent: the whole site). */
+  scope?: ScopeProgress;
+  /** The resource queue of broken_resources (absent on states written before the check). */
+  resources?: ResourceProgress;
+}
+
+/** One position of the frontier: a URL to fetch and how it was reached. */
+export interface FrontierEntry {
+  url: string;
+  depth: number;
+  /** Redirects followed to reach this URL from a linked one (absent: none). */
+  hops?: number;
+  /** Times the URL was queued again after a 429/503 (absent: none; politeness.ts). */
+  retry?: number;
+}
+
+/** A page's stored text signature (page_recorder.ts `indexDuplicates`). */
+export interface NearSig {
+  u: string;
+  h: number;
+  s: Uint16Array;
+}
+
+/**
+ * One entry of the duplicate index (page_recorder.ts `indexDuplicates`): the text's digest and
+ * the page.
+ */
+export interface DupEntry {
+  /** The text itself (title, description, or the text hash for content). */
+  v: string;
+}
+
+/** One stored chunk of a page's internal links (`writeLinks`). */
+export interface LinkChunk {
+  /** Targets, as `urlHash`es. */
+  t: number[];
+  /** Anchor texts, one per target. */
+  a: string[];
+  /** How many of the first targets are followable. */
+  f: number;
+}
+
+/** One URL the crawl met: the seen set, the page inventory and the input of the site checks. */
+export interface PageRecord {
+  url: string;
+  /** Hash of the URL: how the link graph names it (see `urlHash`). */
+  hash: number;
+  /** Frontier position; -1 while only known from the sitemap. */
+  seq: number;
+  /** Click depth from the start URL; -1 when only reachable through the sitemap. */
+  depth: number;
+  state: UrlState;
+  status: number;
+  failure: string | null;
+  /** Redirect target (absolute URL, internal or not), or null. */
+  location: string | null;
+  /** The redirect leaves the site (its target is not crawled). */
+  externalLocation: boolean;
+  html: boolean;
+  noindex: boolean;
+  inSitemap: boolean;
+  title: string | null;
+  description: string | null;
+  h1: string | null;
+  words: number;
+  textHash: number;
+  /** Canonical target when it differs from this URL. */
+  canonicalOther: string | null;
+  ttfbMs: number;
+  bytes: number;
+  /** Internal links on the page (followable and nofollow). */
+  outlinks: number;
+  /** Followable internal links pointing here; known once the crawl is finalised. */
+  inlinks: number;
+  /**
+   * Internal link equity, 0–100 (crawl/link_score.ts), for HTML 200 pages once the crawl is
+   * finalised; absent otherwise and when the link graph was too large to score.
+   */
+  linkScore?: number;
+  /** Internal hreflang alternates other than the page itself (capped; absent when none). */
+  hreflang?: string[];
+  /**
+   * A non-HTML 2xx response's X-Robots-Tag when it says noindex, nofollow or none (absent
+   * otherwise, and on records written before the field existed).
+   */
+  nonHtmlRobots?: { tag: string; type: string };
+  /** Checks that fired on this URL (page checks as crawled, site checks at the end). */
+  checks: string[];
+  /**
+   * `render`: first found in a rendered DOM (render_steps.ts), no served HTML fetched before
+   * linked to it; absent for every other way a URL is found.
+   */
+  discoveredBy?: "render";
+  /** A lab-sampled page's lab figures (render_steps.ts), absent on every other page. */
+  lab?: LabFigures;
+}
+
+/** One page's references as stored: URL hashes and RESOURCE_ELEMENTS indexes, same order. */
+export interface EmbedsValue {
+  t: number[];
+  e: number[];
+}
+
+/** One distinct resource: its queue position and, once checked, what it answered. */
+export interface ResourceRecord {
+  seq: number;
+  /**
+   * Checked: "ok"/"broken" with a status or failure; "skip": not judged (robots, refused, a 429 or
+   * a 503 with Retry-After).
+   */
+  r?: "ok" | "broken" | "skip";
+  /** HTTP status of the final answer (0 when none). */
+  s?: number;
+  /** Failure kind when no answer came (timeout, network, tls, dns). */
+  f?: string | null;
+}
+
+export interface BackfillState {
+  /** When the backfill first ran: every audit that ended after it got a marker when it ended. */
+  startedAt: number;
+  /** The last audit id read; null before the first page. */
+  after: string | null;
+  done: boolean;
+}
+
+export type PruneKind = "completed" | "failed";
+
+/** The finished crawl's result, kept in the state so a repeated last step finds it. */
+export interface CrawlOutcome {
+  score: number;
+  summary: ScoreResult["summary"];
+  pagesCrawled: number;
+  jobsCompleted: number;
+  jobsFailed: number;
+  /** Every applicable check: id → [eligible, affected]. */
+  tallies: Record<string, [number, number]>;
+  host: string;
+  language: string | null;
+  truncated: boolean;
+  /** The caps the crawl hit and what each left out (absent on outcomes before caps existed). */
+  limitsHit?: Partial<Record<CapName, CapHit>>;
+  /** A scoped crawl: what each scope rule left out (absent: the whole site). */
+  scopeLeftOut?: Partial<Record<ScopeRule, number>>;
+  /** How politeness paced the crawl (absent on outcomes before it was reported). */
+  politeness?: PolitenessReport;
+}
+
+export type CrawlPhase = "crawl" | "seed_sitemap" | "finalize" | "done";
+
+/** What the scope of a scoped crawl left out so far. */
+export interface ScopeProgress {
+  /** List mode (`urls`): no link is followed, so the link graph is not the site's. */
+  list: boolean;
+  /** Per rule: link occurrences and sitemap URLs left out (see docs/audit.md "Scope"). */
+  leftOut: Partial<Record<ScopeRule, number>>;
+}
+
+/** What the page inventory shows of a lab render: the metrics, whether or not a check fired. */
+export interface LabFigures {
+  /** Largest Contentful Paint, ms; null when the page painted no LCP candidate. */
+  lcpMs: number | null;
+  cls: number;
+  tbtMs: number;
+  /** Bytes the page transferred (every request), and how many requests. */
+  bytes: number;
+  requests: number;
+}
+
+/** What politeness keeps in the crawl state (absent on states older than it). */
+export interface PaceState {
+  hosts: Record<string, HostPace>;
+  /** 429/503 answers that slowed the crawl (pages and resources). */
+  throttled: number;
+  /** Page URLs queued again after such an answer. */
+  retries: number;
+  /** Page URLs recorded with their 429/503 after MAX_RETRIES retries. */
+  gaveUp: number;
+  /** The largest Crawl-delay a robots.txt asked of us, in seconds (0: none). */
+  crawlDelayAsked: number;
+}
+
+/** Progress of the post-crawl steps, kept in the crawl state. */
+export interface PostCrawlState {
+  agent: boolean;
+  /** The render steps' (render_steps.ts); null until the first one. */
+  render: null | RenderProgress;
+}
+
+/** Where the resource queue stands, kept in the crawl state. */
+export interface ResourceProgress {
+  /** Next queue position to allocate (= distinct resources queued). */
+  tail: number;
+  /** Next queue position to check. */
+  checked: number;
+  /** Resources left unchecked (byte budget or deadline reached first). */
+  unchecked: number;
+}
+
+/** What the crawl state keeps about one origin's robots.txt (the body lives in a blob). */
+export interface RobotsMeta {
+  state: RobotsState;
+  status: number;
+  url: string;
+}
+
+/** One host's pace, in the crawl state. */
+export interface HostPace {
+  /** Epoch ms before which no request to the host starts. */
+  next: number;
+  /** Requests per second at most; null: no cap (only the concurrency bounds it). */
+  rps: number | null;
+  /** Epoch ms of the last throttle that halved the rate. */
+  slowedAt: number;
+}
+
+export interface ScoreResult {
+  score: number;
+  summary: {
+    issues_critical: number;
+    issues_warning: number;
+    issues_info: number;
+    top_issues: TopIssue[];
+    categories: Record<Category, number>;
+  };
+}
+
+/** Progress of the render steps, kept in the crawl state (`post.render`). */
+export interface RenderProgress {
+  /** Lab pages of this round's sample (its first ones). */
+  lab: number;
+  /** Pages in this round's sample, and the next one to render. */
+  total: number;
+  next: number;
+  /** Renders done and failed, all rounds. */
+  rendered: number;
+  failed: number;
+  /** The round (1: after the raw crawl). Absent on states written before rounds existed. */
+  round?: number;
+  /** This round's sample is still to be picked. */
+  pending?: boolean;
+  /** This round's candidates: records at frontier positions from here on (round 1: 0). */
+  from?: number;
+  /** Pages sampled, and lab pages among them, all rounds (what the caps count). */
+  sampled?: number;
+  labSampled?: number;
+  /** URLs first queued from rendered DOMs, all rounds. */
+  discovered?: number;
+  /** Hashes of the path templates a lab page stood for so far (at most the lab cap). */
+  labTemplates?: number[];
+  /** The render steps are over (no further round). */
+  over?: boolean;
+}
+
+export type RobotsState = "ok" | "missing" | "unreachable";
+
+export interface TopIssue {
+  check: string;
+  severity: Severity;
+  title: string;
+  affected_count: number;
+}
+
+/** One lab page's figures, as the report shows them. */
+export interface LabRecord {
+  url: string;
+  fcp_ms: number | null;
+  lcp_ms: number | null;
+  cls: number;
+  tbt_ms: number;
+  transfer_bytes: number;
+  requests: number;
 }

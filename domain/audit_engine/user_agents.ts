@@ -15,6 +15,7 @@
  *
  * @module
  */
+import type { UserAgentPreset } from "./types.ts";
 import { BOT_TOKEN, USER_AGENT } from "./robots.ts";
 
 /** The presets, in the order the API documents them; `serpwright` is the default. */
@@ -23,9 +24,9 @@ export const USER_AGENT_PRESETS = [
   "googlebot_smartphone",
   "googlebot_desktop",
   "bingbot",
-] as const;
+] as const satisfies readonly UserAgentPreset[];
 
-export type UserAgentPreset = typeof USER_AGENT_PRESETS[number];
+export type { UserAgentPreset };
 
 /** What a preset sends and which robots.txt group it obeys. */
 export interface CrawlerIdentity {

@@ -5,30 +5,18 @@
  *
  * @module
  */
+import type { IssueChange, StoredIssue, StoredIssues } from "./types.ts";
 import { ALL_CHECKS, CHECKS_BY_ID } from "../audit_engine/checks/index.ts";
 import type { Severity } from "../audit_engine/types.ts";
 import type { AuditChanges } from "./record.ts";
 
 const SEVERITY_RANK: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
 
-export type IssueChange = "new" | "persisting" | "fixed";
+export type { IssueChange };
 
-/** One check of a finished audit, as stored under `auditIssues` (one small value per audit). */
-export interface StoredIssue {
-  check: string;
-  /** Affected items (pages or URLs); 0 for a fixed check. */
-  affected: number;
-  /** Pages or URLs the check applied to. */
-  eligible: number;
-  /** Evidence items stored (at most the cap; `affected` stays the true count). */
-  stored: number;
-  change: IssueChange;
-}
+export type { StoredIssue };
 
-export interface StoredIssues {
-  previousAuditId: string | null;
-  issues: StoredIssue[];
-}
+export type { StoredIssues };
 
 /**
  * The issues of a finished crawl against the previous completed audit's: fired checks worst

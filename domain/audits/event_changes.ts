@@ -6,7 +6,7 @@
  * @module
  */
 import { CHECKS_BY_ID } from "../audit_engine/checks/index.ts";
-import type { ProjectRecord } from "../platform/records.ts";
+import type { ProjectRecord } from "../projects/types.ts";
 import { type ComparedIssue, type RegressionFields, regressionFields } from "./regression.ts";
 import type { StoredIssue } from "./compare.ts";
 

@@ -13,7 +13,7 @@ import type { CrawlInput, CrawlOutcome, StepLimits } from "../audit_engine/crawl
 import type { Deps } from "../platform/deps.ts";
 import { claimJob, finishJob, renewLease } from "../jobs/lifecycle.ts";
 import { classifyFailure } from "../jobs/failure.ts";
-import type { ProjectRecord } from "../platform/records.ts";
+import type { ProjectRecord } from "../projects/types.ts";
 import { completeAudit } from "./complete.ts";
 import { AUDIT_JOB, leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
 import type { AuditRecord } from "./record.ts";

@@ -11,27 +11,13 @@
  *
  * @module
  */
+import type { AuditOptions } from "./types.ts";
 import type { CrawlScope } from "../audit_engine/scope.ts";
 import { siteKeyOf } from "../audit_engine/page_facts.ts";
 import { canonicalUrl } from "../audit_engine/urls.ts";
-import type { UserAgentPreset } from "../audit_engine/user_agents.ts";
 import { ApiError } from "../platform/errors.ts";
 
-/** The options of one audit, as stored (all optional; absent means the default). */
-export interface AuditOptions {
-  /** Path globs a URL must match one of (domain/audit_engine/scope.ts). */
-  include?: string[];
-  /** Path globs that leave a URL out (they win over include). */
-  exclude?: string[];
-  /** Link depth from the start URL past which nothing is crawled. */
-  maxDepth?: number;
-  /** List mode: exactly these URLs of the project's site (canonical, distinct, in order). */
-  urls?: string[];
-  /** Only the start URL and the URLs the sitemaps list. */
-  sitemapOnly?: boolean;
-  /** Who the crawl says it is (user_agents.ts); absent: `serpwright`. */
-  userAgent?: UserAgentPreset;
-}
+export type { AuditOptions };
 
 /** Most URLs in list mode, and most characters they may have together (the record's size). */
 export const MAX_LIST_URLS = 500;

@@ -28,7 +28,7 @@ import { type AuditRecord, getAudit } from "./record.ts";
 import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
 import { keys, list, read } from "../platform/store.ts";
-import { labPagesOf, type LabRecord } from "./lab.ts";
+import { labPagesOf, type LabRecord } from "../audit_engine/lab.ts";
 
 /** Completed audits the score history goes back at most (this one included). */
 export const MAX_HISTORY = 50;

@@ -24,7 +24,7 @@ import type { IssueChange, StoredIssues } from "./compare.ts";
 import { type AuditChanges, type AuditRecord, getAudit } from "./record.ts";
 import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
-import type { KeyMode } from "../platform/records.ts";
+import type { KeyMode } from "../identity/types.ts";
 import { badCursor, decodeCursor, encodeCursor } from "../platform/list_cursor.ts";
 
 /** Whose audit: the account, and the calling key's mode (a sandbox key sees only its sandbox side). */

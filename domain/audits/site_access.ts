@@ -14,6 +14,7 @@
  *
  * @module
  */
+import type { SealedSiteAuth } from "./types.ts";
 import { keys, read } from "../platform/store.ts";
 import {
   type MaskedSiteAuth,
@@ -25,14 +26,8 @@ import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
 import { JobFailure } from "../jobs/failure.ts";
 import { openSecret, sealSecret } from "../webhooks/secret_box.ts";
-import type { SealedSecret } from "../webhooks/types.ts";
 
-/** Credentials as stored: the sealed JSON and the mask that may be shown. */
-export interface SealedSiteAuth {
-  v: 1;
-  mask: MaskedSiteAuth;
-  box: SealedSecret;
-}
+export type { SealedSiteAuth };
 
 /** Whose credentials they are: the ciphertext opens for this account's project only. */
 export interface AuthOwner {

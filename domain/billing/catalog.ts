@@ -3,10 +3,9 @@
  * `GET /v1/credits`, the checkout code, the credit debits of audits and articles and the pricing
  * page all read these constants, so a price changes in exactly one place.
  */
+import type { Cadence, PlanId } from "./types.ts";
 import { SANDBOX_LIMITS } from "../identity/accounts.ts";
-import { RECHECK_MAX_URLS } from "../audit_engine/recheck_rules.ts";
 import type { Config } from "../platform/config.ts";
-import type { PlanId } from "../platform/records.ts";
 
 /** When the catalogue last changed; bump it with any price or feature change. */
 export const CATALOG_UPDATED_AT = "2026-11-01T00:00:00.000Z";
@@ -15,9 +14,15 @@ export const CURRENCY = "USD";
 /** 1 credit is worth 1 USD of list price. */
 export const CREDIT_USD_VALUE = 1;
 
+/**
+ * URLs one re-check fetches at most: the first ones of the check's stored evidence, by URL (a
+ * limit of the product the catalogue prices; domain/rechecks/create.ts applies it).
+ */
+export const RECHECK_MAX_URLS = 100;
+
 /** How often a scheduled audit may run, most frequent first. */
-export const CADENCES = ["daily", "weekly", "monthly"] as const;
-export type Cadence = (typeof CADENCES)[number];
+export const CADENCES = ["daily", "weekly", "monthly"] as const satisfies readonly Cadence[];
+export type { Cadence };
 
 /** True when `cadence` runs no more often than `max` (monthly ≤ weekly ≤ daily). */
 export function cadenceWithin(cadence: Cadence, max: Cadence): boolean {

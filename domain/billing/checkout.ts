@@ -8,12 +8,8 @@ import type Stripe from "stripe";
 import { atomic, keys, readMany, write } from "../platform/store.ts";
 import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
-import type {
-  CheckoutRecord,
-  KeyMode,
-  PendingCheckoutRecord,
-  PlanId,
-} from "../platform/records.ts";
+import type { CheckoutRecord, PendingCheckoutRecord, PlanId } from "./types.ts";
+import type { KeyMode } from "../identity/types.ts";
 import { isActive } from "./subscription_state.ts";
 import { findPack, findPlan, type PackId, stripePriceOf } from "./catalog.ts";
 import { ensureStripeCustomer } from "./customer.ts";

@@ -13,7 +13,7 @@ import { atomically } from "../../kv/atomic.ts";
 import { type Atomic, atomic, keys, list, read, readMany } from "../platform/store.ts";
 import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
-import type { BalanceRecord, LedgerEntry } from "../platform/records.ts";
+import type { BalanceRecord, LedgerEntry } from "./types.ts";
 import { PURCHASE_HINT, SUBSCRIPTION_HINT } from "./catalog.ts";
 
 export interface LedgerInput {

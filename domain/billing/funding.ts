@@ -1,17 +1,15 @@
+import type { Funding, SubscriptionRecord } from "./types.ts";
 import { type Atomic, keys, read } from "../platform/store.ts";
 import { UNIT_PRICES, type UnitId } from "./catalog.ts";
 import { addCredit, addDebit, readBalance, readRefMarker } from "./credits.ts";
 import { ApiError } from "../platform/errors.ts";
 import { canSee } from "../identity/auth.ts";
-import type { KeyMode, ProjectRecord, SubscriptionRecord } from "../platform/records.ts";
+import type { KeyMode } from "../identity/types.ts";
+import type { ProjectRecord } from "../projects/types.ts";
 import { isActive } from "./subscription_state.ts";
 import { SANDBOX_LIMITS } from "../identity/accounts.ts";
 
-/** What a job is paid with, kept on its record so a failure refunds exactly that. */
-export type Funding =
-  | { kind: "sandbox" }
-  | { kind: "subscription" }
-  | { kind: "credits"; amount: number; unit: string };
+export type { Funding };
 
 export type Unit = "audits" | "articles";
 

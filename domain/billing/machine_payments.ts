@@ -14,7 +14,7 @@
 import { atomically } from "../../kv/atomic.ts";
 import { atomic, keys, readMany } from "../platform/store.ts";
 import type { Deps } from "../platform/deps.ts";
-import type { PackPaymentRecord } from "../platform/records.ts";
+import type { PackPaymentRecord } from "./types.ts";
 import { addCredit } from "./credits.ts";
 
 /** The pack id machine payments are recorded under (`credits.updated` events name it too). */

@@ -15,7 +15,7 @@ import { atomically } from "../../kv/atomic.ts";
 import { type Atomic, atomic, keys, read, readMany } from "../platform/store.ts";
 import type { Deps } from "../platform/deps.ts";
 import { recordEvent } from "../platform/events.ts";
-import type { PackPaymentRecord } from "../platform/records.ts";
+import type { PackPaymentRecord } from "./types.ts";
 import { addCredit, addDebit } from "./credits.ts";
 import {
   count,

@@ -6,7 +6,7 @@ import { type Atomic, keys } from "../platform/store.ts";
 import { iso } from "../platform/clock.ts";
 import type { Deps } from "../platform/deps.ts";
 import { recordEvent } from "../platform/events.ts";
-import type { StripeEventRecord, SubscriptionRecord } from "../platform/records.ts";
+import type { StripeEventRecord, SubscriptionRecord } from "./types.ts";
 import { isActive } from "./subscription_state.ts";
 
 /** Processed event ids are kept past Stripe's 3-day retry window and 30-day event history. */

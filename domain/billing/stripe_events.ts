@@ -13,12 +13,7 @@ import { atomic, keys, read, readMany } from "../platform/store.ts";
 import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
 import { recordEvent } from "../platform/events.ts";
-import type {
-  CheckoutRecord,
-  PackPaymentRecord,
-  PlanId,
-  SubscriptionRecord,
-} from "../platform/records.ts";
+import type { CheckoutRecord, PackPaymentRecord, PlanId, SubscriptionRecord } from "./types.ts";
 import { isActive } from "./subscription_state.ts";
 import { CURRENCY, findPack, findPlan, PLAN_IDS } from "./catalog.ts";
 import { METADATA_SERVICE } from "./checkout.ts";

@@ -1,4 +1,5 @@
-import type { ProjectAccess, ProjectRecord, SubscriptionRecord } from "../platform/records.ts";
+import type { ProjectAccess, ProjectRecord } from "../projects/types.ts";
+import type { SubscriptionRecord } from "./types.ts";
 
 /** Whether a subscription covers the moment `now`. */
 export function isActive(sub: SubscriptionRecord | null, now: number): boolean {

@@ -7,13 +7,9 @@ import { iso } from "../platform/clock.ts";
 import { canSee } from "../identity/auth.ts";
 import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
-import type {
-  KeyMode,
-  PendingCheckoutRecord,
-  PlanId,
-  ProjectRecord,
-  SubscriptionRecord,
-} from "../platform/records.ts";
+import type { KeyMode } from "../identity/types.ts";
+import type { PendingCheckoutRecord, PlanId, SubscriptionRecord } from "./types.ts";
+import type { ProjectRecord } from "../projects/types.ts";
 import { isActive } from "./subscription_state.ts";
 import { PENDING_CHECKOUT_MS } from "./checkout.ts";
 

@@ -5,7 +5,8 @@ import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
 import { newId } from "../platform/ids.ts";
 import { blockExhausted, DAY_MS, disposableRefused, isDisposableEmail } from "./signup_limits.ts";
-import type { AccountRecord, ApiKeyRecord, SandboxUsage } from "../platform/records.ts";
+import type { AccountRecord, ApiKeyRecord } from "./types.ts";
+import type { SandboxUsage } from "../projects/types.ts";
 
 /** The trial's hard caps. */
 export const SANDBOX_LIMITS = { audits: 1, articles: 2, projects: 1, expires_days: 14 } as const;

@@ -6,7 +6,7 @@ import { ApiError } from "../platform/errors.ts";
 import { newId } from "../platform/ids.ts";
 import { hashKey } from "./key_hash.ts";
 import { endGrantsOfKey } from "./oauth/grants.ts";
-import type { ApiKeyRecord, KeyMode } from "../platform/records.ts";
+import type { ApiKeyRecord, KeyMode } from "./types.ts";
 
 export const MAX_ACTIVE_KEYS = 5;
 export const SANDBOX_KEY_LIFETIME_MS = 14 * 86_400_000;

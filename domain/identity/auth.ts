@@ -1,8 +1,15 @@
+import type {
+  AccountRecord,
+  ApiKeyRecord,
+  AuthChange,
+  KeyMode,
+  RevocationSignal,
+} from "./types.ts";
 import { atomic, keys, read, readMany } from "../platform/store.ts";
 import { hashKey } from "./key_hash.ts";
 import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
-import type { AccountRecord, ApiKeyRecord, KeyMode, SandboxUsage } from "../platform/records.ts";
+import type { SandboxUsage } from "../projects/types.ts";
 
 /** Who is calling: the key, its account and (for sandbox keys) the trial usage. */
 export interface Principal {
@@ -69,21 +76,9 @@ interface CacheEntry {
 
 const MAX_ENTRIES = 10_000;
 
-/** One change that made cached principals of an account stale (a key revoked). */
-export interface AuthChange {
-  seq: number;
-  accountId: string;
-  /** The key concerned, for the record; the whole account is dropped from caches. */
-  keyId: string | null;
-  at: number;
-}
+export type { AuthChange };
 
-/** The value of one shard, `keys.authRevocations(shard)`: its last sequence number and changes. */
-export interface RevocationSignal {
-  seq: number;
-  /** The shard's last `REVOCATION_RING` changes, oldest first, with consecutive `seq`s. */
-  recent: AuthChange[];
-}
+export type { RevocationSignal };
 
 /**
  * Changes each shard remembers. A process that finds more changes in a shard than this since it
@@ -126,7 +121,7 @@ export function revocationKeys(): ReturnType<typeof keys.authRevocations>[] {
  * @example
  * ```ts
  * import { keys } from "../platform/store.ts";
- * import type { ApiKeyRecord } from "../platform/records.ts";
+ * import type { ApiKeyRecord } from "./types.ts";
  * declare const kv: Deno.Kv, op: Deno.AtomicOperation, accountId: string, keyId: string;
  * declare const hash: string, revoked: ApiKeyRecord, now: number;
  * const shard = keys.authRevocations(revocationShard(accountId));

@@ -19,7 +19,7 @@ import type { RateDecision } from "../../kv/rate_limiter.ts";
 import { signup } from "./accounts.ts";
 import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
-import type { AccountRecord, ApiKeyRecord } from "../platform/records.ts";
+import type { AccountRecord, ApiKeyRecord } from "./types.ts";
 import { addressBlock } from "./signup_limits.ts";
 
 /** A rate budget (kv/rate_limiter.ts's `RateLimiter`): synchronous when it answers from memory. */

@@ -1,12 +1,8 @@
+import type { RunningJobMarker } from "./types.ts";
 import { keys, list } from "../platform/store.ts";
 import type { Deps } from "../platform/deps.ts";
 
-/** Marker of an audit, article or re-check that was accepted and has not finished, with its lease. */
-export interface RunningJobMarker {
-  id: string;
-  accountId: string;
-  leaseUntil: number;
-}
+export type { RunningJobMarker };
 
 /**
  * The stale-job sweep: re-sends the queue message of every audit or article whose lease ran out

@@ -8,22 +8,14 @@
  *
  * @module
  */
+import type { JobTaskKind, JobTaskRecord } from "./types.ts";
 import { atomically } from "../../kv/atomic.ts";
 import { atomic, keys, read } from "../platform/store.ts";
 import type { Deps } from "../platform/deps.ts";
 
-export type JobTaskKind = "audit" | "article";
+export type { JobTaskKind };
 
-export interface JobTaskRecord {
-  /** The task id: the job's id (`aud_…`, `art_…`). */
-  taskId: string;
-  accountId: string;
-  kind: JobTaskKind;
-  /** When the handle was first opened (epoch ms). */
-  createdAt: number;
-  /** The API key that opened it; null when none did. */
-  keyId: string | null;
-}
+export type { JobTaskRecord };
 
 /**
  * How long a task may be polled after it was opened (its `ttlMs`): long past any job, short

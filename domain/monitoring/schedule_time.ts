@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Cadence } from "../billing/catalog.ts";
+import type { ScheduleSpec, Weekday } from "./types.ts";
 
 export const WEEKDAYS = [
   "sunday",
@@ -16,19 +16,10 @@ export const WEEKDAYS = [
   "thursday",
   "friday",
   "saturday",
-] as const;
-export type Weekday = (typeof WEEKDAYS)[number];
+] as const satisfies readonly Weekday[];
+export type { Weekday };
 
-/** What a schedule says about time. */
-export interface ScheduleSpec {
-  cadence: Cadence;
-  /** 0–23. */
-  hourUtc: number;
-  /** Weekly schedules only. */
-  dayOfWeek: Weekday | null;
-  /** Monthly schedules only: 1–28, so every month has the day. */
-  dayOfMonth: number | null;
-}
+export type { ScheduleSpec };
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

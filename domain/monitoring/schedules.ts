@@ -16,6 +16,7 @@
  *
  * @module
  */
+import type { PauseReason, ScheduleRecord, ScheduleRun, ScheduleStatus } from "./types.ts";
 import { atomically } from "../../kv/atomic.ts";
 import { atomic, keys, read, readMany } from "../platform/store.ts";
 import { canSee } from "../identity/auth.ts";
@@ -30,60 +31,17 @@ import {
 import { requireRendering } from "../audits/create.ts";
 import { type AuditOptions, normalizeAuditOptions, sameAuditOptions } from "../audits/options.ts";
 import { sealAuditAuth } from "../audits/site_access.ts";
-import type { MaskedSiteAuth, SiteAuth } from "../audit_engine/site_auth.ts";
+import type { SiteAuth } from "../audit_engine/site_auth.ts";
 import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
-import type { KeyMode, SubscriptionRecord } from "../platform/records.ts";
+import type { KeyMode } from "../identity/types.ts";
+import type { SubscriptionRecord } from "../billing/types.ts";
 import { isActive } from "../billing/subscription_state.ts";
 import { nextRun, type ScheduleSpec, type Weekday } from "./schedule_time.ts";
 
-export type ScheduleStatus = "active" | "paused";
-/**
- * Why a schedule stopped running: the balance could not pay a run, the plan's cadence, or a
- * rendered schedule on a server that can no longer render.
- */
-export type PauseReason = "insufficient_credits" | "plan_limit" | "rendering_unavailable";
+export type { PauseReason, ScheduleStatus };
 
-/** What became of one due slot. */
-export interface ScheduleRun {
-  /** The slot (start of its due hour). */
-  dueAt: number;
-  /** When the dispatcher handled it. */
-  at: number;
-  /** The audit started, or the queued/running one that made a second unnecessary. */
-  auditId: string | null;
-  outcome: "started" | "audit_in_progress" | "paused";
-}
-
-export interface ScheduleRecord extends ScheduleSpec {
-  projectId: string;
-  accountId: string;
-  status: ScheduleStatus;
-  pausedReason: PauseReason | null;
-  pausedAt: number | null;
-  /** The slot the next run belongs to; null while paused. */
-  nextDueAt: number | null;
-  /** When that run starts: `nextDueAt` plus the project's jitter; null while paused. */
-  nextRunAt: number | null;
-  /** Time of the record's one `schedules_due` entry (its run, or a dispatch retry); null if none. */
-  indexAt: number | null;
-  lastRun: ScheduleRun | null;
-  /** Slots handled so far. */
-  runs: number;
-  /** Each run is a rendered audit (`{"render": true}`); absent on raw schedules. */
-  render?: boolean;
-  /** The audit options of each run (audits/options.ts); absent: none, the whole site. */
-  options?: AuditOptions;
-  /**
-   * Each run carries staging credentials: only their mask is here; the sealed copy is the
-   * schedule's own (`schedule_auth/<projectId>`), copied into each audit it starts.
-   */
-  auth?: MaskedSiteAuth;
-  /** Each run's per-host rate cap (`max_rps`). */
-  maxRps?: number;
-  createdAt: number;
-  updatedAt: number;
-}
+export type { ScheduleRecord, ScheduleRun };
 
 /** The body of a PUT, already validated for shape by the route. */
 export interface ScheduleInput {

@@ -9,11 +9,11 @@
  *
  * @module
  */
+import type { Resolver } from "./types.ts";
 import ipaddr from "ipaddr.js";
 import { JobFailure } from "../jobs/failure.ts";
 
-/** Resolves a host name to its IPv4 and IPv6 addresses. Injectable so tests need no real DNS. */
-export type Resolver = (hostname: string, signal?: AbortSignal) => Promise<string[]>;
+export type { Resolver };
 
 /** Why a target was refused; stable strings callers can branch on or show. */
 export type RefusalReason =

@@ -1,6 +1,6 @@
 import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
-import type { Resolver } from "../net/address_guard.ts";
+import type { Resolver } from "../net/types.ts";
 import type { RenderService } from "../render/service.ts";
 
 /** Sends a job message; the KV record named by the message is the truth of the job. */

@@ -1,7 +1,7 @@
 import { type Atomic, keys } from "./store.ts";
 import type { JobQueue } from "./deps.ts";
 import { newId } from "./ids.ts";
-import type { OutboxEvent } from "./records.ts";
+import type { OutboxEvent } from "../webhooks/types.ts";
 
 /** Every event name an endpoint may filter on; the reserved ones are accepted but never sent. */
 export const EVENT_NAMES = [

@@ -25,25 +25,29 @@
  */
 import { keys as layout } from "../../kv/keys.ts";
 import type { Family, TypedKeys } from "../../kv/typed.ts";
-import type { IdempotencyRecord } from "../../kv/idempotency_store.ts";
-import type { ArticleRecord, SiteFactsRecord } from "../articles/articles.ts";
-import type { CrawlState } from "../audit_engine/crawl/state.ts";
-import type { FrontierEntry } from "../audit_engine/crawl/frontier.ts";
-import type { NearSig } from "../audit_engine/crawl/finalize/near_duplicates.ts";
-import type { DupEntry, LinkChunk, PageRecord } from "../audit_engine/crawl/store.ts";
-import type { EmbedsValue, ResourceRecord } from "../audit_engine/crawl/resource_checks.ts";
-import type { BackfillState, PruneKind } from "../audit_engine/prune.ts";
-import type { AuditPage } from "../audit_engine/run_audit.ts";
-import type { Evidence } from "../audit_engine/types.ts";
-import type { StoredIssues } from "../audits/compare.ts";
-import type { AuditRecord } from "../audits/record.ts";
-import type { RecheckItem, RecheckRecord } from "../rechecks/record.ts";
-import type { SealedSiteAuth } from "../audits/site_access.ts";
-import type { RevocationSignal } from "../identity/auth.ts";
-import type { LabRecord } from "../audits/lab.ts";
-import type { LiveShare, ShareLocation, ShareRecord } from "../shares/links.ts";
+import type { IdempotencyRecord } from "../../kv/types.ts";
+import type { ArticleRecord, SiteFactsRecord } from "../articles/types.ts";
+import type {
+  AuditPage,
+  BackfillState,
+  CrawlState,
+  DupEntry,
+  EmbedsValue,
+  Evidence,
+  FrontierEntry,
+  LabRecord,
+  LinkChunk,
+  NearSig,
+  PageRecord,
+  PruneKind,
+  ResourceRecord,
+} from "../audit_engine/types.ts";
+import type { AuditRecord, SealedSiteAuth, StoredIssues } from "../audits/types.ts";
+import type { RecheckItem, RecheckRecord } from "../rechecks/types.ts";
+import type { AccountRecord, ApiKeyRecord, RevocationSignal } from "../identity/types.ts";
+import type { LiveShare, ShareLocation, ShareRecord } from "../shares/types.ts";
 import type { JobMessage } from "./deps.ts";
-import type { RunningJobMarker } from "../jobs/leases.ts";
+import type { JobTaskRecord, RunningJobMarker } from "../jobs/types.ts";
 import type {
   AccessTokenRecord,
   AuthRequestRecord,
@@ -55,23 +59,18 @@ import type {
   RefreshTokenRecord,
   RegisteredClient,
 } from "../identity/oauth/types.ts";
-import type { JobTaskRecord } from "../jobs/tasks.ts";
-import type { ScheduleRecord, ScheduleRun } from "../monitoring/schedules.ts";
+import type { ScheduleRecord, ScheduleRun } from "../monitoring/types.ts";
 import type {
-  AccountRecord,
-  ApiKeyRecord,
   BalanceRecord,
   CheckoutRecord,
   LedgerEntry,
-  OutboxEvent,
   PackPaymentRecord,
   PendingCheckoutRecord,
-  ProjectRecord,
-  SandboxUsage,
   StripeEventRecord,
   SubscriptionRecord,
-} from "./records.ts";
-import type { DeliveryRecord, WebhookRecord } from "../webhooks/types.ts";
+} from "../billing/types.ts";
+import type { DeliveryRecord, OutboxEvent, WebhookRecord } from "../webhooks/types.ts";
+import type { ProjectRecord, SandboxUsage } from "../projects/types.ts";
 import type { UpgradeCodeTarget, UpgradeRecord } from "../upgrades/types.ts";
 import type { EmailVerificationRecord, MailRecord } from "../mail/types.ts";
 

@@ -6,7 +6,9 @@ import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
 import { newId } from "../platform/ids.ts";
 import { checkUrlTarget, PUBLIC_HOST_TEXT, TargetRefusedError } from "../net/address_guard.ts";
-import type { KeyMode, ProjectRecord, SubscriptionRecord } from "../platform/records.ts";
+import type { KeyMode } from "../identity/types.ts";
+import type { ProjectRecord } from "./types.ts";
+import type { SubscriptionRecord } from "../billing/types.ts";
 
 /**
  * Normalises a site URL: http(s) only, no credentials, lowercase host (WHATWG URL does that),

@@ -8,10 +8,10 @@
  */
 import { atomically } from "../../kv/atomic.ts";
 import { CHECKS_BY_ID } from "../audit_engine/checks/index.ts";
-import { RECHECK_MAX_URLS, recheckRule } from "../audit_engine/recheck_rules.ts";
+import { recheckRule } from "../audit_engine/recheck_rules.ts";
 import { getMany } from "../audit_engine/crawl/store.ts";
 import { getAudit } from "../audits/record.ts";
-import { recheckCredits } from "../billing/catalog.ts";
+import { RECHECK_MAX_URLS, recheckCredits } from "../billing/catalog.ts";
 import { addDebit, readBalance } from "../billing/credits.ts";
 import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";

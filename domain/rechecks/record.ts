@@ -6,77 +6,17 @@
  *
  * @module
  */
-import type { NotCheckedReason, RecheckResult } from "../audit_engine/recheck_eval.ts";
-import type { Evidence } from "../audit_engine/types.ts";
+import type { RecheckCounts, RecheckItem, RecheckRecord, RecheckStatus } from "./types.ts";
 import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
-import type { Funding } from "../billing/funding.ts";
 import type { JobSpec } from "../jobs/lifecycle.ts";
 import { projectVisibleTo } from "../projects/projects.ts";
-import type { KeyMode } from "../platform/records.ts";
+import type { KeyMode } from "../identity/types.ts";
 import { keys, list, read } from "../platform/store.ts";
 
-export type RecheckStatus = "queued" | "running" | "completed" | "failed";
+export type { RecheckCounts, RecheckStatus };
 
-/** Items by outcome. */
-export interface RecheckCounts {
-  fixed: number;
-  still_failing: number;
-  not_checked: number;
-}
-
-export interface RecheckRecord {
-  id: string;
-  accountId: string;
-  projectId: string;
-  auditId: string;
-  /** The check re-checked (recheck_rules.ts says how). */
-  check: string;
-  status: RecheckStatus;
-  funding: Funding;
-  createdAt: number;
-  runningAt: number | null;
-  completedAt: number | null;
-  error: { code: string; message: string } | null;
-  /** URLs taken from the audit's evidence (at most RECHECK_MAX_URLS): the items. */
-  urls: number;
-  /** URLs the audit found affected (its affected_count). */
-  affected: number;
-  /** Affected URLs not re-checked (past RECHECK_MAX_URLS, or past the audit's stored evidence). */
-  leftOut: number;
-  /** Items judged so far (the next step starts at this item). */
-  done: number;
-  counts: RecheckCounts;
-  /** Items that got no HTTP answer at all: when every item is one, the re-check fails. */
-  noAnswer: number;
-  /** Body bytes read so far, against the re-check's byte budget. */
-  bytes: number;
-  /** Epoch ms the next request may start (robots.txt Crawl-delay, carried across steps). */
-  nextSlotAt: number;
-  /** Times a worker started a step that never ended; a re-check that keeps dying is failed. */
-  attempts: number;
-  leaseUntil: number;
-  /** A worker is inside a step (a claim that never released it means the worker died). */
-  inStep: boolean;
-  /** The token of the claim that owns the current step. */
-  stepToken: string | null;
-}
-
-/** One URL of a re-check, and once judged its outcome. */
-export interface RecheckItem {
-  url: string;
-  /** The audit's click depth of the URL (-1 unknown). */
-  depth: number;
-  outcome: {
-    result: RecheckResult;
-    status: number | null;
-    failure: string | null;
-    reason: NotCheckedReason | null;
-    evidence: Evidence[];
-    evidenceCount: number;
-    checkedAt: number;
-  } | null;
-}
+export type { RecheckItem, RecheckRecord };
 
 /** How long a queued message may take to be picked up, a step may hold its lease, attempts. */
 export const RECHECK_QUEUE_GRACE_MS = 2 * 60_000;

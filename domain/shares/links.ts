@@ -39,6 +39,7 @@
  *
  * @module
  */
+import type { LiveShare, ShareKind, ShareLocation, ShareRecord } from "./types.ts";
 import { getArticle } from "../articles/articles.ts";
 import { getAudit } from "../audits/record.ts";
 import { canSee } from "../identity/auth.ts";
@@ -46,69 +47,16 @@ import { iso } from "../platform/clock.ts";
 import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
 import { newId } from "../platform/ids.ts";
-import type { KeyMode } from "../platform/records.ts";
+import type { KeyMode } from "../identity/types.ts";
 import { sha256Hex } from "../platform/replay_seal.ts";
 import { atomically } from "../../kv/atomic.ts";
 import { atomic, keys, list, read, readMany } from "../platform/store.ts";
 import { openSecret, sealSecret } from "../webhooks/secret_box.ts";
-import type { SealedSecret } from "../webhooks/types.ts";
 import { badCursor, decodeCursor, encodeCursor } from "../platform/list_cursor.ts";
 
-export type ShareKind = "audit" | "article";
+export type { ShareKind };
 
-export interface ShareRecord {
-  id: string;
-  kind: ShareKind;
-  accountId: string;
-  /** The audit or article id. */
-  targetId: string;
-  /** The mode of the key that made it: the page is served with that key's visibility. */
-  mode: KeyMode;
-  /** SHA-256 hex of the token (also the key of its index). */
-  tokenHash: string;
-  /** The token's last 4 characters, to tell links apart in a list. */
-  last4: string;
-  /** The token sealed with WEBHOOK_ENCRYPTION_KEY (bound to the share id); null without it. */
-  sealed: SealedSecret | null;
-  createdAt: number;
-  expiresAt: number;
-  revokedAt: number | null;
-  /**
-   * The key that made it: the caller's key, or the key that approved the connected app whose
-   * token made it. The link ends when this key is revoked or expires. Null: made without a key.
-   */
-  createdBy: string | null;
-  /**
-   * The connected app (OAuth grant) whose token made it; the link ends with the grant. Null for
-   * a key; absent on links made before this field (those end with their key only).
-   */
-  grantId?: string | null;
-  /**
-   * Whether the audit or article is on the sandbox side (what a sandbox key sees of the
-   * account's links); absent on older links, read as their key's mode.
-   */
-  sandbox?: boolean;
-}
-
-/** Where the share record of a token hash is. */
-export interface ShareLocation {
-  accountId: string;
-  targetId: string;
-  shareId: string;
-}
-
-/** A live link as the two live indexes hold it: enough to count, list and end it. */
-export interface LiveShare {
-  id: string;
-  kind: ShareKind;
-  targetId: string;
-  sandbox: boolean;
-  createdAt: number;
-  expiresAt: number;
-  last4: string;
-  keyId: string | null;
-  grantId: string | null;
-}
+export type { LiveShare, ShareLocation, ShareRecord };
 
 /** Who makes a share: the account, the calling key's mode, id and expiry, and its grant. */
 export interface ShareOwner {

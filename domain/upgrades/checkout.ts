@@ -14,7 +14,7 @@ import type { StripeClient } from "../billing/stripe_client.ts";
 import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
 import type { PackId } from "../billing/catalog.ts";
-import type { PlanId } from "../platform/records.ts";
+import type { PlanId } from "../billing/types.ts";
 import type { ProjectFunding, UpgradeChoice, UpgradeRecord } from "./types.ts";
 import { UPGRADE_RECORD_TTL_MS, upgradeStatus, type UpgradeView } from "./upgrades.ts";
 

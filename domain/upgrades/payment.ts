@@ -23,13 +23,13 @@ import { type Atomic, atomic, keys, list, readMany } from "../platform/store.ts"
 import { iso } from "../platform/clock.ts";
 import type { Deps } from "../platform/deps.ts";
 import { recordEvent } from "../platform/events.ts";
+import type { AccountRecord } from "../identity/types.ts";
 import type {
-  AccountRecord,
   CheckoutRecord,
   PackPaymentRecord,
   PlanId,
   SubscriptionRecord,
-} from "../platform/records.ts";
+} from "../billing/types.ts";
 import { isActive } from "../billing/subscription_state.ts";
 import { findPack } from "../billing/catalog.ts";
 import { addCredit } from "../billing/credits.ts";

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { PlanId } from "../platform/records.ts";
+import type { PlanId } from "../billing/types.ts";
 
 /** What a sandbox project is funded with once live: a monthly plan, or credits per unit. */
 export type ProjectFunding = "credits" | PlanId;

@@ -22,7 +22,8 @@ import { buildKey, MAX_ACTIVE_KEYS, writeKey } from "../identity/api_keys.ts";
 import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
 import { newId } from "../platform/ids.ts";
-import type { AccountRecord, ApiKeyRecord, KeyMode, ProjectRecord } from "../platform/records.ts";
+import type { AccountRecord, ApiKeyRecord, KeyMode } from "../identity/types.ts";
+import type { ProjectRecord } from "../projects/types.ts";
 import { codeDigest, newUserCode, normalizeUserCode } from "./codes.ts";
 import type { UpgradeRecord } from "./types.ts";
 

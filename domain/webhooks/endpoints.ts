@@ -8,7 +8,7 @@ import { atomically } from "../../kv/atomic.ts";
 import { atomic, keys, list, read, readMany } from "../platform/store.ts";
 import { canSee } from "../identity/auth.ts";
 import type { Deps } from "../platform/deps.ts";
-import type { KeyMode } from "../platform/records.ts";
+import type { KeyMode } from "../identity/types.ts";
 import { ApiError } from "../platform/errors.ts";
 import { newId } from "../platform/ids.ts";
 import { newSigningSecret, openSecret, requireEncryptionKey, sealSecret } from "./secret_box.ts";

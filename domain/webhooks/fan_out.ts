@@ -11,7 +11,7 @@ import { atomically } from "../../kv/atomic.ts";
 import { atomic, keys, list, read } from "../platform/store.ts";
 import { iso } from "../platform/clock.ts";
 import type { Deps } from "../platform/deps.ts";
-import type { OutboxEvent } from "../platform/records.ts";
+import type { OutboxEvent } from "./types.ts";
 import { deliveryMessage } from "./messages.ts";
 import { type DeliveryRecord, webhookGraceMs, type WebhookRecord } from "./types.ts";
 

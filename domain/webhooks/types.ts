@@ -1,10 +1,10 @@
-import type { KeyMode } from "../platform/records.ts";
 /**
  * Stored shapes and fixed limits of outbound webhooks. Times are epoch milliseconds from
  * `deps.clock`; the routes turn them into ISO strings.
  *
  * @module
  */
+import type { KeyMode } from "../identity/types.ts";
 
 /** Endpoints per account (interface: Limits). */
 export const MAX_ENDPOINTS = 20;
@@ -121,4 +121,13 @@ export interface DeliveryRecord {
   lastStatus: number | null;
   lastError: string | null;
   deliveredAt: number | null;
+}
+
+/** An event waiting in the outbox for fan-out to the account's webhook endpoints. */
+export interface OutboxEvent {
+  id: string;
+  accountId: string;
+  event: string;
+  createdAt: number;
+  data: Record<string, unknown>;
 }

@@ -8,6 +8,7 @@
  * saw) cap the total, so keyword placement cannot make a broken draft look finished.
  */
 
+import type { Category, QaReport } from "./types.ts";
 import type { ArticleBrief, Draft, QaFeedback } from "./writer.ts";
 import {
   type Block,
@@ -46,7 +47,7 @@ export const QA_LANGUAGE_CAP = 20;
 /** An assessment passes at or above this 0–9 score (Yoast's "good" starts at 8, "ok" at 5). */
 export const PASS_AT = 7;
 
-export type Category = "seo" | "readability" | "integrity";
+export type { Category };
 
 export interface AssessmentResult {
   id: string;
@@ -195,19 +196,7 @@ export function scoreArticle(draft: Draft, brief: ArticleBrief): QaResult {
   return { score, cappedAt, wordCount: ctx.bodyWords.length, assessments };
 }
 
-/** What an article shows of its QA (`qa` on the article resource): the cap and every assessment. */
-export interface QaReport {
-  /** The cap in force (an outline, placeholders, another language...), or null. */
-  capped_at: number | null;
-  assessments: {
-    id: string;
-    category: Category;
-    /** 0–9, or null when the assessment did not apply. */
-    score: number | null;
-    pass: boolean | null;
-    message: string;
-  }[];
-}
+export type { QaReport };
 
 /** The stored and shown form of a QA result (messages clipped, so the record stays small). */
 export function qaReport(r: QaResult): QaReport {

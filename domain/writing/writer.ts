@@ -4,50 +4,19 @@
  * Kept free of HTTP, KV and any SDK so the job layer can swap writers and tests can fake them.
  */
 
-/** One page the crawl knows about; the only internal-link targets a writer may use. */
-export interface SitePage {
-  url: string;
-  title: string | null;
-  h1: string | null;
-  description: string | null;
-}
+import type {
+  ArticleBrief,
+  GeneratorInfo,
+  GeneratorKind,
+  SiteFacts,
+  SitePage,
+  TokenUsage,
+} from "./types.ts";
+export type { SitePage };
 
-/** What the project knows about its own site. Facts come from here, never from thin air. */
-export interface SiteFacts {
-  /** Host as crawled, port included (`example.com`, `127.0.0.1:8080`); links to it are internal. */
-  host: string;
-  /**
-   * Scheme, host and port of the site (`http://127.0.0.1:8080`): relative links resolve against
-   * it. Defaults to `https://{host}`.
-   */
-  origin?: string;
-  /** Pages the crawl fetched: the only URLs an article may link internally, scheme included. */
-  pages: SitePage[];
-}
+export type { GeneratorKind, SiteFacts };
 
-/** Everything a writer needs to produce one article. */
-export interface ArticleBrief {
-  /** Placed verbatim as the planned title. */
-  topic: string;
-  primaryKeyword: string;
-  /** BCP 47 primary language subtag, e.g. `en`, `de`. */
-  language: string;
-  /** ISO 3166-1 alpha-2 country, e.g. `US`. */
-  country: string;
-  siteFacts: SiteFacts;
-}
-
-/** How a draft was written; stored on the article and shown as its `generator` field. */
-export type GeneratorKind = "model" | "builtin_outline";
-
-/** Tokens a model spent on one article, summed over every call (retries included). */
-export interface TokenUsage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  /** Chat-completion calls that answered (failed attempts without a usage block add nothing). */
-  calls: number;
-}
+export type { ArticleBrief, GeneratorInfo, TokenUsage };
 
 export function emptyUsage(): TokenUsage {
   return { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, calls: 0 };
@@ -61,13 +30,6 @@ export function addUsage(a: TokenUsage, b: TokenUsage | undefined): TokenUsage {
     total_tokens: a.total_tokens + b.total_tokens,
     calls: a.calls + b.calls,
   };
-}
-
-/** Which generator made a draft; recorded for disclosure and stored with the article. */
-export interface GeneratorInfo {
-  kind: GeneratorKind;
-  /** The model id, for `kind: "model"`. */
-  model?: string;
 }
 
 /** A finished (or revised) draft. `markdown` opens with `# {title}`. */

@@ -41,7 +41,7 @@ import {
   SERVER_INFO_META_KEY,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/server";
-import { SERVER_INFO } from "./server.ts";
+import { SERVER_INFO } from "./server_info.ts";
 import { declaresTasks } from "./task_wire.ts";
 
 /** The one modern revision the SDK serves (its `SUPPORTED_MODERN_PROTOCOL_VERSIONS`). */

@@ -3,6 +3,7 @@
  * any request) for its caller, from tool definitions compiled once per process. A plain tool call
  * needs no server: `toolFor` hands the route the one tool it reaches (see fast_call.ts).
  */
+import { MCP_SERVER_VERSION, SERVER_INFO } from "./server_info.ts";
 import { McpServer, ResourceNotFoundError, ResourceTemplate } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { keyActor } from "../../app/actor.ts";
@@ -36,15 +37,7 @@ import { projectsTool } from "./tools/projects.ts";
 import { scheduleTool } from "./tools/schedule.ts";
 import { webhooksTool } from "./tools/webhooks.ts";
 
-/** The server's version in `serverInfo` and server.json; the tool surface's, not the API's. */
-export const MCP_SERVER_VERSION = "1.0.0";
-
-/** The server's identity: `serverInfo` in `initialize` and on every 2026-07-28 result. */
-export const SERVER_INFO = {
-  name: "serpwright",
-  title: "Serpwright SEO automation",
-  version: MCP_SERVER_VERSION,
-};
+export { MCP_SERVER_VERSION, SERVER_INFO };
 
 const DocsInput = z.object({
   topic: z.enum(["quickstart", "errors", "connect"]).describe(

@@ -13,7 +13,7 @@ import {
   readBalance,
 } from "../../domain/billing/credits.ts";
 import { manualClock } from "../../domain/platform/clock.ts";
-import { loadConfig } from "../../domain/platform/config.ts";
+import { loadConfig } from "../../config.ts";
 import type { Deps } from "../../domain/platform/deps.ts";
 import { atomically, atomicStats } from "../../kv/atomic.ts";
 

@@ -31,7 +31,7 @@ import { signup } from "../../domain/identity/accounts.ts";
 import { createKey, revokeKey } from "../../domain/identity/api_keys.ts";
 import { KeyResolver } from "../../domain/identity/auth.ts";
 import { systemClock } from "../../domain/platform/clock.ts";
-import { loadConfig } from "../../domain/platform/config.ts";
+import { loadConfig } from "../../config.ts";
 import type { Deps } from "../../domain/platform/deps.ts";
 import { ApiError } from "../../domain/platform/errors.ts";
 import { atomicStats } from "../../kv/atomic.ts";

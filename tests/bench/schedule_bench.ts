@@ -16,16 +16,13 @@
 import type { Principal } from "../../domain/identity/auth.ts";
 import { createAudit } from "../../domain/audits/create.ts";
 import { manualClock } from "../../domain/platform/clock.ts";
-import { loadConfig } from "../../domain/platform/config.ts";
+import { loadConfig } from "../../config.ts";
 import type { Deps } from "../../domain/platform/deps.ts";
 import { dispatchDueSchedules, runDueSchedule } from "../../domain/monitoring/dispatch.ts";
 import { putSchedule } from "../../domain/monitoring/schedules.ts";
-import type {
-  AccountRecord,
-  ApiKeyRecord,
-  ProjectRecord,
-  SubscriptionRecord,
-} from "../../domain/platform/records.ts";
+import type { AccountRecord, ApiKeyRecord } from "../../domain/identity/types.ts";
+import type { ProjectRecord } from "../../domain/projects/types.ts";
+import type { SubscriptionRecord } from "../../domain/billing/types.ts";
 import { createDispatcher } from "../../jobs/dispatcher.ts";
 import { tableQueue } from "../../jobs/table_queue.ts";
 import { keys } from "../../kv/keys.ts";

@@ -7,7 +7,7 @@
  *
  * Run: `deno run -A tests/bench/webhooks_bench.ts` (optional: EVENTS=500 ENDPOINTS=1)
  */
-import { loadConfig } from "../../domain/platform/config.ts";
+import { loadConfig } from "../../config.ts";
 import { recordEvent } from "../../domain/platform/events.ts";
 import { safeFetch } from "../../domain/net/safe_fetch.ts";
 import { startService } from "../../main.ts";

@@ -7,14 +7,11 @@ import assert from "node:assert/strict";
 import { openTestKv } from "../helpers/kv.ts";
 import { signup } from "../../domain/identity/accounts.ts";
 import { manualClock } from "../../domain/platform/clock.ts";
-import { loadConfig } from "../../domain/platform/config.ts";
+import { loadConfig } from "../../config.ts";
 import type { Deps, JobMessage } from "../../domain/platform/deps.ts";
 import { createProject } from "../../domain/projects/projects.ts";
-import type {
-  CheckoutRecord,
-  OutboxEvent,
-  PendingCheckoutRecord,
-} from "../../domain/platform/records.ts";
+import type { CheckoutRecord, PendingCheckoutRecord } from "../../domain/billing/types.ts";
+import type { OutboxEvent } from "../../domain/webhooks/types.ts";
 import { keys } from "../../kv/keys.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
 import {

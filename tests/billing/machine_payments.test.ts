@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { Challenge, Receipt } from "mppx";
 import { McpClient } from "mppx/mcp/client";
 import { listLedger } from "../../domain/billing/credits.ts";
-import { ConfigError, loadConfig } from "../../domain/platform/config.ts";
+import { ConfigError, loadConfig } from "../../config.ts";
 import { keys, read } from "../../domain/platform/store.ts";
 import { errorCode, type TestApp } from "../helpers/app.ts";
 import { balanceOf, grantCredits } from "../helpers/credits.ts";

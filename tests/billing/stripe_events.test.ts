@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { getBalance } from "../../domain/billing/credits.ts";
 import { addMonthsUtc, applyStripeEvent } from "../../domain/billing/stripe_events.ts";
-import type { SubscriptionRecord } from "../../domain/platform/records.ts";
+import type { SubscriptionRecord } from "../../domain/billing/types.ts";
 import { keys } from "../../kv/keys.ts";
 import { paidInvoice, stripeEvent } from "./fake_stripe.ts";
 import { harness, START } from "./helpers.ts";

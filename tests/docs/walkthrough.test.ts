@@ -9,7 +9,7 @@
  * on credits the operator endpoint granted, with the live key the other operator endpoint minted.
  */
 import assert from "node:assert/strict";
-import { DEV_ADMIN_TOKEN, devHints, loadConfig } from "../../domain/platform/config.ts";
+import { DEV_ADMIN_TOKEN, devHints, loadConfig } from "../../config.ts";
 import { startTestApp } from "../helpers/app.ts";
 import { pollUntil } from "../helpers/jobs.ts";
 import { html, page, type Route, serveSite } from "../helpers/sites.ts";

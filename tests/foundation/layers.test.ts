@@ -1,10 +1,17 @@
 /**
  * The layers of design.md, held by the module graph itself (`deno info --json main.ts`, which
- * follows the dynamic imports of the capabilities' routes too): imports point down only —
- * `kv` imports no layer above it, `domain` no adapter, job or application module, `app` no
- * adapter or job — and no module reaches itself through runtime imports (an import circle makes
- * load order matter and hides the next one). Type-only imports are allowed across a circle, not
- * up the layers.
+ * follows the dynamic imports of the capabilities' routes too). The rules, in one place:
+ *
+ * - imports point down only: `kv` imports no layer above it, `domain` no adapter, job or
+ *   application module, `app` no adapter or job (runtime and type-only imports alike);
+ * - no module reaches itself through imports, type-only ones included (a circle makes load order
+ *   matter, and a big type circle hides the next runtime one);
+ * - a capability's `types.ts` (its persisted shapes) imports only other `types.ts`;
+ * - `domain/platform`, the kernel, imports no other domain folder except `types.ts` leaves;
+ * - the key table (domain/platform/store.ts, kv/keys.ts) imports only `types.ts` leaves and the
+ *   kernel it is built on;
+ * - no two domain folders import each other at runtime, except the known pairs listed below,
+ *   which only shrink.
  */
 import assert from "node:assert/strict";
 
@@ -78,21 +85,20 @@ Deno.test("layers: imports point down only", async () => {
   assert.deepEqual(breaches, []);
 });
 
-Deno.test("layers: no runtime import circle", async () => {
-  const { code } = await moduleGraph();
-  // Tarjan's strongly connected components: any component of two or more modules is a circle.
+/** Tarjan's strongly connected components of a graph: every component of two or more nodes. */
+function circles(graph: Map<string, Set<string>>): string[][] {
   const index = new Map<string, number>();
   const low = new Map<string, number>();
   const stack: string[] = [];
   const onStack = new Set<string>();
-  const circles: string[][] = [];
+  const found: string[][] = [];
   let next = 0;
   const visit = (v: string) => {
     index.set(v, next);
     low.set(v, next++);
     stack.push(v);
     onStack.add(v);
-    for (const w of code.get(v) ?? []) {
+    for (const w of graph.get(v) ?? []) {
       if (!index.has(w)) {
         visit(w);
         low.set(v, Math.min(low.get(v)!, low.get(w)!));
@@ -106,9 +112,138 @@ Deno.test("layers: no runtime import circle", async () => {
         onStack.delete(w);
         component.push(w);
       } while (w !== v);
-      if (component.length > 1) circles.push(component.sort());
+      if (component.length > 1) found.push(component.sort());
     }
   };
-  for (const v of code.keys()) if (!index.has(v)) visit(v);
-  assert.deepEqual(circles, []);
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+/** Runtime and type-only imports together. */
+function allImports({ code, types }: Graph): Map<string, Set<string>> {
+  const all = new Map<string, Set<string>>();
+  for (const map of [code, types]) {
+    for (const [from, tos] of map) for (const to of tos) add(all, from, to);
+  }
+  return all;
+}
+
+const isTypes = (path: string) => path.endsWith("/types.ts");
+
+/** The domain folder of a module (`domain/audits/record.ts` → `domain/audits`), or null. */
+function domainFolder(path: string): string | null {
+  const parts = path.split("/");
+  return parts[0] === "domain" && parts.length > 2 ? `${parts[0]}/${parts[1]}` : null;
+}
+
+/** Every import of the modules `from` selects, as `from → to`, that `allowed` refuses. */
+function refused(
+  graph: Graph,
+  from: (path: string) => boolean,
+  allowed: (from: string, to: string) => boolean,
+): string[] {
+  const out: string[] = [];
+  for (const [f, tos] of allImports(graph)) {
+    if (!from(f)) continue;
+    for (const to of tos) if (!allowed(f, to)) out.push(`${f} → ${to}`);
+  }
+  return out.sort();
+}
+
+Deno.test("layers: no import circle, type-only imports included", async () => {
+  assert.deepEqual(circles(allImports(await moduleGraph())), []);
+});
+
+/**
+ * Known exceptions to "a types.ts imports only types.ts": the page facts are still declared by the
+ * collector that fills them (the checks-own-their-facts renovation moves them). Only shrinks.
+ */
+const TYPES_IMPORT_KNOWN = [
+  "domain/audit_engine/types.ts → domain/audit_engine/page_facts.ts",
+];
+
+Deno.test("layers: a types.ts imports only other types.ts", async () => {
+  const graph = await moduleGraph();
+  const found = refused(graph, isTypes, (_, to) => isTypes(to));
+  assert.deepEqual(
+    found.filter((e) => !TYPES_IMPORT_KNOWN.includes(e)),
+    [],
+    "new non-leaf imports",
+  );
+  assert.deepEqual(
+    TYPES_IMPORT_KNOWN.filter((e) => !found.includes(e)),
+    [],
+    "a known exception is gone: drop it from TYPES_IMPORT_KNOWN",
+  );
+});
+
+/**
+ * Known exceptions to the kernel's rule: `Deps` names the browser pool's class for its type
+ * (type-only; an interface of what the domain asks of it would end this). Only shrinks.
+ */
+const PLATFORM_IMPORT_KNOWN = [
+  "domain/platform/deps.ts → domain/render/service.ts",
+];
+
+Deno.test("layers: domain/platform imports no other domain folder but its types.ts", async () => {
+  const graph = await moduleGraph();
+  const found = refused(
+    graph,
+    (f) => domainFolder(f) === "domain/platform",
+    (_, to) => !domainFolder(to) || domainFolder(to) === "domain/platform" || isTypes(to),
+  );
+  assert.deepEqual(found.filter((e) => !PLATFORM_IMPORT_KNOWN.includes(e)), []);
+  assert.deepEqual(
+    PLATFORM_IMPORT_KNOWN.filter((e) => !found.includes(e)),
+    [],
+    "a known exception is gone: drop it from PLATFORM_IMPORT_KNOWN",
+  );
+  for (const [from, tos] of graph.code) {
+    if (domainFolder(from) !== "domain/platform") continue;
+    for (const to of tos) {
+      assert.ok(!PLATFORM_IMPORT_KNOWN.includes(`${from} → ${to}`), `${from} → ${to} is type-only`);
+    }
+  }
+});
+
+Deno.test("layers: the key table imports only types.ts leaves and its kernel", async () => {
+  const graph = await moduleGraph();
+  const kernel = (to: string) =>
+    isTypes(to) || to.startsWith("domain/platform/") || to === "kv/keys.ts" || to === "kv/typed.ts";
+  const found = refused(
+    graph,
+    (f) => f === "domain/platform/store.ts" || f === "kv/keys.ts",
+    (_, to) => kernel(to),
+  );
+  assert.deepEqual(found, []);
+});
+
+/**
+ * Domain folders that still import each other at runtime (issue 30), as components of the folder
+ * graph. Only shrinks: a new folder in a component, or a new component, fails.
+ */
+const FOLDER_CIRCLES_KNOWN: string[][] = [
+  // The crawl drives the renderer (crawl/render_steps.ts → render/sample.ts, checks/index.ts →
+  // render/checks.ts); the renderer parses with the engine's collector (render/renderer.ts →
+  // page_facts.ts) and its checks use the engine's helpers.
+  ["domain/audit_engine", "domain/render"],
+  // The Stripe webhook (billing/stripe_events.ts) applies an upgrade's payment (upgrades/payment.ts),
+  // which grants credits and plans through billing.
+  ["domain/billing", "domain/upgrades"],
+];
+
+Deno.test("layers: no new runtime circle between domain folders", async () => {
+  const { code } = await moduleGraph();
+  const folders = new Map<string, Set<string>>();
+  for (const [from, tos] of code) {
+    const f = domainFolder(from);
+    if (!f) continue;
+    for (const to of tos) {
+      const t = domainFolder(to);
+      if (t && t !== f) add(folders, f, t);
+    }
+  }
+  const found = circles(folders);
+  const known = (c: string[]) => FOLDER_CIRCLES_KNOWN.some((k) => c.every((f) => k.includes(f)));
+  assert.deepEqual(found.filter((c) => !known(c)), [], "a new circle between domain folders");
 });

@@ -16,8 +16,8 @@ import {
   type RevocationSignal,
   signalAuthChange,
 } from "../../domain/identity/auth.ts";
-import { loadConfig } from "../../domain/platform/config.ts";
-import type { ApiKeyRecord } from "../../domain/platform/records.ts";
+import { loadConfig } from "../../config.ts";
+import type { ApiKeyRecord } from "../../domain/identity/types.ts";
 import { keys } from "../../kv/keys.ts";
 import { errorCode, startTestApp, type TestApp, withApp } from "../helpers/app.ts";
 import { openTestKv } from "../helpers/kv.ts";

@@ -3,7 +3,7 @@
  * Every test here failed before its fix.
  */
 import assert from "node:assert/strict";
-import { ConfigError, loadConfig } from "../../domain/platform/config.ts";
+import { ConfigError, loadConfig } from "../../config.ts";
 import type { Resolver } from "../../domain/net/address_guard.ts";
 import { setWebhookNetOverrides } from "../../domain/webhooks/target.ts";
 import { forwardedClient } from "../../routes/middleware/request_id.ts";

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { crawlLimitsFor } from "../../domain/billing/catalog.ts";
-import { ConfigError, loadConfig } from "../../domain/platform/config.ts";
+import { ConfigError, loadConfig } from "../../config.ts";
 import { addressBlock, isDisposableEmail } from "../../domain/identity/signup_limits.ts";
 import { keys } from "../../kv/keys.ts";
 import { waitForAudit } from "../helpers/jobs.ts";

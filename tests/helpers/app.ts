@@ -4,7 +4,7 @@
  */
 import { openTestKv } from "./kv.ts";
 import { manualClock } from "../../domain/platform/clock.ts";
-import { loadConfig } from "../../domain/platform/config.ts";
+import { loadConfig } from "../../config.ts";
 import { type RunningService, startService } from "../../main.ts";
 import { keys } from "../../kv/keys.ts";
 

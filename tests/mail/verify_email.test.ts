@@ -7,7 +7,7 @@
  * stored, logged or listed.
  */
 import assert from "node:assert/strict";
-import { ConfigError, configNotices, loadConfig } from "../../domain/platform/config.ts";
+import { ConfigError, configNotices, loadConfig } from "../../config.ts";
 import { runMailJob, sendVerificationLink } from "../../domain/mail/mod.ts";
 import type { MailRecord } from "../../domain/mail/types.ts";
 import type { Deps } from "../../domain/platform/deps.ts";

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { hashKey } from "../../domain/identity/key_hash.ts";
-import type { ApiKeyRecord } from "../../domain/platform/records.ts";
+import type { ApiKeyRecord } from "../../domain/identity/types.ts";
 import { keys } from "../../kv/keys.ts";
 import { errorCode, type TestApp, withApp } from "../helpers/app.ts";
 import { callError, connectMcp } from "../mcp/helpers.ts";

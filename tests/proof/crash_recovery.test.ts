@@ -11,7 +11,7 @@
 import { openTestKv } from "../helpers/kv.ts";
 import assert from "node:assert/strict";
 import { listLedger } from "../../domain/billing/credits.ts";
-import type { LedgerEntry } from "../../domain/platform/records.ts";
+import type { LedgerEntry } from "../../domain/billing/types.ts";
 import { keys } from "../../kv/keys.ts";
 import type { DeliveryRecord } from "../../domain/webhooks/types.ts";
 import { html, page, serveSite } from "../helpers/sites.ts";

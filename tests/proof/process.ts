@@ -6,7 +6,7 @@
  */
 import { openTestKv } from "../helpers/kv.ts";
 import { findPack } from "../../domain/billing/catalog.ts";
-import type { CheckoutRecord } from "../../domain/platform/records.ts";
+import type { CheckoutRecord } from "../../domain/billing/types.ts";
 import { withBusyRetry } from "../../kv/busy_retry.ts";
 import { keys } from "../../kv/keys.ts";
 import { signPayload, stripeEvent } from "../billing/fake_stripe.ts";

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { hashKey } from "../../domain/identity/key_hash.ts";
-import type { AccountRecord, ApiKeyRecord } from "../../domain/platform/records.ts";
+import type { AccountRecord, ApiKeyRecord } from "../../domain/identity/types.ts";
 import { withBusyRetry } from "../../kv/busy_retry.ts";
 import { keys } from "../../kv/keys.ts";
 import { errorCode } from "../helpers/app.ts";

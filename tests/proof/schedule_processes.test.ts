@@ -10,7 +10,7 @@ import { keys } from "../../kv/keys.ts";
 import { retryBusy } from "../../kv/busy_retry.ts";
 import { openKv } from "../../main.ts";
 import { systemClock } from "../../domain/platform/clock.ts";
-import { loadConfig } from "../../domain/platform/config.ts";
+import { loadConfig } from "../../config.ts";
 import { runDueSchedule } from "../../domain/monitoring/dispatch.ts";
 import { kvQueue } from "../../jobs/queue.ts";
 import type { ScheduleRecord } from "../../domain/monitoring/schedules.ts";

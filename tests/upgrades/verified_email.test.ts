@@ -4,7 +4,7 @@
  * tests use) and the fake Stripe. Also the variable's validation.
  */
 import assert from "node:assert/strict";
-import { ConfigError, loadConfig } from "../../domain/platform/config.ts";
+import { ConfigError, loadConfig } from "../../config.ts";
 import { withApp } from "../helpers/app.ts";
 import { freePort, linkIn, startSmtp } from "../helpers/smtp.ts";
 import { startFakeStripe, stripeEnv } from "../billing/fake_stripe.ts";

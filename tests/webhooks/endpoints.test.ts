@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { configNotices, loadConfig } from "../../domain/platform/config.ts";
+import { configNotices, loadConfig } from "../../config.ts";
 import { keys } from "../../kv/keys.ts";
 import type { Resolver } from "../../domain/net/address_guard.ts";
 import { setWebhookNetOverrides } from "../../domain/webhooks/target.ts";

@@ -6,7 +6,7 @@ import { Buffer } from "node:buffer";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { EventName } from "../../domain/platform/events.ts";
 import { recordEvent } from "../../domain/platform/events.ts";
-import type { OutboxEvent } from "../../domain/platform/records.ts";
+import type { OutboxEvent } from "../../domain/webhooks/types.ts";
 import type { TestApp } from "../helpers/app.ts";
 
 export interface Received {

@@ -2,7 +2,7 @@ import { openTestKv } from "../helpers/kv.ts";
 import assert from "node:assert/strict";
 import { keys } from "../../kv/keys.ts";
 import type { Deps, JobQueue } from "../../domain/platform/deps.ts";
-import type { OutboxEvent } from "../../domain/platform/records.ts";
+import type { OutboxEvent } from "../../domain/webhooks/types.ts";
 import { runDelivery } from "../../domain/webhooks/deliver.ts";
 import { deliveryIdFor, fanOutEvent } from "../../domain/webhooks/fan_out.ts";
 import type { DeliveryRecord } from "../../domain/webhooks/types.ts";

@@ -1,35 +1,16 @@
-import { DEFAULT_ROBOTS_CAPS, type Robots, type RobotsCaps } from "../robots.ts";
+import type { CapHit, CapName, CrawlCaps, RobotsCaps } from "../types.ts";
+import { DEFAULT_ROBOTS_CAPS, type Robots } from "../robots.ts";
 import { MAX_URL_LENGTH } from "./store.ts";
 
 /**
  * The caps on what a crawled site can make the crawler hold or do. Signup is public, so the site
  * may be hostile: a page with 30,000 links, an endless calendar, a redirect maze, a robots.txt
- * of wildcard rules. Each cap is an operator setting (domain/platform/config.ts) and each hit is recorded
+ * of wildcard rules. Each cap is an operator setting (config.ts) and each hit is recorded
  * on the crawl state and reported on the audit (`limits_hit`), never silent.
  *
  * @module
  */
-export interface CrawlCaps {
-  /** Distinct internal links kept per page (the true count is still recorded as `outlinks`). */
-  linksPerPage: number;
-  /** Frontier positions (and sitemap URLs kept) per audit: this many times its page budget. */
-  frontierFactor: number;
-  /** Longer URLs are neither crawled nor stored (a KV key holds at most 2 KiB). */
-  maxUrlLength: number;
-  /** Redirects followed one after another from a linked URL. */
-  redirectHops: number;
-  /** Sitemap files read per audit (indexes included). */
-  sitemapFiles: number;
-  /** Sitemap text read per audit once inflated, over all files. */
-  sitemapBytes: number;
-  /** What one robots.txt may cost (bytes, rules, pattern length, wildcards, path length). */
-  robots: RobotsCaps;
-  /**
-   * Distinct same-site resources (images, scripts, stylesheets, fonts, media) checked per audit
-   * for broken_resources; 0 turns the check off. Absent on inputs older than the check.
-   */
-  resources?: number;
-}
+export type { CrawlCaps };
 
 export const DEFAULT_CRAWL_CAPS: CrawlCaps = {
   linksPerPage: 1_000,
@@ -69,32 +50,7 @@ export function frontierCap(caps: CrawlCaps, maxPages: number): number {
   return Math.max(MIN_FRONTIER, caps.frontierFactor * maxPages);
 }
 
-/** Which cap a crawl hit and how much it left out. */
-export interface CapHit {
-  /** The cap's value. */
-  limit: number;
-  /** What was left out: links, URLs, rules, bytes (see `CAP_UNITS`). */
-  leftOut: number;
-}
-
-export type CapName =
-  | "links_per_page"
-  | "frontier"
-  | "url_length"
-  | "redirect_hops"
-  | "sitemap_files"
-  | "sitemap_urls"
-  | "sitemap_bytes"
-  | "robots_bytes"
-  | "robots_rules"
-  | "robots_pattern_length"
-  | "robots_wildcards"
-  | "robots_wildcard_rules"
-  | "library_scripts"
-  | "resources"
-  | "resources_per_page"
-  | "render_rounds"
-  | "bytes";
+export type { CapHit, CapName };
 
 /** What `leftOut` counts, per cap (the audit view prints it). */
 export const CAP_UNITS: Record<CapName, string> = {

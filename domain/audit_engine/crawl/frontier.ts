@@ -33,6 +33,7 @@
  *
  * @module
  */
+import type { FrontierEntry } from "../types.ts";
 import { keys, list, read } from "../../platform/store.ts";
 import { type CrawlCaps, frontierCap, noteCap } from "./caps.ts";
 import type { CrawlState } from "./state.ts";
@@ -40,15 +41,7 @@ import { getMany, newRecord, type PageRecord, type WriteBatch } from "./store.ts
 import { Pacer, yieldToLoop } from "./event_loop.ts";
 import type { Scope, ScopeRule } from "../scope.ts";
 
-/** One position of the frontier: a URL to fetch and how it was reached. */
-export interface FrontierEntry {
-  url: string;
-  depth: number;
-  /** Redirects followed to reach this URL from a linked one (absent: none). */
-  hops?: number;
-  /** Times the URL was queued again after a 429/503 (absent: none; politeness.ts). */
-  retry?: number;
-}
+export type { FrontierEntry };
 
 /** Entries taken from the head of the frontier, each with its page record (same index). */
 export interface TakenEntries {

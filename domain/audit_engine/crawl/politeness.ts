@@ -33,45 +33,12 @@ export const UNCAPPED_RPS = 4;
 /** Hosts whose pace the state keeps (the crawl stays on one site: a few hosts at most). */
 const MAX_HOSTS = 16;
 
-/** One host's pace, in the crawl state. */
-export interface HostPace {
-  /** Epoch ms before which no request to the host starts. */
-  next: number;
-  /** Requests per second at most; null: no cap (only the concurrency bounds it). */
-  rps: number | null;
-  /** Epoch ms of the last throttle that halved the rate. */
-  slowedAt: number;
-}
+import type { HostPace, PaceState, PolitenessReport } from "../types.ts";
+export type { HostPace };
 
-/** What politeness keeps in the crawl state (absent on states older than it). */
-export interface PaceState {
-  hosts: Record<string, HostPace>;
-  /** 429/503 answers that slowed the crawl (pages and resources). */
-  throttled: number;
-  /** Page URLs queued again after such an answer. */
-  retries: number;
-  /** Page URLs recorded with their 429/503 after MAX_RETRIES retries. */
-  gaveUp: number;
-  /** The largest Crawl-delay a robots.txt asked of us, in seconds (0: none). */
-  crawlDelayAsked: number;
-}
+export type { PaceState };
 
-/** What the audit says about politeness once completed (the view's `politeness`). */
-export interface PolitenessReport {
-  /** The per-host rate cap the crawl started with; null: none. */
-  maxRps: number | null;
-  /** Crawl-delay honoured, s (clamped to MAX_CRAWL_DELAY_S); null: robots.txt asked none. */
-  crawlDelay: number | null;
-  /** The Crawl-delay asked for when it was larger than the cap; null otherwise. */
-  crawlDelayClamped: number | null;
-  throttled: number;
-  retries: number;
-  gaveUp: number;
-  /** The slowest per-host rate the crawl ended at (after halvings); null: never capped. */
-  finalRps: number | null;
-  /** Whether Crawl-delay, the rate cap's halving or a Retry-After slowed the crawl. */
-  slowed: boolean;
-}
+export type { PolitenessReport };
 
 /**
  * An audit's rate cap: its own `max_rps` may only lower the operator's `CRAWL_MAX_RPS` (which is

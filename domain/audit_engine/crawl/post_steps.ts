@@ -11,8 +11,8 @@
  *
  * @module
  */
+import type { Evidence, PostCrawlState } from "../types.ts";
 import { AI_CRAWLERS, llmsTxtProblems } from "../checks/agent.ts";
-import type { Evidence } from "../types.ts";
 import { failureKind, fetchText, isHtmlType, settingsOf } from "./fetcher.ts";
 import { newPace, Politeness } from "./politeness.ts";
 import { capsOf, noteRobotsCaps } from "./caps.ts";
@@ -30,12 +30,7 @@ import { FindingsWriter, readBlob, WriteBatch } from "./store.ts";
 
 export type { RenderPlan } from "./render_steps.ts";
 
-/** Progress of the post-crawl steps, kept in the crawl state. */
-export interface PostCrawlState {
-  agent: boolean;
-  /** The render steps' (render_steps.ts); null until the first one. */
-  render: null | RenderProgress;
-}
+export type { PostCrawlState };
 
 function tally(state: CrawlState, id: string, eligible: number, affected: number): void {
   const t = state.tallies[id] ?? [0, 0];

@@ -21,8 +21,9 @@
  *
  * @module
  */
+import type { Evidence, RenderProgress } from "../types.ts";
 import { keys } from "../../platform/store.ts";
-import { labRecord } from "../../audits/lab.ts";
+import { labRecord } from "../lab.ts";
 import { isNofollowPage } from "../checks/helpers.ts";
 import { siteKeyOf } from "../page_facts.ts";
 import { browserUserAgent } from "../user_agents.ts";
@@ -32,7 +33,6 @@ import type { RenderResult } from "../../render/renderer.ts";
 import { evaluateRenderedPage } from "../../render/checks.ts";
 import type { PageRenderer } from "../../render/service.ts";
 import { pickRenderSample, type SampleCandidate, templateKey } from "../../render/sample.ts";
-import type { Evidence } from "../types.ts";
 import type { ByteBudget } from "./byte_budget.ts";
 import { capsOf, noteCap } from "./caps.ts";
 import { Frontier } from "./frontier.ts";
@@ -74,32 +74,7 @@ export interface RenderPlan {
   maxRounds?: number;
 }
 
-/** Progress of the render steps, kept in the crawl state (`post.render`). */
-export interface RenderProgress {
-  /** Lab pages of this round's sample (its first ones). */
-  lab: number;
-  /** Pages in this round's sample, and the next one to render. */
-  total: number;
-  next: number;
-  /** Renders done and failed, all rounds. */
-  rendered: number;
-  failed: number;
-  /** The round (1: after the raw crawl). Absent on states written before rounds existed. */
-  round?: number;
-  /** This round's sample is still to be picked. */
-  pending?: boolean;
-  /** This round's candidates: records at frontier positions from here on (round 1: 0). */
-  from?: number;
-  /** Pages sampled, and lab pages among them, all rounds (what the caps count). */
-  sampled?: number;
-  labSampled?: number;
-  /** URLs first queued from rendered DOMs, all rounds. */
-  discovered?: number;
-  /** Hashes of the path templates a lab page stood for so far (at most the lab cap). */
-  labTemplates?: number[];
-  /** The render steps are over (no further round). */
-  over?: boolean;
-}
+export type { RenderProgress };
 
 /** The render figures an audit reports (`render` on the audit). */
 export interface RenderTotals {

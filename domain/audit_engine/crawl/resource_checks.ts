@@ -22,6 +22,7 @@
  *
  * @module
  */
+import type { EmbedsValue, ResourceProgress, ResourceRecord } from "../types.ts";
 import { keys } from "../../platform/store.ts";
 import { TargetRefusedError } from "../../net/address_guard.ts";
 import { FRAME_KINDS } from "../resources.ts";
@@ -33,35 +34,9 @@ import type { Politeness } from "./politeness.ts";
 import type { RobotsSource } from "./robots_source.ts";
 import { getMany, urlHash, type WriteBatch } from "./store.ts";
 
-/** Where the resource queue stands, kept in the crawl state. */
-export interface ResourceProgress {
-  /** Next queue position to allocate (= distinct resources queued). */
-  tail: number;
-  /** Next queue position to check. */
-  checked: number;
-  /** Resources left unchecked (byte budget or deadline reached first). */
-  unchecked: number;
-}
+export type { ResourceProgress };
 
-/** One distinct resource: its queue position and, once checked, what it answered. */
-export interface ResourceRecord {
-  seq: number;
-  /**
-   * Checked: "ok"/"broken" with a status or failure; "skip": not judged (robots, refused, a 429 or
-   * a 503 with Retry-After).
-   */
-  r?: "ok" | "broken" | "skip";
-  /** HTTP status of the final answer (0 when none). */
-  s?: number;
-  /** Failure kind when no answer came (timeout, network, tls, dns). */
-  f?: string | null;
-}
-
-/** One page's references as stored: URL hashes and RESOURCE_ELEMENTS indexes, same order. */
-export interface EmbedsValue {
-  t: number[];
-  e: number[];
-}
+export type { EmbedsValue, ResourceRecord };
 
 /** Resources checked per step at most (each step also stops at its time limit). */
 export const RESOURCES_PER_STEP = 200;

@@ -4,22 +4,12 @@
  *
  * @module
  */
-import {
-  DEFAULT_ROBOTS_CAPS,
-  makeRobots,
-  type Robots,
-  type RobotsCaps,
-  type RobotsState,
-} from "../robots.ts";
+import type { RobotsMeta } from "../types.ts";
+import { DEFAULT_ROBOTS_CAPS, makeRobots, type Robots, type RobotsCaps } from "../robots.ts";
 import { fetchFollow, type FetchSettings } from "./fetcher.ts";
 import { readBlob, type WriteBatch, writeBlob } from "./store.ts";
 
-/** What the crawl state keeps about one origin's robots.txt (the body lives in a blob). */
-export interface RobotsMeta {
-  state: RobotsState;
-  status: number;
-  url: string;
-}
+export type { RobotsMeta };
 
 /** How far past its byte cap robots.txt is read: only far enough to say it is too large. */
 const READ_PAST_CAP = 16 * 1024;

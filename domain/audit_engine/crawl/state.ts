@@ -5,16 +5,11 @@
  *
  * @module
  */
+import type { CrawlOutcome, CrawlPhase, CrawlState, ScopeProgress } from "../types.ts";
 import type { Resolver } from "../../net/address_guard.ts";
-import type { SiteFacts, SitemapInfo } from "../types.ts";
-import type { RobotsMeta } from "./robots_source.ts";
-import type { ScoreResult } from "../scoring.ts";
-import type { PostCrawlState } from "./post_steps.ts";
-import type { CapHit, CapName, CrawlCaps } from "./caps.ts";
-import type { ResourceProgress } from "./resource_checks.ts";
-import type { CrawlScope, ScopeRule } from "../scope.ts";
+import type { CrawlCaps } from "./caps.ts";
+import type { CrawlScope } from "../scope.ts";
 import type { UserAgentPreset } from "../user_agents.ts";
-import type { PaceState, PolitenessReport } from "./politeness.ts";
 import type { SiteAuth } from "../site_auth.ts";
 
 /** What an audit's crawl is asked to do; the budgets are the operator's and the plan's. */
@@ -65,89 +60,9 @@ export interface StepLimits {
   ms: number;
 }
 
-export type CrawlPhase = "crawl" | "seed_sitemap" | "finalize" | "done";
+export type { CrawlOutcome, CrawlPhase, ScopeProgress };
 
-/** What the scope of a scoped crawl left out so far. */
-export interface ScopeProgress {
-  /** List mode (`urls`): no link is followed, so the link graph is not the site's. */
-  list: boolean;
-  /** Per rule: link occurrences and sitemap URLs left out (see docs/audit.md "Scope"). */
-  leftOut: Partial<Record<ScopeRule, number>>;
-}
-
-/** The finished crawl's result, kept in the state so a repeated last step finds it. */
-export interface CrawlOutcome {
-  score: number;
-  summary: ScoreResult["summary"];
-  pagesCrawled: number;
-  jobsCompleted: number;
-  jobsFailed: number;
-  /** Every applicable check: id → [eligible, affected]. */
-  tallies: Record<string, [number, number]>;
-  host: string;
-  language: string | null;
-  truncated: boolean;
-  /** The caps the crawl hit and what each left out (absent on outcomes before caps existed). */
-  limitsHit?: Partial<Record<CapName, CapHit>>;
-  /** A scoped crawl: what each scope rule left out (absent: the whole site). */
-  scopeLeftOut?: Partial<Record<ScopeRule, number>>;
-  /** How politeness paced the crawl (absent on outcomes before it was reported). */
-  politeness?: PolitenessReport;
-}
-
-export interface CrawlState {
-  v: 1;
-  phase: CrawlPhase;
-  startUrl: string;
-  origin: string;
-  siteKey: string;
-  /** The start host resolved (else the crawl is one failed fetch). */
-  startChecked: boolean;
-  ownBotBlocked: boolean;
-  startBlockedForGoogle: boolean;
-  robots: Record<string, RobotsMeta>;
-  /** Lint problems of the start origin's robots.txt. */
-  robotsProblems: string[];
-  /** The start origin's Crawl-delay, ms (kept for older states; politeness reads `pace`). */
-  crawlDelayMs: number;
-  /** Older states' one request slot; politeness now keeps a slot per host in `pace`. */
-  nextSlotAt: number;
-  /** Per-host pace and throttling counts (politeness.ts); absent on states older than it. */
-  pace?: PaceState;
-  sitemap: SitemapInfo;
-  sitemapChunks: number;
-  /** Next sitemap chunk to seed into the frontier; equals sitemapChunks once seeded. */
-  seedChunk: number;
-  httpProbe: SiteFacts["httpProbe"];
-  /** Frontier: next entry to take, next position to allocate. */
-  head: number;
-  tail: number;
-  fetches: number;
-  completed: number;
-  failed: number;
-  bytes: number;
-  truncated: boolean;
-  /** Page checks: id → [eligible, affected]. */
-  tallies: Record<string, [number, number]>;
-  /** Evidence items stored per check (capped). */
-  stored: Record<string, number>;
-  /** Script files read for library banners so far (at most MAX_BANNER_FETCHES per audit). */
-  banners: number;
-  sitePages: number;
-  language: string | null;
-  steps: number;
-  result: CrawlOutcome | null;
-  /** The agent-readiness and render steps between the crawl and `finalize` (post_steps.ts). */
-  post?: PostCrawlState;
-  /** Caps hit so far (absent on states written before caps existed). */
-  capsHit?: Partial<Record<CapName, CapHit>>;
-  /** The product token robots.txt was read for (absent: ours, SerpwrightBot). */
-  botToken?: string;
-  /** A scoped crawl (audit options): what each rule left out (absent: the whole site). */
-  scope?: ScopeProgress;
-  /** The resource queue of broken_resources (absent on states written before the check). */
-  resources?: ResourceProgress;
-}
+export type { CrawlState };
 
 /**
  * The link graph the crawl saw is not the whole site's: the budget cut it short (`truncated`),

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { DupEntry, Evidence, LabFigures, LinkChunk, PageRecord } from "../types.ts";
 import { createHash } from "node:crypto";
 import {
   type Key,
@@ -16,73 +17,10 @@ import {
 } from "../../platform/store.ts";
 import { keyBytes, keyPrefix, KV_LIMITS, valueBytes } from "../../../kv/limits_guard.ts";
 import type { PageFacts } from "../page_facts.ts";
-import type { Evidence, UrlState } from "../types.ts";
 
-/** One URL the crawl met: the seen set, the page inventory and the input of the site checks. */
-export interface PageRecord {
-  url: string;
-  /** Hash of the URL: how the link graph names it (see `urlHash`). */
-  hash: number;
-  /** Frontier position; -1 while only known from the sitemap. */
-  seq: number;
-  /** Click depth from the start URL; -1 when only reachable through the sitemap. */
-  depth: number;
-  state: UrlState;
-  status: number;
-  failure: string | null;
-  /** Redirect target (absolute URL, internal or not), or null. */
-  location: string | null;
-  /** The redirect leaves the site (its target is not crawled). */
-  externalLocation: boolean;
-  html: boolean;
-  noindex: boolean;
-  inSitemap: boolean;
-  title: string | null;
-  description: string | null;
-  h1: string | null;
-  words: number;
-  textHash: number;
-  /** Canonical target when it differs from this URL. */
-  canonicalOther: string | null;
-  ttfbMs: number;
-  bytes: number;
-  /** Internal links on the page (followable and nofollow). */
-  outlinks: number;
-  /** Followable internal links pointing here; known once the crawl is finalised. */
-  inlinks: number;
-  /**
-   * Internal link equity, 0–100 (crawl/link_score.ts), for HTML 200 pages once the crawl is
-   * finalised; absent otherwise and when the link graph was too large to score.
-   */
-  linkScore?: number;
-  /** Internal hreflang alternates other than the page itself (capped; absent when none). */
-  hreflang?: string[];
-  /**
-   * A non-HTML 2xx response's X-Robots-Tag when it says noindex, nofollow or none (absent
-   * otherwise, and on records written before the field existed).
-   */
-  nonHtmlRobots?: { tag: string; type: string };
-  /** Checks that fired on this URL (page checks as crawled, site checks at the end). */
-  checks: string[];
-  /**
-   * `render`: first found in a rendered DOM (render_steps.ts), no served HTML fetched before
-   * linked to it; absent for every other way a URL is found.
-   */
-  discoveredBy?: "render";
-  /** A lab-sampled page's lab figures (render_steps.ts), absent on every other page. */
-  lab?: LabFigures;
-}
+export type { DupEntry, LinkChunk, PageRecord };
 
-/** What the page inventory shows of a lab render: the metrics, whether or not a check fired. */
-export interface LabFigures {
-  /** Largest Contentful Paint, ms; null when the page painted no LCP candidate. */
-  lcpMs: number | null;
-  cls: number;
-  tbtMs: number;
-  /** Bytes the page transferred (every request), and how many requests. */
-  bytes: number;
-  requests: number;
-}
+export type { LabFigures };
 
 /** Stored items per check; the true count is kept in the tallies. Documented in docs/audit.md. */
 export const FINDINGS_CAP = 2_000;
@@ -392,16 +330,6 @@ export async function readBlob(kv: Deno.Kv, auditId: string, name: string): Prom
   return out;
 }
 
-/** One stored chunk of a page's internal links (`writeLinks`). */
-export interface LinkChunk {
-  /** Targets, as `urlHash`es. */
-  t: number[];
-  /** Anchor texts, one per target. */
-  a: string[];
-  /** How many of the first targets are followable. */
-  f: number;
-}
-
 /**
  * A page's internal links as hashed targets with anchor texts, followable first, then nofollow,
  * in chunks of at most LINKS_PER_CHUNK links, each closed once its estimated size passes
@@ -446,15 +374,6 @@ export function writeLinks(
  */
 export function dupDigest(text: string): string {
   return createHash("sha256").update(text).digest("hex").slice(0, 32);
-}
-
-/**
- * One entry of the duplicate index (page_recorder.ts `indexDuplicates`): the text's digest and
- * the page.
- */
-export interface DupEntry {
-  /** The text itself (title, description, or the text hash for content). */
-  v: string;
 }
 
 /** Indexes a page under a text of `kind` (title, description, content). */

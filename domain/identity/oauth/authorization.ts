@@ -21,7 +21,7 @@
  */
 import { atomic, keys, read } from "../../platform/store.ts";
 import type { Deps } from "../../platform/deps.ts";
-import type { KeyMode } from "../../platform/records.ts";
+import type { KeyMode } from "../types.ts";
 import { secureEqual } from "../../platform/secure_compare.ts";
 import { clientVerified, markClientUsed } from "./client_life.ts";
 import { type FetchBudget, findClient, matchRedirectUri } from "./clients.ts";

@@ -17,7 +17,7 @@ import { atomically } from "../../../kv/atomic.ts";
 import { canSee, revocationShard, signalAuthChange } from "../auth.ts";
 import type { Deps } from "../../platform/deps.ts";
 import { ApiError } from "../../platform/errors.ts";
-import type { KeyMode } from "../../platform/records.ts";
+import type { KeyMode } from "../types.ts";
 import { type Atomic, atomic, keys, list, read, readMany } from "../../platform/store.ts";
 import { settleClient } from "./client_life.ts";
 import { OAuthError } from "./errors.ts";

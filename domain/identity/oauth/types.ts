@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { KeyMode } from "../../platform/records.ts";
+import type { KeyMode } from "../types.ts";
 
 /** The client metadata the service keeps and shows (from a CIMD document or a registration). */
 export interface ClientMetadata {

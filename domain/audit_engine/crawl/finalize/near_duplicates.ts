@@ -17,6 +17,7 @@
  *
  * @module
  */
+import type { NearSig } from "../../types.ts";
 import { keys } from "../../../platform/store.ts";
 import { similarity } from "../../text_fingerprint.ts";
 import { Pacer, yieldToLoop } from "../event_loop.ts";
@@ -35,12 +36,7 @@ const NEAR_SIG_CACHE = 4_096;
  */
 const COMPARES_PER_YIELD = 8_192;
 
-/** A page's stored text signature (page_recorder.ts `indexDuplicates`). */
-export interface NearSig {
-  u: string;
-  h: number;
-  s: Uint16Array;
-}
+export type { NearSig };
 
 /**
  * Pages with a near-duplicate, from the LSH band index (engine.ts): entries sorted by band, so

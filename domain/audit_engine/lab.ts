@@ -6,19 +6,11 @@
  *
  * @module
  */
+import type { LabRecord } from "./types.ts";
 import type { LabMetrics } from "../render/renderer.ts";
 import { keys, list } from "../platform/store.ts";
 
-/** One lab page's figures, as the report shows them. */
-export interface LabRecord {
-  url: string;
-  fcp_ms: number | null;
-  lcp_ms: number | null;
-  cls: number;
-  tbt_ms: number;
-  transfer_bytes: number;
-  requests: number;
-}
+export type { LabRecord };
 
 /** The stored form of a render's lab metrics. */
 export function labRecord(url: string, lab: LabMetrics): LabRecord {

@@ -1,80 +1,11 @@
-/** Stored shapes. Times are epoch milliseconds inside; the routes turn them into ISO strings. */
-
-export type KeyMode = "sandbox" | "live";
-
-export interface AccountRecord {
-  id: string;
-  email: string;
-  emailVerified: boolean;
-  companyName: string | null;
-  origin: "agent" | "human";
-  createdAt: number;
-  projectsCount: number;
-  sandboxProjects: number;
-  /** Keys not revoked; capped at 5. */
-  activeKeys: number;
-  /**
-   * When a paid upgrade moved the account to the live side (domain/upgrades/); absent or null
-   * before. A sandbox key then opens no new sandbox project.
-   */
-  upgradedAt?: number | null;
-  /**
-   * The account's Stripe customer, created with its first checkout and kept, so every payment
-   * and the Billing Portal (`POST /v1/billing-portal`) meet one customer.
-   */
-  stripeCustomerId?: string | null;
-}
-
-export interface ApiKeyRecord {
-  id: string;
-  accountId: string;
-  hash: string;
-  name: string;
-  prefix: string;
-  last4: string;
-  mode: KeyMode;
-  createdAt: number;
-  expiresAt: number | null;
-  revokedAt: number | null;
-}
-
-export interface SandboxUsage {
-  audits: number;
-  articles: number;
-}
-
-export type ProjectAccess = "sandbox" | "pending_payment" | "active";
-
-export interface LatestAudit {
-  audit_id: string;
-  status: string;
-  completed_at: string | null;
-  score: number | null;
-  summary: unknown;
-}
-
-export interface ProjectRecord {
-  id: string;
-  accountId: string;
-  url: string;
-  name: string;
-  status: "setup" | "running";
-  language: string;
-  country: string;
-  sandbox: boolean;
-  createdAt: number;
-  counts: { keywords: number; articles: number; audits: number };
-  latestAudit: LatestAudit | null;
-}
-
-/** An event waiting in the outbox for fan-out to the account's webhook endpoints. */
-export interface OutboxEvent {
-  id: string;
-  accountId: string;
-  event: string;
-  createdAt: number;
-  data: Record<string, unknown>;
-}
+/**
+ * Persisted shapes of billing: subscriptions, credit balances and their ledger, checkouts, pack payments and applied Stripe events.
+ *
+ * A leaf: it imports only other capabilities' `types.ts`, so the key table (domain/platform/store.ts)
+ * depends on no module with code.
+ *
+ * @module
+ */
 
 export type PlanId = "basic" | "pro";
 
@@ -184,3 +115,12 @@ export interface StripeEventRecord {
   processedAt: number;
   outcome: string;
 }
+
+/** What a job is paid with, kept on its record so a failure refunds exactly that. */
+export type Funding =
+  | { kind: "sandbox" }
+  | { kind: "subscription" }
+  | { kind: "credits"; amount: number; unit: string };
+
+/** How often a scheduled audit may run (billing/catalog.ts `CADENCES`, most frequent first). */
+export type Cadence = "daily" | "weekly" | "monthly";
