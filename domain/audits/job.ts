@@ -12,7 +12,7 @@ import type { RenderPlan } from "../audit_engine/crawl/post_steps.ts";
 import type { CrawlInput, CrawlOutcome, StepLimits } from "../audit_engine/crawl/state.ts";
 import type { Deps } from "../platform/deps.ts";
 import { claimJob, finishJob, renewLease } from "../jobs/lifecycle.ts";
-import { classifyFailure } from "../jobs/failure.ts";
+import { classifyFailure } from "../platform/job_failure.ts";
 import type { ProjectRecord } from "../projects/types.ts";
 import { completeAudit } from "./complete.ts";
 import { AUDIT_JOB, leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";

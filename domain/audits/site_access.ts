@@ -24,7 +24,7 @@ import {
 } from "../audit_engine/site_auth.ts";
 import type { Deps } from "../platform/deps.ts";
 import { ApiError } from "../platform/errors.ts";
-import { JobFailure } from "../jobs/failure.ts";
+import { JobFailure } from "../platform/job_failure.ts";
 import { openSecret, sealSecret } from "../webhooks/secret_box.ts";
 
 export type { SealedSiteAuth };

@@ -11,7 +11,7 @@
  */
 import type { Resolver } from "./types.ts";
 import ipaddr from "ipaddr.js";
-import { JobFailure } from "../jobs/failure.ts";
+import { JobFailure } from "../platform/job_failure.ts";
 
 export type { Resolver };
 

@@ -143,7 +143,7 @@ Deno.test("a process that may not launch a browser refuses rendering up front", 
   // `start:render` and the tests have --allow-all. Each is asked in a child with those flags.
   const script = await Deno.makeTempFile({ suffix: ".ts" });
   const service = new URL("../../domain/render/service.ts", import.meta.url).href;
-  const config = new URL("../../domain/platform/config.ts", import.meta.url).href;
+  const config = new URL("../../config.ts", import.meta.url).href;
   await Deno.writeTextFile(
     script,
     `import { RenderService } from "${service}";\nimport { loadConfig } from "${config}";\n` +

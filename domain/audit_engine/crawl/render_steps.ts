@@ -28,7 +28,7 @@ import { isNofollowPage } from "../checks/helpers.ts";
 import { siteKeyOf } from "../page_facts.ts";
 import { browserUserAgent } from "../user_agents.ts";
 import { RenderFailedError } from "../../render/failure.ts";
-import { JobFailure } from "../../jobs/failure.ts";
+import { JobFailure } from "../../platform/job_failure.ts";
 import type { RenderResult } from "../../render/renderer.ts";
 import { evaluateRenderedPage } from "../../render/checks.ts";
 import type { PageRenderer } from "../../render/service.ts";

@@ -21,7 +21,7 @@ export type JobFailureCode =
  *
  * @example
  * ```ts
- * import { JobFailure } from "./failure.ts";
+ * import { JobFailure } from "./job_failure.ts";
  *
  * throw new JobFailure("rendering_unavailable", "This server does not render pages");
  * ```
@@ -45,7 +45,7 @@ export interface StoredFailure {
  *
  * @example
  * ```ts
- * import { classifyFailure, JobFailure } from "./failure.ts";
+ * import { classifyFailure, JobFailure } from "./job_failure.ts";
  *
  * const { failure, expected } = classifyFailure(
  *   new JobFailure("auth_unavailable", "gone"),
