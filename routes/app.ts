@@ -1,7 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, Next } from "hono";
-import { ApiError } from "../domain/platform/errors.ts";
-import { describeIssue } from "../domain/platform/zod_issue.ts";
+import { ApiError, describeIssue } from "../domain/platform/mod.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { identify, requireAdmin } from "./middleware/auth.ts";
 import { errorBody, errorHandler, notFoundHandler } from "./middleware/errors.ts";

@@ -11,6 +11,7 @@
  */
 import type { Resolver } from "./types.ts";
 import ipaddr from "ipaddr.js";
+// Past jobs/mod.ts on purpose: through it, an import circle (lifecycle → billing → … → net).
 import { JobFailure } from "../jobs/failure.ts";
 
 export type { Resolver };

@@ -20,12 +20,7 @@ import { checkResourceBatch } from "./resource_checks.ts";
 import { BudgetSpentError, type ByteBudget } from "./byte_budget.ts";
 import { RobotsSource } from "./robots_source.ts";
 import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
-import {
-  renderingUnavailable,
-  type RenderPlan,
-  type RenderProgress,
-  runRenderStep,
-} from "./render_steps.ts";
+import { renderingUnavailable, type RenderPlan, runRenderStep } from "./render_steps.ts";
 import { FindingsWriter, readBlob, WriteBatch } from "./store.ts";
 
 export type { RenderPlan } from "./render_steps.ts";
