@@ -30,7 +30,15 @@ export interface Capability {
   start?: (s: Services) => Promise<void>;
 }
 
+/**
+ * Every capability, in order. Their route groups register in this order (route order matters for
+ * matching): accounts, API keys and projects first, admin last.
+ */
 export const capabilities: Capability[] = [
+  /** Signup and the account (/v1/signup, /v1/account). */
+  { name: "accounts", routes: () => import("./routes/accounts.ts").then((m) => m.accountRoutes) },
+  { name: "api keys", routes: () => import("./routes/api_keys.ts").then((m) => m.apiKeyRoutes) },
+  { name: "projects", routes: () => import("./routes/projects.ts").then((m) => m.projectRoutes) },
   {
     name: "webhooks",
     routes: () => import("./routes/webhooks.ts").then((m) => m.webhookRoutes),
@@ -85,6 +93,8 @@ export const capabilities: Capability[] = [
   },
   /** OAuth 2.1 sign-in for MCP hosts that run in a browser (routes/oauth/, domain/identity/oauth/). */
   { name: "oauth", routes: () => import("./routes/oauth/index.ts").then((m) => m.oauthRoutes) },
+  /** The operator's routes under /admin (behind the operator token); last. */
+  { name: "admin", routes: () => import("./routes/admin.ts").then((m) => m.adminRoutes) },
 ];
 
 /** The route groups of every capability, in order (web and all roles). */

@@ -7,10 +7,9 @@
  *
  * @module
  */
-import { DEFAULT_CRAWL_CAPS } from "./domain/audit_engine/crawl/caps.ts";
-import { DEFAULT_ROBOTS_CAPS as ROBOTS } from "./domain/audit_engine/robots.ts";
-import { watchMissesOtherProcesses } from "./domain/jobs/watch.ts";
-import type { Config, ServiceRole } from "./domain/platform/config.ts";
+import { DEFAULT_CRAWL_CAPS, DEFAULT_ROBOTS_CAPS as ROBOTS } from "./domain/audit_engine/mod.ts";
+import { watchMissesOtherProcesses } from "./domain/jobs/mod.ts";
+import type { Config, ServiceRole } from "./domain/platform/mod.ts";
 
 export type { Config, ServiceRole };
 

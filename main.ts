@@ -7,13 +7,17 @@
  * nothing.
  */
 import os from "node:os";
-import { KeyResolver, KeyUsageTracker } from "./domain/identity/auth.ts";
-import { type Clock, systemClock } from "./domain/platform/clock.ts";
+import {
+  ADMIN_AUTH_FAILURES_PER_WINDOW,
+  ADMIN_AUTH_WINDOW_MS,
+  CLIENT_DOC_FETCHES_PER_HOST,
+  KeyResolver,
+  KeyUsageTracker,
+  TokenResolver,
+} from "./domain/identity/mod.ts";
+import { type Clock, type Deps, systemClock } from "./domain/platform/mod.ts";
 import { type Config, ConfigError, configNotices, devHints, loadConfig } from "./config.ts";
-import type { Deps } from "./domain/platform/deps.ts";
-import { CLIENT_DOC_FETCHES_PER_HOST } from "./domain/identity/oauth/clients.ts";
-import { TokenResolver } from "./domain/identity/oauth/resolver.ts";
-import { RenderService } from "./domain/render/service.ts";
+import { RenderService } from "./domain/render/mod.ts";
 import { createDispatcher, type JobHandlers, type JobRuntime } from "./jobs/dispatcher.ts";
 import { createMaintenance, type Task } from "./jobs/maintenance.ts";
 import { installProcessGuard } from "./jobs/process_guard.ts";
@@ -29,10 +33,10 @@ import { kvQueue } from "./jobs/queue.ts";
 import { tableQueue } from "./jobs/table_queue.ts";
 import { withBusyRetry } from "./kv/busy_retry.ts";
 import { RateLimiter } from "./kv/rate_limiter.ts";
-import { ADMIN_AUTH_FAILURES_PER_WINDOW, ADMIN_AUTH_WINDOW_MS } from "./domain/identity/auth.ts";
 import { capabilities, loadRouteGroups } from "./capabilities.ts";
 import type { Services } from "./routes/env.ts";
 import { WaitSlots } from "./app/wait_slots.ts";
+// Past upgrades/mod.ts on purpose: that barrel opens checkouts (stripe), kept off a worker's load.
 import { UPGRADE_CODE_FAILURES } from "./domain/upgrades/codes.ts";
 
 /** A running service: its address and how to stop it cleanly. */

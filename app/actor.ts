@@ -28,9 +28,9 @@
  *
  * @module
  */
-import type { Principal } from "../domain/identity/auth.ts";
+import type { Principal } from "../domain/identity/mod.ts";
 import type { KeyMode } from "../domain/identity/types.ts";
-import type { ShareKind } from "../domain/shares/links.ts";
+import type { ShareKind } from "../domain/shares/mod.ts";
 
 /**
  * How an account actor authenticated: its API key itself, an OAuth access token of a connected

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { ERROR_CODES } from "../domain/platform/errors.ts";
+import { ERROR_CODES } from "../domain/platform/mod.ts";
 import type { Operation } from "./operation.ts";
 
 /** The marker lines the README's table sits between (tests/security/actor_table.test.ts). */

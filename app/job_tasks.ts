@@ -8,17 +8,17 @@
  *
  * @module
  */
-import { ARTICLE_JOB, getArticle } from "../domain/articles/articles.ts";
-import { AUDIT_JOB } from "../domain/audits/lifecycle.ts";
-import { getAudit } from "../domain/audits/record.ts";
-import { ApiError } from "../domain/platform/errors.ts";
-import { CANCELLED_ERROR, cancelQueuedJob } from "../domain/jobs/lifecycle.ts";
+import { ARTICLE_JOB, getArticle } from "../domain/articles/mod.ts";
+import { AUDIT_JOB, getAudit } from "../domain/audits/mod.ts";
+import { ApiError } from "../domain/platform/mod.ts";
 import {
+  CANCELLED_ERROR,
+  cancelQueuedJob,
   type JobTaskKind,
   type JobTaskRecord,
   openJobTask,
   readJobTask,
-} from "../domain/jobs/tasks.ts";
+} from "../domain/jobs/mod.ts";
 import { articlePollSeconds, auditPages, auditPollSeconds, queueDepth } from "./poll_hint.ts";
 import type { AccountActor } from "./actor.ts";
 import type { Services } from "./services.ts";

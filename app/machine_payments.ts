@@ -23,10 +23,10 @@
  *
  * @module
  */
-import { ApiError } from "../domain/platform/errors.ts";
-import { grantMachinePayment } from "../domain/billing/machine_payments.ts";
+import { ApiError, type Config } from "../domain/platform/mod.ts";
+import { grantMachinePayment } from "../domain/billing/mod.ts";
+// Past billing/mod.ts on purpose: it loads stripe, kept off a worker's load (layers.test.ts).
 import { createStripeClient, type StripeClient } from "../domain/billing/stripe_client.ts";
-import type { Config } from "../domain/platform/config.ts";
 import type { Actor } from "./actor.ts";
 import type { Services } from "./services.ts";
 

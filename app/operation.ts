@@ -29,14 +29,15 @@
  * @module
  */
 import type { z } from "zod";
-import { ApiError, type ErrorCode } from "../domain/platform/errors.ts";
-import { describeIssue } from "../domain/platform/zod_issue.ts";
 import {
+  ApiError,
   checkIdempotencyKey,
+  describeIssue,
+  type ErrorCode,
   idempotencyScope,
   runIdempotent,
-} from "../domain/platform/idempotent_request.ts";
-import { expiredSandboxPrincipal } from "../domain/identity/auth.ts";
+} from "../domain/platform/mod.ts";
+import { expiredSandboxPrincipal } from "../domain/identity/mod.ts";
 import { type AccountActor, type Actor, keyActor } from "./actor.ts";
 import {
   offerFor,

@@ -18,15 +18,17 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
-import { publishArticle } from "../domain/articles/articles.ts";
-import { grantOperatorCredits, MAX_OPERATOR_GRANT } from "../domain/billing/credits.ts";
-import { getAccount } from "../domain/identity/accounts.ts";
-import { createKey } from "../domain/identity/api_keys.ts";
-import { ApiError } from "../domain/platform/errors.ts";
-import { newId } from "../domain/platform/ids.ts";
-import { checkIdempotencyKey, runIdempotent } from "../domain/platform/idempotent_request.ts";
-import { sha256Hex } from "../domain/platform/replay_seal.ts";
-import { keys } from "../domain/platform/store.ts";
+import { publishArticle } from "../domain/articles/mod.ts";
+import { grantOperatorCredits, MAX_OPERATOR_GRANT } from "../domain/billing/mod.ts";
+import { createKey, getAccount } from "../domain/identity/mod.ts";
+import {
+  ApiError,
+  checkIdempotencyKey,
+  keys,
+  newId,
+  runIdempotent,
+  sha256Hex,
+} from "../domain/platform/mod.ts";
 import type { OperatorActor } from "./actor.ts";
 import type { Services } from "./services.ts";
 import { apiKeyView, articleView } from "./views.ts";

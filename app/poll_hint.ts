@@ -13,10 +13,9 @@
  *
  * @module
  */
-import type { Deps } from "../domain/platform/deps.ts";
-import { crawlLimitsFor } from "../domain/billing/catalog.ts";
-import { crawlDepth } from "../domain/audits/crawl_depth.ts";
-import type { AuditRecord } from "../domain/audits/record.ts";
+import type { Deps } from "../domain/platform/mod.ts";
+import { crawlLimitsFor } from "../domain/billing/mod.ts";
+import { type AuditRecord, crawlDepth } from "../domain/audits/mod.ts";
 
 export const POLL_MIN_SECONDS = 2;
 export const POLL_MAX_SECONDS = 60;

@@ -3,10 +3,8 @@
  *
  * @module
  */
-import type { ServiceRole } from "../domain/platform/config.ts";
-import type { KeyResolver, KeyUsageTracker } from "../domain/identity/auth.ts";
-import type { Deps } from "../domain/platform/deps.ts";
-import type { TokenResolver } from "../domain/identity/oauth/resolver.ts";
+import type { Deps, ServiceRole } from "../domain/platform/mod.ts";
+import type { KeyResolver, KeyUsageTracker, TokenResolver } from "../domain/identity/mod.ts";
 import type { RateLimiter } from "../kv/rate_limiter.ts";
 import type { WaitSlots } from "./wait_slots.ts";
 

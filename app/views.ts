@@ -1,18 +1,21 @@
-import { iso } from "../domain/platform/clock.ts";
-import { SANDBOX_LIMITS } from "../domain/identity/accounts.ts";
-import { type ArticleRecord, SANDBOX_WATERMARK_NOTE } from "../domain/articles/articles.ts";
-import type { Principal } from "../domain/identity/auth.ts";
-import type { ScheduleFunding, ScheduleRecord } from "../domain/monitoring/schedules.ts";
-import { CAP_UNITS, type CapHit, type CapName } from "../domain/audit_engine/crawl/caps.ts";
-import type { PolitenessReport } from "../domain/audit_engine/crawl/politeness.ts";
-import { type AuditRecord, triggerOf } from "../domain/audits/record.ts";
+import { iso } from "../domain/platform/mod.ts";
+import { type Principal, SANDBOX_LIMITS } from "../domain/identity/mod.ts";
+import { type ArticleRecord, SANDBOX_WATERMARK_NOTE } from "../domain/articles/mod.ts";
+import type { ScheduleFunding, ScheduleRecord } from "../domain/monitoring/mod.ts";
+import {
+  CAP_UNITS,
+  type CapHit,
+  type CapName,
+  type PolitenessReport,
+  SCOPE_RULES,
+  type ScopeRule,
+} from "../domain/audit_engine/mod.ts";
+import { type AuditOptions, type AuditRecord, triggerOf } from "../domain/audits/mod.ts";
 import type { GrantRecord } from "../domain/identity/oauth/types.ts";
-import type { AuditOptions } from "../domain/audits/options.ts";
-import { SCOPE_RULES, type ScopeRule } from "../domain/audit_engine/scope.ts";
 import type { ApiKeyRecord } from "../domain/identity/types.ts";
 import type { ProjectRecord } from "../domain/projects/types.ts";
 import type { SubscriptionRecord } from "../domain/billing/types.ts";
-import { accessOf } from "../domain/billing/subscription_state.ts";
+import { accessOf } from "../domain/billing/mod.ts";
 
 /** Shapes of the public resources, built from records. Times leave as ISO strings. */
 

@@ -1,8 +1,7 @@
-import type { ArticleGenerator } from "../domain/articles/articles.ts";
-import { runArticleJob } from "../domain/articles/articles.ts";
-import { resendExpiredJobs } from "../domain/jobs/leases.ts";
-import type { Deps } from "../domain/platform/deps.ts";
-import { createWriter, generateArticle } from "../domain/writing/generate_article.ts";
+import { type ArticleGenerator, runArticleJob } from "../domain/articles/mod.ts";
+import { resendExpiredJobs } from "../domain/jobs/mod.ts";
+import type { Deps } from "../domain/platform/mod.ts";
+import { createWriter, generateArticle } from "../domain/writing/mod.ts";
 import type { JobHandlers } from "./dispatcher.ts";
 
 /** The writing pipeline with the configured writer: the model when OPENAI_API_KEY is set. */

@@ -1,16 +1,19 @@
-import { crawlDepth } from "../domain/audits/crawl_depth.ts";
-import { crawlScopeOf } from "../domain/audits/options.ts";
-import { type AuditRunner, runAuditJob } from "../domain/audits/job.ts";
-import { auditAuthFor } from "../domain/audits/site_access.ts";
-import { effectiveMaxRps } from "../domain/audit_engine/crawl/politeness.ts";
-import { crawlLimitsFor } from "../domain/billing/catalog.ts";
+import {
+  auditAuthFor,
+  type AuditRunner,
+  crawlDepth,
+  crawlScopeOf,
+  runAuditJob,
+} from "../domain/audits/mod.ts";
 import {
   backfillPruneMarkers,
   beginPruneBackfill,
+  effectiveMaxRps,
   pruneFinishedAudits,
-} from "../domain/audit_engine/prune.ts";
-import { resendExpiredJobs } from "../domain/jobs/leases.ts";
-import type { Deps } from "../domain/platform/deps.ts";
+} from "../domain/audit_engine/mod.ts";
+import { crawlLimitsFor } from "../domain/billing/mod.ts";
+import { resendExpiredJobs } from "../domain/jobs/mod.ts";
+import type { Deps } from "../domain/platform/mod.ts";
 import type { JobHandlers, JobRuntime } from "./dispatcher.ts";
 
 /**

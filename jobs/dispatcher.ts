@@ -1,4 +1,4 @@
-import type { JobMessage } from "../domain/platform/deps.ts";
+import type { JobMessage } from "../domain/platform/mod.ts";
 import { isJobMessage } from "./queue.ts";
 
 /** One handler per message type; each must be idempotent (messages arrive at least once). */

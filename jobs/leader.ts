@@ -15,8 +15,7 @@
  *
  * @module
  */
-import { randomPart } from "../domain/platform/ids.ts";
-import { atomic, keys, type LeaseRecord, read } from "../domain/platform/store.ts";
+import { atomic, keys, type LeaseRecord, randomPart, read } from "../domain/platform/mod.ts";
 
 export class LeaderLease {
   readonly holder = randomPart(12);

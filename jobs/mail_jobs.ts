@@ -3,7 +3,7 @@
  * the message names and is idempotent, so the queue's at-least-once delivery and the sweep's
  * re-sends are harmless.
  */
-import type { Deps } from "../domain/platform/deps.ts";
+import type { Deps } from "../domain/platform/mod.ts";
 import { mailMaintenance, runMailJob } from "../domain/mail/mod.ts";
 import type { JobHandlers } from "./dispatcher.ts";
 

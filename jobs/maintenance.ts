@@ -17,7 +17,7 @@
  *
  * @module
  */
-import type { Clock } from "../domain/platform/clock.ts";
+import type { Clock } from "../domain/platform/mod.ts";
 import { LeaderLease } from "./leader.ts";
 
 export interface Task {

@@ -1,4 +1,4 @@
-import type { JobMessage, JobQueue } from "../domain/platform/deps.ts";
+import type { JobMessage, JobQueue } from "../domain/platform/mod.ts";
 
 /**
  * The JobQueue port over Deno KV's native queue. Messages only name a record ("look at audit X"),

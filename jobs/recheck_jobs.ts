@@ -1,6 +1,6 @@
-import { type RecheckRunner, runRecheckJob } from "../domain/rechecks/job.ts";
-import { resendExpiredJobs } from "../domain/jobs/leases.ts";
-import type { Deps } from "../domain/platform/deps.ts";
+import { type RecheckRunner, runRecheckJob } from "../domain/rechecks/mod.ts";
+import { resendExpiredJobs } from "../domain/jobs/mod.ts";
+import type { Deps } from "../domain/platform/mod.ts";
 import type { JobHandlers, JobRuntime } from "./dispatcher.ts";
 
 /** Items a re-check judges per step, at most (fewer when `CRAWL_STEP_PAGES` is smaller). */

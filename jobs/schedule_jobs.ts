@@ -3,8 +3,8 @@
  * and the `Deno.cron` each minute) sends a `schedule` message per due schedule; the handler runs
  * that schedule's due slot once.
  */
-import type { Deps } from "../domain/platform/deps.ts";
-import { dispatchDueSchedules, runDueSchedule } from "../domain/monitoring/dispatch.ts";
+import type { Deps } from "../domain/platform/mod.ts";
+import { dispatchDueSchedules, runDueSchedule } from "../domain/monitoring/mod.ts";
 import type { JobHandlers } from "./dispatcher.ts";
 
 export function scheduleJobs(deps: Deps): JobHandlers {

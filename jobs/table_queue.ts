@@ -1,6 +1,12 @@
-import type { JobMessage, JobQueue } from "../domain/platform/deps.ts";
-import { randomPart } from "../domain/platform/ids.ts";
-import { keys, list, type QueuedJob, write } from "../domain/platform/store.ts";
+import {
+  type JobMessage,
+  type JobQueue,
+  keys,
+  list,
+  type QueuedJob,
+  randomPart,
+  write,
+} from "../domain/platform/mod.ts";
 import { isJobMessage } from "./queue.ts";
 
 /** Retry delays of a job whose handler threw, as the native queue's default schedule. */

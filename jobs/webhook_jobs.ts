@@ -2,11 +2,13 @@
  * Queue handlers and maintenance of outbound webhooks. Both handlers re-read their record and are
  * idempotent, so the queue's at-least-once delivery and the sweep's re-sends are harmless.
  */
-import type { Deps } from "../domain/platform/deps.ts";
-import { runDelivery } from "../domain/webhooks/deliver.ts";
-import { fanOutEvent } from "../domain/webhooks/fan_out.ts";
-import { deliveryMessage } from "../domain/webhooks/messages.ts";
-import { sweepWebhooks } from "../domain/webhooks/sweep.ts";
+import type { Deps } from "../domain/platform/mod.ts";
+import {
+  deliveryMessage,
+  fanOutEvent,
+  runDelivery,
+  sweepWebhooks,
+} from "../domain/webhooks/mod.ts";
 import type { JobHandlers } from "./dispatcher.ts";
 
 /** "outbox" fans an event out into deliveries; "delivery" makes the attempt its message names. */

@@ -1,27 +1,23 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, Next } from "hono";
-import { ApiError } from "../domain/platform/errors.ts";
-import { describeIssue } from "../domain/platform/zod_issue.ts";
-import { accountRoutes } from "./accounts.ts";
-import { adminRoutes } from "./admin.ts";
-import { apiKeyRoutes } from "./api_keys.ts";
+import { ApiError, describeIssue } from "../domain/platform/mod.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { identify, requireAdmin } from "./middleware/auth.ts";
 import { errorBody, errorHandler, notFoundHandler } from "./middleware/errors.ts";
 import { jsonBody } from "./middleware/json_body.ts";
 import { rateLimit } from "./middleware/rate_limit.ts";
 import { requestId } from "./middleware/request_id.ts";
-import { projectRoutes } from "./projects.ts";
 import { registerEventWebhooks, TAGS } from "./openapi_events.ts";
 
-/** The extra route groups later capabilities add, each registering on the same app. */
+/** A capability's route group, registering on the one app (capabilities.ts lists them all, in order). */
 export type RouteGroup = (app: OpenAPIHono<AppEnv>, s: Services) => void;
 
 /**
- * Builds the HTTP app: common middleware, every route group, the OpenAPI document, and one error
- * renderer. Nothing here talks to KV directly; the routes call the domain.
+ * Builds the HTTP app: common middleware, the route groups it is given (in order: route order
+ * matters for matching; `loadRouteGroups` in capabilities.ts is the one list), the OpenAPI
+ * document, and one error renderer. Nothing here talks to KV directly; the routes call the domain.
  */
-export function buildApp(s: Services, extraGroups: RouteGroup[] = []): OpenAPIHono<AppEnv> {
+export function buildApp(s: Services, groups: RouteGroup[]): OpenAPIHono<AppEnv> {
   const baseUrl = s.deps.config.publicBaseUrl;
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
@@ -48,7 +44,7 @@ export function buildApp(s: Services, extraGroups: RouteGroup[] = []): OpenAPIHo
   // Only requests that carry a body pay for the body reader; /webhooks/stripe reads its raw body.
   app.on(["POST", "PUT", "PATCH"], ["/v1/*", "/admin/*"], jsonBody(s.deps.config.bodyTimeoutMs));
 
-  for (const group of [accountRoutes, apiKeyRoutes, projectRoutes, ...extraGroups, adminRoutes]) {
+  for (const group of groups) {
     group(app, s);
   }
 

@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { BILLING_OPERATIONS } from "../app/operations/billing.ts";
 import { receiveStripeEvent } from "../app/billing/stripe_webhook.ts";
+// Past billing/mod.ts on purpose: it loads stripe, kept off a worker's load (layers.test.ts).
 import { verifyStripeEvent } from "../domain/billing/stripe_events.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { readBodyCapped } from "./middleware/json_body.ts";

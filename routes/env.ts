@@ -1,4 +1,4 @@
-import type { Principal } from "../domain/identity/auth.ts";
+import type { Principal } from "../domain/identity/mod.ts";
 
 export type { Services } from "../app/services.ts";
 

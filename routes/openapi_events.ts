@@ -5,7 +5,7 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import { EVENT_NAMES } from "../domain/platform/events.ts";
+import { EVENT_NAMES } from "../domain/platform/mod.ts";
 import {
   ATTEMPT_HEADER,
   DELIVERY_HEADER,

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { ERROR_CODES, type ErrorCode } from "../domain/platform/errors.ts";
+import { ERROR_CODES, type ErrorCode } from "../domain/platform/mod.ts";
 
 /** The base URL the document's examples use: the `deno task dev` server. */
 const EXAMPLE_BASE = "http://localhost:8000";

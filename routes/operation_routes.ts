@@ -10,7 +10,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { type AccountActor, anonymousActor, keyActor } from "../app/actor.ts";
 import { CREDENTIAL_HEADER, RECEIPT_HEADER } from "../app/machine_payments.ts";
 import { execute, isBodyResult, type Operation, takesPayment } from "../app/operation.ts";
-import { checkIdempotencyKey } from "../domain/platform/idempotent_request.ts";
+import { checkIdempotencyKey } from "../domain/platform/mod.ts";
 import { bodyResponse, negotiateFormat } from "./body_result.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { requireKey } from "./middleware/auth.ts";

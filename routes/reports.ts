@@ -21,7 +21,7 @@ import {
 import { messagePage } from "../app/reports/document.ts";
 import { REPORT_HEADERS } from "../app/reports/page_style.ts";
 import { linkNotFound, openSharedPage, shareLinkActor } from "../app/reports/shared_page.ts";
-import type { ShareKind } from "../domain/shares/links.ts";
+import type { ShareKind } from "../domain/shares/mod.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { setHeaders } from "./middleware/rate_limit.ts";
 import { clientIp } from "./middleware/request_id.ts";

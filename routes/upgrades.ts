@@ -37,11 +37,11 @@ import {
   planName,
   UPGRADE_HEADERS,
 } from "../app/upgrade/pages.ts";
+// Past billing/mod.ts on purpose: it loads stripe, kept off a worker's load (layers.test.ts).
 import { createPortalSession, PORTAL_RETURN_PATH } from "../domain/billing/portal.ts";
-import { iso } from "../domain/platform/clock.ts";
-import { ApiError } from "../domain/platform/errors.ts";
+import { ApiError, iso } from "../domain/platform/mod.ts";
 import { maskEmail, sendVerificationLink } from "../domain/mail/mod.ts";
-import { addressBlock } from "../domain/identity/signup_limits.ts";
+import { addressBlock } from "../domain/identity/mod.ts";
 import {
   browserDigest,
   choiceFromForm,

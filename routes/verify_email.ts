@@ -23,13 +23,12 @@ import {
   verifiedPage,
   VERIFY_PAGE_HEADERS,
 } from "../app/verify_email_page.ts";
-import { ApiError } from "../domain/platform/errors.ts";
+import { ApiError, secureEqual } from "../domain/platform/mod.ts";
 import {
   confirmVerificationLink,
   inspectVerificationLink,
   VERIFY_PATH,
 } from "../domain/mail/mod.ts";
-import { secureEqual } from "../domain/platform/secure_compare.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { readTextCapped } from "./middleware/json_body.ts";
 import { setHeaders } from "./middleware/rate_limit.ts";

@@ -18,6 +18,7 @@
  *
  * @module
  */
+// Past billing/mod.ts on purpose: it loads stripe, kept off a worker's load (layers.test.ts).
 import {
   applyStripeEvent,
   type EventOutcome,

@@ -20,23 +20,24 @@
  *
  * @module
  */
-import { KEY_PREFIX } from "../../domain/identity/api_keys.ts";
-import type { Principal } from "../../domain/identity/auth.ts";
-import { hashKey } from "../../domain/identity/key_hash.ts";
 import {
+  activeGrantCount,
   approve,
   type AuthorizeQuery,
   begin,
   check,
   deny,
+  grantCapMessage,
+  hashKey,
+  KEY_PREFIX,
+  OAuthError,
   type Pending,
+  type Principal,
   redirectWith,
   signIn,
   wrongKey,
-} from "../../domain/identity/oauth/authorization.ts";
-import { activeGrantCount, grantCapMessage } from "../../domain/identity/oauth/grants.ts";
-import { OAuthError } from "../../domain/identity/oauth/errors.ts";
-import { ApiError } from "../../domain/platform/errors.ts";
+} from "../../domain/identity/mod.ts";
+import { ApiError } from "../../domain/platform/mod.ts";
 import { anonymousActor } from "../actor.ts";
 import { execute, parseInput } from "../operation.ts";
 import { signupOp } from "../operations/accounts.ts";

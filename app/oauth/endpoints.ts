@@ -17,9 +17,13 @@
  *
  * @module
  */
-import { addressBlock } from "../../domain/identity/signup_limits.ts";
-import { registerClient, registrationResponse } from "../../domain/identity/oauth/clients.ts";
-import { OAuthError } from "../../domain/identity/oauth/errors.ts";
+import {
+  addressBlock,
+  OAuthError,
+  registerClient,
+  registrationResponse,
+} from "../../domain/identity/mod.ts";
+// Past identity/mod.ts on purpose: it loads oauth4webapi, kept off a worker's load (layers.test.ts).
 import {
   redeemCode,
   refresh,

@@ -4,9 +4,9 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
-import { ApiError } from "../../domain/platform/errors.ts";
+import { ApiError } from "../../domain/platform/mod.ts";
 import { sendVerificationLink } from "../../domain/mail/mod.ts";
-import { publicSignup } from "../../domain/identity/public_signup.ts";
+import { publicSignup } from "../../domain/identity/mod.ts";
 import type { AccountActor } from "../actor.ts";
 import { defineOperation } from "../operation.ts";
 import { accountView, sandboxLimits } from "../views.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
-import { listKeys, revokeKey, rotateKey } from "../../domain/identity/api_keys.ts";
+import { listKeys, revokeKey, rotateKey } from "../../domain/identity/mod.ts";
 import { defineOperation } from "../operation.ts";
 import { apiKeyView } from "../views.ts";
 import { principalOf } from "./accounts.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
-import { createArticle, getArticle } from "../../domain/articles/articles.ts";
+import { createArticle, getArticle } from "../../domain/articles/mod.ts";
 import { articlePollSeconds, queueDepth } from "../poll_hint.ts";
 import { defineOperation } from "../operation.ts";
 import { articleView } from "../views.ts";

@@ -10,13 +10,13 @@
 import { z } from "@hono/zod-openapi";
 import {
   MAX_AUTH_HEADERS,
+  MAX_CRAWL_DELAY_S,
   MAX_HEADER_NAME,
   MAX_SECRET_LENGTH,
   MAX_USER_LENGTH,
   type SiteAuth,
   siteAuthProblem,
-} from "../../domain/audit_engine/site_auth.ts";
-import { MAX_CRAWL_DELAY_S } from "../../domain/audit_engine/crawl/politeness.ts";
+} from "../../domain/audit_engine/mod.ts";
 
 /** The lowest and highest `max_rps` an audit may ask for. */
 export const MIN_AUDIT_RPS = 0.1;

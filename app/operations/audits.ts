@@ -7,30 +7,31 @@
  */
 import { z } from "@hono/zod-openapi";
 import {
+  type AuditOptions,
+  auditSummaryMarkdown,
+  createAudit,
+  getAudit,
   listAuditIssues,
   listAuditPages,
   listIssueItems,
+  MAX_LIST_CHARS,
+  MAX_LIST_URL_LENGTH,
+  MAX_LIST_URLS,
   MAX_PAGE_SIZE,
-} from "../../domain/audits/results.ts";
+  SUMMARY_MAX_BYTES,
+} from "../../domain/audits/mod.ts";
 import { CATEGORIES } from "../../domain/audit_engine/types.ts";
 import {
   MAX_PATTERN_LENGTH,
   MAX_PATTERN_WILDCARDS,
   MAX_PATTERNS,
   patternProblem,
-} from "../../domain/audit_engine/scope.ts";
-import { USER_AGENT_PRESETS } from "../../domain/audit_engine/user_agents.ts";
-import { createAudit } from "../../domain/audits/create.ts";
-import {
-  type AuditOptions,
-  MAX_LIST_CHARS,
-  MAX_LIST_URL_LENGTH,
-  MAX_LIST_URLS,
-} from "../../domain/audits/options.ts";
-import { getAudit } from "../../domain/audits/record.ts";
+  type SiteAuth,
+  USER_AGENT_PRESETS,
+} from "../../domain/audit_engine/mod.ts";
 import { auditPages, auditPollSeconds, queueDepth } from "../poll_hint.ts";
-import { activeShareUrl } from "../../domain/shares/links.ts";
-import { auditSummaryMarkdown, SUMMARY_MAX_BYTES } from "../../domain/audits/summary_markdown.ts";
+import { activeShareUrl } from "../../domain/shares/mod.ts";
+// Past audits/mod.ts on purpose: it loads csv-stringify, kept off a worker's load (layers.test.ts).
 import {
   exportAuditIssues,
   exportAuditPages,
@@ -45,7 +46,6 @@ import {
   PolitenessSchema,
   SiteAuthSchema,
 } from "./audit_access_schema.ts";
-import type { SiteAuth } from "../../domain/audit_engine/site_auth.ts";
 import { ProjectIdParam } from "./projects.ts";
 
 /** The largest `limit` of the findings listings. */

@@ -14,6 +14,7 @@ import {
   CREDIT_USD_VALUE,
   CURRENCY,
   findPack,
+  getBalance,
   PACK_IDS,
   packsWithAvailability,
   PLAN_IDS,
@@ -21,14 +22,13 @@ import {
   PURCHASE_HINT,
   SANDBOX_BALANCE_NOTE,
   UNIT_PRICES,
-} from "../../domain/billing/catalog.ts";
+} from "../../domain/billing/mod.ts";
+// Past billing/mod.ts on purpose: it loads stripe, kept off a worker's load (layers.test.ts).
 import { createPackCheckout, createSubscriptionCheckout } from "../../domain/billing/checkout.ts";
 import { createPortalSession } from "../../domain/billing/portal.ts";
-import { getBalance } from "../../domain/billing/credits.ts";
 import { createStripeClient, type StripeClient } from "../../domain/billing/stripe_client.ts";
 import { getSubscriptionState } from "../../domain/billing/subscription_status.ts";
-import type { Deps } from "../../domain/platform/deps.ts";
-import { ApiError } from "../../domain/platform/errors.ts";
+import { ApiError, type Deps } from "../../domain/platform/mod.ts";
 import type { KeyMode } from "../../domain/identity/types.ts";
 import { defineOperation } from "../operation.ts";
 import type { Services } from "../services.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
-import { listGrants, revokeGrant } from "../../domain/identity/oauth/grants.ts";
+import { listGrants, revokeGrant } from "../../domain/identity/mod.ts";
 import { defineOperation } from "../operation.ts";
 import { connectedAppView } from "../views.ts";
 

@@ -4,7 +4,7 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
-import { createProject, getProject, listProjects } from "../../domain/projects/projects.ts";
+import { createProject, getProject, listProjects } from "../../domain/projects/mod.ts";
 import { defineOperation } from "../operation.ts";
 import { projectView } from "../views.ts";
 

@@ -5,12 +5,15 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
-import { MAX_EVIDENCE } from "../../domain/audit_engine/recheck_eval.ts";
-import { RECHECK_MAX_URLS } from "../../domain/billing/catalog.ts";
-import { RECHECK_URLS_PER_UNIT } from "../../domain/billing/catalog.ts";
-import { createRecheck } from "../../domain/rechecks/create.ts";
-import { getRecheck, listRecheckItems, type RecheckRecord } from "../../domain/rechecks/record.ts";
-import type { Deps } from "../../domain/platform/deps.ts";
+import { MAX_EVIDENCE } from "../../domain/audit_engine/mod.ts";
+import { RECHECK_MAX_URLS, RECHECK_URLS_PER_UNIT } from "../../domain/billing/mod.ts";
+import {
+  createRecheck,
+  getRecheck,
+  listRecheckItems,
+  type RecheckRecord,
+} from "../../domain/rechecks/mod.ts";
+import type { Deps } from "../../domain/platform/mod.ts";
 import { queueDepth, recheckPollSeconds } from "../poll_hint.ts";
 import { defineOperation } from "../operation.ts";
 import { AuditIdParam } from "./audits.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
-import { loadAuditReport, type ReportQuery } from "../../domain/audits/report_data.ts";
+import { loadAuditReport, type ReportQuery } from "../../domain/audits/mod.ts";
 import { bodyResult, defineOperation } from "../operation.ts";
 import { auditReportHtml } from "../reports/audit_page.ts";
 import { HTML_TYPE, REPORT_HEADERS } from "../reports/page_style.ts";

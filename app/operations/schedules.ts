@@ -6,17 +6,17 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
-import { CADENCES } from "../../domain/billing/catalog.ts";
-import { WEEKDAYS } from "../../domain/monitoring/schedule_time.ts";
+import { CADENCES } from "../../domain/billing/mod.ts";
 import {
   deleteSchedule,
   getSchedule,
   putSchedule,
   type ScheduleInput,
-} from "../../domain/monitoring/schedules.ts";
+  WEEKDAYS,
+} from "../../domain/monitoring/mod.ts";
 import { defineOperation } from "../operation.ts";
 import { AuditOptionsFields, auditOptionsOf, AuditOptionsView } from "./audits.ts";
-import type { SiteAuth } from "../../domain/audit_engine/site_auth.ts";
+import type { SiteAuth } from "../../domain/audit_engine/mod.ts";
 import { scheduleView } from "../views.ts";
 import { ProjectIdParam } from "./projects.ts";
 

@@ -25,7 +25,7 @@ import {
   sharesOf,
   shareUrl,
   shareView,
-} from "../../domain/shares/links.ts";
+} from "../../domain/shares/mod.ts";
 import type { AccountActor } from "../actor.ts";
 import { defineOperation } from "../operation.ts";
 import { ArticleIdParam } from "./articles.ts";

@@ -9,10 +9,10 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
-import { iso } from "../../domain/platform/clock.ts";
-import { findPack, PACK_IDS, PLAN_IDS } from "../../domain/billing/catalog.ts";
+import { ApiError, iso } from "../../domain/platform/mod.ts";
+import { findPack, PACK_IDS, PLAN_IDS } from "../../domain/billing/mod.ts";
+// Past billing/mod.ts on purpose: it loads stripe, kept off a worker's load (layers.test.ts).
 import { expireSession } from "../../domain/billing/checkout.ts";
-import { ApiError } from "../../domain/platform/errors.ts";
 import {
   assertUpgradable,
   type Claim,

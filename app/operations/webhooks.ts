@@ -6,15 +6,14 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
-import { iso } from "../../domain/platform/clock.ts";
-import { EVENT_NAMES } from "../../domain/platform/events.ts";
+import { EVENT_NAMES, iso } from "../../domain/platform/mod.ts";
 import {
   createWebhook,
   deleteWebhook,
   type ListedWebhook as ListedRow,
   listWebhooks,
-} from "../../domain/webhooks/endpoints.ts";
-import { maskSecret } from "../../domain/webhooks/secret_box.ts";
+  maskSecret,
+} from "../../domain/webhooks/mod.ts";
 import {
   SIGNATURE_HEADER,
   SIGNATURE_SCHEME,

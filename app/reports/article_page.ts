@@ -6,8 +6,7 @@
  *
  * @module
  */
-import { SANDBOX_WATERMARK_NOTE } from "../../domain/articles/articles.ts";
-import type { ArticlePreviewData } from "../../domain/articles/preview_data.ts";
+import { type ArticlePreviewData, SANDBOX_WATERMARK_NOTE } from "../../domain/articles/mod.ts";
 import { clip, type Html, html, raw, safeHref } from "../html.ts";
 import { reportDocument } from "./document.ts";
 import { renderDraft } from "./markdown.ts";

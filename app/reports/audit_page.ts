@@ -13,16 +13,16 @@
  *
  * @module
  */
-import type { PageView } from "../../domain/audits/results.ts";
+import {
+  type AuditReportData,
+  type HistoryPoint,
+  ITEMS_PER_ISSUE,
+  type PageView,
+  type ReportIssue,
+  type ReportQuery,
+} from "../../domain/audits/mod.ts";
 import type { Category, Evidence, LabRecord } from "../../domain/audit_engine/types.ts";
-import { THRESHOLDS } from "../../domain/render/checks.ts";
-import type {
-  AuditReportData,
-  HistoryPoint,
-  ReportIssue,
-  ReportQuery,
-} from "../../domain/audits/report_data.ts";
-import { ITEMS_PER_ISSUE } from "../../domain/audits/report_data.ts";
+import { THRESHOLDS } from "../../domain/render/mod.ts";
 import { clip, type Html, html, safeHref } from "../html.ts";
 import { auditView } from "../views.ts";
 import { reportDocument } from "./document.ts";

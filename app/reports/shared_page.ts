@@ -21,11 +21,11 @@
  *
  * @module
  */
-import { CHECKS_BY_ID } from "../../domain/audit_engine/checks/index.ts";
-import { loadArticlePreview } from "../../domain/articles/preview_data.ts";
-import { loadAuditReport } from "../../domain/audits/report_data.ts";
-import { ApiError } from "../../domain/platform/errors.ts";
-import { resolveShare, type ShareKind } from "../../domain/shares/links.ts";
+import { CHECKS_BY_ID } from "../../domain/audit_engine/mod.ts";
+import { loadArticlePreview } from "../../domain/articles/mod.ts";
+import { loadAuditReport } from "../../domain/audits/mod.ts";
+import { ApiError } from "../../domain/platform/mod.ts";
+import { resolveShare, type ShareKind } from "../../domain/shares/mod.ts";
 import type { ShareLinkActor } from "../actor.ts";
 import { reportQueryOf, ReportQuerySchema } from "../operations/reports.ts";
 import type { Services } from "../services.ts";

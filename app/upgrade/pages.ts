@@ -11,8 +11,8 @@
  */
 import { createHash } from "node:crypto";
 import { type Html, html, raw } from "../html.ts";
-import { CREDIT_PACKS, findPlan, isPurchasable, PLANS } from "../../domain/billing/catalog.ts";
-import type { Config } from "../../domain/platform/config.ts";
+import { CREDIT_PACKS, findPlan, isPurchasable, PLANS } from "../../domain/billing/mod.ts";
+import type { Config } from "../../domain/platform/mod.ts";
 import type { ProjectRecord } from "../../domain/projects/types.ts";
 
 const STYLE = `

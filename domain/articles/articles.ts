@@ -1,19 +1,21 @@
 import type { ArticleRecord, ArticleStatus, SiteFactsRecord } from "./types.ts";
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, read, readMany } from "../platform/store.ts";
-import { claimJob, finishJob, type JobSpec } from "../jobs/lifecycle.ts";
-import { canSee } from "../identity/auth.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
-import { recordEvent } from "../platform/events.ts";
-import { addRefund, chargeFor, type WorkActor } from "../billing/funding.ts";
-import { newId } from "../platform/ids.ts";
+import {
+  ApiError,
+  atomic,
+  type Deps,
+  keys,
+  newId,
+  read,
+  readMany,
+  recordEvent,
+} from "../platform/mod.ts";
+import { claimJob, finishJob, type JobSpec } from "../jobs/mod.ts";
+import { canSee } from "../identity/mod.ts";
+import { addRefund, articleUnit, chargeFor, isActive, type WorkActor } from "../billing/mod.ts";
 import type { KeyMode } from "../identity/types.ts";
-import { projectVisibleTo } from "../projects/projects.ts";
-import { isActive } from "../billing/subscription_state.ts";
-import type { ArticleStage, GeneratedArticle } from "../writing/generate_article.ts";
-import type { ArticleBrief, TokenUsage } from "../writing/writer.ts";
-import { articleUnit } from "../billing/catalog.ts";
+import { projectVisibleTo } from "../projects/mod.ts";
+import type { ArticleBrief, ArticleStage, GeneratedArticle, TokenUsage } from "../writing/mod.ts";
 
 export type { ArticleStatus };
 

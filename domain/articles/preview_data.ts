@@ -6,10 +6,8 @@
  * @module
  */
 import { type ArticleRecord, getArticle } from "./articles.ts";
-import type { Caller } from "../audits/results.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
-import { keys, read } from "../platform/store.ts";
+import type { Caller } from "../audits/mod.ts";
+import { ApiError, type Deps, keys, read } from "../platform/mod.ts";
 
 export interface ArticlePreviewData {
   article: ArticleRecord;

@@ -7,8 +7,8 @@
  * @module
  */
 import type { LabRecord } from "./types.ts";
-import type { LabMetrics } from "../render/renderer.ts";
-import { keys, list } from "../platform/store.ts";
+import type { LabMetrics } from "../render/mod.ts";
+import { keys, list } from "../platform/mod.ts";
 
 export type { LabRecord };
 

@@ -40,9 +40,8 @@
  * @module
  */
 import type { BackfillState, PruneKind } from "./types.ts";
-import { type Atomic, atomic, keys, list, read } from "../platform/store.ts";
+import { type Atomic, atomic, type Deps, keys, list, read } from "../platform/mod.ts";
 import { keyBytes } from "../../kv/limits_guard.ts";
-import type { Deps } from "../platform/deps.ts";
 import { getMany } from "./crawl/store.ts";
 
 /**

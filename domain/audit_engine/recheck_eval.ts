@@ -37,7 +37,7 @@ import {
   isHtmlType,
 } from "./crawl/fetcher.ts";
 import { clipEvidence } from "./crawl/store.ts";
-import type { SafeResponse } from "../net/safe_fetch.ts";
+import type { SafeResponse } from "../net/mod.ts";
 
 export type { NotCheckedReason, RecheckResult };
 

@@ -7,7 +7,7 @@
  */
 import type { AuditPage, AuditReport, CheckTally, Evidence } from "./types.ts";
 import type { RenderPlan } from "./crawl/post_steps.ts";
-import { keys, list } from "../platform/store.ts";
+import { keys, list } from "../platform/mod.ts";
 import { withKvLimits } from "../../kv/limits_guard.ts";
 import { runCrawlStep } from "./crawl/engine.ts";
 import type { CrawlInput, CrawlOutcome, CrawlState, StepLimits } from "./crawl/state.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import type { IssueChange, StoredIssue, StoredIssues } from "./types.ts";
-import { ALL_CHECKS, CHECKS_BY_ID } from "../audit_engine/checks/index.ts";
+import { ALL_CHECKS, CHECKS_BY_ID } from "../audit_engine/mod.ts";
 import type { Severity } from "../audit_engine/types.ts";
 import type { AuditChanges } from "./record.ts";
 

@@ -4,13 +4,14 @@
  *
  * @module
  */
-import { keys, read } from "../platform/store.ts";
-import type { CrawlOutcome } from "../audit_engine/crawl/state.ts";
-import { renderTotals } from "../audit_engine/crawl/render_steps.ts";
-import { type AuditReport, reportOf } from "../audit_engine/run_audit.ts";
-import type { Deps } from "../platform/deps.ts";
-import { recordEvent } from "../platform/events.ts";
-import { finishJob } from "../jobs/lifecycle.ts";
+import { type Deps, keys, read, recordEvent } from "../platform/mod.ts";
+import {
+  type AuditReport,
+  type CrawlOutcome,
+  renderTotals,
+  reportOf,
+} from "../audit_engine/mod.ts";
+import { finishJob } from "../jobs/mod.ts";
 import { compareIssues } from "./compare.ts";
 import { regressionOf } from "./event_changes.ts";
 import { AUDIT_JOB } from "./lifecycle.ts";

@@ -1,6 +1,5 @@
-import { keys, read } from "../platform/store.ts";
-import type { CrawlAllowance } from "../billing/catalog.ts";
-import type { Deps } from "../platform/deps.ts";
+import { type Deps, keys, read } from "../platform/mod.ts";
+import type { CrawlAllowance } from "../billing/mod.ts";
 import type { AuditRecord } from "./record.ts";
 
 /**

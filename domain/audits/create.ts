@@ -6,23 +6,26 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, read, readMany } from "../platform/store.ts";
-import { canSee } from "../identity/auth.ts";
-import { renderedAuditCharge, UNIT_PRICES } from "../billing/catalog.ts";
-import { addDebit, readBalance } from "../billing/credits.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
-import { chargeFor, type Funding, type WorkActor } from "../billing/funding.ts";
-import { newId } from "../platform/ids.ts";
-import type { RunningJobMarker } from "../jobs/leases.ts";
+import { ApiError, atomic, type Deps, keys, newId, read, readMany } from "../platform/mod.ts";
+import { canSee } from "../identity/mod.ts";
+import {
+  addDebit,
+  chargeFor,
+  type Funding,
+  isActive,
+  readBalance,
+  renderedAuditCharge,
+  UNIT_PRICES,
+  type WorkActor,
+} from "../billing/mod.ts";
+import type { RunningJobMarker } from "../jobs/mod.ts";
 import type { ProjectRecord } from "../projects/types.ts";
 import type { SubscriptionRecord } from "../billing/types.ts";
-import { isActive } from "../billing/subscription_state.ts";
 import { leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
 import { type AuditOptions, normalizeAuditOptions, sameAuditOptions } from "./options.ts";
 import type { AuditRecord, AuditTrigger } from "./record.ts";
 import { sealAuditAuth, type SealedSiteAuth } from "./site_access.ts";
-import type { SiteAuth } from "../audit_engine/site_auth.ts";
+import type { SiteAuth } from "../audit_engine/mod.ts";
 
 /** How an audit may reach and pace the site: staging credentials and a rate cap. */
 export interface AuditAccess {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { CHECKS_BY_ID } from "../audit_engine/checks/index.ts";
+import { CHECKS_BY_ID } from "../audit_engine/mod.ts";
 import type { ProjectRecord } from "../projects/types.ts";
 import { type ComparedIssue, type RegressionFields, regressionFields } from "./regression.ts";
 import type { StoredIssue } from "./compare.ts";

@@ -18,8 +18,8 @@ import {
   type PageFilters,
   type PageView,
 } from "./results.ts";
-import { evidenceColumns, OTHER_COLUMN } from "../audit_engine/evidence_columns.ts";
-import type { Deps } from "../platform/deps.ts";
+import { evidenceColumns, OTHER_COLUMN } from "../audit_engine/mod.ts";
+import type { Deps } from "../platform/mod.ts";
 import { csvChunks, ndjsonChunks, rowOf } from "./export_encode.ts";
 
 export type ExportFormat = "csv" | "ndjson";

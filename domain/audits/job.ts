@@ -6,13 +6,15 @@
  * @module
  */
 import { isTransientStoreError } from "../../kv/busy_retry.ts";
-import { atomic, keys, read } from "../platform/store.ts";
-import { runCrawlStep } from "../audit_engine/crawl/engine.ts";
-import type { RenderPlan } from "../audit_engine/crawl/post_steps.ts";
-import type { CrawlInput, CrawlOutcome, StepLimits } from "../audit_engine/crawl/state.ts";
-import type { Deps } from "../platform/deps.ts";
-import { claimJob, finishJob, renewLease } from "../jobs/lifecycle.ts";
-import { classifyFailure } from "../platform/job_failure.ts";
+import { atomic, classifyFailure, type Deps, keys, read } from "../platform/mod.ts";
+import {
+  type CrawlInput,
+  type CrawlOutcome,
+  type RenderPlan,
+  runCrawlStep,
+  type StepLimits,
+} from "../audit_engine/mod.ts";
+import { claimJob, finishJob, renewLease } from "../jobs/mod.ts";
 import type { ProjectRecord } from "../projects/types.ts";
 import { completeAudit } from "./complete.ts";
 import { AUDIT_JOB, leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";

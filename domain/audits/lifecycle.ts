@@ -5,10 +5,9 @@
  *
  * @module
  */
-import { keys } from "../platform/store.ts";
-import { markForPruning } from "../audit_engine/prune.ts";
-import type { Deps } from "../platform/deps.ts";
-import type { JobSpec } from "../jobs/lifecycle.ts";
+import { type Deps, keys } from "../platform/mod.ts";
+import { markForPruning } from "../audit_engine/mod.ts";
+import type { JobSpec } from "../jobs/mod.ts";
 import type { AuditRecord, AuditStatus } from "./record.ts";
 
 /** How long a queued message may take to be picked up, and a worker may hold a run. */

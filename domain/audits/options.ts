@@ -12,10 +12,8 @@
  * @module
  */
 import type { AuditOptions } from "./types.ts";
-import type { CrawlScope } from "../audit_engine/scope.ts";
-import { siteKeyOf } from "../audit_engine/page_facts.ts";
-import { canonicalUrl } from "../audit_engine/urls.ts";
-import { ApiError } from "../platform/errors.ts";
+import { canonicalUrl, type CrawlScope, siteKeyOf } from "../audit_engine/mod.ts";
+import { ApiError } from "../platform/mod.ts";
 
 export type { AuditOptions };
 

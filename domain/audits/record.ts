@@ -5,11 +5,9 @@
  * @module
  */
 import type { AuditChanges, AuditRecord, AuditStatus, AuditTrigger, RenderStats } from "./types.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
-import { projectVisibleTo } from "../projects/projects.ts";
+import { ApiError, type Deps, keys, read } from "../platform/mod.ts";
+import { projectVisibleTo } from "../projects/mod.ts";
 import type { KeyMode } from "../identity/types.ts";
-import { keys, read } from "../platform/store.ts";
 
 export type { AuditChanges, AuditStatus, AuditTrigger, RenderStats };
 

@@ -22,13 +22,10 @@ import {
   type PageStatusClass,
   type PageView,
 } from "./results.ts";
-import { CHECKS_BY_ID } from "../audit_engine/checks/index.ts";
+import { CHECKS_BY_ID, labPagesOf, type LabRecord } from "../audit_engine/mod.ts";
 import type { Category, Evidence } from "../audit_engine/types.ts";
 import { type AuditRecord, getAudit } from "./record.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
-import { keys, list, read } from "../platform/store.ts";
-import { labPagesOf, type LabRecord } from "../audit_engine/lab.ts";
+import { ApiError, type Deps, keys, list, read } from "../platform/mod.ts";
 
 /** Completed audits the score history goes back at most (this one included). */
 export const MAX_HISTORY = 50;

@@ -8,6 +8,11 @@
  * @module
  */
 import {
+  ApiError,
+  badCursor,
+  decodeCursor,
+  type Deps,
+  encodeCursor,
   keys,
   list,
   type ListedEntry,
@@ -15,17 +20,19 @@ import {
   type Prefix,
   read,
   readMany,
-} from "../platform/store.ts";
-import { checkDoc, checkDocUrl } from "../audit_engine/check_docs.ts";
-import { CHECKS_BY_ID } from "../audit_engine/checks/index.ts";
-import { getPages, listInPages, type PageRecord } from "../audit_engine/crawl/store.ts";
+} from "../platform/mod.ts";
+import {
+  checkDoc,
+  checkDocUrl,
+  CHECKS_BY_ID,
+  getPages,
+  listInPages,
+  type PageRecord,
+} from "../audit_engine/mod.ts";
 import type { Category, Evidence, Severity } from "../audit_engine/types.ts";
 import type { IssueChange, StoredIssues } from "./compare.ts";
 import { type AuditChanges, type AuditRecord, getAudit } from "./record.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
 import type { KeyMode } from "../identity/types.ts";
-import { badCursor, decodeCursor, encodeCursor } from "../platform/list_cursor.ts";
 
 /** Whose audit: the account, and the calling key's mode (a sandbox key sees only its sandbox side). */
 export interface Caller {

@@ -15,17 +15,15 @@
  * @module
  */
 import type { SealedSiteAuth } from "./types.ts";
-import { keys, read } from "../platform/store.ts";
+import { ApiError, type Deps, keys, read } from "../platform/mod.ts";
 import {
   type MaskedSiteAuth,
   maskSiteAuth,
   type SiteAuth,
   siteAuthProblem,
-} from "../audit_engine/site_auth.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
-import { JobFailure } from "../platform/job_failure.ts";
-import { openSecret, sealSecret } from "../webhooks/secret_box.ts";
+} from "../audit_engine/mod.ts";
+import { JobFailure } from "../platform/mod.ts";
+import { openSecret, sealSecret } from "../webhooks/mod.ts";
 
 export type { SealedSiteAuth };
 

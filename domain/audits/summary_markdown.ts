@@ -9,15 +9,11 @@
  *
  * @module
  */
-import { checkDoc } from "../audit_engine/check_docs.ts";
-import { CHECKS_BY_ID } from "../audit_engine/checks/index.ts";
-import { clipUtf8 } from "../audit_engine/crawl/store.ts";
+import { checkDoc, CHECKS_BY_ID, clipUtf8 } from "../audit_engine/mod.ts";
 import { CATEGORIES, type Category } from "../audit_engine/types.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
+import { ApiError, type Deps, keys, read } from "../platform/mod.ts";
 import type { KeyMode } from "../identity/types.ts";
 import type { ProjectRecord } from "../projects/types.ts";
-import { keys, read } from "../platform/store.ts";
 import type { StoredIssue } from "./compare.ts";
 import { type AuditRecord, getAudit } from "./record.ts";
 

@@ -4,8 +4,8 @@
  * page all read these constants, so a price changes in exactly one place.
  */
 import type { Cadence, PlanId } from "./types.ts";
-import { SANDBOX_LIMITS } from "../identity/accounts.ts";
-import type { Config } from "../platform/config.ts";
+import { SANDBOX_LIMITS } from "../identity/mod.ts";
+import type { Config } from "../platform/mod.ts";
 
 /** When the catalogue last changed; bump it with any price or feature change. */
 export const CATALOG_UPDATED_AT = "2026-11-01T00:00:00.000Z";

@@ -5,9 +5,7 @@
  * account, project, plan or pack. Nothing is granted here; only the webhook grants.
  */
 import type Stripe from "stripe";
-import { atomic, keys, readMany, write } from "../platform/store.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
+import { ApiError, atomic, type Deps, keys, readMany, write } from "../platform/mod.ts";
 import type { CheckoutRecord, PendingCheckoutRecord, PlanId } from "./types.ts";
 import type { KeyMode } from "../identity/types.ts";
 import { isActive } from "./subscription_state.ts";

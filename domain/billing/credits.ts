@@ -10,9 +10,16 @@
  * `grantCredits`, `refundCredits`) run a standalone operation through `atomically`.
  */
 import { atomically } from "../../kv/atomic.ts";
-import { type Atomic, atomic, keys, list, read, readMany } from "../platform/store.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
+import {
+  ApiError,
+  type Atomic,
+  atomic,
+  type Deps,
+  keys,
+  list,
+  read,
+  readMany,
+} from "../platform/mod.ts";
 import type { BalanceRecord, LedgerEntry } from "./types.ts";
 import { PURCHASE_HINT, SUBSCRIPTION_HINT } from "./catalog.ts";
 

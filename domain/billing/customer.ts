@@ -8,9 +8,7 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, list, read, readMany } from "../platform/store.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
+import { ApiError, atomic, type Deps, keys, list, read, readMany } from "../platform/mod.ts";
 import type { StripeClient } from "./stripe_client.ts";
 
 /** The account's Stripe customer id, creating (and keeping) it on first use. */

@@ -1,13 +1,11 @@
 import type { Funding, SubscriptionRecord } from "./types.ts";
-import { type Atomic, keys, read } from "../platform/store.ts";
+import { ApiError, type Atomic, keys, read } from "../platform/mod.ts";
 import { UNIT_PRICES, type UnitId } from "./catalog.ts";
 import { addCredit, addDebit, readBalance, readRefMarker } from "./credits.ts";
-import { ApiError } from "../platform/errors.ts";
-import { canSee } from "../identity/auth.ts";
+import { canSee, SANDBOX_LIMITS } from "../identity/mod.ts";
 import type { KeyMode } from "../identity/types.ts";
 import type { ProjectRecord } from "../projects/types.ts";
 import { isActive } from "./subscription_state.ts";
-import { SANDBOX_LIMITS } from "../identity/accounts.ts";
 
 export type { Funding };
 

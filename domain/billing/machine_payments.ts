@@ -12,8 +12,7 @@
  * process) finds them and grants nothing.
  */
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, readMany } from "../platform/store.ts";
-import type { Deps } from "../platform/deps.ts";
+import { atomic, type Deps, keys, readMany } from "../platform/mod.ts";
 import type { PackPaymentRecord } from "./types.ts";
 import { addCredit } from "./credits.ts";
 

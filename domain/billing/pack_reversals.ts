@@ -12,9 +12,15 @@
  * ledger entry and the outbound `credits.updated`.
  */
 import { atomically } from "../../kv/atomic.ts";
-import { type Atomic, atomic, keys, read, readMany } from "../platform/store.ts";
-import type { Deps } from "../platform/deps.ts";
-import { recordEvent } from "../platform/events.ts";
+import {
+  type Atomic,
+  atomic,
+  type Deps,
+  keys,
+  read,
+  readMany,
+  recordEvent,
+} from "../platform/mod.ts";
 import type { PackPaymentRecord } from "./types.ts";
 import { addCredit, addDebit } from "./credits.ts";
 import {

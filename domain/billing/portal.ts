@@ -6,8 +6,7 @@
  *
  * @module
  */
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
+import { ApiError, type Deps } from "../platform/mod.ts";
 import { stripeFailure } from "./checkout.ts";
 import { knownStripeCustomer } from "./customer.ts";
 import type { StripeClient } from "./stripe_client.ts";

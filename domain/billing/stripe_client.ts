@@ -4,7 +4,7 @@
  * same version) have the shapes the handlers read.
  */
 import Stripe from "stripe";
-import type { Config } from "../platform/config.ts";
+import type { Config } from "../platform/mod.ts";
 
 export type StripeClient = Stripe;
 

@@ -2,10 +2,7 @@
  * What the Stripe event handlers share: the event shape they read, their outcomes, the event mark
  * that makes each event apply once, and readers for Stripe's loosely typed payloads.
  */
-import { type Atomic, keys } from "../platform/store.ts";
-import { iso } from "../platform/clock.ts";
-import type { Deps } from "../platform/deps.ts";
-import { recordEvent } from "../platform/events.ts";
+import { type Atomic, type Deps, iso, keys, recordEvent } from "../platform/mod.ts";
 import type { StripeEventRecord, SubscriptionRecord } from "./types.ts";
 import { isActive } from "./subscription_state.ts";
 

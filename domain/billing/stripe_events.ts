@@ -9,17 +9,14 @@
  * nothing and answers 5xx, so Stripe retries; events the service does not handle answer 200.
  */
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, read, readMany } from "../platform/store.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
-import { recordEvent } from "../platform/events.ts";
+import { ApiError, atomic, type Deps, keys, read, readMany, recordEvent } from "../platform/mod.ts";
 import type { CheckoutRecord, PackPaymentRecord, PlanId, SubscriptionRecord } from "./types.ts";
 import { isActive } from "./subscription_state.ts";
 import { CURRENCY, findPack, findPlan, PLAN_IDS } from "./catalog.ts";
 import { METADATA_SERVICE } from "./checkout.ts";
 import { addCredit } from "./credits.ts";
 import { applyChargeRefunded, applyDisputeClosed, applyDisputeCreated } from "./pack_reversals.ts";
-import { applyUpgradePayment } from "../upgrades/payment.ts";
+import { applyUpgradePayment } from "../upgrades/mod.ts";
 import {
   addMonthsUtc,
   count,

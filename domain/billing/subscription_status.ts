@@ -2,11 +2,8 @@
  * The Subscription state of `GET /v1/subscription`, and the checks other capabilities use to decide
  * whether a project's work is included or paid per unit.
  */
-import { keys, readMany } from "../platform/store.ts";
-import { iso } from "../platform/clock.ts";
-import { canSee } from "../identity/auth.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
+import { ApiError, type Deps, iso, keys, readMany } from "../platform/mod.ts";
+import { canSee } from "../identity/mod.ts";
 import type { KeyMode } from "../identity/types.ts";
 import type { PendingCheckoutRecord, PlanId, SubscriptionRecord } from "./types.ts";
 import type { ProjectRecord } from "../projects/types.ts";

@@ -1,9 +1,6 @@
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, read, readMany } from "../platform/store.ts";
+import { ApiError, atomic, type Deps, keys, newId, read, readMany } from "../platform/mod.ts";
 import { buildKey, SANDBOX_KEY_LIFETIME_MS, writeKey } from "./api_keys.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
-import { newId } from "../platform/ids.ts";
 import { blockExhausted, DAY_MS, disposableRefused, isDisposableEmail } from "./signup_limits.ts";
 import type { AccountRecord, ApiKeyRecord } from "./types.ts";
 import type { SandboxUsage } from "../projects/types.ts";

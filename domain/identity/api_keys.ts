@@ -1,9 +1,16 @@
 import { atomically } from "../../kv/atomic.ts";
-import { type Atomic, atomic, keys, list, read, readMany } from "../platform/store.ts";
+import {
+  ApiError,
+  type Atomic,
+  atomic,
+  type Deps,
+  keys,
+  list,
+  newId,
+  read,
+  readMany,
+} from "../platform/mod.ts";
 import { canSee, revocationShard, signalAuthChange } from "./auth.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
-import { newId } from "../platform/ids.ts";
 import { hashKey } from "./key_hash.ts";
 import { endGrantsOfKey } from "./oauth/grants.ts";
 import type { ApiKeyRecord, KeyMode } from "./types.ts";

@@ -5,10 +5,8 @@ import type {
   KeyMode,
   RevocationSignal,
 } from "./types.ts";
-import { atomic, keys, read, readMany } from "../platform/store.ts";
+import { ApiError, atomic, type Deps, keys, read, readMany } from "../platform/mod.ts";
 import { hashKey } from "./key_hash.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
 import type { SandboxUsage } from "../projects/types.ts";
 
 /** Who is calling: the key, its account and (for sandbox keys) the trial usage. */

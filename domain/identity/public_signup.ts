@@ -17,8 +17,7 @@
  */
 import type { RateDecision } from "../../kv/rate_limiter.ts";
 import { signup } from "./accounts.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
+import { ApiError, type Deps } from "../platform/mod.ts";
 import type { AccountRecord, ApiKeyRecord } from "./types.ts";
 import { addressBlock } from "./signup_limits.ts";
 

@@ -7,7 +7,7 @@
  * @module
  */
 import ipaddr from "ipaddr.js";
-import { ApiError } from "../platform/errors.ts";
+import { ApiError } from "../platform/mod.ts";
 
 export const DAY_MS = 86_400_000;
 

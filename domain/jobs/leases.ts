@@ -1,6 +1,5 @@
 import type { RunningJobMarker } from "./types.ts";
-import { keys, list } from "../platform/store.ts";
-import type { Deps } from "../platform/deps.ts";
+import { type Deps, keys, list } from "../platform/mod.ts";
 
 export type { RunningJobMarker };
 

@@ -8,10 +8,16 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { type Atomic, atomic, type Key, keys, read } from "../platform/store.ts";
-import type { Deps } from "../platform/deps.ts";
-import { addRefund, type Funding } from "../billing/funding.ts";
-import { randomPart } from "../platform/ids.ts";
+import {
+  type Atomic,
+  atomic,
+  type Deps,
+  type Key,
+  keys,
+  randomPart,
+  read,
+} from "../platform/mod.ts";
+import { addRefund, type Funding } from "../billing/mod.ts";
 import type { RunningJobMarker } from "./leases.ts";
 
 /** What every leased job record has. */

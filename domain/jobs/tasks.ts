@@ -10,8 +10,7 @@
  */
 import type { JobTaskKind, JobTaskRecord } from "./types.ts";
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, read } from "../platform/store.ts";
-import type { Deps } from "../platform/deps.ts";
+import { atomic, type Deps, keys, read } from "../platform/mod.ts";
 
 export type { JobTaskKind };
 

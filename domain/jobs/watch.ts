@@ -10,8 +10,7 @@
  *
  * @module
  */
-import { keys } from "../platform/store.ts";
-import type { Deps } from "../platform/deps.ts";
+import { type Deps, keys } from "../platform/mod.ts";
 
 /** How often a waiter on a local KV file re-reads, for writes of other processes. */
 export const LOCAL_FILE_RECHECK_MS = 1_000;

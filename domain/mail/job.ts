@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Deps } from "../platform/deps.ts";
+import type { Deps } from "../platform/mod.ts";
 import { type Composer, type MailOutcome, runMailAttempt, sweepMail } from "./outbox.ts";
 import type { MailKind } from "./types.ts";
 import { composeVerificationMail } from "./verification.ts";

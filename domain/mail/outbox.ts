@@ -13,9 +13,16 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import type { Config } from "../platform/config.ts";
-import type { Deps, JobMessage } from "../platform/deps.ts";
-import { type Atomic, atomic, keys, list, read } from "../platform/store.ts";
+import {
+  type Atomic,
+  atomic,
+  type Config,
+  type Deps,
+  type JobMessage,
+  keys,
+  list,
+  read,
+} from "../platform/mod.ts";
 import { mailerFor, MailSendError, type OutgoingMail } from "./transport.ts";
 import {
   FINISHED_MAIL_TTL_MS,

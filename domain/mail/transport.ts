@@ -8,7 +8,7 @@
  * @module
  */
 import nodemailer from "nodemailer";
-import type { Config } from "../platform/config.ts";
+import type { Config } from "../platform/mod.ts";
 
 /** A message as composed by its kind (domain/mail/messages.ts). */
 export interface OutgoingMail {

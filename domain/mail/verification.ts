@@ -14,12 +14,18 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { revocationShard, signalAuthChange } from "../identity/auth.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
-import { newId } from "../platform/ids.ts";
-import { sha256Hex } from "../platform/replay_seal.ts";
-import { type Atomic, atomic, keys, read, readMany } from "../platform/store.ts";
+import { revocationShard, signalAuthChange } from "../identity/mod.ts";
+import {
+  ApiError,
+  type Atomic,
+  atomic,
+  type Deps,
+  keys,
+  newId,
+  read,
+  readMany,
+  sha256Hex,
+} from "../platform/mod.ts";
 import { verificationMail } from "./messages.ts";
 import { type Prepared, queueMail } from "./outbox.ts";
 import { mailConfigured } from "./transport.ts";

@@ -14,13 +14,19 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { type Atomic, atomic, keys, list, read, readMany } from "../platform/store.ts";
-import { cadenceWithin } from "../billing/catalog.ts";
-import { createAudit } from "../audits/create.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
-import { recordEvent } from "../platform/events.ts";
-import type { WorkActor } from "../billing/funding.ts";
+import {
+  ApiError,
+  type Atomic,
+  atomic,
+  type Deps,
+  keys,
+  list,
+  read,
+  readMany,
+  recordEvent,
+} from "../platform/mod.ts";
+import { cadenceWithin, type WorkActor } from "../billing/mod.ts";
+import { createAudit } from "../audits/mod.ts";
 import { nextRun } from "./schedule_time.ts";
 import {
   type PauseReason,

@@ -18,25 +18,27 @@
  */
 import type { PauseReason, ScheduleRecord, ScheduleRun, ScheduleStatus } from "./types.ts";
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, read, readMany } from "../platform/store.ts";
-import { canSee } from "../identity/auth.ts";
+import { ApiError, atomic, type Deps, keys, read, readMany } from "../platform/mod.ts";
+import { canSee } from "../identity/mod.ts";
 import {
   type Cadence,
   cadenceWithin,
   CREDIT_SCHEDULE,
   findPlan,
+  isActive,
   renderedAuditCharge,
   UNIT_PRICES,
-} from "../billing/catalog.ts";
-import { requireRendering } from "../audits/create.ts";
-import { type AuditOptions, normalizeAuditOptions, sameAuditOptions } from "../audits/options.ts";
-import { sealAuditAuth } from "../audits/site_access.ts";
-import type { SiteAuth } from "../audit_engine/site_auth.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
+} from "../billing/mod.ts";
+import {
+  type AuditOptions,
+  normalizeAuditOptions,
+  requireRendering,
+  sameAuditOptions,
+  sealAuditAuth,
+} from "../audits/mod.ts";
+import type { SiteAuth } from "../audit_engine/mod.ts";
 import type { KeyMode } from "../identity/types.ts";
 import type { SubscriptionRecord } from "../billing/types.ts";
-import { isActive } from "../billing/subscription_state.ts";
 import { nextRun, type ScheduleSpec, type Weekday } from "./schedule_time.ts";
 
 export type { PauseReason, ScheduleStatus };

@@ -11,6 +11,7 @@
  */
 import type { Resolver } from "./types.ts";
 import ipaddr from "ipaddr.js";
+// Past platform/mod.ts on purpose: through it (deps.ts names the render pool) an import circle.
 import { JobFailure } from "../platform/job_failure.ts";
 
 export type { Resolver };

@@ -1,7 +1,7 @@
 import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { Resolver } from "../net/types.ts";
-import type { RenderService } from "../render/service.ts";
+import type { RenderService } from "../render/mod.ts";
 
 /** Sends a job message; the KV record named by the message is the truth of the job. */
 export interface JobQueue {

@@ -1,11 +1,7 @@
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, list, read, readMany } from "../platform/store.ts";
-import { SANDBOX_LIMITS } from "../identity/accounts.ts";
-import { canSee } from "../identity/auth.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
-import { newId } from "../platform/ids.ts";
-import { checkUrlTarget, PUBLIC_HOST_TEXT, TargetRefusedError } from "../net/address_guard.ts";
+import { ApiError, atomic, type Deps, keys, list, newId, read, readMany } from "../platform/mod.ts";
+import { canSee, SANDBOX_LIMITS } from "../identity/mod.ts";
+import { checkUrlTarget, PUBLIC_HOST_TEXT, TargetRefusedError } from "../net/mod.ts";
 import type { KeyMode } from "../identity/types.ts";
 import type { ProjectRecord } from "./types.ts";
 import type { SubscriptionRecord } from "../billing/types.ts";

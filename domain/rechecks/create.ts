@@ -7,19 +7,19 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { CHECKS_BY_ID } from "../audit_engine/checks/index.ts";
-import { recheckRule } from "../audit_engine/recheck_rules.ts";
-import { getMany } from "../audit_engine/crawl/store.ts";
-import { getAudit } from "../audits/record.ts";
-import { RECHECK_MAX_URLS, recheckCredits } from "../billing/catalog.ts";
-import { addDebit, readBalance } from "../billing/credits.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
-import type { Funding, WorkActor } from "../billing/funding.ts";
-import { newId } from "../platform/ids.ts";
-import type { RunningJobMarker } from "../jobs/leases.ts";
-import { isActive } from "../billing/subscription_state.ts";
-import { keys, list, read, readMany } from "../platform/store.ts";
+import { CHECKS_BY_ID, getMany, recheckRule } from "../audit_engine/mod.ts";
+import { getAudit } from "../audits/mod.ts";
+import {
+  addDebit,
+  type Funding,
+  isActive,
+  readBalance,
+  RECHECK_MAX_URLS,
+  recheckCredits,
+  type WorkActor,
+} from "../billing/mod.ts";
+import { ApiError, type Deps, keys, list, newId, read, readMany } from "../platform/mod.ts";
+import type { RunningJobMarker } from "../jobs/mod.ts";
 import {
   RECHECK_QUEUE_GRACE_MS,
   type RecheckItem,

@@ -10,38 +10,42 @@
  * @module
  */
 import { isTransientStoreError } from "../../kv/busy_retry.ts";
-import { CHECKS_BY_ID } from "../audit_engine/checks/index.ts";
-import { ByteBudget } from "../audit_engine/crawl/byte_budget.ts";
-import type { CrawlCaps } from "../audit_engine/crawl/caps.ts";
-import { fetchBanner, type FetchSettings } from "../audit_engine/crawl/fetcher.ts";
-import { MAX_BANNER_FETCHES } from "../audit_engine/crawl/banners.ts";
-import { effectiveMaxRps, newPace, Politeness } from "../audit_engine/crawl/politeness.ts";
-import { fetchRobots } from "../audit_engine/crawl/robots_source.ts";
-import { namesLibrary } from "../audit_engine/js_libraries.ts";
-import { siteKeyOf } from "../audit_engine/page_facts.ts";
 import {
+  ByteBudget,
+  CHECKS_BY_ID,
+  type CrawlCaps,
+  crawlerIdentity,
+  effectiveMaxRps,
+  fetchBanner,
+  fetchRobots,
+  type FetchSettings,
+  makeRobots,
+  MAX_BANNER_FETCHES,
+  namesLibrary,
+  newPace,
+  Politeness,
   type RecheckEnv,
   type RecheckOutcome,
   type RecheckPace,
+  recheckRule,
   recheckUrl,
+  type Robots,
+  siteKeyOf,
   type TargetVerdict,
-} from "../audit_engine/recheck_eval.ts";
-import { recheckRule } from "../audit_engine/recheck_rules.ts";
-import { makeRobots, type Robots } from "../audit_engine/robots.ts";
+} from "../audit_engine/mod.ts";
 import type { Evidence } from "../audit_engine/types.ts";
-import type { Deps } from "../platform/deps.ts";
-import { recordEvent } from "../platform/events.ts";
-import { type Claim, claimJob, finishJob, renewLease } from "../jobs/lifecycle.ts";
 import {
   type Atomic,
   atomic,
+  type Deps,
   keys,
   list,
   type ListedEntry,
   read,
   readMany,
-} from "../platform/store.ts";
-import { crawlerIdentity } from "../audit_engine/user_agents.ts";
+  recordEvent,
+} from "../platform/mod.ts";
+import { type Claim, claimJob, finishJob, renewLease } from "../jobs/mod.ts";
 import {
   RECHECK_JOB,
   RECHECK_QUEUE_GRACE_MS,

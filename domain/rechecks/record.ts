@@ -7,12 +7,10 @@
  * @module
  */
 import type { RecheckCounts, RecheckItem, RecheckRecord, RecheckStatus } from "./types.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
-import type { JobSpec } from "../jobs/lifecycle.ts";
-import { projectVisibleTo } from "../projects/projects.ts";
+import { ApiError, type Deps, keys, list, read } from "../platform/mod.ts";
+import type { JobSpec } from "../jobs/mod.ts";
+import { projectVisibleTo } from "../projects/mod.ts";
 import type { KeyMode } from "../identity/types.ts";
-import { keys, list, read } from "../platform/store.ts";
 
 export type { RecheckCounts, RecheckStatus };
 

@@ -16,6 +16,7 @@
  * @module
  */
 import type { CheckBase } from "../audit_engine/types.ts";
+// Past audit_engine/mod.ts on purpose: audit_engine ↔ render, a known circle (layers.test.ts).
 import { isNoindex } from "../audit_engine/checks/helpers.ts";
 import type { RenderResult } from "./renderer.ts";
 

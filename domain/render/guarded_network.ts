@@ -20,12 +20,7 @@
  */
 import { Buffer } from "node:buffer";
 import type { BrowserContext, Request } from "playwright-core";
-import {
-  FetchFailedError,
-  type Resolver,
-  safeFetch,
-  TargetRefusedError,
-} from "../net/safe_fetch.ts";
+import { FetchFailedError, type Resolver, safeFetch, TargetRefusedError } from "../net/mod.ts";
 import type { SimulatedLink } from "./throttling.ts";
 
 export interface NetworkPolicy {

@@ -13,6 +13,7 @@
  * @module
  */
 import type { Page } from "playwright-core";
+// Past audit_engine/mod.ts on purpose: audit_engine ↔ render, a known circle (layers.test.ts).
 import { type PageFacts, siteKeyOf } from "../audit_engine/page_facts.ts";
 import { extractPageFacts } from "../audit_engine/facts/extract.ts";
 import { browserUserAgent } from "../audit_engine/user_agents.ts";

@@ -7,8 +7,9 @@
  *
  * @module
  */
+// Past platform/mod.ts on purpose: it re-exports deps.ts, which names this pool (layers.test.ts).
 import type { Config } from "../platform/config.ts";
-import type { Resolver } from "../net/address_guard.ts";
+import type { Resolver } from "../net/mod.ts";
 import type { BrowserPool, PoolStats } from "./pool.ts";
 import type { RenderResult } from "./renderer.ts";
 

@@ -40,19 +40,27 @@
  * @module
  */
 import type { LiveShare, ShareKind, ShareLocation, ShareRecord } from "./types.ts";
-import { getArticle } from "../articles/articles.ts";
-import { getAudit } from "../audits/record.ts";
-import { canSee } from "../identity/auth.ts";
-import { iso } from "../platform/clock.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
-import { newId } from "../platform/ids.ts";
+import { getArticle } from "../articles/mod.ts";
+import { getAudit } from "../audits/mod.ts";
+import { canSee } from "../identity/mod.ts";
+import {
+  ApiError,
+  atomic,
+  badCursor,
+  decodeCursor,
+  type Deps,
+  encodeCursor,
+  iso,
+  keys,
+  list,
+  newId,
+  read,
+  readMany,
+  sha256Hex,
+} from "../platform/mod.ts";
 import type { KeyMode } from "../identity/types.ts";
-import { sha256Hex } from "../platform/replay_seal.ts";
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, list, read, readMany } from "../platform/store.ts";
-import { openSecret, sealSecret } from "../webhooks/secret_box.ts";
-import { badCursor, decodeCursor, encodeCursor } from "../platform/list_cursor.ts";
+import { openSecret, sealSecret } from "../webhooks/mod.ts";
 
 export type { ShareKind };
 

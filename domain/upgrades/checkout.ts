@@ -7,13 +7,11 @@
  *
  * @module
  */
-import { atomic, keys, read } from "../platform/store.ts";
-import { PACK_IDS, PLAN_IDS } from "../billing/catalog.ts";
+import { ApiError, atomic, type Deps, keys, read } from "../platform/mod.ts";
+import { PACK_IDS, type PackId, PLAN_IDS } from "../billing/mod.ts";
+// Past billing/mod.ts on purpose: it loads stripe, kept off a worker's load (layers.test.ts).
 import { createUpgradeCheckout, expireSession } from "../billing/checkout.ts";
 import type { StripeClient } from "../billing/stripe_client.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
-import type { PackId } from "../billing/catalog.ts";
 import type { PlanId } from "../billing/types.ts";
 import type { ProjectFunding, UpgradeChoice, UpgradeRecord } from "./types.ts";
 import { UPGRADE_RECORD_TTL_MS, upgradeStatus, type UpgradeView } from "./upgrades.ts";

@@ -18,16 +18,19 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, read, readMany } from "../platform/store.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
-import { newId } from "../platform/ids.ts";
-import { recordEvent } from "../platform/events.ts";
+import {
+  ApiError,
+  atomic,
+  type Deps,
+  keys,
+  newId,
+  read,
+  readMany,
+  recordEvent,
+} from "../platform/mod.ts";
 import type { AccountRecord } from "../identity/types.ts";
 import type { PackPaymentRecord } from "../billing/types.ts";
-import { addCredit } from "../billing/credits.ts";
-import type { CreditPack } from "../billing/catalog.ts";
-import { MACHINE_PAYMENT } from "../billing/machine_payments.ts";
+import { addCredit, type CreditPack, MACHINE_PAYMENT } from "../billing/mod.ts";
 import { completeUpgrade, type StoredUpgrade } from "./payment.ts";
 import type { UpgradeRecord } from "./types.ts";
 import { UPGRADE_RECORD_TTL_MS, upgradeStatus } from "./upgrades.ts";

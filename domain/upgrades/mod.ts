@@ -3,6 +3,14 @@
  * persisted shapes are in `types.ts`; the payment side is applied by the Stripe webhook
  * (domain/billing/stripe_events.ts → `payment.ts`).
  *
+ * @example
+ * ```ts
+ * import type { UpgradeRecord } from "./mod.ts";
+ * import { upgradeStatus } from "./mod.ts";
+ * declare const upgrade: UpgradeRecord;
+ * const status = upgradeStatus(upgrade, Date.now());
+ * ```
+ *
  * @module
  */
 export {
@@ -25,3 +33,4 @@ export { choiceFromForm, notPayable, openUpgradeCheckout } from "./checkout.ts";
 export { browserDigest, normalizeUserCode } from "./codes.ts";
 export { type MachineUpgradeOutcome, upgradeByMachinePayment } from "./machine.ts";
 export type { UpgradeChoice, UpgradeRecord } from "./types.ts";
+export { applyUpgradePayment } from "./payment.ts";

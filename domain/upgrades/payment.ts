@@ -19,10 +19,16 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { type Atomic, atomic, keys, list, readMany } from "../platform/store.ts";
-import { iso } from "../platform/clock.ts";
-import type { Deps } from "../platform/deps.ts";
-import { recordEvent } from "../platform/events.ts";
+import {
+  type Atomic,
+  atomic,
+  type Deps,
+  iso,
+  keys,
+  list,
+  readMany,
+  recordEvent,
+} from "../platform/mod.ts";
 import type { AccountRecord } from "../identity/types.ts";
 import type {
   CheckoutRecord,
@@ -30,17 +36,17 @@ import type {
   PlanId,
   SubscriptionRecord,
 } from "../billing/types.ts";
-import { isActive } from "../billing/subscription_state.ts";
-import { findPack } from "../billing/catalog.ts";
-import { addCredit } from "../billing/credits.ts";
 import {
+  addCredit,
   addMonthsUtc,
   emitSubscriptionUpdated,
   type EventOutcome,
+  findPack,
+  isActive,
   logAnomaly,
   markEvent,
   type StripeEventLike,
-} from "../billing/stripe_common.ts";
+} from "../billing/mod.ts";
 import type { UpgradeRecord } from "./types.ts";
 import { UPGRADE_RECORD_TTL_MS } from "./upgrades.ts";
 

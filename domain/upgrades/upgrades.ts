@@ -17,11 +17,8 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, list, read, readMany } from "../platform/store.ts";
-import { buildKey, MAX_ACTIVE_KEYS, writeKey } from "../identity/api_keys.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
-import { newId } from "../platform/ids.ts";
+import { ApiError, atomic, type Deps, keys, list, newId, read, readMany } from "../platform/mod.ts";
+import { buildKey, MAX_ACTIVE_KEYS, writeKey } from "../identity/mod.ts";
 import type { AccountRecord, ApiKeyRecord, KeyMode } from "../identity/types.ts";
 import type { ProjectRecord } from "../projects/types.ts";
 import { codeDigest, newUserCode, normalizeUserCode } from "./codes.ts";

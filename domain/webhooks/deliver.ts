@@ -6,9 +6,8 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { type Atomic, atomic, keys, read } from "../platform/store.ts";
-import { FetchFailedError, safeFetch, TargetRefusedError } from "../net/safe_fetch.ts";
-import type { Deps } from "../platform/deps.ts";
+import { type Atomic, atomic, type Deps, keys, read } from "../platform/mod.ts";
+import { FetchFailedError, safeFetch, TargetRefusedError } from "../net/mod.ts";
 import { secretBinding } from "./endpoints.ts";
 import { deliveryMessage, parseDeliveryMessage } from "./messages.ts";
 import { openSecret, signHex } from "./secret_box.ts";

@@ -5,12 +5,9 @@
  * @module
  */
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, list, read, readMany } from "../platform/store.ts";
-import { canSee } from "../identity/auth.ts";
-import type { Deps } from "../platform/deps.ts";
+import { ApiError, atomic, type Deps, keys, list, newId, read, readMany } from "../platform/mod.ts";
+import { canSee } from "../identity/mod.ts";
 import type { KeyMode } from "../identity/types.ts";
-import { ApiError } from "../platform/errors.ts";
-import { newId } from "../platform/ids.ts";
 import { newSigningSecret, openSecret, requireEncryptionKey, sealSecret } from "./secret_box.ts";
 import { checkWebhookUrl } from "./target.ts";
 import { MAX_ENDPOINTS, type WebhookRecord } from "./types.ts";

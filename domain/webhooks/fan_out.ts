@@ -8,9 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import { atomically } from "../../kv/atomic.ts";
-import { atomic, keys, list, read } from "../platform/store.ts";
-import { iso } from "../platform/clock.ts";
-import type { Deps } from "../platform/deps.ts";
+import { atomic, type Deps, iso, keys, list, read } from "../platform/mod.ts";
 import type { OutboxEvent } from "./types.ts";
 import { deliveryMessage } from "./messages.ts";
 import { type DeliveryRecord, webhookGraceMs, type WebhookRecord } from "./types.ts";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { JobMessage } from "../platform/deps.ts";
+import type { JobMessage } from "../platform/mod.ts";
 
 export function deliveryMessage(deliveryId: string, attempt: number): JobMessage {
   return { type: "delivery", id: `${deliveryId}:${attempt}` };

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { ApiError } from "../platform/errors.ts";
+import { ApiError } from "../platform/mod.ts";
 import type { SealedSecret } from "./types.ts";
 
 const encoder = new TextEncoder();

@@ -9,8 +9,7 @@
  *
  * @module
  */
-import { atomic, keys, list, read } from "../platform/store.ts";
-import type { Deps } from "../platform/deps.ts";
+import { atomic, type Deps, keys, list, read } from "../platform/mod.ts";
 import { deliveryMessage } from "./messages.ts";
 import { type DeliveryRecord, webhookGraceMs } from "./types.ts";
 

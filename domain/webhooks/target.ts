@@ -5,14 +5,8 @@
  *
  * @module
  */
-import {
-  checkUrlTarget,
-  PUBLIC_HOST_TEXT,
-  type Resolver,
-  TargetRefusedError,
-} from "../net/address_guard.ts";
-import type { Deps } from "../platform/deps.ts";
-import { ApiError } from "../platform/errors.ts";
+import { checkUrlTarget, PUBLIC_HOST_TEXT, type Resolver, TargetRefusedError } from "../net/mod.ts";
+import { ApiError, type Deps } from "../platform/mod.ts";
 import { DELIVERY_TIMEOUT_MS } from "./types.ts";
 
 /** URLs longer than this are refused at registration; no real receiver needs more. */

@@ -24,7 +24,7 @@ import {
 } from "./writer.ts";
 import { linkCandidates } from "./site_links.ts";
 import { repairDraft } from "./repair.ts";
-import { describeIssue } from "../platform/zod_issue.ts";
+import { describeIssue } from "../platform/mod.ts";
 
 export interface ModelWriterConfig {
   apiKey: string;

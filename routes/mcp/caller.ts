@@ -6,8 +6,8 @@
  * approved it, so the tools, which never look at the header, see the same caller either way.
  */
 import type { AuthInfo } from "@modelcontextprotocol/server";
-import type { Principal } from "../../domain/identity/auth.ts";
-import type { ApiError } from "../../domain/platform/errors.ts";
+import type { Principal } from "../../domain/identity/mod.ts";
+import type { ApiError } from "../../domain/platform/mod.ts";
 
 export interface McpCaller {
   /** The key's principal, or null for an anonymous caller (public tools only). */

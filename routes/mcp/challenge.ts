@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { OAUTH_SCOPE, resourceMetadataUrl } from "../../domain/identity/oauth/metadata.ts";
+import { OAUTH_SCOPE, resourceMetadataUrl } from "../../domain/identity/mod.ts";
 import type { ToolDef } from "./kit.ts";
 import { TOOL_DEFS } from "./server.ts";
 

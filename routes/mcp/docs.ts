@@ -3,9 +3,9 @@
  * served as resources (and by the `docs` tool), and the host configuration snippet the public
  * pages show. Limits and prices come from the constants the API uses.
  */
-import { SANDBOX_LIMITS } from "../../domain/identity/accounts.ts";
-import { UNIT_PRICES } from "../../domain/billing/catalog.ts";
-import { ERROR_CODES } from "../../domain/platform/errors.ts";
+import { SANDBOX_LIMITS } from "../../domain/identity/mod.ts";
+import { UNIT_PRICES } from "../../domain/billing/mod.ts";
+import { ERROR_CODES } from "../../domain/platform/mod.ts";
 
 /** The path of the endpoint, on the public base URL. */
 export const MCP_PATH = "/mcp";

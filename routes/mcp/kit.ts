@@ -23,8 +23,7 @@ import {
   MCP_META,
   mcpReceipt,
 } from "../../app/machine_payments.ts";
-import { ApiError, ERROR_CODES, type ErrorCode } from "../../domain/platform/errors.ts";
-import { describeIssue } from "../../domain/platform/zod_issue.ts";
+import { ApiError, describeIssue, ERROR_CODES, type ErrorCode } from "../../domain/platform/mod.ts";
 import type { Services } from "../env.ts";
 import { errorBody, toApiError } from "../middleware/errors.ts";
 import { callerOf, type McpCaller } from "./caller.ts";

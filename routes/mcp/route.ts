@@ -32,7 +32,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { ApiError } from "../../domain/platform/errors.ts";
+import { ApiError } from "../../domain/platform/mod.ts";
 import type { AppEnv, Services } from "../env.ts";
 import { identify } from "../middleware/auth.ts";
 import { after } from "../middleware/coarse_timer.ts";

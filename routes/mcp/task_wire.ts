@@ -14,8 +14,8 @@
  */
 import { CLIENT_CAPABILITIES_META_KEY } from "@modelcontextprotocol/server";
 import { type JobTaskState, startJobTask } from "../../app/job_tasks.ts";
-import { JOB_TASK_TTL_MS, type JobTaskKind } from "../../domain/jobs/tasks.ts";
-import type { Deps } from "../../domain/platform/deps.ts";
+import { JOB_TASK_TTL_MS, type JobTaskKind } from "../../domain/jobs/mod.ts";
+import type { Deps } from "../../domain/platform/mod.ts";
 import type { ToolAnswer, ToolContext } from "./kit.ts";
 
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";

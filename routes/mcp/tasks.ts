@@ -34,7 +34,7 @@ import {
 import { z } from "zod";
 import { keyActor } from "../../app/actor.ts";
 import { cancelJobTask, getJobTask, type JobTaskState } from "../../app/job_tasks.ts";
-import { ApiError } from "../../domain/platform/errors.ts";
+import { ApiError } from "../../domain/platform/mod.ts";
 import type { Services } from "../env.ts";
 import type { McpCaller } from "./caller.ts";
 import { runAction, toolContext, toolResult } from "./kit.ts";

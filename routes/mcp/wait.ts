@@ -8,7 +8,7 @@
  * (`MCP_WAITS_PER_PROCESS`, 200). A call past either cap is not refused: it answers at once with
  * the job's current status, as `wait: 0` would, and says in its text why it did not wait.
  */
-import { type JobRef, watchJobRecord } from "../../domain/jobs/watch.ts";
+import { type JobRef, watchJobRecord } from "../../domain/jobs/mod.ts";
 import type { ToolContext } from "./kit.ts";
 
 export { WaitSlots } from "../../app/wait_slots.ts";

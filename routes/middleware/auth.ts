@@ -1,8 +1,6 @@
 import type { MiddlewareHandler } from "hono";
-import { expiredSandboxPrincipal } from "../../domain/identity/auth.ts";
-import { ApiError } from "../../domain/platform/errors.ts";
-import { isAccessToken } from "../../domain/identity/oauth/secrets.ts";
-import { secureEqual } from "../../domain/platform/secure_compare.ts";
+import { expiredSandboxPrincipal, isAccessToken } from "../../domain/identity/mod.ts";
+import { ApiError, secureEqual } from "../../domain/platform/mod.ts";
 import type { AppEnv, Services } from "../env.ts";
 import { noRoute } from "./errors.ts";
 import { rateLimited } from "./rate_limit.ts";
@@ -76,10 +74,7 @@ export function requireKey(
   };
 }
 
-export {
-  ADMIN_AUTH_FAILURES_PER_WINDOW,
-  ADMIN_AUTH_WINDOW_MS,
-} from "../../domain/identity/auth.ts";
+export { ADMIN_AUTH_FAILURES_PER_WINDOW, ADMIN_AUTH_WINDOW_MS } from "../../domain/identity/mod.ts";
 
 /**
  * Guards operator endpoints with `ADMIN_TOKEN`; without one configured, `/admin/*` does not exist.

@@ -1,6 +1,6 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { ApiError } from "../../domain/platform/errors.ts";
+import { ApiError } from "../../domain/platform/mod.ts";
 import type { AppEnv } from "../env.ts";
 
 /**

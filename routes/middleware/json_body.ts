@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import { ApiError } from "../../domain/platform/errors.ts";
+import { ApiError } from "../../domain/platform/mod.ts";
 import type { AppEnv } from "../env.ts";
 import { after } from "./coarse_timer.ts";
 

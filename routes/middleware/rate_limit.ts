@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { ApiError } from "../../domain/platform/errors.ts";
+import { ApiError } from "../../domain/platform/mod.ts";
 import type { RateDecision } from "../../kv/rate_limiter.ts";
 import type { AppEnv, Services } from "../env.ts";
 import { clientIp } from "./request_id.ts";

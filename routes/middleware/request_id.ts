@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { randomPart } from "../../domain/platform/ids.ts";
+import { randomPart } from "../../domain/platform/mod.ts";
 import type { AppEnv } from "../env.ts";
 
 /** A random per-process prefix and a counter: unique ids without a CSPRNG call per request. */

@@ -24,15 +24,15 @@ import {
   signUpAndSignIn,
   startAuthorization,
 } from "../../app/oauth/authorize.ts";
-import { ApiError } from "../../domain/platform/errors.ts";
+import { ApiError } from "../../domain/platform/mod.ts";
 import {
   type AuthorizeQuery,
+  isLoopbackRedirect,
+  OAUTH_PATHS,
+  OAuthError,
   type Pending,
   resume,
-} from "../../domain/identity/oauth/authorization.ts";
-import { isLoopbackRedirect } from "../../domain/identity/oauth/clients.ts";
-import { OAuthError } from "../../domain/identity/oauth/errors.ts";
-import { OAUTH_PATHS } from "../../domain/identity/oauth/metadata.ts";
+} from "../../domain/identity/mod.ts";
 import type { AuthTicket } from "../../domain/identity/oauth/types.ts";
 import type { AppEnv, Services } from "../env.ts";
 import { clientIp } from "../middleware/request_id.ts";

@@ -9,20 +9,20 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { ApiError } from "../../domain/platform/errors.ts";
+import { ApiError } from "../../domain/platform/mod.ts";
 import {
   exchangeToken,
   registerOAuthClient,
   revokeOAuthToken,
   spendRegistrationBudget,
 } from "../../app/oauth/endpoints.ts";
-import { OAuthError } from "../../domain/identity/oauth/errors.ts";
 import {
   authorizationServerMetadata,
   MCP_RESOURCE_PATH,
   OAUTH_PATHS,
+  OAuthError,
   protectedResourceMetadata,
-} from "../../domain/identity/oauth/metadata.ts";
+} from "../../domain/identity/mod.ts";
 import type { AppEnv, Services } from "../env.ts";
 import { MAX_BODY_BYTES, readTextCapped } from "../middleware/json_body.ts";
 import { clientIp } from "../middleware/request_id.ts";

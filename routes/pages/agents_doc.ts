@@ -3,15 +3,15 @@
  * `deno task dev` (`http://localhost:8000`, the `.env.dev` operator token); tests check each one
  * against the served routes. Limits and prices are read from the same constants the API uses.
  */
-import { SANDBOX_LIMITS } from "../../domain/identity/accounts.ts";
+import { SANDBOX_LIMITS } from "../../domain/identity/mod.ts";
 import {
   PACK_IDS,
   PLANS,
   RECHECK_PRICING_RULE,
   RENDERED_AUDIT_RULE,
   UNIT_PRICES,
-} from "../../domain/billing/catalog.ts";
-import { EVENT_NAMES } from "../../domain/platform/events.ts";
+} from "../../domain/billing/mod.ts";
+import { EVENT_NAMES } from "../../domain/platform/mod.ts";
 import {
   DELIVERY_HEADER,
   EVENT_HEADER,

@@ -3,9 +3,7 @@
  * category, severity, what it detects, what it means and how to fix it. Each check's section has
  * `id="<check id>"`, the anchor every issue's `doc_url` points at.
  */
-import { CHECK_DOCS, checkDoc } from "../../domain/audit_engine/check_docs.ts";
-import { ALL_CHECKS } from "../../domain/audit_engine/checks/index.ts";
-import { FINDINGS_CAP } from "../../domain/audit_engine/crawl/store.ts";
+import { ALL_CHECKS, CHECK_DOCS, checkDoc, FINDINGS_CAP } from "../../domain/audit_engine/mod.ts";
 import { CATEGORIES } from "../../domain/audit_engine/types.ts";
 import { html, layout, table } from "./layout.ts";
 

@@ -3,7 +3,7 @@
  * when it happens and what the caller should do. Each code's section has `id="<code>"`, the
  * anchor every `error.doc_url` points at.
  */
-import { ERROR_CODES, type ErrorCode } from "../../domain/platform/errors.ts";
+import { ERROR_CODES, type ErrorCode } from "../../domain/platform/mod.ts";
 import { html, layout, table } from "./layout.ts";
 
 const STATUS_TEXT: Record<number, string> = {

@@ -1,5 +1,5 @@
 /** `GET /`: what the service is, and a link to everything it serves. */
-import { SANDBOX_LIMITS } from "../../domain/identity/accounts.ts";
+import { SANDBOX_LIMITS } from "../../domain/identity/mod.ts";
 import { html, layout } from "./layout.ts";
 
 export function homePage(baseUrl: string): string {

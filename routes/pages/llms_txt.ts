@@ -3,8 +3,8 @@
  * blockquote summary, a few plain facts, then H2 sections of `- [name](url): notes` links, with
  * the skippable ones under "Optional".
  */
-import { SANDBOX_LIMITS } from "../../domain/identity/accounts.ts";
-import { PLANS, UNIT_PRICES } from "../../domain/billing/catalog.ts";
+import { SANDBOX_LIMITS } from "../../domain/identity/mod.ts";
+import { PLANS, UNIT_PRICES } from "../../domain/billing/mod.ts";
 
 export function llmsTxt(baseUrl: string): string {
   const b = baseUrl;

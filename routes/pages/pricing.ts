@@ -2,7 +2,7 @@
  * `GET /pricing`: the pricing page, built from the one catalogue through `plansDocument`, the same
  * data `GET /v1/plans` serves. Each plan card carries the anchor its `checkout_url` points at.
  */
-import { plansDocument } from "../../domain/billing/catalog.ts";
+import { plansDocument } from "../../domain/billing/mod.ts";
 import { html, layout, table } from "./layout.ts";
 
 const usd = (n: number) => `$${n.toLocaleString("en-US")}`;

@@ -138,6 +138,8 @@ Deno.test("llms.txt: the llmstxt.org shape passes, its usual breakages are named
   assert.equal(bad.length, 3, bad.join("; "));
 });
 
+const DENO_JSON = new URL("../../deno.json", import.meta.url).pathname;
+
 Deno.test("a process that may not launch a browser refuses rendering up front", async () => {
   // `deno task start` lacks --allow-run (and the full access playwright-core needs at launch);
   // `start:render` and the tests have --allow-all. Each is asked in a child with those flags.
@@ -151,7 +153,8 @@ Deno.test("a process that may not launch a browser refuses rendering up front", 
   );
   const run = async (flags: string[]) => {
     const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "--quiet", "--no-check", ...flags, script],
+      // The project's import map: the script lives in a temp dir, outside the project.
+      args: ["run", "--quiet", "--no-check", "--config", DENO_JSON, ...flags, script],
       stdout: "piped",
       stderr: "inherit",
     }).output();

@@ -12,7 +12,7 @@ import { securityChecks } from "./security.ts";
 import { performanceChecks } from "./performance.ts";
 import { mobileChecks } from "./mobile.ts";
 import { AGENT_STEP_CHECKS, structuredDataMissing } from "./agent.ts";
-import { RENDER_CHECKS } from "../../render/checks.ts";
+import { RENDER_CHECKS } from "../../render/mod.ts";
 
 export const ALL_CHECKS: readonly Check[] = [
   ...indexabilityChecks,

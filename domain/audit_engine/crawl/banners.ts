@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { keys, read } from "../../platform/store.ts";
+import { keys, read } from "../../platform/mod.ts";
 import { namesLibrary } from "../js_libraries.ts";
 import { noteCap } from "./caps.ts";
 import { fetchBanner, type FetchSettings } from "./fetcher.ts";

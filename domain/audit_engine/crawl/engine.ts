@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { type Atomic, atomic, keys, read } from "../../platform/store.ts";
+import { type Atomic, atomic, keys, read } from "../../platform/mod.ts";
 import { PageTally } from "../page_checks.ts";
 import { BannerReader } from "./banners.ts";
 import { ByteBudget } from "./byte_budget.ts";

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { SafeResponse } from "../../net/safe_fetch.ts";
+import type { SafeResponse } from "../../net/mod.ts";
 import { isNofollowPage, isNoindex, resolveCanonicals } from "../checks/helpers.ts";
 import type { FiredCheck, PageTally } from "../page_checks.ts";
 import { MAX_RESOURCES_PER_PAGE, type PageFacts } from "../page_facts.ts";

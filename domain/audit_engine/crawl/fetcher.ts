@@ -12,8 +12,8 @@ import {
   type Resolver,
   safeFetch,
   type SafeResponse,
-} from "../../net/safe_fetch.ts";
-import { TargetRefusedError } from "../../net/address_guard.ts";
+  TargetRefusedError,
+} from "../../net/mod.ts";
 import { USER_AGENT } from "../robots.ts";
 import { crawlerIdentity } from "../user_agents.ts";
 import { sameOrigin, siteAuthHeaders } from "../site_auth.ts";

@@ -34,7 +34,7 @@
  * @module
  */
 import type { FrontierEntry } from "../types.ts";
-import { keys, list, read } from "../../platform/store.ts";
+import { keys, list, read } from "../../platform/mod.ts";
 import { type CrawlCaps, frontierCap, noteCap } from "./caps.ts";
 import type { CrawlState } from "./state.ts";
 import { getMany, newRecord, type PageRecord, type WriteBatch } from "./store.ts";

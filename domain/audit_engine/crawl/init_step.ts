@@ -6,8 +6,8 @@
  *
  * @module
  */
-import { keys } from "../../platform/store.ts";
-import { checkUrlTarget, TargetRefusedError } from "../../net/address_guard.ts";
+import { keys } from "../../platform/mod.ts";
+import { checkUrlTarget, TargetRefusedError } from "../../net/mod.ts";
 import { siteKeyOf } from "../page_facts.ts";
 import { makeRobots, type Robots } from "../robots.ts";
 import { Scope } from "../scope.ts";

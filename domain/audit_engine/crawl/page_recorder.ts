@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { keys } from "../../platform/store.ts";
+import { keys } from "../../platform/mod.ts";
 import { MAX_RESOURCES_PER_PAGE, type PageFacts, siteKeyOf } from "../page_facts.ts";
 import { EMPTY_BIN, SIG_BINS } from "../text_fingerprint.ts";
 import { canonicalUrl } from "../urls.ts";

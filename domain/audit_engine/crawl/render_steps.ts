@@ -22,17 +22,21 @@
  * @module
  */
 import type { Evidence, RenderProgress } from "../types.ts";
-import { keys } from "../../platform/store.ts";
+import { keys } from "../../platform/mod.ts";
 import { labRecord } from "../lab.ts";
 import { isNofollowPage } from "../checks/helpers.ts";
 import { siteKeyOf } from "../page_facts.ts";
 import { browserUserAgent } from "../user_agents.ts";
-import { RenderFailedError } from "../../render/failure.ts";
-import { JobFailure } from "../../platform/job_failure.ts";
-import type { RenderResult } from "../../render/renderer.ts";
-import { evaluateRenderedPage } from "../../render/checks.ts";
-import type { PageRenderer } from "../../render/service.ts";
-import { pickRenderSample, type SampleCandidate, templateKey } from "../../render/sample.ts";
+import {
+  evaluateRenderedPage,
+  type PageRenderer,
+  pickRenderSample,
+  RenderFailedError,
+  type RenderResult,
+  type SampleCandidate,
+  templateKey,
+} from "../../render/mod.ts";
+import { JobFailure } from "../../platform/mod.ts";
 import type { ByteBudget } from "./byte_budget.ts";
 import { capsOf, noteCap } from "./caps.ts";
 import { Frontier } from "./frontier.ts";

@@ -23,8 +23,8 @@
  * @module
  */
 import type { EmbedsValue, ResourceProgress, ResourceRecord } from "../types.ts";
-import { keys } from "../../platform/store.ts";
-import { TargetRefusedError } from "../../net/address_guard.ts";
+import { keys } from "../../platform/mod.ts";
+import { TargetRefusedError } from "../../net/mod.ts";
 import { FRAME_KINDS } from "../resources.ts";
 import type { PageFacts } from "../page_facts.ts";
 import { BudgetSpentError } from "./byte_budget.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import type { CrawlOutcome, CrawlPhase, CrawlState, ScopeProgress } from "../types.ts";
-import type { Resolver } from "../../net/address_guard.ts";
+import type { Resolver } from "../../net/mod.ts";
 import type { CrawlCaps } from "./caps.ts";
 import type { CrawlScope } from "../scope.ts";
 import type { UserAgentPreset } from "../user_agents.ts";

@@ -14,7 +14,7 @@ import {
   type ListedEntry,
   type Prefix,
   readAll,
-} from "../../platform/store.ts";
+} from "../../platform/mod.ts";
 import { keyBytes, keyPrefix, KV_LIMITS, valueBytes } from "../../../kv/limits_guard.ts";
 import type { PageFacts } from "../page_facts.ts";
 

@@ -19,10 +19,8 @@
  *
  * @module
  */
-import { atomic, keys, read } from "../../platform/store.ts";
-import type { Deps } from "../../platform/deps.ts";
+import { atomic, type Deps, keys, read, secureEqual } from "../../platform/mod.ts";
 import type { KeyMode } from "../types.ts";
-import { secureEqual } from "../../platform/secure_compare.ts";
 import { clientVerified, markClientUsed } from "./client_life.ts";
 import { type FetchBudget, findClient, matchRedirectUri } from "./clients.ts";
 import { OAuthError } from "./errors.ts";

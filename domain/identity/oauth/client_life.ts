@@ -23,8 +23,7 @@
  * @module
  */
 import { atomically } from "../../../kv/atomic.ts";
-import type { Deps } from "../../platform/deps.ts";
-import { type Atomic, atomic, keys, list, read } from "../../platform/store.ts";
+import { type Atomic, atomic, type Deps, keys, list, read } from "../../platform/mod.ts";
 import { isMetadataDocumentId, registrationEnd } from "./clients.ts";
 import { digest, expireInFor, LIFETIME } from "./secrets.ts";
 import type { ClientMetadata, ClientUse, RegisteredClient } from "./types.ts";

@@ -22,10 +22,8 @@
  */
 import { z } from "zod";
 import type { RateDecision } from "../../../kv/rate_limiter.ts";
-import { atomic, keys, read } from "../../platform/store.ts";
-import type { Deps } from "../../platform/deps.ts";
-import { FetchFailedError, safeFetch, TargetRefusedError } from "../../net/safe_fetch.ts";
-import { describeIssue } from "../../platform/zod_issue.ts";
+import { atomic, type Deps, describeIssue, keys, read } from "../../platform/mod.ts";
+import { FetchFailedError, safeFetch, TargetRefusedError } from "../../net/mod.ts";
 import { OAuthError } from "./errors.ts";
 import { digest, expireInFor, LIFETIME, newSecret, PREFIX } from "./secrets.ts";
 import type { CachedClientDoc, ClientMetadata, RegisteredClient } from "./types.ts";

@@ -15,10 +15,17 @@
  */
 import { atomically } from "../../../kv/atomic.ts";
 import { canSee, revocationShard, signalAuthChange } from "../auth.ts";
-import type { Deps } from "../../platform/deps.ts";
-import { ApiError } from "../../platform/errors.ts";
+import {
+  ApiError,
+  type Atomic,
+  atomic,
+  type Deps,
+  keys,
+  list,
+  read,
+  readMany,
+} from "../../platform/mod.ts";
 import type { KeyMode } from "../types.ts";
-import { type Atomic, atomic, keys, list, read, readMany } from "../../platform/store.ts";
 import { settleClient } from "./client_life.ts";
 import { OAuthError } from "./errors.ts";
 import { digest, LIFETIME } from "./secrets.ts";

@@ -13,9 +13,7 @@
  * @module
  */
 import { type KeyResolver, type Principal, revocationShard } from "../auth.ts";
-import type { Deps } from "../../platform/deps.ts";
-import { ApiError } from "../../platform/errors.ts";
-import { keys, read } from "../../platform/store.ts";
+import { ApiError, type Deps, keys, read } from "../../platform/mod.ts";
 import { mcpResourceUrl } from "./metadata.ts";
 import { digest } from "./secrets.ts";
 import type { AccessTokenRecord } from "./types.ts";

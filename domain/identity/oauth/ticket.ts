@@ -11,8 +11,7 @@
  *
  * @module
  */
-import type { Deps } from "../../platform/deps.ts";
-import { atomic, keys, read } from "../../platform/store.ts";
+import { atomic, type Deps, keys, read } from "../../platform/mod.ts";
 import type { AuthTicket } from "./types.ts";
 
 const encoder = new TextEncoder();

@@ -19,10 +19,7 @@
  */
 import { calculatePKCECodeChallenge } from "oauth4webapi";
 import { atomically } from "../../../kv/atomic.ts";
-import { atomic, keys, read, readMany } from "../../platform/store.ts";
-import type { Deps } from "../../platform/deps.ts";
-import { secureEqual } from "../../platform/secure_compare.ts";
-import { newId } from "../../platform/ids.ts";
+import { atomic, type Deps, keys, newId, read, readMany, secureEqual } from "../../platform/mod.ts";
 import { OAuthError } from "./errors.ts";
 import { holdClient, readClientLife } from "./client_life.ts";
 import { endGrant, makeRoomForGrant } from "./grants.ts";

@@ -28,7 +28,7 @@ import {
   revokeArticleShareOp,
   revokeAuditShareOp,
 } from "../../../app/operations/shares.ts";
-import { activeShareUrl, MAX_SHARE_DAYS, MAX_SHARE_PAGE } from "../../../domain/shares/links.ts";
+import { activeShareUrl, MAX_SHARE_DAYS, MAX_SHARE_PAGE } from "../../../domain/shares/mod.ts";
 import { action, bodyText, required, restAddress } from "../kit.ts";
 
 /** The arguments the share actions take (both tools). */

@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { keys } from "../../../platform/store.ts";
+import { keys } from "../../../platform/mod.ts";
 import { singleInlinkApplies } from "../../checks/structure.ts";
 import type { Evidence } from "../../types.ts";
 import type { LinkScores } from "../link_score.ts";

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { keys } from "../../../platform/store.ts";
+import { keys } from "../../../platform/mod.ts";
 import type { Evidence } from "../../types.ts";
 import { listInPages } from "../store.ts";
 import type { Facts, Group } from "./facts.ts";

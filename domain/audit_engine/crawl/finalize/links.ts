@@ -19,7 +19,7 @@
  *
  * @module
  */
-import { keys } from "../../../platform/store.ts";
+import { keys } from "../../../platform/mod.ts";
 import { Pacer, yieldToLoop } from "../event_loop.ts";
 import type { LinkScores } from "../link_score.ts";
 import { listInPages, urlHash } from "../store.ts";

@@ -18,7 +18,7 @@
  * @module
  */
 import type { NearSig } from "../../types.ts";
-import { keys } from "../../../platform/store.ts";
+import { keys } from "../../../platform/mod.ts";
 import { similarity } from "../../text_fingerprint.ts";
 import { Pacer, yieldToLoop } from "../event_loop.ts";
 import { getMany, listInPages } from "../store.ts";

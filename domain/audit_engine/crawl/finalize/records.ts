@@ -19,7 +19,7 @@
  *
  * @module
  */
-import { keys } from "../../../platform/store.ts";
+import { keys } from "../../../platform/mod.ts";
 import type { UrlSummary } from "../../types.ts";
 import type { LinkScores } from "../link_score.ts";
 import { listInPages } from "../store.ts";

@@ -22,7 +22,7 @@
  *
  * @module
  */
-import { keys } from "../../../platform/store.ts";
+import { keys } from "../../../platform/mod.ts";
 import { FRAME_KINDS, RESOURCE_ELEMENTS } from "../../resources.ts";
 import { Pacer, yieldToLoop } from "../event_loop.ts";
 import { listInPages, urlHash } from "../store.ts";
