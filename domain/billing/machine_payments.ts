@@ -13,14 +13,11 @@
  */
 import { atomically } from "../../kv/atomic.ts";
 import { atomic, type Deps, keys, readMany } from "../platform/mod.ts";
-import type { PackPaymentRecord } from "./types.ts";
 import { addCredit } from "./credits.ts";
+import { recordPackPayment } from "./pack_payment.ts";
 
 /** The pack id machine payments are recorded under (`credits.updated` events name it too). */
 export const MACHINE_PAYMENT = "machine_payment";
-
-/** Kept as long as a pack payment: Stripe lets a card payment be disputed for 120 days and more. */
-const PAYMENT_TTL_MS = 200 * 86_400_000;
 
 export interface MachinePaymentInput {
   accountId: string;
@@ -65,7 +62,7 @@ export function grantMachinePayment(
       ref: input.paymentIntentId,
       now,
     });
-    const record: PackPaymentRecord = {
+    recordPackPayment(op, {
       paymentIntentId: input.paymentIntentId,
       accountId: input.accountId,
       sessionId: input.challengeId,
@@ -73,14 +70,7 @@ export function grantMachinePayment(
       credits: input.credits,
       amount: input.amount,
       currency: input.currency,
-      refundDue: 0,
-      disputes: {},
-      taken: 0,
-      writtenOff: 0,
-      createdAt: now,
-      updatedAt: now,
-    };
-    op.set(keys.stripePayment(input.paymentIntentId), record, { expireIn: PAYMENT_TTL_MS });
+    }, now);
     return { op, result: { applied: true, balance: entry.balanceAfter } };
   });
 }

@@ -57,6 +57,7 @@ export {
 } from "./credits.ts";
 export { addRefund, chargeFor, type Funding, type WorkActor } from "./funding.ts";
 export { grantMachinePayment, MACHINE_PAYMENT } from "./machine_payments.ts";
+export { type PackPayment, recordPackPayment } from "./pack_payment.ts";
 export {
   addMonthsUtc,
   emitSubscriptionUpdated,

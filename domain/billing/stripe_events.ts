@@ -10,7 +10,7 @@
  */
 import { atomically } from "../../kv/atomic.ts";
 import { ApiError, atomic, type Deps, keys, read, readMany, recordEvent } from "../platform/mod.ts";
-import type { CheckoutRecord, PackPaymentRecord, PlanId, SubscriptionRecord } from "./types.ts";
+import type { CheckoutRecord, PlanId, SubscriptionRecord } from "./types.ts";
 import { isActive } from "./subscription_state.ts";
 import { CURRENCY, findPack, findPlan, PLAN_IDS } from "./catalog.ts";
 import { METADATA_SERVICE } from "./checkout.ts";
@@ -29,6 +29,7 @@ import {
   type StripeEventLike,
 } from "./stripe_common.ts";
 import { stripeWebhooks, subtleCrypto } from "./stripe_client.ts";
+import { recordPackPayment } from "./pack_payment.ts";
 
 export type { EventOutcome, StripeEventLike } from "./stripe_common.ts";
 export { addMonthsUtc } from "./stripe_common.ts";
@@ -530,7 +531,8 @@ function applyPackPayment(
       op.set(checkoutEntry.key, { ...checkoutEntry.value, completedAt: now });
     }
     if (p.paymentIntentId) {
-      const payment: PackPaymentRecord = {
+      op.check({ key: keys.stripePayment(p.paymentIntentId), versionstamp: null });
+      recordPackPayment(op, {
         paymentIntentId: p.paymentIntentId,
         accountId: p.accountId,
         sessionId: p.sessionId,
@@ -538,15 +540,7 @@ function applyPackPayment(
         credits: pack.credits,
         amount: p.amount,
         currency: p.currency,
-        refundDue: 0,
-        disputes: {},
-        taken: 0,
-        writtenOff: 0,
-        createdAt: now,
-        updatedAt: now,
-      };
-      const key = keys.stripePayment(p.paymentIntentId);
-      op.check({ key, versionstamp: null }).set(key, payment, { expireIn: PAYMENT_TTL_MS });
+      }, now);
     }
     recordEvent(op, deps.queue, {
       accountId: p.accountId,
@@ -561,9 +555,6 @@ function applyPackPayment(
     return finish("credits_granted");
   });
 }
-
-/** Pack payments are kept as long as Stripe lets a customer dispute a card payment (120 days+). */
-const PAYMENT_TTL_MS = 200 * 86_400_000;
 
 type OurMetadata = {
   kind?: string;

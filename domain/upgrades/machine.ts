@@ -29,14 +29,10 @@ import {
   recordEvent,
 } from "../platform/mod.ts";
 import type { AccountRecord } from "../identity/types.ts";
-import type { PackPaymentRecord } from "../billing/types.ts";
-import { addCredit, type CreditPack, MACHINE_PAYMENT } from "../billing/mod.ts";
+import { addCredit, type CreditPack, MACHINE_PAYMENT, recordPackPayment } from "../billing/mod.ts";
 import { completeUpgrade, type StoredUpgrade } from "./payment.ts";
 import type { UpgradeRecord } from "./types.ts";
 import { UPGRADE_RECORD_TTL_MS, upgradeStatus } from "./upgrades.ts";
-
-/** Kept as long as a pack payment: Stripe lets a card payment be disputed for 120 days and more. */
-const PAYMENT_TTL_MS = 200 * 86_400_000;
 
 export interface MachineUpgradeInput {
   accountId: string;
@@ -85,7 +81,7 @@ export function upgradeByMachinePayment(
       ref: paymentIntentId,
       now,
     });
-    const record: PackPaymentRecord = {
+    recordPackPayment(op, {
       paymentIntentId,
       accountId,
       sessionId: input.challengeId,
@@ -93,14 +89,7 @@ export function upgradeByMachinePayment(
       credits: pack.credits,
       amount: pack.usd * 100,
       currency: "usd",
-      refundDue: 0,
-      disputes: {},
-      taken: 0,
-      writtenOff: 0,
-      createdAt: now,
-      updatedAt: now,
-    };
-    op.set(keys.stripePayment(paymentIntentId), record, { expireIn: PAYMENT_TTL_MS });
+    }, now);
     recordEvent(op, deps.queue, {
       accountId,
       event: "credits.updated",

@@ -30,12 +30,7 @@ import {
   recordEvent,
 } from "../platform/mod.ts";
 import type { AccountRecord } from "../identity/types.ts";
-import type {
-  CheckoutRecord,
-  PackPaymentRecord,
-  PlanId,
-  SubscriptionRecord,
-} from "../billing/types.ts";
+import type { CheckoutRecord, PlanId, SubscriptionRecord } from "../billing/types.ts";
 import {
   addCredit,
   addMonthsUtc,
@@ -45,13 +40,11 @@ import {
   isActive,
   logAnomaly,
   markEvent,
+  recordPackPayment,
   type StripeEventLike,
 } from "../billing/mod.ts";
 import type { UpgradeRecord } from "./types.ts";
 import { UPGRADE_RECORD_TTL_MS } from "./upgrades.ts";
-
-/** Pack payments are kept as long as Stripe lets a customer dispute a card payment (120 days+). */
-const PAYMENT_TTL_MS = 200 * 86_400_000;
 
 export interface UpgradePayment {
   checkout: CheckoutRecord;
@@ -149,7 +142,8 @@ export function applyUpgradePayment(
       });
       creditsAdded = pack.credits;
       if (p.paymentIntentId) {
-        const payment: PackPaymentRecord = {
+        op.check({ key: keys.stripePayment(p.paymentIntentId), versionstamp: null });
+        recordPackPayment(op, {
           paymentIntentId: p.paymentIntentId,
           accountId,
           sessionId: c.sessionId,
@@ -157,15 +151,7 @@ export function applyUpgradePayment(
           credits: pack.credits,
           amount: p.amount,
           currency: "usd",
-          refundDue: 0,
-          disputes: {},
-          taken: 0,
-          writtenOff: 0,
-          createdAt: now,
-          updatedAt: now,
-        };
-        const key = keys.stripePayment(p.paymentIntentId);
-        op.check({ key, versionstamp: null }).set(key, payment, { expireIn: PAYMENT_TTL_MS });
+        }, now);
       }
       recordEvent(op, deps.queue, {
         accountId,
