@@ -8,8 +8,8 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import { type Html, html, raw } from "./html.ts";
+import { privatePageHeaders } from "./private_page.ts";
 
 const STYLE = `
 :root{color-scheme:light dark;--fg:#1b1f24;--bg:#fff;--muted:#57606a;--line:#d0d7de;--accent:#0b57d0;--box:#f6f8fa;--good:#0a7a32;--bad:#b42318}
@@ -31,29 +31,8 @@ button{font:inherit;font-weight:600;padding:.75rem 1rem;border-radius:6px;border
 footer{margin-top:2rem;padding-top:1rem;padding-bottom:2rem;border-top:1px solid var(--line);font-size:.9rem;color:var(--muted)}
 `.trim();
 
-const STYLE_HASH = `'sha256-${createHash("sha256").update(STYLE).digest("base64")}'`;
-
-/** The policy: nothing but this stylesheet, and forms to this server only. */
-export const VERIFY_PAGE_CSP = [
-  "default-src 'none'",
-  `style-src ${STYLE_HASH}`,
-  "img-src data:",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-].join("; ");
-
 /** The headers of every answer of the page. */
-export const VERIFY_PAGE_HEADERS: Readonly<Record<string, string>> = {
-  "Content-Type": "text/html; charset=utf-8",
-  "Content-Security-Policy": VERIFY_PAGE_CSP,
-  "X-Robots-Tag": "noindex, nofollow",
-  "Referrer-Policy": "no-referrer",
-  "X-Content-Type-Options": "nosniff",
-  "X-Frame-Options": "DENY",
-  "Cross-Origin-Opener-Policy": "same-origin",
-  "Cache-Control": "private, no-store",
-};
+export const VERIFY_PAGE_HEADERS = privatePageHeaders(STYLE, { formAction: "'self'" });
 
 function documentOf(baseUrl: string, title: string, body: Html): string {
   return "<!DOCTYPE html>\n" + html`

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
+import { privatePageHeaders } from "../private_page.ts";
 
 const STYLE = `
 :root{color-scheme:light;--fg:#1b1f24;--bg:#fff;--muted:#57606a;--line:#d0d7de;--accent:#0b57d0;--soft:#f6f8fa;--good:#0a7a32;--mid:#a04f00;--bad:#b42318}
@@ -91,32 +91,7 @@ footer.bottom{margin-top:3rem;border-top:1px solid var(--line);padding:1rem 0 2r
 /** The stylesheet's text, placed verbatim in a `<style>` element. */
 export const REPORT_STYLE = STYLE;
 
-/** `'sha256-…'` of the stylesheet: the only style the policy allows. */
-export const STYLE_HASH = `'sha256-${createHash("sha256").update(STYLE).digest("base64")}'`;
-
-/** The Content-Security-Policy of every report and preview page. */
-export const REPORT_CSP = [
-  "default-src 'none'",
-  `style-src ${STYLE_HASH}`,
-  "img-src data:",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-].join("; ");
-
 export const HTML_TYPE = "text/html; charset=utf-8";
 
-/**
- * The headers of a report or preview page: the policy above, never indexed, never a referrer
- * (the share token is in the URL), never sniffed, framed or stored by a shared cache.
- */
-export const REPORT_HEADERS: Readonly<Record<string, string>> = {
-  "Content-Type": HTML_TYPE,
-  "Content-Security-Policy": REPORT_CSP,
-  "X-Robots-Tag": "noindex, nofollow",
-  "Referrer-Policy": "no-referrer",
-  "X-Content-Type-Options": "nosniff",
-  "X-Frame-Options": "DENY",
-  "Cross-Origin-Opener-Policy": "same-origin",
-  "Cache-Control": "private, no-store",
-};
+/** The headers of a report or preview page: its stylesheet only, and no form may post. */
+export const REPORT_HEADERS = privatePageHeaders(STYLE, { formAction: "'none'" });

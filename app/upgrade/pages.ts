@@ -9,8 +9,8 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import { type Html, html, raw } from "../html.ts";
+import { privatePageHeaders } from "../private_page.ts";
 import { CREDIT_PACKS, findPlan, isPurchasable, PLANS } from "../../domain/billing/mod.ts";
 import type { Config } from "../../domain/platform/mod.ts";
 import type { ProjectRecord } from "../../domain/projects/types.ts";
@@ -53,30 +53,11 @@ li{margin:.2rem 0}
 footer{border-top:1px solid var(--line);color:var(--muted);font-size:.9rem;margin-top:2rem}
 `.trim();
 
-/** `'sha256-…'` of the stylesheet: the only style the policy allows. */
-const STYLE_HASH = `'sha256-${createHash("sha256").update(STYLE).digest("base64")}'`;
-
-/** The policy of every upgrade page: this stylesheet, forms to this server, nothing else. */
-export const UPGRADE_CSP = [
-  "default-src 'none'",
-  `style-src ${STYLE_HASH}`,
-  "img-src data:",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join("; ");
-
 /** The headers of every upgrade page (the report pages' rules; forms post to this server). */
-export const UPGRADE_HEADERS: Readonly<Record<string, string>> = {
-  "Content-Type": "text/html; charset=utf-8",
-  "Content-Security-Policy": UPGRADE_CSP,
-  "X-Robots-Tag": "noindex, nofollow",
-  "Referrer-Policy": "no-referrer",
-  "X-Content-Type-Options": "nosniff",
-  "X-Frame-Options": "DENY",
-  "Cross-Origin-Opener-Policy": "same-origin",
-  "Cache-Control": "no-store",
-};
+export const UPGRADE_HEADERS = privatePageHeaders(STYLE, {
+  formAction: "'self'",
+  cache: "no-store",
+});
 
 const usd = (n: number) => `$${n.toLocaleString("en-US")}`;
 
