@@ -1,0 +1,78 @@
+/**
+ * The crawl on a remote KV (issue 34 item 4): one audit of the same generated site (its own
+ * process, tests/bench/servers/big_site.ts) by the service in this process, on an in-memory KV
+ * with 0, 10 and 30 ms before every read, commit and list batch (tests/helpers/latency_kv.ts), as
+ * KV Connect to a Deploy database or a self-hosted denokv across a network would answer. Prints
+ * requests/s (what the site served) and the round trips per request at each delay, and each delay's pages/s as a share of the
+ * local figure (the issue's target at 30 ms: at least 70%).
+ *
+ * `BENCH_REMOTE_KV_PAGES` sets the site's size (default 2000).
+ * Run: deno task bench remote_kv
+ */
+import { startTestApp } from "../helpers/app.ts";
+import { liveWithCredits } from "../helpers/credits.ts";
+import { waitForAudit } from "../helpers/jobs.ts";
+import { openTestKv } from "../helpers/kv.ts";
+import { type RoundTrips, withLatency } from "../helpers/latency_kv.ts";
+import { startSiteProcess } from "./site_process.ts";
+
+const PAGES = Number(Deno.env.get("BENCH_REMOTE_KV_PAGES") ?? 2_000);
+const DELAYS = [0, 10, 30];
+
+const site = await startSiteProcess("big_site.ts", String(PAGES));
+const results: { delay: number; pagesPerSec: number; trips: RoundTrips; secs: number }[] = [];
+try {
+  for (const delay of DELAYS) {
+    const trips: RoundTrips = { reads: 0, writes: 0, commits: 0, listBatches: 0 };
+    const kv = withLatency(await openTestKv(), delay, trips);
+    const app = await startTestApp({
+      kv,
+      env: { CRAWL_MAX_PAGES: String(PAGES), CRAWL_CONCURRENCY: "8", JOB_LEASE_MS: "600000" },
+    });
+    try {
+      const { live: key } = await liveWithCredits(app, 10_000);
+      const proj = await app.req("POST", "/v1/projects", { key, body: { url: site.origin } });
+      if (proj.status !== 201) throw new Error(`project: ${proj.text}`);
+      const zero = { ...trips };
+      const servedBefore = (await site.stats()).served;
+      const t0 = performance.now();
+      const started = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, {
+        key,
+      });
+      const done = await waitForAudit(app, key, started.body.audit_id, {
+        timeoutMs: 3_600_000,
+        intervalMs: 250,
+      });
+      const secs = (performance.now() - t0) / 1000;
+      if (done.body.status !== "completed") throw new Error(`audit: ${done.text}`);
+      const crawled = (await site.stats()).served - servedBefore;
+      const used: RoundTrips = {
+        reads: trips.reads - zero.reads,
+        writes: trips.writes - zero.writes,
+        commits: trips.commits - zero.commits,
+        listBatches: trips.listBatches - zero.listBatches,
+      };
+      results.push({ delay, pagesPerSec: crawled / secs, trips: used, secs });
+      // requests the site served: the pages and what else the crawl fetched (robots, sitemap)
+      const per = (n: number) => (n / crawled).toFixed(2);
+      console.log(
+        `KV delay ${delay} ms: ${crawled} pages in ${secs.toFixed(1)} s = ` +
+          `${(crawled / secs).toFixed(0)} requests/s; round trips per page: reads ` +
+          `${per(used.reads)}, commits ${per(used.commits)}, writes ${per(used.writes)}, ` +
+          `list batches ${per(used.listBatches)}`,
+      );
+    } finally {
+      await app.close();
+    }
+  }
+} finally {
+  await site.close();
+}
+const local = results[0].pagesPerSec;
+for (const r of results.slice(1)) {
+  const share = r.pagesPerSec / local;
+  console.log(
+    `KV delay ${r.delay} ms: ${(share * 100).toFixed(0)}% of the local pages/s` +
+      (r.delay === 30 ? ` (target >= 70%) ${share >= 0.7 ? "OK" : "MISS"}` : ""),
+  );
+}

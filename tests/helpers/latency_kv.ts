@@ -1,0 +1,118 @@
+/**
+ * A KV that answers as a remote one would (KV Connect to a Deploy database, a self-hosted denokv
+ * across a network): every operation waits one round trip before it reaches the store. `get`,
+ * `getMany`, `set`, `delete`, `enqueue` and an atomic `commit` cost one round trip each; a `list`
+ * costs one per batch it reads (its `batchSize`, 500 by default, as the remote protocol pages it).
+ * Only the benchmark (tests/bench/remote_kv_bench.ts) and the crawl's latency test use it.
+ *
+ * @example
+ * ```ts
+ * import { withLatency } from "./latency_kv.ts";
+ * const kv = withLatency(await Deno.openKv(":memory:"), 10);
+ * await kv.set(["a"], 1); // resolves after about 10 ms
+ * kv.close();
+ * ```
+ *
+ * @module
+ */
+
+/** Counts of the round trips a latency KV made, by kind. */
+export interface RoundTrips {
+  reads: number;
+  writes: number;
+  commits: number;
+  listBatches: number;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** `kv` with `delayMs` before every round trip; `trips` counts them. */
+export function withLatency(
+  kv: Deno.Kv,
+  delayMs: number,
+  trips: RoundTrips = { reads: 0, writes: 0, commits: 0, listBatches: 0 },
+): Deno.Kv {
+  const wait = (kind: keyof RoundTrips) => {
+    trips[kind]++;
+    return delayMs > 0 ? sleep(delayMs) : Promise.resolve();
+  };
+  return new Proxy(kv, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target);
+      if (typeof value !== "function") return value;
+      const call = (args: unknown[]) => value.apply(target, args);
+      switch (prop) {
+        case "get":
+        case "getMany":
+          return async (...args: unknown[]) => {
+            await wait("reads");
+            return await call(args);
+          };
+        case "set":
+        case "delete":
+        case "enqueue":
+          return async (...args: unknown[]) => {
+            await wait("writes");
+            return await call(args);
+          };
+        case "atomic":
+          return () => delayedAtomic(target.atomic(), () => wait("commits"));
+        case "list":
+          return (selector: Deno.KvListSelector, options?: Deno.KvListOptions) =>
+            delayedList(
+              target.list(selector, options),
+              options?.batchSize ?? 500,
+              () => wait("listBatches"),
+            );
+      }
+      return value.bind(target);
+    },
+  });
+}
+
+/** The atomic operation with its `commit` one round trip later; building it costs nothing. */
+function delayedAtomic(op: Deno.AtomicOperation, wait: () => Promise<void>) {
+  const proxy: Deno.AtomicOperation = new Proxy(op, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target);
+      if (typeof value !== "function") return value;
+      if (prop === "commit") {
+        return async () => {
+          await wait();
+          return await target.commit();
+        };
+      }
+      // Builders return the operation itself: hand back the proxy so `commit` stays delayed.
+      return (...args: unknown[]) => {
+        const out = value.apply(target, args);
+        return out === target ? proxy : out;
+      };
+    },
+  });
+  return proxy;
+}
+
+/** The list iterator with a round trip before its first item and after every `batch` items. */
+function delayedList<T>(
+  it: Deno.KvListIterator<T>,
+  batch: number,
+  wait: () => Promise<void>,
+): Deno.KvListIterator<T> {
+  let served = 0;
+  const proxy: Deno.KvListIterator<T> = new Proxy(it, {
+    get(target, prop) {
+      if (prop === "next") {
+        return async () => {
+          if (served % batch === 0) await wait();
+          const r = await target.next();
+          if (!r.done) served++;
+          return r;
+        };
+      }
+      if (prop === Symbol.asyncIterator) return () => proxy;
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return proxy;
+}
