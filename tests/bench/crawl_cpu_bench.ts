@@ -1,0 +1,118 @@
+/**
+ * CPU per page (issue 34 item 1): the CPU milliseconds the service spends per crawled page (its
+ * user + system time over the pages, the worker child included), beside the floor measured in
+ * the same run: a bare `fetch` of the same pages (8 in flight) plus a bare `htmlparser2` parse of
+ * each, in this process. The site runs as its own process (tests/bench/servers/big_site.ts), so
+ * neither side pays for serving. The issue's target: the service within 2x the floor.
+ *
+ * `BENCH_CPU_PAGES` sets the sizes (comma-separated; default 10000, with `SERPWRIGHT_DEEP=1`
+ * 10000,100000).
+ * Run: deno task bench crawl_cpu
+ */
+import process from "node:process";
+import { Parser } from "htmlparser2";
+import {
+  liveAccount,
+  newProject,
+  packPaidEvent,
+  postStripe,
+  startServer,
+  tempKvPath,
+} from "../proof/process.ts";
+import { startSiteProcess } from "./site_process.ts";
+
+const SIZES = (Deno.env.get("BENCH_CPU_PAGES") ??
+  (Deno.env.get("SERPWRIGHT_DEEP") === "1" ? "10000,100000" : "10000")).split(",").map(Number);
+const FLAGS = ["--v8-flags=--max-semi-space-size=2"];
+const TICK_MS = 10; // /proc reports CPU in clock ticks of 1/100 s on Linux
+
+/** User + system CPU of `pid` and every live descendant, ms (Linux /proc). */
+function treeCpuMs(pid: number): number {
+  const children = new Map<number, number[]>();
+  const cpu = new Map<number, number>();
+  for (const e of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${e.name}/stat`);
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const p = Number(e.name);
+      const ppid = Number(f[1]);
+      cpu.set(p, (Number(f[11]) + Number(f[12])) * TICK_MS);
+      children.set(ppid, [...(children.get(ppid) ?? []), p]);
+    } catch {
+      // a process that ended while read
+    }
+  }
+  let total = 0;
+  const walk = (p: number) => {
+    total += cpu.get(p) ?? 0;
+    for (const c of children.get(p) ?? []) walk(c);
+  };
+  walk(pid);
+  return total;
+}
+
+/** The floor: fetch every page 8 at a time and parse it with a bare htmlparser2. */
+async function floorCpuMs(origin: string, pages: number): Promise<number> {
+  const before = process.cpuUsage();
+  let next = 0;
+  let tags = 0;
+  const worker = async () => {
+    while (next < pages) {
+      const i = next++;
+      const text = await (await fetch(`${origin}/p/${i}`)).text();
+      const parser = new Parser({ onopentag: () => tags++ }, { decodeEntities: true });
+      parser.write(text);
+      parser.end();
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  const used = process.cpuUsage(before);
+  if (tags === 0) throw new Error("the floor parsed nothing");
+  return (used.user + used.system) / 1000;
+}
+
+for (const pages of SIZES) {
+  const site = await startSiteProcess("big_site.ts", String(pages));
+  const kvFile = await tempKvPath();
+  const server = await startServer(
+    kvFile.path,
+    {
+      CRAWL_MAX_PAGES: String(pages),
+      CRAWL_CONCURRENCY: "8",
+      RATE_LIMIT_PER_MINUTE: "100000000",
+    },
+    30_000,
+    FLAGS,
+  );
+  try {
+    const floor = await floorCpuMs(site.origin, pages);
+    const { accountId, key } = await liveAccount(server);
+    const paid = await postStripe(server, await packPaidEvent(server, accountId, "pack_10000"));
+    if (paid.status !== 200) throw new Error(`credits: ${paid.text}`);
+    const project = await newProject(server, key, site.origin);
+    const servedBefore = (await site.stats()).served;
+    const cpuBefore = treeCpuMs(server.pid!);
+    const started = await server.req("POST", `/v1/projects/${project}/audits`, { key });
+    let status = "";
+    while (status !== "completed" && status !== "failed") {
+      await new Promise((r) => setTimeout(r, 500));
+      status = (await server.req("GET", `/v1/audits/${started.body.audit_id}`, { key })).body
+        .status;
+    }
+    const cpu = treeCpuMs(server.pid!) - cpuBefore;
+    const crawled = (await site.stats()).served - servedBefore;
+    const perPage = cpu / crawled;
+    const floorPer = floor / pages;
+    console.log(
+      `crawl cpu ${pages / 1000}k: ${status}; service ${perPage.toFixed(2)} ms CPU per page ` +
+        `(${crawled} requests, worker child included); floor (bare fetch, 8 in flight, + bare ` +
+        `htmlparser2 parse) ${floorPer.toFixed(2)} ms; ratio ${(perPage / floorPer).toFixed(1)}x ` +
+        `(target <= 2x) ${perPage / floorPer <= 2 ? "OK" : "MISS"}`,
+    );
+  } finally {
+    await server.kill();
+    await site.close();
+    await kvFile.remove();
+  }
+}
