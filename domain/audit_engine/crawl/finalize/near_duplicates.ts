@@ -64,10 +64,15 @@ export async function nearDuplicates(
   const cache = new Map<number, NearSig | null>();
   let bucket: string | null = null;
   let held: Entry[] = [];
+  // Held entries not yet known near: once none is and the page itself is, every pair left is
+  // known both ways, so its loop ends (a site of near-identical pages would otherwise walk all
+  // 200 held entries for each of its pages in each of its 16 bands).
+  let open = 0;
   const pace = new Pacer(COMPARES_PER_YIELD);
-  const found = (x: Entry, other: Entry, sim: number) => {
+  const found = (x: Entry, other: Entry, sim: number, isHeld: boolean) => {
     if (near.has(x.hash)) return;
     near.add(x.hash);
+    if (isHeld) open--;
     if (!twins.has(x.text)) {
       g.add({ url: x.url, similar_to: other.url, similarity: Math.round(sim * 100) / 100 });
     }
@@ -102,20 +107,25 @@ export async function nearDuplicates(
       if (bands[i] !== bucket) {
         bucket = bands[i];
         held = [];
+        open = 0;
       }
       const v = needed[i] ? byHash.get(page[i].key[3]) : null;
       if (!v) continue;
       if (pace.due(held.length)) await yieldToLoop();
       const a: Entry = { url: v.u, hash: page[i].key[3], text: v.h, sig: v.s };
       for (const o of held) {
+        if (open === 0 && near.has(a.hash)) break;
         if (o.text === a.text || (near.has(a.hash) && near.has(o.hash))) continue;
         const sim = similarity(a.sig, o.sig);
         if (sim >= NEAR_SIMILARITY) {
-          found(a, o, sim);
-          found(o, a, sim);
+          found(a, o, sim, false);
+          found(o, a, sim, true);
         }
       }
-      if (held.length < NEAR_MAX_COMPARE) held.push(a);
+      if (held.length < NEAR_MAX_COMPARE) {
+        held.push(a);
+        if (!near.has(a.hash)) open++;
+      }
     }
   }
 }
