@@ -59,3 +59,14 @@ Deno.test("fix first: impact × reach, broken paths above headers on every page"
   assert.deepEqual(fixFirst([{ check: "noindex", eligible: 27, affected: 4 }]), []);
   assert.deepEqual(fixFirst([{ check: "title_missing", eligible: 27, affected: 0 }]), []);
 });
+
+Deno.test("docs/audit.md lists every check's impact and effort", async () => {
+  const doc = await Deno.readTextFile(new URL("../../docs/audit.md", import.meta.url));
+  for (const c of ALL_CHECKS) {
+    const row = new RegExp(
+      "\\| `" + c.id + "`\\s*\\| " + c.category + "\\s*\\| " + c.impact + "\\s*\\| " + c.effort +
+        "\\s*\\|",
+    );
+    assert.match(doc, row, `${c.id}: impact ${c.impact}, effort ${c.effort} missing from the docs`);
+  }
+});
