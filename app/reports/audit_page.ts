@@ -63,7 +63,6 @@ const CATEGORY_ORDER: Category[] = [
   "mobile",
 ];
 const SEVERITIES = ["critical", "warning", "info"] as const;
-const SEVERITY_NAMES = { critical: "Critical", warning: "Warnings", info: "Notices" };
 const STATUS_FILTERS = ["2xx", "3xx", "4xx", "5xx", "failed", "blocked", "not_fetched"] as const;
 
 /** Lines of the history chart: the overall score bold, each category with its own dashes. */
@@ -176,7 +175,10 @@ function trendWords(d: AuditReportData): string {
       Math.abs(delta) === 1 ? "" : "s"
     } since`;
   const ch = a.changes;
-  const issues = ch ? ` ${ch.fixed} issues were fixed and ${ch.new} are new.` : "";
+  const issues = ch
+    ? ` Since then ${ch.fixed} ${ch.fixed === 1 ? "issue was" : "issues were"} fixed and ` +
+      `${ch.new} ${ch.new === 1 ? "is" : "are"} new.`
+    : "";
   return `The site scores ${now}, ${move} the previous audit on ${
     date(prev.completed_at)
   } (${prev.score}).${issues}`;
@@ -459,16 +461,25 @@ function issueCard(o: AuditPageOptions, i: ReportIssue): Html {
 }
 
 const SEVERITY_COLORS = { critical: "#b42318", warning: "#a04f00", info: "#0b57d0" };
+const SEVERITY_WORDS = { critical: "critical", warning: "warning", info: "notice" };
+
+/** `1 warning`, `2 warnings` (`critical` stays as it is). */
+function plural(n: number, word: string): string {
+  return `${n} ${n === 1 || word === "critical" ? word : `${word}s`}`;
+}
 
 /** Where the open issues are: one bar per category, split by severity. */
 function whereChart(open: ReportIssue[]): Html {
   const rows = CATEGORY_ORDER.map((c) => ({
     label: CATEGORY_NAMES[c],
-    parts: SEVERITIES.map((sev) => ({
-      name: sev === "info" ? "notice" : sev,
-      value: open.filter((i) => i.category === c && i.severity === sev).length,
-      color: SEVERITY_COLORS[sev],
-    })),
+    parts: SEVERITIES.map((sev) => {
+      const value = open.filter((i) => i.category === c && i.severity === sev).length;
+      return {
+        name: plural(value, SEVERITY_WORDS[sev]).replace(/^\d+ /, ""),
+        value,
+        color: SEVERITY_COLORS[sev],
+      };
+    }),
   }));
   const desc = rows.map((r) => `${r.label}: ${r.parts.reduce((n, p) => n + p.value, 0)} issues`)
     .join(", ");
@@ -488,9 +499,9 @@ function issuesSection(o: AuditPageOptions, d: AuditReportData): Html {
       const group = open.filter((i) => i.category === cat);
       if (group.length === 0) return "";
       const counts = SEVERITIES.map((sev) => ({
-        word: SEVERITY_NAMES[sev].toLowerCase(),
+        word: SEVERITY_WORDS[sev],
         n: group.filter((i) => i.severity === sev).length,
-      })).filter((c) => c.n > 0).map((c) => `${c.n} ${c.word}`);
+      })).filter((c) => c.n > 0).map((c) => plural(c.n, c.word));
       return html`<h3 id="cat-${cat}">${CATEGORY_NAMES[cat]} (${counts.join(", ")})</h3>${
         group.map((i) => issueCard(o, i))
       }`;

@@ -97,7 +97,7 @@ const FIX_FIRST_STYLE = `
 .exec h2{border-top:0;margin-top:.75rem;padding-top:0}
 .exec-actions li{margin:.35rem 0}
 .fix-first{padding-left:1.5rem}
-.fix-first>li{border:1px solid var(--line);border-radius:8px;padding:.5rem 1rem;margin:.75rem 0}
+.fix-first>li{border:1px solid var(--line);border-radius:8px;padding:.5rem 1rem;margin:.75rem 0;max-width:none}
 .fix-first h3{margin:.25rem 0}
 .fix-first dl{margin:.25rem 0}
 .fix-first dt{font-weight:600;margin-top:.25rem}
