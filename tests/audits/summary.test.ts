@@ -56,7 +56,7 @@ async function twoAudits(app: TestApp, name?: string) {
   return { key, accountId, projectId, auditId: "aud_current000000000001" };
 }
 
-Deno.test("summary: score, deltas, the worst issues with their fix, the links; one text everywhere", () =>
+Deno.test("summary: score, deltas, Fix first with effort and fix, the links; one text everywhere", () =>
   withApp(async (app) => {
     const { key, auditId } = await twoAudits(app);
     const res = await markdown(app, key, `/v1/audits/${auditId}/summary.md`);
