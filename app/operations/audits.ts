@@ -22,6 +22,7 @@ import {
 } from "../../domain/audits/mod.ts";
 import { CATEGORIES } from "../../domain/audit_engine/types.ts";
 import {
+  FIX_FIRST_SIZE,
   MAX_PATTERN_LENGTH,
   MAX_PATTERN_WILDCARDS,
   MAX_PATTERNS,
@@ -53,6 +54,26 @@ export { MAX_PAGE_SIZE };
 
 const Severity = z.enum(["critical", "warning", "info"]);
 
+const FixFirstItem = z.object({
+  check: z.string().openapi({ example: "broken_internal_links" }),
+  title: z.string().openapi({ description: "The check's title, for people" }),
+  category: z.enum(CATEGORIES as [string, ...string[]]),
+  severity: Severity,
+  impact: z.number().int().min(1).max(5).openapi({
+    description: "What the finding costs in search: 5 keeps pages out of search, 4 loses " +
+      "pages or links, 3 weakens ranking, 2 minor, 1 hygiene (see /docs/checks)",
+  }),
+  effort: z.enum(["low", "medium", "high"]).openapi({ description: "What fixing it takes" }),
+  affected_count: z.number().int(),
+  eligible_count: z.number().int(),
+  reach: z.number().min(0).max(1).openapi({ description: "affected_count ÷ eligible_count" }),
+  priority: z.number().openapi({
+    description: "4^(impact − 1) × reach: the order of the list",
+  }),
+  cost: z.string().openapi({ description: "What the finding costs the site" }),
+  fix: z.string().openapi({ description: "How to fix it" }),
+}).openapi("FixFirstItem");
+
 export const AuditSummary = z.object({
   issues_critical: z.number().int(),
   issues_warning: z.number().int(),
@@ -69,6 +90,10 @@ export const AuditSummary = z.object({
     indexability: z.number().int(),
     mobile: z.number().int(),
     structure: z.number().int(),
+  }),
+  fix_first: z.array(FixFirstItem).max(FIX_FIRST_SIZE).optional().openapi({
+    description: "Fix first (additive): the findings with the largest impact × reach, best " +
+      'first (docs/audit.md "Fix first"); absent on audits completed before it existed',
   }),
 }).openapi("AuditSummary");
 

@@ -1,11 +1,16 @@
 /**
  * The audit report as one HTML page (`GET /v1/audits/{id}/report` and a share link's
- * `/reports/{token}`): the score as a gauge and the five categories as bars, the facts of the
+ * `/reports/{token}`): an executive summary in plain words (score, trend, three things to do this
+ * week), "Fix first" (the findings with the largest impact × reach, as the JSON summary and the
+ * Markdown list them), the score as a gauge and the five categories as bars, the facts of the
  * crawl and any cap it hit, the project's score history as a line chart, the changes since the
- * previous audit, the issues by severity with their first affected items, the page inventory
+ * previous audit, the issues by category (a chart of where they are) with their first affected
+ * items, the page inventory
  * (filters and pages are plain links: no script, no form), and a rendered audit's lab metrics.
  * With `?issue=<check>` the page lists every affected item of that check instead, a page at a
  * time.
+ *
+ * People read check titles; check ids stay in links and anchors, where code reads them.
  *
  * Everything that came from the crawled site (titles, URLs, evidence) is text escaped by
  * app/html.ts; a URL becomes a link only when it is absolute http(s) (`safeHref`), with
@@ -21,12 +26,18 @@ import {
   type ReportIssue,
   type ReportQuery,
 } from "../../domain/audits/mod.ts";
-import type { Category, Evidence, LabRecord } from "../../domain/audit_engine/types.ts";
+import type {
+  Category,
+  Evidence,
+  FixFirstItem,
+  LabRecord,
+} from "../../domain/audit_engine/types.ts";
+import { CHECKS_BY_ID, IMPACT_NAMES } from "../../domain/audit_engine/mod.ts";
 import { THRESHOLDS } from "../../domain/render/mod.ts";
 import { clip, type Html, html, safeHref } from "../html.ts";
 import { auditView } from "../views.ts";
 import { reportDocument } from "./document.ts";
-import { bars, gauge, lineChart, scoreBand, type Series, swatch } from "./svg.ts";
+import { bars, gauge, lineChart, scoreBand, type Series, stackedBars, swatch } from "./svg.ts";
 
 export interface AuditPageOptions {
   baseUrl: string;
@@ -52,7 +63,6 @@ const CATEGORY_ORDER: Category[] = [
   "mobile",
 ];
 const SEVERITIES = ["critical", "warning", "info"] as const;
-const SEVERITY_NAMES = { critical: "Critical", warning: "Warnings", info: "Notices" };
 const STATUS_FILTERS = ["2xx", "3xx", "4xx", "5xx", "failed", "blocked", "not_fetched"] as const;
 
 /** Lines of the history chart: the overall score bold, each category with its own dashes. */
@@ -142,6 +152,90 @@ function itemsTable(items: Evidence[], caption: string): Html {
         )}</tbody>
       </table>
     </div>
+  `;
+}
+
+/** A check's title, for people (the id when the catalogue no longer has it). */
+function titleOf(check: string): string {
+  return CHECKS_BY_ID.get(check)?.title ?? check;
+}
+
+const EFFORT_WORDS = { low: "a quick fix", medium: "some work", high: "a project" };
+
+/** The score and where it is heading, in plain words. */
+function trendWords(d: AuditReportData): string {
+  const a = d.audit;
+  const prev = d.previous;
+  const now = `${a.score} out of 100 (${scoreBand(a.score!)})`;
+  if (!prev) return `The site scores ${now}. This is its first audit, so there is no trend yet.`;
+  const delta = a.score! - prev.score;
+  const move = delta === 0
+    ? "unchanged since"
+    : `${delta > 0 ? "up" : "down"} ${Math.abs(delta)} point${
+      Math.abs(delta) === 1 ? "" : "s"
+    } since`;
+  const ch = a.changes;
+  const issues = ch
+    ? ` Since then ${ch.fixed} ${ch.fixed === 1 ? "issue was" : "issues were"} fixed and ` +
+      `${ch.new} ${ch.new === 1 ? "is" : "are"} new.`
+    : "";
+  return `The site scores ${now}, ${move} the previous audit on ${
+    date(prev.completed_at)
+  } (${prev.score}).${issues}`;
+}
+
+/** The executive summary: score, trend and the three things to do this week, in plain words. */
+function executiveSection(d: AuditReportData): Html {
+  const three = d.fixFirst.slice(0, 3);
+  return html`<section class="exec" aria-labelledby="exec-h">
+    <h2 id="exec-h">In short</h2>
+    <p>${trendWords(d)}</p>
+    ${
+    three.length
+      ? html`
+        <p><strong>This week:</strong></p>
+        <ol class="exec-actions">${three.map((f) =>
+          html`<li><a href="#fix-${f.check}">${f.title}</a> (${num(f.affected_count)} of ${
+            num(f.eligible_count)
+          } affected; ${EFFORT_WORDS[f.effort]}). ${f.fix}</li>`
+        )}</ol>
+      `
+      : html`<p><strong>This week:</strong> nothing costly to fix; keep an eye on the notices
+        below.</p>`
+  }
+  </section>`;
+}
+
+/** "Fix first": what each costs, how far it reaches, how to fix it and what it takes. */
+function fixFirstSection(d: AuditReportData): Html {
+  if (d.fixFirst.length === 0) return html``;
+  return html`
+    <section aria-labelledby="fix-h">
+      <h2 id="fix-h">Fix first</h2>
+      <p>The issues that cost the most in search across the most pages: impact × reach (the share
+          of the pages or items checked that are affected). <a href="#issues-h">Every issue</a> is
+          listed below, by category.</p>
+      <ol class="fix-first">${d.fixFirst.map((f: FixFirstItem) =>
+        html`
+          <li id="fix-${f.check}">
+            <h3>${f.title}</h3>
+            <p><span class="badge sev-${f.severity}">${f
+              .severity}</span> ${CATEGORY_NAMES[f.category]} · ${num(f.affected_count)} of ${num(
+                f.eligible_count,
+              )} affected (${Math.round(
+                f.reach * 100,
+              )} %) · impact: ${IMPACT_NAMES[f.impact]} · effort: ${f.effort}</p>
+            <dl>
+              <dt>What it costs</dt>
+              <dd>${f.cost}</dd>
+              <dt>How to fix it</dt>
+              <dd>${f.fix}</dd>
+            </dl>
+            <p><a href="#issue-${f.check}">The affected items</a></p>
+          </li>
+        `
+      )}</ol>
+    </section>
   `;
 }
 
@@ -342,7 +436,7 @@ function issueCard(o: AuditPageOptions, i: ReportIssue): Html {
     <h4 id="issue-${i.check}-h">${i.title}</h4>
     <p><span class="badge sev-${i.severity}">${i.severity}</span>
       <span class="badge chg-${i.change}">${i.change}</span>
-      <code>${i.check}</code> · ${CATEGORY_NAMES[i.category]} ·
+      ${CATEGORY_NAMES[i.category]} ·
       ${
     fixed ? "no longer found" : html`${num(i.affected_count)} of ${num(i.eligible_count)} affected`
   }</p>
@@ -366,17 +460,49 @@ function issueCard(o: AuditPageOptions, i: ReportIssue): Html {
   </article>`;
 }
 
+const SEVERITY_COLORS = { critical: "#b42318", warning: "#a04f00", info: "#0b57d0" };
+const SEVERITY_WORDS = { critical: "critical", warning: "warning", info: "notice" };
+
+/** `1 warning`, `2 warnings` (`critical` stays as it is). */
+function plural(n: number, word: string): string {
+  return `${n} ${n === 1 || word === "critical" ? word : `${word}s`}`;
+}
+
+/** Where the open issues are: one bar per category, split by severity. */
+function whereChart(open: ReportIssue[]): Html {
+  const rows = CATEGORY_ORDER.map((c) => ({
+    label: CATEGORY_NAMES[c],
+    parts: SEVERITIES.map((sev) => {
+      const value = open.filter((i) => i.category === c && i.severity === sev).length;
+      return {
+        name: plural(value, SEVERITY_WORDS[sev]).replace(/^\d+ /, ""),
+        value,
+        color: SEVERITY_COLORS[sev],
+      };
+    }),
+  }));
+  const desc = rows.map((r) => `${r.label}: ${r.parts.reduce((n, p) => n + p.value, 0)} issues`)
+    .join(", ");
+  return html`<figure>${
+    stackedBars("where-chart", rows, "Issues by category and severity", `${desc}.`)
+  }<figcaption>Where the issues are: checks that fired, by category</figcaption></figure>`;
+}
+
 function issuesSection(o: AuditPageOptions, d: AuditReportData): Html {
   const open = d.issues.filter((i) => i.change !== "fixed");
   const fixed = d.issues.filter((i) => i.change === "fixed");
   return html`<section aria-labelledby="issues-h">
-    <h2 id="issues-h">Issues</h2>
-    ${open.length === 0 ? html`<p>No issue found.</p>` : ""}
+    <h2 id="issues-h">Issues by category</h2>
+    ${open.length === 0 ? html`<p>No issue found.</p>` : whereChart(open)}
     ${
-    SEVERITIES.map((sev) => {
-      const group = open.filter((i) => i.severity === sev);
+    CATEGORY_ORDER.map((cat) => {
+      const group = open.filter((i) => i.category === cat);
       if (group.length === 0) return "";
-      return html`<h3 class="sev-${sev}">${SEVERITY_NAMES[sev]} (${group.length})</h3>${
+      const counts = SEVERITIES.map((sev) => ({
+        word: SEVERITY_WORDS[sev],
+        n: group.filter((i) => i.severity === sev).length,
+      })).filter((c) => c.n > 0).map((c) => plural(c.n, c.word));
+      return html`<h3 id="cat-${cat}">${CATEGORY_NAMES[cat]} (${counts.join(", ")})</h3>${
         group.map((i) => issueCard(o, i))
       }`;
     })
@@ -424,9 +550,9 @@ function filterLinks(o: AuditPageOptions, d: AuditReportData, q: ReportQuery): H
           open
         `
         : ""}>
-        <summary>Issue filter${q.check ? html`: ${q.check}` : ""}</summary>
+        <summary>Issue filter${q.check ? html`: ${titleOf(q.check)}` : ""}</summary>
         <p>${link("any issue", { ...base, check: undefined }, !q.check)}${checks.map((i) =>
-          link(i.check, { ...base, check: i.check }, q.check === i.check)
+          link(i.title, { ...base, check: i.check }, q.check === i.check)
         )}</p>
         </details>
         </nav>
@@ -451,7 +577,9 @@ function pageRow(p: PageView): Html {
     cell(p.response_time_ms)
   }
     <td>${
-    p.checks.length ? clip(p.checks.join(", "), 160) : html`<span class="muted">none</span>`
+    p.checks.length
+      ? clip(p.checks.map(titleOf).join("; "), 240)
+      : html`<span class="muted">none</span>`
   }</td>
   </tr>`;
 }
@@ -617,7 +745,7 @@ function issuePage(
     ${watermark(d)}
         <p><a href="${linkTo(o, {})}">Back to the report</a></p>
         <h1>${i.title}: affected items on ${siteName(d)}</h1>
-        <p><span class="badge sev-${i.severity}">${i.severity}</span> <code>${i.check}</code> ·
+        <p><span class="badge sev-${i.severity}">${i.severity}</span> ·
           ${num(i.affected_count)} of ${num(i.eligible_count)} affected; ${num(
             i.items_stored,
           )} items stored.</p>
@@ -654,9 +782,11 @@ export function auditReportHtml(d: AuditReportData, o: AuditPageOptions): string
     ${watermark(d)}
         <h1>SEO audit of ${site}</h1>
         ${d.project ? html`<p>Project ${d.project.name}: ${urlLink(d.project.url)}</p>` : ""}
+        ${executiveSection(d)}
         ${factsSection(d)}
         <nav aria-label="Contents">
       <ul class="toc">
+          ${d.fixFirst.length ? html`<li><a href="#fix-h">Fix first</a></li>` : ""}
           <li><a href="#score-h">Score</a></li>
           <li><a href="#history-h">History</a></li>
           <li><a href="#changes-h">Changes</a></li>
@@ -665,6 +795,7 @@ export function auditReportHtml(d: AuditReportData, o: AuditPageOptions): string
           ${d.audit.render ? html`<li><a href="#lab-h">Lab metrics</a></li>` : ""}
         </ul>
     </nav>
+        ${fixFirstSection(d)}
         ${scoreSection(d)}
         ${historySection(d.history)}
         ${changesSection(d)}

@@ -88,10 +88,30 @@ footer.bottom{margin-top:3rem;border-top:1px solid var(--line);padding:1rem 0 2r
 .skip:focus{left:1rem;top:.5rem;background:var(--bg);padding:.25rem .5rem}
 `.trim();
 
+/**
+ * The audit report's executive summary, "Fix first" and issues-by-category chart (issue 31),
+ * kept apart from the rules above.
+ */
+const FIX_FIRST_STYLE = `
+.exec{border:1px solid var(--line);border-left:4px solid var(--accent);border-radius:8px;padding:0 1rem .5rem;margin:1rem 0;background:var(--soft)}
+.exec h2{border-top:0;margin-top:.75rem;padding-top:0}
+.exec-actions li{margin:.35rem 0}
+.fix-first{padding-left:1.5rem}
+.fix-first>li{border:1px solid var(--line);border-radius:8px;padding:.5rem 1rem;margin:.75rem 0;max-width:none}
+.fix-first h3{margin:.25rem 0}
+.fix-first dl{margin:.25rem 0}
+.fix-first dt{font-weight:600;margin-top:.25rem}
+.fix-first dd{margin:0 0 .25rem}
+.stacked{width:28rem}
+@media print{.exec,.fix-first>li{break-inside:avoid}}
+`.trim();
+
+const ALL_STYLE = `${STYLE}\n${FIX_FIRST_STYLE}`;
+
 /** The stylesheet's text, placed verbatim in a `<style>` element. */
-export const REPORT_STYLE = STYLE;
+export const REPORT_STYLE = ALL_STYLE;
 
 export const HTML_TYPE = "text/html; charset=utf-8";
 
 /** The headers of a report or preview page: its stylesheet only, and no form may post. */
-export const REPORT_HEADERS = privatePageHeaders(STYLE, { formAction: "'none'" });
+export const REPORT_HEADERS = privatePageHeaders(ALL_STYLE, { formAction: "'none'" });

@@ -173,3 +173,63 @@ export function lineChart(
       </svg>
   `;
 }
+
+/** One bar of `stackedBars`: its label and its parts (each a count, a name and a colour). */
+export interface StackedBar {
+  label: string;
+  parts: { name: string; value: number; color: string }[];
+}
+
+/**
+ * Horizontal bars of counts on a common scale (the largest total fills the width), each split
+ * into its parts and followed by its figures in words ("2 critical, 3 warning"), so the colours
+ * are never the only cue. Where the issues are: one bar per category.
+ */
+export function stackedBars(
+  id: string,
+  items: StackedBar[],
+  title: string,
+  description: string,
+): Html {
+  const rowH = 26;
+  const labelW = 110;
+  const barW = 150;
+  const textW = 190;
+  const height = items.length * rowH + 8;
+  const totals = items.map((it) => it.parts.reduce((n, p) => n + p.value, 0));
+  const max = Math.max(1, ...totals);
+  return html`
+    <svg class="chart stacked" viewBox="0 0 ${labelW + barW + textW} ${height}"
+      width="${labelW + barW + textW}" height="${height}" role="img"
+      aria-labelledby="${id}-t ${id}-d" xmlns="http://www.w3.org/2000/svg">
+        <title id="${id}-t">${title}</title>
+        <desc id="${id}-d">${description}</desc>
+        ${items.map((it, i) => {
+          const y = 4 + i * rowH;
+          let x = labelW;
+          const words = it.parts.filter((p) => p.value > 0).map((p) => `${p.value} ${p.name}`);
+          return html`
+            <g>
+              <text x="0" y="${y + 15}" font-size="12" fill="#1b1f24">${it.label}</text>
+              <rect x="${labelW}" y="${y + 3}" width="${barW}" height="16" rx="3" fill="#f0f2f4" />
+              ${it.parts.map((p) => {
+                const w = (p.value / max) * barW;
+                const at = x;
+                x += w;
+                return p.value > 0
+                  ? html`
+                    <rect x="${f1(at)}" y="${y + 3}" width="${f1(w)}" height="16"
+                      fill="${p.color}" />
+                  `
+                  : "";
+              })}
+              <text x="${labelW + barW + 6}" y="${y +
+                15}" font-size="12" fill="#1b1f24">${words.length
+                ? words.join(", ")
+                : "none"}</text>
+            </g>
+          `;
+        })}
+      </svg>
+  `;
+}

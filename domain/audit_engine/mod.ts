@@ -14,6 +14,14 @@
  */
 export { CHECK_DOCS, checkDoc, checkDocUrl } from "./check_docs.ts";
 export { ALL_CHECKS, CHECKS_BY_ID } from "./checks/index.ts";
+export {
+  FIX_FIRST_SIZE,
+  fixFirst,
+  type FixFirstInput,
+  type FixFirstItem,
+  IMPACT_NAMES,
+  IMPACT_WEIGHT,
+} from "./fix_first.ts";
 export { MAX_BANNER_FETCHES } from "./crawl/banners.ts";
 export { ByteBudget } from "./crawl/byte_budget.ts";
 export {

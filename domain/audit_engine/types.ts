@@ -26,6 +26,16 @@ export type PageVerdict = boolean | null | undefined | Evidence | Evidence[];
 export type Category = "performance" | "security" | "indexability" | "mobile" | "structure";
 export type Severity = "critical" | "warning" | "info";
 
+/**
+ * What a check's finding costs in search, 0–5 (docs/audit.md "Impact and effort"): 5 keeps the
+ * site or its pages out of search, 4 loses pages or the links to them, 3 weakens how pages rank
+ * or show, 2 costs a little, 1 is hygiene with little direct search cost, 0 is a fact to know
+ * (often intended) and never leads "Fix first".
+ */
+export type Impact = 0 | 1 | 2 | 3 | 4 | 5;
+/** What fixing a check's finding usually takes: a setting or a tag, template work, or a project. */
+export type Effort = "low" | "medium" | "high";
+
 export const CATEGORIES: readonly Category[] = [
   "performance",
   "security",
@@ -215,6 +225,10 @@ export interface CheckBase {
   title: string;
   /** One-line description for docs. */
   detects: string;
+  /** What the finding costs in search; weighs it in "Fix first" (fix_first.ts). */
+  impact: Impact;
+  /** What fixing it usually takes. */
+  effort: Effort;
 }
 
 export interface PageCheck extends CheckBase {
@@ -342,6 +356,8 @@ export interface AuditReport {
       affected_count: number;
     }[];
     categories: Record<Category, number>;
+    /** "Fix first" (fix_first.ts); absent on audits completed before it existed. */
+    fix_first?: FixFirstItem[];
   };
   /** URLs fetched (any response or failure; robots-blocked URLs are not fetched). */
   pages_crawled: number;
@@ -684,6 +700,8 @@ export interface ScoreResult {
     issues_info: number;
     top_issues: TopIssue[];
     categories: Record<Category, number>;
+    /** "Fix first" (fix_first.ts); absent on audits completed before it existed. */
+    fix_first?: FixFirstItem[];
   };
 }
 
@@ -715,6 +733,26 @@ export interface RenderProgress {
 }
 
 export type RobotsState = "ok" | "missing" | "unreachable";
+
+/** One "Fix first" item: what it costs, how far it reaches, how to fix it and what it takes. */
+export interface FixFirstItem {
+  check: string;
+  title: string;
+  category: Category;
+  severity: Severity;
+  impact: Impact;
+  effort: Effort;
+  affected_count: number;
+  eligible_count: number;
+  /** affected ÷ eligible, 0–1 (3 decimals). */
+  reach: number;
+  /** IMPACT_WEIGHT[impact] × reach (3 decimals); the list is ordered by it. */
+  priority: number;
+  /** What the finding costs the site (the check's meaning, check_docs.ts). */
+  cost: string;
+  /** How to fix it. */
+  fix: string;
+}
 
 export interface TopIssue {
   check: string;

@@ -1,12 +1,19 @@
 /**
  * The per-check comparison of a finished audit with the project's previous completed audit:
  * which checks are new, persisting or fixed, stored under `auditIssues` and read back by the
- * findings listings (domain/audits/results.ts) and the next audit's comparison.
+ * findings listings (domain/audits/results.ts) and the next audit's comparison; and the audit's
+ * "Fix first" list as every reader (report, Markdown) takes it.
  *
  * @module
  */
 import type { IssueChange, StoredIssue, StoredIssues } from "./types.ts";
-import { ALL_CHECKS, CHECKS_BY_ID } from "../audit_engine/mod.ts";
+import {
+  ALL_CHECKS,
+  CHECKS_BY_ID,
+  fixFirst,
+  type FixFirstInput,
+  type FixFirstItem,
+} from "../audit_engine/mod.ts";
 import type { Severity } from "../audit_engine/types.ts";
 import type { AuditChanges } from "./record.ts";
 
@@ -65,4 +72,15 @@ export function compareIssues(
     fixed: fixed.length,
   };
   return { issues: { previousAuditId, issues: [...fired, ...fixed] }, changes };
+}
+
+/**
+ * The audit's "Fix first" list: the one its summary stored at completion, or, for an audit
+ * completed before the list existed, the same ranking over its stored issues' counts.
+ */
+export function auditFixFirst(
+  summary: { fix_first?: FixFirstItem[] } | null,
+  issues: readonly (FixFirstInput & { change: IssueChange })[],
+): FixFirstItem[] {
+  return summary?.fix_first ?? fixFirst(issues.filter((i) => i.change !== "fixed"));
 }

@@ -22,7 +22,13 @@ import {
   type PageStatusClass,
   type PageView,
 } from "./results.ts";
-import { CHECKS_BY_ID, labPagesOf, type LabRecord } from "../audit_engine/mod.ts";
+import {
+  CHECKS_BY_ID,
+  type FixFirstItem,
+  labPagesOf,
+  type LabRecord,
+} from "../audit_engine/mod.ts";
+import { auditFixFirst } from "./compare.ts";
 import type { Category, Evidence } from "../audit_engine/types.ts";
 import { type AuditRecord, getAudit } from "./record.ts";
 import { ApiError, type Deps, keys, list, read } from "../platform/mod.ts";
@@ -67,6 +73,8 @@ export interface AuditReportData {
   /** The previous completed audit compared against, when there is one. */
   previous: HistoryPoint | null;
   issues: ReportIssue[];
+  /** "Fix first": the summary's list, the same the JSON and the Markdown lead with. */
+  fixFirst: FixFirstItem[];
   /** What the page lists: one page of the inventory, or of one issue's items. */
   view:
     | { kind: "report"; query: ReportQuery; pages: Page<PageView> }
@@ -216,6 +224,15 @@ export async function loadAuditReport(
     history,
     previous: history.length > 1 ? history[history.length - 2] : null,
     issues: issues.map((i) => ({ ...i, sample: sampleOf.get(i.check) ?? [] })),
+    fixFirst: auditFixFirst(
+      audit.summary,
+      issues.map((i) => ({
+        check: i.check,
+        eligible: i.eligible_count,
+        affected: i.affected_count,
+        change: i.change,
+      })),
+    ),
     view,
     lab,
   };

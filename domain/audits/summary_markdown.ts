@@ -1,25 +1,27 @@
 /**
  * A completed audit in at most SUMMARY_MAX_BYTES of Markdown, for an agent to paste into a chat or
  * a pull request: the score and category scores with their change since the project's previous
- * completed audit, new / fixed / persisting issues, the five worst issues with their counts and
- * fix (one line each, texts from check_docs.ts), the share link when the caller has one, and the
+ * completed audit, new / fixed / persisting issues, "Fix first": the five findings with the
+ * largest impact × reach with their reach, impact, effort and fix (one line each, texts from
+ * check_docs.ts; the same list as the summary's `fix_first`), the share link when the caller has
+ * one, and the
  * link to the JSON audit. The cap is enforced here whatever the inputs hold (a project name of
- * any length, long fix texts): lines are clipped, the worst-issue list shortened, and the whole
+ * any length, long fix texts): lines are clipped, the "Fix first" list shortened, and the whole
  * cut at a line as a last resort, always keeping the links.
  *
  * @module
  */
-import { checkDoc, CHECKS_BY_ID, clipUtf8 } from "../audit_engine/mod.ts";
+import { CHECKS_BY_ID, clipUtf8, type FixFirstItem, IMPACT_NAMES } from "../audit_engine/mod.ts";
 import { CATEGORIES, type Category } from "../audit_engine/types.ts";
 import { ApiError, type Deps, keys, read } from "../platform/mod.ts";
 import type { KeyMode } from "../identity/types.ts";
 import type { ProjectRecord } from "../projects/types.ts";
-import type { StoredIssue } from "./compare.ts";
+import { auditFixFirst, type StoredIssue } from "./compare.ts";
 import { type AuditRecord, getAudit } from "./record.ts";
 
 /** The hard cap of a summary, in UTF-8 bytes. */
 export const SUMMARY_MAX_BYTES = 2_048;
-/** Worst issues listed, at most. */
+/** "Fix first" items listed, at most. */
 export const SUMMARY_TOP_ISSUES = 5;
 
 /** Links the summary carries beyond the audit's own: the share link, when one exists. */
@@ -104,7 +106,8 @@ export function renderSummary(input: SummaryInput): string {
     `${n(summary.issues_info)} info.`,
   ];
   const fired = input.issues.filter((i) => i.change !== "fixed");
-  const issueLines = fired.slice(0, SUMMARY_TOP_ISSUES).map((i, n) => issueLine(i, n + 1));
+  const issueLines = auditFixFirst(summary, input.issues).slice(0, SUMMARY_TOP_ISSUES)
+    .map((i, n) => fixLine(i, n + 1));
   const tail = [
     "",
     ...(input.links.shareUrl ? [`Report: ${clip(input.links.shareUrl, 300)}`] : []),
@@ -113,7 +116,11 @@ export function renderSummary(input: SummaryInput): string {
   const build = (shown: string[]) => [
     ...head,
     "",
-    shown.length ? `**Worst issues** (${shown.length} of ${fired.length})` : "No issues found.",
+    shown.length
+      ? `**Fix first** (${shown.length} of ${fired.length} issues; by impact × reach)`
+      : fired.length
+      ? `No issue costs much in search (${fired.length} minor ones).`
+      : "No issues found.",
     ...shown,
     ...tail,
   ];
@@ -152,13 +159,11 @@ function fixedLine(issues: StoredIssue[]): string[] {
   return fixed.length ? [`Fixed: ${md(clip(fixed.join("; "), 160))}`] : [];
 }
 
-/** One worst issue: title, severity, count, change, and the fix, on one line. */
-function issueLine(issue: StoredIssue, rank: number): string {
-  const check = CHECKS_BY_ID.get(issue.check);
-  if (!check) return `${rank}. ${md(issue.check)}: ${n(issue.affected)} affected`;
-  const fix = checkDoc(check).fix;
-  return `${rank}. **${md(clip(check.title, 80))}** (${check.severity}, ` +
-    `${n(issue.affected)} affected, ${issue.change}): ${md(clip(fix, 150))}`;
+/** One "Fix first" item: title, reach, impact, effort and the fix, on one line. */
+function fixLine(item: FixFirstItem, rank: number): string {
+  return `${rank}. **${md(clip(item.title, 80))}**: ${n(item.affected_count)} of ` +
+    `${n(item.eligible_count)} affected · impact ${IMPACT_NAMES[item.impact]} · ` +
+    `effort ${item.effort}. Fix: ${md(clip(item.fix, 150))}`;
 }
 
 /** ` (+3)`, ` (−2)`, ` (=)`; nothing without a previous value. */

@@ -91,6 +91,8 @@ export const RENDER_CHECKS: readonly RenderCheck[] = [
     id: "noindex_only_in_raw_html",
     category: "indexability",
     severity: "critical",
+    impact: 5,
+    effort: "low",
     title: "noindex in the raw HTML, removed by JavaScript",
     detects: "The HTML as served says noindex and a script removes it. Google may not render a " +
       "noindex page at all, so it stays out of the index whatever the rendered page says.",
@@ -106,6 +108,8 @@ export const RENDER_CHECKS: readonly RenderCheck[] = [
     id: "noindex_only_after_js",
     category: "indexability",
     severity: "warning",
+    impact: 4,
+    effort: "low",
     title: "noindex added by JavaScript",
     detects: "The served HTML is indexable but a script adds noindex: Google drops the page " +
       "after rendering while crawlers that do not render index it.",
@@ -121,6 +125,8 @@ export const RENDER_CHECKS: readonly RenderCheck[] = [
     id: "canonical_changed_by_js",
     category: "indexability",
     severity: "warning",
+    impact: 3,
+    effort: "low",
     title: "Canonical changed by JavaScript",
     detects: "The rendered canonical differs from the served one (added, removed or another " +
       "URL); Google may pick either, so serve the intended canonical in the HTML.",
@@ -139,6 +145,8 @@ export const RENDER_CHECKS: readonly RenderCheck[] = [
     id: "title_changed_by_js",
     category: "structure",
     severity: "info",
+    impact: 1,
+    effort: "low",
     title: "Title changed by JavaScript",
     detects: "The rendered <title> differs from the served one: search results may show the " +
       "rendered title, link previews and AI crawlers the served one.",
@@ -154,6 +162,8 @@ export const RENDER_CHECKS: readonly RenderCheck[] = [
     id: "h1_changed_by_js",
     category: "structure",
     severity: "info",
+    impact: 1,
+    effort: "low",
     title: "H1 changed by JavaScript",
     detects: "The first rendered <h1> differs from the served one (or exists in one only).",
     scope: "render",
@@ -168,6 +178,8 @@ export const RENDER_CHECKS: readonly RenderCheck[] = [
     id: "content_requires_js",
     category: "indexability",
     severity: "warning",
+    impact: 3,
+    effort: "high",
     title: "Main content needs JavaScript",
     detects: "The rendered page has at least 100 words and the served HTML less than half of " +
       "them: crawlers that do not run scripts (most AI crawlers) see an empty page.",
@@ -187,6 +199,8 @@ export const RENDER_CHECKS: readonly RenderCheck[] = [
     id: "links_only_after_js",
     category: "structure",
     severity: "warning",
+    impact: 3,
+    effort: "medium",
     title: "Internal links only after JavaScript",
     detects: "Internal links that exist in the rendered page but not in the served HTML: " +
       "crawlers that do not render never find them, Google finds them later.",
@@ -205,6 +219,8 @@ export const RENDER_CHECKS: readonly RenderCheck[] = [
     id: "lcp_slow",
     category: "performance",
     severity: "warning",
+    impact: 3,
+    effort: "high",
     title: "Largest Contentful Paint over 2.5 s",
     detects: "Lab LCP on a throttled phone (Lighthouse mobile conditions) above 2.5 s " +
       "(poor above 4 s).",
@@ -228,6 +244,8 @@ export const RENDER_CHECKS: readonly RenderCheck[] = [
     id: "cls_high",
     category: "performance",
     severity: "warning",
+    impact: 2,
+    effort: "medium",
     title: "Cumulative Layout Shift over 0.1",
     detects: "Layout shifts during load add up to more than 0.1 (poor above 0.25): content " +
       "jumps under the reader's finger.",
@@ -250,6 +268,8 @@ export const RENDER_CHECKS: readonly RenderCheck[] = [
     id: "tbt_high",
     category: "performance",
     severity: "warning",
+    impact: 2,
+    effort: "high",
     title: "Total Blocking Time over 200 ms",
     detects: "Long scripts block the main thread for more than 200 ms after first paint " +
       "(poor above 600 ms) on a 4x slowed CPU: taps go unanswered (the lab proxy of INP).",
@@ -272,6 +292,8 @@ export const RENDER_CHECKS: readonly RenderCheck[] = [
     id: "transfer_size_large",
     category: "performance",
     severity: "warning",
+    impact: 2,
+    effort: "medium",
     title: "Page transfers over 5,000 KiB",
     detects: "Everything the rendered page loaded (documents, scripts, images, fonts, data) " +
       "adds up to more than 5,000 KiB.",
@@ -287,6 +309,8 @@ export const RENDER_CHECKS: readonly RenderCheck[] = [
     id: "console_errors",
     category: "structure",
     severity: "info",
+    impact: 1,
+    effort: "medium",
     title: "JavaScript errors in the console",
     detects: "The page logged console errors or threw uncaught exceptions while rendering.",
     scope: "render",
@@ -300,6 +324,8 @@ export const RENDER_CHECKS: readonly RenderCheck[] = [
     id: "tap_targets_small",
     category: "mobile",
     severity: "warning",
+    impact: 2,
+    effort: "medium",
     title: "Tap targets too small or too close",
     detects: "Links and buttons smaller than 48x48 CSS px whose 48 px finger area overlaps " +
       "another target (Lighthouse's rule): easy to hit the wrong one.",
@@ -320,6 +346,8 @@ export const RENDER_CHECKS: readonly RenderCheck[] = [
     id: "text_too_small",
     category: "mobile",
     severity: "warning",
+    impact: 2,
+    effort: "low",
     title: "Text too small to read",
     detects: "Less than 60 % of the visible text is at 12 CSS px or more on a phone.",
     scope: "render",
@@ -342,6 +370,8 @@ export const RENDER_CHECKS: readonly RenderCheck[] = [
     id: "content_wider_than_viewport",
     category: "mobile",
     severity: "warning",
+    impact: 2,
+    effort: "medium",
     title: "Content wider than the screen",
     detects: "The page scrolls sideways on a 412 px phone: its content is wider than the " +
       "layout viewport.",
@@ -361,6 +391,8 @@ export const RENDER_CHECKS: readonly RenderCheck[] = [
     id: "requests_refused",
     category: "security",
     severity: "info",
+    impact: 1,
+    effort: "low",
     title: "Page requests addresses the guard refused",
     detects: "The page asked for resources on private, loopback or link-local addresses (or " +
       "hosts that do not resolve, or WebSockets): broken for visitors, and never fetched by us.",

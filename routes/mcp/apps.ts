@@ -112,11 +112,13 @@ const SCRIPT = `(() => {
     }
     head.append(gauge(a.score), facts);
     const list = el("ul");
-    for (const t of s.top_issues || []) {
+    const first = s.fix_first && s.fix_first.length ? s.fix_first : null;
+    for (const t of first || s.top_issues || []) {
       const sev = t.severity === "critical" ? "crit" : t.severity === "warning" ? "warn" : "info";
-      list.append(el("li", t.title + " (" + t.affected_count + ")", sev));
+      list.append(el("li", t.title + " (" + t.affected_count +
+        (first ? ", effort " + t.effort : "") + ")", sev));
     }
-    root.append(head, el("h1", "Worst issues"), list);
+    root.append(head, el("h1", first ? "Fix first" : "Worst issues"), list);
     const links = el("div", undefined, "row");
     if (a.report_url) links.append(link("Full report (with the API key)", a.report_url));
     if (a.share_url) links.append(link("Share link", a.share_url));

@@ -62,8 +62,9 @@ ${hostConfigSnippet(baseUrl)}
 3. \`projects\` \`{"action": "create", "url": "https://example.com"}\` → \`project_id\`.
 4. \`audits\` \`{"action": "start", "project_id": "proj_…", "wait": 60}\` → the audit; if still
    running, \`{"action": "get", "audit_id": "aud_…", "wait": 60}\` (or poll after
-   \`poll_after_seconds\`). Completed audits carry \`score\`, \`summary.top_issues\` and
-   \`report_url\` (the HTML report, with the key); actions \`summary\` (2 KB of Markdown),
+   \`poll_after_seconds\`). Completed audits carry \`score\`, \`summary.fix_first\` (what to
+   fix first, with effort and fix), \`summary.top_issues\` and \`report_url\` (the HTML report,
+   with the key); actions \`summary\` (2 KB of Markdown),
    \`issues\` (worst first), \`issue\` (with \`check\`: its affected URLs and evidence) and
    \`pages\` (every URL crawled) page with \`limit\` (default 10) and \`cursor\`. \`share\` → a link
    a human opens without a key; after a fix, \`recheck\` with \`check\` (and \`wait\`) judges each

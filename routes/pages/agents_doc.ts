@@ -199,12 +199,17 @@ echo "$R"
 # 200 {"audit_id":…,"status":"completed","score":87,"summary":{"issues_critical":0,
 #      "issues_warning":3,"issues_info":5,"top_issues":[{"check":…,"severity":"warning",
 #      "title":…,"affected_count":2},…],"categories":{"performance":…,"security":…,
-#      "indexability":…,"mobile":…,"structure":…}},"started_at":…,"completed_at":…,
+#      "indexability":…,"mobile":…,"structure":…},"fix_first":[{"check":…,"title":…,
+#      "impact":4,"effort":"low","affected_count":2,"reach":0.074,"cost":…,"fix":…},…]},
+#      "started_at":…,"completed_at":…,
 #      "report_url":"${b}/v1/audits/aud_…/report","share_url":null}
 `)}
     <p>Statuses: <code>queued</code> → <code>running</code> → <code>completed</code> (with
     <code>score</code> 0 to 100, <code>summary</code> and <code>changes</code>) or <code>failed</code>
-    (with <code>error</code>). The summary lists at most 10 top issues, worst first. Locally, point the
+    (with <code>error</code>). The summary lists at most 10 top issues, worst first (by severity),
+    and <code>fix_first</code>: at most 5 issues to fix first, by what they cost in search times the
+    share of pages they reach, each with its effort and fix (<a href="${b}/docs/checks#impact">the
+    scale</a>). Locally, point the
     project at a site your machine can reach.</p>
     <h3 id="audit-findings">What to fix: issues, evidence and the page inventory</h3>
     <p>Once the audit is <code>completed</code> (before that these answer 409

@@ -1,13 +1,14 @@
 /**
  * The Markdown summary of a completed audit: at most 2 KB whatever the audit holds, with the
- * score and category deltas against the previous audit, new / fixed / persisting, the five worst
- * issues with their counts and fix, the share link when given, the JSON link; the same text at
+ * score and category deltas against the previous audit, new / fixed / persisting, "Fix first"
+ * (by impact × reach) with counts, effort and fix, the share link when given, the JSON link; the same text at
  * `/summary.md`, `?format=markdown`, `Accept: text/markdown` and the MCP audits tool's `summary`;
  * and the rules of every `/v1` read (401, 404 for another account's audit, 409 before completion).
  */
 import assert from "node:assert/strict";
 import { checkDoc } from "../../domain/audit_engine/check_docs.ts";
 import { ALL_CHECKS, CHECKS_BY_ID } from "../../domain/audit_engine/checks/index.ts";
+import { IMPACT_WEIGHT } from "../../domain/audit_engine/fix_first.ts";
 import type { StoredIssue } from "../../domain/audits/compare.ts";
 import type { AuditRecord } from "../../domain/audits/record.ts";
 import { renderSummary, SUMMARY_MAX_BYTES } from "../../domain/audits/summary_markdown.ts";
@@ -55,7 +56,7 @@ async function twoAudits(app: TestApp, name?: string) {
   return { key, accountId, projectId, auditId: "aud_current000000000001" };
 }
 
-Deno.test("summary: score, deltas, the worst issues with their fix, the links; one text everywhere", () =>
+Deno.test("summary: score, deltas, Fix first with effort and fix, the links; one text everywhere", () =>
   withApp(async (app) => {
     const { key, auditId } = await twoAudits(app);
     const res = await markdown(app, key, `/v1/audits/${auditId}/summary.md`);
@@ -74,18 +75,28 @@ Deno.test("summary: score, deltas, the worst issues with their fix, the links; o
     );
     assert.ok(text.includes(`\nFixed: ${CHECKS_BY_ID.get("hsts_missing")!.title}\n`));
 
-    // The five worst open issues, in the JSON list's order, each with its count and fix.
+    // "Fix first": the open issues by impact weight × reach (affected ÷ eligible), computed here
+    // from the JSON listing and each check's declared impact, each with its count and fix.
     const all = (await app.req("GET", `/v1/audits/${auditId}/issues`, { key })).body.data
       .filter((i: { change: string }) => i.change !== "fixed");
     assert.equal(all.length, 6);
+    const priority = (i: { check: string; affected_count: number; eligible_count: number }) =>
+      IMPACT_WEIGHT[CHECKS_BY_ID.get(i.check)!.impact] * i.affected_count / i.eligible_count;
+    const expected = [...all].filter((i) => CHECKS_BY_ID.get(i.check)!.impact > 0)
+      .sort((a, b) => priority(b) - priority(a));
     const lines = text.split("\n").filter((l) => /^\d\. /.test(l));
-    assert.equal(lines.length, 5);
-    assert.match(text, /\*\*Worst issues\*\* \(5 of 6\)/);
+    assert.equal(lines.length, Math.min(5, expected.length));
+    assert.match(text, new RegExp(`\\*\\*Fix first\\*\\* \\(${lines.length} of 6 issues`));
     lines.forEach((line, n) => {
-      const issue = all[n];
+      const issue = expected[n];
       const check = CHECKS_BY_ID.get(issue.check)!;
-      assert.ok(line.startsWith(`${n + 1}. **${check.title}** (${check.severity}, `), line);
-      assert.ok(line.includes(`${issue.affected_count} affected, ${issue.change})`), line);
+      assert.ok(line.startsWith(`${n + 1}. **${check.title}**: `), `${n}: ${line}`);
+      assert.ok(
+        line.includes(`${issue.affected_count} of ${issue.eligible_count} affected`),
+        line,
+      );
+      assert.ok(line.includes(`effort ${check.effort}`), line);
+      assert.ok(!line.includes(check.id), "titles, not ids, for people");
       const fix = checkDoc(check).fix.replace(/[\\`*[\]<>]/g, (c) => `\\${c}`);
       assert.ok(line.endsWith(fix) || line.endsWith("…"), line);
     });
@@ -186,7 +197,7 @@ Deno.test("summary: a pathological audit stays within 2 KB over HTTP (long name,
     assert.equal(res.status, 200);
     assert.ok(bytes(res.text) <= SUMMARY_MAX_BYTES, `${bytes(res.text)} bytes`);
     assert.ok(res.text.endsWith("/v1/audits/aud_many00000000000001\n"));
-    assert.match(res.text, /\*\*Worst issues\*\* \(\d of \d+\)/);
+    assert.match(res.text, /\*\*Fix first\*\* \(\d of \d+ issues/);
   }));
 
 Deno.test("summary: the cap holds for any input, keeps the links, and carries a share link", () => {

@@ -125,7 +125,7 @@ Deno.test("the audit report over HTTP: charts, history, changes, issues, invento
       }
       // Three charts, each an image with a name and a description, and a table beside it.
       const charts = markup.match(/<svg class="chart[^>]*>/g) ?? [];
-      assert.equal(charts.length, 3, "gauge, bars, history");
+      assert.equal(charts.length, 4, "gauge, bars, history, issues by category");
       for (const svg of charts) {
         assert.match(svg, /role="img"/);
         const [t, d] = /aria-labelledby="([^" ]+) ([^"]+)"/.exec(svg)!.slice(1);

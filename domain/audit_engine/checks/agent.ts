@@ -36,6 +36,8 @@ export const structuredDataMissing: PageCheck = {
   id: "structured_data_missing",
   category: "structure",
   severity: "info",
+  impact: 1,
+  effort: "medium",
   title: "No JSON-LD structured data",
   detects: "An indexable page without any application/ld+json block (the site's coverage is " +
     "structured_data_coverage).",
@@ -49,6 +51,8 @@ export const AGENT_STEP_CHECKS: readonly StepCheck[] = [
     id: "llms_txt_missing",
     category: "structure",
     severity: "info",
+    impact: 0,
+    effort: "low",
     title: "No /llms.txt",
     detects: "The site has no /llms.txt (the llmstxt.org proposal: a Markdown guide for " +
       "language models), or serves an HTML page there.",
@@ -58,6 +62,8 @@ export const AGENT_STEP_CHECKS: readonly StepCheck[] = [
     id: "llms_txt_malformed",
     category: "structure",
     severity: "warning",
+    impact: 1,
+    effort: "low",
     title: "Malformed /llms.txt",
     detects: "/llms.txt does not follow the llmstxt.org format: one H1 title first, then " +
       "optional blockquote and text, H2 sections of Markdown link lists.",
@@ -67,6 +73,8 @@ export const AGENT_STEP_CHECKS: readonly StepCheck[] = [
     id: "ai_crawler_rules",
     category: "indexability",
     severity: "info",
+    impact: 0,
+    effort: "low",
     title: "AI crawler rules in robots.txt",
     detects: "robots.txt names or blocks common AI crawlers (GPTBot, ClaudeBot, PerplexityBot, " +
       "Google-Extended, CCBot...): which it allows and which it blocks from the home page, " +
@@ -77,6 +85,8 @@ export const AGENT_STEP_CHECKS: readonly StepCheck[] = [
     id: "structured_data_coverage",
     category: "structure",
     severity: "info",
+    impact: 1,
+    effort: "medium",
     title: "Structured data coverage below 100 %",
     detects: "The share of indexable pages that carry JSON-LD, when some do not.",
     scope: "agent",

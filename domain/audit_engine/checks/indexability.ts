@@ -64,6 +64,8 @@ export const indexabilityChecks: Check[] = [
     id: "robots_txt_unreachable",
     category: "indexability",
     severity: "critical",
+    impact: 5,
+    effort: "low",
     title: "robots.txt answers 5xx or cannot be fetched",
     detects: "/robots.txt answers a server error or times out; Google may stop crawling the site.",
     scope: "site",
@@ -76,6 +78,8 @@ export const indexabilityChecks: Check[] = [
     id: "robots_txt_invalid",
     category: "indexability",
     severity: "warning",
+    impact: 2,
+    effort: "low",
     title: "robots.txt has lines crawlers reject",
     detects:
       "Unknown directives, rules before any User-agent, patterns not starting with / or *, a " +
@@ -93,6 +97,8 @@ export const indexabilityChecks: Check[] = [
     id: "robots_txt_missing",
     category: "indexability",
     severity: "info",
+    impact: 0,
+    effort: "low",
     title: "No robots.txt file",
     detects: "/robots.txt answers 404/410 (allowed: crawlers treat it as allow-all).",
     scope: "site",
@@ -105,6 +111,8 @@ export const indexabilityChecks: Check[] = [
     id: "start_url_blocked",
     category: "indexability",
     severity: "critical",
+    impact: 5,
+    effort: "low",
     title: "robots.txt blocks the home page for search engines",
     detects: "The start URL is disallowed for Googlebot (or, without a Googlebot group, for *).",
     scope: "site",
@@ -117,6 +125,8 @@ export const indexabilityChecks: Check[] = [
     id: "crawler_blocked",
     category: "indexability",
     severity: "info",
+    impact: 0,
+    effort: "low",
     title: "robots.txt blocks SerpwrightBot, so the site could not be audited",
     detects: "The start URL is disallowed for our own token (or, with a user_agent preset, for " +
       "that crawler's token); we honour it and crawl nothing.",
@@ -130,6 +140,8 @@ export const indexabilityChecks: Check[] = [
     id: "blocked_by_robots",
     category: "indexability",
     severity: "info",
+    impact: 0,
+    effort: "low",
     title: "Internal URLs blocked by robots.txt",
     detects: "Internal URLs found in links or the sitemap that robots.txt disallows (not fetched).",
     scope: "site",
@@ -139,6 +151,8 @@ export const indexabilityChecks: Check[] = [
     id: "home_page_error",
     category: "indexability",
     severity: "critical",
+    impact: 5,
+    effort: "medium",
     title: "Home page answers an error or is unreachable",
     detects: "The start URL (after redirects) answers 4xx/5xx, fails, or redirects in a loop.",
     scope: "site",
@@ -160,6 +174,8 @@ export const indexabilityChecks: Check[] = [
     id: "http_4xx",
     category: "indexability",
     severity: "critical",
+    impact: 4,
+    effort: "medium",
     title: "Internal URLs answer 4xx",
     detects:
       "Internal URLs that answer a client error (404, 410, 403, ...) and that no other check " +
@@ -172,6 +188,8 @@ export const indexabilityChecks: Check[] = [
     id: "http_5xx",
     category: "indexability",
     severity: "critical",
+    impact: 4,
+    effort: "medium",
     title: "Internal URLs answer 5xx",
     detects: "Internal URLs that answer a server error (charged once, as for http_4xx).",
     scope: "site",
@@ -181,6 +199,8 @@ export const indexabilityChecks: Check[] = [
     id: "fetch_failed",
     category: "indexability",
     severity: "critical",
+    impact: 4,
+    effort: "medium",
     title: "Internal URLs could not be fetched",
     detects:
       "Timeouts, DNS or connection failures, refused redirect targets (charged once, as for " +
@@ -192,6 +212,8 @@ export const indexabilityChecks: Check[] = [
     id: "noindex",
     category: "indexability",
     severity: "info",
+    impact: 0,
+    effort: "low",
     title: "Pages excluded with noindex",
     detects:
       "meta robots/googlebot or X-Robots-Tag with noindex, none or a past unavailable_after.",
@@ -207,6 +229,8 @@ export const indexabilityChecks: Check[] = [
     id: "noindex_sitewide",
     category: "indexability",
     severity: "critical",
+    impact: 5,
+    effort: "low",
     title: "Home page or most of the site is noindex",
     detects: "The home page is noindex, or at least 80 % of 10 or more HTML pages are.",
     scope: "site",
@@ -228,6 +252,8 @@ export const indexabilityChecks: Check[] = [
     id: "head_tags_in_body",
     category: "indexability",
     severity: "warning",
+    impact: 3,
+    effort: "low",
     title: "robots, description or canonical tags placed in <body>",
     detects: "Search engines ignore these tags outside <head>.",
     scope: "page",
@@ -238,6 +264,8 @@ export const indexabilityChecks: Check[] = [
     id: "sitemap_missing",
     category: "indexability",
     severity: "warning",
+    impact: 2,
+    effort: "low",
     title: "No XML sitemap",
     detects: "No Sitemap: line in robots.txt and /sitemap.xml is not a 200 XML sitemap.",
     scope: "site",
@@ -250,6 +278,8 @@ export const indexabilityChecks: Check[] = [
     id: "sitemap_invalid",
     category: "indexability",
     severity: "warning",
+    impact: 3,
+    effort: "low",
     title: "Sitemap is invalid",
     detects: "Unparseable XML, a root other than urlset/sitemapindex, over 50,000 URLs or 50 MB, " +
       "relative or off-site <loc> values, or a sitemap robots.txt blocks.",
@@ -263,6 +293,8 @@ export const indexabilityChecks: Check[] = [
     id: "sitemap_bad_entries",
     category: "indexability",
     severity: "warning",
+    impact: 2,
+    effort: "low",
     title: "Sitemap lists URLs that redirect, fail, are noindex, blocked or canonicalised",
     detects: "Sitemap entries that are not indexable canonical 200 pages.",
     scope: "site",
@@ -272,6 +304,8 @@ export const indexabilityChecks: Check[] = [
     id: "canonical_invalid",
     category: "indexability",
     severity: "warning",
+    impact: 3,
+    effort: "low",
     title: "Canonical link is invalid or conflicting",
     detects: "An empty, relative or unparseable canonical, or several different canonicals.",
     scope: "page",
@@ -287,6 +321,8 @@ export const indexabilityChecks: Check[] = [
     id: "canonical_suspicious",
     category: "indexability",
     severity: "info",
+    impact: 3,
+    effort: "low",
     title: "Canonical points to the home page, to http or to another host",
     detects:
       "A deep page canonicalised to the site root, an https page with an http canonical, or a " +
@@ -311,6 +347,8 @@ export const indexabilityChecks: Check[] = [
     id: "canonical_target_bad",
     category: "indexability",
     severity: "warning",
+    impact: 3,
+    effort: "low",
     title: "Canonical points to a redirect, error, noindex or blocked URL",
     detects: "The canonical target (internal, crawled) is not an indexable 200 page.",
     scope: "site",
@@ -320,6 +358,8 @@ export const indexabilityChecks: Check[] = [
     id: "canonical_chain",
     category: "indexability",
     severity: "warning",
+    impact: 2,
+    effort: "low",
     title: "Canonical points to a page that canonicalises elsewhere",
     detects:
       "The canonical target (internal, an indexable 200 page) names another URL as its own " +
@@ -331,6 +371,8 @@ export const indexabilityChecks: Check[] = [
     id: "sitemap_missing_indexable",
     category: "indexability",
     severity: "info",
+    impact: 2,
+    effort: "low",
     title: "Indexable pages missing from the sitemap",
     detects:
       "Indexable, self-canonical HTML 200 pages found through links that the sitemap does not " +
@@ -347,6 +389,8 @@ export const indexabilityChecks: Check[] = [
     id: "x_robots_tag_non_html",
     category: "indexability",
     severity: "info",
+    impact: 0,
+    effort: "low",
     title: "Non-HTML files with an X-Robots-Tag noindex or nofollow",
     detects:
       "Crawled non-HTML 200 responses (PDFs, images, feeds) whose X-Robots-Tag header says " +
@@ -358,6 +402,8 @@ export const indexabilityChecks: Check[] = [
     id: "hreflang_invalid",
     category: "indexability",
     severity: "warning",
+    impact: 3,
+    effort: "medium",
     title: "hreflang annotations are malformed",
     detects: "A language code that is not x-default or a known-shape code, or a relative href.",
     scope: "page",
@@ -372,6 +418,8 @@ export const indexabilityChecks: Check[] = [
     id: "hreflang_cluster",
     category: "indexability",
     severity: "warning",
+    impact: 3,
+    effort: "medium",
     title: "hreflang set lacks a self-reference, or maps a language to two URLs",
     detects:
       "Incomplete hreflang clusters: no entry for the page itself, or one language with two " +
@@ -395,6 +443,8 @@ export const indexabilityChecks: Check[] = [
     id: "hreflang_no_return",
     category: "indexability",
     severity: "warning",
+    impact: 3,
+    effort: "medium",
     title: "hreflang alternates that do not link back",
     detects:
       "A page names an internal alternate (an indexable, self-canonical HTML 200 page) that does " +
@@ -407,6 +457,8 @@ export const indexabilityChecks: Check[] = [
     id: "hreflang_target_bad",
     category: "indexability",
     severity: "warning",
+    impact: 2,
+    effort: "medium",
     title: "hreflang alternates that redirect, fail, are noindex or canonicalised elsewhere",
     detects:
       "An internal hreflang alternate that redirects, answers an error, fails, is blocked by " +
@@ -419,6 +471,8 @@ export const indexabilityChecks: Check[] = [
     id: "hreflang_x_default_missing",
     category: "indexability",
     severity: "info",
+    impact: 1,
+    effort: "low",
     title: "hreflang set without x-default",
     detects:
       "The page declares hreflang alternates but no x-default: users whose language matches " +

@@ -157,6 +157,8 @@ export const securityChecks: Check[] = [
     id: "not_https",
     category: "security",
     severity: "critical",
+    impact: 3,
+    effort: "medium",
     title: "Pages served over plain http",
     detects: "HTML pages whose final URL is http://.",
     scope: "page",
@@ -167,6 +169,8 @@ export const securityChecks: Check[] = [
     id: "http_not_redirected",
     category: "security",
     severity: "warning",
+    impact: 2,
+    effort: "low",
     title: "http:// does not redirect to https://",
     detects: "http://host/ serves content instead of redirecting to the https site.",
     scope: "site",
@@ -185,6 +189,8 @@ export const securityChecks: Check[] = [
     id: "tls_invalid",
     category: "security",
     severity: "critical",
+    impact: 5,
+    effort: "low",
     title: "TLS handshake or certificate fails",
     detects: "Expired, untrusted or wrong-host certificates, or a failing TLS handshake.",
     scope: "site",
@@ -200,6 +206,8 @@ export const securityChecks: Check[] = [
     id: "mixed_content_active",
     category: "security",
     severity: "critical",
+    impact: 3,
+    effort: "medium",
     title: "https pages load scripts, styles or frames over http",
     detects: "Active mixed content (script, stylesheet, iframe) that browsers block.",
     scope: "page",
@@ -211,6 +219,8 @@ export const securityChecks: Check[] = [
     id: "mixed_content_passive",
     category: "security",
     severity: "warning",
+    impact: 2,
+    effort: "low",
     title: "https pages load images or media over http",
     detects: "Passive mixed content (img, audio, video, source).",
     scope: "page",
@@ -222,6 +232,8 @@ export const securityChecks: Check[] = [
     id: "http_subresources",
     category: "security",
     severity: "warning",
+    impact: 1,
+    effort: "low",
     title: "http pages load resources from other hosts over http",
     detects:
       "Scripts, stylesheets, frames, images or media from another host over http:// (or //) on " +
@@ -236,6 +248,8 @@ export const securityChecks: Check[] = [
     id: "protocol_relative_resources",
     category: "security",
     severity: "info",
+    impact: 1,
+    effort: "low",
     title: "Protocol-relative (//) resource URLs",
     detects: "Subresources referenced as //host/path; use explicit https.",
     scope: "page",
@@ -249,6 +263,8 @@ export const securityChecks: Check[] = [
     id: "http_links",
     category: "security",
     severity: "warning",
+    impact: 2,
+    effort: "low",
     title: "https pages link to internal http URLs",
     detects: 'Internal <a href="http://..."> on an https site.',
     scope: "page",
@@ -262,6 +278,8 @@ export const securityChecks: Check[] = [
     id: "insecure_form",
     category: "security",
     severity: "warning",
+    impact: 2,
+    effort: "low",
     title: "Forms that submit over http",
     detects:
       "A <form> whose action is http:// (or, on an http page, relative or missing): what users " +
@@ -280,6 +298,8 @@ export const securityChecks: Check[] = [
     id: "hsts_missing",
     category: "security",
     severity: "warning",
+    impact: 1,
+    effort: "low",
     title: "No HSTS header of at least one year",
     detects: "https responses without Strict-Transport-Security, or max-age under 31,536,000.",
     scope: "page",
@@ -291,6 +311,8 @@ export const securityChecks: Check[] = [
     id: "csp_missing",
     category: "security",
     severity: "warning",
+    impact: 1,
+    effort: "medium",
     title: "No Content-Security-Policy",
     detects:
       "Pages without a Content-Security-Policy header or <meta http-equiv> (a report-only policy " +
@@ -303,6 +325,8 @@ export const securityChecks: Check[] = [
     id: "clickjacking_unprotected",
     category: "security",
     severity: "warning",
+    impact: 1,
+    effort: "low",
     title: "Pages can be framed by any site (clickjacking)",
     detects: "Neither X-Frame-Options DENY/SAMEORIGIN nor a CSP frame-ancestors directive.",
     scope: "page",
@@ -313,6 +337,8 @@ export const securityChecks: Check[] = [
     id: "mime_sniffing_unprotected",
     category: "security",
     severity: "warning",
+    impact: 1,
+    effort: "low",
     title: "No X-Content-Type-Options: nosniff",
     detects: "X-Content-Type-Options is not nosniff: browsers may guess content types and run an " +
       "upload as a script or style.",
@@ -324,6 +350,8 @@ export const securityChecks: Check[] = [
     id: "hardening_headers",
     category: "security",
     severity: "info",
+    impact: 1,
+    effort: "low",
     title: "No safe Referrer-Policy",
     detects: "Referrer-Policy absent or not one of no-referrer, same-origin, strict-origin, " +
       "strict-origin-when-cross-origin, no-referrer-when-downgrade (clickjacking, nosniff and " +
@@ -336,6 +364,8 @@ export const securityChecks: Check[] = [
     id: "cookie_flags",
     category: "security",
     severity: "warning",
+    impact: 1,
+    effort: "low",
     title: "Cookies without Secure, HttpOnly or SameSite",
     detects: "Set-Cookie lacking Secure (on https), HttpOnly or SameSite.",
     scope: "page",
@@ -347,6 +377,8 @@ export const securityChecks: Check[] = [
     id: "version_disclosure",
     category: "security",
     severity: "warning",
+    impact: 1,
+    effort: "low",
     title: "Server or framework version disclosed",
     detects:
       "Server or X-Generator headers with a version number, any X-Powered-By, X-AspNet-Version " +
@@ -359,6 +391,8 @@ export const securityChecks: Check[] = [
     id: "vulnerable_js_library",
     category: "security",
     severity: "warning",
+    impact: 2,
+    effort: "medium",
     title: "Front-end libraries with known vulnerabilities",
     detects:
       "jQuery, jQuery UI, AngularJS, Bootstrap, Lodash or Moment.js versions listed in the " +

@@ -12,6 +12,8 @@ export const structuredDataChecks: PageCheck[] = [
     id: "rich_result_invalid",
     category: "structure",
     severity: "warning",
+    impact: 2,
+    effort: "low",
     title: "Structured data misses properties Google requires for rich results",
     detects: "A JSON-LD Product, BreadcrumbList, FAQPage or LocalBusiness (or subtype) lacking a " +
       "property Google's rich-result documentation marks required, or with one of the wrong " +
@@ -25,6 +27,8 @@ export const structuredDataChecks: PageCheck[] = [
     id: "schema_type_unknown",
     category: "structure",
     severity: "warning",
+    impact: 2,
+    effort: "low",
     title: "JSON-LD types that are not schema.org types",
     detects: "A JSON-LD @type that is no schema.org type (a typo such as Prodcut, a wrong case), " +
       "or a @context that does not name schema.org; evidence: block, JSON path, the type or " +

@@ -129,12 +129,18 @@ const AUDIT_STEPS: Record<AuditOut["status"], number> = {
 function auditSummary(a: AuditOut): string {
   if (a.status === "completed") {
     const s = a.summary!;
-    const top = s.top_issues.slice(0, 3).map((t) =>
-      `${t.check} (${t.severity}, ${t.affected_count})`
+    // Titles for the person reading; the ids an agent passes on are in the structured result.
+    const first = (s.fix_first ?? []).slice(0, 3).map((t) =>
+      `${t.title} (${t.affected_count}/${t.eligible_count}, effort ${t.effort})`
     );
+    const top = s.top_issues.slice(0, 3).map((t) => `${t.title} (${t.affected_count})`);
     return `Audit ${a.audit_id} completed: score ${a.score}/100; ${s.issues_critical} critical, ` +
       `${s.issues_warning} warning, ${s.issues_info} info.` +
-      (top.length ? ` Top issues: ${top.join(", ")}.` : "");
+      (first.length
+        ? ` Fix first: ${first.join("; ")}.`
+        : top.length
+        ? ` Top issues: ${top.join("; ")}.`
+        : "");
   }
   if (a.status === "failed") {
     return `Audit ${a.audit_id} failed: ${a.error?.code ?? "audit_failed"} ${
@@ -149,7 +155,7 @@ function auditSummary(a: AuditOut): string {
 /** Where to go from a completed audit, in tool terms. */
 function auditNext(a: AuditOut): string {
   if (a.status !== "completed") return "";
-  const worst = a.summary?.top_issues[0]?.check;
+  const worst = a.summary?.fix_first?.[0]?.check ?? a.summary?.top_issues[0]?.check;
   return "\nNext: audits action summary (Markdown), issues (worst first)" +
     (worst ? `, issue with check ${worst} (its items)` : "") +
     `, pages (the inventory), share (a link for a human). HTML report (with the key): ` +

@@ -2,7 +2,7 @@
  * The end of the finalize step: every site check run over the finished facts, their evidence
  * stored (a site check that names no item is about the site: its evidence is the start URL),
  * the pending writes flushed, and the audit scored from the page checks' tallies and the site
- * checks' outcomes.
+ * checks' outcomes (with its "Fix first" list, fix_first.ts).
  *
  * @example
  * ```ts
@@ -16,6 +16,7 @@
  * @module
  */
 import { ALL_CHECKS } from "../../checks/index.ts";
+import { fixFirst } from "../../fix_first.ts";
 import { scoreAudit } from "../../scoring.ts";
 import type { CheckTally } from "../../types.ts";
 import type { CrawlOutcome, CrawlState } from "../state.ts";
@@ -46,7 +47,12 @@ export async function scoreOutcome(
   for (const [id, t] of tallies) plain[id] = [t.eligible, t.affected];
   return {
     score: scored.score,
-    summary: scored.summary,
+    summary: {
+      ...scored.summary,
+      fix_first: fixFirst(
+        [...tallies].map(([check, t]) => ({ check, eligible: t.eligible, affected: t.affected })),
+      ),
+    },
     pagesCrawled: state.completed + state.failed,
     jobsCompleted: state.completed,
     jobsFailed: state.failed,
