@@ -4,10 +4,12 @@
  * counts alone put hygiene headers missing on every page above a missing title or a broken link
  * on two; the impact each check declares beside its definition (checks/*.ts) turns that around.
  *
- * priority = IMPACT_WEIGHT[impact] × reach, reach = affected ÷ eligible (the share of what the
+ * priority = IMPACT_WEIGHT[impact] × √reach, reach = affected ÷ eligible (the share of what the
  * check examined that it found affected; a site-wide finding has reach 1). The weights grow by
- * 4 per impact level, so a finding one level costlier outranks one on up to four times as many
- * pages. Impact 0 (a fact to know, often intended) never leads.
+ * 4 per impact level and reach counts by its square root, so a finding one level costlier
+ * outranks one on up to 16 times as much of the site: a broken path on a few pages of a large
+ * site still leads a minor site-wide finding, which a linear reach would let it trail. Impact 0
+ * (a fact to know, often intended) never leads.
  *
  * @example
  * ```ts
@@ -57,12 +59,17 @@ export interface FixFirstInput {
   affected: number;
 }
 
+/** A finding's priority: its impact's weight times the square root of its reach. */
+export function priorityOf(impact: Impact, reach: number): number {
+  return IMPACT_WEIGHT[impact] * Math.sqrt(reach);
+}
+
 const SEVERITY_RANK: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
 const EFFORT_RANK: Record<Effort, number> = { low: 0, medium: 1, high: 2 };
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
 
 /**
- * The `size` findings with the largest impact × reach, best first; ties go to the costlier
+ * The `size` findings with the largest priority (`priorityOf`), best first; ties go to the costlier
  * impact, then the cheaper fix, the graver severity, the larger count and the id.
  */
 export function fixFirst(
@@ -74,7 +81,7 @@ export function fixFirst(
     const check = CHECKS_BY_ID.get(t.check);
     if (!check || t.affected <= 0 || t.eligible <= 0 || check.impact === 0) continue;
     const reach = Math.min(1, t.affected / t.eligible);
-    const exact = IMPACT_WEIGHT[check.impact] * reach;
+    const exact = priorityOf(check.impact, reach);
     const doc = checkDoc(check);
     ranked.push({
       exact,

@@ -49,7 +49,7 @@ Deno.test("fix first: impact × reach, broken paths above headers on every page"
     assert.equal(item.reach, Math.round(reach * 1000) / 1000);
     assert.equal(
       item.priority,
-      Math.round(IMPACT_WEIGHT[CHECKS_BY_ID.get(c.check)!.impact] * reach * 1000) / 1000,
+      Math.round(IMPACT_WEIGHT[CHECKS_BY_ID.get(c.check)!.impact] * Math.sqrt(reach) * 1000) / 1000,
     );
     assert.equal(item.title, CHECKS_BY_ID.get(c.check)!.title);
     assert.ok(item.cost.length > 20 && item.fix.length > 10);

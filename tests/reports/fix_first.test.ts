@@ -61,7 +61,8 @@ Deno.test("fix first: ordered by impact × reach, the same in the JSON, the Mark
         key: live,
       })).body.data.filter((i: Issue) => i.change !== "fixed");
       const priority = (i: Issue) =>
-        IMPACT_WEIGHT[CHECKS_BY_ID.get(i.check)!.impact] * i.affected_count / i.eligible_count;
+        IMPACT_WEIGHT[CHECKS_BY_ID.get(i.check)!.impact] *
+        Math.sqrt(i.affected_count / i.eligible_count);
       const expected = issues.filter((i) => CHECKS_BY_ID.get(i.check)!.impact > 0)
         .map(priority).sort((a, b) => b - a).slice(0, 5);
       const first: FixItem[] = audit.summary.fix_first;
