@@ -86,7 +86,7 @@ function qaSection(d: ArticlePreviewData): Html {
                     : x.pass
                     ? "pass"
                     : html`<strong>fail</strong>`}</td>
-                  <td data-label="Why">${x.message}</td>
+                  <td class="wrap" data-label="Why">${x.message}</td>
                 </tr>
               `
             )}</tbody>

@@ -136,7 +136,7 @@ function itemsTable(items: Evidence[], caption: string): Html {
               <td class="url">${e.url === undefined
                 ? html`<span class="muted">the site</span>`
                 : urlLink(e.url)}</td>
-              <td data-label="Evidence">${evidenceDetails(e)}</td>
+              <td class="wrap" data-label="Evidence">${evidenceDetails(e)}</td>
             </tr>
           `
         )}</tbody>
@@ -452,16 +452,16 @@ function pageRow(p: PageView): Html {
   return html`<tr>
     <td class="url">${urlLink(p.url)}</td>
     <td data-label="Status">${status}</td>
-    <td data-label="Indexable">${
+    <td class="wrap" data-label="Indexable">${
     p.indexable ? "yes" : html`no <span class="muted">(${p.not_indexable_reason})</span>`
   }</td>
-    <td data-label="Title">${
+    <td class="wrap" data-label="Title">${
     p.title === null ? html`<span class="muted">none</span>` : clip(p.title, 120)
   }</td>
     ${cell("Depth", p.depth)}${cell("Inlinks", p.inlinks)}${cell("Link score", p.link_score)}${
     cell("Words", p.word_count)
   }${cell("TTFB ms", p.response_time_ms)}
-    <td data-label="Issues">${
+    <td class="wrap" data-label="Issues">${
     p.checks.length ? clip(p.checks.join(", "), 160) : html`<span class="muted">none</span>`
   }</td>
   </tr>`;

@@ -47,6 +47,7 @@ td code{overflow-wrap:anywhere}
  table.cards>thead{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
  table.cards>tbody>tr{border:1px solid var(--line);border-radius:8px;padding:.4rem .75rem;margin:.5rem 0}
  table.cards>tbody>tr>th,table.cards>tbody>tr>td{border:0;padding:.1rem 0;text-align:left;min-width:0;max-width:none;white-space:normal;background:none}
+ table.cards>tbody>tr>td.num{display:inline-block;margin-right:1rem}
  table.cards td[data-label]::before{content:attr(data-label) ": ";font-weight:600;color:var(--muted)}
  table.cards code{white-space:normal}
 }
