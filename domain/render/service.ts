@@ -58,7 +58,7 @@ export class RenderService implements PageRenderer {
 
   /** Whether another print may queue now (one runs at a time; a few may wait). */
   printRoom(): boolean {
-    return this.#printsWaiting <= MAX_QUEUED_PRINTS;
+    return this.#printsWaiting < MAX_QUEUED_PRINTS;
   }
 
   /**

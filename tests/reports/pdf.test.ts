@@ -8,9 +8,12 @@
  */
 import assert from "node:assert/strict";
 import { SANDBOX_WATERMARK } from "../../app/reports/pdf.ts";
+import { loadConfig } from "../../config.ts";
+import { MAX_QUEUED_PRINTS, RenderService } from "../../domain/render/mod.ts";
 import { errorCode, type TestApp, withApp } from "../helpers/app.ts";
 import { liveWithCredits } from "../helpers/credits.ts";
 import { readPdf } from "../helpers/pdf.ts";
+import { connectMcp } from "../mcp/helpers.ts";
 import { serveSite } from "../helpers/sites.ts";
 import { auditOnce, hostileSite } from "./fixture.ts";
 
@@ -62,6 +65,21 @@ Deno.test({
         assert.ok(res.headers.get("x-ratelimit-limit"), "the /v1 rate-limit headers");
         await checkPdf(bytes, true, auditId);
 
+        // The MCP action answers the address (and prints nothing); the address is the PDF.
+        const mcp = await connectMcp(app, { key });
+        try {
+          const res = await mcp.callTool({
+            name: "audits",
+            arguments: { action: "report_pdf", audit_id: auditId },
+          });
+          assert.ok(!res.isError, JSON.stringify(res.content));
+          const out = res.structuredContent as { pdf_url: string; content_type: string };
+          assert.equal(out.content_type, "application/pdf");
+          assert.equal(new URL(out.pdf_url).pathname, path);
+        } finally {
+          await mcp.close();
+        }
+
         // Another account's audit is not found; no key is unauthorized.
         const other = await app.signup();
         const foreign = await app.req("GET", path, { key: other.key });
@@ -111,6 +129,7 @@ Deno.test({
         const res = await app.req("GET", `/v1/audits/${auditId}/report.pdf`, { key });
         assert.equal(res.status, 503, res.text);
         assert.equal(errorCode(res), "rendering_unavailable");
+        assert.ok(res.headers.get("x-ratelimit-limit"), "the /v1 rate-limit headers");
         // The HTML report is still there.
         assert.equal((await app.req("GET", `/v1/audits/${auditId}/report`, { key })).status, 200);
         const share = await app.req("POST", `/v1/audits/${auditId}/shares`, { key, body: {} });
@@ -122,4 +141,37 @@ Deno.test({
         await site.close();
       }
     }, { env: { RENDERING: "off" } }),
+});
+
+Deno.test({
+  name: "report.pdf: one print at a time per process, at most MAX_QUEUED_PRINTS waiting",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const render = new RenderService(loadConfig({}));
+    assert.ok(render.printing, "the tests may launch the browser");
+    const templates = {
+      headerTemplate: "<span></span>",
+      footerTemplate: '<div style="font-size:8px">Page <span class="pageNumber"></span></div>',
+      timeoutMs: 30_000,
+    };
+    try {
+      const prints: Promise<Uint8Array>[] = [];
+      // Asked in one go, before any has started: MAX_QUEUED_PRINTS wait, then there is no room.
+      while (render.printRoom()) {
+        prints.push(render.print(`<h1>Print ${prints.length}</h1>`, templates));
+      }
+      assert.equal(prints.length, MAX_QUEUED_PRINTS);
+      const done = await Promise.all(prints);
+      assert.ok(render.printRoom(), "room again once they are done");
+      for (const [i, bytes] of done.entries()) {
+        const pdf = await readPdf(bytes);
+        assert.equal(pdf.count, 1);
+        assert.match(pdf.pages[0], new RegExp(`Print ${i}\\b.*Page 1`));
+      }
+      assert.equal(render.stats()?.peakInFlight, 1, "never two prints at once");
+    } finally {
+      await render.close();
+    }
+  },
 });
