@@ -197,7 +197,11 @@ export interface BodyResult {
   contentType: string;
   /** Offered as a download under this name (`Content-Disposition: attachment`). */
   filename?: string;
-  body: string | AsyncIterable<string>;
+  /**
+   * Or bytes made on demand (a printed PDF): `/v1` awaits them before it answers, so a failure
+   * is still an error in the `/v1` shape; the MCP adapter, which answers an address, never asks.
+   */
+  body: string | AsyncIterable<string> | (() => Promise<Uint8Array>);
 }
 
 const BODY_RESULT = "serpwright.body" as const;
@@ -205,7 +209,7 @@ const BODY_RESULT = "serpwright.body" as const;
 /** A body result (see `BodyResult`). */
 export function bodyResult(
   contentType: string,
-  body: string | AsyncIterable<string>,
+  body: BodyResult["body"],
   filename?: string,
 ): BodyResult {
   return { kind: BODY_RESULT, contentType, body, ...(filename ? { filename } : {}) };

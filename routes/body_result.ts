@@ -33,12 +33,21 @@ export function negotiateFormat(
 }
 
 /** The response of a body result, with the headers the route's context already holds. */
-export function bodyResponse(c: Context, result: BodyResult, status: number): Response {
+export async function bodyResponse(
+  c: Context,
+  result: BodyResult,
+  status: number,
+): Promise<Response> {
+  // Bytes made on demand are made first: a failure throws here, before any header is sent.
+  const bytes = typeof result.body === "function" ? await result.body() : null;
   c.header("Content-Type", result.contentType);
   if (result.filename) {
     c.header("Content-Disposition", `attachment; filename="${result.filename}"`);
   }
-  const body = typeof result.body === "string" ? result.body : byteStream(result.body);
+  const body = bytes ??
+    (typeof result.body === "string"
+      ? result.body
+      : byteStream(result.body as AsyncIterable<string>));
   // deno-lint-ignore no-explicit-any
   return c.body(body as any, status as 200);
 }

@@ -117,7 +117,7 @@ function mountOperation(app: OpenAPIHono<AppEnv>, s: Services, op: AnyOperation)
       ctx.header("Retry-After", String(poll));
     }
     if (outcome.payment) ctx.header(RECEIPT_HEADER, outcome.payment.header);
-    if (isBodyResult(outcome.body)) return bodyResponse(ctx, outcome.body, outcome.status);
+    if (isBodyResult(outcome.body)) return await bodyResponse(ctx, outcome.body, outcome.status);
     return ctx.json(outcome.body as object, outcome.status as 200);
   });
 }

@@ -1,7 +1,8 @@
 /**
  * The report and share-link endpoints under `/v1` (from the application layer's operations), and
  * the public pages a share link opens: `/reports/{token}` (an audit's report) and
- * `/previews/{token}` (an article's preview). The public pages take no key: the token is the
+ * `/previews/{token}` (an article's preview), and `/reports/{token}/report.pdf` (the report
+ * printed, where this server prints). The public pages take no key: the token is the
  * only credential, so every request, a bad token included, first spends the client IP's budget
  * (`SHARED_PAGE_RATE_PER_MINUTE`, 60 by default), and every answer that is not the page is the
  * same small 404 (unknown, expired, revoked, made by a key or connected app that has ended, or
@@ -20,7 +21,9 @@ import {
 } from "../app/operations/shares.ts";
 import { messagePage } from "../app/reports/document.ts";
 import { REPORT_HEADERS } from "../app/reports/page_style.ts";
+import { PDF_TYPE, reportPdf } from "../app/reports/pdf.ts";
 import { linkNotFound, openSharedPage, shareLinkActor } from "../app/reports/shared_page.ts";
+import { ApiError } from "../domain/platform/mod.ts";
 import type { ShareKind } from "../domain/shares/mod.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { setHeaders } from "./middleware/rate_limit.ts";
@@ -36,6 +39,7 @@ export function reportRoutes(app: OpenAPIHono<AppEnv>, s: Services): void {
     ...ACCOUNT_SHARE_OPERATIONS,
   ]);
   app.get("/reports/:token", (c) => sharedPage(c, s, "audit"));
+  app.get("/reports/:token/report.pdf", (c) => sharedPage(c, s, "audit", true));
   app.get("/previews/:token", (c) => sharedPage(c, s, "article"));
 }
 
@@ -43,8 +47,16 @@ function page(c: Context<AppEnv>, status: number, body: string): Response {
   return c.body(body, status as 200, REPORT_HEADERS);
 }
 
-/** Spends the client's page budget, resolves the token to its actor, and renders the page. */
-async function sharedPage(c: Context<AppEnv>, s: Services, kind: ShareKind): Promise<Response> {
+/**
+ * Spends the client's page budget, resolves the token to its actor, and renders the page (`pdf`:
+ * the report printed, app/reports/pdf.ts; where this server cannot print, a 503 page).
+ */
+async function sharedPage(
+  c: Context<AppEnv>,
+  s: Services,
+  kind: ShareKind,
+  pdf = false,
+): Promise<Response> {
   const { deps } = s;
   const base = deps.config.publicBaseUrl;
   const ip = clientIp(c, deps.config);
@@ -67,5 +79,17 @@ async function sharedPage(c: Context<AppEnv>, s: Services, kind: ShareKind): Pro
   const shared = actor
     ? await openSharedPage(s, actor, { query: c.req.query(), selfPath: `/reports/${token}` })
     : linkNotFound(base);
-  return page(c, shared.status, shared.html);
+  if (!pdf || !shared.report) return page(c, shared.status, shared.html);
+  try {
+    const bytes = await reportPdf(s, shared.report, shared.html);
+    return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
+      ...REPORT_HEADERS,
+      "Content-Type": PDF_TYPE,
+      "Content-Disposition": `inline; filename="serpwright-report-${shared.report.audit.id}.pdf"`,
+    });
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.code !== "rendering_unavailable") throw err;
+    for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
+    return page(c, 503, messagePage(base, "PDF unavailable", err.message));
+  }
 }

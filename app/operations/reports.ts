@@ -10,6 +10,7 @@ import { loadAuditReport, type ReportQuery } from "../../domain/audits/mod.ts";
 import { bodyResult, defineOperation } from "../operation.ts";
 import { auditReportHtml } from "../reports/audit_page.ts";
 import { HTML_TYPE, REPORT_HEADERS } from "../reports/page_style.ts";
+import { assertCanPrint, PDF_TYPE, reportPdf } from "../reports/pdf.ts";
 import { AuditIdParam, PagesQuery } from "./audits.ts";
 
 /** The report's query: the inventory's filters and cursor, or `issue` for one issue's items. */
@@ -85,5 +86,42 @@ export const auditReportOp = defineOperation({
   },
 });
 
+export const auditReportPdfOp = defineOperation({
+  id: "audits.report_pdf",
+  method: "get",
+  path: "/v1/audits/{auditId}/report.pdf",
+  tags: ["Audits"],
+  summary: "The HTML report printed to PDF (A4, its print styles): page numbers and the audit " +
+    "in every page's footer, and on a sandbox audit the trial watermark in every page's header",
+  description: "Printed in the server's packaged Chromium, one report at a time per server " +
+    "process; 503 `rendering_unavailable` where the server has no browser (`RENDERING=off`, " +
+    "Deno Deploy, a process without the permissions to launch it) or is busy printing (with " +
+    "`Retry-After`). Takes the report's query (filters, cursor, `issue`) and prints that page. " +
+    "A share link's PDF is `/reports/{token}/report.pdf`.",
+  access: "key",
+  tokens: "allow",
+  params: AuditIdParam,
+  query: ReportQuerySchema,
+  status: 200,
+  produces: PDF_TYPE,
+  output: z.string().openapi({ description: "The PDF document", format: "binary" }),
+  outputDescription: "The report (application/pdf)",
+  errors: ["not_found", "invalid_state", "rendering_unavailable"],
+  async run({ params, query }, { services, actor, baseUrl }) {
+    const data = await loadAuditReport(services.deps, actor, params.auditId, reportQueryOf(query));
+    assertCanPrint(services);
+    const page = auditReportHtml(data, {
+      baseUrl,
+      selfPath: `/v1/audits/${data.audit.id}/report`,
+      shared: false,
+    });
+    return bodyResult(
+      PDF_TYPE,
+      () => reportPdf(services, data, page),
+      `serpwright-report-${data.audit.id}.pdf`,
+    );
+  },
+});
+
 /** The report operations, in the order the API reference lists them. */
-export const REPORT_OPERATIONS = [auditReportOp];
+export const REPORT_OPERATIONS = [auditReportOp, auditReportPdfOp];

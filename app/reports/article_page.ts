@@ -64,7 +64,7 @@ function qaSection(d: ArticlePreviewData): Html {
     qa && qa.assessments.length
       ? html`
         <div class="table-wrap" role="region" aria-label="QA assessments" tabindex="0">
-          <table>
+          <table class="cards">
             <caption>Assessments behind the score (0–9 each)</caption>
             <thead>
               <tr>
@@ -79,14 +79,14 @@ function qaSection(d: ArticlePreviewData): Html {
               html`
                 <tr>
                   <th scope="row"><code>${x.id}</code></th>
-                  <td>${x.category}</td>
-                  <td class="num">${x.score ?? "–"}</td>
-                  <td>${x.pass === null
+                  <td data-label="Group">${x.category}</td>
+                  <td class="num" data-label="Score">${x.score ?? "–"}</td>
+                  <td data-label="Result">${x.pass === null
                     ? "not applied"
                     : x.pass
                     ? "pass"
                     : html`<strong>fail</strong>`}</td>
-                  <td>${x.message}</td>
+                  <td class="wrap" data-label="Why">${x.message}</td>
                 </tr>
               `
             )}</tbody>

@@ -132,7 +132,7 @@ function evidenceDetails(e: Evidence): Html {
 function itemsTable(items: Evidence[], caption: string): Html {
   return html`
     <div class="table-wrap" role="region" aria-label="${caption}" tabindex="0">
-      <table>
+      <table class="cards">
         <caption>${caption}</caption>
         <thead>
           <tr>
@@ -146,7 +146,7 @@ function itemsTable(items: Evidence[], caption: string): Html {
               <td class="url">${e.url === undefined
                 ? html`<span class="muted">the site</span>`
                 : urlLink(e.url)}</td>
-              <td>${evidenceDetails(e)}</td>
+              <td class="wrap" data-label="Evidence">${evidenceDetails(e)}</td>
             </tr>
           `
         )}</tbody>
@@ -263,7 +263,7 @@ function scoreSection(d: AuditReportData): Html {
         )}<figcaption>The five categories, out of 100</figcaption></figure>
       </div>
       <div class="table-wrap" role="region" aria-label="Category scores" tabindex="0">
-        <table>
+        <table class="cards">
           <caption>Category scores</caption>
           <thead>
             <tr>
@@ -274,16 +274,19 @@ function scoreSection(d: AuditReportData): Html {
             </tr>
           </thead>
           <tbody>
-            <tr><th scope="row">Overall</th><td class="num">${a.score}</td><td>${scoreBand(
-              a.score!,
-            )}</td><td class="num">${prev ? signed(a.score! - prev.score) : "first audit"}</td></tr>
+            <tr><th scope="row">Overall</th><td class="num" data-label="Score">${a
+              .score}</td><td data-label="Band">${scoreBand(
+                a.score!,
+              )}</td><td class="num" data-label="Since previous audit">${prev
+              ? signed(a.score! - prev.score)
+              : "first audit"}</td></tr>
             ${CATEGORY_ORDER.map((c) =>
               html`
                 <tr>
                   <th scope="row">${CATEGORY_NAMES[c]}</th>
-                  <td class="num">${cats[c]}</td>
-                  <td>${scoreBand(cats[c])}</td>
-                  <td class="num">${prev
+                  <td class="num" data-label="Score">${cats[c]}</td>
+                  <td data-label="Band">${scoreBand(cats[c])}</td>
+                  <td class="num" data-label="Since previous audit">${prev
                     ? signed(cats[c] - prev.categories[c])
                     : "first audit"}</td>
                 </tr>
@@ -367,15 +370,19 @@ function historySection(history: HistoryPoint[]): Html {
       <details>
         <summary>Score history as a table</summary>
         <div class="table-wrap" role="region" aria-label="Score history" tabindex="0">
-          <table>
+          <table class="cards">
             <caption>Scores of the project's completed audits, oldest first</caption>
             <thead>
               <tr><th scope="col">Completed</th><th scope="col" class="num">Overall</th>${CATEGORY_ORDER
                 .map((c) => html`<th scope="col" class="num">${CATEGORY_NAMES[c]}</th>`)}</tr>
             </thead>
             <tbody>${history.map((h) =>
-              html`<tr><th scope="row">${date(h.completed_at)}</th><td class="num">${h.score}</td>${
-                CATEGORY_ORDER.map((c) => html`<td class="num">${h.categories[c]}</td>`)
+              html`<tr><th scope="row">${
+                date(h.completed_at)
+              }</th><td class="num" data-label="Overall">${h.score}</td>${
+                CATEGORY_ORDER.map((c) =>
+                  html`<td class="num" data-label="${CATEGORY_NAMES[c]}">${h.categories[c]}</td>`
+                )
               }</tr>`
             )}</tbody>
           </table>
@@ -565,18 +572,22 @@ function pageRow(p: PageView): Html {
     : p.fetch_state === "failed"
     ? `failed${p.failure ? ` (${p.failure})` : ""}`
     : p.fetch_state.replace("_", " ");
-  const cell = (v: number | null) => html`<td class="num">${v === null ? "–" : num(v)}</td>`;
+  // data-label: the column's name, shown before the value where the row is a card (phones).
+  const cell = (label: string, v: number | null) =>
+    html`<td class="num" data-label="${label}">${v === null ? "–" : num(v)}</td>`;
   return html`<tr>
     <td class="url">${urlLink(p.url)}</td>
-    <td>${status}</td>
-    <td>${
+    <td data-label="Status">${status}</td>
+    <td class="wrap" data-label="Indexable">${
     p.indexable ? "yes" : html`no <span class="muted">(${p.not_indexable_reason})</span>`
   }</td>
-    <td>${p.title === null ? html`<span class="muted">none</span>` : clip(p.title, 120)}</td>
-    ${cell(p.depth)}${cell(p.inlinks)}${cell(p.link_score)}${cell(p.word_count)}${
-    cell(p.response_time_ms)
-  }
-    <td>${
+    <td class="wrap" data-label="Title">${
+    p.title === null ? html`<span class="muted">none</span>` : clip(p.title, 120)
+  }</td>
+    ${cell("Depth", p.depth)}${cell("Inlinks", p.inlinks)}${cell("Link score", p.link_score)}${
+    cell("Words", p.word_count)
+  }${cell("TTFB ms", p.response_time_ms)}
+    <td class="wrap" data-label="Issues">${
     p.checks.length
       ? clip(p.checks.map(titleOf).join("; "), 240)
       : html`<span class="muted">none</span>`
@@ -614,7 +625,7 @@ function inventorySection(
       }.</p>`
       : html`
         <div class="table-wrap" role="region" aria-label="Page inventory" tabindex="0">
-          <table>
+          <table class="cards">
             <caption>Page inventory${filtered ? " (filtered)" : ""}</caption>
             <thead>
               <tr>
@@ -662,7 +673,7 @@ function labSection(d: AuditReportData): Html {
     ${
     rows.length === 0 ? html`<p>No lab figures were kept for this audit.</p>` : html`
       <div class="table-wrap" role="region" aria-label="Lab metrics" tabindex="0">
-        <table>
+        <table class="cards">
           <caption>Lab metrics per sampled page</caption>
           <thead>
             <tr>
@@ -679,24 +690,26 @@ function labSection(d: AuditReportData): Html {
             html`
               <tr>
                 <td class="url">${urlLink(r.url)}</td>
-                <td class="num">${ms(r.lcp_ms)}${rating(
+                <td class="num" data-label="LCP ms">${ms(r.lcp_ms)}${rating(
                   r.lcp_ms,
                   THRESHOLDS.lcpGoodMs,
                   THRESHOLDS.lcpPoorMs,
                 )}</td>
-                <td class="num">${r.cls}${rating(
+                <td class="num" data-label="CLS">${r.cls}${rating(
                   r.cls,
                   THRESHOLDS.clsGood,
                   THRESHOLDS.clsPoor,
                 )}</td>
-                <td class="num">${num(r.tbt_ms)}${rating(
+                <td class="num" data-label="TBT ms">${num(r.tbt_ms)}${rating(
                   r.tbt_ms,
                   THRESHOLDS.tbtGoodMs,
                   THRESHOLDS.tbtPoorMs,
                 )}</td>
-                <td class="num">${ms(r.fcp_ms)}</td>
-                <td class="num">${num(Math.round(r.transfer_bytes / 1024))}</td>
-                <td class="num">${num(r.requests)}</td>
+                <td class="num" data-label="FCP ms">${ms(r.fcp_ms)}</td>
+                <td class="num" data-label="Transfer KiB">${num(
+                  Math.round(r.transfer_bytes / 1024),
+                )}</td>
+                <td class="num" data-label="Requests">${num(r.requests)}</td>
               </tr>
             `
           )}</tbody>

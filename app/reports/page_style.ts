@@ -40,12 +40,24 @@ figcaption{font-size:.9rem;color:var(--muted)}
 .legend{display:flex;flex-wrap:wrap;gap:.25rem 1rem;list-style:none;padding:0;margin:.25rem 0;font-size:.9rem}
 .legend svg{vertical-align:middle;margin-right:.25rem}
 .table-wrap{overflow-x:auto;max-width:100%;margin:.5rem 0}
-table{border-collapse:collapse;width:100%;overflow-wrap:normal;font-size:.95rem}
+table{border-collapse:collapse;width:100%;overflow-wrap:break-word;font-size:.95rem}
+td.wrap{overflow-wrap:anywhere;min-width:7rem}
 caption{text-align:left;font-weight:600;padding:.25rem 0}
 th,td{text-align:left;vertical-align:top;padding:.35rem .5rem;border-bottom:1px solid var(--line)}
 th{background:var(--soft)}
-td.num,th.num{text-align:right;white-space:nowrap}
-td.url{min-width:12rem;max-width:28rem;overflow-wrap:anywhere}
+td.num,th.num{text-align:right}
+td.num{white-space:nowrap}
+td.url{min-width:10rem;max-width:28rem;overflow-wrap:anywhere}
+@media (max-width:40rem){
+ table.cards,table.cards>tbody,table.cards>tbody>tr,table.cards>tbody>tr>th,table.cards>tbody>tr>td{display:block;width:auto}
+ table.cards>caption{display:block}
+ table.cards>thead{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+ table.cards>tbody>tr{border:1px solid var(--line);border-radius:8px;padding:.4rem .75rem;margin:.5rem 0}
+ table.cards>tbody>tr>th,table.cards>tbody>tr>td{border:0;padding:.1rem 0;text-align:left;min-width:0;max-width:none;white-space:normal;background:none}
+ table.cards>tbody>tr>td.num{display:inline-block;margin-right:1rem}
+ table.cards td[data-label]::before{content:attr(data-label) ": ";font-weight:600;color:var(--muted)}
+ table.cards code{white-space:normal}
+}
 .issue{border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem;margin:.75rem 0}
 .issue dl{margin:.25rem 0}
 .issue dt{font-weight:600;margin-top:.25rem}

@@ -23,7 +23,7 @@
  */
 import { CHECKS_BY_ID } from "../../domain/audit_engine/mod.ts";
 import { loadArticlePreview } from "../../domain/articles/mod.ts";
-import { loadAuditReport } from "../../domain/audits/mod.ts";
+import { type AuditReportData, loadAuditReport } from "../../domain/audits/mod.ts";
 import { ApiError } from "../../domain/platform/mod.ts";
 import { resolveShare, type ShareKind } from "../../domain/shares/mod.ts";
 import type { ShareLinkActor } from "../actor.ts";
@@ -33,10 +33,11 @@ import { articlePreviewHtml } from "./article_page.ts";
 import { auditReportHtml } from "./audit_page.ts";
 import { messagePage } from "./document.ts";
 
-/** A shared page to send: its status and HTML. */
+/** A shared page to send: its status and HTML (and the report's data, for its PDF). */
 export interface SharedPage {
   status: 200 | 400 | 404;
   html: string;
+  report?: AuditReportData;
 }
 
 const NOT_FOUND = "This link does not open anything: it may have expired or been revoked. " +
@@ -102,6 +103,7 @@ export async function openSharedPage(
     return {
       status: 200,
       html: auditReportHtml(data, { baseUrl: base, selfPath: page.selfPath, shared: true }),
+      report: data,
     };
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;

@@ -209,9 +209,9 @@ export const ERROR_CODES = {
   rendering_unavailable: {
     status: 503,
     meaning:
-      "This server cannot render pages in a browser (no Chromium: Deno Deploy, or the operator set RENDERING=off), so it does not take rendered audits. Nothing was charged; a rendered audit that finds the browser gone while it runs fails with this code and is refunded.",
+      "This server cannot render pages in a browser (no Chromium: Deno Deploy, or the operator set RENDERING=off), so it does not take rendered audits nor print a report's PDF (also answered while it is busy printing others, with Retry-After). Nothing was charged; a rendered audit that finds the browser gone while it runs fails with this code and is refunded.",
     action:
-      "Start the audit without `render` (the raw-HTML audit), or use a server that renders (a VM or container; see docs/render.md).",
+      "Start the audit without `render` (the raw-HTML audit), read the HTML report instead of its PDF, or use a server that renders (a VM or container; see docs/render.md).",
   },
   webhooks_not_configured: {
     status: 503,

@@ -14,4 +14,5 @@ export { evaluateRenderedPage, RENDER_CHECKS, THRESHOLDS } from "./checks.ts";
 export { RenderFailedError } from "./failure.ts";
 export type { LabMetrics, RenderResult } from "./renderer.ts";
 export { pickRenderSample, type SampleCandidate, templateKey } from "./sample.ts";
-export { type PageRenderer, RenderService } from "./service.ts";
+export { MAX_QUEUED_PRINTS, type PageRenderer, RenderService } from "./service.ts";
+export type { PrintOptions } from "./print.ts";

@@ -11,6 +11,7 @@
 import type { Config } from "../platform/config.ts";
 import type { Resolver } from "../net/mod.ts";
 import type { BrowserPool, PoolStats } from "./pool.ts";
+import type { PrintOptions } from "./print.ts";
 import type { RenderResult } from "./renderer.ts";
 
 /** What an audit step needs from a renderer (tests and benchmarks may pass their own). */
@@ -23,8 +24,18 @@ export interface PageRenderer {
   render(url: string, lab: boolean, userAgent?: string): Promise<RenderResult>;
 }
 
+/** Prints waiting behind the one running, per process, past which a print is refused. */
+export const MAX_QUEUED_PRINTS = 4;
+
 export class RenderService implements PageRenderer {
   readonly enabled: boolean;
+  /**
+   * Whether this very process prints PDFs: rendering on and the browser launchable here (a web
+   * process whose renders run in workers may still not be able to print itself).
+   */
+  readonly printing: boolean;
+  #printQueue: Promise<unknown> = Promise.resolve();
+  #printsWaiting = 0;
   #pool: BrowserPool | null = null;
   #loading: Promise<BrowserPool> | null = null;
   #renderPage: typeof import("./renderer.ts").renderPage | null = null;
@@ -42,6 +53,27 @@ export class RenderService implements PageRenderer {
     renderersCan?: boolean,
   ) {
     this.enabled = config.render.enabled && (renderersCan ?? canLaunchBrowser());
+    this.printing = config.render.enabled && canLaunchBrowser();
+  }
+
+  /** Whether another print may queue now (one runs at a time; a few may wait). */
+  printRoom(): boolean {
+    return this.#printsWaiting < MAX_QUEUED_PRINTS;
+  }
+
+  /**
+   * Prints `html` to PDF in the pool's browser, one print at a time per process (a report is a
+   * long page: several at once would hold the pool's pages from the audits' renders).
+   */
+  print(html: string, o: PrintOptions): Promise<Uint8Array> {
+    this.#printsWaiting++;
+    const run = this.#printQueue.then(async () => {
+      this.#printsWaiting--;
+      const [pool, { printPdf }] = await Promise.all([this.pool(), import("./print.ts")]);
+      return await printPdf(pool, html, o);
+    });
+    this.#printQueue = run.catch(() => {});
+    return run;
   }
 
   /**

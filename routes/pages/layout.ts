@@ -38,9 +38,19 @@ code{font:.9em/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;backgrou
 pre{background:var(--code);padding:.75rem;border-radius:6px;overflow-x:auto;max-width:100%}
 pre code{padding:0;background:none;white-space:pre}
 .table-wrap{overflow-x:auto;max-width:100%}
-table{border-collapse:collapse;width:100%;margin:.5rem 0;overflow-wrap:normal}
+table{border-collapse:collapse;width:100%;margin:.5rem 0;overflow-wrap:anywhere}
 th,td{text-align:left;vertical-align:top;padding:.4rem .5rem;border-bottom:1px solid var(--line)}
-td code{white-space:nowrap}
+td code{overflow-wrap:anywhere}
+@media (max-width:40rem){
+ table.cards,table.cards>tbody,table.cards>tbody>tr,table.cards>tbody>tr>th,table.cards>tbody>tr>td{display:block;width:auto}
+ table.cards>caption{display:block}
+ table.cards>thead{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+ table.cards>tbody>tr{border:1px solid var(--line);border-radius:8px;padding:.4rem .75rem;margin:.5rem 0}
+ table.cards>tbody>tr>th,table.cards>tbody>tr>td{border:0;padding:.1rem 0;text-align:left;min-width:0;max-width:none;white-space:normal;background:none}
+ table.cards>tbody>tr>td.num{display:inline-block;margin-right:1rem}
+ table.cards td[data-label]::before{content:attr(data-label) ": ";font-weight:600;color:var(--muted)}
+ table.cards code{white-space:normal}
+}
 .muted{color:var(--muted)}
 td .muted{display:block;font-size:.9rem}
 .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(15rem,1fr));gap:1rem;margin:1rem 0}
@@ -107,15 +117,20 @@ export function layout(o: PageOptions): string {
   `.value;
 }
 
-/** A table inside a horizontally scrollable wrapper, so it never widens the page on a phone. */
+/**
+ * A table inside a horizontally scrollable wrapper, so it never widens the page; on a phone each
+ * row is a card whose cells carry their column's name (`data-label`).
+ */
 export function table(head: string[], rows: (string | Html)[][]): Html {
   return html`
     <div class="table-wrap">
-      <table>
+      <table class="cards">
         <thead>
           <tr>${head.map((h) => html`<th scope="col">${h}</th>`)}</tr>
         </thead>
-        <tbody>${rows.map((r) => html`<tr>${r.map((c) => html`<td>${c}</td>`)}</tr>`)}</tbody>
+        <tbody>${rows.map((r) =>
+          html`<tr>${r.map((c, i) => html`<td data-label="${head[i] ?? ""}">${c}</td>`)}</tr>`
+        )}</tbody>
       </table>
     </div>
   `;

@@ -63,10 +63,12 @@ Deno.test("openapi.json: bearer security, Idempotency-Key on POSTs, rate-limit h
         )
       ) {
         for (const h of RATE_HEADERS) assert.ok(r.headers?.[h], `${op} ${status} documents ${h}`);
-        // Text answers document their own media type instead: the Markdown summary, the report.
+        // Text answers document their own media type instead: the Markdown summary, the report,
+        // and the report's PDF.
         const text = status === "200" &&
           ((path.endsWith(".md") && r.content?.["text/markdown"]) ||
-            (op === "GET /v1/audits/{auditId}/report" && r.content?.["text/html"]));
+            (op === "GET /v1/audits/{auditId}/report" && r.content?.["text/html"]) ||
+            (path.endsWith(".pdf") && r.content?.["application/pdf"]));
         assert.ok(r.content?.["application/json"] || text, `${op} ${status} has a schema`);
       }
       const errors = Object.keys(o.responses).filter((s) => Number(s) >= 400);

@@ -585,6 +585,36 @@ export const parityCases: ParityCase[] = [
     }),
   },
   {
+    op: "audits.report_pdf",
+    name: "PDF of an audit still queued",
+    changes: false,
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/audits/${w.extra.auditId}/report.pdf`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "report_pdf", audit_id: w.extra.auditId },
+    }),
+  },
+  {
+    op: "audits.report_pdf",
+    name: "PDF of another account's audit",
+    changes: false,
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/audits/${w.extra.auditId}/report.pdf`,
+      key: w.live.key,
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "audits",
+      args: { action: "report_pdf", audit_id: w.extra.auditId },
+    }),
+  },
+  {
     op: "audit_shares.create",
     name: "an audit still queued is not shared",
     changes: false,

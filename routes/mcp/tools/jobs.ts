@@ -73,6 +73,7 @@ const AuditsInput = z.object({
     "recheck",
     "recheck_get",
     "report",
+    "report_pdf",
     "share",
     "shares",
     "revoke_share",
@@ -85,7 +86,7 @@ const AuditsInput = z.object({
       "indexable, check); lists page with limit and cursor. recheck: after a fix, fetch only " +
       "the affected URLs of one check (check; at most 100; priced per URL) and judge each " +
       "fixed, still_failing or not_checked; recheck_get: it (recheck_id). report: the HTML " +
-      "report's URL (filters as pages, or issue). share: a link opening the report without a " +
+      "report's URL (filters as pages, or issue); report_pdf: its PDF's URL. share: a link opening the report without a " +
       "key (shown once; expires_in_days 1-90); shares: the links (limit, cursor); revoke_share: end one.",
   ),
   project_id: z.string().min(1).max(100).optional().describe("start: the project (proj_…)"),

@@ -10,7 +10,12 @@
  * @module
  */
 import { z } from "zod";
-import { AuditReportDocument, auditReportOp } from "../../../app/operations/reports.ts";
+import {
+  AuditReportDocument,
+  auditReportOp,
+  auditReportPdfOp,
+} from "../../../app/operations/reports.ts";
+import { PDF_TYPE } from "../../../app/reports/pdf.ts";
 import { HTML_TYPE } from "../../../app/reports/page_style.ts";
 import {
   AccountShareList,
@@ -140,6 +145,22 @@ export const AUDIT_SHARE_ACTIONS = {
         (shareUrl
           ? ` For a human without a key: ${shareUrl}.`
           : " To give a human a link that opens it without a key, use action share."),
+      rest,
+    };
+  }),
+  report_pdf: action(auditReportPdfOp, reportInput, (_result, a, ctx) => {
+    // The checks ran (not_found, invalid_state, rendering_unavailable); the PDF is printed only
+    // when its address is fetched, never for an answer that would not carry it.
+    const rest = restAddress(ctx, auditReportPdfOp, reportInput(a));
+    const pdf = {
+      audit_id: a.audit_id!,
+      content_type: PDF_TYPE,
+      pdf_url: rest.slice("GET ".length),
+    };
+    return {
+      structured: pdf,
+      summary: `The PDF of audit ${pdf.audit_id}'s report downloads from ${pdf.pdf_url} with the ` +
+        "API key (Authorization: Bearer); a share link's PDF is the link followed by /report.pdf.",
       rest,
     };
   }),
