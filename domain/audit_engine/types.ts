@@ -173,6 +173,12 @@ export interface SiteFacts {
   /** Pages linking to broken / redirecting internal URLs (count = pages, items = each link). */
   brokenLinks: ItemGroup;
   /**
+   * Pages with a `#fragment` link to an HTML page of the site the crawl fetched, and those with
+   * one whose anchor the target lacks (count = pages, items = each link; finalize/fragments.ts).
+   */
+  fragmentPages: number;
+  brokenFragments: ItemGroup;
+  /**
    * HTML pages with a same-site resource or frame source that was checked (or crawled), and
    * those loading one that answers 4xx/5xx or fails (count = pages, items = each resource).
    */
@@ -556,6 +562,21 @@ export interface PageRecord {
   discoveredBy?: "render";
   /** A lab-sampled page's lab figures (render_steps.ts), absent on every other page. */
   lab?: LabFigures;
+}
+
+/**
+ * One HTML page's anchors as stored (facts/fragments.ts): 32-bit hashes of its ids and
+ * `<a name>` values, and whether more were left out (then no fragment is judged against it).
+ */
+export interface AnchorsValue {
+  h: number[];
+  more: boolean;
+}
+
+/** One page's fragment links as stored: targets (canonical) and fragments, same order. */
+export interface FragLinksValue {
+  t: string[];
+  f: string[];
 }
 
 /** One page's references as stored: URL hashes and RESOURCE_ELEMENTS indexes, same order. */

@@ -28,12 +28,14 @@ import type { Family, TypedKeys } from "../../kv/typed.ts";
 import type { IdempotencyRecord } from "../../kv/types.ts";
 import type { ArticleRecord, SiteFactsRecord } from "../articles/types.ts";
 import type {
+  AnchorsValue,
   AuditPage,
   BackfillState,
   CrawlState,
   DupEntry,
   EmbedsValue,
   Evidence,
+  FragLinksValue,
   FrontierEntry,
   LabRecord,
   LinkChunk,
@@ -189,6 +191,10 @@ export const schema = {
   auditNearSigs: prefix("auditNearSig"),
   auditEmbeds: value<EmbedsValue>(),
   auditEmbedsAll: prefix("auditEmbeds"),
+  auditAnchors: value<AnchorsValue>(),
+  auditAnchorsAll: prefix("auditAnchors"),
+  auditFragLinks: value<FragLinksValue>(),
+  auditFragLinksAll: prefix("auditFragLinks"),
   auditResource: value<ResourceRecord>(),
   auditResources: prefix("auditResource"),
   /** Resource URLs in the order found, checked after the crawl. */

@@ -15,6 +15,7 @@ import {
   DOCTYPE_HTML40,
   DOCTYPE_HTML401_LOOSE,
   DOCTYPE_HTML401_STRICT,
+  DOCTYPE_JAVADOC_FRAMESET,
   file,
   jqueryFile,
   ldScript,
@@ -154,6 +155,14 @@ function seededPages(o: string): Record<string, PageSpec> {
       body: "<p>One more short sentence at the end.</p>",
     },
     "/links-broken": { links: ["/", "/missing"] },
+    // A section another page lacks, one this page lacks; then anchors that are all there (an id,
+    // an <a name>, an SVG node's id on another page, `#top`), and a text fragment.
+    "/frag-broken": { links: ["/", "/frag-ok#missing-section", "#nowhere"] },
+    "/frag-ok": {
+      links: ["/", "/frag-ok#sec", "/frag-ok#old-name", "/svg-links#node1", "#top"],
+      body: '<section id="sec">Section</section><a name="old-name"></a>' +
+        '<a href="/clean-1#:~:text=Page">a quote</a>',
+    },
     "/links-redirect": { links: ["/", "/old"] },
     "/links-chain": { links: ["/", "/r1"] },
     "/links-loop": { links: ["/", "/l1"] },
@@ -175,6 +184,7 @@ function seededPages(o: string): Record<string, PageSpec> {
     // A doctype that is there but gives quirks mode; one that gives limited-quirks mode; and one
     // of the same era that gives standards mode (quiet).
     "/quirks-doctype": { doctype: DOCTYPE_HTML40 },
+    "/javadoc-doctype": { doctype: DOCTYPE_JAVADOC_FRAMESET },
     "/loose-doctype": { doctype: DOCTYPE_HTML401_LOOSE },
     "/strict-401-doctype": { doctype: DOCTYPE_HTML401_STRICT },
     "/picture": { body: '<picture><source srcset="/a.webp"></picture>' },
@@ -464,6 +474,7 @@ export const MAIN: LabelledSite = {
   clean: [
     "/clean-1",
     "/clean-2",
+    "/frag-ok",
     "/strict-401-doctype",
     "/svg-links",
     "/resources-ok",
@@ -546,6 +557,7 @@ export const MAIN: LabelledSite = {
     near_duplicate_content: ["/near-1", "/near-2"],
     // The http:// link fails on this https-only server: a broken link as well as an http link.
     broken_internal_links: ["/links-broken", "/http-link"],
+    broken_fragment: ["/frag-broken"],
     broken_resources: ["/broken-img", "/broken-css", "/broken-font", "/broken-frame"],
     // A link into a chain or a loop is a link to a redirect too.
     internal_redirect_links: ["/links-redirect", "/links-chain", "/links-loop"],
@@ -561,7 +573,7 @@ export const MAIN: LabelledSite = {
     deep_page: ["/d5"],
     url_hygiene: ["/Some_Page", "/Case-Page"],
     doctype_missing: ["/no-doctype"],
-    doctype_quirks: ["/quirks-doctype"],
+    doctype_quirks: ["/quirks-doctype", "/javadoc-doctype"],
     doctype_limited_quirks: ["/loose-doctype"],
     charset_missing: ["/no-charset"],
     picture_without_img: ["/picture"],
