@@ -125,7 +125,7 @@ export const keys = {
   auditResourceQueue: (auditId: string, seq: number) =>
     ["audit_resource_queue", auditId, seq] as const,
   auditResourceQueueAll: (auditId: string) => ["audit_resource_queue", auditId] as const,
-  /** The head of a library script read for its banner (null when unreadable), once per audit. */
+  /** The library a script's first bytes show (null: none, or unreadable), read once per audit. */
   auditBanner: (auditId: string, url: string) => ["audit_banners", auditId, url] as const,
   /** Sitemap URLs in chunks, crawled after the link graph (orphans). */
   auditSitemapChunk: (auditId: string, n: number) => ["audit_sitemap_urls", auditId, n] as const,

@@ -292,6 +292,31 @@ export function libraryFromContent(head: string, fromUrl: Detected | null): Dete
   return { library: fromUrl.library, version: fromUrl.version, from: "version_string" };
 }
 
+/**
+ * Version strings a library's code carries in its body whatever its banner (a build that
+ * stripped the banner, a bundle that holds the library, a file of any name): jQuery's
+ * `jquery: "1.8.3"` (its prototype's version property) and `jQuery.fn.jquery = "…"`.
+ */
+const CONTENT_VERSIONS: readonly { library: LibraryName; re: RegExp }[] = [
+  { library: "jquery", re: new RegExp(String.raw`\bjquery\s*[:=]\s*["']${V}["']`) },
+];
+
+/**
+ * The library and version a script file's content says, whatever its name (`url` only adds the
+ * hint of libraryFromContent): its banner, the URL's version quoted in it, or a version string
+ * the library's own code carries (CONTENT_VERSIONS). The crawl reads the first bytes of every
+ * same-site script and of library-named ones elsewhere (crawl/banners.ts).
+ */
+export function scriptLibrary(url: string, head: string): Detected | null {
+  const lib = libraryFromContent(head, libraryFromUrl(url));
+  if (lib !== null) return lib;
+  for (const c of CONTENT_VERSIONS) {
+    const m = c.re.exec(head);
+    if (m) return { library: c.library, version: m[1], from: "version_string" };
+  }
+  return null;
+}
+
 /** The library and version in the first bytes of a script file, if any. */
 export function libraryFromBanner(head: string): Detected | null {
   for (const m of MATCHERS) {

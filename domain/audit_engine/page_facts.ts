@@ -112,7 +112,10 @@ export interface PageFacts {
   generator: string | null;
   /** A `<meta http-equiv="Content-Security-Policy">` is present. */
   metaCsp: boolean;
-  /** Absolute URLs of external scripts whose URL names a known library, at most MAX_ITEMS. */
+  /**
+   * Absolute URLs of external scripts worth reading for a library: every same-site one whatever
+   * its name, and other hosts' whose URL names a known library; distinct, at most MAX_ITEMS.
+   */
   libraryScripts: string[];
   /**
    * Libraries bundled into inline scripts, known by the banner in the script's first

@@ -9,6 +9,14 @@
  */
 import type { PageFacts } from "./page_facts.ts";
 
+/** A library and version a script shows (js_libraries.ts `Detected`, named here as stored). */
+export type ScriptLibrary = Omit<PageFacts["inlineLibraries"][number], "index">;
+
+/** What the crawl keeps of a script it read (crawl/banners.ts): the library it shows, or null. */
+export interface ScriptLibraryValue {
+  lib: ScriptLibrary | null;
+}
+
 /**
  * What a check says about one affected item: small named facts (the link target, the value and
  * its length, the measured figure). The engine adds the page `url` to each item of a page check.
@@ -47,11 +55,11 @@ export interface PageContext {
   /** Epoch ms of the audit (for `unavailable_after`). */
   now: number;
   /**
-   * First bytes of external scripts that name a known library without a version in their URL
-   * (script URL as written in the page → head of the file), for banner recognition. Optional:
-   * absent, only URL versions are recognised.
+   * The libraries external scripts' content shows (script URL → library and version read from
+   * the file's first bytes, js_libraries.ts `scriptLibrary`); a script missing here was not read
+   * or shows none. Optional: absent, only inline scripts' banners are recognised.
    */
-  scriptHeads?: ReadonlyMap<string, string>;
+  scriptLibraries?: ReadonlyMap<string, ScriptLibrary>;
 }
 
 /** Where a crawled URL stands. */

@@ -43,6 +43,7 @@ import type {
   PageRecord,
   PruneKind,
   ResourceRecord,
+  ScriptLibraryValue,
 } from "../audit_engine/types.ts";
 import type { AuditRecord, SealedSiteAuth, StoredIssues } from "../audits/types.ts";
 import type { RecheckItem, RecheckRecord } from "../rechecks/types.ts";
@@ -200,7 +201,7 @@ export const schema = {
   /** Resource URLs in the order found, checked after the crawl. */
   auditResourceQueue: value<string>(),
   auditResourceQueueAll: prefix("auditResourceQueue"),
-  auditBanner: value<{ head: string | null }>(),
+  auditBanner: value<ScriptLibraryValue>(),
   auditBanners: prefix("auditBanner"),
   auditSitemapChunk: value<string[]>(),
   auditSitemapChunks: prefix("auditSitemapChunk"),

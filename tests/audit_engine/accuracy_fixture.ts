@@ -17,6 +17,7 @@ import {
   DOCTYPE_HTML401_STRICT,
   DOCTYPE_JAVADOC_FRAMESET,
   file,
+  jqueryBundle,
   jqueryFile,
   ldScript,
   pdf,
@@ -223,6 +224,11 @@ function seededPages(o: string): Record<string, PageSpec> {
     "/old-jquery": { head: jq("1.8.3") },
     "/new-jquery": { head: jq("3.7.1") },
     "/renamed-jquery": { head: jq("1.8.3", "vendor") },
+    // Named like no library, read for their content: jQuery 1.8.3 by its banner, a bundle whose
+    // code carries jquery:"1.8.3"; a current one in a file of another name stays quiet.
+    "/lib-jquery": { head: '<script src="/js/lib.js" defer></script>' },
+    "/bundle-jquery": { head: '<script src="/js/app.bundle.js" defer></script>' },
+    "/site-js": { head: '<script src="/js/site.js" defer></script>' },
     // jQuery bundled into the page, known by its banner: an old one and a current one.
     "/inline-jquery": { body: inlineJq("1.8.3") },
     "/inline-jquery-new": { body: inlineJq("3.7.1") },
@@ -415,6 +421,9 @@ function mainRoutes(o: string): Routes {
     "/js/jquery-1.8.3.min.js": jqueryFile("1.8.3"),
     "/js/jquery-3.7.1.min.js": jqueryFile("3.7.1"),
     "/vendor/jquery-1.8.3.min.js": jqueryFile("3.7.1"),
+    "/js/lib.js": jqueryFile("1.8.3"),
+    "/js/app.bundle.js": jqueryBundle("1.8.3"),
+    "/js/site.js": jqueryBundle("3.7.1"),
     "/site.css": file("text/css", "body { margin: 0 }"),
     "/favicon.ico": file("image/x-icon"),
     "/fonts/ok.woff2": file("font/woff2"),
@@ -479,6 +488,7 @@ export const MAIN: LabelledSite = {
     "/svg-links",
     "/resources-ok",
     "/renamed-jquery",
+    "/site-js",
     "/hreflang-ok",
     "/hreflang-ok-de",
     "/new-jquery",
@@ -595,7 +605,7 @@ export const MAIN: LabelledSite = {
     hardening_headers: ["/unsafe-referrer"],
     cookie_flags: ["/cookie"],
     version_disclosure: ["/server-version"],
-    vulnerable_js_library: ["/old-jquery", "/inline-jquery"],
+    vulnerable_js_library: ["/old-jquery", "/inline-jquery", "/lib-jquery", "/bundle-jquery"],
     // performance
     html_too_large: ["/huge"],
     html_large: ["/large"],

@@ -134,6 +134,13 @@ export const jqueryFile = (version: string): Route =>
     `/*! jQuery v${version} | (c) OpenJS Foundation and other contributors | jquery.org/license */\n` +
       "!function(e,t){}(this);",
   );
+/** A minified jQuery with its banner stripped: only its code's `jquery:"…"` names the version. */
+export const jqueryBundle = (version: string): Route =>
+  file(
+    "text/javascript",
+    `!function(e,t){"use strict";var n="${"x".repeat(3000)}";` +
+      `T.fn=T.prototype={jquery:"${version}",constructor:T,length:0};}(this);`,
+  );
 /** Inline SVG links as Graphviz and Javadoc write them: none is an uncrawlable link. */
 export const SVG_LINKS = '<svg width="10" height="10"><g id="node1">' +
   '<a xlink:href="#node1"><text>fragment</text></a>' +
@@ -594,9 +601,9 @@ export const CASES: Record<string, CheckCase> = {
     quiet: withHeaders({ server: "nginx" }),
   },
   vulnerable_js_library: {
-    // The file's banner confirms the old version.
-    fire: on({ "/a": head('<script src="/js/jquery-1.8.3.min.js" defer></script>') }, {
-      "/js/jquery-1.8.3.min.js": jqueryFile("1.8.3"),
+    // Issue 32: a file named like nothing, whose content is jQuery 1.8.3.
+    fire: on({ "/a": head('<script src="/js/lib.js" defer></script>') }, {
+      "/js/lib.js": jqueryFile("1.8.3"),
     }),
     // Named 1.8.3, but the file is 3.7.1: the name alone is not evidence.
     quiet: on({ "/a": head('<script src="/js/jquery-1.8.3.min.js" defer></script>') }, {
