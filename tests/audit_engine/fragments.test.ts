@@ -11,6 +11,10 @@ import {
   MAX_FRAGMENT_LINKS,
 } from "../../domain/audit_engine/facts/fragments.ts";
 import { runAuditDetailed } from "../../domain/audit_engine/run_audit.ts";
+import { addRenderedAnchors, writeFragmentFacts } from "../../domain/audit_engine/crawl/anchors.ts";
+import { WriteBatch } from "../../domain/audit_engine/crawl/store.ts";
+import type { AnchorsValue } from "../../domain/audit_engine/types.ts";
+import { keys } from "../../kv/keys.ts";
 import { html, page, serveSite, TEST_CA } from "../helpers/sites.ts";
 
 const facts = (body: string, url = "https://s.test/doc/page") =>
@@ -88,5 +92,30 @@ Deno.test("the site-wide join: through redirects, decoded names, and a page past
     }]);
   } finally {
     await site.close();
+  }
+});
+
+Deno.test("a rendered page's anchors join its stored set (an anchor a script writes is not missing)", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const batch = new WriteBatch(kv);
+    const raw = facts('<h2 id="static">s</h2>');
+    writeFragmentFacts(batch, "aud_r", "https://s.test/doc", raw);
+    await batch.flush();
+    const rendered = facts('<h2 id="static">s</h2><div id="tab-2">written by a script</div>');
+    const b2 = new WriteBatch(kv);
+    await addRenderedAnchors(kv, b2, "aud_r", [
+      { url: "https://s.test/doc", facts: rendered },
+      // Not an HTML page of the raw crawl: nothing is stored for it.
+      { url: "https://s.test/never-crawled", facts: rendered },
+    ]);
+    await b2.flush();
+    const stored = (await kv.get<AnchorsValue>(keys.auditAnchors("aud_r", "https://s.test/doc")))
+      .value!;
+    assert.deepEqual(stored, { h: ["static", "tab-2"].map(anchorHash), more: false });
+    const none = await kv.get(keys.auditAnchors("aud_r", "https://s.test/never-crawled"));
+    assert.equal(none.value, null);
+  } finally {
+    kv.close();
   }
 });
