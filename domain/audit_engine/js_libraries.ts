@@ -1,10 +1,12 @@
 /**
  * Front-end libraries with known vulnerabilities: recognises jQuery, jQuery UI, AngularJS,
  * Bootstrap, Lodash and Moment.js, and looks the version up in a small bundled advisory table.
- * The script's URL (file name, CDN path, `?ver=`) only says which files are worth reading; a
- * version is reported only when the file's content confirms it: the banner at the top of the
- * file, or the version string the URL names, quoted in the file's head next to the library's name
- * (`libraryFromContent`). A file named jquery-1.8.3.min.js that holds jQuery 3.7.1 is 3.7.1.
+ * A version is reported only when the file's content confirms it, whatever the file's name
+ * (`scriptLibrary`): the banner at the top of the file, the version string the URL names quoted
+ * in the file's head next to the library's name (`libraryFromContent`), or a version string the
+ * library's own code carries (jQuery's `jquery: "1.8.3"`). The URL (file name, CDN path, `?ver=`)
+ * only says which other hosts' files are worth reading. A file named jquery-1.8.3.min.js that
+ * holds jQuery 3.7.1 is 3.7.1, and /js/lib.js holding 1.8.3 is 1.8.3.
  *
  * The table is deliberately small and dated: it names its source and the day it was compiled,
  * and each entry lists the advisories (CVE ids, each resolvable at nvd.nist.gov/vuln/detail/<id>)
