@@ -112,6 +112,12 @@ export const keys = {
    */
   auditEmbeds: (auditId: string, url: string) => ["audit_embeds", auditId, url] as const,
   auditEmbedsAll: (auditId: string) => ["audit_embeds", auditId] as const,
+  /** The anchors an HTML page offers, hashed (broken_fragment; crawl/finalize/fragments.ts). */
+  auditAnchors: (auditId: string, url: string) => ["audit_anchors", auditId, url] as const,
+  auditAnchorsAll: (auditId: string) => ["audit_anchors", auditId] as const,
+  /** A page's links with a `#fragment` to pages of the site: targets and fragments. */
+  auditFragLinks: (auditId: string, url: string) => ["audit_frag_links", auditId, url] as const,
+  auditFragLinksAll: (auditId: string) => ["audit_frag_links", auditId] as const,
   /** A distinct same-site resource to check: its queue position and, once checked, its answer. */
   auditResource: (auditId: string, url: string) => ["audit_resources", auditId, url] as const,
   auditResources: (auditId: string) => ["audit_resources", auditId] as const,
@@ -119,7 +125,7 @@ export const keys = {
   auditResourceQueue: (auditId: string, seq: number) =>
     ["audit_resource_queue", auditId, seq] as const,
   auditResourceQueueAll: (auditId: string) => ["audit_resource_queue", auditId] as const,
-  /** The head of a library script read for its banner (null when unreadable), once per audit. */
+  /** The library a script's first bytes show (null: none, or unreadable), read once per audit. */
   auditBanner: (auditId: string, url: string) => ["audit_banners", auditId, url] as const,
   /** Sitemap URLs in chunks, crawled after the link graph (orphans). */
   auditSitemapChunk: (auditId: string, n: number) => ["audit_sitemap_urls", auditId, n] as const,

@@ -32,7 +32,7 @@ import type {
   FixFirstItem,
   LabRecord,
 } from "../../domain/audit_engine/types.ts";
-import { CHECKS_BY_ID, IMPACT_NAMES } from "../../domain/audit_engine/mod.ts";
+import { ADVISORY_TABLE, CHECKS_BY_ID, IMPACT_NAMES } from "../../domain/audit_engine/mod.ts";
 import { THRESHOLDS } from "../../domain/render/mod.ts";
 import { clip, type Html, html, safeHref } from "../html.ts";
 import { auditView } from "../views.ts";
@@ -437,6 +437,16 @@ function changesSection(d: AuditReportData): Html {
   </section>`;
 }
 
+/**
+ * Where a check's verdicts come from when that is a dated table rather than the page itself:
+ * the vulnerable-library advisories (issue 32), so a reader knows how old the table is.
+ */
+function checkSource(check: string): Html | "" {
+  if (check !== "vulnerable_js_library") return "";
+  return html`<p class="source">Advisories from the bundled table compiled ${ADVISORY_TABLE.compiled};
+    source: ${ADVISORY_TABLE.source}. A version the table does not list is not reported.</p>`;
+}
+
 function issueCard(o: AuditPageOptions, i: ReportIssue): Html {
   const fixed = i.change === "fixed";
   return html`<article class="issue" id="issue-${i.check}" aria-labelledby="issue-${i.check}-h">
@@ -448,6 +458,7 @@ function issueCard(o: AuditPageOptions, i: ReportIssue): Html {
     fixed ? "no longer found" : html`${num(i.affected_count)} of ${num(i.eligible_count)} affected`
   }</p>
     <dl><dt>What it means</dt><dd>${i.meaning}</dd><dt>How to fix it</dt><dd>${i.fix}</dd></dl>
+    ${checkSource(i.check)}
     <p><a href="${i.doc_url}">About this check</a>${
     fixed ? "" : html`
       · <a href="${linkTo(o, { issue: i.check })}">All ${num(
@@ -766,6 +777,7 @@ function issuePage(
       <h2 id="meaning-h">What it means and how to fix it</h2>
       <p>${i.meaning}</p>
       <p><strong>Fix:</strong> ${i.fix}</p>
+      ${checkSource(i.check)}
       <p><a href="${i.doc_url}">About this check</a></p>
     </section>
         <section aria-labelledby="items-h"><h2 id="items-h">Affected items</h2>

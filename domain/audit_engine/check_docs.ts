@@ -363,6 +363,12 @@ export const CHECK_DOCS: Record<string, CheckDoc> = {
     meaning: "Links on these pages lead to URLs that fail or answer 4xx/5xx: dead ends.",
     fix: "Change each listed link to a working URL, or restore the target page.",
   },
+  broken_fragment: {
+    meaning:
+      "Links on these pages go to a section (#fragment) that the target page does not have: the page opens at its top instead of the section the link promised, readers lose their place, and documentation and tables of contents look broken.",
+    fix:
+      "Give the target the id the link names (id= on the heading or section), or change the link's fragment to one of the target's ids; the evidence names the link, its target and the missing anchor.",
+  },
   internal_redirect_links: {
     meaning: "Links point at URLs that redirect, costing a hop on every click and crawl.",
     fix: "Update each listed link to the redirect's final URL.",

@@ -2,7 +2,8 @@
  * The document mode a doctype puts a browser in, by the HTML standard's rules: the DOCTYPE token
  * as the tokenizer builds it (name, public and system identifiers, force-quirks flag; "DOCTYPE
  * state" to "bogus DOCTYPE state", html.spec.whatwg.org/multipage/parsing.html#doctype-state),
- * then the tables of "the initial insertion mode"
+ * where a missing space (before the name, after PUBLIC or SYSTEM, between the two identifiers) is
+ * a parse error that still sets the identifiers; then the tables of "the initial insertion mode"
  * (html.spec.whatwg.org/multipage/parsing.html#the-initial-insertion-mode), copied as published:
  * the public identifiers that are quirks whole or as a prefix, the IBM system identifier, the
  * HTML 4.01 Frameset and Transitional prefixes that are quirks without a system identifier and

@@ -12,6 +12,7 @@
 /** Evidence fields after `url`, per check id. */
 const FIELDS: Record<string, readonly string[]> = {
   ai_crawler_rules: ["robots_txt", "allowed", "blocked", "named"],
+  broken_fragment: ["link", "target", "missing_anchor"],
   broken_internal_links: ["target", "anchor", "status", "failure"],
   broken_resources: ["resource", "element", "attribute", "status", "failure"],
   canonical_chain: ["canonical", "chain", "hop_count", "loop"],

@@ -1,10 +1,12 @@
 /**
  * Front-end libraries with known vulnerabilities: recognises jQuery, jQuery UI, AngularJS,
  * Bootstrap, Lodash and Moment.js, and looks the version up in a small bundled advisory table.
- * The script's URL (file name, CDN path, `?ver=`) only says which files are worth reading; a
- * version is reported only when the file's content confirms it: the banner at the top of the
- * file, or the version string the URL names, quoted in the file's head next to the library's name
- * (`libraryFromContent`). A file named jquery-1.8.3.min.js that holds jQuery 3.7.1 is 3.7.1.
+ * A version is reported only when the file's content confirms it, whatever the file's name
+ * (`scriptLibrary`): the banner at the top of the file, the version string the URL names quoted
+ * in the file's head next to the library's name (`libraryFromContent`), or a version string the
+ * library's own code carries (jQuery's `jquery: "1.8.3"`). The URL (file name, CDN path, `?ver=`)
+ * only says which other hosts' files are worth reading. A file named jquery-1.8.3.min.js that
+ * holds jQuery 3.7.1 is 3.7.1, and /js/lib.js holding 1.8.3 is 1.8.3.
  *
  * The table is deliberately small and dated: it names its source and the day it was compiled,
  * and each entry lists the advisories (CVE ids, each resolvable at nvd.nist.gov/vuln/detail/<id>)
@@ -290,6 +292,31 @@ export function libraryFromContent(head: string, fromUrl: Detected | null): Dete
   const v = fromUrl.version.replaceAll(".", "\\.");
   if (!new RegExp(`["']v?${v}["']`).test(head)) return null;
   return { library: fromUrl.library, version: fromUrl.version, from: "version_string" };
+}
+
+/**
+ * Version strings a library's code carries in its body whatever its banner (a build that
+ * stripped the banner, a bundle that holds the library, a file of any name): jQuery's
+ * `jquery: "1.8.3"` (its prototype's version property) and `jQuery.fn.jquery = "…"`.
+ */
+const CONTENT_VERSIONS: readonly { library: LibraryName; re: RegExp }[] = [
+  { library: "jquery", re: new RegExp(String.raw`\bjquery\s*[:=]\s*["']${V}["']`) },
+];
+
+/**
+ * The library and version a script file's content says, whatever its name (`url` only adds the
+ * hint of libraryFromContent): its banner, the URL's version quoted in it, or a version string
+ * the library's own code carries (CONTENT_VERSIONS). The crawl reads the first bytes of every
+ * same-site script and of library-named ones elsewhere (crawl/banners.ts).
+ */
+export function scriptLibrary(url: string, head: string): Detected | null {
+  const lib = libraryFromContent(head, libraryFromUrl(url));
+  if (lib !== null) return lib;
+  for (const c of CONTENT_VERSIONS) {
+    const m = c.re.exec(head);
+    if (m) return { library: c.library, version: m[1], from: "version_string" };
+  }
+  return null;
 }
 
 /** The library and version in the first bytes of a script file, if any. */

@@ -53,7 +53,7 @@ export {
   type PageRecord,
 } from "./crawl/store.ts";
 export { evidenceColumns, OTHER_COLUMN } from "./evidence_columns.ts";
-export { namesLibrary } from "./js_libraries.ts";
+export { ADVISORY_TABLE, namesLibrary, scriptLibrary } from "./js_libraries.ts";
 export { labPagesOf, type LabRecord } from "./lab.ts";
 export { siteKeyOf } from "./page_facts.ts";
 export {

@@ -71,6 +71,19 @@ export interface PageFacts {
    * occurrence (0 when the page is under the cap).
    */
   resourcesOverCap: number;
+  /**
+   * Anchors the page offers (`id=` on any element, `<a name=>`): 32-bit hashes (facts/fragments.ts
+   * `anchorHash`), at most MAX_ANCHORS; `anchorsOverCap` when more were left out.
+   */
+  anchors: number[];
+  anchorsOverCap: boolean;
+  /**
+   * Links with a `#fragment` to pages of the site (the page itself included): each target
+   * (canonical, without the fragment) and its fragment as written, distinct, at most
+   * MAX_FRAGMENT_LINKS (`#`, `#top`, text fragments and `#!` routes are not kept).
+   */
+  fragmentTargets: string[];
+  fragments: string[];
   externalLinks: number;
   /** Internal `<a href="http://...">` found while the page itself is https. */
   httpInternalLinks: number;
@@ -99,7 +112,10 @@ export interface PageFacts {
   generator: string | null;
   /** A `<meta http-equiv="Content-Security-Policy">` is present. */
   metaCsp: boolean;
-  /** Absolute URLs of external scripts whose URL names a known library, at most MAX_ITEMS. */
+  /**
+   * Absolute URLs of external scripts worth reading for a library: every same-site one whatever
+   * its name, and other hosts' whose URL names a known library; distinct, at most MAX_ITEMS.
+   */
   libraryScripts: string[];
   /**
    * Libraries bundled into inline scripts, known by the banner in the script's first

@@ -17,6 +17,8 @@
  *   chunks), `audit_blobs` (robots.txt bodies and other large texts);
  * - `audit_embeds` (the resources each page loads), `audit_resources` and
  *   `audit_resource_queue` (the distinct resources checked for broken_resources);
+ * - `audit_anchors` and `audit_frag_links` (each page's anchors and fragment links, for
+ *   broken_fragment);
  * - `audit_site_pages` (indexable pages in crawl order: copied into `site_facts` by the
  *   completing commit, which is what articles read).
  *
@@ -73,6 +75,8 @@ export function workingStatePrefixes(auditId: string): Deno.KvKey[] {
     keys.auditEmbedsAll(auditId),
     keys.auditResources(auditId),
     keys.auditResourceQueueAll(auditId),
+    keys.auditAnchorsAll(auditId),
+    keys.auditFragLinksAll(auditId),
   ];
 }
 

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import type { ScriptLibrary } from "./types.ts";
 import type {
   Check,
   Evidence,
@@ -61,7 +62,7 @@ export const MAX_EVIDENCE = 10;
 /** Link targets of one page a `links` re-check fetches again, at most. */
 export const MAX_TARGETS_PER_PAGE = 20;
 
-/** Checks that read the heads of library scripts (`PageContext.scriptHeads`). */
+/** Checks that read the heads of scripts for libraries (`PageContext.scriptLibraries`). */
 const READS_SCRIPT_HEADS = new Set(["vulnerable_js_library"]);
 
 /** The pace of a re-check's requests to its one site; `next` is carried to the next step. */
@@ -86,8 +87,8 @@ export interface RecheckEnv {
   resources: boolean;
   /** Epoch ms the re-check runs at (for `unavailable_after`). */
   now: number;
-  /** Heads of library scripts (script URL → head), read once per script and step. */
-  scriptHeads(scripts: readonly string[]): Promise<Map<string, string> | undefined>;
+  /** Libraries scripts' content shows (script URL → library), read once per script and step. */
+  scriptLibraries(scripts: readonly string[]): Promise<Map<string, ScriptLibrary> | undefined>;
   /** Link targets already probed in this step (several pages link to one target). */
   targets: Map<string, Promise<TargetVerdict>>;
 }
@@ -209,8 +210,8 @@ async function pageContext(
     isHome: item.depth === 0,
     indexable: !isNoindex(facts, res.headers, env.now),
     now: env.now,
-    scriptHeads: headsWanted && facts.libraryScripts.length > 0
-      ? await env.scriptHeads(facts.libraryScripts)
+    scriptLibraries: headsWanted && facts.libraryScripts.length > 0
+      ? await env.scriptLibraries(facts.libraryScripts)
       : undefined,
   };
 }

@@ -92,6 +92,7 @@ export const RECHECK_RULES: Readonly<Record<string, RecheckRule>> = {
   parameter_duplicates: ACROSS_PAGES,
   near_duplicate_content: ACROSS_PAGES,
   broken_internal_links: { mode: "links", fails: "broken" },
+  broken_fragment: LINK_GRAPH,
   broken_resources: LINK_GRAPH,
   internal_redirect_links: { mode: "links", fails: "redirect" },
   redirect_chain: LINK_GRAPH,

@@ -9,6 +9,14 @@
  */
 import type { PageFacts } from "./page_facts.ts";
 
+/** A library and version a script shows (js_libraries.ts `Detected`, named here as stored). */
+export type ScriptLibrary = Omit<PageFacts["inlineLibraries"][number], "index">;
+
+/** What the crawl keeps of a script it read (crawl/banners.ts): the library it shows, or null. */
+export interface ScriptLibraryValue {
+  lib: ScriptLibrary | null;
+}
+
 /**
  * What a check says about one affected item: small named facts (the link target, the value and
  * its length, the measured figure). The engine adds the page `url` to each item of a page check.
@@ -57,11 +65,11 @@ export interface PageContext {
   /** Epoch ms of the audit (for `unavailable_after`). */
   now: number;
   /**
-   * First bytes of external scripts that name a known library without a version in their URL
-   * (script URL as written in the page → head of the file), for banner recognition. Optional:
-   * absent, only URL versions are recognised.
+   * The libraries external scripts' content shows (script URL → library and version read from
+   * the file's first bytes, js_libraries.ts `scriptLibrary`); a script missing here was not read
+   * or shows none. Optional: absent, only inline scripts' banners are recognised.
    */
-  scriptHeads?: ReadonlyMap<string, string>;
+  scriptLibraries?: ReadonlyMap<string, ScriptLibrary>;
 }
 
 /** Where a crawled URL stands. */
@@ -182,6 +190,12 @@ export interface SiteFacts {
   hreflangTargetBad: ItemGroup;
   /** Pages linking to broken / redirecting internal URLs (count = pages, items = each link). */
   brokenLinks: ItemGroup;
+  /**
+   * Pages with a `#fragment` link to an HTML page of the site the crawl fetched, and those with
+   * one whose anchor the target lacks (count = pages, items = each link; finalize/fragments.ts).
+   */
+  fragmentPages: number;
+  brokenFragments: ItemGroup;
   /**
    * HTML pages with a same-site resource or frame source that was checked (or crawled), and
    * those loading one that answers 4xx/5xx or fails (count = pages, items = each resource).
@@ -572,6 +586,21 @@ export interface PageRecord {
   discoveredBy?: "render";
   /** A lab-sampled page's lab figures (render_steps.ts), absent on every other page. */
   lab?: LabFigures;
+}
+
+/**
+ * One HTML page's anchors as stored (facts/fragments.ts): 32-bit hashes of its ids and
+ * `<a name>` values, and whether more were left out (then no fragment is judged against it).
+ */
+export interface AnchorsValue {
+  h: number[];
+  more: boolean;
+}
+
+/** One page's fragment links as stored: targets (canonical) and fragments, same order. */
+export interface FragLinksValue {
+  t: string[];
+  f: string[];
 }
 
 /** One page's references as stored: URL hashes and RESOURCE_ELEMENTS indexes, same order. */

@@ -28,12 +28,14 @@ import type { Family, TypedKeys } from "../../kv/typed.ts";
 import type { IdempotencyRecord } from "../../kv/types.ts";
 import type { ArticleRecord, SiteFactsRecord } from "../articles/types.ts";
 import type {
+  AnchorsValue,
   AuditPage,
   BackfillState,
   CrawlState,
   DupEntry,
   EmbedsValue,
   Evidence,
+  FragLinksValue,
   FrontierEntry,
   LabRecord,
   LinkChunk,
@@ -41,6 +43,7 @@ import type {
   PageRecord,
   PruneKind,
   ResourceRecord,
+  ScriptLibraryValue,
 } from "../audit_engine/types.ts";
 import type { AuditRecord, SealedSiteAuth, StoredIssues } from "../audits/types.ts";
 import type { RecheckItem, RecheckRecord } from "../rechecks/types.ts";
@@ -189,12 +192,16 @@ export const schema = {
   auditNearSigs: prefix("auditNearSig"),
   auditEmbeds: value<EmbedsValue>(),
   auditEmbedsAll: prefix("auditEmbeds"),
+  auditAnchors: value<AnchorsValue>(),
+  auditAnchorsAll: prefix("auditAnchors"),
+  auditFragLinks: value<FragLinksValue>(),
+  auditFragLinksAll: prefix("auditFragLinks"),
   auditResource: value<ResourceRecord>(),
   auditResources: prefix("auditResource"),
   /** Resource URLs in the order found, checked after the crawl. */
   auditResourceQueue: value<string>(),
   auditResourceQueueAll: prefix("auditResourceQueue"),
-  auditBanner: value<{ head: string | null }>(),
+  auditBanner: value<ScriptLibraryValue>(),
   auditBanners: prefix("auditBanner"),
   auditSitemapChunk: value<string[]>(),
   auditSitemapChunks: prefix("auditSitemapChunk"),

@@ -21,7 +21,6 @@ import {
   type FetchSettings,
   makeRobots,
   MAX_BANNER_FETCHES,
-  namesLibrary,
   newPace,
   Politeness,
   type RecheckEnv,
@@ -30,10 +29,11 @@ import {
   recheckRule,
   recheckUrl,
   type Robots,
+  scriptLibrary,
   siteKeyOf,
   type TargetVerdict,
 } from "../audit_engine/mod.ts";
-import type { Evidence } from "../audit_engine/types.ts";
+import type { Evidence, ScriptLibrary } from "../audit_engine/types.ts";
 import {
   type Atomic,
   atomic,
@@ -324,7 +324,7 @@ export async function recheckEnv(
     linksPerPage: caps.linksPerPage,
     resources: (caps.resources ?? 0) > 0,
     now,
-    scriptHeads: scriptHeadsOf(settings, robots),
+    scriptLibraries: scriptLibrariesOf(settings, robots),
     targets: new Map<string, Promise<TargetVerdict>>(),
   };
 }
@@ -352,35 +352,36 @@ function robotsOf(settings: FetchSettings, caps: CrawlCaps): (origin: string) =>
 }
 
 /**
- * Library heads for vulnerable_js_library, as the crawl reads them (crawl/banners.ts): scripts
- * whose URL names a known library, robots.txt honoured, at most MAX_BANNER_FETCHES per step, each
- * read once per step.
+ * Libraries for vulnerable_js_library, as the crawl reads them (crawl/banners.ts): the scripts
+ * the page facts chose (same-site ones whatever their name, library-named ones elsewhere), read
+ * from their content, robots.txt honoured, at most MAX_BANNER_FETCHES per step, each read once
+ * per step.
  */
-function scriptHeadsOf(
+function scriptLibrariesOf(
   settings: FetchSettings,
   robots: (origin: string) => Promise<Robots>,
-): RecheckEnv["scriptHeads"] {
-  const memo = new Map<string, Promise<string | null>>();
+): RecheckEnv["scriptLibraries"] {
+  const memo = new Map<string, Promise<ScriptLibrary | null>>();
   let reads = 0;
-  const headOf = (url: string) => {
+  const libraryOf = (url: string) => {
     let p = memo.get(url);
     if (!p) {
       p = (async () => {
         if (!(await robots(new URL(url).origin)).isAllowed(url)) return null;
         if (reads >= MAX_BANNER_FETCHES) return null;
         reads++;
-        return await fetchBanner(settings, url);
+        const head = await fetchBanner(settings, url);
+        return head === null ? null : scriptLibrary(url, head);
       })().catch(() => null);
       memo.set(url, p);
     }
     return p;
   };
   return async (scripts) => {
-    let out: Map<string, string> | undefined;
+    let out: Map<string, ScriptLibrary> | undefined;
     for (const src of scripts) {
-      if (!namesLibrary(src)) continue;
-      const head = await headOf(src);
-      if (head !== null) (out ??= new Map()).set(src, head);
+      const lib = await libraryOf(src);
+      if (lib !== null) (out ??= new Map()).set(src, lib);
     }
     return out;
   };

@@ -15,7 +15,9 @@ import {
   DOCTYPE_HTML40,
   DOCTYPE_HTML401_LOOSE,
   DOCTYPE_HTML401_STRICT,
+  DOCTYPE_JAVADOC_FRAMESET,
   file,
+  jqueryBundle,
   jqueryFile,
   ldScript,
   pdf,
@@ -154,6 +156,14 @@ function seededPages(o: string): Record<string, PageSpec> {
       body: "<p>One more short sentence at the end.</p>",
     },
     "/links-broken": { links: ["/", "/missing"] },
+    // A section another page lacks, one this page lacks; then anchors that are all there (an id,
+    // an <a name>, an SVG node's id on another page, `#top`), and a text fragment.
+    "/frag-broken": { links: ["/", "/frag-ok#missing-section", "#nowhere"] },
+    "/frag-ok": {
+      links: ["/", "/frag-ok#sec", "/frag-ok#old-name", "/svg-links#node1", "#top"],
+      body: '<section id="sec">Section</section><a name="old-name"></a>' +
+        '<a href="/clean-1#:~:text=Page">a quote</a>',
+    },
     "/links-redirect": { links: ["/", "/old"] },
     "/links-chain": { links: ["/", "/r1"] },
     "/links-loop": { links: ["/", "/l1"] },
@@ -175,6 +185,7 @@ function seededPages(o: string): Record<string, PageSpec> {
     // A doctype that is there but gives quirks mode; one that gives limited-quirks mode; and one
     // of the same era that gives standards mode (quiet).
     "/quirks-doctype": { doctype: DOCTYPE_HTML40 },
+    "/javadoc-doctype": { doctype: DOCTYPE_JAVADOC_FRAMESET },
     "/loose-doctype": { doctype: DOCTYPE_HTML401_LOOSE },
     "/strict-401-doctype": { doctype: DOCTYPE_HTML401_STRICT },
     "/picture": { body: '<picture><source srcset="/a.webp"></picture>' },
@@ -213,6 +224,11 @@ function seededPages(o: string): Record<string, PageSpec> {
     "/old-jquery": { head: jq("1.8.3") },
     "/new-jquery": { head: jq("3.7.1") },
     "/renamed-jquery": { head: jq("1.8.3", "vendor") },
+    // Named like no library, read for their content: jQuery 1.8.3 by its banner, a bundle whose
+    // code carries jquery:"1.8.3"; a current one in a file of another name stays quiet.
+    "/lib-jquery": { head: '<script src="/js/lib.js" defer></script>' },
+    "/bundle-jquery": { head: '<script src="/js/app.bundle.js" defer></script>' },
+    "/site-js": { head: '<script src="/js/site.js" defer></script>' },
     // jQuery bundled into the page, known by its banner: an old one and a current one.
     "/inline-jquery": { body: inlineJq("1.8.3") },
     "/inline-jquery-new": { body: inlineJq("3.7.1") },
@@ -405,6 +421,9 @@ function mainRoutes(o: string): Routes {
     "/js/jquery-1.8.3.min.js": jqueryFile("1.8.3"),
     "/js/jquery-3.7.1.min.js": jqueryFile("3.7.1"),
     "/vendor/jquery-1.8.3.min.js": jqueryFile("3.7.1"),
+    "/js/lib.js": jqueryFile("1.8.3"),
+    "/js/app.bundle.js": jqueryBundle("1.8.3"),
+    "/js/site.js": jqueryBundle("3.7.1"),
     "/site.css": file("text/css", "body { margin: 0 }"),
     "/favicon.ico": file("image/x-icon"),
     "/fonts/ok.woff2": file("font/woff2"),
@@ -464,10 +483,12 @@ export const MAIN: LabelledSite = {
   clean: [
     "/clean-1",
     "/clean-2",
+    "/frag-ok",
     "/strict-401-doctype",
     "/svg-links",
     "/resources-ok",
     "/renamed-jquery",
+    "/site-js",
     "/hreflang-ok",
     "/hreflang-ok-de",
     "/new-jquery",
@@ -546,6 +567,7 @@ export const MAIN: LabelledSite = {
     near_duplicate_content: ["/near-1", "/near-2"],
     // The http:// link fails on this https-only server: a broken link as well as an http link.
     broken_internal_links: ["/links-broken", "/http-link"],
+    broken_fragment: ["/frag-broken"],
     broken_resources: ["/broken-img", "/broken-css", "/broken-font", "/broken-frame"],
     // A link into a chain or a loop is a link to a redirect too.
     internal_redirect_links: ["/links-redirect", "/links-chain", "/links-loop"],
@@ -561,7 +583,7 @@ export const MAIN: LabelledSite = {
     deep_page: ["/d5"],
     url_hygiene: ["/Some_Page", "/Case-Page"],
     doctype_missing: ["/no-doctype"],
-    doctype_quirks: ["/quirks-doctype"],
+    doctype_quirks: ["/quirks-doctype", "/javadoc-doctype"],
     doctype_limited_quirks: ["/loose-doctype"],
     charset_missing: ["/no-charset"],
     picture_without_img: ["/picture"],
@@ -583,7 +605,7 @@ export const MAIN: LabelledSite = {
     hardening_headers: ["/unsafe-referrer"],
     cookie_flags: ["/cookie"],
     version_disclosure: ["/server-version"],
-    vulnerable_js_library: ["/old-jquery", "/inline-jquery"],
+    vulnerable_js_library: ["/old-jquery", "/inline-jquery", "/lib-jquery", "/bundle-jquery"],
     // performance
     html_too_large: ["/huge"],
     html_large: ["/large"],

@@ -134,14 +134,25 @@ export const jqueryFile = (version: string): Route =>
     `/*! jQuery v${version} | (c) OpenJS Foundation and other contributors | jquery.org/license */\n` +
       "!function(e,t){}(this);",
   );
+/** A minified jQuery with its banner stripped: only its code's `jquery:"…"` names the version. */
+export const jqueryBundle = (version: string): Route =>
+  file(
+    "text/javascript",
+    `!function(e,t){"use strict";var n="${"x".repeat(3000)}";` +
+      `T.fn=T.prototype={jquery:"${version}",constructor:T,length:0};}(this);`,
+  );
 /** Inline SVG links as Graphviz and Javadoc write them: none is an uncrawlable link. */
-export const SVG_LINKS = '<svg width="10" height="10"><g>' +
+export const SVG_LINKS = '<svg width="10" height="10"><g id="node1">' +
   '<a xlink:href="#node1"><text>fragment</text></a>' +
   '<a xlink:title="a node without a link"><text>title only</text></a>' +
   '<a xlink:href="/"><text>home</text></a><a href="#node2"><text>svg2</text></a>' +
-  "</g></svg>";
+  '</g><g id="node2"></g></svg>';
 /** Doctypes of each document mode (domain/audit_engine/doctype.ts). */
 export const DOCTYPE_HTML40 = '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.0 Transitional//EN">';
+/** A Javadoc frameset's doctype: its identifiers touch (issue 32), still quirks. */
+export const DOCTYPE_JAVADOC_FRAMESET =
+  '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.0 Frameset//EN"' +
+  '"http://www.w3.org/TR/REC-html40/frameset.dtd">';
 export const DOCTYPE_HTML401_LOOSE =
   '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Transitional//EN" ' +
   '"http://www.w3.org/TR/html4/loose.dtd">';
@@ -413,6 +424,22 @@ export const CASES: Record<string, CheckCase> = {
     quiet: clean,
   },
   broken_internal_links: { fire: on({ "/": { links: ["/a", "/missing"] } }), quiet: clean },
+  broken_fragment: {
+    // A missing section on another page, and on the page itself.
+    fire: on({
+      "/": { links: ["/a", "/a#pricing", "#faq"] },
+      "/a": body('<h2 id="plans">Plans</h2>'),
+    }),
+    // Every kind of anchor there, and the fragments that are no anchors (`#`, `#top`, a text
+    // fragment, a #! route); an SVG's xlink:href to its own node.
+    quiet: on({
+      "/": {
+        links: ["/a", "/a#plans", "/a#legacy", "/a#caf%C3%A9", "#faq", "#", "#top", "#!/app"],
+        body: '<section id="faq">Questions</section><a href="/a#:~:text=Plans">text</a>',
+      },
+      "/a": body('<h2 id="plans">Plans</h2><a name="legacy"></a><p id="café">Café</p>'),
+    }),
+  },
   broken_resources: {
     fire: on({ "/a": body('<img src="/gone.png" alt="" width="1" height="1">') }),
     quiet: on({ "/a": body('<img src="/x.png" alt="" width="1" height="1">') }),
@@ -574,9 +601,9 @@ export const CASES: Record<string, CheckCase> = {
     quiet: withHeaders({ server: "nginx" }),
   },
   vulnerable_js_library: {
-    // The file's banner confirms the old version.
-    fire: on({ "/a": head('<script src="/js/jquery-1.8.3.min.js" defer></script>') }, {
-      "/js/jquery-1.8.3.min.js": jqueryFile("1.8.3"),
+    // Issue 32: a file named like nothing, whose content is jQuery 1.8.3.
+    fire: on({ "/a": head('<script src="/js/lib.js" defer></script>') }, {
+      "/js/lib.js": jqueryFile("1.8.3"),
     }),
     // Named 1.8.3, but the file is 3.7.1: the name alone is not evidence.
     quiet: on({ "/a": head('<script src="/js/jquery-1.8.3.min.js" defer></script>') }, {

@@ -127,3 +127,92 @@ Deno.test("where the doctype sits: only one before any element or text counts", 
   assert.equal(f.doctype, 'DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.0 Transitional//EN"');
   assert.match(f.documentModeReason!, /-\/\/W3C\/\/DTD HTML 4.0 Transitional\/\/EN/);
 });
+
+Deno.test("the tokenizer's states: missing whitespace is a parse error that still sets the identifiers", () => {
+  // Issue 32: a Javadoc frameset whose identifiers touch ("between DOCTYPE public and system
+  // identifiers" is skipped: missing-whitespace-between-doctype-public-and-system-identifiers).
+  const javadoc =
+    '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.0 Frameset//EN""http://www.w3.org/TR/REC-html40/frameset.dtd">';
+  assert.deepEqual(tokenizeDoctype(decl(javadoc)), {
+    name: "html",
+    publicId: "-//W3C//DTD HTML 4.0 Frameset//EN",
+    systemId: "http://www.w3.org/TR/REC-html40/frameset.dtd",
+    forceQuirks: false,
+  });
+  assert.equal(mode(javadoc), "quirks");
+  const cases: [string, Partial<ReturnType<typeof tokenizeDoctype>>, string][] = [
+    // missing-whitespace-before-doctype-name: "DOCTYPE state" reprocesses in "before DOCTYPE name".
+    ["<!DOCTYPEhtml>", { name: "html", forceQuirks: false }, "no-quirks"],
+    ["<!DOCTYPE/html>", { name: "/html", forceQuirks: false }, "quirks"],
+    // missing-whitespace-after-doctype-public-keyword: "after DOCTYPE public keyword" takes a quote.
+    [
+      '<!DOCTYPE html PUBLIC"-//W3C//DTD HTML 4.01 Transitional//EN">',
+      { publicId: "-//W3C//DTD HTML 4.01 Transitional//EN", systemId: null },
+      "quirks",
+    ],
+    // The same with a touching system identifier: the system identifier is set, so limited-quirks.
+    [
+      "<!DOCTYPE html PUBLIC\"-//W3C//DTD HTML 4.01 Transitional//EN\"'http://www.w3.org/TR/html4/loose.dtd'>",
+      {
+        publicId: "-//W3C//DTD HTML 4.01 Transitional//EN",
+        systemId: "http://www.w3.org/TR/html4/loose.dtd",
+      },
+      "limited-quirks",
+    ],
+    // missing-whitespace-after-doctype-system-keyword.
+    [
+      '<!DOCTYPE html SYSTEM"http://www.ibm.com/data/dtd/v11/ibmxhtml1-transitional.dtd">',
+      { systemId: "http://www.ibm.com/data/dtd/v11/ibmxhtml1-transitional.dtd" },
+      "quirks",
+    ],
+    [
+      '<!DOCTYPE html SYSTEM"about:legacy-compat">',
+      { systemId: "about:legacy-compat" },
+      "no-quirks",
+    ],
+    // missing-doctype-system-identifier after SYSTEM, missing-quote-before-... : force-quirks.
+    ["<!DOCTYPE html SYSTEM>", { forceQuirks: true }, "quirks"],
+    ['<!DOCTYPE html SYSTEM about:legacy-compat">', { forceQuirks: true }, "quirks"],
+    // "after DOCTYPE public identifier", anything but space, quote or `>`: bogus and force-quirks.
+    ['<!DOCTYPE html PUBLIC "-//W3C//DTD HTML 4.01//EN"x"y">', { forceQuirks: true }, "quirks"],
+    // abrupt-doctype-system-identifier: a `>` in the quoted system identifier ends the token.
+    [
+      '<!DOCTYPE html PUBLIC "-//W3C//DTD HTML 4.01//EN" "http://x',
+      { forceQuirks: true },
+      "quirks",
+    ],
+    // The keywords are case-insensitive, whitespace may be tabs and newlines.
+    [
+      '<!doctype\thtml\npublic\t"-//W3C//DTD XHTML 1.0 Strict//EN"\n"x">',
+      { name: "html", publicId: "-//W3C//DTD XHTML 1.0 Strict//EN", systemId: "x" },
+      "no-quirks",
+    ],
+    // A NULL in the name is U+FFFD, so the name is not "html".
+    ["<!DOCTYPE ht\0ml>", { name: "ht\uFFFDml" }, "quirks"],
+  ];
+  for (const [d, token, want] of cases) {
+    const t = tokenizeDoctype(decl(d));
+    for (const [k, v] of Object.entries(token)) {
+      assert.deepEqual(t[k as keyof typeof t], v, `${d}: ${k}`);
+    }
+    assert.equal(mode(d), want, d);
+  }
+});
+
+Deno.test("the issue's Javadoc frameset through the page parser: quirks, identifiers as written", () => {
+  const html =
+    '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.0 Frameset//EN""http://www.w3.org/TR/REC-html40/frameset.dtd">\n' +
+    '<html><head><title>Overview</title></head><frameset cols="20%,80%"><frame src="a.html">' +
+    "</frameset></html>";
+  const f = extractPageFacts(html, new URL("https://s.test/api/"), "s.test");
+  assert.equal(f.hasDoctype, true);
+  assert.equal(f.documentMode, "quirks");
+  assert.match(f.documentModeReason!, /HTML 4\.0 Frameset/);
+  // HTML 4.01 Frameset with a touching system identifier: the identifier is there, limited-quirks.
+  const f401 = extractPageFacts(
+    html.replace("HTML 4.0 Frameset", "HTML 4.01 Frameset"),
+    new URL("https://s.test/api/"),
+    "s.test",
+  );
+  assert.equal(f401.documentMode, "limited-quirks");
+});

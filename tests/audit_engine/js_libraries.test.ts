@@ -6,6 +6,7 @@ import {
   libraryFromBanner,
   libraryFromUrl,
   needsBanner,
+  scriptLibrary,
 } from "../../domain/audit_engine/js_libraries.ts";
 
 Deno.test("library versions are read from file names, CDN paths and ?ver=", () => {
@@ -103,4 +104,34 @@ Deno.test("libraries bundled into inline scripts are known by their banner, numb
     { library: "jquery", version: "1.8.3", from: "banner", index: 2 },
     { library: "bootstrap", version: "3.3.7", from: "banner", index: 3 },
   ]);
+});
+
+Deno.test("libraries from content whatever the file's name: banner, the code's version string, content over name", () => {
+  const banner = "/*! jQuery v1.8.3 jquery.com | jquery.org/license */\n!function(){}";
+  assert.deepEqual(scriptLibrary("https://s.test/js/lib.js", banner), {
+    library: "jquery",
+    version: "1.8.3",
+    from: "banner",
+  });
+  // A bundle with the banner stripped: jQuery's prototype names its version.
+  const bundle = `!function(){var a="${
+    "x".repeat(20_000)
+  }";T.fn=T.prototype={jquery:"1.8.3",length:0}}`;
+  assert.deepEqual(scriptLibrary("https://s.test/static/app.4f2a.js", bundle), {
+    library: "jquery",
+    version: "1.8.3",
+    from: "version_string",
+  });
+  // Named 1.8.3, holding 3.7.1 (with or without its banner): the content wins.
+  assert.equal(
+    scriptLibrary("https://s.test/js/jquery-1.8.3.min.js", "/*! jQuery v3.7.1 | (c) OpenJS */")
+      ?.version,
+    "3.7.1",
+  );
+  assert.equal(
+    scriptLibrary("https://s.test/js/jquery-1.8.3.min.js", 'x={jquery:"3.7.1"}')?.version,
+    "3.7.1",
+  );
+  // A script that is no library shows none.
+  assert.equal(scriptLibrary("https://s.test/js/site.js", "document.title = 'jquery';"), null);
 });

@@ -10,6 +10,7 @@ import { runAuditDetailed } from "../../domain/audit_engine/run_audit.ts";
 import type { Evidence } from "../../domain/audit_engine/types.ts";
 import { PAGE_CHECKS } from "../../domain/audit_engine/checks/index.ts";
 import { extractPageFacts } from "../../domain/audit_engine/facts/extract.ts";
+import { scriptLibrary } from "../../domain/audit_engine/js_libraries.ts";
 import { page, type Route, serveSite } from "../helpers/sites.ts";
 
 const GOOD: Record<string, string> = {
@@ -133,10 +134,13 @@ Deno.test("security checks return evidence: resource, element, header, library a
     isHome: true,
     indexable: true,
     now: 0,
-    // The file's head (read by the crawl): its banner confirms the version the URL names.
-    scriptHeads: new Map([[
+    // What the file's head showed the crawl (its banner confirms the version the URL names).
+    scriptLibraries: new Map([[
       "https://cdn.test/ajax/libs/jquery/3.4.1/jquery.min.js",
-      "/*! jQuery v3.4.1 | (c) JS Foundation and other contributors | jquery.org/license */",
+      scriptLibrary(
+        "https://cdn.test/ajax/libs/jquery/3.4.1/jquery.min.js",
+        "/*! jQuery v3.4.1 | (c) JS Foundation and other contributors | jquery.org/license */",
+      )!,
     ]]),
   };
   const ev = (id: string) => {

@@ -7,12 +7,7 @@
  */
 import type { Check, Evidence, PageContext, PageVerdict } from "../types.ts";
 import { flag, isHttps } from "./helpers.ts";
-import {
-  advisoriesFor,
-  type Detected,
-  libraryFromContent,
-  libraryFromUrl,
-} from "../js_libraries.ts";
+import { advisoriesFor, type Detected, libraryFromUrl } from "../js_libraries.ts";
 
 const ONE_YEAR = 31_536_000;
 const SAFE_REFERRER = new Set([
@@ -130,11 +125,8 @@ function vulnerableLibraries(p: PageContext): PageVerdict {
   for (const url of p.facts.libraryScripts) {
     // Only the file's content is evidence of a version; a file that could not be read (or
     // names none) is not reported either way.
-    const head = p.scriptHeads?.get(url);
-    if (head === undefined) continue;
-    const fromUrl = libraryFromUrl(url);
-    const lib = libraryFromContent(head, fromUrl);
-    if (lib !== null) found(url, lib, fromUrl);
+    const lib = p.scriptLibraries?.get(url);
+    if (lib !== undefined) found(url, lib, libraryFromUrl(url));
   }
   for (const lib of p.facts.inlineLibraries) found(`inline script #${lib.index}`, lib);
   return items(out);
@@ -396,9 +388,10 @@ export const securityChecks: Check[] = [
     title: "Front-end libraries with known vulnerabilities",
     detects:
       "jQuery, jQuery UI, AngularJS, Bootstrap, Lodash or Moment.js versions listed in the " +
-      "bundled advisory table (domain/audit_engine/js_libraries.ts), as the content confirms them: the " +
-      "banner of the script file (or its version string), or the banner of a library bundled " +
-      "into an inline script. A file name alone is not evidence.",
+      "bundled advisory table (domain/audit_engine/js_libraries.ts), as the content confirms them " +
+      "whatever the file's name: the banner of the script file or a version string in its first " +
+      "64 KB (every same-site script is read), or the banner of a library bundled into an " +
+      "inline script. A file name alone is not evidence.",
     scope: "page",
     eligibility: "html",
     applies: (p) => p.facts.libraryScripts.length > 0 || p.facts.inlineLibraries.length > 0,

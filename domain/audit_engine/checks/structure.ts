@@ -290,6 +290,19 @@ export const structureChecks: Check[] = [
     evaluate: (s) => group(s.html2xx, s.brokenLinks),
   },
   {
+    id: "broken_fragment",
+    category: "structure",
+    severity: "warning",
+    impact: 1,
+    effort: "low",
+    title: "Links to anchors that do not exist",
+    detects: "Links with a #fragment to a page of the site (the same page included) whose target " +
+      "has no element with that id and no <a name> of that name, raw or, in a rendered audit, " +
+      "rendered. `#`, `#top`, text fragments (#:~:text=) and #! routes are not anchors.",
+    scope: "site",
+    evaluate: (s) => (s.fragmentPages === 0 ? null : group(s.fragmentPages, s.brokenFragments)),
+  },
+  {
     id: "broken_resources",
     category: "structure",
     severity: "warning",

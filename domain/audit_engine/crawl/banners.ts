@@ -1,29 +1,32 @@
 /**
- * Library heads for `vulnerable_js_library`: the first bytes of external scripts whose URL names
- * a known library, with or without a version (".../jquery.min.js", ".../jquery-1.8.3.min.js"),
- * so the check can read "jQuery v3.4.1" from the file: only the content confirms a version, the
- * file name is a hint of what to read. At most MAX_BANNER_FETCHES reads per audit (the count lives
- * in the crawl state, so it holds across steps and processes; past it the cap is noted in
- * `limits_hit` as `library_scripts`), each script read once per audit (its head is kept in KV for
- * later steps), robots.txt of the script's origin honoured, 5 s timeout, through the address
- * guard. A read that fails or is not allowed leaves the version unknown, and nothing is reported.
+ * Libraries for `vulnerable_js_library`, read from script files' content whatever their names:
+ * the first BANNER_BYTES (64 KiB) of every same-site external script, and of other hosts'
+ * scripts whose URL names a known library (the page facts choose them, facts/scripts.ts), so
+ * `/js/lib.js` holding jQuery 1.8.3 is found and a file named jquery-1.8.3.min.js that holds
+ * 3.7.1 is 3.7.1 (js_libraries.ts `scriptLibrary`). At most MAX_BANNER_FETCHES reads per audit
+ * (the count lives in the crawl state, so it holds across steps and processes; past it the cap
+ * is noted in `limits_hit` as `library_scripts`), each script read once per audit (what it
+ * showed is kept in KV for later steps, so a repeated step reads nothing twice), robots.txt of
+ * the script's origin honoured, 5 s timeout, through the address guard and the byte budget. A
+ * read that fails or is not allowed leaves the library unknown, and nothing is reported.
  *
  * @module
  */
+import type { ScriptLibrary } from "../types.ts";
 import { keys, read } from "../../platform/mod.ts";
-import { namesLibrary } from "../js_libraries.ts";
+import { scriptLibrary } from "../js_libraries.ts";
 import { noteCap } from "./caps.ts";
 import { fetchBanner, type FetchSettings } from "./fetcher.ts";
 import type { RobotsSource } from "./robots_source.ts";
 import type { CrawlState } from "./state.ts";
 import { MAX_URL_LENGTH, type WriteBatch } from "./store.ts";
 
-/** Script files read for a library banner per audit. */
-export const MAX_BANNER_FETCHES = 20;
+/** Script files read for a library per audit (documented in docs/audit.md). */
+export const MAX_BANNER_FETCHES = 200;
 
 export class BannerReader {
   /** This step's reads and lookups, by script URL (concurrent pages share one read). */
-  private readonly memo = new Map<string, Promise<string | null>>();
+  private readonly memo = new Map<string, Promise<ScriptLibrary | null>>();
 
   constructor(
     private readonly kv: Deno.Kv,
@@ -34,18 +37,19 @@ export class BannerReader {
     private readonly batch: WriteBatch,
   ) {}
 
-  /** Heads of the page's library scripts (script URL → head), or undefined. */
-  async headsOf(scripts: readonly string[]): Promise<Map<string, string> | undefined> {
-    let out: Map<string, string> | undefined;
+  /** The libraries the page's scripts show (script URL → library), or undefined. */
+  async librariesOf(
+    scripts: readonly string[],
+  ): Promise<Map<string, ScriptLibrary> | undefined> {
+    let out: Map<string, ScriptLibrary> | undefined;
     for (const src of scripts) {
-      if (!namesLibrary(src)) continue;
-      const head = await this.headOf(src);
-      if (head !== null) (out ??= new Map()).set(src, head);
+      const lib = await this.libraryOf(src);
+      if (lib !== null) (out ??= new Map()).set(src, lib);
     }
     return out;
   }
 
-  private headOf(url: string): Promise<string | null> {
+  private libraryOf(url: string): Promise<ScriptLibrary | null> {
     let p = this.memo.get(url);
     if (!p) {
       p = this.load(url).catch(() => null);
@@ -54,14 +58,14 @@ export class BannerReader {
     return p;
   }
 
-  private async load(url: string): Promise<string | null> {
+  private async load(url: string): Promise<ScriptLibrary | null> {
     if (url.length > MAX_URL_LENGTH) return null; // no KV key holds it: left unread
     const key = keys.auditBanner(this.auditId, url);
     const stored = await read(this.kv, key);
-    if (stored.value !== null) return stored.value.head;
+    if (stored.value !== null) return stored.value.lib;
     const robots = await this.robots.for(new URL(url).origin);
     if (!robots.isAllowed(url)) {
-      this.batch.set(key, { head: null });
+      this.batch.set(key, { lib: null });
       return null;
     }
     // Checked and taken after the last await, before the fetch: concurrent pages see the count.
@@ -74,7 +78,8 @@ export class BannerReader {
     }
     this.state.banners = used + 1;
     const head = await fetchBanner(this.settings, url);
-    this.batch.set(key, { head });
-    return head;
+    const lib = head === null ? null : scriptLibrary(url, head);
+    this.batch.set(key, { lib });
+    return lib;
   }
 }

@@ -210,8 +210,8 @@ async function fetchOne(e: FrontierEntry, u: URL, opts: FetchPoolOptions): Promi
       isHome: e.depth === 0,
       indexable: !noindex,
       now: opts.now,
-      scriptHeads: facts.libraryScripts.length > 0
-        ? await opts.banners.headsOf(facts.libraryScripts)
+      scriptLibraries: facts.libraryScripts.length > 0
+        ? await opts.banners.librariesOf(facts.libraryScripts)
         : undefined,
     };
     const canon = resolveCanonicals(ctx);

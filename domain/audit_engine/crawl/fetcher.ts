@@ -88,8 +88,11 @@ async function budgeted(
 
 const MAX_REDIRECT_HOPS = 5;
 const ACCEPT_HTML = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5";
-/** How much of a script file is read for its library banner, and how long it may take. */
-const BANNER_BYTES = 4096;
+/**
+ * How much of a script file is read for a library (its banner, or a version string in its code:
+ * a minified jQuery carries `jquery:"…"` within its first few KB), and how long it may take.
+ */
+export const BANNER_BYTES = 64 * 1024;
 const BANNER_TIMEOUT_MS = 5_000;
 
 export function isHtmlType(ct: string | null): boolean {

@@ -45,6 +45,7 @@ import { readLinks } from "./finalize/links.ts";
 import { nearDuplicates } from "./finalize/near_duplicates.ts";
 import { scoreOutcome } from "./finalize/outcome.ts";
 import { readRecords } from "./finalize/records.ts";
+import { readFragments } from "./finalize/fragments.ts";
 import { readResources } from "./finalize/resources.ts";
 import { redirectChains, redirectLinkTargets } from "./finalize/redirects.ts";
 import { checksByUrl, evaluateSite } from "./finalize/site_checks.ts";
@@ -76,9 +77,11 @@ export async function finalizeCrawl(
   read.markLater.clear();
 
   // 3. The link graph and link score; the resources pages load (frame sources charged there);
+  // the fragment links and the anchors of their targets;
   // then the failing URLs left to the status checks.
   const graph = await readLinks(kv, auditId, f, { ...read, redirectTargets, failing, linkScores });
   const framed = await readResources(kv, auditId, f, { ...read, redirectTargets, failing });
+  await readFragments(kv, auditId, f, read.redirects);
   await failing.leftToStatusChecks(f);
 
   // 4. Duplicate groups, then near-duplicates (identical twins are duplicate_content's).

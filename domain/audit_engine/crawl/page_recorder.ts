@@ -26,6 +26,7 @@ import {
 } from "./store.ts";
 import { Pacer, yieldToLoop } from "./event_loop.ts";
 import { type ResourceQueue, writeEmbeds } from "./resource_checks.ts";
+import { writeFragmentFacts } from "./anchors.ts";
 
 /** Pages kept for article internal links (AuditReport.site.pages). */
 export const MAX_SITE_PAGES = 200;
@@ -116,6 +117,7 @@ export async function recordPages(
         }
         for (const f of res.page.fired) findings.add(f.id, rec.url, f.items);
         writeLinks(batch, auditId, rec.url, facts);
+        writeFragmentFacts(batch, auditId, rec.url, facts);
         if (res.page.follow) { for (const l of facts.links) discover(l, childDepth(rec)); }
         // Frame sources are documents of their own: crawled like links, whatever the page's
         // nofollow (embedding is not linking), but not links (no inlinks, no link score).

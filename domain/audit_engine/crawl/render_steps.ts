@@ -5,7 +5,8 @@
  *    2xx page, the home page first; later rounds: the pages the round's crawl fetched), within
  *    what is left of `RENDER_MAX_PAGES` / `RENDER_LAB_PAGES`; the sample is stored as a blob;
  * 2. render: a few pages per step; each page's checks join the crawl's tallies and findings, a
- *    lab page's figures go on its record (`lab`), and the internal links (and frame sources) of
+ *    lab page's figures go on its record (`lab`), the anchors of its DOM join the page's stored
+ *    anchors (anchors.ts, for broken_fragment), and the internal links (and frame sources) of
  *    its rendered DOM are handed to the frontier like the served HTML's (same scope: followable
  *    same-site links of a page that is not nofollow; same caps), marked `discoveredBy: "render"`
  *    on the records of URLs nothing had queued before;
@@ -38,6 +39,7 @@ import {
 } from "../../render/mod.ts";
 import { JobFailure } from "../../platform/mod.ts";
 import type { ByteBudget } from "./byte_budget.ts";
+import { addRenderedAnchors } from "./anchors.ts";
 import { capsOf, noteCap } from "./caps.ts";
 import { Frontier } from "./frontier.ts";
 import type { CrawlInput, CrawlState } from "./state.ts";
@@ -245,12 +247,14 @@ async function renderBatch(c: RenderStepContext, r: Required<RenderProgress>): P
   const records = await getMany(kv, urls.map((u) => keys.auditPage(auditId, u)));
   const caps = capsOf(c.input);
   const frontier = new Frontier(kv, auditId, state, batch, caps, c.input.maxPages);
+  const anchored: { url: string; facts: RenderResult["rendered"] }[] = [];
   results.forEach((res, k) => {
     if (res === null) {
       r.failed++;
       return;
     }
     r.rendered++;
+    anchored.push({ url: urls[k], facts: res.rendered });
     // The audit's list of lab pages (reports/lab.ts): the report reads it without the inventory.
     if (res.lab) batch.set(keys.auditLab(auditId, urls[k]), labRecord(urls[k], res.lab));
     const fired = recordRender(res, state, findings, c.input.now);
@@ -267,6 +271,7 @@ async function renderBatch(c: RenderStepContext, r: Required<RenderProgress>): P
       frontier.discover(url, depth, 0, "render");
     }
   });
+  await addRenderedAnchors(kv, batch, auditId, anchored);
   const tail = state.tail;
   await frontier.allocate();
   r.discovered += state.tail - tail;

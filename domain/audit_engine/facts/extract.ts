@@ -44,6 +44,7 @@ import { scriptFacts } from "./scripts.ts";
 import { formFacts } from "./forms.ts";
 import { pluginFacts } from "./plugins.ts";
 import { appRootFacts } from "./app_root.ts";
+import { fragmentFacts, noteAnchor } from "./fragments.ts";
 
 /** Every fact family on the parse, in the order each tag's families run. */
 export const FACT_COLLECTORS: readonly FactCollector[] = [
@@ -56,6 +57,7 @@ export const FACT_COLLECTORS: readonly FactCollector[] = [
   formFacts,
   pluginFacts,
   appRootFacts,
+  fragmentFacts,
 ];
 
 /** Tag → indexes in FACT_COLLECTORS of the families listening to it (built once). */
@@ -145,6 +147,10 @@ class Collector implements ParseState {
       resourceKinds: [],
       resourcesOverCap: 0,
       linksOverCap: 0,
+      anchors: [],
+      anchorsOverCap: false,
+      fragmentTargets: [],
+      fragments: [],
       externalLinks: 0,
       httpInternalLinks: 0,
       uncrawlableLinks: 0,
@@ -245,6 +251,7 @@ class Collector implements ParseState {
     f.elementCount++;
     if (++this.depth > f.maxDepth) f.maxDepth = this.depth;
     if (TEXT_SKIP.has(name)) this.skipText++;
+    if (a.id !== undefined) noteAnchor(f, a.id);
     switch (name) {
       case "svg":
         this.svgDepth++;

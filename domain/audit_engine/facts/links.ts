@@ -7,6 +7,7 @@
  */
 import { canonicalUrl } from "../urls.ts";
 import { sample, siteKeyOf } from "../page_facts.ts";
+import { checkedFragment, noteFragmentLink } from "./fragments.ts";
 import {
   type Attrs,
   collapse,
@@ -56,6 +57,7 @@ class LinkCollector {
   /** Where the open `<a>`'s link landed: index in links (>= 0), in nofollowLinks (< -1), or -1. */
   linkSlot = -1;
   aHref = "";
+  base: string | undefined;
   constructor(readonly p: ParseState) {}
 
   open(_name: string, a: Attrs) {
@@ -85,7 +87,12 @@ class LinkCollector {
       return;
     }
     const c0 = href.charCodeAt(0);
-    if (c0 === 35 /* # */) return;
+    if (c0 === 35 /* # */) {
+      // A fragment of this document (of the base URL, as the standard resolves it).
+      const frag = checkedFragment(href.slice(1));
+      if (frag !== null && p.baseInternal) noteFragmentLink(f, this.baseKey(), frag);
+      return;
+    }
     if (c0 !== 47 && /^(javascript|file):/i.test(href)) {
       f.uncrawlableLinks++;
       sample(f.samples.uncrawlable, href);
@@ -115,7 +122,17 @@ class LinkCollector {
       f.httpInternalLinks++;
       sample(f.samples.httpInternalLinks, href);
     }
-    this.addLink(canonicalUrl(u), nofollow);
+    const key = canonicalUrl(u);
+    if (u.hash.length > 1) {
+      const frag = checkedFragment(u.hash.slice(1));
+      if (frag !== null) noteFragmentLink(f, key, frag);
+    }
+    this.addLink(key, nofollow);
+  }
+
+  /** The base URL as a link target (canonical), computed once per page. */
+  baseKey(): string {
+    return this.base ??= canonicalUrl(this.p.base);
   }
 
   addLink(key: string, nofollow: boolean) {

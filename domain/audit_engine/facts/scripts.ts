@@ -1,6 +1,8 @@
 /**
- * Script facts: `<script>` count, JSON-LD blocks (parsed and checked, json_ld.ts), libraries
- * named by external script URLs or by inline scripts' banners (js_libraries.ts), and
+ * Script facts: `<script>` count, JSON-LD blocks (parsed and checked, json_ld.ts), the external
+ * scripts worth reading for a library (same-site ones whatever their name, other hosts' when
+ * their URL names one; crawl/banners.ts reads them), libraries in inline scripts' banners
+ * (js_libraries.ts), and
  * render-blocking scripts in `<head>`. Feeds the structured data, security (vulnerable
  * libraries) and performance checks. (The resources family takes the scripts' `src`.)
  *
@@ -8,7 +10,7 @@
  */
 import { libraryFromBanner, mayNameLibrary } from "../js_libraries.ts";
 import { inspectJsonLd } from "../json_ld.ts";
-import { MAX_ITEMS, sample } from "../page_facts.ts";
+import { MAX_ITEMS, sample, siteKeyOf } from "../page_facts.ts";
 import { type Attrs, type FactCollector, type ParseState, tryUrl } from "./collector.ts";
 
 /** Characters of an inline script read for a library banner (banners open the file). */
@@ -40,9 +42,15 @@ class ScriptCollector {
         p.captureText(this);
       }
     } else {
-      if (mayNameLibrary(a.src) && f.libraryScripts.length < MAX_ITEMS) {
+      // Worth reading for a library: every same-site script whatever its name (its content
+      // decides), and another host's whose URL names a library.
+      if (f.libraryScripts.length < MAX_ITEMS) {
         const u = tryUrl(a.src, p.base);
-        if (u !== null) f.libraryScripts.push(u.href);
+        if (
+          u !== null && (u.protocol === "https:" || u.protocol === "http:") &&
+          (siteKeyOf(u) === p.siteKey || mayNameLibrary(a.src)) &&
+          !f.libraryScripts.includes(u.href)
+        ) f.libraryScripts.push(u.href);
       }
       if (
         !p.headDone && a.async === undefined && a.defer === undefined &&

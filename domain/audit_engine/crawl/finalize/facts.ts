@@ -44,6 +44,7 @@ export interface Facts extends SiteFacts {
   hreflangNoReturn: Group;
   hreflangTargetBad: Group;
   brokenLinks: Group;
+  brokenFragments: Group;
   brokenResources: Group;
   redirectLinks: Group;
   redirectChains: Group;
@@ -111,6 +112,8 @@ export function emptyFacts(state: CrawlState): Facts {
     hreflangTargetPages: 0,
     hreflangTargetBad: new Group(),
     brokenLinks: new Group(),
+    fragmentPages: 0,
+    brokenFragments: new Group(),
     resourcePages: 0,
     brokenResources: new Group(),
     redirectLinks: new Group(),
