@@ -48,6 +48,7 @@ export const ADDITIVE_ENDPOINTS = [
   "POST /v1/audits/{auditId}/issues/{check}/recheck",
   "GET /v1/rechecks/{recheckId}",
   "GET /v1/audits/{auditId}/report",
+  "GET /v1/audits/{auditId}/report.pdf",
   "POST /v1/audits/{auditId}/shares",
   "GET /v1/audits/{auditId}/shares",
   "DELETE /v1/audits/{auditId}/shares/{shareId}",
