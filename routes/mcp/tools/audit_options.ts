@@ -26,8 +26,6 @@ export const AuditOptionArgs = {
       "{type:cookie,cookie}",
   ),
   max_rps: MaxRpsSchema.optional().describe("start/set: requests/s per host, 0.1-100"),
-  groups: z.array(z.looseObject({})).optional()
-    .describe("start/set: page groups [{name,pattern}] (path globs); default: detected"),
 };
 
 const Args = z.object(AuditOptionArgs);
@@ -46,6 +44,5 @@ export function auditOptionsBody(a: AuditOptionArgsOut) {
     user_agent: a.user_agent,
     auth: a.auth,
     max_rps: a.max_rps,
-    groups: a.groups as { name: string; pattern: string }[] | undefined,
   };
 }

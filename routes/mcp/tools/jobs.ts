@@ -81,12 +81,11 @@ const AuditsInput = z.object({
     "revoke_share",
   ]).describe(
     "start: audit project_id (options: include, exclude, max_depth, urls, sitemap_only, " +
-      "user_agent, auth, max_rps, groups, render; the same audit running is returned, not charged " +
+      "user_agent, auth, max_rps, render; the same audit running is returned, not charged " +
       "twice). get: the audit (score, summary, report_url once completed). Once completed: " +
       "summary: Markdown, at most 2 KB; issues: worst first (filters severity, category, " +
-      "change, group); issue: one check's affected items; pages: the URLs crawled (filters status, " +
-      "indexable, check, group); groups: URL templates with pages and issues each; lists page " +
-      "with limit and cursor. recheck: after a fix, fetch only " +
+      "change); issue: one check's affected items; pages: the URLs crawled (filters status, " +
+      "indexable, check); lists page with limit and cursor. recheck: after a fix, fetch only " +
       "the affected URLs of one check (check; at most 100; priced per URL) and judge each " +
       "fixed, still_failing or not_checked; recheck_get: it (recheck_id). report: the HTML " +
       "report's URL (filters as pages, or issue). share: a link opening the report without a " +
@@ -111,7 +110,7 @@ const AuditsInput = z.object({
   status: z.string().optional()
     .describe("pages: 2xx, 3xx, 4xx, 5xx, failed, blocked or not_fetched"),
   indexable: z.boolean().optional().describe("pages: only indexable (true) or not (false) URLs"),
-  group: z.string().optional().describe("issues, pages: one page group (see groups)"),
+  group: z.string().optional().describe("issues, pages: one of groups"),
   limit: z.number().optional()
     .describe(`issues, issue, pages, shares: 1 to ${MAX_PAGE_SIZE} (default ${MCP_PAGE})`),
   cursor: z.string().optional().describe("the previous page's next_cursor"),
