@@ -228,6 +228,16 @@ Deno.test("groups: detected from the URLs, counted, and read with ?group= in JSO
         await client.close();
       }
 
+      // The HTML report has a groups section with each group's counts.
+      const report = await getText(app, key, `${base}/report`);
+      assert.equal(report.status, 200);
+      const section = report.text.slice(report.text.indexOf('id="groups-h"'));
+      assert.ok(section.includes("Page groups"), "the report's groups section");
+      const row = (name: string) => section.slice(section.indexOf(`<th scope="row">${name}`));
+      assert.match(row("product"), /<code>\/product\/\*\*<\/code>\s*<\/th>\s*<td>4<\/td>/);
+      assert.match(row("blog"), /<td>3<\/td>/);
+      assert.match(row("other"), /\(the rest\)\s*<\/th>\s*<td>4<\/td>/);
+
       // Another account's audit: not_found, as for every audit read.
       const stranger = await app.signup();
       const foreign = await app.req("GET", `${base}/groups`, { key: stranger.key });
