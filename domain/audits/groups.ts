@@ -136,6 +136,8 @@ export async function computeGroups(
       for (const c of r.checks) g.checks[c] = (g.checks[c] ?? 0) + 1;
       batch.set(keys.auditGroupPage(auditId, name, r.url), true);
     }
+    // One page of index writes in flight at most: commits never pile up behind a fast read.
+    await batch.flush();
   }
   for (const g of records.values()) batch.set(keys.auditGroup(auditId, g.name), g);
   await batch.flush();
