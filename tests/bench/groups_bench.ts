@@ -82,6 +82,11 @@ try {
     listAuditPages(deps, caller, AUDIT, { group: probe, limit: 100 })
   );
   const list = await measured(() => listAuditGroups(deps, caller, AUDIT));
+  // The heap after a collection (with --v8-flags=--expose-gc): what the pass kept; RSS also
+  // holds SQLite's page cache and heap V8 has not returned.
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  const heapAfter = Deno.memoryUsage().heapUsed;
 
   const rate = (n: number, ms: number) => Math.round(n / (ms / 1000));
   const mib = (x: number) => (x / MiB).toFixed(0);
@@ -89,7 +94,7 @@ try {
   console.log(
     `baseline: one read of every record ${base.ms.toFixed(0)} ms (${
       rate(base.value, base.ms)
-    } rows/s)`,
+    } rows/s), RSS ${mib(base.before)} -> peak ${mib(base.peak)} MiB`,
   );
   console.log(
     `computeGroups: ${pass.ms.toFixed(0)} ms (${rate(base.value, pass.ms)} rows/s, ` +
@@ -104,6 +109,7 @@ try {
     } ms; ` +
       `GET groups: ${list.value.data.length} groups in ${list.ms.toFixed(1)} ms`,
   );
+  console.log(`heap used at the end${gc ? " (after gc)" : ""}: ${mib(heapAfter)} MiB`);
 } finally {
   kv.close();
   await tmp.remove();
