@@ -213,6 +213,7 @@ export function auditOptionsView(o: AuditOptions | undefined) {
     ...(o?.urls ? { urls: o.urls } : {}),
     ...(o?.sitemapOnly ? { sitemap_only: true as const } : {}),
     user_agent: o?.userAgent ?? "serpwright",
+    ...(o?.groups ? { groups: o.groups.map((g) => ({ name: g.name, pattern: g.pattern })) } : {}),
   };
 }
 

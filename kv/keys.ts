@@ -89,6 +89,13 @@ export const keys = {
   auditFindingsAll: (auditId: string) => ["audit_findings", auditId] as const,
   /** The finished audit's issues (one small value: at most one entry per check). */
   auditIssues: (auditId: string) => ["audit_issues", auditId] as const,
+  /** A completed audit's page groups (domain/audits/groups.ts), one small value per group. */
+  auditGroup: (auditId: string, name: string) => ["audit_groups", auditId, name] as const,
+  auditGroupsAll: (auditId: string) => ["audit_groups", auditId] as const,
+  /** Group, URL → nothing: the index `?group=` reads in pages, written once per page. */
+  auditGroupPage: (auditId: string, name: string, url: string) =>
+    ["audit_group_pages", auditId, name, url] as const,
+  auditGroupPages: (auditId: string, name: string) => ["audit_group_pages", auditId, name] as const,
   /**
    * Duplicate-detection index: pages by a digest of their title, description or text fingerprint
    * (never the raw text: a key holds 2 KiB), the text itself in the value (crawl/store.ts).

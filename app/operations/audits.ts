@@ -11,9 +11,12 @@ import {
   auditSummaryMarkdown,
   createAudit,
   getAudit,
+  groupNameProblem,
+  listAuditGroups,
   listAuditIssues,
   listAuditPages,
   listIssueItems,
+  MAX_GROUPS,
   MAX_LIST_CHARS,
   MAX_LIST_URL_LENGTH,
   MAX_LIST_URLS,
@@ -111,6 +114,14 @@ const PathPattern = z.string().superRefine((p, ctx) => {
   if (problem) ctx.addIssue({ code: "custom", message: problem });
 }).openapi({ example: "/blog/**" });
 
+const PageGroupDefSchema = z.object({
+  name: z.string().superRefine((n, ctx) => {
+    const problem = groupNameProblem(n);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  }).openapi({ example: "blog" }),
+  pattern: PathPattern,
+}).strict().openapi("PageGroupDef");
+
 const PATTERN_RULES = `at most ${MAX_PATTERNS} patterns of at most ${MAX_PATTERN_LENGTH} ` +
   `characters and ${MAX_PATTERN_WILDCARDS} wildcards each, each starting with /. Globs over the ` +
   "URL path: * is any run of characters within a segment, ** any run including /, a pattern " +
@@ -163,6 +174,17 @@ export const AuditOptionsFields = {
   }),
   auth: SiteAuthSchema.optional(),
   max_rps: MaxRpsSchema.optional(),
+  groups: z.array(PageGroupDefSchema).min(1).max(MAX_GROUPS)
+    .refine((l) => new Set(l.map((g) => g.name)).size === l.length, {
+      message: "group names must be distinct",
+    }).optional().openapi({
+      description: `Page groups (up to ${MAX_GROUPS}): each URL of the inventory goes to the ` +
+        "first group whose pattern matches its path (same glob rules as include), the rest to " +
+        "`other`. Read per group with ?group= on the pages and issues lists and " +
+        "GET /v1/audits/{auditId}/groups. Default: groups are detected from the crawled URLs " +
+        "(each first path segment 3 or more URLs share, as /segment/**, the 20 largest)",
+      example: [{ name: "blog", pattern: "/blog/**" }, { name: "products", pattern: "/p/*" }],
+    }),
 };
 
 /** The domain's audit options from a body (or MCP arguments) validated by AuditOptionsFields. */
@@ -173,6 +195,7 @@ export function auditOptionsOf(body: {
   urls?: string[];
   sitemap_only?: boolean;
   user_agent?: AuditOptions["userAgent"];
+  groups?: { name: string; pattern: string }[];
 }): AuditOptions {
   return {
     include: body.include,
@@ -181,6 +204,7 @@ export function auditOptionsOf(body: {
     urls: body.urls,
     sitemapOnly: body.sitemap_only,
     userAgent: body.user_agent,
+    groups: body.groups,
   };
 }
 
@@ -194,6 +218,9 @@ export const AuditOptionsView = z.object({
   user_agent: z.enum(USER_AGENT_PRESETS),
   auth: MaskedSiteAuthSchema.optional().openapi({ description: "Staging access, secrets masked" }),
   max_rps: z.number().optional().openapi({ description: "The per-host rate cap asked for" }),
+  groups: z.array(z.object({ name: z.string(), pattern: z.string() })).optional().openapi({
+    description: "The page groups asked for; absent: detected",
+  }),
 }).openapi("AuditOptions", {
   description: "The options the audit was started with (defaults left out, user_agent always " +
     "shown); secrets are never shown",
@@ -359,6 +386,17 @@ const ExportFormat = z.enum(["json", "csv", "ndjson"]).optional().openapi({
     "`application/x-ndjson`; `format` wins)",
 });
 
+const Bom = z.enum(["0", "1"]).optional().openapi({
+  description: "csv only: 1 starts the file with a UTF-8 byte order mark, so Excel reads it as " +
+    "UTF-8 (default 0: no BOM, as RFC 4180 tools expect)",
+});
+
+const GroupFilter = z.string().min(1).max(60).optional().openapi({
+  description: "Only this page group (a `name` of GET /v1/audits/{auditId}/groups, e.g. blog " +
+    "or other); 400 invalid_request for a group the audit does not have",
+  example: "blog",
+});
+
 /** A whole-list file as the operation's body result. */
 function exported(file: ExportFile, format: "csv" | "ndjson"): BodyResult {
   return bodyResult(EXPORT_FORMATS[format].contentType, file.chunks, file.filename);
@@ -369,8 +407,15 @@ export const IssuesQuery = z.object({
   severity: Severity.optional(),
   category: Category.optional(),
   change: Change.optional(),
+  group: GroupFilter.openapi({
+    description: "Only the checks that fired on this page group's pages, each counted over " +
+      "the group: affected_count is the group's pages it fired on, eligible_count the " +
+      "group's pages (fixed checks are left out); 400 invalid_request for an unknown group",
+    example: "blog",
+  }),
   ...PageQuery,
   format: ExportFormat,
+  bom: Bom,
 });
 
 /** The filters of `GET /v1/audits/{auditId}/pages` (also the MCP audits tool's). */
@@ -382,12 +427,14 @@ export const PagesQuery = z.object({
     description: "Only URLs this check fired on",
     example: "title_missing",
   }),
+  group: GroupFilter,
   ...PageQuery,
   format: ExportFormat,
+  bom: Bom,
 });
 
 /** The paging of `GET /v1/audits/{auditId}/issues/{check}`. */
-export const IssueItemsQuery = z.object({ ...PageQuery, format: ExportFormat });
+export const IssueItemsQuery = z.object({ ...PageQuery, format: ExportFormat, bom: Bom });
 
 export const IssueList = z.object({
   audit_id: z.string(),
@@ -451,6 +498,19 @@ const PageItem = z.object({
   size_bytes: z.number().int().nullable().openapi({ description: "HTML bytes (decoded)" }),
   canonical: z.string().nullable().openapi({ description: "Canonical URL when it is another URL" }),
   checks: z.array(z.string()).openapi({ description: "Checks that fired on this URL" }),
+  meta_description: z.string().nullable().openapi({ description: "Meta description (additive)" }),
+  h1: z.string().nullable().openapi({ description: "The first h1 (additive)" }),
+  group: z.string().nullable().openapi({
+    description: "The page group the URL is in (additive; GET /v1/audits/{auditId}/groups); " +
+      "null on audits completed before groups",
+  }),
+  issue_counts: z.object({
+    performance: z.number().int(),
+    security: z.number().int(),
+    indexability: z.number().int(),
+    mobile: z.number().int(),
+    structure: z.number().int(),
+  }).openapi({ description: "Checks that fired on this URL, per category (additive)" }),
   discovered_by: z.literal("render").optional().openapi({
     description: "Rendered audits (additive): `render` when the URL was first found in a " +
       "rendered page (a link JavaScript added) rather than in served HTML or a sitemap; " +
@@ -652,6 +712,7 @@ export const listAuditIssuesOp = defineOperation({
       severity: query.severity,
       category: query.category as never,
       change: query.change,
+      group: query.group,
     };
     if (query.format === "csv" || query.format === "ndjson") {
       const file = await exportAuditIssues(
@@ -660,13 +721,12 @@ export const listAuditIssuesOp = defineOperation({
         params.auditId,
         filters,
         query.format,
+        { bom: query.bom === "1" },
       );
       return exported(file, query.format);
     }
     return await listAuditIssues(services.deps, actor, params.auditId, {
-      severity: query.severity,
-      category: query.category as never,
-      change: query.change,
+      ...filters,
       limit: query.limit,
       cursor: query.cursor,
     });
@@ -691,7 +751,9 @@ export const getAuditIssueOp = defineOperation({
   async run({ params, query }, { services, actor }) {
     if (query.format === "csv" || query.format === "ndjson") {
       const { auditId, check } = params;
-      const file = await exportIssueItems(services.deps, actor, auditId, check, query.format);
+      const file = await exportIssueItems(services.deps, actor, auditId, check, query.format, {
+        bom: query.bom === "1",
+      });
       return exported(file, query.format);
     }
     return await listIssueItems(services.deps, actor, params.auditId, params.check, query);
@@ -720,6 +782,7 @@ export const listAuditPagesOp = defineOperation({
       status: query.status,
       indexable: query.indexable === undefined ? undefined : query.indexable === "true",
       check: query.check,
+      group: query.group,
     };
     if (query.format === "csv" || query.format === "ndjson") {
       const file = await exportAuditPages(
@@ -728,6 +791,7 @@ export const listAuditPagesOp = defineOperation({
         params.auditId,
         filters,
         query.format,
+        { bom: query.bom === "1" },
       );
       return exported(file, query.format);
     }
@@ -739,6 +803,58 @@ export const listAuditPagesOp = defineOperation({
   },
 });
 
+const GroupItem = z.object({
+  name: z.string().openapi({ example: "blog" }),
+  pattern: z.string().nullable().openapi({
+    description: "Its path glob (e.g. /blog/**); null for `other`",
+    example: "/blog/**",
+  }),
+  source: z.enum(["custom", "detected", "other"]).openapi({
+    description: "custom: from the audit's `groups` option; detected: a first path segment 3 " +
+      "or more URLs share; other: the URLs no group took",
+  }),
+  pages: z.number().int().openapi({ description: "URLs of the inventory in the group" }),
+  pages_with_issues: z.number().int().openapi({ description: "Its URLs some check fired on" }),
+  issues_critical: z.number().int(),
+  issues_warning: z.number().int(),
+  issues_info: z.number().int(),
+  top_issues: z.array(z.object({
+    check: z.string(),
+    severity: Severity,
+    title: z.string(),
+    affected_count: z.number().int().openapi({ description: "The group's URLs it fired on" }),
+  })).max(5),
+  pages_url: z.string().openapi({ example: "/v1/audits/aud_0abc/pages?group=blog" }),
+  issues_url: z.string().openapi({ example: "/v1/audits/aud_0abc/issues?group=blog" }),
+}).openapi("AuditPageGroup");
+
+export const GroupList = z.object({
+  audit_id: z.string(),
+  data: z.array(GroupItem),
+}).openapi("AuditPageGroupList");
+
+export const listAuditGroupsOp = defineOperation({
+  id: "audits.groups",
+  method: "get",
+  path: "/v1/audits/{auditId}/groups",
+  tags: ["Audits"],
+  summary: "A completed audit's page groups (URL templates such as /blog/**, detected or the " +
+    "audit's `groups` option, then `other`) with pages and issue counts per group",
+  description: `At most ${MAX_GROUPS + 1} groups, in one answer (not paged). Every URL of ` +
+    "the inventory is in exactly one group; read one with `?group=` on the pages and issues " +
+    "lists. Empty for an audit completed before groups existed.",
+  access: "key",
+  tokens: "allow",
+  params: AuditIdParam,
+  status: 200,
+  output: GroupList,
+  outputDescription: "The groups in their order",
+  errors: ["not_found", "invalid_state"],
+  async run({ params }, { services, actor }) {
+    return await listAuditGroups(services.deps, actor, params.auditId);
+  },
+});
+
 /** The audit operations, in the order the API reference lists them. */
 export const AUDIT_OPERATIONS = [
   startAuditOp,
@@ -747,4 +863,5 @@ export const AUDIT_OPERATIONS = [
   listAuditIssuesOp,
   getAuditIssueOp,
   listAuditPagesOp,
+  listAuditGroupsOp,
 ];

@@ -535,6 +535,48 @@ function issuesSection(o: AuditPageOptions, d: AuditReportData): Html {
   </section>`;
 }
 
+/** Page groups (URL templates): pages, pages with issues and the worst issue of each. */
+function groupsSection(d: AuditReportData): Html {
+  if (d.groups.length === 0) return html``;
+  return html`
+    <section aria-labelledby="groups-h">
+      <h2 id="groups-h">Page groups</h2>
+      <p>Pages by URL template${d.groups[0].source === "custom"
+        ? " (the groups this audit was started with)"
+        : ""}; every page is in one group.</p>
+      <div class="table-wrap" role="region" aria-label="Page groups" tabindex="0">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Group</th>
+              <th scope="col">Pages</th>
+              <th scope="col">With issues</th>
+              <th scope="col">Worst issue</th>
+            </tr>
+          </thead>
+          <tbody>${d.groups.map((g) => {
+            const worst = g.top_issues[0];
+            return html`
+              <tr>
+                <th scope="row">${g.name}${g.pattern
+                  ? html`
+                    <code>${g.pattern}</code>
+                  `
+                  : html`
+                    (the rest)
+                  `}</th>
+                <td>${g.pages}</td>
+                <td>${g.pages_with_issues}</td>
+                <td>${worst ? `${worst.title} (${worst.affected_count})` : "None"}</td>
+              </tr>
+            `;
+          })}</tbody>
+        </table>
+      </div>
+    </section>
+  `;
+}
+
 function filterLinks(o: AuditPageOptions, d: AuditReportData, q: ReportQuery): Html {
   const base = { status: q.status, indexable: q.indexable, check: q.check };
   const link = (label: string, next: ReportQuery, current: boolean) =>
@@ -816,6 +858,7 @@ export function auditReportHtml(d: AuditReportData, o: AuditPageOptions): string
           <li><a href="#history-h">History</a></li>
           <li><a href="#changes-h">Changes</a></li>
           <li><a href="#issues-h">Issues</a></li>
+          ${d.groups.length ? html`<li><a href="#groups-h">Groups</a></li>` : ""}
           <li><a href="#pages">Pages</a></li>
           ${d.audit.render ? html`<li><a href="#lab-h">Lab metrics</a></li>` : ""}
         </ul>
@@ -825,6 +868,7 @@ export function auditReportHtml(d: AuditReportData, o: AuditPageOptions): string
         ${historySection(d.history)}
         ${changesSection(d)}
         ${issuesSection(o, d)}
+        ${groupsSection(d)}
         ${inventorySection(o, d, d.view)}
         ${labSection(d)}
   `;

@@ -51,6 +51,7 @@ export {
   getPages,
   listInPages,
   type PageRecord,
+  WriteBatch,
 } from "./crawl/store.ts";
 export { evidenceColumns, OTHER_COLUMN } from "./evidence_columns.ts";
 export { ADVISORY_TABLE, namesLibrary, scriptLibrary } from "./js_libraries.ts";
@@ -74,7 +75,10 @@ export { recheckRule } from "./recheck_rules.ts";
 export { DEFAULT_ROBOTS_CAPS, makeRobots, type Robots } from "./robots.ts";
 export { type AuditReport, reportOf } from "./run_audit.ts";
 export {
+  compileGlob,
   type CrawlScope,
+  type Glob,
+  globMatches,
   MAX_PATTERN_LENGTH,
   MAX_PATTERN_WILDCARDS,
   MAX_PATTERNS,

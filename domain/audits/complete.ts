@@ -13,6 +13,7 @@ import {
 } from "../audit_engine/mod.ts";
 import { finishJob } from "../jobs/mod.ts";
 import { compareIssues } from "./compare.ts";
+import { computeGroups } from "./groups.ts";
 import { regressionOf } from "./event_changes.ts";
 import { AUDIT_JOB } from "./lifecycle.ts";
 import { isScoped, sameAuditOptions } from "./options.ts";
@@ -22,7 +23,8 @@ const MAX_FACT_PAGES = 60;
 const clip = (s: string | null, n: number) => (s === null ? null : s.slice(0, n));
 
 /**
- * Completes an audit in one commit: the record with score, summary and changes, its issues
+ * Completes an audit in one commit (after its page groups are stored, groups.ts): the record
+ * with score, summary and changes, its issues
  * (compared with the project's previous completed audit), the project's latest audit, the site
  * facts articles link to, and the `audit.completed` event.
  *
@@ -40,6 +42,10 @@ export async function completeAudit(
   const { kv } = deps;
   const report: AuditReport = await reportOf(kv, auditId, outcome);
   const state = (await read(kv, keys.auditCrawl(auditId))).value;
+  // The groups are written before the completing commit, so a completed audit always has them.
+  const owner = (await read(kv, keys.auditOwner(auditId))).value;
+  const record = owner ? (await read(kv, keys.audit(owner, auditId))).value : null;
+  await computeGroups(kv, auditId, record?.options?.groups);
   await finishJob(deps, AUDIT_JOB, auditId, async ({ op, record: audit, accountId, now }) => {
     const projectEntry = await read(kv, keys.project(accountId, audit.projectId));
     op.check(projectEntry);

@@ -16,6 +16,13 @@
 export { crawlDepth } from "./crawl_depth.ts";
 export { createAudit, requireRendering } from "./create.ts";
 export { type AuditRunner, runAuditJob } from "./job.ts";
+export {
+  groupNameProblem,
+  MAX_GROUPS,
+  OTHER_GROUP,
+  type PageGroupDef,
+  type PageGroupRecord,
+} from "./groups.ts";
 export { AUDIT_JOB } from "./lifecycle.ts";
 export {
   type AuditOptions,
@@ -37,6 +44,8 @@ export {
 } from "./report_data.ts";
 export {
   type Caller,
+  type GroupView,
+  listAuditGroups,
   listAuditIssues,
   listAuditPages,
   listIssueItems,

@@ -45,6 +45,9 @@ export function normalizeAuditOptions(
   if (options.userAgent !== undefined && options.userAgent !== "serpwright") {
     out.userAgent = options.userAgent;
   }
+  if (options.groups?.length) {
+    out.groups = options.groups.map((g) => ({ name: g.name, pattern: g.pattern }));
+  }
   if (options.urls?.length) {
     const given = SCOPE_FIELDS.filter((f) =>
       f === "include"

@@ -14,6 +14,8 @@
  */
 import {
   type Caller,
+  type GroupView,
+  groupView,
   type IssueView,
   listAuditIssues,
   listAuditPages,
@@ -31,6 +33,7 @@ import {
 import { auditFixFirst } from "./compare.ts";
 import type { Category, Evidence } from "../audit_engine/types.ts";
 import { type AuditRecord, getAudit } from "./record.ts";
+import { readGroups } from "./groups.ts";
 import { ApiError, type Deps, keys, list, read } from "../platform/mod.ts";
 
 /** Completed audits the score history goes back at most (this one included). */
@@ -86,6 +89,8 @@ export interface AuditReportData {
     };
   /** Rendered audits: the figures of each lab page. */
   lab: LabRecord[];
+  /** The page groups with their counts (groups.ts); empty for an audit before groups. */
+  groups: GroupView[];
 }
 
 /** The audit, or 404 / 409 before it completed (as the findings listings answer). */
@@ -177,11 +182,12 @@ export async function loadAuditReport(
   query: ReportQuery,
 ): Promise<AuditReportData> {
   const audit = await completed(deps, caller, auditId);
-  const [projectEntry, history, issues, lab] = await Promise.all([
+  const [projectEntry, history, issues, lab, groups] = await Promise.all([
     read(deps.kv, keys.project(audit.accountId, audit.projectId)),
     scoreHistory(deps, audit),
     allIssues(deps, caller, auditId),
     audit.render ? labPagesOf(deps.kv, auditId) : Promise.resolve([]),
+    readGroups(deps.kv, auditId),
   ]);
   const project = projectEntry.value;
   const fired = issues.filter((i) => i.change !== "fixed");
@@ -235,5 +241,6 @@ export async function loadAuditReport(
     ),
     view,
     lab,
+    groups: groups.map((g) => groupView(audit.id, g)),
   };
 }

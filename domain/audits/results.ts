@@ -29,10 +29,12 @@ import {
   listInPages,
   type PageRecord,
 } from "../audit_engine/mod.ts";
-import type { Category, Evidence, Severity } from "../audit_engine/types.ts";
+import { CATEGORIES, type Category, type Evidence, type Severity } from "../audit_engine/types.ts";
 import type { IssueChange, StoredIssues } from "./compare.ts";
 import { type AuditChanges, type AuditRecord, getAudit } from "./record.ts";
 import type { KeyMode } from "../identity/types.ts";
+import { GroupMatcher, readGroups } from "./groups.ts";
+import type { PageGroupRecord } from "./types.ts";
 
 /** Whose audit: the account, and the calling key's mode (a sandbox key sees only its sandbox side). */
 export interface Caller {
@@ -95,6 +97,14 @@ export interface PageView {
   size_bytes: number | null;
   canonical: string | null;
   checks: string[];
+  /** The meta description, as crawled (clipped by the crawl). */
+  meta_description: string | null;
+  /** The first h1, as crawled. */
+  h1: string | null;
+  /** The page group it is in (groups.ts); null on audits completed before groups. */
+  group: string | null;
+  /** Checks that fired on this URL, counted per category. */
+  issue_counts: Record<Category, number>;
   /** `render`: first found in a rendered page; absent otherwise. */
   discovered_by?: "render";
   /** A lab-sampled page's lab figures; absent otherwise. */
@@ -144,13 +154,7 @@ export async function listAuditIssues(
   deps: Deps,
   caller: Caller,
   auditId: string,
-  query: {
-    severity?: Severity;
-    category?: Category;
-    change?: IssueChange;
-    limit?: number;
-    cursor?: string;
-  },
+  query: IssueFilters & { limit?: number; cursor?: string },
 ): Promise<Page<IssueView> & { audit_id: string; changes: AuditChanges | null }> {
   const audit = await completedAudit(deps, caller, auditId);
   const all = await filteredIssues(deps.kv, auditId, query);
@@ -177,18 +181,64 @@ export interface IssueFilters {
   severity?: Severity;
   category?: Category;
   change?: IssueChange;
+  /** A page group: its checks only, counted over its pages (fixed checks left out). */
+  group?: string;
 }
 
-/** A finished audit's stored issues that pass the filters, worst first, then the fixed ones. */
+/**
+ * A finished audit's stored issues that pass the filters, worst first, then the fixed ones.
+ * With a group, each issue counts the group's pages the check fired on (`affected`) out of the
+ * group's pages (`eligible`): the group record's counters, no page read.
+ */
 async function filteredIssues(kv: Deno.Kv, auditId: string, query: IssueFilters) {
+  const group = query.group === undefined
+    ? null
+    : requireGroup(await readGroups(kv, auditId), query.group, auditId);
   const stored = (await read(kv, keys.auditIssues(auditId))).value;
-  return (stored?.issues ?? []).filter((i) => {
+  const issues = (stored?.issues ?? []).filter((i) => {
     const c = CHECKS_BY_ID.get(i.check);
     return c !== undefined &&
       (!query.severity || c.severity === query.severity) &&
       (!query.category || c.category === query.category) &&
-      (!query.change || i.change === query.change);
+      (!query.change || i.change === query.change) &&
+      (group === null || (group.checks[i.check] ?? 0) > 0);
   });
+  if (group === null) return issues;
+  return issues.map((i) => ({ ...i, affected: group.checks[i.check], eligible: group.pages }))
+    .sort((a, b) =>
+      sevRank(a.check) - sevRank(b.check) || b.affected - a.affected ||
+      (a.check < b.check ? -1 : 1)
+    );
+}
+
+const SEV_RANK: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
+const sevRank = (check: string) => SEV_RANK[CHECKS_BY_ID.get(check)!.severity];
+
+/** The named group of an audit, or 400 naming `group`. */
+function requireGroup(
+  groups: readonly PageGroupRecord[],
+  name: string,
+  auditId: string,
+): PageGroupRecord {
+  const g = groups.find((r) => r.name === name);
+  if (g) return g;
+  throw new ApiError(
+    "invalid_request",
+    groups.length === 0
+      ? `group: audit '${auditId}' has no page groups (it completed before groups existed)`
+      : `group: no group '${name}' in audit '${auditId}'; GET /v1/audits/${auditId}/groups ` +
+        "lists them",
+  );
+}
+
+/** How a listing names each URL's group: null on an audit completed before groups. */
+async function groupNamer(kv: Deno.Kv, auditId: string) {
+  const groups = await readGroups(kv, auditId);
+  const matcher = groups.length > 0 ? new GroupMatcher(groups) : null;
+  return {
+    groups,
+    of: (url: string): string | null => matcher?.groupOf(url) ?? null,
+  };
 }
 
 /** One check's stored issue of a finished audit (a check that did not fire reads as fixed). */
@@ -254,7 +304,16 @@ function statusClass(r: PageRecord): PageStatusClass {
   return `${Math.min(5, Math.max(2, Math.floor(r.status / 100)))}xx` as PageStatusClass;
 }
 
-export function pageView(r: PageRecord): PageView {
+function issueCounts(checks: readonly string[]): Record<Category, number> {
+  const out = Object.fromEntries(CATEGORIES.map((c) => [c, 0])) as Record<Category, number>;
+  for (const id of checks) {
+    const c = CHECKS_BY_ID.get(id);
+    if (c) out[c.category]++;
+  }
+  return out;
+}
+
+export function pageView(r: PageRecord, group: string | null = null): PageView {
   const reason = notIndexableReason(r);
   const fetched = r.state === "fetched";
   return {
@@ -276,6 +335,10 @@ export function pageView(r: PageRecord): PageView {
     size_bytes: r.html ? r.bytes : null,
     canonical: r.canonicalOther,
     checks: r.checks,
+    meta_description: r.description,
+    h1: r.h1,
+    group,
+    issue_counts: issueCounts(r.checks),
     ...(r.discoveredBy ? { discovered_by: r.discoveredBy } : {}),
     ...(r.lab
       ? {
@@ -300,20 +363,25 @@ export async function listAuditPages(
   deps: Deps,
   caller: Caller,
   auditId: string,
-  query: {
-    status?: PageStatusClass;
-    indexable?: boolean;
-    check?: string;
-    limit?: number;
-    cursor?: string;
-  },
+  query: PageFilters & { limit?: number; cursor?: string },
 ): Promise<Page<PageView> & { audit_id: string }> {
   const audit: AuditRecord = await completedAudit(deps, caller, auditId);
   const limit = pageSize(query.limit);
   const keep = pageFilter(query);
+  const named = await groupNamer(deps.kv, auditId);
+  const view = (r: PageRecord) => pageView(r, named.of(r.url));
+  if (query.group !== undefined) {
+    requireGroup(named.groups, query.group, auditId);
+    const page = await pagesOfGroup(deps.kv, auditId, query, limit, keep, view);
+    return { audit_id: audit.id, ...page };
+  }
   if (query.check !== undefined) {
     const page = await pagesOfCheck(deps.kv, auditId, query.check, limit, keep, query.cursor);
-    return { audit_id: audit.id, ...page };
+    return {
+      audit_id: audit.id,
+      data: page.data.map((p) => ({ ...p, group: named.of(p.url) })),
+      next_cursor: page.next_cursor,
+    };
   }
   const filtered = query.status !== undefined || query.indexable !== undefined;
   const data: PageView[] = [];
@@ -323,7 +391,7 @@ export async function listAuditPages(
     filtered ? MAX_SCAN : limit,
     query.cursor,
     (e) => {
-      if (keep(e.value)) data.push(pageView(e.value));
+      if (keep(e.value)) data.push(view(e.value));
       return data.length === limit ? "stop_after" : "go";
     },
   );
@@ -335,6 +403,62 @@ export interface PageFilters {
   status?: PageStatusClass;
   indexable?: boolean;
   check?: string;
+  /** A page group: its index is walked, the other filters applied to its records. */
+  group?: string;
+}
+
+/**
+ * A page of one group's URLs: its index read from the cursor, records read ten at a time, the
+ * other filters (`check` too) applied to them; at most MAX_SCAN index entries when filtered.
+ */
+async function pagesOfGroup(
+  kv: Deno.Kv,
+  auditId: string,
+  query: PageFilters & { cursor?: string },
+  limit: number,
+  keep: (r: PageRecord) => boolean,
+  view: (r: PageRecord) => PageView,
+): Promise<Page<PageView>> {
+  const check = query.check;
+  const filtered = query.status !== undefined || query.indexable !== undefined ||
+    check !== undefined;
+  const max = filtered ? MAX_SCAN : limit;
+  const data: PageView[] = [];
+  let held: { url: string; after: Deno.KvListIterator<unknown>["cursor"] }[] = [];
+  let stopAt: string | null = null;
+  const drain = async () => {
+    const recs = await readMany(kv, held.map((h) => keys.auditPage(auditId, h.url)));
+    for (let i = 0; i < held.length && stopAt === null; i++) {
+      const r = recs[i].value;
+      if (r && keep(r) && (check === undefined || r.checks.includes(check))) {
+        data.push(view(r));
+        if (data.length === limit) stopAt = encodeCursor(held[i].after);
+      }
+    }
+    held = [];
+  };
+  let n = 0;
+  let it: ListIterator<true, readonly [string, string, string, string]>;
+  try {
+    it = list(kv, { prefix: keys.auditGroupPages(auditId, query.group!) }, {
+      limit: max,
+      cursor: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
+      batchSize: Math.min(max, 500),
+    });
+    for await (const e of it) {
+      n++;
+      held.push({ url: e.key[3], after: it.cursor });
+      if (held.length === 10) await drain();
+      if (stopAt !== null) return { data, next_cursor: stopAt };
+    }
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    if (query.cursor !== undefined) throw badCursor();
+    throw err;
+  }
+  await drain();
+  if (stopAt !== null) return { data, next_cursor: stopAt };
+  return { data, next_cursor: n === max ? encodeCursor(it.cursor) : null };
 }
 
 /** The records the filters keep (`check` is applied by walking that check's findings). */
@@ -358,6 +482,8 @@ export const EXPORT_BATCH = 250;
 export interface AllRows<T> {
   audit_id: string;
   batches: AsyncIterable<T[]>;
+  /** The inventory's: the audit sampled lab data (its pages may carry `lab`). */
+  lab?: boolean;
 }
 
 /** Every issue of a completed audit under the filters of `listAuditIssues` (one small value). */
@@ -403,10 +529,25 @@ export async function allAuditPages(
   const audit = await completedAudit(deps, caller, auditId);
   const keep = pageFilter(query);
   const kv = deps.kv;
+  const named = await groupNamer(kv, auditId);
+  if (query.group !== undefined) requireGroup(named.groups, query.group, auditId);
+  const toView = (r: PageRecord) => pageView(r, named.of(r.url));
+  const lab = (audit.renderStats?.lab_pages ?? 0) > 0;
   async function* batches() {
+    if (query.group !== undefined) {
+      const check = query.check;
+      const index = keys.auditGroupPages(auditId, query.group);
+      for await (const page of listInPages(kv, index, EXPORT_BATCH)) {
+        const records = await getPages(kv, auditId, page.map((e) => e.key[3]));
+        yield records.filter((r): r is PageRecord =>
+          r !== null && keep(r) && (check === undefined || r.checks.includes(check))
+        ).map(toView);
+      }
+      return;
+    }
     if (query.check === undefined) {
       for await (const page of listInPages(kv, keys.auditPages(auditId), EXPORT_BATCH)) {
-        yield page.filter((e) => keep(e.value)).map((e) => pageView(e.value));
+        yield page.filter((e) => keep(e.value)).map((e) => toView(e.value));
       }
       return;
     }
@@ -420,10 +561,10 @@ export async function allAuditPages(
         if (url !== last) urls.push(last = url);
       }
       const records = await getPages(kv, auditId, urls);
-      yield records.filter((r): r is PageRecord => r !== null && keep(r)).map(pageView);
+      yield records.filter((r): r is PageRecord => r !== null && keep(r)).map(toView);
     }
   }
-  return { audit_id: audit.id, batches: batches() };
+  return { audit_id: audit.id, lab, batches: batches() };
 }
 
 async function* once<T>(rows: T[]): AsyncIterable<T[]> {
@@ -495,4 +636,69 @@ async function pagesOfCheck(
     for (const e of recs) if (e.value && keep(e.value)) data.push(pageView(e.value));
   }
   return { data, next_cursor: next };
+}
+
+/** One page group of a completed audit, as `GET /v1/audits/{id}/groups` lists it. */
+export interface GroupView {
+  name: string;
+  pattern: string | null;
+  source: PageGroupRecord["source"];
+  pages: number;
+  pages_with_issues: number;
+  /** Checks that fired on the group's pages, per severity (as the audit's summary counts). */
+  issues_critical: number;
+  issues_warning: number;
+  issues_info: number;
+  /** The group's worst checks (severity, then pages), at most TOP_GROUP_ISSUES. */
+  top_issues: { check: string; severity: Severity; title: string; affected_count: number }[];
+  pages_url: string;
+  issues_url: string;
+}
+
+/** Worst checks a group shows. */
+export const TOP_GROUP_ISSUES = 5;
+
+/** A group's view: its counters summed per severity, its worst checks. */
+export function groupView(auditId: string, g: PageGroupRecord): GroupView {
+  const fired = Object.entries(g.checks).flatMap(([id, n]) => {
+    const c = CHECKS_BY_ID.get(id);
+    return c && n > 0 ? [{ c, n }] : [];
+  }).sort((a, b) =>
+    SEV_RANK[a.c.severity] - SEV_RANK[b.c.severity] || b.n - a.n || (a.c.id < b.c.id ? -1 : 1)
+  );
+  const count = (s: Severity) => fired.filter((f) => f.c.severity === s).length;
+  const q = encodeURIComponent(g.name);
+  return {
+    name: g.name,
+    pattern: g.pattern,
+    source: g.source,
+    pages: g.pages,
+    pages_with_issues: g.pagesWithIssues,
+    issues_critical: count("critical"),
+    issues_warning: count("warning"),
+    issues_info: count("info"),
+    top_issues: fired.slice(0, TOP_GROUP_ISSUES).map(({ c, n }) => ({
+      check: c.id,
+      severity: c.severity,
+      title: c.title,
+      affected_count: n,
+    })),
+    pages_url: `/v1/audits/${auditId}/pages?group=${q}`,
+    issues_url: `/v1/audits/${auditId}/issues?group=${q}`,
+  };
+}
+
+/**
+ * The page groups of a completed audit (groups.ts): the caller's or the detected ones in their
+ * order, then `other`; at most MAX_GROUPS + 1 entries, so one answer, never paged. Empty for an
+ * audit completed before groups existed.
+ */
+export async function listAuditGroups(
+  deps: Deps,
+  caller: Caller,
+  auditId: string,
+): Promise<{ audit_id: string; data: GroupView[] }> {
+  const audit = await completedAudit(deps, caller, auditId);
+  const groups = await readGroups(deps.kv, auditId);
+  return { audit_id: audit.id, data: groups.map((g) => groupView(audit.id, g)) };
 }

@@ -32,6 +32,32 @@ export interface AuditOptions {
   sitemapOnly?: boolean;
   /** Who the crawl says it is (user_agents.ts); absent: `serpwright`. */
   userAgent?: UserAgentPreset;
+  /** The caller's page groups, first match wins (groups.ts); absent: groups are detected. */
+  groups?: PageGroupDef[];
+}
+
+/** A page group the caller names: a path glob (scope.ts rules) and the group's name. */
+export interface PageGroupDef {
+  name: string;
+  pattern: string;
+}
+
+/**
+ * One page group of a completed audit (groups.ts): how it is defined and what it holds. Written
+ * once when the audit completes; `checks` is bounded by the number of checks.
+ */
+export interface PageGroupRecord {
+  name: string;
+  /** Its path glob; null for `other` (the pages no group took). */
+  pattern: string | null;
+  source: "custom" | "detected" | "other";
+  /** Where it is listed (and matched): custom in the caller's order, detected by size, other last. */
+  order: number;
+  pages: number;
+  /** Pages at least one check fired on. */
+  pagesWithIssues: number;
+  /** Check id → the group's pages it fired on. */
+  checks: Record<string, number>;
 }
 
 export interface StoredIssues {

@@ -45,7 +45,12 @@ import type {
   ResourceRecord,
   ScriptLibraryValue,
 } from "../audit_engine/types.ts";
-import type { AuditRecord, SealedSiteAuth, StoredIssues } from "../audits/types.ts";
+import type {
+  AuditRecord,
+  PageGroupRecord,
+  SealedSiteAuth,
+  StoredIssues,
+} from "../audits/types.ts";
 import type { RecheckItem, RecheckRecord } from "../rechecks/types.ts";
 import type { AccountRecord, ApiKeyRecord, RevocationSignal } from "../identity/types.ts";
 import type { LiveShare, ShareLocation, ShareRecord } from "../shares/types.ts";
@@ -181,6 +186,11 @@ export const schema = {
   auditFindingsOfUrl: prefix("auditFinding"),
   auditFindingsAll: prefix("auditFinding"),
   auditIssues: value<StoredIssues>(),
+  auditGroup: value<PageGroupRecord>(),
+  auditGroupsAll: prefix("auditGroup"),
+  /** Its value is `true`: the key is the index. */
+  auditGroupPage: value<true>(),
+  auditGroupPages: prefix("auditGroupPage"),
   /** A number on entries written before the text moved into the value. */
   auditDup: value<DupEntry | number>(),
   auditDups: prefix("auditDup"),

@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { parse } from "csv-parse/sync";
 import { errorCode, type TestApp, withApp } from "../helpers/app.ts";
 import { openTestKv } from "../helpers/kv.ts";
+import { keys } from "../../kv/keys.ts";
 import { seedCompletedAudit } from "../helpers/seed_audit.ts";
 import { connectMcp } from "../mcp/helpers.ts";
 
@@ -56,11 +57,17 @@ function assertCsvIs(text: string, items: Item[], header: string[]): void {
   assert.deepEqual(rows[0], header);
   assert.equal(rows.length - 1, items.length, "one row per item");
   items.forEach((item, i) => {
-    const expected = header.map((c) => c === "other" ? "" : expectedCell(item[c]));
+    const expected = header.map((c) =>
+      c === "other" ? "" : expectedCell(c.split(".").reduce((v, k) => v?.[k], item))
+    );
     assert.deepEqual(rows[i + 1], expected, `row ${i + 1}`);
   });
-  // Every field of every item has its column.
-  for (const item of items) for (const k of Object.keys(item)) assert.ok(header.includes(k), k);
+  // Every field of every item has its column (a nested one its `field.key` columns).
+  for (const item of items) {
+    for (const k of Object.keys(item)) {
+      assert.ok(header.includes(k) || header.some((h) => h.startsWith(`${k}.`)), k);
+    }
+  }
 }
 
 function parseNdjson(text: string): Item[] {
@@ -113,11 +120,14 @@ const PAGE_HEADER = [
   "canonical",
   "checks",
   "discovered_by",
-  "lab.lcp_ms",
-  "lab.cls",
-  "lab.tbt_ms",
-  "lab.bytes",
-  "lab.requests",
+  "meta_description",
+  "h1",
+  "group",
+  "issue_counts.performance",
+  "issue_counts.security",
+  "issue_counts.indexability",
+  "issue_counts.mobile",
+  "issue_counts.structure",
 ];
 
 Deno.test("exports: CSV and NDJSON are the JSON lists, whole, quoted, escaped, filtered", () =>
@@ -439,3 +449,38 @@ Deno.test({
     }, { kv: gate.kv });
   },
 });
+
+Deno.test("exports: lab columns only in the inventory of an audit that sampled lab data", () =>
+  withApp(async (app) => {
+    const { key, auditId, accountId } = await seeded(app, 12);
+    const path = `/v1/audits/${auditId}/pages?format=csv`;
+    // A raw audit: no lab columns at all.
+    const raw = parseCsv((await get(app, key, path)).text);
+    assert.deepEqual(raw[0], PAGE_HEADER);
+    // The same audit as a rendered one with a lab page: the lab columns come last.
+    const rec = await app.kv.get<Record<string, unknown>>(keys.audit(accountId, auditId));
+    await app.kv.set(rec.key, {
+      ...rec.value!,
+      render: true,
+      renderStats: { pages_rendered: 2, lab_pages: 1, pages_failed: 0 },
+    });
+    const first = (await app.req("GET", `/v1/audits/${auditId}/pages?limit=1`, { key })).body
+      .data[0];
+    const page = await app.kv.get<Record<string, unknown>>(keys.auditPage(auditId, first.url));
+    await app.kv.set(page.key, {
+      ...page.value!,
+      lab: { lcpMs: 1800, cls: 0.05, tbtMs: 120, bytes: 51200, requests: 14 },
+    });
+    const lab = parseCsv((await get(app, key, path)).text);
+    assert.deepEqual(lab[0], [
+      ...PAGE_HEADER,
+      "lab.lcp_ms",
+      "lab.cls",
+      "lab.tbt_ms",
+      "lab.bytes",
+      "lab.requests",
+    ]);
+    const row = lab.find((r) => r[0] === first.url)!;
+    assert.deepEqual(row.slice(-5), ["1800", "0.05", "120", "51200", "14"]);
+    assert.ok(lab.slice(1).filter((r) => r[0] !== first.url).every((r) => r.at(-1) === ""));
+  }));

@@ -414,6 +414,22 @@ export const parityCases: ParityCase[] = [
     }),
   },
   {
+    op: "audits.groups",
+    name: "page groups of a completed audit",
+    status: 200,
+    changes: false,
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/audits/${w.extra.completedAuditId}/groups`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "groups", audit_id: w.extra.completedAuditId },
+    }),
+  },
+  {
     op: "rechecks.start",
     name: "live key re-checks a completed audit's title_missing, paid with credits",
     status: 202,

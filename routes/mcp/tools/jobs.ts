@@ -15,8 +15,10 @@ import {
   getAuditIssueOp,
   getAuditOp,
   getAuditSummaryOp,
+  GroupList,
   IssueItems,
   IssueList,
+  listAuditGroupsOp,
   listAuditIssuesOp,
   listAuditPagesOp,
   MAX_PAGE_SIZE,
@@ -70,6 +72,7 @@ const AuditsInput = z.object({
     "issues",
     "issue",
     "pages",
+    "groups",
     "recheck",
     "recheck_get",
     "report",
@@ -108,6 +111,7 @@ const AuditsInput = z.object({
   status: z.string().optional()
     .describe("pages: 2xx, 3xx, 4xx, 5xx, failed, blocked or not_fetched"),
   indexable: z.boolean().optional().describe("pages: only indexable (true) or not (false) URLs"),
+  group: z.string().optional().describe("issues, pages: one of groups"),
   limit: z.number().optional()
     .describe(`issues, issue, pages, shares: 1 to ${MAX_PAGE_SIZE} (default ${MCP_PAGE})`),
   cursor: z.string().optional().describe("the previous page's next_cursor"),
@@ -351,6 +355,7 @@ export const auditsTool = actionTool({
     issue: IssueItems.optional()
       .describe("issue: the body of GET /v1/audits/{audit_id}/issues/{check}"),
     pages: PageList.optional().describe("pages: the body of GET /v1/audits/{audit_id}/pages"),
+    groups: GroupList.optional().describe("groups: GET /v1/audits/{audit_id}/groups"),
     recheck: Recheck.optional().describe("recheck, recheck_get: the re-check"),
     audit_id: z.string().optional().describe("summary: the audit summarised"),
     markdown: z.string().optional()
@@ -399,6 +404,7 @@ export const auditsTool = actionTool({
         severity: a.severity,
         category: a.category,
         change: a.change,
+        group: a.group,
         limit: a.limit ?? MCP_PAGE,
         cursor: a.cursor,
         format: a.format,
@@ -458,6 +464,7 @@ export const auditsTool = actionTool({
         status: a.status,
         indexable: a.indexable === undefined ? undefined : String(a.indexable),
         check: a.check,
+        group: a.group,
         limit: a.limit ?? MCP_PAGE,
         cursor: a.cursor,
         format: a.format,
@@ -472,6 +479,17 @@ export const auditsTool = actionTool({
           (p.checks.length ? `; ${p.checks.join(", ")}` : "")
         ),
       }))),
+    groups: action(listAuditGroupsOp, (a: AuditArgs) => ({
+      params: { auditId: required(a.audit_id, "audit_id", "groups") },
+    }), (groups) => ({
+      structured: groups as unknown as Record<string, unknown>,
+      summary: `${groups.data.length} page group(s) of audit ${groups.audit_id}. Next: audits ` +
+        "action pages or issues with a group.",
+      lines: groups.data.map((g) =>
+        `${g.name} (${g.pattern ?? "the rest"}): ${g.pages} pages, ${g.pages_with_issues} ` +
+        `with issues; ${g.issues_critical} critical, ${g.issues_warning} warning checks`
+      ),
+    })),
     ...AUDIT_SHARE_ACTIONS,
   },
 });

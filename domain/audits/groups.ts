@@ -1,0 +1,153 @@
+/**
+ * Page groups (issue 31 §2): a completed audit's URLs split by URL pattern, so the inventory,
+ * the issues and the exports can be read per template (`/blog/**`, `/product/**`), as crawler
+ * tools call segments.
+ *
+ * Which groups: the caller's own (`groups` in the audit options: name and path glob, the scope
+ * patterns' rules, first match wins), or else the detected templates: every first path segment
+ * that DETECT_MIN_PAGES or more URLs of the inventory share becomes the group `<segment>` with
+ * the pattern `/<segment>/**` (which also matches `/<segment>` itself), the MAX_DETECTED largest.
+ * A URL no group takes is in `other`. Every URL is in exactly one group.
+ *
+ * When: once, as the audit completes (`computeGroups`, before the completing commit): one read of
+ * the records to count first segments (at most MAX_SEGMENTS_COUNTED distinct ones held), one more
+ * to assign each URL, writing the index `audit_group_pages/<group>/<url>` that `?group=` reads in
+ * pages, and one small record per group with its page count and per-check counts. Memory: the
+ * segment counts and the per-group counters, never a page. A repeated completion (a process died
+ * in it) writes the same keys with the same values.
+ *
+ * @module
+ */
+import { keys, list } from "../platform/mod.ts";
+import {
+  compileGlob,
+  type Glob,
+  globMatches,
+  listInPages,
+  WriteBatch,
+} from "../audit_engine/mod.ts";
+import type { PageGroupDef, PageGroupRecord } from "./types.ts";
+
+export type { PageGroupDef, PageGroupRecord };
+
+/** Most groups a caller may name. */
+export const MAX_GROUPS = 20;
+/** Most detected groups (the largest). */
+export const MAX_DETECTED = 20;
+/** URLs that must share a first path segment for it to be a detected group. */
+export const DETECT_MIN_PAGES = 3;
+/** Distinct first segments counted; segments first met past this many are not counted. */
+export const MAX_SEGMENTS_COUNTED = 10_000;
+/** The group of the URLs no other group takes. */
+export const OTHER_GROUP = "other";
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,59}$/;
+
+/** Why a group name is refused, or null: 1 to 60 letters, digits, `_`, `.`, `-`; not `other`. */
+export function groupNameProblem(name: string): string | null {
+  if (!NAME.test(name)) {
+    return "must be 1 to 60 letters, digits, _ . or -, starting with a letter or digit";
+  }
+  if (name === OTHER_GROUP) return `'${OTHER_GROUP}' is the group of the pages no group takes`;
+  return null;
+}
+
+/** Assigns URLs to groups: the first group (in order) whose pattern matches, else `other`. */
+export class GroupMatcher {
+  private readonly globs: { name: string; glob: Glob }[];
+
+  constructor(defs: readonly { name: string; pattern: string | null }[]) {
+    this.globs = defs.filter((d) => d.pattern !== null).map((d) => ({
+      name: d.name,
+      glob: compileGlob(d.pattern!),
+    }));
+  }
+
+  groupOf(url: string): string {
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      return OTHER_GROUP;
+    }
+    for (const g of this.globs) if (globMatches(g.glob, u)) return g.name;
+    return OTHER_GROUP;
+  }
+}
+
+/** The first path segment of a URL when it can name a group, else null. */
+function firstSegment(url: string): string | null {
+  const path = url.replace(/^[a-z]+:\/\/[^/]*/i, "");
+  const m = /^\/([^/?#]+)/.exec(path);
+  return m && NAME.test(m[1]) && m[1] !== OTHER_GROUP ? m[1] : null;
+}
+
+/** The detected templates of an audit's inventory, largest first (ties by name). */
+async function detectGroups(kv: Deno.Kv, auditId: string): Promise<PageGroupDef[]> {
+  const counts = new Map<string, number>();
+  for await (const page of listInPages(kv, keys.auditPages(auditId))) {
+    for (const { value: r } of page) {
+      const seg = firstSegment(r.url);
+      if (seg === null) continue;
+      const n = counts.get(seg);
+      if (n !== undefined) counts.set(seg, n + 1);
+      else if (counts.size < MAX_SEGMENTS_COUNTED) counts.set(seg, 1);
+    }
+  }
+  return [...counts].filter(([, n]) => n >= DETECT_MIN_PAGES)
+    .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0))
+    .slice(0, MAX_DETECTED)
+    .map(([seg]) => ({ name: seg, pattern: `/${seg}/**` }));
+}
+
+/**
+ * Computes and stores an audit's page groups (see the module comment): the caller's `custom`
+ * groups when given, else the detected ones, and `other`. Every group gets a record, also one
+ * with no page (a caller's pattern that matched nothing says so).
+ */
+export async function computeGroups(
+  kv: Deno.Kv,
+  auditId: string,
+  custom: readonly PageGroupDef[] | undefined,
+): Promise<void> {
+  const source = custom?.length ? "custom" as const : "detected" as const;
+  const defs = custom?.length ? [...custom] : await detectGroups(kv, auditId);
+  const records = new Map<string, PageGroupRecord>();
+  defs.forEach((d, i) =>
+    records.set(d.name, { ...d, source, order: i, pages: 0, pagesWithIssues: 0, checks: {} })
+  );
+  records.set(OTHER_GROUP, {
+    name: OTHER_GROUP,
+    pattern: null,
+    source: "other",
+    order: defs.length,
+    pages: 0,
+    pagesWithIssues: 0,
+    checks: {},
+  });
+  const matcher = new GroupMatcher(defs);
+  const batch = new WriteBatch(kv);
+  for await (const page of listInPages(kv, keys.auditPages(auditId))) {
+    for (const { value: r } of page) {
+      const name = matcher.groupOf(r.url);
+      const g = records.get(name)!;
+      g.pages++;
+      if (r.checks.length > 0) g.pagesWithIssues++;
+      for (const c of r.checks) g.checks[c] = (g.checks[c] ?? 0) + 1;
+      batch.set(keys.auditGroupPage(auditId, name, r.url), true);
+    }
+    // One page of index writes in flight at most: commits never pile up behind a fast read.
+    await batch.flush();
+  }
+  for (const g of records.values()) batch.set(keys.auditGroup(auditId, g.name), g);
+  await batch.flush();
+}
+
+/** An audit's stored groups in their order; empty for an audit completed before groups. */
+export async function readGroups(kv: Deno.Kv, auditId: string): Promise<PageGroupRecord[]> {
+  const out: PageGroupRecord[] = [];
+  for await (const e of list(kv, { prefix: keys.auditGroupsAll(auditId) })) {
+    out.push(e.value);
+  }
+  return out.sort((a, b) => a.order - b.order);
+}
