@@ -202,7 +202,7 @@ function scoreSection(d: AuditReportData): Html {
   `;
 }
 
-function factsSection(d: AuditReportData): Html {
+function factsSection(d: AuditReportData, o: AuditPageOptions): Html {
   const a = d.audit;
   const caps = auditView(a).limits_hit ?? [];
   const s = a.summary!;
@@ -225,14 +225,42 @@ function factsSection(d: AuditReportData): Html {
     ${
     caps.length
       ? html`
-        <p><strong>Crawl caps hit:</strong> the crawl stopped short of the whole site.</p>
+        <p><strong>${a.crawl?.complete === false
+          ? "Partial crawl: a budget stopped it before the whole site."
+          : "Crawl caps hit:"}</strong>${a.crawl?.complete === false
+          ? html`
+            ${num(
+              a.crawl.unfetched,
+            )} URLs found were not fetched; the findings are those of the pages crawled.
+          `
+          : " the crawl stopped short of the whole site."}</p>
         <ul>${caps.map((c) =>
-          html`<li><code>${c.limit}</code> (cap ${num(c.value)}): ${num(c.left_out)} ${c.unit}</li>`
+          html`<li>${CAP_WORDS[c.limit] ?? html`<code>${c.limit}</code>`} (${
+            c.budget === "trial" ? "the trial's, " : ""
+          }cap ${num(c.value)}): ${num(c.left_out)} ${c.unit}${
+            c.upgrade_path
+              ? html`
+                . <a
+                  href="${o
+                    .baseUrl}/pricing">Upgrade</a> for the plan's budget (agents: <code>POST ${c
+                    .upgrade_path}</code>)
+              `
+              : ""
+          }</li>`
         )}</ul>
       `
       : html`<p class="muted">No crawl cap was hit.</p>`
   }`;
 }
+
+/** The budgets that stop a crawl, in words; other caps show their id. */
+const CAP_WORDS: Record<string, string> = {
+  pages: "Page budget",
+  bytes: "Byte budget",
+  duration: "Time budget (seconds)",
+  error_rate: "Error-rate stop (the site kept failing)",
+  politeness_retries: "Retries after 429/503",
+};
 
 function historySection(history: HistoryPoint[]): Html {
   const labels = history.map((h) => date(h.completed_at));
@@ -654,7 +682,7 @@ export function auditReportHtml(d: AuditReportData, o: AuditPageOptions): string
     ${watermark(d)}
         <h1>SEO audit of ${site}</h1>
         ${d.project ? html`<p>Project ${d.project.name}: ${urlLink(d.project.url)}</p>` : ""}
-        ${factsSection(d)}
+        ${factsSection(d, o)}
         <nav aria-label="Contents">
       <ul class="toc">
           <li><a href="#score-h">Score</a></li>

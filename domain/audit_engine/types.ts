@@ -382,7 +382,11 @@ export type CapName =
   | "resources"
   | "resources_per_page"
   | "render_rounds"
-  | "bytes";
+  | "bytes"
+  | "pages"
+  | "duration"
+  | "politeness_retries"
+  | "error_rate";
 
 /** What the audit says about politeness once completed (the view's `politeness`). */
 export interface PolitenessReport {
@@ -465,6 +469,14 @@ export interface CrawlState {
   scope?: ScopeProgress;
   /** The resource queue of broken_resources (absent on states written before the check). */
   resources?: ResourceProgress;
+  /**
+   * The budget that stopped the crawl while sitemap chunks were still unseeded: they are seeded
+   * (not fetched) first, so the cap's `leftOut` counts every URL known and not fetched. `extra`:
+   * entries already taken off the frontier unfetched (the byte budget's skipped ones).
+   */
+  cut?: { cap: CapName; limit: number; extra: number };
+  /** URLs discovered (links, redirects, sitemaps) and never fetched when a budget stopped it. */
+  unfetched?: number;
 }
 
 /** One position of the frontier: a URL to fetch and how it was reached. */
@@ -606,6 +618,10 @@ export interface CrawlOutcome {
   scopeLeftOut?: Partial<Record<ScopeRule, number>>;
   /** How politeness paced the crawl (absent on outcomes before it was reported). */
   politeness?: PolitenessReport;
+  /** URLs known and never fetched because a budget stopped the crawl (absent: older outcomes). */
+  unfetched?: number;
+  /** Pages whose stored facts an incremental crawl reused (absent: none). */
+  reused?: number;
 }
 
 export type CrawlPhase = "crawl" | "seed_sitemap" | "finalize" | "done";

@@ -37,6 +37,9 @@ import { ResourceQueue } from "./resource_checks.ts";
 import { Scope } from "../scope.ts";
 import { RobotsSource } from "./robots_source.ts";
 import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
+
+/** A budget that stopped the crawl (CrawlState `cut`). */
+type CrawlCut = NonNullable<CrawlState["cut"]>;
 import { WriteBatch } from "./store.ts";
 
 export { BAND_BINS, DUP_MIN_WORDS, MAX_SITE_PAGES } from "./page_recorder.ts";
@@ -102,7 +105,7 @@ export async function runCrawlStep(
     if (state.phase === "crawl") {
       await crawlBatch(kv, auditId, input, limits, hooks, state, batch, budget);
     } else if (state.phase === "seed_sitemap") {
-      await seedBatch(kv, auditId, input, state, batch);
+      await seedBatch(kv, auditId, input, state, batch, hooks.now());
     } else if (
       state.phase === "finalize" &&
       !(await runPostCrawlStep(kv, auditId, input, state, batch, hooks.render, budget, {
@@ -153,7 +156,7 @@ async function crawlBatch(
     state.fetches + reserved >= budget || bytes.exhausted ||
     (input.deadlineAt !== undefined && hooks.now() > input.deadlineAt);
   if (frontier.queued === 0 || outOfBudget(0)) {
-    endCrawl(state, frontier, outOfBudget(0), bytes);
+    endCrawl(state, frontier, budgetStop(input, state, bytes, hooks.now()));
     return;
   }
 
@@ -210,11 +213,9 @@ async function crawlBatch(
   // Entries the byte budget left unfetched (or cut short) end the crawl: it is partial.
   const skipped = results.filter((r) => r.kind === "skipped").length;
   if (skipped > 0) {
-    state.truncated = true;
-    noteCap(state.capsHit!, "bytes", bytes.limit!, frontier.queued + skipped);
-    state.phase = "finalize";
+    endCrawl(state, frontier, { cap: "bytes", limit: bytes.limit!, extra: skipped });
   } else if (frontier.queued === 0 || outOfBudget(0)) {
-    endCrawl(state, frontier, outOfBudget(0), bytes);
+    endCrawl(state, frontier, budgetStop(input, state, bytes, hooks.now()));
   }
 }
 
@@ -228,6 +229,7 @@ async function seedBatch(
   input: CrawlInput,
   state: CrawlState,
   batch: WriteBatch,
+  now: number,
 ): Promise<void> {
   const frontier = new Frontier(
     kv,
@@ -239,25 +241,56 @@ async function seedBatch(
     Scope.of(input.scope),
   );
   await frontier.seedSitemap();
-  if (!frontier.sitemapLeft) {
-    state.phase = frontier.queued > 0 && state.fetches < input.maxPages ? "crawl" : "finalize";
-  }
+  if (frontier.sitemapLeft) return;
+  // A budget stopped the crawl before the sitemap was seeded: what it left out is now all queued.
+  const stop = state.cut ??
+    budgetStop(input, state, new ByteBudget(input.maxTotalBytes, state.bytes), now);
+  delete state.cut;
+  if (stop === null && frontier.queued > 0) state.phase = "crawl";
+  else cutShort(state, frontier, stop);
 }
 
-/** After the frontier: seed the sitemap's unvisited URLs, or finish (truncated if cut short). */
-function endCrawl(
+/** Which budget allows no further fetch now (null: none), with its value. */
+function budgetStop(
+  input: CrawlInput,
   state: CrawlState,
-  frontier: Frontier,
-  outOfBudget: boolean,
   bytes: ByteBudget,
-): void {
-  if (outOfBudget) {
-    state.truncated = frontier.queued > 0;
-    if (bytes.exhausted && state.truncated) {
-      noteCap(state.capsHit!, "bytes", bytes.limit!, frontier.queued);
-    }
-    state.phase = "finalize";
+  now: number,
+): CrawlCut | null {
+  if (state.fetches >= Math.max(1, input.maxPages)) {
+    return { cap: "pages", limit: input.maxPages, extra: 0 };
+  }
+  if (bytes.exhausted) return { cap: "bytes", limit: bytes.limit!, extra: 0 };
+  if (input.deadlineAt !== undefined && now > input.deadlineAt) {
+    return { cap: "duration", limit: Math.round((input.deadlineAt - input.now) / 1000), extra: 0 };
+  }
+  return null;
+}
+
+/**
+ * After the frontier, or when a budget stops the crawl: seed the sitemap's unvisited URLs (and
+ * crawl them), or finish. A budget that stops the crawl with sitemap chunks unseeded seeds them
+ * first, unfetched, so the cap it notes counts every URL it left out (the sitemap-only pages a
+ * trial never reached were reported as nothing left out, and their orphans as proven absent).
+ */
+function endCrawl(state: CrawlState, frontier: Frontier, stop: CrawlCut | null): void {
+  if (stop !== null && frontier.sitemapLeft) {
+    state.cut = stop;
+    state.phase = "seed_sitemap";
+  } else if (stop !== null) {
+    cutShort(state, frontier, stop);
   } else if (frontier.queued === 0) {
     state.phase = frontier.sitemapLeft ? "seed_sitemap" : "finalize";
   }
+}
+
+/** Finishes the crawl: partial, with the budget's cap noted, when it left URLs unfetched. */
+function cutShort(state: CrawlState, frontier: Frontier, stop: CrawlCut | null): void {
+  const left = frontier.queued + (stop?.extra ?? 0);
+  if (stop !== null && left > 0) {
+    state.truncated = true;
+    state.unfetched = (state.unfetched ?? 0) + left;
+    noteCap(state.capsHit!, stop.cap, stop.limit, left);
+  }
+  state.phase = "finalize";
 }
