@@ -172,7 +172,6 @@ export function auditView(a: AuditRecord) {
           complete: a.crawl.complete,
           pages_fetched: a.jobsCompleted + a.jobsFailed,
           urls_not_fetched: a.crawl.unfetched,
-          pages_reused: a.crawl.reused,
         },
       }
       : {}),
@@ -206,6 +205,7 @@ function politenessView(p: PolitenessReport) {
     throttled: p.throttled,
     retries: p.retries,
     gave_up: p.gaveUp,
+    paused: p.paused ?? 0,
     final_rps: p.finalRps,
   };
 }

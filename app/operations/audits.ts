@@ -239,10 +239,6 @@ export const Audit = z.object({
     urls_not_fetched: z.number().int().openapi({
       description: "URLs found (links, redirects, the sitemap) and never fetched",
     }),
-    pages_reused: z.number().int().openapi({
-      description: "Pages an incremental crawl did not download again: unchanged since the " +
-        "project's previous audit (304, or the same content), their facts reused",
-    }),
   }).optional().openapi({
     description: "Completed audits (additive): what the crawl covered",
   }),

@@ -225,32 +225,36 @@ function factsSection(d: AuditReportData, o: AuditPageOptions): Html {
     ${
     caps.length
       ? html`
-        <p><strong>${a.crawl?.complete === false
-          ? "Partial crawl: a budget stopped it before the whole site."
-          : "Crawl caps hit:"}</strong>${a.crawl?.complete === false
-          ? html`
-            ${num(
-              a.crawl.unfetched,
-            )} URLs found were not fetched; the findings are those of the pages crawled.
-          `
-          : " the crawl stopped short of the whole site."}</p>
-        <ul>${caps.map((c) =>
-          html`<li>${CAP_WORDS[c.limit] ?? html`<code>${c.limit}</code>`} (${
-            c.budget === "trial" ? "the trial's, " : ""
-          }cap ${num(c.value)}): ${num(c.left_out)} ${c.unit}${
-            c.upgrade_path
-              ? html`
-                . <a
-                  href="${o
-                    .baseUrl}/pricing">Upgrade</a> for the plan's budget (agents: <code>POST ${c
-                    .upgrade_path}</code>)
-              `
-              : ""
-          }</li>`
-        )}</ul>
+        ${capsLead(a)}
+        <ul>${caps.map((c) => capItem(c, o))}</ul>
       `
       : html`<p class="muted">No crawl cap was hit.</p>`
   }`;
+}
+
+/** Above the caps: a crawl a budget (or the error-rate stop) cut short says so first. */
+function capsLead(a: AuditReportData["audit"]): Html {
+  if (a.crawl?.complete !== false) {
+    return html`<p><strong>Crawl caps hit:</strong> the crawl stopped short of the whole site.</p>`;
+  }
+  const left = num(a.crawl.unfetched);
+  return html`<p><strong>Partial crawl: it stopped before the whole site.</strong> ${left} URLs found were not fetched; the findings are those of the pages crawled.</p>`;
+}
+
+/** One cap hit: its name, whose budget it is, what it left out, the trial's way out. */
+function capItem(
+  c: NonNullable<ReturnType<typeof auditView>["limits_hit"]>[number],
+  o: AuditPageOptions,
+): Html {
+  const name = CAP_WORDS[c.limit] ?? html`<code>${c.limit}</code>`;
+  const whose = c.budget === "trial" ? "the trial's, " : "";
+  const left = `${num(c.left_out)} ${c.unit}`;
+  if (!c.upgrade_path) return html`<li>${name} (${whose}cap ${num(c.value)}): ${left}</li>`;
+  const link = html`<a href="${o.baseUrl}/pricing">Upgrade</a>`;
+  const path = html`<code>POST ${c.upgrade_path}</code>`;
+  return html`<li>${name} (${whose}cap ${
+    num(c.value)
+  }): ${left}. ${link} for the plan's budget (agents: ${path})</li>`;
 }
 
 /** The budgets that stop a crawl, in words; other caps show their id. */

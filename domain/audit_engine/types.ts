@@ -403,6 +403,8 @@ export interface PolitenessReport {
   finalRps: number | null;
   /** Whether Crawl-delay, the rate cap's halving or a Retry-After slowed the crawl. */
   slowed: boolean;
+  /** Times the error-rate stop paused the whole crawl (absent on older reports). */
+  paused?: number;
 }
 
 /** The scope rules an audit may set (scope.ts `SCOPE_RULES`). */
@@ -477,6 +479,22 @@ export interface CrawlState {
   cut?: { cap: CapName; limit: number; extra: number };
   /** URLs discovered (links, redirects, sitemaps) and never fetched when a budget stopped it. */
   unfetched?: number;
+  /** The error-rate stop's window and pauses (crawl/health.ts; absent: no error seen yet). */
+  health?: HealthState;
+}
+
+/** What the crawl state keeps of the site's health (crawl/health.ts; a few hundred bytes). */
+export interface HealthState {
+  /** The last responses, oldest first: 1 an error, 0 not (at most the window). */
+  recent: number[];
+  /** Pauses in a row (a healthy full window resets them). */
+  pauses: number;
+  /** Epoch ms (wall clock) before which the crawl fetches nothing; 0: not paused. */
+  pausedUntil: number;
+  /** Pauses over the whole crawl (the politeness report's `paused`). */
+  total?: number;
+  /** The longest Retry-After (ms) among the errors since the last judgement. */
+  retryAfterMs?: number;
 }
 
 /** One position of the frontier: a URL to fetch and how it was reached. */
@@ -620,8 +638,6 @@ export interface CrawlOutcome {
   politeness?: PolitenessReport;
   /** URLs known and never fetched because a budget stopped the crawl (absent: older outcomes). */
   unfetched?: number;
-  /** Pages whose stored facts an incremental crawl reused (absent: none). */
-  reused?: number;
 }
 
 export type CrawlPhase = "crawl" | "seed_sitemap" | "finalize" | "done";

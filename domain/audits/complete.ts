@@ -71,7 +71,6 @@ export async function completeAudit(
       crawl: {
         complete: !outcome.truncated,
         unfetched: outcome.unfetched ?? 0,
-        reused: outcome.reused ?? 0,
       },
       ...(outcome.scopeLeftOut ? { scopeLeftOut: outcome.scopeLeftOut } : {}),
       ...(outcome.politeness ? { politeness: outcome.politeness } : {}),

@@ -6,7 +6,8 @@
  * the rest unfetched and reported "No crawl cap was hit".
  */
 import assert from "node:assert/strict";
-import { withApp } from "../helpers/app.ts";
+import { type TestApp, withApp } from "../helpers/app.ts";
+import { liveWithCredits } from "../helpers/credits.ts";
 import { waitForAudit } from "../helpers/jobs.ts";
 import { html, page, serveSite } from "../helpers/sites.ts";
 
@@ -61,7 +62,6 @@ Deno.test("a sandbox audit cut by the trial's page budget says so everywhere, wi
         complete: false,
         pages_fetched: 25,
         urls_not_fetched: 10,
-        pages_reused: 0,
       });
 
       const report = await fetch(`${app.url}/v1/audits/${res.body.audit_id}/report`, {
@@ -101,7 +101,6 @@ Deno.test("a site within the budget reports a complete crawl and no cap", () =>
         complete: true,
         pages_fetched: 7,
         urls_not_fetched: 0,
-        pages_reused: 0,
       });
       const report = await fetch(`${app.url}/v1/audits/${res.body.audit_id}/report`, {
         headers: { authorization: `Bearer ${key}` },
@@ -111,3 +110,99 @@ Deno.test("a site within the budget reports a complete crawl and no cap", () =>
       await site.close();
     }
   }));
+
+/** The error-rate stop, small enough for a test: 3 errors in the last 6 responses pause it. */
+const ERROR_STOP_ENV = {
+  CRAWL_ERROR_RATE_MAX: "0.5",
+  CRAWL_ERROR_WINDOW: "6",
+  CRAWL_ERROR_PAUSE_SECONDS: "1",
+  CRAWL_ERROR_PAUSES: "2",
+};
+
+/**
+ * A home linking to `count` pages; page requests numbered from 1 (the home is 1) answer `fail`
+ * while `failing(n)` holds. `/p2` lacks a viewport (a finding made before any failure).
+ */
+function flakySite(count: number, failing: (n: number) => boolean, fail: () => Response) {
+  const paths = Array.from({ length: count }, (_, i) => `/p${i}`);
+  let n = 0;
+  return serveSite((path) => {
+    if (path !== "/" && !/^\/p\d+$/.test(path)) return undefined;
+    return {
+      handler: () => {
+        if (failing(++n)) return fail();
+        if (path === "/") {
+          return routeResponse(page({ title: "Home of the flaky site", links: paths }));
+        }
+        return routeResponse(page({
+          title: `Page ${path} of the flaky site`,
+          key: path,
+          ...(path === "/p2" ? { viewport: null } : {}),
+        }));
+      },
+    };
+  });
+}
+
+function routeResponse(body: string): Response {
+  const r = html(body);
+  return new Response(r.body as string, { status: 200, headers: r.headers });
+}
+
+async function liveAudit(app: TestApp, origin: string) {
+  const { live } = await liveWithCredits(app, 100);
+  const proj = await app.req("POST", "/v1/projects", { key: live, body: { url: origin } });
+  const res = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, { key: live });
+  assert.equal(res.status, 202, res.text);
+  return await waitForAudit(app, live, res.body.audit_id, { timeoutMs: 90_000 });
+}
+
+Deno.test("a site that starts answering 503 mid-crawl: paused, then completed with what it has", () =>
+  withApp(async (app) => {
+    site = flakySite(40, (n) => n > 8, () => new Response("down", { status: 503 }));
+    try {
+      const done = await liveAudit(app, site.origin);
+      assert.equal(done.body.status, "completed", done.text);
+      const stop = done.body.limits_hit.find((l: { limit: string }) => l.limit === "error_rate");
+      assert.ok(
+        stop,
+        `limits_hit names the error-rate stop: ${JSON.stringify(done.body.limits_hit)}`,
+      );
+      assert.equal(stop.value, 50);
+      assert.equal(stop.budget, "operator");
+      assert.ok(stop.left_out >= 10, `URLs left unfetched: ${stop.left_out}`);
+      assert.equal(done.body.crawl.complete, false);
+      assert.equal(done.body.crawl.urls_not_fetched, stop.left_out);
+      assert.equal(done.body.politeness.paused, 2, "paused twice, then stopped");
+      // Far fewer requests than pages: the failing site was not hammered through its 40 pages.
+      const pageHits = site.hits.filter((p) => /^\/p\d+$/.test(p)).length;
+      assert.ok(pageHits < 35, `page requests: ${pageHits}`);
+      // The findings of the part crawled are kept.
+      const checks = done.body.summary.top_issues.map((t: { check: string }) => t.check);
+      assert.ok(checks.includes("viewport_missing"), JSON.stringify(checks));
+    } finally {
+      await site.close();
+    }
+  }, { env: ERROR_STOP_ENV }));
+
+Deno.test("a brief burst of 429 pauses the crawl, which then completes fully", () =>
+  withApp(async (app) => {
+    // The home, then its 5 pages at once: the first two answer 429 (2 errors in 4 responses).
+    site = flakySite(
+      5,
+      (n) => n === 2 || n === 3,
+      () => new Response("slow down", { status: 429, headers: { "retry-after": "1" } }),
+    );
+    try {
+      const done = await liveAudit(app, site.origin);
+      assert.equal(done.body.status, "completed", done.text);
+      assert.equal(done.body.politeness.paused, 1, JSON.stringify(done.body.politeness));
+      assert.deepEqual(done.body.limits_hit, []);
+      assert.equal(done.body.crawl.complete, true);
+      assert.equal(done.body.crawl.pages_fetched, 6, "the home and its 5 pages, each once");
+      assert.equal(done.body.politeness.gave_up, 0);
+      assert.equal(site.hits.filter((p) => /^\/p\d+$/.test(p)).length, 7, "2 fetched again");
+    } finally {
+      await site.close();
+    }
+  }, { env: { ...ERROR_STOP_ENV, CRAWL_ERROR_WINDOW: "4" } }));

@@ -24,11 +24,12 @@ import { type Atomic, atomic, keys, read } from "../../platform/mod.ts";
 import { PageTally } from "../page_checks.ts";
 import { BannerReader } from "./banners.ts";
 import { ByteBudget } from "./byte_budget.ts";
-import { capsOf, noteCap, noteRobotsCaps } from "./caps.ts";
+import { capsOf, noteRobotsCaps } from "./caps.ts";
 import { fetchBatch } from "./fetch_pool.ts";
 import { settingsOf } from "./fetcher.ts";
 import { newPace, Politeness, politenessReport } from "./politeness.ts";
 import { finalizeCrawl } from "./finalize.ts";
+import { DEFAULT_ERROR_STOP, Health } from "./health.ts";
 import { Frontier } from "./frontier.ts";
 import { initCrawl } from "./init_step.ts";
 import { recordPages } from "./page_recorder.ts";
@@ -38,8 +39,7 @@ import { Scope } from "../scope.ts";
 import { RobotsSource } from "./robots_source.ts";
 import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
 
-/** A budget that stopped the crawl (CrawlState `cut`). */
-type CrawlCut = NonNullable<CrawlState["cut"]>;
+import { budgetStop, type CrawlCut, noteStop } from "./stops.ts";
 import { WriteBatch } from "./store.ts";
 
 export { BAND_BINS, DUP_MIN_WORDS, MAX_SITE_PAGES } from "./page_recorder.ts";
@@ -52,7 +52,7 @@ export interface StepHooks {
    * Adds the caller's checks and mutations to the step's state commit (the job layer checks its
    * lease token there, releases the step and enqueues the next one in the same commit).
    */
-  beforeCommit?: (op: Atomic, done: boolean) => void | Promise<void>;
+  beforeCommit?: (op: Atomic, done: boolean, delayMs: number) => void | Promise<void>;
   /** How a rendered audit renders (`input.render`); post_steps.ts. */
   render?: RenderPlan;
 }
@@ -64,6 +64,11 @@ export interface StepOutcome {
   /** False when the state changed under the step (another owner): nothing of it counts. */
   committed: boolean;
   state: CrawlState | null;
+  /**
+   * Ms before the next step may fetch (the error-rate stop paused the crawl): the caller
+   * schedules it then rather than at once. 0: at once.
+   */
+  delayMs: number;
 }
 
 /**
@@ -98,7 +103,7 @@ export async function runCrawlStep(
     state = await initCrawl(kv, auditId, input, batch, budget);
   } else {
     state = structuredClone(entry.value);
-    if (state.phase === "done") return { done: true, committed: true, state };
+    if (state.phase === "done") return { done: true, committed: true, state, delayMs: 0 };
     state.steps++;
     state.capsHit ??= {};
     budget = new ByteBudget(input.maxTotalBytes, state.bytes);
@@ -115,17 +120,22 @@ export async function runCrawlStep(
     ) {
       await batch.flush();
       state.result = await finalizeCrawl(kv, auditId, state);
-      state.result.politeness = politenessReport(state.pace ?? newPace(), input.maxRps ?? null);
+      const report = politenessReport(state.pace ?? newPace(), input.maxRps ?? null);
+      const paused = state.health?.total ?? 0;
+      state.result.politeness = { ...report, slowed: report.slowed || paused > 0, paused };
       state.phase = "done";
     }
   }
   state.bytes = budget.used;
   await batch.flush();
   const done = state.phase === "done";
+  const delayMs = state.phase === "crawl" && state.health
+    ? new Health(state.health, input.errorStop ?? DEFAULT_ERROR_STOP).waitMs(Date.now())
+    : 0;
   const op = atomic(kv).check(entry).set(keys.auditCrawl(auditId), state);
-  await hooks.beforeCommit?.(op, done);
+  await hooks.beforeCommit?.(op, done, delayMs);
   const res = await op.commit();
-  return { done, committed: res.ok, state: res.ok ? state : null };
+  return { done, committed: res.ok, state: res.ok ? state : null, delayMs };
 }
 
 /** One batch of frontier entries: fetch (concurrently), then record in frontier order. */
@@ -159,6 +169,11 @@ async function crawlBatch(
     endCrawl(state, frontier, budgetStop(input, state, bytes, hooks.now()));
     return;
   }
+  // The error-rate stop paused the crawl: this step fetches nothing (a message that came early).
+  const health = input.errorStop
+    ? new Health(state.health ??= { recent: [], pauses: 0, pausedUntil: 0 }, input.errorStop)
+    : undefined;
+  if (health && health.waitMs(Date.now()) > 0) return;
 
   const { entries, records } = await frontier.next(limits.pages);
   const robots = new RobotsSource(
@@ -186,6 +201,7 @@ async function crawlBatch(
     concurrency: input.concurrency,
     stopAt: t0 + limits.ms,
     outOfBudget,
+    health,
   });
   const resources = new ResourceQueue(
     kv,
@@ -214,6 +230,10 @@ async function crawlBatch(
   const skipped = results.filter((r) => r.kind === "skipped").length;
   if (skipped > 0) {
     endCrawl(state, frontier, { cap: "bytes", limit: bytes.limit!, extra: skipped });
+  } else if (health?.judge(Date.now()) === "stop") {
+    // The site kept failing through every pause: end with what the crawl has.
+    const limit = Math.round(input.errorStop!.maxRate * 100);
+    endCrawl(state, frontier, { cap: "error_rate", limit, extra: 0 });
   } else if (frontier.queued === 0 || outOfBudget(0)) {
     endCrawl(state, frontier, budgetStop(input, state, bytes, hooks.now()));
   }
@@ -250,23 +270,6 @@ async function seedBatch(
   else cutShort(state, frontier, stop);
 }
 
-/** Which budget allows no further fetch now (null: none), with its value. */
-function budgetStop(
-  input: CrawlInput,
-  state: CrawlState,
-  bytes: ByteBudget,
-  now: number,
-): CrawlCut | null {
-  if (state.fetches >= Math.max(1, input.maxPages)) {
-    return { cap: "pages", limit: input.maxPages, extra: 0 };
-  }
-  if (bytes.exhausted) return { cap: "bytes", limit: bytes.limit!, extra: 0 };
-  if (input.deadlineAt !== undefined && now > input.deadlineAt) {
-    return { cap: "duration", limit: Math.round((input.deadlineAt - input.now) / 1000), extra: 0 };
-  }
-  return null;
-}
-
 /**
  * After the frontier, or when a budget stops the crawl: seed the sitemap's unvisited URLs (and
  * crawl them), or finish. A budget that stops the crawl with sitemap chunks unseeded seeds them
@@ -286,11 +289,6 @@ function endCrawl(state: CrawlState, frontier: Frontier, stop: CrawlCut | null):
 
 /** Finishes the crawl: partial, with the budget's cap noted, when it left URLs unfetched. */
 function cutShort(state: CrawlState, frontier: Frontier, stop: CrawlCut | null): void {
-  const left = frontier.queued + (stop?.extra ?? 0);
-  if (stop !== null && left > 0) {
-    state.truncated = true;
-    state.unfetched = (state.unfetched ?? 0) + left;
-    noteCap(state.capsHit!, stop.cap, stop.limit, left);
-  }
+  if (stop !== null) noteStop(state, stop, frontier.queued + stop.extra);
   state.phase = "finalize";
 }
