@@ -7,7 +7,11 @@
  *
  * @module
  */
-import { DEFAULT_CRAWL_CAPS, DEFAULT_ROBOTS_CAPS as ROBOTS } from "./domain/audit_engine/mod.ts";
+import {
+  DEFAULT_CRAWL_CAPS,
+  DEFAULT_ERROR_STOP,
+  DEFAULT_ROBOTS_CAPS as ROBOTS,
+} from "./domain/audit_engine/mod.ts";
 import { watchMissesOtherProcesses } from "./domain/jobs/mod.ts";
 import type { Config, ServiceRole } from "./domain/platform/mod.ts";
 
@@ -166,6 +170,19 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     crawlStepPages: int("CRAWL_STEP_PAGES", 100, 1, 5_000),
     crawlStepSeconds: int("CRAWL_STEP_SECONDS", 20, 1, 600),
     crawlMaxRps: decimal("CRAWL_MAX_RPS", 0.1, 1_000),
+    crawlErrorStop: {
+      maxRate: decimal("CRAWL_ERROR_RATE_MAX", 0.05, 1) ?? DEFAULT_ERROR_STOP.maxRate,
+      window: int("CRAWL_ERROR_WINDOW", DEFAULT_ERROR_STOP.window, 2, 1_000),
+      pauseMs: int("CRAWL_ERROR_PAUSE_SECONDS", DEFAULT_ERROR_STOP.pauseMs / 1000, 1, 3_600) *
+        1000,
+      maxPauseMs: int(
+        "CRAWL_ERROR_MAX_PAUSE_SECONDS",
+        DEFAULT_ERROR_STOP.maxPauseMs / 1000,
+        1,
+        3_600,
+      ) * 1000,
+      pauses: int("CRAWL_ERROR_PAUSES", DEFAULT_ERROR_STOP.pauses, 0, 20),
+    },
     // Processes that split the work (roles, or the all role's worker child) share the job table.
     jobQueue: jobQueueOf(
       get("JOB_QUEUE"),

@@ -165,7 +165,16 @@ export function auditView(a: AuditRecord) {
     ...(a.status === "completed" && a.changes ? { changes: a.changes } : {}),
     ...(a.status === "failed" && a.error ? { error: a.error } : {}),
     ...(a.render ? { render: { requested: true as const, ...(a.renderStats ?? {}) } } : {}),
-    ...(a.status === "completed" ? { limits_hit: limitsHitView(a.limitsHit ?? {}) } : {}),
+    ...(a.status === "completed" ? { limits_hit: limitsHitView(a) } : {}),
+    ...(a.status === "completed" && a.crawl
+      ? {
+        crawl: {
+          complete: a.crawl.complete,
+          pages_fetched: a.jobsCompleted + a.jobsFailed,
+          urls_not_fetched: a.crawl.unfetched,
+        },
+      }
+      : {}),
     options: { ...auditOptionsView(a.options), ...accessOptionsView(a) },
     ...(a.status === "completed" && scopeRulesOf(a.options).length > 0
       ? { scope: { left_out: scopeLeftOutView(a.options, a.scopeLeftOut ?? {}) } }
@@ -196,6 +205,7 @@ function politenessView(p: PolitenessReport) {
     throttled: p.throttled,
     retries: p.retries,
     gave_up: p.gaveUp,
+    paused: p.paused ?? 0,
     final_rps: p.finalRps,
   };
 }
@@ -238,14 +248,41 @@ function scopeLeftOutView(
   return Object.fromEntries(scopeRulesOf(o).map((r) => [r, left[r] ?? 0]));
 }
 
-function limitsHitView(hits: NonNullable<AuditRecord["limitsHit"]>) {
-  return (Object.entries(hits) as [CapName, CapHit][]).map(([name, h]) => ({
-    limit: name,
-    value: h.limit,
-    left_out: h.leftOut,
-    unit: CAP_UNITS[name] ?? "items",
-  }));
+/** The budgets an audit's funding sets (crawlLimitsFor): the trial's, or the plan's. */
+const FUNDED_BUDGETS: ReadonlySet<CapName> = new Set(["pages", "bytes", "duration"]);
+
+/**
+ * The caps an audit hit. A budget its funding sets says whose it is (`budget`), and the trial's
+ * names the way out of it (`upgrade_path`: POST it with the sandbox key, hand a human the link).
+ */
+function limitsHitView(a: Pick<AuditRecord, "limitsHit" | "funding">) {
+  const trial = a.funding.kind === "sandbox";
+  return (Object.entries(a.limitsHit ?? {}) as [CapName, CapHit][]).map(([name, h]) => {
+    const budget: "trial" | "plan" | "operator" | undefined = FUNDED_BUDGETS.has(name)
+      ? (trial ? "trial" : "plan")
+      : name === "error_rate"
+      ? "operator"
+      : undefined;
+    return {
+      limit: name,
+      value: h.limit,
+      left_out: h.leftOut,
+      unit: CAP_UNITS[name] ?? "items",
+      ...(budget ? { budget } : {}),
+      ...(budget === "trial" ? { upgrade_path: UPGRADE_PATH } : {}),
+    } as {
+      limit: CapName;
+      value: number;
+      left_out: number;
+      unit: string;
+      budget?: "trial" | "plan" | "operator";
+      upgrade_path?: string;
+    };
+  });
 }
+
+/** Where a sandbox key starts its upgrade (docs/billing.md "Upgrades"). */
+export const UPGRADE_PATH = "/v1/upgrades";
 
 /** The Article resource: status only while generating; the draft once ready. */
 export function articleView(a: ArticleRecord) {

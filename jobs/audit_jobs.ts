@@ -54,6 +54,7 @@ export function auditRunner(deps: Deps): AuditRunner {
         scope: crawlScopeOf(audit.options),
         userAgent: audit.options?.userAgent,
         maxRps: effectiveMaxRps(audit.maxRps, c.crawlMaxRps) ?? undefined,
+        errorStop: c.crawlErrorStop,
         auth: (await auditAuthFor(deps, audit)) ?? undefined,
       };
     },

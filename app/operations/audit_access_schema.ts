@@ -98,6 +98,11 @@ export const PolitenessSchema = z.object({
   gave_up: z.number().int().openapi({
     description: "Pages recorded with their 429/503 once their retries were spent",
   }),
+  paused: z.number().int().optional().openapi({
+    description: "Times the whole crawl paused because too many recent responses were errors " +
+      "(5xx, 429, failed fetches; the operator's `CRAWL_ERROR_*`). A site still failing after " +
+      "its pauses ends the crawl: `error_rate` in `limits_hit`",
+  }),
   final_rps: z.number().nullable().openapi({
     description: "The slowest per-host rate the crawl ended at (halved at each throttle); null: " +
       "no cap was ever applied",

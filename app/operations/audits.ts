@@ -266,10 +266,33 @@ export const Audit = z.object({
     value: z.number().int().openapi({ description: "The cap's value on this server" }),
     left_out: z.number().int().openapi({ description: "How much the cap left out (see unit)" }),
     unit: z.string().openapi({ example: "links not kept" }),
+    budget: z.enum(["trial", "plan", "operator"]).optional().openapi({
+      description: "A budget that stopped the crawl (`pages`, `bytes`, `duration`, " +
+        "`error_rate`): whose it is, the sandbox trial's, the plan's, or the operator's " +
+        "error-rate stop",
+    }),
+    upgrade_path: z.string().optional().openapi({
+      example: "/v1/upgrades",
+      description: "The trial's budgets only: POST it with the sandbox key to start an upgrade " +
+        "a human completes (a paid audit crawls the plan's budget)",
+    }),
   })).optional().openapi({
     description: "Completed audits (additive): the crawl caps this site hit and what each left " +
-      "out (links per page, frontier, URL length, redirect hops, sitemaps, robots.txt, bytes); " +
-      "empty when none was hit",
+      "out (links per page, frontier, URL length, redirect hops, sitemaps, robots.txt, the " +
+      "page, byte and time budgets, retries given up, the error-rate stop); empty when none " +
+      "was hit",
+  }),
+  crawl: z.object({
+    complete: z.boolean().openapi({
+      description: "False when a budget (or the error-rate stop) cut the crawl short: the " +
+        "findings are then those of the part crawled",
+    }),
+    pages_fetched: z.number().int(),
+    urls_not_fetched: z.number().int().openapi({
+      description: "URLs found (links, redirects, the sitemap) and never fetched",
+    }),
+  }).optional().openapi({
+    description: "Completed audits (additive): what the crawl covered",
   }),
   options: AuditOptionsView,
   scope: z.object({

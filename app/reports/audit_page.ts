@@ -299,7 +299,7 @@ function scoreSection(d: AuditReportData): Html {
   `;
 }
 
-function factsSection(d: AuditReportData): Html {
+function factsSection(d: AuditReportData, o: AuditPageOptions): Html {
   const a = d.audit;
   const caps = auditView(a).limits_hit ?? [];
   const s = a.summary!;
@@ -322,14 +322,46 @@ function factsSection(d: AuditReportData): Html {
     ${
     caps.length
       ? html`
-        <p><strong>Crawl caps hit:</strong> the crawl stopped short of the whole site.</p>
-        <ul>${caps.map((c) =>
-          html`<li><code>${c.limit}</code> (cap ${num(c.value)}): ${num(c.left_out)} ${c.unit}</li>`
-        )}</ul>
+        ${capsLead(a)}
+        <ul>${caps.map((c) => capItem(c, o))}</ul>
       `
       : html`<p class="muted">No crawl cap was hit.</p>`
   }`;
 }
+
+/** Above the caps: a crawl a budget (or the error-rate stop) cut short says so first. */
+function capsLead(a: AuditReportData["audit"]): Html {
+  if (a.crawl?.complete !== false) {
+    return html`<p><strong>Crawl caps hit:</strong> the crawl stopped short of the whole site.</p>`;
+  }
+  const left = num(a.crawl.unfetched);
+  return html`<p><strong>Partial crawl: it stopped before the whole site.</strong> ${left} URLs found were not fetched; the findings are those of the pages crawled.</p>`;
+}
+
+/** One cap hit: its name, whose budget it is, what it left out, the trial's way out. */
+function capItem(
+  c: NonNullable<ReturnType<typeof auditView>["limits_hit"]>[number],
+  o: AuditPageOptions,
+): Html {
+  const name = CAP_WORDS[c.limit] ?? html`<code>${c.limit}</code>`;
+  const whose = c.budget === "trial" ? "the trial's, " : "";
+  const left = `${num(c.left_out)} ${c.unit}`;
+  if (!c.upgrade_path) return html`<li>${name} (${whose}cap ${num(c.value)}): ${left}</li>`;
+  const link = html`<a href="${o.baseUrl}/pricing">Upgrade</a>`;
+  const path = html`<code>POST ${c.upgrade_path}</code>`;
+  return html`<li>${name} (${whose}cap ${
+    num(c.value)
+  }): ${left}. ${link} for the plan's budget (agents: ${path})</li>`;
+}
+
+/** The budgets that stop a crawl, in words; other caps show their id. */
+const CAP_WORDS: Record<string, string> = {
+  pages: "Page budget",
+  bytes: "Byte budget",
+  duration: "Time budget (seconds)",
+  error_rate: "Error-rate stop (the site kept failing)",
+  politeness_retries: "Retries after 429/503",
+};
 
 function historySection(history: HistoryPoint[]): Html {
   const labels = history.map((h) => date(h.completed_at));
@@ -850,7 +882,7 @@ export function auditReportHtml(d: AuditReportData, o: AuditPageOptions): string
         <h1>SEO audit of ${site}</h1>
         ${d.project ? html`<p>Project ${d.project.name}: ${urlLink(d.project.url)}</p>` : ""}
         ${executiveSection(d)}
-        ${factsSection(d)}
+        ${factsSection(d, o)}
         <nav aria-label="Contents">
       <ul class="toc">
           ${d.fixFirst.length ? html`<li><a href="#fix-h">Fix first</a></li>` : ""}

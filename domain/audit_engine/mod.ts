@@ -32,6 +32,7 @@ export {
   DEFAULT_CRAWL_CAPS,
 } from "./crawl/caps.ts";
 export { runCrawlStep } from "./crawl/engine.ts";
+export { DEFAULT_ERROR_STOP, type ErrorStopSettings } from "./crawl/health.ts";
 export { fetchBanner, type FetchSettings } from "./crawl/fetcher.ts";
 export {
   effectiveMaxRps,

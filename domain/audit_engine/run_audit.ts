@@ -115,6 +115,7 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
         render: input.render,
       });
       steps++;
+      if (out.delayMs > 0) await new Promise((r) => setTimeout(r, out.delayMs));
       if (out.done) {
         const outcome = out.state!.result!;
         const tallies = new Map<string, CheckTally>();

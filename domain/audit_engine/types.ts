@@ -412,7 +412,11 @@ export type CapName =
   | "resources"
   | "resources_per_page"
   | "render_rounds"
-  | "bytes";
+  | "bytes"
+  | "pages"
+  | "duration"
+  | "politeness_retries"
+  | "error_rate";
 
 /** What the audit says about politeness once completed (the view's `politeness`). */
 export interface PolitenessReport {
@@ -429,6 +433,8 @@ export interface PolitenessReport {
   finalRps: number | null;
   /** Whether Crawl-delay, the rate cap's halving or a Retry-After slowed the crawl. */
   slowed: boolean;
+  /** Times the error-rate stop paused the whole crawl (absent on older reports). */
+  paused?: number;
 }
 
 /** The scope rules an audit may set (scope.ts `SCOPE_RULES`). */
@@ -495,6 +501,30 @@ export interface CrawlState {
   scope?: ScopeProgress;
   /** The resource queue of broken_resources (absent on states written before the check). */
   resources?: ResourceProgress;
+  /**
+   * The budget that stopped the crawl while sitemap chunks were still unseeded: they are seeded
+   * (not fetched) first, so the cap's `leftOut` counts every URL known and not fetched. `extra`:
+   * entries already taken off the frontier unfetched (the byte budget's skipped ones).
+   */
+  cut?: { cap: CapName; limit: number; extra: number };
+  /** URLs discovered (links, redirects, sitemaps) and never fetched when a budget stopped it. */
+  unfetched?: number;
+  /** The error-rate stop's window and pauses (crawl/health.ts; absent: no error seen yet). */
+  health?: HealthState;
+}
+
+/** What the crawl state keeps of the site's health (crawl/health.ts; a few hundred bytes). */
+export interface HealthState {
+  /** The last responses, oldest first: 1 an error, 0 not (at most the window). */
+  recent: number[];
+  /** Pauses in a row (a healthy full window resets them). */
+  pauses: number;
+  /** Epoch ms (wall clock) before which the crawl fetches nothing; 0: not paused. */
+  pausedUntil: number;
+  /** Pauses over the whole crawl (the politeness report's `paused`). */
+  total?: number;
+  /** The longest Retry-After (ms) among the errors since the last judgement. */
+  retryAfterMs?: number;
 }
 
 /** One position of the frontier: a URL to fetch and how it was reached. */
@@ -651,6 +681,8 @@ export interface CrawlOutcome {
   scopeLeftOut?: Partial<Record<ScopeRule, number>>;
   /** How politeness paced the crawl (absent on outcomes before it was reported). */
   politeness?: PolitenessReport;
+  /** URLs known and never fetched because a budget stopped the crawl (absent: older outcomes). */
+  unfetched?: number;
 }
 
 export type CrawlPhase = "crawl" | "seed_sitemap" | "finalize" | "done";

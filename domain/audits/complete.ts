@@ -74,6 +74,10 @@ export async function completeAudit(
       inStep: false,
       changes,
       limitsHit: outcome.limitsHit ?? {},
+      crawl: {
+        complete: !outcome.truncated,
+        unfetched: outcome.unfetched ?? 0,
+      },
       ...(outcome.scopeLeftOut ? { scopeLeftOut: outcome.scopeLeftOut } : {}),
       ...(outcome.politeness ? { politeness: outcome.politeness } : {}),
       ...(audit.render && state?.post?.render

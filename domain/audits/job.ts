@@ -90,7 +90,7 @@ export async function runAuditJob(
     const step = await runCrawlStep(kv, auditId, input, runner.limits, {
       now: () => clock.now(),
       render: runner.render,
-      beforeCommit: async (op, done) => {
+      beforeCommit: async (op, done, delayMs) => {
         await stop();
         // Only the owner of this step may count it.
         op.check({ key: keys.auditStep(auditId), versionstamp: claim.versionstamp });
@@ -99,7 +99,8 @@ export async function runAuditJob(
         const entry = await read(kv, keys.audit(claim.accountId, auditId));
         const a = entry.value;
         if (!a) return;
-        const leaseUntil = clock.now() + leaseMs(deps, QUEUE_GRACE_MS);
+        // A paused crawl (the error-rate stop) is released until its next step is due.
+        const leaseUntil = clock.now() + delayMs + leaseMs(deps, QUEUE_GRACE_MS);
         op.check(entry)
           .set(entry.key, { ...a, inStep: false, leaseUntil } satisfies AuditRecord)
           .set(keys.runningJob("audit", auditId), {
@@ -107,11 +108,12 @@ export async function runAuditJob(
             accountId: claim.accountId,
             leaseUntil,
           });
-        deps.queue.enqueueIn(op, { type: "audit", id: auditId });
+        deps.queue.enqueueIn(op, { type: "audit", id: auditId }, delayMs);
       },
     });
     if (step.committed && step.done) outcome = step.state!.result;
-    next = step.committed && !step.done;
+    // A delayed step is the queue's to deliver: the chain must not spin through the pause.
+    next = step.committed && !step.done && step.delayMs === 0;
   } catch (err) {
     await stop();
     if (isTransientStoreError(err)) {

@@ -100,6 +100,7 @@ export function renderSummary(input: SummaryInput): string {
       delta(summary.categories[c], previous?.summary?.categories[c])
     ).join(" · "),
     "",
+    ...partialLines(audit, baseUrl),
     changesLine(audit),
     ...fixedLine(input.issues),
     `Findings: ${n(summary.issues_critical)} critical, ${n(summary.issues_warning)} warning, ` +
@@ -142,6 +143,35 @@ function capped(lines: string[]): string {
   const kept = clipUtf8(lines.slice(0, -1).join("\n"), room);
   const cut = kept.lastIndexOf("\n");
   return `${cut > 0 ? kept.slice(0, cut) : kept}\n…\n${link}`;
+}
+
+/** The budgets whose stop a reader must know about, in words (caps.ts STOPPING_CAPS). */
+const BUDGET_WORDS: Partial<Record<string, string>> = {
+  pages: "page budget",
+  bytes: "byte budget",
+  duration: "time budget (s)",
+  error_rate: "error-rate stop (the site kept failing)",
+};
+
+/**
+ * A crawl a budget cut short says so before any finding, with what it left out, and the trial's
+ * way out (nothing when the crawl was complete).
+ */
+function partialLines(audit: AuditRecord, baseUrl: string): string[] {
+  const stops = Object.entries(audit.limitsHit ?? {}).filter(([c]) => BUDGET_WORDS[c]);
+  if (stops.length === 0) return [];
+  const trial = audit.funding.kind === "sandbox";
+  const parts = stops.map(([c, h]) => {
+    const whose = c === "error_rate" ? "the " : trial ? "the trial's " : "the plan's ";
+    return `${whose}${BUDGET_WORDS[c]} (${n(h!.limit)}): ${n(h!.leftOut)} URLs not fetched`;
+  });
+  return [
+    `**Partial crawl**: ${parts.join("; ")}. Findings cover the pages crawled.` +
+    (trial && stops.some(([c]) => c !== "error_rate")
+      ? ` Upgrade for the plan's budget: POST /v1/upgrades (pricing: ${baseUrl}/pricing).`
+      : ""),
+    "",
+  ];
 }
 
 function changesLine(audit: AuditRecord): string {

@@ -96,6 +96,11 @@ export interface AuditRecord {
   /** The crawl caps the site hit (crawl/caps.ts), once completed. */
   limitsHit?: Partial<Record<CapName, CapHit>>;
   /**
+   * Once completed: whether the crawl covered what it found (no budget cut it short) and the
+   * URLs it knew and never fetched. Absent on audits completed before it was kept.
+   */
+  crawl?: { complete: boolean; unfetched: number };
+  /**
    * The audit carries staging credentials: only their mask is here; the sealed copy lives under
    * `audit_auth/<id>` until the audit ends (site_access.ts).
    */

@@ -76,6 +76,19 @@ export interface Config {
    */
   crawlMaxRps: number | null;
   /**
+   * The error-rate stop of every crawl (`CRAWL_ERROR_RATE_MAX`, `CRAWL_ERROR_WINDOW`,
+   * `CRAWL_ERROR_PAUSE_SECONDS`, `CRAWL_ERROR_MAX_PAUSE_SECONDS`, `CRAWL_ERROR_PAUSES`;
+   * domain/audit_engine/crawl/health.ts): the share of errors among the last `window` responses
+   * that pauses the crawl, the first and the longest pause (ms), pauses before it ends.
+   */
+  crawlErrorStop: {
+    maxRate: number;
+    window: number;
+    pauseMs: number;
+    maxPauseMs: number;
+    pauses: number;
+  };
+  /**
    * `kv`: Deno KV's native queue (a local file or `:memory:`); `table`: a polled KV job table, for
    * KV Connect URLs and hosts without queues. Defaults to `table` for http(s) KV paths.
    */

@@ -71,7 +71,14 @@ export const CAP_UNITS: Record<CapName, string> = {
   resources_per_page: "resource references not kept (on pages over the cap, per occurrence)",
   render_rounds: "URLs found in rendered pages after the last render round, not crawled",
   bytes: "URLs not fetched",
+  pages: "URLs not fetched",
+  duration: "URLs not fetched",
+  politeness_retries: "URLs given up after their retries (recorded with the 429/503 status)",
+  error_rate: "URLs not fetched",
 };
+
+/** The caps that stop the whole crawl: the audit's budgets, and its error-rate stop. */
+export const STOPPING_CAPS: readonly CapName[] = ["pages", "bytes", "duration", "error_rate"];
 
 /** Records what a robots.txt's caps cut (robots.ts `capped`) as the crawl's cap hits. */
 export function noteRobotsCaps(

@@ -24,11 +24,12 @@ import { type Atomic, atomic, keys, read } from "../../platform/mod.ts";
 import { PageTally } from "../page_checks.ts";
 import { BannerReader } from "./banners.ts";
 import { ByteBudget } from "./byte_budget.ts";
-import { capsOf, noteCap, noteRobotsCaps } from "./caps.ts";
+import { capsOf, noteRobotsCaps } from "./caps.ts";
 import { fetchBatch } from "./fetch_pool.ts";
 import { settingsOf } from "./fetcher.ts";
 import { newPace, Politeness, politenessReport } from "./politeness.ts";
 import { finalizeCrawl } from "./finalize.ts";
+import { DEFAULT_ERROR_STOP, Health } from "./health.ts";
 import { Frontier } from "./frontier.ts";
 import { initCrawl } from "./init_step.ts";
 import { recordPages } from "./page_recorder.ts";
@@ -37,6 +38,8 @@ import { ResourceQueue } from "./resource_checks.ts";
 import { Scope } from "../scope.ts";
 import { RobotsSource } from "./robots_source.ts";
 import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
+
+import { budgetStop, type CrawlCut, noteStop } from "./stops.ts";
 import { WriteBatch } from "./store.ts";
 
 export { BAND_BINS, DUP_MIN_WORDS, MAX_SITE_PAGES } from "./page_recorder.ts";
@@ -49,7 +52,7 @@ export interface StepHooks {
    * Adds the caller's checks and mutations to the step's state commit (the job layer checks its
    * lease token there, releases the step and enqueues the next one in the same commit).
    */
-  beforeCommit?: (op: Atomic, done: boolean) => void | Promise<void>;
+  beforeCommit?: (op: Atomic, done: boolean, delayMs: number) => void | Promise<void>;
   /** How a rendered audit renders (`input.render`); post_steps.ts. */
   render?: RenderPlan;
 }
@@ -61,6 +64,11 @@ export interface StepOutcome {
   /** False when the state changed under the step (another owner): nothing of it counts. */
   committed: boolean;
   state: CrawlState | null;
+  /**
+   * Ms before the next step may fetch (the error-rate stop paused the crawl): the caller
+   * schedules it then rather than at once. 0: at once.
+   */
+  delayMs: number;
 }
 
 /**
@@ -95,14 +103,14 @@ export async function runCrawlStep(
     state = await initCrawl(kv, auditId, input, batch, budget);
   } else {
     state = structuredClone(entry.value);
-    if (state.phase === "done") return { done: true, committed: true, state };
+    if (state.phase === "done") return { done: true, committed: true, state, delayMs: 0 };
     state.steps++;
     state.capsHit ??= {};
     budget = new ByteBudget(input.maxTotalBytes, state.bytes);
     if (state.phase === "crawl") {
       await crawlBatch(kv, auditId, input, limits, hooks, state, batch, budget);
     } else if (state.phase === "seed_sitemap") {
-      await seedBatch(kv, auditId, input, state, batch);
+      await seedBatch(kv, auditId, input, state, batch, hooks.now());
     } else if (
       state.phase === "finalize" &&
       !(await runPostCrawlStep(kv, auditId, input, state, batch, hooks.render, budget, {
@@ -112,17 +120,22 @@ export async function runCrawlStep(
     ) {
       await batch.flush();
       state.result = await finalizeCrawl(kv, auditId, state);
-      state.result.politeness = politenessReport(state.pace ?? newPace(), input.maxRps ?? null);
+      const report = politenessReport(state.pace ?? newPace(), input.maxRps ?? null);
+      const paused = state.health?.total ?? 0;
+      state.result.politeness = { ...report, slowed: report.slowed || paused > 0, paused };
       state.phase = "done";
     }
   }
   state.bytes = budget.used;
   await batch.flush();
   const done = state.phase === "done";
+  const delayMs = state.phase === "crawl" && state.health
+    ? new Health(state.health, input.errorStop ?? DEFAULT_ERROR_STOP).waitMs(Date.now())
+    : 0;
   const op = atomic(kv).check(entry).set(keys.auditCrawl(auditId), state);
-  await hooks.beforeCommit?.(op, done);
+  await hooks.beforeCommit?.(op, done, delayMs);
   const res = await op.commit();
-  return { done, committed: res.ok, state: res.ok ? state : null };
+  return { done, committed: res.ok, state: res.ok ? state : null, delayMs };
 }
 
 /** One batch of frontier entries: fetch (concurrently), then record in frontier order. */
@@ -153,9 +166,14 @@ async function crawlBatch(
     state.fetches + reserved >= budget || bytes.exhausted ||
     (input.deadlineAt !== undefined && hooks.now() > input.deadlineAt);
   if (frontier.queued === 0 || outOfBudget(0)) {
-    endCrawl(state, frontier, outOfBudget(0), bytes);
+    endCrawl(state, frontier, budgetStop(input, state, bytes, hooks.now()));
     return;
   }
+  // The error-rate stop paused the crawl: this step fetches nothing (a message that came early).
+  const health = input.errorStop
+    ? new Health(state.health ??= { recent: [], pauses: 0, pausedUntil: 0 }, input.errorStop)
+    : undefined;
+  if (health && health.waitMs(Date.now()) > 0) return;
 
   const { entries, records } = await frontier.next(limits.pages);
   const robots = new RobotsSource(
@@ -183,6 +201,7 @@ async function crawlBatch(
     concurrency: input.concurrency,
     stopAt: t0 + limits.ms,
     outOfBudget,
+    health,
   });
   const resources = new ResourceQueue(
     kv,
@@ -210,11 +229,13 @@ async function crawlBatch(
   // Entries the byte budget left unfetched (or cut short) end the crawl: it is partial.
   const skipped = results.filter((r) => r.kind === "skipped").length;
   if (skipped > 0) {
-    state.truncated = true;
-    noteCap(state.capsHit!, "bytes", bytes.limit!, frontier.queued + skipped);
-    state.phase = "finalize";
+    endCrawl(state, frontier, { cap: "bytes", limit: bytes.limit!, extra: skipped });
+  } else if (health?.judge(Date.now()) === "stop") {
+    // The site kept failing through every pause: end with what the crawl has.
+    const limit = Math.round(input.errorStop!.maxRate * 100);
+    endCrawl(state, frontier, { cap: "error_rate", limit, extra: 0 });
   } else if (frontier.queued === 0 || outOfBudget(0)) {
-    endCrawl(state, frontier, outOfBudget(0), bytes);
+    endCrawl(state, frontier, budgetStop(input, state, bytes, hooks.now()));
   }
 }
 
@@ -228,6 +249,7 @@ async function seedBatch(
   input: CrawlInput,
   state: CrawlState,
   batch: WriteBatch,
+  now: number,
 ): Promise<void> {
   const frontier = new Frontier(
     kv,
@@ -239,25 +261,34 @@ async function seedBatch(
     Scope.of(input.scope),
   );
   await frontier.seedSitemap();
-  if (!frontier.sitemapLeft) {
-    state.phase = frontier.queued > 0 && state.fetches < input.maxPages ? "crawl" : "finalize";
-  }
+  if (frontier.sitemapLeft) return;
+  // A budget stopped the crawl before the sitemap was seeded: what it left out is now all queued.
+  const stop = state.cut ??
+    budgetStop(input, state, new ByteBudget(input.maxTotalBytes, state.bytes), now);
+  delete state.cut;
+  if (stop === null && frontier.queued > 0) state.phase = "crawl";
+  else cutShort(state, frontier, stop);
 }
 
-/** After the frontier: seed the sitemap's unvisited URLs, or finish (truncated if cut short). */
-function endCrawl(
-  state: CrawlState,
-  frontier: Frontier,
-  outOfBudget: boolean,
-  bytes: ByteBudget,
-): void {
-  if (outOfBudget) {
-    state.truncated = frontier.queued > 0;
-    if (bytes.exhausted && state.truncated) {
-      noteCap(state.capsHit!, "bytes", bytes.limit!, frontier.queued);
-    }
-    state.phase = "finalize";
+/**
+ * After the frontier, or when a budget stops the crawl: seed the sitemap's unvisited URLs (and
+ * crawl them), or finish. A budget that stops the crawl with sitemap chunks unseeded seeds them
+ * first, unfetched, so the cap it notes counts every URL it left out (the sitemap-only pages a
+ * trial never reached were reported as nothing left out, and their orphans as proven absent).
+ */
+function endCrawl(state: CrawlState, frontier: Frontier, stop: CrawlCut | null): void {
+  if (stop !== null && frontier.sitemapLeft) {
+    state.cut = stop;
+    state.phase = "seed_sitemap";
+  } else if (stop !== null) {
+    cutShort(state, frontier, stop);
   } else if (frontier.queued === 0) {
     state.phase = frontier.sitemapLeft ? "seed_sitemap" : "finalize";
   }
+}
+
+/** Finishes the crawl: partial, with the budget's cap noted, when it left URLs unfetched. */
+function cutShort(state: CrawlState, frontier: Frontier, stop: CrawlCut | null): void {
+  if (stop !== null) noteStop(state, stop, frontier.queued + stop.extra);
+  state.phase = "finalize";
 }

@@ -24,6 +24,7 @@ import type { BannerReader } from "./banners.ts";
 import { BudgetSpentError } from "./byte_budget.ts";
 import { failureKind, fetchPage, type FetchSettings, isHtmlType } from "./fetcher.ts";
 import type { FrontierEntry } from "./frontier.ts";
+import type { Health } from "./health.ts";
 import { MAX_RETRIES, type Politeness, throttleOf } from "./politeness.ts";
 import type { RobotsSource } from "./robots_source.ts";
 
@@ -36,7 +37,7 @@ export type Fetched =
   /** Not fetched: the byte budget was spent first (the URL stays queued). */
   | { kind: "skipped" }
   /** Answered 429/503 asking us to wait: queued again (politeness.ts), not recorded yet. */
-  | { kind: "retry" }
+  | { kind: "retry"; afterMs: number }
   | { kind: "failed"; failure: string }
   | {
     kind: "response";
@@ -84,6 +85,8 @@ export interface FetchPoolOptions {
    * fetches this pool has started and not given back (`reserved`).
    */
   outOfBudget: (reserved: number) => boolean;
+  /** The error-rate stop (health.ts): once it trips, no further entry is taken. */
+  health?: Health;
 }
 
 /**
@@ -122,7 +125,9 @@ export async function fetchBatch(
   const deadline = Date.now() + (opts.stopAt - performance.now());
   const worker = async () => {
     while (!stopped && next < entries.length) {
-      if (performance.now() > opts.stopAt || opts.outOfBudget(reserved)) {
+      if (
+        performance.now() > opts.stopAt || opts.outOfBudget(reserved) || opts.health?.tripped
+      ) {
         stopped = true;
         return;
       }
@@ -142,8 +147,10 @@ export async function fetchBatch(
         stopped = true;
         return;
       }
-      results[i] = await fetchOne(e, u, opts);
-      const kind = (results[i] as Fetched).kind;
+      const got = results[i] = await fetchOne(e, u, opts);
+      const error = isError(got);
+      if (error !== null) opts.health?.note(error, got.kind === "retry" ? got.afterMs : undefined);
+      const kind = got.kind;
       if (kind === "skipped" || kind === "retry") reserved--;
     }
   };
@@ -175,7 +182,7 @@ async function fetchOne(e: FrontierEntry, u: URL, opts: FetchPoolOptions): Promi
   let gaveUp = false;
   if (throttle !== null) {
     opts.politeness.throttle(u.host, throttle, startedAt);
-    if ((e.retry ?? 0) < MAX_RETRIES) return { kind: "retry" };
+    if ((e.retry ?? 0) < MAX_RETRIES) return { kind: "retry", afterMs: throttle };
     gaveUp = true;
   }
   try {
@@ -234,6 +241,17 @@ async function fetchOne(e: FrontierEntry, u: URL, opts: FetchPoolOptions): Promi
   } catch {
     return { kind: "failed", failure: "internal" };
   }
+}
+
+/**
+ * Whether a result is an error the error-rate stop counts (health.ts): a 5xx, a 429, a fetch
+ * that failed; null for an entry blocked by robots.txt or left unfetched by the byte budget.
+ */
+export function isError(r: Fetched): boolean | null {
+  if (r.kind === "blocked" || r.kind === "skipped") return null;
+  if (r.kind === "retry") return true;
+  if (r.kind === "failed") return r.failure !== "refused" && r.failure !== "budget";
+  return r.status >= 500 || r.status === 429;
 }
 
 /**

@@ -14,6 +14,7 @@ import { canonicalUrl } from "../urls.ts";
 import { type CrawlCaps, noteCap } from "./caps.ts";
 import type { Fetched } from "./fetch_pool.ts";
 import type { FrontierEntry } from "./frontier.ts";
+import { MAX_RETRIES } from "./politeness.ts";
 import type { CrawlState } from "./state.ts";
 import {
   boundRecord,
@@ -108,7 +109,11 @@ export async function recordPages(
     } else {
       state.fetches++;
       state.completed++;
-      if (res.gaveUp && state.pace) state.pace.gaveUp++;
+      if (res.gaveUp) {
+        if (state.pace) state.pace.gaveUp++;
+        // Its content was never read: the crawl gave up on it, which the audit says as a limit.
+        noteCap(state.capsHit!, "politeness_retries", MAX_RETRIES);
+      }
       recordResponse(rec, res, state, (url, depth) => discover(url, depth, (e.hops ?? 0) + 1));
       if (res.page) {
         const { facts } = res.page;

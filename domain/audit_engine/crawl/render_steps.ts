@@ -42,6 +42,7 @@ import type { ByteBudget } from "./byte_budget.ts";
 import { addRenderedAnchors } from "./anchors.ts";
 import { capsOf, noteCap } from "./caps.ts";
 import { Frontier } from "./frontier.ts";
+import { budgetStop, noteStop } from "./stops.ts";
 import type { CrawlInput, CrawlState } from "./state.ts";
 import {
   FindingsWriter,
@@ -186,8 +187,8 @@ function nextRound(c: RenderStepContext, r: Required<RenderProgress>): boolean {
   const { state, input, plan } = c;
   const queued = state.tail - state.head;
   if (queued <= 0) return false;
-  const budgetLeft = state.fetches < input.maxPages && !c.budget.exhausted &&
-    !(input.deadlineAt !== undefined && c.now() > input.deadlineAt);
+  const stop = budgetStop(input, state, c.budget, c.now());
+  const budgetLeft = stop === null;
   const maxRounds = Math.max(1, plan.maxRounds ?? DEFAULT_RENDER_ROUNDS);
   if (budgetLeft && r.round < maxRounds) {
     r.round++;
@@ -200,6 +201,7 @@ function nextRound(c: RenderStepContext, r: Required<RenderProgress>): boolean {
   // Found and never fetched: the crawl is partial, as when a budget leaves links queued.
   state.truncated = true;
   if (budgetLeft) noteCap(state.capsHit ??= {}, "render_rounds", maxRounds, queued);
+  else noteStop(state, stop, queued);
   return false;
 }
 

@@ -11,6 +11,7 @@ import type { CrawlCaps } from "./caps.ts";
 import type { CrawlScope } from "../scope.ts";
 import type { UserAgentPreset } from "../user_agents.ts";
 import type { SiteAuth } from "../site_auth.ts";
+import type { ErrorStopSettings } from "./health.ts";
 
 /** What an audit's crawl is asked to do; the budgets are the operator's and the plan's. */
 export interface CrawlInput {
@@ -50,6 +51,8 @@ export interface CrawlInput {
    * sealed copy for each step by the caller, never stored in the state.
    */
   auth?: SiteAuth;
+  /** The error-rate stop (health.ts, the operator's `CRAWL_ERROR_*`); absent: none. */
+  errorStop?: ErrorStopSettings;
 }
 
 /** How much one step may do before it commits and hands over to the next. */

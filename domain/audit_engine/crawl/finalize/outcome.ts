@@ -61,6 +61,7 @@ export async function scoreOutcome(
     language: state.language,
     truncated: state.truncated,
     limitsHit: state.capsHit ?? {},
+    unfetched: state.unfetched ?? 0,
     ...(state.scope ? { scopeLeftOut: state.scope.leftOut } : {}),
   };
 }
