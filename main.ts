@@ -15,7 +15,8 @@ import {
   KeyUsageTracker,
   TokenResolver,
 } from "./domain/identity/mod.ts";
-import { type Clock, type Deps, systemClock } from "./domain/platform/mod.ts";
+import { type Clock, type Deps, randomPart, systemClock } from "./domain/platform/mod.ts";
+import { handBackJobsOf, resendExpiredJobs } from "./domain/jobs/mod.ts";
 import { type Config, ConfigError, configNotices, devHints, loadConfig } from "./config.ts";
 import { RenderService } from "./domain/render/mod.ts";
 import { createDispatcher, type JobHandlers, type JobRuntime } from "./jobs/dispatcher.ts";
@@ -64,6 +65,8 @@ export interface StartOptions {
   onListen?: (addr: Deno.NetAddr) => void;
   /** The environment the `all` role's worker child inherits (default: this process's). */
   env?: Record<string, string>;
+  /** The id this process's leases name (a worker child gets its supervisor's); default: fresh. */
+  workerId?: string;
 }
 
 /** Builds the long-lived services for a KV and clock. */
@@ -178,7 +181,8 @@ export async function startService(options: StartOptions): Promise<RunningServic
     undefined,
     role === "web" ? true : childJobs ? allPermissions() : undefined,
   );
-  const deps: Deps = { kv, clock, config, queue: table ?? kvQueue(kv), render };
+  const worker = runsJobs ? options.workerId ?? `wrk_${randomPart(16)}` : undefined;
+  const deps: Deps = { kv, clock, config, queue: table ?? kvQueue(kv), render, worker };
   const services = createServices(deps);
   // Processes that answer keys follow the revocation signal (stopped in close, before the KV).
   if (role !== "worker") services.resolver.follow();
@@ -202,6 +206,14 @@ export async function startService(options: StartOptions): Promise<RunningServic
     { name: "account rate", run: () => services.limits.account.flush() },
     { name: "shared page rate", run: () => services.limits.sharedPages.flush() },
   ];
+  // Every job-running process also looks for audits whose lease ran out (a worker that vanished),
+  // so a crawl moves again within a lease and a tick even when the dead worker was the leader.
+  if (runsJobs) {
+    flushes.push({
+      name: "expired audits",
+      run: () => resendExpiredJobs(deps, "audit"),
+    });
+  }
   // Shared periodic work (sweeps, schedule dispatch, pruning): once, by the leader.
   const shared: Task[] = [];
   for (const cap of capabilities) {
@@ -275,7 +287,12 @@ export async function startService(options: StartOptions): Promise<RunningServic
   const addr = await addrReady;
   const host = addr.hostname === "0.0.0.0" ? "127.0.0.1" : addr.hostname;
   const child: WorkerChild | null = childJobs
-    ? superviseWorkerChild({ env: options.env ?? Deno.env.toObject(), kvPath: config.kvPath })
+    ? superviseWorkerChild({
+      env: options.env ?? Deno.env.toObject(),
+      kvPath: config.kvPath,
+      // The parent saw its child die: that child's jobs go back to the queue now.
+      onDeath: (id) => handBackJobsOf(deps, id),
+    })
     : null;
   if (child) services.process.worker = { pid: child.pid, restarts: child.restarts };
 
@@ -299,6 +316,8 @@ export async function startService(options: StartOptions): Promise<RunningServic
       await child?.stop();
       if (table) await listening.catch(() => {});
       await Promise.all(detached);
+      // A step still leased to this process (one that outlived the grace) is handed back now.
+      if (worker) await handBackJobsOf(deps, worker).catch(() => {});
       await maintenance.stop();
       await render.close();
       if (!options.kv) {
@@ -370,6 +389,7 @@ if (import.meta.main) {
   }
   const running = service = await startService({
     config,
+    workerId: Deno.env.get("SERPWRIGHT_WORKER_ID") || undefined,
     onListen: (a) =>
       console.log(
         config.role === "worker"

@@ -136,6 +136,12 @@ export function superviseWorkerChild(opts: {
   /** The KV the parent opened (`KV_PATH` as configured): the child opens the same. */
   kvPath: string;
   onLog?: (line: Record<string, unknown>) => void;
+  /**
+   * Called with a dead child's worker id (each child gets its own, `SERPWRIGHT_WORKER_ID`, and
+   * names it in the leases it takes) before its replacement starts: the parent hands that
+   * child's jobs back at once rather than waiting for their leases to run out.
+   */
+  onDeath?: (workerId: string) => Promise<unknown>;
 }): WorkerChild {
   const log = opts.onLog ?? ((l) => console.log(JSON.stringify(l)));
   const env: Record<string, string> = {};
@@ -162,19 +168,32 @@ export function superviseWorkerChild(opts: {
     timer = null;
     if (stopping) return;
     const startedAt = Date.now();
+    const workerId = `wrk_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
     child = new Deno.Command(Deno.execPath(), {
       args: workerChildArgs({ kvPath }),
       cwd: REPO,
-      env,
+      env: { ...env, SERPWRIGHT_WORKER_ID: workerId },
       clearEnv: true,
       stdin: "piped",
       stdout: "inherit",
       stderr: "inherit",
     }).spawn();
     const me = child;
-    exited = me.status.then((status) => {
+    exited = me.status.then(async (status) => {
       if (child === me) child = null;
       if (stopping) return;
+      if (opts.onDeath) {
+        try {
+          await opts.onDeath(workerId);
+        } catch (err) {
+          // Not fatal: the leases then run out as they would for a worker on another machine.
+          log({
+            level: "error",
+            msg: "hand-back of a dead worker's jobs failed",
+            error: String(err),
+          });
+        }
+      }
       // A child that lived a while restarts at once; one that keeps dying backs off.
       delay = Date.now() - startedAt > RESTART_MAX_MS ? RESTART_MIN_MS : delay;
       log({ level: "error", msg: "job worker exited; restarting", code: status.code, delay });

@@ -14,7 +14,7 @@ import {
   runCrawlStep,
   type StepLimits,
 } from "../audit_engine/mod.ts";
-import { claimJob, finishJob, renewLease } from "../jobs/mod.ts";
+import { claimJob, finishJob, keepLease } from "../jobs/mod.ts";
 import type { ProjectRecord } from "../projects/types.ts";
 import { completeAudit } from "./complete.ts";
 import { AUDIT_JOB, leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
@@ -69,19 +69,10 @@ export async function runAuditJob(
     return "idle";
   }
 
-  // Renew the lease while the step runs; stop when the audit is no longer ours.
-  let lost = false;
-  let renewing: Promise<void> = Promise.resolve();
-  const every = Math.max(50, Math.floor(AUDIT_JOB.leaseMs(deps) / 3));
-  const heartbeat = setInterval(() => {
-    renewing = renewing.then(async () => {
-      if (!lost && !(await renewLease(deps, AUDIT_JOB, claim, auditId))) lost = true;
-    }).catch(() => {});
-  }, every);
-  const stop = async () => {
-    clearInterval(heartbeat);
-    await renewing;
-  };
+  // Renew the lease while the step runs (a heartbeat: the lease is short, so a dead worker's
+  // step is taken over within seconds).
+  const heartbeat = keepLease(deps, AUDIT_JOB, claim, auditId);
+  const stop = heartbeat.stop;
 
   let outcome: CrawlOutcome | null = null;
   let next = false;
@@ -137,7 +128,15 @@ export async function runAuditJob(
   } finally {
     await stop();
   }
-  if (outcome) await completeAudit(deps, auditId, outcome);
+  if (outcome) {
+    // The site-wide passes of a large site outlast a short lease: the claim keeps it meanwhile.
+    const finishing = keepLease(deps, AUDIT_JOB, claim, auditId);
+    try {
+      await completeAudit(deps, auditId, outcome);
+    } finally {
+      await finishing.stop();
+    }
+  }
   return next ? "next" : "idle";
 }
 

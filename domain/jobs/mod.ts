@@ -11,7 +11,7 @@
  *
  * @module
  */
-export { resendExpiredJobs, type RunningJobMarker } from "./leases.ts";
+export { handBackJobsOf, resendExpiredJobs, type RunningJobMarker } from "./leases.ts";
 export {
   CANCELLED_ERROR,
   cancelQueuedJob,
@@ -19,6 +19,7 @@ export {
   claimJob,
   finishJob,
   type JobSpec,
+  keepLease,
   renewLease,
 } from "./lifecycle.ts";
 export {
