@@ -67,6 +67,12 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** The id this process's leases name (a worker child gets its supervisor's); default: fresh. */
   workerId?: string;
+  /**
+   * Called when the process can no longer do its job (its worker child cannot be kept alive); the
+   * program exits non-zero so that its supervisor restarts it. Absent: the child is restarted
+   * forever.
+   */
+  onFatal?: (reason: string) => void;
 }
 
 /** Builds the long-lived services for a KV and clock. */
@@ -292,6 +298,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
       kvPath: config.kvPath,
       // The parent saw its child die: that child's jobs go back to the queue now.
       onDeath: (id) => handBackJobsOf(deps, id),
+      onGiveUp: options.onFatal,
     })
     : null;
   if (child) services.process.worker = { pid: child.pid, restarts: child.restarts };
@@ -387,16 +394,41 @@ if (import.meta.main) {
   for (const notice of configNotices(config)) {
     console.warn(JSON.stringify({ level: "warn", msg: "feature off", notice }));
   }
-  const running = service = await startService({
-    config,
-    workerId: Deno.env.get("SERPWRIGHT_WORKER_ID") || undefined,
-    onListen: (a) =>
-      console.log(
-        config.role === "worker"
-          ? `Serpwright worker: health on http://${a.hostname}:${a.port}/health`
-          : `Serpwright (${config.role}) listening on http://${a.hostname}:${a.port}`,
-      ),
-  });
+  // A process that cannot serve exits non-zero with the reason (a taken port, a KV it cannot
+  // open, a worker child that keeps dying), so that systemd or a container runtime restarts it.
+  const fatal = (reason: string): never => {
+    console.error(JSON.stringify({ level: "fatal", msg: "cannot run; exiting", reason }));
+    Deno.exit(1);
+  };
+  let running: RunningService;
+  try {
+    running = service = await startService({
+      config,
+      workerId: Deno.env.get("SERPWRIGHT_WORKER_ID") || undefined,
+      onFatal: (reason) => {
+        // Hands back what this process holds and closes KV before exiting (bounded).
+        const closed = service?.close() ?? Promise.resolve();
+        Promise.race([closed, new Promise((r) => setTimeout(r, 10_000))]).finally(() =>
+          fatal(reason)
+        );
+      },
+      onListen: (a) =>
+        console.log(
+          config.role === "worker"
+            ? `Serpwright worker: health on http://${a.hostname}:${a.port}/health`
+            : `Serpwright (${config.role}) listening on http://${a.hostname}:${a.port}`,
+        ),
+    });
+  } catch (err) {
+    const what = config.role === "worker"
+      ? `health port ${config.healthPort}`
+      : `port ${config.port}`;
+    fatal(
+      err instanceof Deno.errors.AddrInUse || err instanceof Deno.errors.AddrNotAvailable
+        ? `cannot listen on ${config.host}:${what}: ${(err as Error).message}`
+        : `cannot start (KV_PATH ${JSON.stringify(config.kvPath)}): ${String(err)}`,
+    );
+  }
   // `deno task dev` (the throwaway ADMIN_TOKEN of .env.dev): how to fund an account without Stripe.
   if (config.role !== "worker") { for (const line of devHints(config)) console.log(line); }
   // Graceful stop: finish in-flight requests, flush in-memory usage and counters, close KV.
