@@ -16,7 +16,8 @@ import {
   TokenResolver,
 } from "./domain/identity/mod.ts";
 import { type Clock, type Deps, randomPart, systemClock } from "./domain/platform/mod.ts";
-import { handBackJobsOf, resendExpiredJobs } from "./domain/jobs/mod.ts";
+import { countJobs, handBackJobsOf, resendExpiredJobs } from "./domain/jobs/mod.ts";
+import { setJobCounts, telemetryOn, telemetrySnapshot } from "./telemetry/mod.ts";
 import { type Config, ConfigError, configNotices, devHints, loadConfig } from "./config.ts";
 import { RenderService } from "./domain/render/mod.ts";
 import { createDispatcher, type JobHandlers, type JobRuntime } from "./jobs/dispatcher.ts";
@@ -220,6 +221,10 @@ export async function startService(options: StartOptions): Promise<RunningServic
       run: () => resendExpiredJobs(deps, "audit"),
     });
   }
+  // The jobs gauge of the exported metrics, refreshed each tick (only when telemetry exports).
+  if (telemetryOn) {
+    flushes.push({ name: "job counts", run: async () => setJobCounts(await countJobs(deps)) });
+  }
   // Shared periodic work (sweeps, schedule dispatch, pruning): once, by the leader.
   const shared: Task[] = [];
   for (const cap of capabilities) {
@@ -277,6 +282,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
           role,
           leader: services.process.leader,
           concurrency: config.workerConcurrency,
+          telemetry: telemetrySnapshot(),
         }, { status: closing ? 503 : 200 })
         : new Response("not found", { status: 404 }));
   } else {

@@ -19,6 +19,7 @@ import type { ProjectRecord } from "../projects/types.ts";
 import { completeAudit } from "./complete.ts";
 import { AUDIT_JOB, leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
 import type { AuditRecord } from "./record.ts";
+import { recordCrawlStep } from "../../telemetry/mod.ts";
 
 /**
  * How the job layer runs an audit: the crawl input for an audit (the operator's and the plan's
@@ -101,6 +102,7 @@ export async function runAuditJob(
         deps.queue.enqueueIn(op, { type: "audit", id: auditId });
       },
     });
+    if (step.committed && step.state) recordCrawlStep(auditId, step.state, step.done);
     if (step.committed && step.done) outcome = step.state!.result;
     next = step.committed && !step.done;
   } catch (err) {

@@ -69,3 +69,38 @@ export async function handBackJobsOf(deps: Deps, worker: string): Promise<number
   }
   return handed;
 }
+
+/** Job counts by kind: rows waiting in the job table, and leased (accepted, unfinished) jobs. */
+export interface JobCounts {
+  queued: Record<string, number>;
+  running: Record<string, number>;
+}
+
+/**
+ * Counts the job table's rows by message type (due or not; KV's native queue cannot be counted,
+ * so it shows none) and the running markers by kind, up to `limit` rows each: what the operator's
+ * health and the `serpwright.jobs` gauge show.
+ *
+ * @example
+ * ```ts
+ * import type { Deps } from "../platform/deps.ts";
+ * declare const deps: Deps;
+ * const { queued, running } = await countJobs(deps);
+ * ```
+ */
+export async function countJobs(deps: Deps, limit = 1000): Promise<JobCounts> {
+  const out: JobCounts = { queued: {}, running: {} };
+  const rows = list(deps.kv, {
+    start: keys.jobQueue(0, ""),
+    end: keys.jobQueue(Number.MAX_SAFE_INTEGER, ""),
+  }, { limit });
+  for await (const row of rows) {
+    const type = row.value?.message?.type ?? "unknown";
+    out.queued[type] = (out.queued[type] ?? 0) + 1;
+  }
+  for await (const m of list(deps.kv, { prefix: keys.runningJobs() }, { limit })) {
+    const kind = String(m.key[1]);
+    out.running[kind] = (out.running[kind] ?? 0) + 1;
+  }
+  return out;
+}

@@ -19,6 +19,7 @@ import {
 } from "../platform/mod.ts";
 import { addRefund, type Funding } from "../billing/mod.ts";
 import type { RunningJobMarker } from "./leases.ts";
+import { recordJobFinished } from "../../telemetry/mod.ts";
 
 /** What every leased job record has. */
 export interface LeasedRecord {
@@ -201,6 +202,7 @@ export function finishJob<R extends LeasedRecord>(
   } = {},
 ): Promise<boolean> {
   const { kv, clock } = deps;
+  let ended: FinishKind = "completed";
   return atomically(kv, async () => {
     const accountId = (await read(kv, spec.ownerKey(id))).value!;
     const entry = await read(kv, spec.recordKey(accountId, id));
@@ -219,7 +221,7 @@ export function finishJob<R extends LeasedRecord>(
       const active = await read(kv, spec.activeKey(record.projectId));
       if (active.value === id) op.check(active).delete(active.key);
     }
-    const kind = await outcome({ op, record, accountId, now });
+    const kind = ended = await outcome({ op, record, accountId, now });
     spec.onFinish?.(op, { id, kind, now });
     if (kind === "failed" && guard.refund !== false) {
       await addRefund(kv, op, {
@@ -231,6 +233,9 @@ export function finishJob<R extends LeasedRecord>(
       });
     }
     return { op, result: true };
+  }).then((done) => {
+    if (done) recordJobFinished(spec.kind, ended);
+    return done;
   });
 }
 

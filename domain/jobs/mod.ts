@@ -11,7 +11,13 @@
  *
  * @module
  */
-export { handBackJobsOf, resendExpiredJobs, type RunningJobMarker } from "./leases.ts";
+export {
+  countJobs,
+  handBackJobsOf,
+  type JobCounts,
+  resendExpiredJobs,
+  type RunningJobMarker,
+} from "./leases.ts";
 export {
   CANCELLED_ERROR,
   cancelQueuedJob,
