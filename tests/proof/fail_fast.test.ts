@@ -1,10 +1,11 @@
 /**
  * A process that cannot do its job exits non-zero with the reason on stderr, so that its own
  * supervisor (systemd, a container runtime) restarts it or an operator sees why: a port another
- * process holds, a KV path it cannot open. Real processes (`deno run main.ts`), real sockets.
+ * process holds, a KV path it cannot open, a worker child that cannot start. Real processes (`deno run main.ts`), real sockets.
  */
 import assert from "node:assert/strict";
 import { baseEnv, tempKvPath } from "./process.ts";
+import { superviseWorkerChild } from "../../jobs/worker_child.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 const REPO = new URL("../../", import.meta.url).pathname;
@@ -72,5 +73,35 @@ Deno.test("a KV path that cannot be opened: exit code 1 and the reason", async (
     assert.ok(res.stderr.includes(path), res.stderr);
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a worker child that cannot start: the supervisor gives up after 5 quick deaths, with the reason", async () => {
+  const kv = await tempKvPath();
+  const deaths: string[] = [];
+  let reason = "";
+  const gaveUp = Promise.withResolvers<void>();
+  const child = superviseWorkerChild({
+    // The child refuses this configuration at start (the parent never reads it).
+    env: { ...baseEnv(kv.path), CRAWL_STEP_PAGES: "not a number" },
+    kvPath: kv.path,
+    onLog: () => {},
+    onDeath: (id) => Promise.resolve(deaths.push(id)),
+    onGiveUp: (r) => {
+      reason = r;
+      gaveUp.resolve();
+    },
+  });
+  try {
+    await gaveUp.promise;
+    assert.match(reason, /died 5 times in a row/);
+    assert.match(reason, /exit code 1/);
+    assert.equal(deaths.length, 5, "each death's jobs were handed back");
+    assert.equal(new Set(deaths).size, 5, "each child had its own worker id");
+    assert.equal(child.restarts(), 4, "restarted between deaths, not after giving up");
+    assert.equal(child.pid(), null, "no child runs");
+  } finally {
+    await child.stop();
+    await kv.remove();
   }
 });
