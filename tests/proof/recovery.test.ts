@@ -134,3 +134,40 @@ Deno.test("separate workers: a vanished worker's audit moves again once its shor
     await kvFile.remove();
   }
 });
+
+Deno.test("a worker stopped gracefully (SIGTERM) hands its audit back before it exits", async () => {
+  const N = 30;
+  const site = slowSite(N);
+  const kvFile = await tempKvPath();
+  let web: ServerProcess | null = null;
+  let w1: ServerProcess | null = null;
+  let w2: ServerProcess | null = null;
+  // A lease longer than the test waits: only a hand-back lets the other worker go on.
+  const env = { ...FAST, CRAWL_STEP_PAGES: String(STEP), JOB_LEASE_MS: "120000" };
+  try {
+    web = await startServer(kvFile.path, { SERVICE_ROLE: "web", ...env });
+    w1 = await startWorker(kvFile.path, env);
+    const { accountId, key } = await liveAccount(web);
+    await postStripe(web, await packPaidEvent(web, accountId));
+    const project = await newProject(web, key, site.origin);
+    const started = await web.req("POST", `/v1/projects/${project}/audits`, { key });
+    assert.equal(started.status, 202, started.text);
+    const id = started.body.audit_id;
+    await until(() => Promise.resolve(pageHits(site.hits).length >= 8), 30_000, "pages");
+    w2 = await startWorker(kvFile.path, env);
+    await w1.stop();
+    assert.equal((await w1.status).code, 0, "a clean exit");
+    const done = (await waitForAudit(web, key, id, { ...CHILD_POLL, timeoutMs: 60_000 })).body;
+    assert.equal(done.status, "completed", JSON.stringify(done));
+    const pages = pageHits(site.hits);
+    assert.equal(new Set(pages).size, N, "every page was crawled");
+    assert.equal(pages.length, N, "nothing fetched twice: the step in flight finished first");
+  } catch (err) {
+    console.error(web?.logs(), w1?.logs(), w2?.logs());
+    throw err;
+  } finally {
+    await killAll(web, w1, w2);
+    await site.close();
+    await kvFile.remove();
+  }
+});
