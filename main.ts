@@ -15,7 +15,9 @@ import {
   KeyUsageTracker,
   TokenResolver,
 } from "./domain/identity/mod.ts";
-import { type Clock, type Deps, systemClock } from "./domain/platform/mod.ts";
+import { type Clock, type Deps, randomPart, systemClock } from "./domain/platform/mod.ts";
+import { countJobs, handBackJobsOf, resendExpiredJobs } from "./domain/jobs/mod.ts";
+import { setJobCounts, telemetryOn, telemetrySnapshot } from "./telemetry/mod.ts";
 import { type Config, ConfigError, configNotices, devHints, loadConfig } from "./config.ts";
 import { RenderService } from "./domain/render/mod.ts";
 import { createDispatcher, type JobHandlers, type JobRuntime } from "./jobs/dispatcher.ts";
@@ -64,6 +66,14 @@ export interface StartOptions {
   onListen?: (addr: Deno.NetAddr) => void;
   /** The environment the `all` role's worker child inherits (default: this process's). */
   env?: Record<string, string>;
+  /** The id this process's leases name (a worker child gets its supervisor's); default: fresh. */
+  workerId?: string;
+  /**
+   * Called when the process can no longer do its job (its worker child cannot be kept alive); the
+   * program exits non-zero so that its supervisor restarts it. Absent: the child is restarted
+   * forever.
+   */
+  onFatal?: (reason: string) => void;
 }
 
 /** Builds the long-lived services for a KV and clock. */
@@ -178,7 +188,8 @@ export async function startService(options: StartOptions): Promise<RunningServic
     undefined,
     role === "web" ? true : childJobs ? allPermissions() : undefined,
   );
-  const deps: Deps = { kv, clock, config, queue: table ?? kvQueue(kv), render };
+  const worker = runsJobs ? options.workerId ?? `wrk_${randomPart(16)}` : undefined;
+  const deps: Deps = { kv, clock, config, queue: table ?? kvQueue(kv), render, worker };
   const services = createServices(deps);
   // Processes that answer keys follow the revocation signal (stopped in close, before the KV).
   if (role !== "worker") services.resolver.follow();
@@ -202,6 +213,18 @@ export async function startService(options: StartOptions): Promise<RunningServic
     { name: "account rate", run: () => services.limits.account.flush() },
     { name: "shared page rate", run: () => services.limits.sharedPages.flush() },
   ];
+  // Every job-running process also looks for audits whose lease ran out (a worker that vanished),
+  // so a crawl moves again within a lease and a tick even when the dead worker was the leader.
+  if (runsJobs) {
+    flushes.push({
+      name: "expired audits",
+      run: () => resendExpiredJobs(deps, "audit"),
+    });
+  }
+  // The jobs gauge of the exported metrics, refreshed each tick (only when telemetry exports).
+  if (telemetryOn) {
+    flushes.push({ name: "job counts", run: async () => setJobCounts(await countJobs(deps)) });
+  }
   // Shared periodic work (sweeps, schedule dispatch, pruning): once, by the leader.
   const shared: Task[] = [];
   for (const cap of capabilities) {
@@ -259,6 +282,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
           role,
           leader: services.process.leader,
           concurrency: config.workerConcurrency,
+          telemetry: telemetrySnapshot(),
         }, { status: closing ? 503 : 200 })
         : new Response("not found", { status: 404 }));
   } else {
@@ -275,7 +299,13 @@ export async function startService(options: StartOptions): Promise<RunningServic
   const addr = await addrReady;
   const host = addr.hostname === "0.0.0.0" ? "127.0.0.1" : addr.hostname;
   const child: WorkerChild | null = childJobs
-    ? superviseWorkerChild({ env: options.env ?? Deno.env.toObject(), kvPath: config.kvPath })
+    ? superviseWorkerChild({
+      env: options.env ?? Deno.env.toObject(),
+      kvPath: config.kvPath,
+      // The parent saw its child die: that child's jobs go back to the queue now.
+      onDeath: (id) => handBackJobsOf(deps, id),
+      onGiveUp: options.onFatal,
+    })
     : null;
   if (child) services.process.worker = { pid: child.pid, restarts: child.restarts };
 
@@ -299,6 +329,8 @@ export async function startService(options: StartOptions): Promise<RunningServic
       await child?.stop();
       if (table) await listening.catch(() => {});
       await Promise.all(detached);
+      // A step still leased to this process (one that outlived the grace) is handed back now.
+      if (worker) await handBackJobsOf(deps, worker).catch(() => {});
       await maintenance.stop();
       await render.close();
       if (!options.kv) {
@@ -368,15 +400,41 @@ if (import.meta.main) {
   for (const notice of configNotices(config)) {
     console.warn(JSON.stringify({ level: "warn", msg: "feature off", notice }));
   }
-  const running = service = await startService({
-    config,
-    onListen: (a) =>
-      console.log(
-        config.role === "worker"
-          ? `Serpwright worker: health on http://${a.hostname}:${a.port}/health`
-          : `Serpwright (${config.role}) listening on http://${a.hostname}:${a.port}`,
-      ),
-  });
+  // A process that cannot serve exits non-zero with the reason (a taken port, a KV it cannot
+  // open, a worker child that keeps dying), so that systemd or a container runtime restarts it.
+  const fatal = (reason: string): never => {
+    console.error(JSON.stringify({ level: "fatal", msg: "cannot run; exiting", reason }));
+    Deno.exit(1);
+  };
+  let running: RunningService;
+  try {
+    running = service = await startService({
+      config,
+      workerId: Deno.env.get("SERPWRIGHT_WORKER_ID") || undefined,
+      onFatal: (reason) => {
+        // Hands back what this process holds and closes KV before exiting (bounded).
+        const closed = service?.close() ?? Promise.resolve();
+        Promise.race([closed, new Promise((r) => setTimeout(r, 10_000))]).finally(() =>
+          fatal(reason)
+        );
+      },
+      onListen: (a) =>
+        console.log(
+          config.role === "worker"
+            ? `Serpwright worker: health on http://${a.hostname}:${a.port}/health`
+            : `Serpwright (${config.role}) listening on http://${a.hostname}:${a.port}`,
+        ),
+    });
+  } catch (err) {
+    const what = config.role === "worker"
+      ? `health port ${config.healthPort}`
+      : `port ${config.port}`;
+    fatal(
+      err instanceof Deno.errors.AddrInUse || err instanceof Deno.errors.AddrNotAvailable
+        ? `cannot listen on ${config.host}:${what}: ${(err as Error).message}`
+        : `cannot start (KV_PATH ${JSON.stringify(config.kvPath)}): ${String(err)}`,
+    );
+  }
   // `deno task dev` (the throwaway ADMIN_TOKEN of .env.dev): how to fund an account without Stripe.
   if (config.role !== "worker") { for (const line of devHints(config)) console.log(line); }
   // Graceful stop: finish in-flight requests, flush in-memory usage and counters, close KV.

@@ -32,6 +32,8 @@ import {
 import type { OperatorActor } from "./actor.ts";
 import type { Services } from "./services.ts";
 import { apiKeyView, articleView } from "./views.ts";
+import { countJobs, type JobCounts } from "../domain/jobs/mod.ts";
+import { telemetrySnapshot } from "../telemetry/mod.ts";
 
 /** `{account_id}` of the account endpoints. */
 export const AccountParam = z.object({ account_id: z.string().min(1).max(100) });
@@ -153,6 +155,10 @@ export interface OperatorHealth {
   ok: boolean;
   kv: "reachable" | "unreachable";
   queue: { outbox_pending: number; jobs_running: number };
+  /** Job-table rows by message type and leased jobs by kind (up to 1000 rows each). */
+  jobs: JobCounts;
+  /** This process's totals since start (`telemetry/mod.ts`), exported or not. */
+  telemetry: ReturnType<typeof telemetrySnapshot>;
   process: {
     role: Services["process"]["role"];
     leader: boolean;
@@ -170,7 +176,9 @@ export async function operatorHealth(
   let kvOk = true;
   let outbox = 0;
   let running = 0;
+  let jobs: JobCounts = { queued: {}, running: {} };
   try {
+    jobs = await countJobs(deps);
     for await (const _ of deps.kv.list({ prefix: keys.outboxAll() }, { limit: 1000 })) outbox++;
     for await (const _ of deps.kv.list({ prefix: keys.runningJobs() }, { limit: 1000 })) {
       running++;
@@ -182,6 +190,8 @@ export async function operatorHealth(
     ok: kvOk,
     kv: kvOk ? "reachable" : "unreachable",
     queue: { outbox_pending: outbox, jobs_running: running },
+    jobs,
+    telemetry: telemetrySnapshot(),
     process: {
       role: s.process.role,
       leader: s.process.leader,

@@ -15,6 +15,7 @@ import { crawlLimitsFor } from "../domain/billing/mod.ts";
 import { resendExpiredJobs } from "../domain/jobs/mod.ts";
 import type { Deps } from "../domain/platform/mod.ts";
 import type { JobHandlers, JobRuntime } from "./dispatcher.ts";
+import { span } from "../telemetry/mod.ts";
 
 /**
  * The crawl budgets of an audit and the step size. The budgets are the catalogue's business rule
@@ -72,9 +73,12 @@ export function auditRunner(deps: Deps): AuditRunner {
  */
 export function auditJobs(deps: Deps, rt: JobRuntime): JobHandlers {
   const runner = auditRunner(deps);
+  // A span per step (inside the message's trace when the step is taken in its handler).
+  const step = (id: string) =>
+    span("audit.step", { "job.kind": "audit", "job.id": id }, () => runAuditJob(deps, id, runner));
   const chain = async (id: string) => {
     try {
-      while (!rt.stopping.aborted && (await runAuditJob(deps, id, runner)) === "next") {
+      while (!rt.stopping.aborted && (await step(id)) === "next") {
         // next step
       }
     } catch (err) {
@@ -85,7 +89,7 @@ export function auditJobs(deps: Deps, rt: JobRuntime): JobHandlers {
   };
   return {
     audit: async (id) => {
-      if ((await runAuditJob(deps, id, runner)) !== "next") return;
+      if ((await step(id)) !== "next") return;
       if (rt.inline) await chain(id);
       else rt.track(new Promise((r) => setTimeout(r, 0)).then(() => chain(id)));
     },

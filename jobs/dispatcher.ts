@@ -1,5 +1,6 @@
 import type { JobMessage } from "../domain/platform/mod.ts";
 import { isJobMessage } from "./queue.ts";
+import { recordJobRunFailure, span } from "../telemetry/mod.ts";
 
 /** One handler per message type; each must be idempotent (messages arrive at least once). */
 export type JobHandlers = { [T in JobMessage["type"]]?: (id: string) => Promise<void> };
@@ -37,8 +38,14 @@ export function createDispatcher(handlers: JobHandlers): (message: unknown) => P
     const handler = handlers[message.type];
     if (!handler) return;
     try {
-      await handler(message.id);
+      // One trace per message: its steps (audit_jobs.ts) are spans inside it.
+      await span(
+        `job ${message.type}`,
+        { "job.kind": message.type, "job.id": message.id },
+        () => handler(message.id),
+      );
     } catch (err) {
+      recordJobRunFailure(message.type);
       console.error(
         JSON.stringify({
           level: "error",

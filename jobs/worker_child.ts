@@ -27,6 +27,12 @@ const WITHHELD = /^(ADMIN_TOKEN|STRIPE_.*|PORT)$/;
 const RESTART_MIN_MS = 1_000;
 const RESTART_MAX_MS = 30_000;
 const STOP_GRACE_MS = 60_000;
+/**
+ * Deaths in a row, each within RESTART_MAX_MS of its start, after which the child is deemed
+ * impossible to keep alive (it cannot open its KV, its flags are refused...): the supervisor gives
+ * up, so the whole process can exit and its own supervisor (systemd, a container) sees it.
+ */
+const QUICK_DEATHS_LIMIT = 5;
 
 export interface WorkerChild {
   /** The running child's pid, or null between restarts. */
@@ -136,6 +142,14 @@ export function superviseWorkerChild(opts: {
   /** The KV the parent opened (`KV_PATH` as configured): the child opens the same. */
   kvPath: string;
   onLog?: (line: Record<string, unknown>) => void;
+  /**
+   * Called with a dead child's worker id (each child gets its own, `SERPWRIGHT_WORKER_ID`, and
+   * names it in the leases it takes) before its replacement starts: the parent hands that
+   * child's jobs back at once rather than waiting for their leases to run out.
+   */
+  onDeath?: (workerId: string) => Promise<unknown>;
+  /** Called once when the child keeps dying at start (QUICK_DEATHS_LIMIT in a row); no restart follows. */
+  onGiveUp?: (reason: string) => void;
 }): WorkerChild {
   const log = opts.onLog ?? ((l) => console.log(JSON.stringify(l)));
   const env: Record<string, string> = {};
@@ -155,6 +169,7 @@ export function superviseWorkerChild(opts: {
   let stopping = false;
   let restarts = 0;
   let delay = RESTART_MIN_MS;
+  let quickDeaths = 0;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let exited: Promise<unknown> = Promise.resolve();
 
@@ -162,21 +177,44 @@ export function superviseWorkerChild(opts: {
     timer = null;
     if (stopping) return;
     const startedAt = Date.now();
+    const workerId = `wrk_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
     child = new Deno.Command(Deno.execPath(), {
       args: workerChildArgs({ kvPath }),
       cwd: REPO,
-      env,
+      env: { ...env, SERPWRIGHT_WORKER_ID: workerId },
       clearEnv: true,
       stdin: "piped",
       stdout: "inherit",
       stderr: "inherit",
     }).spawn();
     const me = child;
-    exited = me.status.then((status) => {
+    exited = me.status.then(async (status) => {
       if (child === me) child = null;
       if (stopping) return;
+      if (opts.onDeath) {
+        try {
+          await opts.onDeath(workerId);
+        } catch (err) {
+          // Not fatal: the leases then run out as they would for a worker on another machine.
+          log({
+            level: "error",
+            msg: "hand-back of a dead worker's jobs failed",
+            error: String(err),
+          });
+        }
+      }
       // A child that lived a while restarts at once; one that keeps dying backs off.
-      delay = Date.now() - startedAt > RESTART_MAX_MS ? RESTART_MIN_MS : delay;
+      const lived = Date.now() - startedAt > RESTART_MAX_MS;
+      delay = lived ? RESTART_MIN_MS : delay;
+      quickDeaths = lived ? 0 : quickDeaths + 1;
+      if (opts.onGiveUp && quickDeaths >= QUICK_DEATHS_LIMIT) {
+        stopping = true;
+        opts.onGiveUp(
+          `the job worker child died ${quickDeaths} times in a row within ${RESTART_MAX_MS} ms ` +
+            `of its start (last exit code ${status.code}, signal ${status.signal ?? "none"})`,
+        );
+        return;
+      }
       log({ level: "error", msg: "job worker exited; restarting", code: status.code, delay });
       restarts++;
       timer = setTimeout(start, delay);

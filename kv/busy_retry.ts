@@ -8,6 +8,7 @@
  * @module
  */
 import { AtomicConflictError } from "./atomic.ts";
+import { recordCommit, startTimer } from "../telemetry/mod.ts";
 
 const BUSY = /database (table )?is locked|SQLITE_BUSY/i;
 /** Attempts in all; with the pauses below that is 1–3 s of contention before giving up. */
@@ -59,11 +60,19 @@ export function withBusyRetry(kv: Deno.Kv): Deno.Kv {
   });
 }
 
+/** A commit, retried on lock errors, counted (and timed when telemetry exports). */
+async function timedCommit(op: Deno.AtomicOperation) {
+  const t0 = startTimer();
+  const res = await retryBusy(() => op.commit());
+  recordCommit(t0, res.ok);
+  return res;
+}
+
 /** An atomic operation whose `commit` retries lock errors; builder calls chain on the wrapper. */
 function retryingOperation(op: Deno.AtomicOperation): Deno.AtomicOperation {
   const wrapper: Deno.AtomicOperation = new Proxy(op, {
     get(target, prop) {
-      if (prop === "commit") return () => retryBusy(() => target.commit());
+      if (prop === "commit") return () => timedCommit(target);
       const value = Reflect.get(target, prop, target);
       if (typeof value !== "function") return value;
       return (...args: unknown[]) => {

@@ -8,6 +8,8 @@ import { jsonBody } from "./middleware/json_body.ts";
 import { rateLimit } from "./middleware/rate_limit.ts";
 import { requestId } from "./middleware/request_id.ts";
 import { registerEventWebhooks, TAGS } from "./openapi_events.ts";
+import { routePath } from "hono/route";
+import { recordRequest, startTimer, telemetryOn } from "../telemetry/mod.ts";
 
 /** A capability's route group, registering on the one app (capabilities.ts lists them all, in order). */
 export type RouteGroup = (app: OpenAPIHono<AppEnv>, s: Services) => void;
@@ -28,6 +30,14 @@ export function buildApp(s: Services, groups: RouteGroup[]): OpenAPIHono<AppEnv>
   });
 
   app.onError(errorHandler(baseUrl));
+  // Request latency by route pattern, only when telemetry exports (absent otherwise: no cost).
+  if (telemetryOn) {
+    app.use("*", async function measure(c: Context<AppEnv>, next: Next) {
+      const t0 = startTimer();
+      await next();
+      recordRequest(t0, c.req.method, routePath(c, -1), c.res.status);
+    });
+  }
   app.use("*", requestId());
   const whoIsCalling = identify(s);
   const limit = rateLimit(s);

@@ -14,11 +14,12 @@ import {
   runCrawlStep,
   type StepLimits,
 } from "../audit_engine/mod.ts";
-import { claimJob, finishJob, renewLease } from "../jobs/mod.ts";
+import { claimJob, finishJob, keepLease } from "../jobs/mod.ts";
 import type { ProjectRecord } from "../projects/types.ts";
 import { completeAudit } from "./complete.ts";
 import { AUDIT_JOB, leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
 import type { AuditRecord } from "./record.ts";
+import { recordCrawlStep } from "../../telemetry/mod.ts";
 
 /**
  * How the job layer runs an audit: the crawl input for an audit (the operator's and the plan's
@@ -69,19 +70,10 @@ export async function runAuditJob(
     return "idle";
   }
 
-  // Renew the lease while the step runs; stop when the audit is no longer ours.
-  let lost = false;
-  let renewing: Promise<void> = Promise.resolve();
-  const every = Math.max(50, Math.floor(AUDIT_JOB.leaseMs(deps) / 3));
-  const heartbeat = setInterval(() => {
-    renewing = renewing.then(async () => {
-      if (!lost && !(await renewLease(deps, AUDIT_JOB, claim, auditId))) lost = true;
-    }).catch(() => {});
-  }, every);
-  const stop = async () => {
-    clearInterval(heartbeat);
-    await renewing;
-  };
+  // Renew the lease while the step runs (a heartbeat: the lease is short, so a dead worker's
+  // step is taken over within seconds).
+  const heartbeat = keepLease(deps, AUDIT_JOB, claim, auditId);
+  const stop = heartbeat.stop;
 
   let outcome: CrawlOutcome | null = null;
   let next = false;
@@ -111,6 +103,7 @@ export async function runAuditJob(
         deps.queue.enqueueIn(op, { type: "audit", id: auditId }, delayMs);
       },
     });
+    if (step.committed && step.state) recordCrawlStep(auditId, step.state, step.done);
     if (step.committed && step.done) outcome = step.state!.result;
     // A delayed step is the queue's to deliver: the chain must not spin through the pause.
     next = step.committed && !step.done && step.delayMs === 0;
@@ -139,7 +132,15 @@ export async function runAuditJob(
   } finally {
     await stop();
   }
-  if (outcome) await completeAudit(deps, auditId, outcome);
+  if (outcome) {
+    // The site-wide passes of a large site outlast a short lease: the claim keeps it meanwhile.
+    const finishing = keepLease(deps, AUDIT_JOB, claim, auditId);
+    try {
+      await completeAudit(deps, auditId, outcome);
+    } finally {
+      await finishing.stop();
+    }
+  }
   return next ? "next" : "idle";
 }
 

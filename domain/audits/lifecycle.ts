@@ -12,7 +12,12 @@ import type { AuditRecord, AuditStatus } from "./record.ts";
 
 /** How long a queued message may take to be picked up, and a worker may hold a run. */
 export const QUEUE_GRACE_MS = 2 * 60_000;
-export const AUDIT_LEASE_MS = 15 * 60_000;
+/**
+ * Short, renewed every third of it while the step runs (domain/jobs/lifecycle.ts `keepLease`):
+ * a worker that vanished is noticed by the next sweep after its lease ran out, so a crawl moves
+ * again within about 25 s of its worker's death (docs/operators.md, "Recovery").
+ */
+export const AUDIT_LEASE_MS = 20_000;
 export const MAX_AUDIT_ATTEMPTS = 3;
 
 /** The lease of a run and the grace of a queued audit: `JOB_LEASE_MS` when set, else the above. */

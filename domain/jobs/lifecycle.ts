@@ -19,6 +19,7 @@ import {
 } from "../platform/mod.ts";
 import { addRefund, type Funding } from "../billing/mod.ts";
 import type { RunningJobMarker } from "./leases.ts";
+import { recordJobFinished } from "../../telemetry/mod.ts";
 
 /** What every leased job record has. */
 export interface LeasedRecord {
@@ -107,7 +108,7 @@ export async function claimJob<R extends LeasedRecord>(
     token,
   });
   const op = atomic(kv).check(entry).set(entry.key, claimed)
-    .set(keys.runningJob(spec.kind, id), { id, accountId, leaseUntil } satisfies RunningJobMarker);
+    .set(keys.runningJob(spec.kind, id), marker(deps, id, accountId, leaseUntil));
   extra?.(op, token);
   const res = await op.commit();
   if (!res.ok) return null;
@@ -133,9 +134,44 @@ export async function renewLease<R extends LeasedRecord>(
   }
   const leaseUntil = clock.now() + spec.leaseMs(deps);
   const res = await atomic(kv).check(entry).set(key, { ...r, leaseUntil })
-    .set(keys.runningJob(spec.kind, id), { id, accountId: claim.accountId, leaseUntil })
+    .set(keys.runningJob(spec.kind, id), marker(deps, id, claim.accountId, leaseUntil))
     .commit();
   return res.ok || renewLease(deps, spec, claim, id);
+}
+
+/** The running marker of a claim this process holds: it names the process, for a hand-back. */
+function marker(deps: Deps, id: string, accountId: string, leaseUntil: number): RunningJobMarker {
+  return deps.worker
+    ? { id, accountId, leaseUntil, worker: deps.worker }
+    : { id, accountId, leaseUntil };
+}
+
+/**
+ * Renews a claim's lease every third of the lease while its worker works (a heartbeat), so a
+ * lease can be short and a vanished worker is noticed within one lease. `lost()` turns true once
+ * the job is no longer this claim's; `stop()` ends the heartbeat and waits for a renewal in flight.
+ */
+export function keepLease<R extends LeasedRecord>(
+  deps: Deps,
+  spec: JobSpec<R>,
+  claim: Claim<R>,
+  id: string,
+): { lost: () => boolean; stop: () => Promise<void> } {
+  let lost = false;
+  let renewing: Promise<void> = Promise.resolve();
+  const every = Math.max(50, Math.floor(spec.leaseMs(deps) / 3));
+  const timer = setInterval(() => {
+    renewing = renewing.then(async () => {
+      if (!lost && !(await renewLease(deps, spec, claim, id))) lost = true;
+    }).catch(() => {});
+  }, every);
+  return {
+    lost: () => lost,
+    async stop() {
+      clearInterval(timer);
+      await renewing;
+    },
+  };
 }
 
 export type FinishKind = "completed" | "failed";
@@ -166,6 +202,7 @@ export function finishJob<R extends LeasedRecord>(
   } = {},
 ): Promise<boolean> {
   const { kv, clock } = deps;
+  let ended: FinishKind = "completed";
   return atomically(kv, async () => {
     const accountId = (await read(kv, spec.ownerKey(id))).value!;
     const entry = await read(kv, spec.recordKey(accountId, id));
@@ -184,7 +221,7 @@ export function finishJob<R extends LeasedRecord>(
       const active = await read(kv, spec.activeKey(record.projectId));
       if (active.value === id) op.check(active).delete(active.key);
     }
-    const kind = await outcome({ op, record, accountId, now });
+    const kind = ended = await outcome({ op, record, accountId, now });
     spec.onFinish?.(op, { id, kind, now });
     if (kind === "failed" && guard.refund !== false) {
       await addRefund(kv, op, {
@@ -196,6 +233,9 @@ export function finishJob<R extends LeasedRecord>(
       });
     }
     return { op, result: true };
+  }).then((done) => {
+    if (done) recordJobFinished(spec.kind, ended);
+    return done;
   });
 }
 

@@ -11,7 +11,13 @@
  *
  * @module
  */
-export { resendExpiredJobs, type RunningJobMarker } from "./leases.ts";
+export {
+  countJobs,
+  handBackJobsOf,
+  type JobCounts,
+  resendExpiredJobs,
+  type RunningJobMarker,
+} from "./leases.ts";
 export {
   CANCELLED_ERROR,
   cancelQueuedJob,
@@ -19,6 +25,7 @@ export {
   claimJob,
   finishJob,
   type JobSpec,
+  keepLease,
   renewLease,
 } from "./lifecycle.ts";
 export {

@@ -12,6 +12,8 @@ export interface RunningJobMarker {
   id: string;
   accountId: string;
   leaseUntil: number;
+  /** The process that holds the lease (its `Deps.worker`); absent between steps. */
+  worker?: string;
 }
 
 export interface JobTaskRecord {

@@ -33,4 +33,9 @@ export interface Deps {
   resolver?: Resolver;
   /** The browser pool of rendered audits (started lazily); absent where nothing renders. */
   render?: RenderService;
+  /**
+   * This job-running process's id, written into the leases it takes: whoever sees the process
+   * die (its supervisor) hands exactly its jobs back at once (domain/jobs/leases.ts).
+   */
+  worker?: string;
 }

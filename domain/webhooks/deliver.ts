@@ -27,6 +27,7 @@ import {
   webhookGraceMs,
   type WebhookRecord,
 } from "./types.ts";
+import { recordWebhook } from "../../telemetry/mod.ts";
 
 const encoder = new TextEncoder();
 
@@ -208,6 +209,7 @@ export async function recordAttempt(
     }
     return { op, result: { outcome, d, deactivated } };
   });
+  recordWebhook(outcome);
   if (!result.ok && d && outcome !== "stale") {
     console.warn(JSON.stringify({
       level: "warn",

@@ -3,6 +3,7 @@ import { ApiError } from "../../domain/platform/mod.ts";
 import type { RateDecision } from "../../kv/rate_limiter.ts";
 import type { AppEnv, Services } from "../env.ts";
 import { clientIp } from "./request_id.ts";
+import { recordRateLimited } from "../../telemetry/mod.ts";
 
 /** The `X-RateLimit-*` headers of a decision. */
 export function setHeaders(c: Context<AppEnv>, d: RateDecision): void {
@@ -13,6 +14,7 @@ export function setHeaders(c: Context<AppEnv>, d: RateDecision): void {
 
 /** The 429 of a refused decision. */
 export function rateLimited(d: RateDecision): ApiError {
+  recordRateLimited();
   return new ApiError(
     "rate_limited",
     `Rate limit of ${d.limit} requests exceeded; retry in ${d.retryAfter} s`,
