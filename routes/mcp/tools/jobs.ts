@@ -238,10 +238,15 @@ const RECHECK_STEPS: Record<RecheckOut["status"], number> = {
 
 function recheckSummary(r: RecheckOut): string {
   const c = r.counts;
+  const i = r.item_counts;
   if (r.status === "completed") {
     return `Re-check ${r.recheck_id} of ${r.check} completed: ${c.fixed} fixed, ` +
       `${c.still_failing} still failing, ${c.not_checked} not checked of ${r.urls_checked} ` +
-      `URL(s)` + (r.urls_left_out ? ` (${r.urls_left_out} affected URL(s) left out)` : "") + ".";
+      `URL(s)` + (r.urls_left_out ? ` (${r.urls_left_out} affected URL(s) left out)` : "") +
+      "." + (i && r.check.endsWith("_links")
+        ? ` Per link: ${i.fixed} fixed, ${i.still_failing} still failing, ${i.not_checked} ` +
+          "not checked (items[].item_results)."
+        : "");
   }
   if (r.status === "failed") {
     return `Re-check ${r.recheck_id} failed: ${r.error?.code ?? "recheck_failed"} ${
