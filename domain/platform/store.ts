@@ -42,7 +42,7 @@ import type {
   PruneKind,
   ResourceRecord,
 } from "../audit_engine/types.ts";
-import type { AuditRecord, SealedSiteAuth, StoredIssues } from "../audits/types.ts";
+import type { AuditRecord, RedirectGuess, SealedSiteAuth, StoredIssues } from "../audits/types.ts";
 import type { RecheckItem, RecheckRecord } from "../rechecks/types.ts";
 import type { AccountRecord, ApiKeyRecord, RevocationSignal } from "../identity/types.ts";
 import type { LiveShare, ShareLocation, ShareRecord } from "../shares/types.ts";
@@ -178,6 +178,10 @@ export const schema = {
   auditFindingsOfUrl: prefix("auditFinding"),
   auditFindingsAll: prefix("auditFinding"),
   auditIssues: value<StoredIssues>(),
+  auditRedirectGuess: value<RedirectGuess>(),
+  auditRedirectGuesses: prefix("auditRedirectGuess"),
+  /** Guesses written (always whole when present). */
+  auditRedirectMapDone: value<number>(),
   /** A number on entries written before the text moved into the value. */
   auditDup: value<DupEntry | number>(),
   auditDups: prefix("auditDup"),
