@@ -67,7 +67,7 @@ const Fix = z.object({
   }),
 }).openapi("AuditFix");
 
-const FixList = z.object({
+export const FixList = z.object({
   audit_id: z.string(),
   data: z.array(Fix),
   next_cursor: NextCursor,
@@ -94,7 +94,7 @@ const Redirect = z.object({
   apache: ServerFile,
 }).openapi("AuditRedirect");
 
-const RedirectList = z.object({
+export const RedirectList = z.object({
   audit_id: z.string(),
   data: z.array(Redirect),
   next_cursor: NextCursor,

@@ -24,6 +24,12 @@ import {
   startAuditOp,
 } from "../../../app/operations/audits.ts";
 import { getRecheckOp, Recheck, startRecheckOp } from "../../../app/operations/rechecks.ts";
+import {
+  FixList,
+  listFixesOp,
+  listRedirectsOp,
+  RedirectList,
+} from "../../../app/operations/fixes.ts";
 import { type BodyResult, execute, type Operation } from "../../../app/operation.ts";
 import type { articleView } from "../../../app/views.ts";
 import {
@@ -70,6 +76,8 @@ const AuditsInput = z.object({
     "issues",
     "issue",
     "pages",
+    "fixes",
+    "redirects",
     "recheck",
     "recheck_get",
     "report",
@@ -82,7 +90,8 @@ const AuditsInput = z.object({
       "twice). get: the audit (score, summary, report_url once completed). Once completed: " +
       "summary: Markdown, at most 2 KB; issues: worst first (filters severity, category, " +
       "change); issue: one check's affected items; pages: the URLs crawled (filters status, " +
-      "indexable, check); lists page with limit and cursor. recheck: after a fix, fetch only " +
+      "indexable, check); fixes: changes to apply (check); redirects: the redirect map; " +
+      "lists page with limit and cursor. recheck: after a fix, fetch only " +
       "the affected URLs of one check (check; at most 100; priced per URL) and judge each " +
       "fixed, still_failing or not_checked; recheck_get: it (recheck_id). report: the HTML " +
       "report's URL (filters as pages, or issue). share: a link opening the report without a " +
@@ -99,7 +108,7 @@ const AuditsInput = z.object({
   wait: Wait,
   idempotency_key: IdempotencyKeyArg,
   check: z.string().optional()
-    .describe("issue, recheck: the check id (broken_internal_links…); pages: a filter"),
+    .describe("issue, recheck: the check id (broken_internal_links…); pages, fixes: a filter"),
   severity: z.string().optional().describe("issues: critical, warning or info"),
   category: z.string().optional()
     .describe("issues: indexability, structure, security, performance or mobile"),
@@ -349,6 +358,9 @@ export const auditsTool = actionTool({
     issue: IssueItems.optional()
       .describe("issue: the body of GET /v1/audits/{audit_id}/issues/{check}"),
     pages: PageList.optional().describe("pages: the body of GET /v1/audits/{audit_id}/pages"),
+    fixes: FixList.optional().describe("fixes: the body of GET /v1/audits/{audit_id}/fixes"),
+    redirects: RedirectList.optional()
+      .describe("redirects: the body of GET /v1/audits/{audit_id}/fixes/redirects"),
     recheck: Recheck.optional().describe("recheck, recheck_get: the re-check"),
     audit_id: z.string().optional().describe("summary: the audit summarised"),
     markdown: z.string().optional()
@@ -468,6 +480,36 @@ export const auditsTool = actionTool({
         lines: pages.data.slice(0, LINES).map((p) =>
           `${p.url} ${p.status ?? p.fetch_state}` + (p.indexable ? "" : " not indexable") +
           (p.checks.length ? `; ${p.checks.join(", ")}` : "")
+        ),
+      }))),
+    fixes: action(listFixesOp, (a: AuditArgs) => ({
+      params: { auditId: required(a.audit_id, "audit_id", "fixes") },
+      query: { check: a.check, limit: a.limit ?? MCP_PAGE, cursor: a.cursor, format: a.format },
+    }), (result, a, ctx) =>
+      listAnswer(result, ctx, a, "fixes", (fixes) => ({
+        structured: fixes as unknown as Record<string, unknown>,
+        summary: `${fixes.data.length} fix(es) of audit ${fixes.audit_id}` +
+          nextPage(fixes.next_cursor) +
+          ` Redirect map for servers: GET ${ctx.baseUrl}/v1/audits/${fixes.audit_id}/fixes/` +
+          "redirects?format=nginx (or apache, csv). After applying: audits action recheck.",
+        lines: fixes.data.slice(0, LINES).map((f) =>
+          `${f.check} ${f.url}: ${f.current ?? "(none)"} -> ${f.proposed ?? "(remove)"} ` +
+          `(${f.confidence})`
+        ),
+      }))),
+    redirects: action(listRedirectsOp, (a: AuditArgs) => ({
+      params: { auditId: required(a.audit_id, "audit_id", "redirects") },
+      query: { limit: a.limit ?? MCP_PAGE, cursor: a.cursor, format: a.format },
+    }), (result, a, ctx) =>
+      listAnswer(result, ctx, a, "fixes/redirects", (map) => ({
+        structured: map as unknown as Record<string, unknown>,
+        summary: `${map.data.length} redirect(s) of audit ${map.audit_id}` +
+          nextPage(map.next_cursor) +
+          ` Server files: GET ${ctx.baseUrl}/v1/audits/${map.audit_id}/fixes/redirects?` +
+          "format=nginx (or apache, csv).",
+        lines: map.data.slice(0, LINES).map((r) =>
+          `${r.from} -> ${r.to ?? "(none similar)"}` +
+          (r.nginx.written ? "" : ` (left out: ${r.nginx.reason})`)
         ),
       }))),
     ...AUDIT_SHARE_ACTIONS,
