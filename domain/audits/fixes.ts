@@ -201,7 +201,10 @@ function builtDescription(r: PageRecord | null, url: string, avoid: string | nul
   const title = clean(r?.title);
   const subject = h1 || title || slugWords(url);
   if (!subject) return null;
-  const more = title && h1 && title.toLowerCase() !== h1.toLowerCase() ? ` ${title}.` : "";
+  // The title adds words only when it is the page's own (not one it shares with others).
+  const own = title && h1 && title.toLowerCase() !== h1.toLowerCase() &&
+    !r?.checks.includes("title_duplicate");
+  const more = own ? ` ${title}.` : "";
   const text = clip(
     `${subject}: what this page covers on ${siteName(url)}.${more}`,
     DESCRIPTION_MAX,
