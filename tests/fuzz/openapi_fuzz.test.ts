@@ -263,8 +263,9 @@ Deno.test({
       const ops = operations(doc);
       assert.equal(
         ops.length,
-        44,
-        "the 20 interface operations, the 3 audit findings listings, the audit summary, the " +
+        46,
+        "the 20 interface operations, the 3 audit findings listings, the 2 fixes listings, " +
+          "the audit summary, the " +
           "report, 3 audit and 3 article share operations, the 2 account-wide share " +
           "operations, the 3 schedule operations, the 2 re-check operations, the 2 " +
           "connected-apps operations, verify-email, the 2 upgrade operations and the billing " +
