@@ -12,6 +12,7 @@ import { liveWithCredits } from "../helpers/credits.ts";
 import { pollUntil, waitForAudit } from "../helpers/jobs.ts";
 import { html, page, type Route, serveSite } from "../helpers/sites.ts";
 import { FIX_CHECKS } from "../../domain/audits/fixes.ts";
+import { call, connectMcp } from "../mcp/helpers.ts";
 
 interface Spec {
   title: string | null;
@@ -336,6 +337,20 @@ Deno.test("fixes: a proposal for each kind of defect, server files parsed back, 
         written: true,
         reason: null,
       }]);
+      // MCP: the same bodies.
+      const client = await connectMcp(app, { key: live });
+      try {
+        const mcpFixes = await call(client, "audits", {
+          action: "fixes",
+          audit_id: auditId,
+          limit: 100,
+        });
+        assert.deepEqual(mcpFixes, whole.body);
+        const mcpMap = await call(client, "audits", { action: "redirects", audit_id: auditId });
+        assert.deepEqual(mcpMap, json.body);
+      } finally {
+        await client.close();
+      }
       const csvMap = await app.req("GET", `/v1/audits/${auditId}/fixes/redirects?format=csv`, {
         key: live,
       });
