@@ -62,6 +62,8 @@ export const capabilities: Capability[] = [
     maintenance: (s) => auditMaintenance(s.deps),
     start: (s) => auditStart(s.deps),
   },
+  /** Fixes an agent can apply to a completed audit's findings, and its redirect map. */
+  { name: "fixes", routes: () => import("./routes/fixes.ts").then((m) => m.fixRoutes) },
   {
     /** Re-checking one check of a completed audit on its affected URLs. */
     name: "rechecks",

@@ -97,6 +97,14 @@ export const keys = {
     ["audit_group_pages", auditId, name, url] as const,
   auditGroupPages: (auditId: string, name: string) => ["audit_group_pages", auditId, name] as const,
   /**
+   * A completed audit's redirect map (domain/audits/fixes.ts): broken internal URL → the live URL
+   * it most likely meant, worked out on first read; the marker says the map is whole.
+   */
+  auditRedirectGuess: (auditId: string, from: string) =>
+    ["audit_redirect_guesses", auditId, from] as const,
+  auditRedirectGuesses: (auditId: string) => ["audit_redirect_guesses", auditId] as const,
+  auditRedirectMapDone: (auditId: string) => ["audit_redirect_map_done", auditId] as const,
+  /**
    * Duplicate-detection index: pages by a digest of their title, description or text fingerprint
    * (never the raw text: a key holds 2 KiB), the text itself in the value (crawl/store.ts).
    */

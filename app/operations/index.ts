@@ -10,6 +10,7 @@ import { ARTICLE_OPERATIONS } from "./articles.ts";
 import { AUDIT_OPERATIONS } from "./audits.ts";
 import { BILLING_OPERATIONS } from "./billing.ts";
 import { CONNECTED_APP_OPERATIONS } from "./connected_apps.ts";
+import { FIX_OPERATIONS } from "./fixes.ts";
 import { PROJECT_OPERATIONS } from "./projects.ts";
 import { RECHECK_OPERATIONS } from "./rechecks.ts";
 import { REPORT_OPERATIONS } from "./reports.ts";
@@ -30,6 +31,8 @@ export const OPERATIONS = [
   ...PROJECT_OPERATIONS,
   // 9–10 and the audit's findings listings (additive), 11–12.
   ...AUDIT_OPERATIONS,
+  // Additive: fixes an agent can apply, and the redirect map.
+  ...FIX_OPERATIONS,
   // Additive: re-checking one check of a completed audit.
   ...RECHECK_OPERATIONS,
   // Additive: the HTML report and share links of an audit.

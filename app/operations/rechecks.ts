@@ -78,6 +78,26 @@ const Evidence = z.record(z.string(), z.unknown()).openapi("RecheckEvidence", {
     "(GET /v1/audits/{auditId}/issues/{check}): `url` and the facts of the check",
 });
 
+const Result = z.enum(["fixed", "still_failing", "not_checked"]);
+
+const ItemResult = z.object({
+  target: z.string().openapi({
+    description: "The link target",
+  }),
+  result: Result.openapi({
+    description: "fixed: this item no longer fails (a link removed, or its target answers " +
+      "well now); still_failing: it still fails; not_checked: no verdict on it",
+  }),
+  status: z.number().int().nullable().openapi({
+    description: "The target's HTTP status now (after redirects for broken links); null " +
+      "when not fetched (a removed link) or no answer",
+  }),
+  failure: z.string().nullable(),
+  link_removed: z.boolean().openapi({
+    description: "The page no longer links to the target: fixed without fetching it",
+  }),
+}).openapi("RecheckItemResult");
+
 const Item = z.object({
   url: z.string(),
   result: z.enum(["fixed", "still_failing", "not_checked"]).openapi({
@@ -106,6 +126,12 @@ const Item = z.object({
     description: `still_failing only: fresh evidence items, at most ${MAX_EVIDENCE}`,
   }),
   evidence_count: z.number().int().openapi({ description: "Evidence items found" }),
+  item_results: z.array(ItemResult).optional().openapi({
+    description: "Link checks (broken_internal_links, internal_redirect_links): the verdict " +
+      "per link target the audit found on this URL (at most 20), so fixing one of two links " +
+      "shows one fixed and one still_failing with its fresh status. Absent for other checks, " +
+      "whose one item is the URL itself",
+  }),
   checked_at: z.string(),
 }).openapi("RecheckItem");
 
@@ -115,6 +141,10 @@ export const Recheck = z.object({
   completed_at: z.string().optional(),
   urls_done: z.number().int().openapi({ description: "URLs judged so far" }),
   counts: Counts,
+  item_counts: Counts.optional().openapi({
+    description: "Once completed: items by outcome (link checks count each link of " +
+      "item_results; other checks each URL, as counts)",
+  }),
   items: z.array(Item).optional().openapi({
     description: "Once completed: every URL re-checked, in the order taken",
   }),
@@ -144,10 +174,21 @@ function fields(r: RecheckRecord) {
 /** The re-check as `GET /v1/rechecks/{id}` answers it; its items once completed. */
 async function recheckView(deps: Deps, r: RecheckRecord) {
   const items: z.infer<typeof Item>[] = [];
+  const itemCounts = { fixed: 0, still_failing: 0, not_checked: 0 };
   if (r.status === "completed") {
     for (const item of await listRecheckItems(deps, r.id)) {
       const o = item.outcome;
       if (!o) continue;
+      // Only link checks have items other than the URL: elsewhere the URL's fields say it all.
+      const parts = o.parts?.map((p) => ({
+        target: p.target,
+        result: p.result,
+        status: p.status,
+        failure: p.failure,
+        link_removed: p.linkRemoved,
+      }));
+      if (parts) { for (const p of parts) itemCounts[p.result]++; }
+      else itemCounts[o.result]++;
       items.push({
         url: item.url,
         result: o.result,
@@ -156,6 +197,7 @@ async function recheckView(deps: Deps, r: RecheckRecord) {
         reason: o.reason,
         evidence: o.evidence,
         evidence_count: o.evidenceCount,
+        ...(parts ? { item_results: parts } : {}),
         checked_at: iso(o.checkedAt),
       });
     }
@@ -166,7 +208,7 @@ async function recheckView(deps: Deps, r: RecheckRecord) {
     ...(r.completedAt !== null ? { completed_at: iso(r.completedAt) } : {}),
     urls_done: r.done,
     counts: r.counts,
-    ...(r.status === "completed" ? { items } : {}),
+    ...(r.status === "completed" ? { item_counts: itemCounts, items } : {}),
     ...(r.status === "failed" && r.error ? { error: r.error } : {}),
   };
 }

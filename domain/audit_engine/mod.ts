@@ -69,6 +69,7 @@ export {
   type RecheckEnv,
   type RecheckOutcome,
   type RecheckPace,
+  type RecheckPart,
   recheckUrl,
   type TargetVerdict,
 } from "./recheck_eval.ts";

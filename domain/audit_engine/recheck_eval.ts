@@ -55,6 +55,23 @@ export interface RecheckOutcome {
   evidence: Evidence[];
   /** Evidence items found, also past MAX_EVIDENCE. */
   evidenceCount: number;
+  /**
+   * `links` mode: one verdict per link target the stored evidence names (the items of the
+   * check on this page), so fixing one of two links reads as one fixed and one still failing.
+   * Absent in the other modes, where the URL itself is the one item.
+   */
+  parts?: RecheckPart[];
+}
+
+/** The verdict on one item of a page: a link target of `broken_internal_links`, say. */
+export interface RecheckPart {
+  target: string;
+  result: RecheckResult;
+  /** The target's HTTP status now (after redirects for broken links); null when not fetched. */
+  status: number | null;
+  failure: string | null;
+  /** The page no longer links to the target (fixed without fetching it). */
+  linkRemoved: boolean;
 }
 
 /** Evidence items kept per re-checked URL (one KV value holds them with the URL). */
@@ -93,8 +110,13 @@ export interface RecheckEnv {
   targets: Map<string, Promise<TargetVerdict>>;
 }
 
-/** What is still wrong with a link target (null: nothing), or "budget" when it was not fetched. */
-export type TargetVerdict = Evidence | null | "budget";
+/**
+ * A link target fetched again: what is still wrong with it (`bad`, null when nothing) and what
+ * it answered; "budget" when it was not fetched.
+ */
+export type TargetVerdict =
+  | { bad: Evidence | null; status: number | null; failure: string | null }
+  | "budget";
 
 /** One URL to re-check: the page or URL of the stored evidence, and those stored items. */
 export interface RecheckItemInput {
@@ -258,52 +280,84 @@ async function judgeLinks(
     ),
   ].slice(0, MAX_TARGETS_PER_PAGE);
   const items: Evidence[] = [];
+  const parts: RecheckPart[] = [];
   let unfetched = false;
   for (const target of targets) {
-    if (!anchors.has(target)) continue; // the link is gone
+    if (!anchors.has(target)) {
+      parts.push({ target, result: "fixed", status: null, failure: null, linkRemoved: true });
+      continue;
+    }
     let probe = env.targets.get(target);
     if (!probe) {
       probe = probeTarget(env, fails, target);
       env.targets.set(target, probe);
     }
-    const bad = await probe;
-    if (bad === "budget") unfetched = true;
-    else if (bad) items.push({ url: url.href, target, anchor: anchors.get(target) ?? "", ...bad });
+    const got = await probe;
+    if (got === "budget") {
+      unfetched = true;
+      parts.push({
+        target,
+        result: "not_checked",
+        status: null,
+        failure: null,
+        linkRemoved: false,
+      });
+      continue;
+    }
+    const { bad, status, failure } = got;
+    if (bad) items.push({ url: url.href, target, anchor: anchors.get(target) ?? "", ...bad });
+    parts.push({
+      target,
+      result: bad ? "still_failing" : "fixed",
+      status,
+      failure,
+      linkRemoved: false,
+    });
   }
-  if (items.length > 0) return failing(res.status, items);
+  if (items.length > 0) return { ...failing(res.status, items), parts };
   // A target the budget left unfetched leaves the page without a verdict.
-  return unfetched ? notChecked("budget", res.status, null) : outcome("fixed", res.status);
+  return unfetched
+    ? { ...notChecked("budget", res.status, null), parts }
+    : { ...outcome("fixed", res.status), parts };
 }
 
-/** What is still wrong with a link target, or null when nothing is. */
+/** What is still wrong with a link target (`bad`, null when nothing is) and its answer. */
 async function probeTarget(
   env: RecheckEnv,
   fails: "broken" | "redirect",
   target: string,
 ): Promise<TargetVerdict> {
+  const none = { bad: null, status: null, failure: null };
   try {
-    if (!(await env.robots(new URL(target).origin)).isAllowed(target)) return null;
+    if (!(await env.robots(new URL(target).origin)).isAllowed(target)) return none;
   } catch {
-    return null;
+    return none;
   }
   await env.politeness.wait();
   if (fails === "broken") {
     // Broken after redirects (4xx/5xx or no answer), headers only, as broken_resources asks.
     try {
       const a = await fetchResourceStatus(env.settings, target);
-      return a.status >= 400 ? { status: a.status, failure: null } : null;
+      const bad = a.status >= 400 ? { status: a.status, failure: null } : null;
+      return { bad, status: a.status, failure: null };
     } catch (err) {
       if (err instanceof BudgetSpentError) return "budget";
-      return { status: null, failure: failureKind(err) };
+      const failure = failureKind(err);
+      return { bad: { status: null, failure }, status: null, failure };
     }
   }
   try {
     const r = await fetchPage(env.settings, target);
     const loc = r.headers.get("location");
-    if (r.status < 300 || r.status >= 400 || !loc) return null;
-    return { redirects_to: canonicalize(loc, target) ?? loc };
+    if (r.status < 300 || r.status >= 400 || !loc) return { ...none, status: r.status };
+    return {
+      bad: { redirects_to: canonicalize(loc, target) ?? loc },
+      status: r.status,
+      failure: null,
+    };
   } catch (err) {
     if (err instanceof BudgetSpentError) return "budget";
-    return null; // no answer: broken_internal_links' to report, not this check's
+    // No answer: broken_internal_links' to report, not this check's.
+    return { ...none, failure: failureKind(err) };
   }
 }

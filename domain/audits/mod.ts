@@ -15,6 +15,15 @@
  */
 export { crawlDepth } from "./crawl_depth.ts";
 export { createAudit, requireRendering } from "./create.ts";
+export {
+  exportAuditFixes,
+  exportAuditRedirects,
+  FIX_CHECKS,
+  type FixView,
+  listAuditFixes,
+  listAuditRedirects,
+  type RedirectView,
+} from "./fixes.ts";
 export { type AuditRunner, runAuditJob } from "./job.ts";
 export {
   groupNameProblem,

@@ -168,3 +168,16 @@ export interface RenderStats {
 }
 
 export type IssueChange = "new" | "persisting" | "fixed";
+
+/**
+ * A broken internal URL of a completed audit and the live URL it most likely meant (fixes.ts),
+ * worked out once from the audit's records and kept beside them.
+ */
+export interface RedirectGuess {
+  /** The live URL most likely meant; null when none is similar enough. */
+  to: string | null;
+  /** 0-1: path and content similarity of the best live URL (0 when none). */
+  score: number;
+  /** Internal links found pointing at the broken URL (at most the stored evidence). */
+  links: number;
+}

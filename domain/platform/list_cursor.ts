@@ -1,6 +1,6 @@
 /**
- * The API's list cursors: KV's own cursor (base64 with `+`, `/`, `=`) as URL-safe text a client
- * puts in a query unescaped, and back. A cursor that is not one of ours is a 400 naming the
+ * The API's list cursors: KV's own cursor as URL-safe text a client puts in a query unescaped,
+ * and back (KV's cursor is URL-safe base64 already; only its `=` padding is left out). A cursor that is not one of ours is a 400 naming the
  * field, never a KV error.
  *
  * @example
@@ -39,7 +39,9 @@ export function decodeCursor(cursor: string): string {
     throw badCursor();
   }
   if (!KEY_PART_TAGS.has(first)) throw badCursor();
-  return padded;
+  // Deno KV (2.x) makes and reads URL-safe base64 with its padding: a cursor turned into `+`
+  // and `/` is refused as "invalid cursor" whenever it holds `-` or `_`.
+  return cursor + "=".repeat((4 - (cursor.length % 4)) % 4);
 }
 
 /** The first byte of an encoded KV key part: bytes, string, integer (bigint), number, boolean. */

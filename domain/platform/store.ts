@@ -48,6 +48,7 @@ import type {
 import type {
   AuditRecord,
   PageGroupRecord,
+  RedirectGuess,
   SealedSiteAuth,
   StoredIssues,
 } from "../audits/types.ts";
@@ -191,6 +192,10 @@ export const schema = {
   /** Its value is `true`: the key is the index. */
   auditGroupPage: value<true>(),
   auditGroupPages: prefix("auditGroupPage"),
+  auditRedirectGuess: value<RedirectGuess>(),
+  auditRedirectGuesses: prefix("auditRedirectGuess"),
+  /** Guesses written (always whole when present). */
+  auditRedirectMapDone: value<number>(),
   /** A number on entries written before the text moved into the value. */
   auditDup: value<DupEntry | number>(),
   auditDups: prefix("auditDup"),

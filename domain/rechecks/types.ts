@@ -21,6 +21,17 @@ export interface RecheckItem {
     reason: NotCheckedReason | null;
     evidence: Evidence[];
     evidenceCount: number;
+    /**
+     * Link checks: one verdict per link target of the page (recheck_eval.ts `RecheckPart`);
+     * absent for the other checks and on items stored before it existed.
+     */
+    parts?: {
+      target: string;
+      result: RecheckResult;
+      status: number | null;
+      failure: string | null;
+      linkRemoved: boolean;
+    }[];
     checkedAt: number;
   } | null;
 }

@@ -40,6 +40,8 @@ export const ADDITIVE_ENDPOINTS = [
   "GET /v1/audits/{auditId}/issues/{check}",
   "GET /v1/audits/{auditId}/pages",
   "GET /v1/audits/{auditId}/groups",
+  "GET /v1/audits/{auditId}/fixes",
+  "GET /v1/audits/{auditId}/fixes/redirects",
   "GET /v1/audits/{auditId}/summary.md",
   "PUT /v1/projects/{projectId}/schedule",
   "GET /v1/projects/{projectId}/schedule",

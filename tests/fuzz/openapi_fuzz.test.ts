@@ -263,10 +263,10 @@ Deno.test({
       const ops = operations(doc);
       assert.equal(
         ops.length,
-        46,
+        48,
         "the 20 interface operations, the 3 audit findings listings and the page groups, the " +
-          "audit summary, the report and its PDF, 3 audit and 3 article share operations, the " +
-          "2 account-wide share " +
+          "2 fixes listings, the audit summary, the report and its PDF, 3 audit and 3 article " +
+          "share operations, the 2 account-wide share " +
           "operations, the 3 schedule operations, the 2 re-check operations, the 2 " +
           "connected-apps operations, verify-email, the 2 upgrade operations and the billing " +
           "portal",

@@ -39,6 +39,8 @@ const CAPABILITIES: Record<string, string[]> = {
     "issues",
     "issue",
     "pages",
+    "fixes",
+    "redirects",
     "recheck",
     "recheck_get",
     "report",

@@ -430,6 +430,36 @@ export const parityCases: ParityCase[] = [
     }),
   },
   {
+    op: "audits.fixes",
+    name: "fixes of an audit still queued",
+    changes: false,
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/audits/${w.extra.auditId}/fixes`,
+      key: w.sandbox.key,
+    }),
+    mcp: (w) => ({
+      key: w.sandbox.key,
+      tool: "audits",
+      args: { action: "fixes", audit_id: w.extra.auditId },
+    }),
+  },
+  {
+    op: "audits.redirects",
+    name: "the redirect map of another account's audit",
+    changes: false,
+    rest: (w) => ({
+      method: "GET",
+      path: `/v1/audits/${w.extra.completedAuditId}/fixes/redirects`,
+      key: w.live.key,
+    }),
+    mcp: (w) => ({
+      key: w.live.key,
+      tool: "audits",
+      args: { action: "redirects", audit_id: w.extra.completedAuditId },
+    }),
+  },
+  {
     op: "rechecks.start",
     name: "live key re-checks a completed audit's title_missing, paid with credits",
     status: 202,

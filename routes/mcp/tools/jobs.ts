@@ -26,6 +26,12 @@ import {
   startAuditOp,
 } from "../../../app/operations/audits.ts";
 import { getRecheckOp, Recheck, startRecheckOp } from "../../../app/operations/rechecks.ts";
+import {
+  FixList,
+  listFixesOp,
+  listRedirectsOp,
+  RedirectList,
+} from "../../../app/operations/fixes.ts";
 import { type BodyResult, execute, type Operation } from "../../../app/operation.ts";
 import type { articleView } from "../../../app/views.ts";
 import {
@@ -73,6 +79,8 @@ const AuditsInput = z.object({
     "issue",
     "pages",
     "groups",
+    "fixes",
+    "redirects",
     "recheck",
     "recheck_get",
     "report",
@@ -86,7 +94,8 @@ const AuditsInput = z.object({
       "twice). get: the audit (score, summary, report_url once completed). Once completed: " +
       "summary: Markdown, at most 2 KB; issues: worst first (filters severity, category, " +
       "change); issue: one check's affected items; pages: the URLs crawled (filters status, " +
-      "indexable, check); lists page with limit and cursor. recheck: after a fix, fetch only " +
+      "indexable, check); fixes: changes to apply (check); redirects: the redirect map; " +
+      "lists page with limit and cursor. recheck: after a fix, fetch only " +
       "the affected URLs of one check (check; at most 100; priced per URL) and judge each " +
       "fixed, still_failing or not_checked; recheck_get: it (recheck_id). report: the HTML " +
       "report's URL (filters as pages, or issue); report_pdf: its PDF's URL. share: a link opening the report without a " +
@@ -103,7 +112,7 @@ const AuditsInput = z.object({
   wait: Wait,
   idempotency_key: IdempotencyKeyArg,
   check: z.string().optional()
-    .describe("issue, recheck: the check id (broken_internal_links…); pages: a filter"),
+    .describe("issue, recheck: the check id (broken_internal_links…); pages, fixes: a filter"),
   severity: z.string().optional().describe("issues: critical, warning or info"),
   category: z.string().optional()
     .describe("issues: indexability, structure, security, performance or mobile"),
@@ -249,10 +258,15 @@ const RECHECK_STEPS: Record<RecheckOut["status"], number> = {
 
 function recheckSummary(r: RecheckOut): string {
   const c = r.counts;
+  const i = r.item_counts;
   if (r.status === "completed") {
     return `Re-check ${r.recheck_id} of ${r.check} completed: ${c.fixed} fixed, ` +
       `${c.still_failing} still failing, ${c.not_checked} not checked of ${r.urls_checked} ` +
-      `URL(s)` + (r.urls_left_out ? ` (${r.urls_left_out} affected URL(s) left out)` : "") + ".";
+      `URL(s)` + (r.urls_left_out ? ` (${r.urls_left_out} affected URL(s) left out)` : "") +
+      "." + (i && r.check.endsWith("_links")
+        ? ` Per link: ${i.fixed} fixed, ${i.still_failing} still failing, ${i.not_checked} ` +
+          "not checked (items[].item_results)."
+        : "");
   }
   if (r.status === "failed") {
     return `Re-check ${r.recheck_id} failed: ${r.error?.code ?? "recheck_failed"} ${
@@ -356,6 +370,9 @@ export const auditsTool = actionTool({
       .describe("issue: the body of GET /v1/audits/{audit_id}/issues/{check}"),
     pages: PageList.optional().describe("pages: the body of GET /v1/audits/{audit_id}/pages"),
     groups: GroupList.optional().describe("groups: GET /v1/audits/{audit_id}/groups"),
+    fixes: FixList.optional().describe("fixes: the body of GET /v1/audits/{audit_id}/fixes"),
+    redirects: RedirectList.optional()
+      .describe("redirects: the body of GET /v1/audits/{audit_id}/fixes/redirects"),
     recheck: Recheck.optional().describe("recheck, recheck_get: the re-check"),
     audit_id: z.string().optional().describe("summary: the audit summarised"),
     markdown: z.string().optional()
@@ -490,6 +507,36 @@ export const auditsTool = actionTool({
         `with issues; ${g.issues_critical} critical, ${g.issues_warning} warning checks`
       ),
     })),
+    fixes: action(listFixesOp, (a: AuditArgs) => ({
+      params: { auditId: required(a.audit_id, "audit_id", "fixes") },
+      query: { check: a.check, limit: a.limit ?? MCP_PAGE, cursor: a.cursor, format: a.format },
+    }), (result, a, ctx) =>
+      listAnswer(result, ctx, a, "fixes", (fixes) => ({
+        structured: fixes as unknown as Record<string, unknown>,
+        summary: `${fixes.data.length} fix(es) of audit ${fixes.audit_id}` +
+          nextPage(fixes.next_cursor) +
+          ` Redirect map for servers: GET ${ctx.baseUrl}/v1/audits/${fixes.audit_id}/fixes/` +
+          "redirects?format=nginx (or apache, csv). After applying: audits action recheck.",
+        lines: fixes.data.slice(0, LINES).map((f) =>
+          `${f.check} ${f.url}: ${f.current ?? "(none)"} -> ${f.proposed ?? "(remove)"} ` +
+          `(${f.confidence})`
+        ),
+      }))),
+    redirects: action(listRedirectsOp, (a: AuditArgs) => ({
+      params: { auditId: required(a.audit_id, "audit_id", "redirects") },
+      query: { limit: a.limit ?? MCP_PAGE, cursor: a.cursor, format: a.format },
+    }), (result, a, ctx) =>
+      listAnswer(result, ctx, a, "fixes/redirects", (map) => ({
+        structured: map as unknown as Record<string, unknown>,
+        summary: `${map.data.length} redirect(s) of audit ${map.audit_id}` +
+          nextPage(map.next_cursor) +
+          ` Server files: GET ${ctx.baseUrl}/v1/audits/${map.audit_id}/fixes/redirects?` +
+          "format=nginx (or apache, csv).",
+        lines: map.data.slice(0, LINES).map((r) =>
+          `${r.from} -> ${r.to ?? "(none similar)"}` +
+          (r.nginx.written ? "" : ` (left out: ${r.nginx.reason})`)
+        ),
+      }))),
     ...AUDIT_SHARE_ACTIONS,
   },
 });
