@@ -89,17 +89,16 @@ const AuditsInput = z.object({
     "shares",
     "revoke_share",
   ]).describe(
-    "start: audit project_id (options: include, exclude, max_depth, urls, sitemap_only, " +
-      "user_agent, auth, max_rps, render; the same audit running is returned, not charged " +
-      "twice). get: the audit (score, summary, report_url once completed). Once completed: " +
-      "summary: Markdown, at most 2 KB; issues: worst first (filters severity, category, " +
-      "change); issue: one check's affected items; pages: the URLs crawled (filters status, " +
-      "indexable, check); fixes: changes to apply (check); redirects: the redirect map; " +
-      "lists page with limit and cursor. recheck: after a fix, fetch only " +
-      "the affected URLs of one check (check; at most 100; priced per URL) and judge each " +
-      "fixed, still_failing or not_checked; recheck_get: it (recheck_id). report: the HTML " +
-      "report's URL (filters as pages, or issue); report_pdf: its PDF's URL. share: a link opening the report without a " +
-      "key (shown once; expires_in_days 1-90); shares: the links (limit, cursor); revoke_share: end one.",
+    "start: audit project_id (with the start/ options; the same audit running is returned, " +
+      "not charged twice). get: the audit (score, summary, report_url once completed). Once " +
+      "completed: summary: Markdown, max 2 KB; issues: worst first (filters severity, " +
+      "category, change, group); issue: one check's items; pages: the URLs crawled (filters " +
+      "status, indexable, check, group); groups: URL templates; fixes: changes to apply " +
+      "(check); redirects: the redirect map. recheck: after a fix, fetch only the affected " +
+      "URLs of one check (check; max 100; priced per URL), each judged fixed, still_failing or " +
+      "not_checked; recheck_get: it (recheck_id). report, report_pdf: the report's URL (filters " +
+      "as pages, or issue). share: a link opening the report without a key (shown once); " +
+      "shares: the links; revoke_share: end one.",
   ),
   project_id: z.string().min(1).max(100).optional().describe("start: the project (proj_…)"),
   audit_id: z.string().min(1).max(100).optional()
@@ -112,7 +111,7 @@ const AuditsInput = z.object({
   wait: Wait,
   idempotency_key: IdempotencyKeyArg,
   check: z.string().optional()
-    .describe("issue, recheck: the check id (broken_internal_links…); pages, fixes: a filter"),
+    .describe("issue, recheck: a check id (title_missing…); pages, fixes: a filter"),
   severity: z.string().optional().describe("issues: critical, warning or info"),
   category: z.string().optional()
     .describe("issues: indexability, structure, security, performance or mobile"),
@@ -120,12 +119,12 @@ const AuditsInput = z.object({
   status: z.string().optional()
     .describe("pages: 2xx, 3xx, 4xx, 5xx, failed, blocked or not_fetched"),
   indexable: z.boolean().optional().describe("pages: only indexable (true) or not (false) URLs"),
-  group: z.string().optional().describe("issues, pages: one of groups"),
+  group: z.string().optional().describe("issues, pages: a group's name"),
   limit: z.number().optional()
     .describe(`issues, issue, pages, shares: 1 to ${MAX_PAGE_SIZE} (default ${MCP_PAGE})`),
   cursor: z.string().optional().describe("the previous page's next_cursor"),
   format: z.enum(["json", "csv", "ndjson"]).optional().describe(
-    "json only; files: GET /v1/audits/{audit_id}/pages?format=csv (also /issues)",
+    "json; csv and ndjson are files: the answer names their REST URL",
   ),
   ...ReportArgs,
   ...ShareArgs,

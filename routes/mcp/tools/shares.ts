@@ -53,7 +53,7 @@ export const ShareListArgs = {
 /** What the report action takes besides `audit_id` (the inventory's filters, or one issue). */
 export const ReportArgs = {
   issue: z.string().min(1).max(100).optional()
-    .describe("report: a check id; the page lists every affected item of that issue instead"),
+    .describe("report: a check id; the page lists that issue's items instead"),
 };
 
 /** The audits tool's output fields of these actions. */
