@@ -71,7 +71,7 @@ const FixFirstItem = z.object({
   eligible_count: z.number().int(),
   reach: z.number().min(0).max(1).openapi({ description: "affected_count ÷ eligible_count" }),
   priority: z.number().openapi({
-    description: "4^(impact − 1) × reach: the order of the list",
+    description: "4^(impact − 1) × √reach: the order of the list",
   }),
   cost: z.string().openapi({ description: "What the finding costs the site" }),
   fix: z.string().openapi({ description: "How to fix it" }),
@@ -95,7 +95,7 @@ export const AuditSummary = z.object({
     structure: z.number().int(),
   }),
   fix_first: z.array(FixFirstItem).max(FIX_FIRST_SIZE).optional().openapi({
-    description: "Fix first (additive): the findings with the largest impact × reach, best " +
+    description: "Fix first (additive): the findings with the largest impact × √reach, best " +
       'first (docs/audit.md "Fix first"); absent on audits completed before it existed',
   }),
 }).openapi("AuditSummary");

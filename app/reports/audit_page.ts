@@ -1,7 +1,7 @@
 /**
  * The audit report as one HTML page (`GET /v1/audits/{id}/report` and a share link's
  * `/reports/{token}`): an executive summary in plain words (score, trend, three things to do this
- * week), "Fix first" (the findings with the largest impact × reach, as the JSON summary and the
+ * week), "Fix first" (the findings with the largest impact × √reach, as the JSON summary and the
  * Markdown list them), the score as a gauge and the five categories as bars, the facts of the
  * crawl and any cap it hit, the project's score history as a line chart, the changes since the
  * previous audit, the issues by category (a chart of where they are) with their first affected
@@ -212,8 +212,8 @@ function fixFirstSection(d: AuditReportData): Html {
   return html`
     <section aria-labelledby="fix-h">
       <h2 id="fix-h">Fix first</h2>
-      <p>The issues that cost the most in search across the most pages: impact × reach (the share
-          of the pages or items checked that are affected). <a href="#issues-h">Every issue</a> is
+      <p>The issues that cost the most in search across the most pages: impact × √reach (reach is the
+          share of the pages or items checked that are affected). <a href="#issues-h">Every issue</a> is
           listed below, by category.</p>
       <ol class="fix-first">${d.fixFirst.map((f: FixFirstItem) =>
         html`

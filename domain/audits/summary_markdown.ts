@@ -2,7 +2,7 @@
  * A completed audit in at most SUMMARY_MAX_BYTES of Markdown, for an agent to paste into a chat or
  * a pull request: the score and category scores with their change since the project's previous
  * completed audit, new / fixed / persisting issues, "Fix first": the five findings with the
- * largest impact × reach with their reach, impact, effort and fix (one line each, texts from
+ * largest impact × √reach with their reach, impact, effort and fix (one line each, texts from
  * check_docs.ts; the same list as the summary's `fix_first`), the share link when the caller has
  * one, and the
  * link to the JSON audit. The cap is enforced here whatever the inputs hold (a project name of

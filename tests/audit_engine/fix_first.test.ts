@@ -1,6 +1,6 @@
 /**
  * "Fix first" (domain/audit_engine/fix_first.ts): every check declares an impact and an effort,
- * and the list ranks findings by impact weight × reach, so a broken link or a missing title on a
+ * and the list ranks findings by impact weight × √reach, so a broken link or a missing title on a
  * few pages leads hygiene headers missing on nearly all of them (the shop of issue 31).
  */
 import assert from "node:assert/strict";
@@ -21,7 +21,7 @@ Deno.test("every check declares an impact 0–5 and an effort", () => {
   }
 });
 
-Deno.test("fix first: impact × reach, broken paths above headers on every page", () => {
+Deno.test("fix first: impact × √reach, broken paths above headers on every page", () => {
   // A 27-page shop: headers missing on 23 pages, three pages without a title, two pages with
   // broken links, the ai crawler rules (a fact, impact 0).
   const counts = [

@@ -1,7 +1,7 @@
 /**
  * The Markdown summary of a completed audit: at most 2 KB whatever the audit holds, with the
  * score and category deltas against the previous audit, new / fixed / persisting, "Fix first"
- * (by impact × reach) with counts, effort and fix, the share link when given, the JSON link; the same text at
+ * (by impact × √reach) with counts, effort and fix, the share link when given, the JSON link; the same text at
  * `/summary.md`, `?format=markdown`, `Accept: text/markdown` and the MCP audits tool's `summary`;
  * and the rules of every `/v1` read (401, 404 for another account's audit, 409 before completion).
  */
@@ -75,13 +75,14 @@ Deno.test("summary: score, deltas, Fix first with effort and fix, the links; one
     );
     assert.ok(text.includes(`\nFixed: ${CHECKS_BY_ID.get("hsts_missing")!.title}\n`));
 
-    // "Fix first": the open issues by impact weight × reach (affected ÷ eligible), computed here
+    // "Fix first": the open issues by impact weight × √reach (reach = affected ÷ eligible), computed here
     // from the JSON listing and each check's declared impact, each with its count and fix.
     const all = (await app.req("GET", `/v1/audits/${auditId}/issues`, { key })).body.data
       .filter((i: { change: string }) => i.change !== "fixed");
     assert.equal(all.length, 6);
     const priority = (i: { check: string; affected_count: number; eligible_count: number }) =>
-      IMPACT_WEIGHT[CHECKS_BY_ID.get(i.check)!.impact] * i.affected_count / i.eligible_count;
+      IMPACT_WEIGHT[CHECKS_BY_ID.get(i.check)!.impact] *
+      Math.sqrt(i.affected_count / i.eligible_count);
     const expected = [...all].filter((i) => CHECKS_BY_ID.get(i.check)!.impact > 0)
       .sort((a, b) => priority(b) - priority(a));
     const lines = text.split("\n").filter((l) => /^\d\. /.test(l));

@@ -1,6 +1,6 @@
 /**
  * "Fix first" through the real app (issue 31): a fixture site audited twice over HTTP; the audit's
- * `summary.fix_first` is ordered by each check's declared impact weight × reach (recomputed here
+ * `summary.fix_first` is ordered by each check's declared impact weight × √reach (recomputed here
  * from the issues listing), and the Markdown summary, the HTML report and the MCP answer lead
  * with the same items in the same order. The report opens with an executive summary (score,
  * trend, three things to do this week), groups the issues by category under a chart, and shows
@@ -41,7 +41,7 @@ function section(markup: string, id: string): string {
   return markup.slice(start, markup.indexOf("</section>", start));
 }
 
-Deno.test("fix first: ordered by impact × reach, the same in the JSON, the Markdown, the report and MCP", () =>
+Deno.test("fix first: ordered by impact × √reach, the same in the JSON, the Markdown, the report and MCP", () =>
   withApp(async (app) => {
     const state = { fixed: false };
     const site = serveSite(hostileSite(24, state));
