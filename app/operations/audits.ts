@@ -558,6 +558,12 @@ export const PageList = z.object({
   audit_id: z.string(),
   data: z.array(PageItem),
   next_cursor: NextCursor,
+  total_count: z.number().int().optional().openapi({
+    description: "Additive: how many URLs the whole listing holds, on the first page of the " +
+      "inventory unfiltered or of one group alone (absent where it would take a scan, and for " +
+      "audits completed before page groups)",
+    example: 120,
+  }),
 }).openapi("AuditPageList");
 
 export const AuditAccepted = z.object({

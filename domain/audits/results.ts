@@ -364,16 +364,24 @@ export async function listAuditPages(
   caller: Caller,
   auditId: string,
   query: PageFilters & { limit?: number; cursor?: string },
-): Promise<Page<PageView> & { audit_id: string }> {
+): Promise<Page<PageView> & { audit_id: string; total_count?: number }> {
   const audit: AuditRecord = await completedAudit(deps, caller, auditId);
   const limit = pageSize(query.limit);
   const keep = pageFilter(query);
   const named = await groupNamer(deps.kv, auditId);
   const view = (r: PageRecord) => pageView(r, named.of(r.url));
+  // The whole listing's size, where the group records know it without a scan: the first page of
+  // the inventory unfiltered, or of one group alone (audits completed before groups: unknown).
+  const plain = query.cursor === undefined && query.status === undefined &&
+    query.indexable === undefined && query.check === undefined;
+  const counted = named.groups.filter((g) => query.group === undefined || g.name === query.group);
+  const total = plain && counted.length > 0
+    ? { total_count: counted.reduce((n, g) => n + g.pages, 0) }
+    : {};
   if (query.group !== undefined) {
     requireGroup(named.groups, query.group, auditId);
     const page = await pagesOfGroup(deps.kv, auditId, query, limit, keep, view);
-    return { audit_id: audit.id, ...page };
+    return { audit_id: audit.id, ...page, ...total };
   }
   if (query.check !== undefined) {
     const page = await pagesOfCheck(deps.kv, auditId, query.check, limit, keep, query.cursor);
@@ -395,7 +403,7 @@ export async function listAuditPages(
       return data.length === limit ? "stop_after" : "go";
     },
   );
-  return { audit_id: audit.id, data, next_cursor: next };
+  return { audit_id: audit.id, data, next_cursor: next, ...total };
 }
 
 /** The filters of the page inventory. */

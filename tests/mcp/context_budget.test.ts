@@ -73,6 +73,12 @@ for (const era of ["modern", "2025-11-25"] as Era[]) {
               assert.ok(res.structuredContent.data.length <= 10, `${step}: a small page`);
             }
             if (step === "audits issue (page 1)") assert.match(text, /\d+ more: /, step);
+            // The inventory's first page knows its size from the page groups.
+            if (step === "audits pages (page 1)") {
+              const { total_count, data } = res.structuredContent;
+              assert.ok(total_count > data.length, `${step}: total_count ${total_count}`);
+              assert.match(text, new RegExp(`${total_count - data.length} more: `), step);
+            }
           });
           const list = figures.steps[0];
           assert.ok(

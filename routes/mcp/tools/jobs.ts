@@ -489,7 +489,10 @@ export const auditsTool = actionTool({
       listAnswer(result, ctx, a, "pages", (pages) => ({
         structured: pages as unknown as Record<string, unknown>,
         summary: `${pages.data.length} URL(s) of audit ${pages.audit_id}` +
-          nextPage(pages.next_cursor),
+          nextPage(
+            pages.next_cursor,
+            pages.total_count === undefined ? undefined : pages.total_count - pages.data.length,
+          ),
         lines: pages.data.slice(0, LINES).map((p) =>
           `${p.url} ${p.status ?? p.fetch_state}` + (p.indexable ? "" : " not indexable") +
           (p.checks.length ? `; ${p.checks.join(", ")}` : "")
