@@ -42,6 +42,7 @@ const CATEGORY_NAMES: Record<Category, string> = {
   security: "Security",
   performance: "Performance",
   mobile: "Mobile",
+  agents: "AI agents",
 };
 /** The order the report lists categories: their weight in the overall score. */
 const CATEGORY_ORDER: Category[] = [
@@ -51,6 +52,12 @@ const CATEGORY_ORDER: Category[] = [
   "performance",
   "mobile",
 ];
+/**
+ * The current audit's categories: the five, then `agents` when the audit has it (audits
+ * completed before it existed do not). The history chart keeps the five every audit has.
+ */
+const categoriesOf = (cats: Partial<Record<Category, number>>): Category[] =>
+  typeof cats.agents === "number" ? [...CATEGORY_ORDER, "agents"] : CATEGORY_ORDER;
 const SEVERITIES = ["critical", "warning", "info"] as const;
 const SEVERITY_NAMES = { critical: "Critical", warning: "Warnings", info: "Notices" };
 const STATUS_FILTERS = ["2xx", "3xx", "4xx", "5xx", "failed", "blocked", "not_fetched"] as const;
@@ -63,6 +70,7 @@ const LINE_STYLES: Record<"overall" | Category, { color: string; dash: string | 
   security: { color: "#0a7a32", dash: "10 3 2 3" },
   performance: { color: "#a04f00", dash: "4 4" },
   mobile: { color: "#b42318", dash: "1 2" },
+  agents: { color: "#4a5561", dash: "8 2 1 2" },
 };
 
 const num = (n: number) => n.toLocaleString("en-US");
@@ -149,7 +157,8 @@ function scoreSection(d: AuditReportData): Html {
   const a = d.audit;
   const cats = a.summary!.categories;
   const prev = d.previous;
-  const desc = CATEGORY_ORDER.map((c) => `${CATEGORY_NAMES[c]} ${cats[c]}`).join(", ");
+  const shown = categoriesOf(cats);
+  const desc = shown.map((c) => `${CATEGORY_NAMES[c]} ${cats[c]}`).join(", ");
   return html`
     <section aria-labelledby="score-h">
       <h2 id="score-h">Score</h2>
@@ -163,10 +172,10 @@ function scoreSection(d: AuditReportData): Html {
         )}<figcaption>Overall score (${scoreBand(a.score!)})</figcaption></figure>
         <figure>${bars(
           "score-bars",
-          CATEGORY_ORDER.map((c) => ({ label: CATEGORY_NAMES[c], value: cats[c] })),
+          shown.map((c) => ({ label: CATEGORY_NAMES[c], value: cats[c] })),
           "Category scores out of 100",
           `Category scores: ${desc}.`,
-        )}<figcaption>The five categories, out of 100</figcaption></figure>
+        )}<figcaption>The categories, out of 100</figcaption></figure>
       </div>
       <div class="table-wrap" role="region" aria-label="Category scores" tabindex="0">
         <table>
@@ -183,14 +192,16 @@ function scoreSection(d: AuditReportData): Html {
             <tr><th scope="row">Overall</th><td class="num">${a.score}</td><td>${scoreBand(
               a.score!,
             )}</td><td class="num">${prev ? signed(a.score! - prev.score) : "first audit"}</td></tr>
-            ${CATEGORY_ORDER.map((c) =>
+            ${shown.map((c) =>
               html`
                 <tr>
                   <th scope="row">${CATEGORY_NAMES[c]}</th>
                   <td class="num">${cats[c]}</td>
                   <td>${scoreBand(cats[c])}</td>
                   <td class="num">${prev
-                    ? signed(cats[c] - prev.categories[c])
+                    ? typeof prev.categories[c] === "number"
+                      ? signed(cats[c] - prev.categories[c])
+                      : "new"
                     : "first audit"}</td>
                 </tr>
               `

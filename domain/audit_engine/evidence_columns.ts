@@ -11,7 +11,26 @@
 
 /** Evidence fields after `url`, per check id. */
 const FIELDS: Record<string, readonly string[]> = {
+  agent_discovery_missing: ["looked_for"],
+  agent_link_headers_missing: ["link"],
+  ai_bot_access: [
+    "bot_class",
+    "robots_allowed",
+    "robots_blocked",
+    "server_ok",
+    "server_refused",
+    "pages_sampled",
+  ],
+  ai_bot_blocked_by_server: ["bot_class", "bot", "status", "browser_status"],
   ai_crawler_rules: ["robots_txt", "allowed", "blocked", "named"],
+  api_catalog_invalid: ["document", "problems"],
+  content_signal_conflict: ["conflicts"],
+  content_signals: ["signals"],
+  markdown_on_request_missing: ["status", "content_type"],
+  mcp_server_card_invalid: ["document", "problems"],
+  oauth_metadata_invalid: ["document", "problems"],
+  pay_per_crawl: ["status"],
+  web_bot_auth_directory_invalid: ["document", "problems"],
   broken_internal_links: ["target", "anchor", "status", "failure"],
   broken_resources: ["resource", "element", "attribute", "status", "failure"],
   canonical_chain: ["canonical", "chain", "hop_count", "loop"],

@@ -11,6 +11,13 @@ export interface Route {
   delayMs?: number;
   /** Serve HTML uncompressed even when the client accepts gzip. */
   noCompress?: boolean;
+  /**
+   * A firewall: 403 to a request whose User-Agent contains one of these tokens (a CDN block
+   * robots.txt does not show); everyone else gets the route.
+   */
+  refuseAgents?: string[];
+  /** Served as text/markdown to a request whose Accept names text/markdown (Markdown on request). */
+  markdown?: string;
   /** Full control when the canned fields are not enough. */
   handler?: (req: Request) => Response | Promise<Response>;
 }
@@ -74,6 +81,18 @@ export function serveSite(
       });
     }
     if (r.handler) return r.handler(req);
+    const ua = req.headers.get("user-agent") ?? "";
+    if (r.refuseAgents?.some((t) => ua.includes(t))) {
+      return new Response("<!doctype html><title>Access denied</title>", {
+        status: 403,
+        headers: { "content-type": "text/html" },
+      });
+    }
+    if (r.markdown !== undefined && (req.headers.get("accept") ?? "").includes("text/markdown")) {
+      return new Response(r.markdown, {
+        headers: { "content-type": "text/markdown; charset=utf-8", vary: "accept" },
+      });
+    }
     const headers = new Headers(r.headers ?? GOOD_HEADERS);
     const gzip = !r.noCompress && typeof r.body === "string" &&
       (headers.get("content-type") ?? "").includes("html") &&

@@ -1,7 +1,8 @@
 /**
- * Agent-readiness: how the site serves AI agents and AI search. They are informational findings
- * in the existing categories (the summary's five categories stay as the interface says), except
- * a malformed `/llms.txt`, which is a warning: a file that is there but unreadable misleads.
+ * Agent-readiness: how the site serves AI agents and AI search. The llms.txt and AI-crawler
+ * checks belong to the `agents` category (checks/agents.ts has the rest of it); structured data
+ * stays in `structure`, since search engines read it first. They are informational, except a
+ * malformed `/llms.txt`, which is a warning: a file that is there but unreadable misleads.
  * "Main content needs JavaScript" is the rendered audit's `content_requires_js`.
  *
  * The page check runs in the crawl like every page check; the others run in the
@@ -47,7 +48,7 @@ export const structuredDataMissing: PageCheck = {
 export const AGENT_STEP_CHECKS: readonly StepCheck[] = [
   {
     id: "llms_txt_missing",
-    category: "structure",
+    category: "agents",
     severity: "info",
     title: "No /llms.txt",
     detects: "The site has no /llms.txt (the llmstxt.org proposal: a Markdown guide for " +
@@ -56,7 +57,7 @@ export const AGENT_STEP_CHECKS: readonly StepCheck[] = [
   },
   {
     id: "llms_txt_malformed",
-    category: "structure",
+    category: "agents",
     severity: "warning",
     title: "Malformed /llms.txt",
     detects: "/llms.txt does not follow the llmstxt.org format: one H1 title first, then " +
@@ -65,7 +66,7 @@ export const AGENT_STEP_CHECKS: readonly StepCheck[] = [
   },
   {
     id: "ai_crawler_rules",
-    category: "indexability",
+    category: "agents",
     severity: "info",
     title: "AI crawler rules in robots.txt",
     detects: "robots.txt names or blocks common AI crawlers (GPTBot, ClaudeBot, PerplexityBot, " +
