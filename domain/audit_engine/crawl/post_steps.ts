@@ -92,7 +92,9 @@ export async function runPostCrawlStep(
   // Last: structured-data coverage reads the tallies of every page crawled, and a rendered
   // audit's later rounds crawl more pages.
   if (!post.agent) {
-    const deadline = Math.min(Date.now() + step.limits.ms, input.deadlineAt ?? Infinity);
+    // The audit's deadline is on the job's clock (`step.now`); politeness waits on Date.now.
+    const left = input.deadlineAt === undefined ? Infinity : input.deadlineAt - step.now();
+    const deadline = Date.now() + Math.max(0, Math.min(step.limits.ms, left));
     await agentReadiness(kv, auditId, input, state, batch, budget, deadline);
     post.agent = true;
     return true;
