@@ -1,6 +1,6 @@
 /**
  * The audit report as one HTML page (`GET /v1/audits/{id}/report` and a share link's
- * `/reports/{token}`): the score as a gauge and the five categories as bars, the facts of the
+ * `/reports/{token}`): the score as a gauge and the categories as bars, the facts of the
  * crawl and any cap it hit, the project's score history as a line chart, the changes since the
  * previous audit, the issues by severity with their first affected items, the page inventory
  * (filters and pages are plain links: no script, no form), and a rendered audit's lab metrics.

@@ -322,6 +322,8 @@ async function discovery(c: ProbeContext): Promise<void> {
   const eligible = new Map<string, number>();
   for (const [kind, path] of Object.entries(DISCOVERY_DOCUMENTS) as [DiscoveryDocument, string][]) {
     const url = c.origin + path;
+    // Our own token's robots.txt rules hold here too: a disallowed document is not asked for.
+    if (!c.robots.isAllowed(url)) continue;
     const res = await probe(c, url, probeUserAgent(null), "application/json, */*;q=0.5", DOC_BYTES);
     if (!res) continue;
     answered++;
