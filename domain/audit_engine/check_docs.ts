@@ -648,7 +648,29 @@ const AGENTS_DOCS: Record<string, CheckDoc> = {
     fix: "Nothing to fix if intended; else exempt search crawlers from the payment rule.",
   },
 };
-Object.assign(CHECK_DOCS, AGENTS_DOCS);
+Object.assign(
+  CHECK_DOCS,
+  AGENTS_DOCS,
+  {
+    webmcp_tools: {
+      meaning:
+        "The page offers browsing agents tools through WebMCP (W3C community draft; Chrome origin trial from 149): listed, not judged.",
+      fix: "Nothing to fix: check the list is what you mean to offer.",
+    },
+    webmcp_tool_invalid: {
+      meaning:
+        "An agent cannot call a WebMCP tool without a valid name, a description it can choose by, an execute function and an object inputSchema (Lighthouse Agentic Browsing checks the same).",
+      fix:
+        'Register each tool with name (A-Z a-z 0-9 _ . -), description, inputSchema {"type":"object","properties":{…}} and execute.',
+    },
+    agent_accessibility: {
+      meaning:
+        "Browsing agents find and operate controls through the accessibility tree: a button without a name or an invalid role is invisible or ambiguous to them (Lighthouse Agentic Browsing, axe-core rules).",
+      fix:
+        "Give every control an accessible name (text, aria-label, label), use valid roles and ARIA, do not hide focusable elements.",
+    },
+  } satisfies Record<string, CheckDoc>,
+);
 
 /** The doc URL of a check: its anchor on `/docs/checks`. */
 export function checkDocUrl(baseUrl: string, checkId: string): string {

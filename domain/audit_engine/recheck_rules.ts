@@ -180,6 +180,9 @@ export const RECHECK_RULES: Readonly<Record<string, RecheckRule>> = {
   tap_targets_small: RENDERED,
   text_too_small: RENDERED,
   content_wider_than_viewport: RENDERED,
+  webmcp_tools: RENDERED,
+  webmcp_tool_invalid: RENDERED,
+  agent_accessibility: RENDERED,
   requests_refused: RENDERED,
 };
 
