@@ -42,7 +42,7 @@ const CATEGORY_NAMES: Record<Category, string> = {
   security: "Security",
   performance: "Performance",
   mobile: "Mobile",
-  agents: "AI agents",
+  agents: "Agents",
 };
 /** The order the report lists categories: their weight in the overall score. */
 const CATEGORY_ORDER: Category[] = [

@@ -75,7 +75,7 @@ const CATEGORY_NAMES: Record<Category, string> = {
   indexability: "Indexability",
   mobile: "Mobile",
   structure: "Structure",
-  agents: "AI agents",
+  agents: "Agents",
 };
 
 /** The Markdown of a completed audit, at most SUMMARY_MAX_BYTES bytes. */
