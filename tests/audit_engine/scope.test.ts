@@ -248,8 +248,8 @@ Deno.test("user_agent: the preset's token in an honest User-Agent, robots.txt re
     h !== "/llms.txt" && h !== "/llms-full.txt" && !h.startsWith("/.well-known/")
   );
   assert.ok(served.includes("/robots.txt") && served.includes("/sitemap.xml"));
-  assert.equal(google.length, served.length);
-  assert.ok(crawlAgents(google).length < google.length, "the probes asked as the bot classes");
+  assert.equal(crawlAgents(google).length, served.length);
+  assert.ok(g.probeHits.length > 0, "the agents probes asked as the bot classes");
 
   const bing: string[] = [];
   const b = await auditSite(site(bing), { scope: { maxDepth: 1 }, userAgent: "bingbot" });

@@ -2,6 +2,23 @@
  * Fake websites for the tests: real `Deno.serve` servers on 127.0.0.1 port 0, each route a
  * canned response with known defects. Always `close()` them (test sanitizers are on).
  */
+import { BOT_CLASSES } from "../../domain/audit_engine/checks/agents.ts";
+import { probeUserAgent } from "../../domain/audit_engine/crawl/agent_probes.ts";
+
+/** The User-Agents of the audit's agents probes (crawl/agent_probes.ts): bot classes, browser. */
+const PROBE_AGENTS = new Set([
+  probeUserAgent(null),
+  ...Object.values(BOT_CLASSES).flat().map((t) => probeUserAgent(t)),
+]);
+
+/**
+ * A request from the agents step's probes (each bot class's token, a browser), which ask for
+ * sampled pages and discovery documents on purpose: tests about the crawl's own requests leave
+ * them out.
+ */
+export function isAgentProbe(userAgent: string | null): boolean {
+  return PROBE_AGENTS.has(userAgent ?? "");
+}
 
 export interface Route {
   status?: number;
@@ -25,8 +42,10 @@ export interface Route {
 export interface FakeSite {
   origin: string;
   url: (path: string) => string;
-  /** Paths requested, in order. */
+  /** Paths requested, in order (the agents probes' requests are in `probeHits` instead). */
   hits: string[];
+  /** Paths the agents probes requested (`isAgentProbe`), in order. */
+  probeHits: string[];
   close: () => Promise<void>;
 }
 
@@ -52,13 +71,14 @@ export function serveSite(
   opts: { tls?: boolean } = {},
 ): FakeSite {
   const hits: string[] = [];
+  const probeHits: string[] = [];
   const lookup = typeof routes === "function" ? routes : (p: string) => routes[p];
   const timers = new Set<ReturnType<typeof setTimeout>>();
   const ac = new AbortController();
   const handler = async (req: Request): Promise<Response> => {
     const u = new URL(req.url);
     const path = u.pathname + u.search;
-    hits.push(path);
+    (isAgentProbe(req.headers.get("user-agent")) ? probeHits : hits).push(path);
     const r = lookup(path);
     if (!r) {
       return new Response("<!doctype html><title>Not found</title>", {
@@ -122,6 +142,7 @@ export function serveSite(
     origin,
     url: (p) => origin + p,
     hits,
+    probeHits,
     close: async () => {
       ac.abort();
       for (const t of timers) clearTimeout(t);
