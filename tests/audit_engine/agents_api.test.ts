@@ -3,12 +3,14 @@
  * GPTBot's token, 200 to a browser, robots.txt allowing everyone) is reported with its access
  * matrix and costs the category; its twin without the firewall reports nothing. A site with
  * every agent-facing defect (content signal against robots.txt, broken discovery documents, a
- * 402 page) fires each check, and its valid twin fires none of them.
+ * 402 page) fires each check, and its valid twin fires none of them. A pace that cannot fit every
+ * probe into the step still answers for every class.
  */
 import assert from "node:assert/strict";
 import { type TestApp, withApp } from "../helpers/app.ts";
 import { waitForAudit } from "../helpers/jobs.ts";
 import { html, robotsRoute, type Route, serveSite } from "../helpers/sites.ts";
+import { auditSite } from "./audit_site.ts";
 import { base, basePage, json, type Routes } from "./check_cases.ts";
 
 /** Audits the site the routes describe through the API; answers the audit, issues and site. */
@@ -158,3 +160,18 @@ Deno.test("agent-facing defects fire through the API, and their valid twin is qu
     assert.ok(!good.fired.has("agent_discovery_missing"));
     assert.ok(good.audit.summary.categories.agents > bad.audit.summary.categories.agents);
   }));
+
+Deno.test("a pace that cannot fit the full probe set: one request per class on the home page, the block still caught", async () => {
+  // 4 requests a second and a 5 s step: 23 requests would take 5.75 s, so the step goes lean.
+  const out = await auditSite(
+    (o) => firewalled("GPTBot")(o) as Record<string, Route>,
+    { maxRps: 4, stepMs: 5_000 },
+  );
+  assert.equal(out.fired.get("ai_bot_blocked_by_server"), 1);
+  const [training] = out.findings.get("ai_bot_access") ?? [];
+  assert.equal(training.bot_class, "training");
+  assert.equal(training.pages_sampled, 1);
+  assert.deepEqual(training.server_refused, ["GPTBot: blocked"]);
+  // A browser and each class's first token on the home page, Markdown, five documents.
+  assert.equal(out.probeHits.length, 5 + 1 + 5, out.probeHits.join());
+});

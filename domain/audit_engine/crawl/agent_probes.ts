@@ -77,6 +77,8 @@ export interface ProbeContext {
   politeness: Politeness;
   /** Epoch ms after which no request starts. */
   deadline: number;
+  /** The audit's request rate cap (requests per second), if any: with Crawl-delay, the pace. */
+  maxRps: number | null;
   robots: Robots;
   /** The stored robots.txt body ("" when none). */
   robotsBody: string;
@@ -144,6 +146,22 @@ async function samplePages(c: ProbeContext): Promise<string[]> {
   return [home, ...pages.filter((u) => u !== home).slice(0, PROBE_PAGES - 1)];
 }
 
+/** Requests of the full probe set: 17 bot and browser probes, Markdown, 5 documents. */
+const FULL_REQUESTS = 23;
+
+/**
+ * Whether the full set cannot be paced into the step's time (a Crawl-delay or a low rate cap):
+ * then the matrix asks the home page once per class (its first token) and once as a browser,
+ * so every class is still answered for and the documents still fit.
+ */
+function mustBeLean(c: ProbeContext): boolean {
+  const intervalMs = Math.max(
+    Math.min(c.robots.crawlDelay, 10) * 1000,
+    c.maxRps && c.maxRps > 0 ? 1000 / c.maxRps : 0,
+  );
+  return intervalMs * FULL_REQUESTS > c.deadline - Date.now();
+}
+
 /**
  * Whether the start URL answered the crawl with 2xx or a redirect: else the sample's first
  * page is not the home page, and what the home page offers agents is not judged.
@@ -208,7 +226,8 @@ function contentSignals(c: ProbeContext): void {
 async function accessMatrix(
   c: ProbeContext,
 ): Promise<{ url: string; browser: SafeResponse | null }> {
-  const pages = await samplePages(c);
+  const lean = mustBeLean(c);
+  const pages = lean ? (await samplePages(c)).slice(0, 1) : await samplePages(c);
   const rows = new Map<BotClass, ClassRow>();
   const blockedItems: Evidence[] = [];
   let homeBrowser: SafeResponse | null = null;
@@ -226,7 +245,7 @@ async function accessMatrix(
     for (const cls of BOT_CLASS_ORDER) {
       const row = rows.get(cls)!;
       const sendable = BOT_CLASSES[cls].filter((t) => !ROBOTS_ONLY_TOKENS.has(t));
-      for (const token of i === 0 ? sendable : sendable.slice(0, 1)) {
+      for (const token of i === 0 && !lean ? sendable : sendable.slice(0, 1)) {
         const res = await probe(c, page, probeUserAgent(token), ACCEPT_HTML, PROBE_BYTES);
         const verdict = res ? accessVerdict(res.status, res.headers) : "error";
         // A 402 names its scheme (pay per crawl, x402): a price, shown in the matrix.

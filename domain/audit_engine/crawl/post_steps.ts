@@ -191,6 +191,7 @@ async function agentReadiness(
       budget,
       politeness: new Politeness(state.pace ??= newPace(), input.maxRps ?? null),
       deadline,
+      maxRps: input.maxRps ?? null,
       robots,
       robotsBody: body,
       tally: (id, e, a) => tally(state, id, e, a),
