@@ -93,6 +93,10 @@ export const AuditSummary = z.object({
     indexability: z.number().int(),
     mobile: z.number().int(),
     structure: z.number().int(),
+    agents: z.number().int().optional().openapi({
+      description: "How AI crawlers and agents see the site (docs/audit.md); absent on audits " +
+        "completed before the category existed",
+    }),
   }),
   fix_first: z.array(FixFirstItem).max(FIX_FIRST_SIZE).optional().openapi({
     description: "Fix first (additive): the findings with the largest impact × √reach, best " +

@@ -2,7 +2,7 @@
  * The audit report as one HTML page (`GET /v1/audits/{id}/report` and a share link's
  * `/reports/{token}`): an executive summary in plain words (score, trend, three things to do this
  * week), "Fix first" (the findings with the largest impact × √reach, as the JSON summary and the
- * Markdown list them), the score as a gauge and the five categories as bars, the facts of the
+ * Markdown list them), the score as a gauge and the categories as bars, the facts of the
  * crawl and any cap it hit, the project's score history as a line chart, the changes since the
  * previous audit, the issues by category (a chart of where they are) with their first affected
  * items, the page inventory
@@ -53,6 +53,7 @@ const CATEGORY_NAMES: Record<Category, string> = {
   security: "Security",
   performance: "Performance",
   mobile: "Mobile",
+  agents: "Agents",
 };
 /** The order the report lists categories: their weight in the overall score. */
 const CATEGORY_ORDER: Category[] = [
@@ -62,6 +63,12 @@ const CATEGORY_ORDER: Category[] = [
   "performance",
   "mobile",
 ];
+/**
+ * The current audit's categories: the five, then `agents` when the audit has it (audits
+ * completed before it existed do not). The history chart keeps the five every audit has.
+ */
+const categoriesOf = (cats: Partial<Record<Category, number>>): Category[] =>
+  typeof cats.agents === "number" ? [...CATEGORY_ORDER, "agents"] : CATEGORY_ORDER;
 const SEVERITIES = ["critical", "warning", "info"] as const;
 const STATUS_FILTERS = ["2xx", "3xx", "4xx", "5xx", "failed", "blocked", "not_fetched"] as const;
 
@@ -73,6 +80,7 @@ const LINE_STYLES: Record<"overall" | Category, { color: string; dash: string | 
   security: { color: "#0a7a32", dash: "10 3 2 3" },
   performance: { color: "#a04f00", dash: "4 4" },
   mobile: { color: "#b42318", dash: "1 2" },
+  agents: { color: "#4a5561", dash: "8 2 1 2" },
 };
 
 const num = (n: number) => n.toLocaleString("en-US");
@@ -243,7 +251,8 @@ function scoreSection(d: AuditReportData): Html {
   const a = d.audit;
   const cats = a.summary!.categories;
   const prev = d.previous;
-  const desc = CATEGORY_ORDER.map((c) => `${CATEGORY_NAMES[c]} ${cats[c]}`).join(", ");
+  const shown = categoriesOf(cats);
+  const desc = shown.map((c) => `${CATEGORY_NAMES[c]} ${cats[c]}`).join(", ");
   return html`
     <section aria-labelledby="score-h">
       <h2 id="score-h">Score</h2>
@@ -257,10 +266,10 @@ function scoreSection(d: AuditReportData): Html {
         )}<figcaption>Overall score (${scoreBand(a.score!)})</figcaption></figure>
         <figure>${bars(
           "score-bars",
-          CATEGORY_ORDER.map((c) => ({ label: CATEGORY_NAMES[c], value: cats[c] })),
+          shown.map((c) => ({ label: CATEGORY_NAMES[c], value: cats[c] })),
           "Category scores out of 100",
           `Category scores: ${desc}.`,
-        )}<figcaption>The five categories, out of 100</figcaption></figure>
+        )}<figcaption>The categories, out of 100</figcaption></figure>
       </div>
       <div class="table-wrap" role="region" aria-label="Category scores" tabindex="0">
         <table class="cards">
@@ -280,14 +289,16 @@ function scoreSection(d: AuditReportData): Html {
               )}</td><td class="num" data-label="Since previous audit">${prev
               ? signed(a.score! - prev.score)
               : "first audit"}</td></tr>
-            ${CATEGORY_ORDER.map((c) =>
+            ${shown.map((c) =>
               html`
                 <tr>
                   <th scope="row">${CATEGORY_NAMES[c]}</th>
                   <td class="num" data-label="Score">${cats[c]}</td>
                   <td data-label="Band">${scoreBand(cats[c])}</td>
                   <td class="num" data-label="Since previous audit">${prev
-                    ? signed(cats[c] - prev.categories[c])
+                    ? typeof prev.categories[c] === "number"
+                      ? signed(cats[c] - prev.categories[c])
+                      : "new"
                     : "first audit"}</td>
                 </tr>
               `
@@ -518,9 +529,12 @@ function plural(n: number, word: string): string {
   return `${n} ${n === 1 || word === "critical" ? word : `${word}s`}`;
 }
 
+/** Every category an issue can sit in: the five, then `agents`. */
+const ISSUE_CATEGORIES: Category[] = [...CATEGORY_ORDER, "agents"];
+
 /** Where the open issues are: one bar per category, split by severity. */
 function whereChart(open: ReportIssue[]): Html {
-  const rows = CATEGORY_ORDER.map((c) => ({
+  const rows = ISSUE_CATEGORIES.map((c) => ({
     label: CATEGORY_NAMES[c],
     parts: SEVERITIES.map((sev) => {
       const value = open.filter((i) => i.category === c && i.severity === sev).length;
@@ -545,7 +559,7 @@ function issuesSection(o: AuditPageOptions, d: AuditReportData): Html {
     <h2 id="issues-h">Issues by category</h2>
     ${open.length === 0 ? html`<p>No issue found.</p>` : whereChart(open)}
     ${
-    CATEGORY_ORDER.map((cat) => {
+    ISSUE_CATEGORIES.map((cat) => {
       const group = open.filter((i) => i.category === cat);
       if (group.length === 0) return "";
       const counts = SEVERITIES.map((sev) => ({

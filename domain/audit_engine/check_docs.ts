@@ -582,6 +582,102 @@ export function checkDoc(check: Check): CheckDoc {
     { meaning: check.detects, fix: "See the check's description on /docs/checks." };
 }
 
+/** The `agents` category (checks/agents.ts); each names the source it follows. */
+const AGENTS_DOCS: Record<string, CheckDoc> = {
+  ai_bot_blocked_by_server: {
+    meaning:
+      "robots.txt invites this bot but the server (often a CDN or firewall bot rule) answers it with a block or a challenge while browsers get the page: the bot's product (AI answers, AI search, training) never sees the site, and robots.txt does not tell you (bot classes as in Semrush's Site Audit).",
+    fix:
+      "If the block is unintended, allow the listed user agents in the CDN/WAF bot rules (verified-bot lists, Cloudflare AI Crawl Control); if intended, also disallow them in robots.txt so the two agree.",
+  },
+  ai_bot_access: {
+    meaning:
+      "Which bot classes (on-demand fetchers, AI search, training, classic search) may fetch the site, by robots.txt and by real requests: reported, not judged.",
+    fix: "Nothing to fix: check the matrix matches your intent.",
+  },
+  content_signals: {
+    meaning:
+      "robots.txt says how its content may be used once fetched (Cloudflare's Content-Signal; the IETF aipref Content-Usage): reported, not judged.",
+    fix: "Nothing to fix: check the declared uses match your intent.",
+  },
+  content_signal_conflict: {
+    meaning:
+      "A content signal allows a use (search, AI input, training) while robots.txt keeps every bot that makes it out, or uses a value neither vocabulary knows: bots read the two as contradicting each other.",
+    fix:
+      "Make them agree: set the use to no (Content-Signal) / n (Content-Usage), or let those bots in; spell values as in the vocabulary (yes/no, y/n).",
+  },
+  markdown_on_request_missing: {
+    meaning:
+      "The home page does not answer Markdown to Accept: text/markdown (isitagentready.com's check; 3.9 % of top sites do). Agents then read the HTML: information, not a defect.",
+    fix:
+      "Optional: answer Accept: text/markdown with a Markdown version of the page (Vary: Accept), e.g. Cloudflare's Markdown for Agents.",
+  },
+  agent_link_headers_missing: {
+    meaning:
+      "The home page's HTTP headers point agents nowhere (no Link to an alternate, a description or an API): information, not a defect.",
+    fix:
+      'Optional: send Link headers, e.g. </.well-known/api-catalog>; rel="api-catalog" (RFC 9727) or </index.md>; rel="alternate"; type="text/markdown".',
+  },
+  agent_discovery_missing: {
+    meaning:
+      "No API catalog, OAuth metadata, MCP server card or Web Bot Auth directory: agents cannot discover an API or tools from the domain alone. Information, not a defect: a site without an API needs none.",
+    fix:
+      "Optional: publish the documents that apply (RFC 9727 api-catalog, RFC 9728 oauth-protected-resource, an MCP server card).",
+  },
+  api_catalog_invalid: {
+    meaning:
+      "The API catalog is there but not an RFC 9727 linkset (RFC 9264 JSON): agents that read it find no API.",
+    fix:
+      'Serve {"linkset":[{"anchor":"https://…/api","service-desc":[{"href":"…/openapi.json"}]}]} as application/linkset+json.',
+  },
+  oauth_metadata_invalid: {
+    meaning:
+      "OAuth discovery metadata is there but invalid: a client must reject metadata whose resource / issuer does not name the origin it came from (RFC 9728 §3.3, RFC 8414 §3.3), so agents cannot authorize.",
+    fix:
+      "Fix the listed members: resource (RFC 9728) or issuer (RFC 8414) equal to this origin, response_types_supported, endpoint URLs.",
+  },
+  mcp_server_card_invalid: {
+    meaning:
+      "The MCP server card (SEP-2127) is there but unreadable or incomplete: clients cannot find the server's endpoint from it.",
+    fix:
+      "Give it name, version and remotes entries with type (streamable-http) and an https url, as the server-card schema says.",
+  },
+  web_bot_auth_directory_invalid: {
+    meaning:
+      "The Web Bot Auth key directory is there but holds no usable keys: sites cannot verify this operator's signed bot requests.",
+    fix:
+      'Serve {"keys":[JWK…]} with each key\'s kty (Ed25519: kty OKP, crv, x) as application/http-message-signatures-directory+json.',
+  },
+  pay_per_crawl: {
+    meaning:
+      "These pages answer 402 Payment Required (Cloudflare pay per crawl, x402): crawlers are asked to pay. A price, not a broken page; search engines that do not pay do not see them.",
+    fix: "Nothing to fix if intended; else exempt search crawlers from the payment rule.",
+  },
+};
+Object.assign(
+  CHECK_DOCS,
+  AGENTS_DOCS,
+  {
+    webmcp_tools: {
+      meaning:
+        "The page offers browsing agents tools through WebMCP (W3C community draft; Chrome origin trial from 149): listed, not judged.",
+      fix: "Nothing to fix: check the list is what you mean to offer.",
+    },
+    webmcp_tool_invalid: {
+      meaning:
+        "An agent cannot call a WebMCP tool without a valid name, a description it can choose by, an execute function and an object inputSchema (Lighthouse Agentic Browsing checks the same).",
+      fix:
+        'Register each tool with name (A-Z a-z 0-9 _ . -), description, inputSchema {"type":"object","properties":{…}} and execute.',
+    },
+    agent_accessibility: {
+      meaning:
+        "Browsing agents find and operate controls through the accessibility tree: a button without a name or an invalid role is invisible or ambiguous to them (Lighthouse Agentic Browsing, axe-core rules).",
+      fix:
+        "Give every control an accessible name (text, aria-label, label), use valid roles and ARIA, do not hide focusable elements.",
+    },
+  } satisfies Record<string, CheckDoc>,
+);
+
 /** The doc URL of a check: its anchor on `/docs/checks`. */
 export function checkDocUrl(baseUrl: string, checkId: string): string {
   return `${baseUrl}/docs/checks#${checkId}`;

@@ -153,6 +153,18 @@ export const RECHECK_RULES: Readonly<Record<string, RecheckRule>> = {
   llms_txt_malformed: AGENT,
   ai_crawler_rules: AGENT,
   structured_data_coverage: AGENT,
+  ai_bot_blocked_by_server: AGENT,
+  ai_bot_access: AGENT,
+  content_signals: AGENT,
+  content_signal_conflict: AGENT,
+  markdown_on_request_missing: AGENT,
+  agent_link_headers_missing: AGENT,
+  agent_discovery_missing: AGENT,
+  api_catalog_invalid: AGENT,
+  oauth_metadata_invalid: AGENT,
+  mcp_server_card_invalid: AGENT,
+  web_bot_auth_directory_invalid: AGENT,
+  pay_per_crawl: AGENT,
   // Rendered audits.
   noindex_only_in_raw_html: RENDERED,
   noindex_only_after_js: RENDERED,
@@ -169,6 +181,9 @@ export const RECHECK_RULES: Readonly<Record<string, RecheckRule>> = {
   tap_targets_small: RENDERED,
   text_too_small: RENDERED,
   content_wider_than_viewport: RENDERED,
+  webmcp_tools: RENDERED,
+  webmcp_tool_invalid: RENDERED,
+  agent_accessibility: RENDERED,
   requests_refused: RENDERED,
 };
 

@@ -116,6 +116,7 @@ const KNOWN = new Set([
   "visit-time",
   "noindex",
   "content-signal",
+  "content-usage",
 ]);
 
 /**

@@ -34,6 +34,9 @@ export const SCORING = {
     security: 0.15,
     performance: 0.15,
     mobile: 0.15,
+    // Added after the five (issue 32): the others keep their weights, so a site whose agents
+    // category is 100 gains a little, and one with a broken discovery document loses a little.
+    agents: 0.10,
   } as Record<Category, number>,
   /** Overall score ceilings when these checks fire (the overall is scaled by cap/100). */
   caps: {

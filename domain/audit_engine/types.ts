@@ -31,7 +31,13 @@ export type Evidence = Record<string, string | number | boolean | null | string[
  */
 export type PageVerdict = boolean | null | undefined | Evidence | Evidence[];
 
-export type Category = "performance" | "security" | "indexability" | "mobile" | "structure";
+export type Category =
+  | "performance"
+  | "security"
+  | "indexability"
+  | "mobile"
+  | "structure"
+  | "agents";
 export type Severity = "critical" | "warning" | "info";
 
 /**
@@ -50,6 +56,7 @@ export const CATEGORIES: readonly Category[] = [
   "indexability",
   "mobile",
   "structure",
+  "agents",
 ];
 
 /** What a page-level check sees: one fetched HTML 2xx page, evaluated once, then dropped. */
@@ -144,6 +151,8 @@ export interface SiteFacts {
   /** Fetched URLs (responses and failures). */
   attempted: number;
   status4xx: ItemGroup;
+  /** Pages that answered 402 Payment Required (pay per crawl): a price, not a 4xx defect. */
+  paid: ItemGroup;
   status5xx: ItemGroup;
   failed: ItemGroup;
   /** URLs whose fate is known (fetched, failed, blocked). */

@@ -77,6 +77,7 @@ const CATEGORY_NAMES: Record<Category, string> = {
   indexability: "Indexability",
   mobile: "Mobile",
   structure: "Structure",
+  agents: "Agents",
 };
 
 /** The Markdown of a completed audit, at most SUMMARY_MAX_BYTES bytes. */
@@ -95,7 +96,8 @@ export function renderSummary(input: SummaryInput): string {
     `${day(audit.completedAt)} · ${n(urls)} URLs fetched` +
     (caps.length ? ` · caps hit: ${md(clip(caps.join(", "), 120))}` : ""),
     "",
-    CATEGORIES.map((c) =>
+    // Audits completed before the `agents` category existed have only the first five.
+    CATEGORIES.filter((c) => typeof summary.categories[c] === "number").map((c) =>
       `${CATEGORY_NAMES[c]} ${summary.categories[c]}` +
       delta(summary.categories[c], previous?.summary?.categories[c])
     ).join(" · "),

@@ -19,6 +19,7 @@ import type { CheckBase } from "../audit_engine/types.ts";
 // Past audit_engine/mod.ts on purpose: audit_engine ↔ render, a known circle (layers.test.ts).
 import { isNoindex } from "../audit_engine/checks/helpers.ts";
 import type { RenderResult } from "./renderer.ts";
+import { webMcpToolProblems } from "./agent_view.ts";
 
 /**
  * One affected item: small named facts plus the page `url` (the same contract as the audit's
@@ -406,6 +407,73 @@ export const RENDER_CHECKS: readonly RenderCheck[] = [
           requests: r.blocked.slice(0, LIST).map((b) => `${b.reason}: ${b.url}`),
         }
         : null,
+  },
+  // The agents category (agent_view.ts), beside Lighthouse 13.3's Agentic Browsing.
+  {
+    id: "webmcp_tools",
+    impact: 0,
+    effort: "low",
+    category: "agents",
+    severity: "info",
+    title: "WebMCP tools registered",
+    detects: "The page registers WebMCP tools (navigator/document.modelContext registerTool or " +
+      "provideContext) that browsing agents can call: listed, not judged.",
+    scope: "render",
+    sample: "dom",
+    evaluate: ({ result: r }) =>
+      r.webmcp && r.webmcp.tools.length > 0
+        ? {
+          url: r.url,
+          count: r.webmcp.tools.length,
+          tools: r.webmcp.tools.slice(0, LIST).map((t) => t.name ?? "(no name)"),
+          native: r.webmcp.native,
+        }
+        : null,
+  },
+  {
+    id: "webmcp_tool_invalid",
+    impact: 1,
+    effort: "low",
+    category: "agents",
+    severity: "warning",
+    title: "Invalid WebMCP tool",
+    detects: "A registered WebMCP tool lacks a valid name, a description or an execute " +
+      'function, or its inputSchema is not a JSON Schema of type "object" (Lighthouse ' +
+      "Agentic Browsing: tool registration and schema validity).",
+    scope: "render",
+    sample: "dom",
+    applies: (p) => (p.result.webmcp?.tools.length ?? 0) > 0,
+    evaluate: ({ result: r }) => {
+      const bad = (r.webmcp?.tools ?? []).map((t) => ({ t, p: webMcpToolProblems(t) }))
+        .filter((x) => x.p.length > 0);
+      const problems = bad.slice(0, LIST).map((x) =>
+        `${x.t.name ?? "(no name)"}: ${x.p.join(", ")}`
+      );
+      return problems.length > 0 ? { url: r.url, count: bad.length, problems } : null;
+    },
+  },
+  {
+    id: "agent_accessibility",
+    impact: 2,
+    effort: "medium",
+    category: "agents",
+    severity: "warning",
+    title: "Controls agents cannot identify",
+    detects: "axe-core finds controls without an accessible name, invalid roles or ARIA, a " +
+      "broken tree or hidden focusable content: what Lighthouse's Agentic Browsing reads.",
+    scope: "render",
+    sample: "dom",
+    applies: (p) => Array.isArray(p.result.agentA11y),
+    evaluate: ({ result: r }) => {
+      const v = r.agentA11y ?? [];
+      return v.length > 0
+        ? {
+          url: r.url,
+          count: v.reduce((n, x) => n + x.count, 0),
+          rules: v.slice(0, LIST).map((x) => `${x.rule} (${x.count}): ${x.targets.join(", ")}`),
+        }
+        : null;
+    },
   },
 ];
 

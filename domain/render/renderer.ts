@@ -21,6 +21,13 @@ import { type BlockedRequest, guardNetwork, type NetworkPolicy } from "./guarded
 import type { BrowserPool, ContextOptions } from "./pool.ts";
 import { collectScript, INIT_SCRIPT, type ProbeLimits, type ProbeResult } from "./probe.ts";
 import {
+  agentA11y,
+  type AgentA11yViolation,
+  WEBMCP_COLLECT,
+  WEBMCP_SHIM,
+  type WebMcpFacts,
+} from "./agent_view.ts";
+import {
   MOBILE_SLOW_4G,
   NO_THROTTLING,
   SimulatedLink,
@@ -104,6 +111,10 @@ export interface RenderResult {
   blockedCount: number;
   failedRequests: number;
   durationMs: number;
+  /** WebMCP tools the page registered (agent_view.ts); absent on results from before it. */
+  webmcp?: WebMcpFacts;
+  /** Agent-relevant accessibility violations (axe), or null when axe could not run. */
+  agentA11y?: AgentA11yViolation[] | null;
 }
 
 const MAX_NAV_REDIRECTS = 5;
@@ -120,6 +131,7 @@ export async function renderPage(url: string, o: RenderOptions): Promise<RenderR
   return await o.pool.run(async (page, context) => {
     const log = await guardNetwork(context, o.network, new SimulatedLink(profile));
     await context.addInitScript(INIT_SCRIPT);
+    await context.addInitScript(WEBMCP_SHIM);
     context.on("page", (p) => {
       if (p !== page) p.close().catch(() => {}); // popups are not part of the page
     });
@@ -166,6 +178,9 @@ export async function renderPage(url: string, o: RenderOptions): Promise<RenderR
     // Serialised in the page's own world: `page.content()` first injects playwright's utility
     // script into the page, which cost ~0.4 s per page (measured).
     const html = await page.evaluate(SERIALIZE) as string;
+    const webmcp = await page.evaluate(WEBMCP_COLLECT) as WebMcpFacts;
+    // After the DOM was serialised: axe's own script must not be part of what is compared.
+    const a11y = await agentA11y(page).catch(() => null);
     const rendered = extractPageFacts(html, finalUrl, siteKey);
     const doc = log.document;
     const raw = doc ? extractPageFacts(doc.body, new URL(doc.url), siteKey) : null;
@@ -206,6 +221,8 @@ export async function renderPage(url: string, o: RenderOptions): Promise<RenderR
       blockedCount: log.blockedCount,
       failedRequests: log.failedCount,
       durationMs: Math.round(performance.now() - t0),
+      webmcp,
+      agentA11y: a11y,
     };
   }, {
     context: { ...MOBILE_DEVICE, userAgent: o.userAgent ?? MOBILE_DEVICE!.userAgent },

@@ -199,7 +199,7 @@ echo "$R"
 # 200 {"audit_id":…,"status":"completed","score":87,"summary":{"issues_critical":0,
 #      "issues_warning":3,"issues_info":5,"top_issues":[{"check":…,"severity":"warning",
 #      "title":…,"affected_count":2},…],"categories":{"performance":…,"security":…,
-#      "indexability":…,"mobile":…,"structure":…},"fix_first":[{"check":…,"title":…,
+#      "indexability":…,"mobile":…,"structure":…,"agents":…},"fix_first":[{"check":…,"title":…,
 #      "impact":4,"effort":"low","affected_count":2,"reach":0.074,"cost":…,"fix":…},…]},
 #      "started_at":…,"completed_at":…,
 #      "report_url":"${b}/v1/audits/aud_…/report","share_url":null}
@@ -327,10 +327,15 @@ curl -s -X POST ${D}/v1/projects/$PROJECT/audits \
     <code>{"auth":{"type":"basic","user":"preview","password":"…"},"max_rps":2}</code> gives an
     audit showing <code>"options":{"user_agent":"serpwright","auth":{"type":"basic","user":"preview","password":"***"},
     "max_rps":2}</code>.</p>
-    <p>Every audit also reports agent-readiness as findings: <code>llms_txt_missing</code> (info),
-    <code>llms_txt_malformed</code> (warning), <code>ai_crawler_rules</code> (info: which AI
-    crawlers robots.txt allows or blocks, not judged), <code>structured_data_coverage</code> and
-    <code>structured_data_missing</code> (info).</p>
+    <p>Every audit also scores how AI crawlers and agents see the site: the category
+    <code>agents</code> (added to <code>categories</code>; absent on older audits). Its checks: a
+    firewall that refuses a bot robots.txt allows (<code>ai_bot_blocked_by_server</code>, found by
+    asking as each bot class), the access matrix per bot class (<code>ai_bot_access</code>),
+    Content Signals and their conflicts with robots.txt, Markdown on request, <code>Link</code>
+    headers, discovery documents (API catalog, OAuth metadata, MCP server card, Web Bot Auth keys)
+    validated, 402 pay-per-crawl pages, <code>llms_txt_missing</code> and
+    <code>ai_crawler_rules</code>. What is only absent is info, never scored; see
+    <a href="${b}/docs/checks#category-agents">the checks</a>.</p>
 
     <h2 id="article">4. Generate a draft article and poll it</h2>
     <p>Give <code>topic</code> (3 to 180 characters, used verbatim as the title) and/or

@@ -19,6 +19,7 @@ import {
   file,
   jqueryBundle,
   jqueryFile,
+  json,
   ldScript,
   pdf,
   SVG_LINKS,
@@ -382,6 +383,7 @@ function mainRoutes(o: string): Routes {
     ...Object.keys(HEADER_PAGES),
     ...OTHER_PAGES,
     "/private/x",
+    "/paid",
   ];
   pages["/"] = { links: linked };
   pages["/hub"] = { links: ["/", ...linked.filter((p) => p !== "/hub")] };
@@ -394,13 +396,27 @@ function mainRoutes(o: string): Routes {
     ...CANONICALISED,
     "/not-in-sitemap",
     "/open.pdf",
+    "/paid",
   ]);
   const listed = [...linked, "/d2", "/d3", "/d4", "/d5"].filter((p) => !unlisted.has(p));
   const routes = base(o, pages, {
+    // Content-Usage allows AI training while every training crawler is disallowed: a conflict.
     "/robots.txt": robotsRoute(
-      `User-agent: *\nDisallow: /private\nFoo: bar\n\nUser-agent: GPTBot\nDisallow: /\n\n` +
-        `Sitemap: ${o}/sitemap.xml\n`,
+      `User-agent: *\nDisallow: /private\nFoo: bar\nContent-Usage: train-ai=y\n\n` +
+        `User-agent: GPTBot\nUser-agent: ClaudeBot\nUser-agent: CCBot\n` +
+        `User-agent: Google-Extended\nDisallow: /\n\nSitemap: ${o}/sitemap.xml\n`,
     ),
+    // Discovery documents, each broken its own way (the authorization server's is valid).
+    "/.well-known/api-catalog": json({ linkset: "not an array" }),
+    "/.well-known/oauth-protected-resource": json({ resource: "https://other.example" }),
+    "/.well-known/oauth-authorization-server": json({
+      issuer: o,
+      response_types_supported: ["code"],
+    }),
+    "/.well-known/mcp/server-card.json": json('{"name": "io.example/mcp"'),
+    "/.well-known/http-message-signatures-directory": json({ keys: [{ crv: "Ed25519" }] }),
+    // Pay per crawl: a price, not a 4xx or a broken link.
+    "/paid": { status: 402, body: "Payment required", headers: { "crawler-price": "USD 0.01" } },
     "/llms.txt": robotsRoute("Our site\n\n## Pages\n\n- home page\n"),
     "/sitemap.xml": sitemapRoute([
       o + "/",
@@ -471,6 +487,8 @@ function mainRoutes(o: string): Routes {
     "/uncompressed": { ...html(basePage(o, "/uncompressed", "uncompressed")), noCompress: true },
   });
   for (const [p, h] of Object.entries(HEADER_PAGES)) routes[p] = withHeaders(o, p, h);
+  // A firewall refuses one AI search bot robots.txt allows (ai_bot_blocked_by_server).
+  routes["/"] = { ...routes["/"]!, refuseAgents: ["Claude-SearchBot"] };
   return routes;
 }
 
@@ -545,6 +563,18 @@ export const MAIN: LabelledSite = {
       "/hreflang-bad-targets",
     ],
     ai_crawler_rules: ["/robots.txt"],
+    // agents: the home page's firewall refuses Claude-SearchBot, which robots.txt allows; the
+    // matrix names the home page (training crawlers kept out by robots.txt, one AI search bot
+    // by the server).
+    ai_bot_blocked_by_server: ["/"],
+    ai_bot_access: ["/"],
+    content_signals: ["/robots.txt"],
+    content_signal_conflict: ["/robots.txt"],
+    api_catalog_invalid: ["/.well-known/api-catalog"],
+    oauth_metadata_invalid: ["/.well-known/oauth-protected-resource"],
+    mcp_server_card_invalid: ["/.well-known/mcp/server-card.json"],
+    web_bot_auth_directory_invalid: ["/.well-known/http-message-signatures-directory"],
+    pay_per_crawl: ["/paid"],
     // structure
     title_missing: ["/no-title"],
     title_length: ["/short-title"],
@@ -633,6 +663,21 @@ export const QUIET_NOT_APPLICABLE: Record<string, string> = {
     "on https the probe goes to http://host/ on port 80, which loopback tests do not serve",
 };
 
+/** Valid discovery documents and a content signal that contradicts nothing. */
+const VALID_AGENT_DOCS = (o: string): Routes => ({
+  "/robots.txt": robotsRoute(
+    `User-agent: *\nAllow: /\nContent-Signal: search=yes, ai-train=no\nSitemap: ${o}/sitemap.xml\n`,
+  ),
+  "/.well-known/mcp/server-card.json": json({
+    name: "io.example/mcp",
+    version: "1.0.0",
+    remotes: [{ type: "streamable-http", url: `${o}/mcp` }],
+  }),
+  "/.well-known/http-message-signatures-directory": json({
+    keys: [{ kty: "OKP", crv: "Ed25519", x: "JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs" }],
+  }),
+});
+
 /** Small variants for site-wide verdicts that exclude the main site's (see the module doc). */
 export const VARIANTS: LabelledSite[] = [
   variant(
@@ -642,11 +687,17 @@ export const VARIANTS: LabelledSite[] = [
         "/robots.txt": undefined,
         "/sitemap.xml": undefined,
         "/llms.txt": undefined,
+        // Nothing for agents: no Markdown, no Link header, no API catalog.
+        "/": html(basePage(o, "/", "home")),
+        "/.well-known/api-catalog": undefined,
       }),
     {
       robots_txt_missing: ["/robots.txt"],
       sitemap_missing: ["/sitemap.xml"],
       llms_txt_missing: ["/llms.txt"],
+      markdown_on_request_missing: ["/"],
+      agent_link_headers_missing: ["/"],
+      agent_discovery_missing: ["/"],
       not_https: ["/", "/a"],
       http_not_redirected: ["/"],
       http_subresources: ["/a"],
@@ -663,12 +714,16 @@ export const VARIANTS: LabelledSite[] = [
     (o) =>
       base(o, { "/": { head: '<meta name="robots" content="noindex">' } }, {
         "/sitemap.xml": { body: "<foo/>", headers: { "content-type": "text/xml" } },
+        // The agents' documents and signals, valid: the quiet labels of their checks.
+        ...VALID_AGENT_DOCS(o),
       }),
     {
       noindex: ["/"],
       noindex_sitewide: ["/"],
       // Its evidence names no URL (the problem text names the sitemap): labelled as the site.
       sitemap_invalid: [SITE],
+      // Declared (reported), and contradicting nothing.
+      content_signals: ["/robots.txt"],
     },
   ),
   variant(
@@ -676,6 +731,8 @@ export const VARIANTS: LabelledSite[] = [
     (o) => base(o, {}, { "/robots.txt": robotsRoute("User-agent: Googlebot\nDisallow: /\n") }),
     {
       start_url_blocked: ["/"],
+      // Classic search is kept out by robots.txt: the access matrix names its class.
+      ai_bot_access: ["/"],
       // /sitemap.xml itself is disallowed for Googlebot: a sitemap Google cannot read.
       sitemap_invalid: [SITE],
     },

@@ -40,7 +40,13 @@ export async function auditSite(build: Routes, more: Extra | ((origin: string) =
     const fired = new Map(
       [...out.tallies].filter(([, t]) => t.affected > 0).map(([k, t]) => [k, t.affected]),
     );
-    return { ...out, fired, origin: site.origin, hits: [...site.hits] };
+    return {
+      ...out,
+      fired,
+      origin: site.origin,
+      hits: [...site.hits],
+      probeHits: [...site.probeHits],
+    };
   } finally {
     await site.close();
   }

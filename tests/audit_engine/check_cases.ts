@@ -80,9 +80,32 @@ export const RESOURCE_ROUTES: Routes = {
   "/movie.swf": file("application/x-shockwave-flash"),
 };
 
+/** A valid RFC 9727 API catalog of the site at `o` (an RFC 9264 linkset). */
+export const apiCatalog = (o: string): Route => ({
+  body: JSON.stringify({
+    linkset: [{
+      anchor: `${o}/api`,
+      "service-desc": [{ href: `${o}/api/openapi.json`, type: "application/json" }],
+    }],
+  }),
+  headers: {
+    "content-type": 'application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"',
+  },
+});
+
+/** The home page's Link header: its API catalog (RFC 9727 §4). */
+export const AGENT_LINK = '</.well-known/api-catalog>; rel="api-catalog"';
+
+/** A JSON document route. */
+export const json = (data: unknown): Route => ({
+  body: typeof data === "string" ? data : JSON.stringify(data),
+  headers: { "content-type": "application/json" },
+});
+
 /**
  * The clean base site: robots.txt, llms.txt, a sitemap, "/" and "/a" linking each other, and the
- * files fixture pages load.
+ * files fixture pages load; for agents, the home page also answers Markdown on request and links
+ * the API catalog it publishes.
  */
 export function base(o: string, pages: Record<string, PageSpec> = {}, extra: Routes = {}): Routes {
   const routes: Routes = {
@@ -90,8 +113,12 @@ export function base(o: string, pages: Record<string, PageSpec> = {}, extra: Rou
     "/robots.txt": robotsRoute(`User-agent: *\nAllow: /\nSitemap: ${o}/sitemap.xml\n`),
     "/llms.txt": llmsTxt(o),
     "/sitemap.xml": sitemapRoute([o + "/", o + "/a"]),
-    "/": html(basePage(o, "/", "home", pages["/"])),
+    "/": {
+      ...html(basePage(o, "/", "home", pages["/"]), { link: AGENT_LINK }),
+      markdown: "# Fixture home\n\nA clean page about careful site audits.\n",
+    },
     "/a": html(basePage(o, "/a", "a", pages["/a"])),
+    "/.well-known/api-catalog": apiCatalog(o),
   };
   for (const [p, spec] of Object.entries(pages)) {
     if (!(p in routes)) routes[p] = html(basePage(o, p, p, spec));
@@ -100,6 +127,36 @@ export function base(o: string, pages: Record<string, PageSpec> = {}, extra: Rou
 }
 
 const clean: SiteCase = { routes: (o) => base(o) };
+
+/**
+ * The base site behind a firewall that answers 403 to one bot's user-agent token and 200 to
+ * everyone else, while robots.txt allows everyone: only a request as that bot shows the block.
+ */
+export function firewalled(token: string): SiteCase {
+  return {
+    routes: (o) => {
+      const r = base(o);
+      for (const p of ["/", "/a"]) r[p] = { ...r[p]!, refuseAgents: [token] };
+      return r;
+    },
+  };
+}
+
+/** robots.txt keeping every training crawler out (checks/agents.ts BOT_CLASSES.training). */
+const TRAINING_BLOCKED = "User-agent: *\nAllow: /\n\n" +
+  "User-agent: GPTBot\nUser-agent: ClaudeBot\nUser-agent: CCBot\nUser-agent: Google-Extended\n" +
+  "Disallow: /\n";
+
+/** Valid RFC 9728 / RFC 8414 documents of the site at `o`. */
+const oauthDocs = (o: string): Routes => ({
+  "/.well-known/oauth-protected-resource": json({ resource: o, authorization_servers: [o] }),
+  "/.well-known/oauth-authorization-server": json({
+    issuer: o,
+    authorization_endpoint: `${o}/authorize`,
+    token_endpoint: `${o}/token`,
+    response_types_supported: ["code"],
+  }),
+});
 const on = (pages: Record<string, PageSpec>, extra: Routes = {}): SiteCase => ({
   routes: (o) => base(o, pages, extra),
 });
@@ -668,6 +725,80 @@ export const CASES: Record<string, CheckCase> = {
   },
   structured_data_missing: { fire: on({ "/a": { jsonLd: false } }), quiet: clean },
   structured_data_coverage: { fire: on({ "/a": { jsonLd: false } }), quiet: clean },
+
+  // agents (checks/agents.ts)
+  ai_bot_blocked_by_server: { fire: firewalled("GPTBot"), quiet: clean },
+  ai_bot_access: { fire: firewalled("GPTBot"), quiet: clean },
+  content_signals: {
+    fire: on({}, {
+      "/robots.txt": robotsRoute(
+        `User-agent: *\nContent-Signal: search=yes, ai-train=no\nAllow: /\n`,
+      ),
+    }),
+    quiet: clean,
+  },
+  content_signal_conflict: {
+    fire: on({}, {
+      "/robots.txt": robotsRoute(TRAINING_BLOCKED + "Content-Signal: ai-train=yes\n"),
+    }),
+    quiet: on({}, {
+      "/robots.txt": robotsRoute(TRAINING_BLOCKED + "Content-Usage: train-ai=n, search=y\n"),
+    }),
+  },
+  markdown_on_request_missing: {
+    fire: {
+      routes: (o) => ({ ...base(o), "/": html(basePage(o, "/", "home"), { link: AGENT_LINK }) }),
+    },
+    quiet: clean,
+  },
+  agent_link_headers_missing: {
+    fire: { routes: (o) => ({ ...base(o), "/": html(basePage(o, "/", "home")) }) },
+    quiet: clean,
+  },
+  agent_discovery_missing: {
+    fire: on({}, { "/.well-known/api-catalog": undefined }),
+    quiet: clean,
+  },
+  api_catalog_invalid: {
+    fire: on({}, { "/.well-known/api-catalog": json({ linkset: [{ item: "/api" }] }) }),
+    quiet: clean,
+  },
+  oauth_metadata_invalid: {
+    fire: on({}, {
+      "/.well-known/oauth-protected-resource": json({ authorization_servers: ["not a url"] }),
+    }),
+    quiet: { routes: (o) => base(o, {}, oauthDocs(o)) },
+  },
+  mcp_server_card_invalid: {
+    fire: on({}, { "/.well-known/mcp/server-card.json": json('{"name": "io.example/mcp",') }),
+    quiet: {
+      routes: (o) =>
+        base(o, {}, {
+          "/.well-known/mcp/server-card.json": json({
+            name: "io.example/mcp",
+            version: "1.0.0",
+            remotes: [{ type: "streamable-http", url: `${o}/mcp` }],
+          }),
+        }),
+    },
+  },
+  web_bot_auth_directory_invalid: {
+    fire: on({}, { "/.well-known/http-message-signatures-directory": json({ keys: [] }) }),
+    quiet: on({}, {
+      "/.well-known/http-message-signatures-directory": json({
+        keys: [{ kty: "OKP", crv: "Ed25519", x: "JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs" }],
+      }),
+    }),
+  },
+  pay_per_crawl: {
+    fire: {
+      routes: (o) => ({
+        ...base(o),
+        "/a": { status: 402, body: "Payment required", headers: { "crawler-price": "USD 0.01" } },
+      }),
+    },
+    quiet: clean,
+  },
 };
 
 // --- Structured data validation (checks/structured_data.ts) ---------------------------------

@@ -3,6 +3,8 @@
  * mode, sitemap-only mode and the User-Agent presets, on a fixture site that records which paths
  * were fetched and with which User-Agent.
  */
+import { BOT_CLASSES, DISCOVERY_DOCUMENTS } from "../../domain/audit_engine/checks/agents.ts";
+import { probeUserAgent } from "../../domain/audit_engine/crawl/agent_probes.ts";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { compileTokens, type GlobToken, matchGlob } from "../../domain/audit_engine/glob_match.ts";
@@ -17,7 +19,22 @@ import { auditSite } from "./audit_site.ts";
 import { GOOD_HEADERS, html, page, type Route } from "../helpers/sites.ts";
 
 /** Files the crawl reads for its site-wide checks, whatever the scope. */
-const SITE_FILES = new Set(["/robots.txt", "/sitemap.xml", "/llms.txt", "/llms-full.txt"]);
+const SITE_FILES = new Set([
+  "/robots.txt",
+  "/sitemap.xml",
+  "/llms.txt",
+  "/llms-full.txt",
+  ...Object.values(DISCOVERY_DOCUMENTS),
+]);
+/**
+ * The agents probes' User-Agents (crawl/agent_probes.ts): each bot class's token and a browser,
+ * sent on purpose beside the preset's (docs/audit.md, the access matrix).
+ */
+const PROBE_AGENTS = new Set([
+  probeUserAgent(null),
+  ...Object.values(BOT_CLASSES).flat().map((t) => probeUserAgent(t)),
+]);
+const crawlAgents = (agents: string[]) => agents.filter((a) => !PROBE_AGENTS.has(a));
 
 /**
  * The site: / links /a, /blog/x, /private/y and /deep1 (→ /deep2 → /deep3); /a links /a/b; the
@@ -209,8 +226,9 @@ Deno.test("user_agent: the preset's token in an honest User-Agent, robots.txt re
   const ours: string[] = [];
   const plain = await auditSite(site(ours), { scope: { maxDepth: 1 } });
   assert.ok(pagesFetched(plain.hits).includes("/a"), "robots.txt keeps only Googlebot out of /a");
-  assert.ok(ours.length > 0 && ours.every((a) => a === crawlerIdentity().userAgent), ours[0]);
-  assert.ok(ours.every((a) => !a.includes("Googlebot")));
+  const crawl = crawlAgents(ours);
+  assert.ok(crawl.length > 0 && crawl.every((a) => a === crawlerIdentity().userAgent), crawl[0]);
+  assert.ok(crawl.every((a) => !a.includes("Googlebot")));
 
   const google: string[] = [];
   const g = await auditSite(site(google), {
@@ -219,20 +237,27 @@ Deno.test("user_agent: the preset's token in an honest User-Agent, robots.txt re
   });
   assert.ok(!pagesFetched(g.hits).includes("/a"), "Googlebot's group disallows /a");
   assert.equal(g.fired.get("blocked_by_robots"), 1);
-  for (const a of google) {
+  for (const a of crawlAgents(google)) {
     assert.match(a, /Googlebot\/2\.1/);
     assert.match(a, /SerpwrightBot\/1\.0; \+https:\/\/serpwright\.com\/bot/);
     assert.match(a, /Mobile/);
   }
-  // Every request, robots.txt and the sitemap included, says the same (404s are not recorded).
-  const served = g.hits.filter((h) => h !== "/llms.txt" && h !== "/llms-full.txt");
+  // Every request of the crawl, robots.txt and the sitemap included, says the same (404s are
+  // not recorded); the agents probes ask as each bot class, on purpose.
+  const served = g.hits.filter((h) =>
+    h !== "/llms.txt" && h !== "/llms-full.txt" && !h.startsWith("/.well-known/")
+  );
   assert.ok(served.includes("/robots.txt") && served.includes("/sitemap.xml"));
-  assert.equal(google.length, served.length);
+  assert.equal(crawlAgents(google).length, served.length);
+  assert.ok(g.probeHits.length > 0, "the agents probes asked as the bot classes");
 
   const bing: string[] = [];
   const b = await auditSite(site(bing), { scope: { maxDepth: 1 }, userAgent: "bingbot" });
   assert.ok(pagesFetched(b.hits).includes("/a"), "bingbot falls back to the * group");
-  assert.ok(bing.every((a) => a.includes("bingbot/2.0") && a.includes("SerpwrightBot")));
+  assert.ok(
+    crawlAgents(bing).every((a) => a.includes("bingbot/2.0") && a.includes("SerpwrightBot")),
+  );
+  assert.ok(bing.every((a) => a.includes("SerpwrightBot")), "every request names us");
 });
 
 Deno.test("user_agent: a start URL disallowed for the preset's token is crawler_blocked, naming it", async () => {

@@ -13,7 +13,14 @@ import { errorCode, subscribeProject, type TestApp, withApp } from "../helpers/a
 import { pollUntil, quiet, truthy, waitForAudit } from "../helpers/jobs.ts";
 import { keys } from "../../kv/keys.ts";
 import { startReceiver } from "../webhooks/helpers.ts";
-import { type FakeSite, html, page, type Route, serveSite } from "../helpers/sites.ts";
+import {
+  type FakeSite,
+  html,
+  isAgentProbe,
+  page,
+  type Route,
+  serveSite,
+} from "../helpers/sites.ts";
 import { call, callError, connectMcp } from "../mcp/helpers.ts";
 
 /** A site recording each request's path and User-Agent; /slow holds while `hold` is set. */
@@ -46,7 +53,8 @@ function recordingSite() {
     if (!r) return undefined;
     return {
       handler: async (req) => {
-        agents.push(req.headers.get("user-agent") ?? "");
+        const ua = req.headers.get("user-agent");
+        if (!isAgentProbe(ua)) agents.push(ua ?? "");
         if (path === "/" && gate) await gate;
         return new Response(r.body ?? null, { status: r.status ?? 200, headers: r.headers });
       },

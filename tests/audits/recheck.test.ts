@@ -16,7 +16,7 @@ import { keys } from "../../kv/keys.ts";
 import { errorCode, subscribeProject, type TestApp, withApp } from "../helpers/app.ts";
 import { balanceOf, grantCredits, liveWithCredits } from "../helpers/credits.ts";
 import { pollUntil, waitForAudit } from "../helpers/jobs.ts";
-import { html, page, type Route, serveSite } from "../helpers/sites.ts";
+import { html, isAgentProbe, page, type Route, serveSite } from "../helpers/sites.ts";
 import { call, callError, connectMcp } from "../mcp/helpers.ts";
 import { htmlAnswer, serveLogged } from "../helpers/logged_site.ts";
 import type { AuditRecord } from "../../domain/audits/record.ts";
@@ -404,7 +404,8 @@ Deno.test("a re-check asks as its audit asked: the audit's user_agent preset on 
       if (p !== "/a") return undefined;
       return {
         handler: (req: Request) => {
-          agents.push(req.headers.get("user-agent") ?? "");
+          const ua = req.headers.get("user-agent");
+          if (!isAgentProbe(ua)) agents.push(ua ?? "");
           return new Response(page({ title: null, key: "a" }), {
             headers: { "content-type": "text/html; charset=utf-8" },
           });

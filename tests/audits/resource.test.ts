@@ -35,6 +35,7 @@ Deno.test("sandbox audit over HTTP: 202, queue, completed with score and summary
       );
       const s = done.body.summary;
       assert.deepEqual(Object.keys(s.categories).sort(), [
+        "agents",
         "indexability",
         "mobile",
         "performance",

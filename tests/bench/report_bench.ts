@@ -50,6 +50,7 @@ function auditRecord(id: string, at: number, prev: string | null, score: number)
         indexability: score - 5,
         mobile: 100,
         structure: 70,
+        agents: 80,
       },
     },
     error: null,

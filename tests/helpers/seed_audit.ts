@@ -53,6 +53,7 @@ export const SEED_CATEGORIES: Record<Category, number> = {
   indexability: 70,
   mobile: 100,
   structure: 60,
+  agents: 50,
 };
 
 /** The URL of seeded page `i` (sorted the way KV lists them). */

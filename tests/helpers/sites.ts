@@ -2,6 +2,23 @@
  * Fake websites for the tests: real `Deno.serve` servers on 127.0.0.1 port 0, each route a
  * canned response with known defects. Always `close()` them (test sanitizers are on).
  */
+import { BOT_CLASSES } from "../../domain/audit_engine/checks/agents.ts";
+import { probeUserAgent } from "../../domain/audit_engine/crawl/agent_probes.ts";
+
+/** The User-Agents of the audit's agents probes (crawl/agent_probes.ts): bot classes, browser. */
+const PROBE_AGENTS = new Set([
+  probeUserAgent(null),
+  ...Object.values(BOT_CLASSES).flat().map((t) => probeUserAgent(t)),
+]);
+
+/**
+ * A request from the agents step's probes (each bot class's token, a browser), which ask for
+ * sampled pages and discovery documents on purpose: tests about the crawl's own requests leave
+ * them out.
+ */
+export function isAgentProbe(userAgent: string | null): boolean {
+  return PROBE_AGENTS.has(userAgent ?? "");
+}
 
 export interface Route {
   status?: number;
@@ -11,6 +28,13 @@ export interface Route {
   delayMs?: number;
   /** Serve HTML uncompressed even when the client accepts gzip. */
   noCompress?: boolean;
+  /**
+   * A firewall: 403 to a request whose User-Agent contains one of these tokens (a CDN block
+   * robots.txt does not show); everyone else gets the route.
+   */
+  refuseAgents?: string[];
+  /** Served as text/markdown to a request whose Accept names text/markdown (Markdown on request). */
+  markdown?: string;
   /** Full control when the canned fields are not enough. */
   handler?: (req: Request) => Response | Promise<Response>;
 }
@@ -18,8 +42,10 @@ export interface Route {
 export interface FakeSite {
   origin: string;
   url: (path: string) => string;
-  /** Paths requested, in order. */
+  /** Paths requested, in order (the agents probes' requests are in `probeHits` instead). */
   hits: string[];
+  /** Paths the agents probes requested (`isAgentProbe`), in order. */
+  probeHits: string[];
   close: () => Promise<void>;
 }
 
@@ -45,13 +71,14 @@ export function serveSite(
   opts: { tls?: boolean } = {},
 ): FakeSite {
   const hits: string[] = [];
+  const probeHits: string[] = [];
   const lookup = typeof routes === "function" ? routes : (p: string) => routes[p];
   const timers = new Set<ReturnType<typeof setTimeout>>();
   const ac = new AbortController();
   const handler = async (req: Request): Promise<Response> => {
     const u = new URL(req.url);
     const path = u.pathname + u.search;
-    hits.push(path);
+    (isAgentProbe(req.headers.get("user-agent")) ? probeHits : hits).push(path);
     const r = lookup(path);
     if (!r) {
       return new Response("<!doctype html><title>Not found</title>", {
@@ -74,6 +101,18 @@ export function serveSite(
       });
     }
     if (r.handler) return r.handler(req);
+    const ua = req.headers.get("user-agent") ?? "";
+    if (r.refuseAgents?.some((t) => ua.includes(t))) {
+      return new Response("<!doctype html><title>Access denied</title>", {
+        status: 403,
+        headers: { "content-type": "text/html" },
+      });
+    }
+    if (r.markdown !== undefined && (req.headers.get("accept") ?? "").includes("text/markdown")) {
+      return new Response(r.markdown, {
+        headers: { "content-type": "text/markdown; charset=utf-8", vary: "accept" },
+      });
+    }
     const headers = new Headers(r.headers ?? GOOD_HEADERS);
     const gzip = !r.noCompress && typeof r.body === "string" &&
       (headers.get("content-type") ?? "").includes("html") &&
@@ -103,6 +142,7 @@ export function serveSite(
     origin,
     url: (p) => origin + p,
     hits,
+    probeHits,
     close: async () => {
       ac.abort();
       for (const t of timers) clearTimeout(t);

@@ -6,14 +6,15 @@
 import assert from "node:assert/strict";
 import { subscribeProject, withApp } from "../helpers/app.ts";
 import { tickUntilSchedule, waitForAudit } from "../helpers/jobs.ts";
-import { page, serveSite } from "../helpers/sites.ts";
+import { isAgentProbe, page, serveSite } from "../helpers/sites.ts";
 import { call, connectMcp } from "../mcp/helpers.ts";
 
 Deno.test("scheduled audits run with the schedule's options", async () => {
   const agents: string[] = [];
   const route = (body: string) => ({
     handler: (req: Request) => {
-      agents.push(req.headers.get("user-agent") ?? "");
+      const ua = req.headers.get("user-agent");
+      if (!isAgentProbe(ua)) agents.push(ua ?? ""); // the agents probes ask as each bot class
       return new Response(body, { headers: { "content-type": "text/html; charset=utf-8" } });
     },
   });

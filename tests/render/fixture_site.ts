@@ -81,6 +81,31 @@ export const PAGES: Record<string, string> = {
         `font-size:16px">${i}</a>`).join(" ")
     }</div>`,
   ),
+  // WebMCP (domain/render/agent_view.ts): one valid tool, and two the draft's shape rejects.
+  "/webmcp-ok": page(
+    "WebMCP",
+    `<h1>Tools</h1><p>${prose(40)}</p><script>
+      navigator.modelContext.registerTool({
+        name: "search_products", description: "Search the catalogue by keyword.",
+        inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
+        execute: async () => ({ content: [] }),
+      });</script>`,
+  ),
+  "/webmcp-bad": page(
+    "WebMCP bad",
+    `<h1>Tools</h1><p>${prose(40)}</p><script>
+      document.modelContext.provideContext({ tools: [
+        { name: "add to cart", description: "Adds an item.", execute: () => null },
+        { name: "checkout", inputSchema: { type: "string" }, execute: () => null },
+      ] });</script>`,
+  ),
+  // A button and a link with no accessible name, and a made-up role: agents cannot use them.
+  "/unnamed-controls": page(
+    "Unnamed controls",
+    `<h1>Controls</h1><p>${prose(40)}</p><p><button style="width:60px;height:60px"></button></p>` +
+      `<a href="/clean"><img src="/pixel.svg" width="24" height="24"></a>` +
+      `<div role="fancybutton">x</div>`,
+  ),
   "/too-wide": page(
     "Too wide",
     `<h1>Wide</h1><p>${prose(40)}</p><div id="banner" style="width:1000px;height:40px">b</div>`,

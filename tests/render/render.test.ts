@@ -43,6 +43,9 @@ Deno.test({
         "/tiny-taps",
         "/too-wide",
         "/redirect-me",
+        "/webmcp-ok",
+        "/webmcp-bad",
+        "/unnamed-controls",
       ];
       const results = new Map<string, RenderResult>();
       await Promise.all(paths.map(async (p) => {
@@ -93,6 +96,23 @@ Deno.test({
       assert.equal(wide.viewport_width, 412);
       assert.ok((wide.scroll_width as number) >= 1000);
       assert.match(String(wide.widest_element), /^div#banner/);
+
+      // WebMCP: registrations recorded by the shim (the packaged Chromium has no modelContext).
+      assert.deepEqual(fired(r("/webmcp-ok")), ["webmcp_tools"]);
+      const tools = evidence(r("/webmcp-ok"), "webmcp_tools");
+      assert.deepEqual(tools.tools, ["search_products"]);
+      assert.equal(tools.native, false);
+      assert.deepEqual(fired(r("/webmcp-bad")), ["webmcp_tool_invalid", "webmcp_tools"]);
+      const bad = evidence(r("/webmcp-bad"), "webmcp_tool_invalid");
+      assert.equal(bad.count, 2);
+      assert.match(String(bad.problems), /add to cart: name is not/);
+      assert.match(String(bad.problems), /checkout: no description, inputSchema is not/);
+      // Agent-relevant accessibility: the unnamed button and link and the unknown role.
+      assert.deepEqual(fired(r("/unnamed-controls")), ["agent_accessibility"]);
+      const a11y = String(evidence(r("/unnamed-controls"), "agent_accessibility").rules);
+      for (const rule of ["button-name", "link-name", "aria-roles"]) {
+        assert.match(a11y, new RegExp(rule));
+      }
 
       // A navigation redirect is followed as a fresh, guarded navigation: the page's URL is true.
       assert.equal(r("/redirect-me").finalUrl, `${site.origin}/clean`);

@@ -1,6 +1,6 @@
 /**
  * The seeded-defect fixture of the render accuracy table (render_accuracy.test.ts): one loopback
- * site whose defects only a browser sees, each of the 16 render checks seeded on at least one
+ * site whose defects only a browser sees, each of the 19 render checks seeded on at least one
  * page, with the ground-truth manifest of the exact URLs each check's stored findings must name
  * and pages on which no render check may fire. The DOM defects reuse the render engine's fixture
  * pages (fixture_site.ts) where they fit.
@@ -117,6 +117,9 @@ const DEFECTS: Record<string, string> = {
   "/tiny-text": PAGES["/tiny-text"],
   "/tiny-taps": PAGES["/tiny-taps"],
   "/too-wide": PAGES["/too-wide"],
+  "/webmcp-ok": PAGES["/webmcp-ok"],
+  "/webmcp-bad": PAGES["/webmcp-bad"],
+  "/unnamed-controls": PAGES["/unnamed-controls"],
   "/guarded": PAGES["/guarded"],
 };
 
@@ -172,6 +175,9 @@ const EXPECT: Record<string, string[]> = {
   tap_targets_small: ["/tiny-taps"],
   text_too_small: ["/tiny-text"],
   content_wider_than_viewport: ["/too-wide"],
+  webmcp_tools: ["/webmcp-ok", "/webmcp-bad"],
+  webmcp_tool_invalid: ["/webmcp-bad"],
+  agent_accessibility: ["/unnamed-controls"],
   requests_refused: ["/guarded"],
   lcp_slow: ["/lcp/slow"],
   cls_high: ["/cls/shift"],

@@ -84,6 +84,7 @@ Deno.test({
         const audit = (await waitForAudit(app, live, started.body.audit_id, RENDERED)).body;
         assert.equal(audit.status, "completed", JSON.stringify(audit));
         assert.deepEqual(Object.keys(audit.summary.categories).sort(), [
+          "agents",
           "indexability",
           "mobile",
           "performance",

@@ -121,7 +121,9 @@ Deno.test("render checks have the catalogue's shape, are in it once, and ids do 
     assert.equal(ALL_CHECKS.filter((x) => x.id === c.id).length, 1, c.id);
     assert.match(c.id, /^[a-z][a-z0-9_]+$/);
     assert.ok(
-      ["performance", "security", "indexability", "mobile", "structure"].includes(c.category),
+      ["performance", "security", "indexability", "mobile", "structure", "agents"].includes(
+        c.category,
+      ),
     );
     assert.ok(c.title.length > 0 && c.detects.length > 0);
   }

@@ -13,7 +13,7 @@ import {
 import { withApp } from "../helpers/app.ts";
 import { liveWithCredits } from "../helpers/credits.ts";
 import { waitForAudit } from "../helpers/jobs.ts";
-import { serveSite } from "../helpers/sites.ts";
+import { isAgentProbe, serveSite } from "../helpers/sites.ts";
 import { page } from "./fixture_site.ts";
 
 const OPTS = { sanitizeResources: false, sanitizeOps: false };
@@ -61,7 +61,9 @@ Deno.test({
     const script = `<script>fetch("/beacon?from=" + location.pathname)</script>`;
     const s = serveSite((path) => ({
       handler: (req) => {
-        seen.push({ path, ua: req.headers.get("user-agent") ?? "" });
+        // The agents probes ask as each bot class on purpose (isAgentProbe): not the crawl's.
+        const ua = req.headers.get("user-agent") ?? "";
+        if (!isAgentProbe(ua)) seen.push({ path, ua });
         if (path === "/") return html("Home", `<p>Home</p><a href="/a">A</a>${script}`);
         if (path === "/a") return html("A", `<p>A</p><a href="/">Home</a>${script}`);
         if (path.startsWith("/beacon")) return new Response("{}");

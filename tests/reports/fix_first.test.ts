@@ -127,7 +127,7 @@ Deno.test("fix first: ordered by impact × √reach, the same in the JSON, the M
       const fired = new Set(issues.map((i) => CHECKS_BY_ID.get(i.check)!.category));
       assert.deepEqual(
         cats,
-        ["indexability", "structure", "security", "performance", "mobile"].filter((c) =>
+        ["indexability", "structure", "security", "performance", "mobile", "agents"].filter((c) =>
           fired.has(c as never)
         ),
       );

@@ -1,7 +1,8 @@
 /**
- * Agent-readiness: how the site serves AI agents and AI search. They are informational findings
- * in the existing categories (the summary's five categories stay as the interface says), except
- * a malformed `/llms.txt`, which is a warning: a file that is there but unreadable misleads.
+ * Agent-readiness: how the site serves AI agents and AI search. The llms.txt and AI-crawler
+ * checks belong to the `agents` category (checks/agents.ts has the rest of it); structured data
+ * stays in `structure`, since search engines read it first. They are informational, except a
+ * malformed `/llms.txt`, which is a warning: a file that is there but unreadable misleads.
  * "Main content needs JavaScript" is the rendered audit's `content_requires_js`.
  *
  * The page check runs in the crawl like every page check; the others run in the
@@ -49,7 +50,7 @@ export const structuredDataMissing: PageCheck = {
 export const AGENT_STEP_CHECKS: readonly StepCheck[] = [
   {
     id: "llms_txt_missing",
-    category: "structure",
+    category: "agents",
     severity: "info",
     impact: 0,
     effort: "low",
@@ -60,7 +61,7 @@ export const AGENT_STEP_CHECKS: readonly StepCheck[] = [
   },
   {
     id: "llms_txt_malformed",
-    category: "structure",
+    category: "agents",
     severity: "warning",
     impact: 1,
     effort: "low",
@@ -71,7 +72,7 @@ export const AGENT_STEP_CHECKS: readonly StepCheck[] = [
   },
   {
     id: "ai_crawler_rules",
-    category: "indexability",
+    category: "agents",
     severity: "info",
     impact: 0,
     effort: "low",

@@ -12,6 +12,7 @@ import { securityChecks } from "./security.ts";
 import { performanceChecks } from "./performance.ts";
 import { mobileChecks } from "./mobile.ts";
 import { AGENT_STEP_CHECKS, structuredDataMissing } from "./agent.ts";
+import { AGENTS_CHECKS, payPerCrawl } from "./agents.ts";
 import { RENDER_CHECKS } from "../../render/mod.ts";
 
 export const ALL_CHECKS: readonly Check[] = [
@@ -25,6 +26,8 @@ export const ALL_CHECKS: readonly Check[] = [
   // after the crawl (crawl/post_steps.ts), except the page check.
   structuredDataMissing,
   ...AGENT_STEP_CHECKS,
+  ...AGENTS_CHECKS,
+  payPerCrawl,
   ...RENDER_CHECKS,
 ];
 

@@ -13,6 +13,7 @@
  */
 import type { Evidence, PostCrawlState } from "../types.ts";
 import { AI_CRAWLERS, llmsTxtProblems } from "../checks/agent.ts";
+import { runAgentProbes } from "./agent_probes.ts";
 import { failureKind, fetchText, isHtmlType, settingsOf } from "./fetcher.ts";
 import { newPace, Politeness } from "./politeness.ts";
 import { capsOf, noteRobotsCaps } from "./caps.ts";
@@ -91,14 +92,20 @@ export async function runPostCrawlStep(
   // Last: structured-data coverage reads the tallies of every page crawled, and a rendered
   // audit's later rounds crawl more pages.
   if (!post.agent) {
-    await agentReadiness(kv, auditId, input, state, batch, budget);
+    // The audit's deadline is on the job's clock (`step.now`); politeness waits on Date.now.
+    const left = input.deadlineAt === undefined ? Infinity : input.deadlineAt - step.now();
+    const deadline = Date.now() + Math.max(0, Math.min(step.limits.ms, left));
+    await agentReadiness(kv, auditId, input, state, batch, budget, deadline);
     post.agent = true;
     return true;
   }
   return false;
 }
 
-/** `/llms.txt`, the AI crawlers' robots.txt rules, structured-data coverage. */
+/**
+ * `/llms.txt`, the AI crawlers' robots.txt rules, structured-data coverage, and the `agents`
+ * probes (agent_probes.ts), which start no request after `deadline` (epoch ms).
+ */
 async function agentReadiness(
   kv: Deno.Kv,
   auditId: string,
@@ -106,6 +113,7 @@ async function agentReadiness(
   state: CrawlState,
   batch: WriteBatch,
   budget: ByteBudget,
+  deadline: number,
 ): Promise<void> {
   const findings = new FindingsWriter(batch, auditId, state.stored);
   const s = settingsOf(input, budget);
@@ -174,6 +182,21 @@ async function agentReadiness(
         named: namedBots,
       }]);
     }
+    await runAgentProbes({
+      kv,
+      auditId,
+      origin: state.origin,
+      startUrl: state.startUrl,
+      settings: s,
+      budget,
+      politeness: new Politeness(state.pace ??= newPace(), input.maxRps ?? null),
+      deadline,
+      maxRps: input.maxRps ?? null,
+      robots,
+      robotsBody: body,
+      tally: (id, e, a) => tally(state, id, e, a),
+      add: (id, url, items) => findings.add(id, url, items),
+    });
   }
 
   // Structured-data coverage, from the page check's tally.

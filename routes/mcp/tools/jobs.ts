@@ -114,7 +114,7 @@ const AuditsInput = z.object({
     .describe("issue, recheck: a check id (title_missing…); pages, fixes: a filter"),
   severity: z.string().optional().describe("issues: critical, warning or info"),
   category: z.string().optional()
-    .describe("issues: indexability, structure, security, performance or mobile"),
+    .describe("issues: indexability, structure, security, performance, mobile or agents"),
   change: z.string().optional().describe("issues: new, persisting or fixed"),
   status: z.string().optional()
     .describe("pages: 2xx, 3xx, 4xx, 5xx, failed, blocked or not_fetched"),

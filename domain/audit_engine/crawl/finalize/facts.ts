@@ -32,6 +32,7 @@ export class Group implements ItemGroup {
 /** `SiteFacts` as the passes build it: every item list a `Group`. */
 export interface Facts extends SiteFacts {
   status4xx: Group;
+  paid: Group;
   status5xx: Group;
   failed: Group;
   blocked: Group;
@@ -90,6 +91,7 @@ export function emptyFacts(state: CrawlState): Facts {
     records: [],
     attempted: 0,
     status4xx: new Group(),
+    paid: new Group(),
     status5xx: new Group(),
     failed: new Group(),
     known: 0,

@@ -13,6 +13,10 @@ export const fetchOutcomes: RecordReducer = {
   start: (pass) => ({
     add(r) {
       if (!attempted(r)) return;
+      // A 402 is a price (pay per crawl, x402), not a broken page: pay_per_crawl's alone.
+      if (r.state !== "failed" && r.status === 402) {
+        return void pass.f.paid.add({ url: r.url, status: 402 });
+      }
       pass.failing.record(r);
       if (r.state === "failed" || (r.location === null && r.status >= 400)) {
         pass.broken.set(r.hash, { url: r.url, status: r.status, failure: r.failure });
