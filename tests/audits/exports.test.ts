@@ -128,6 +128,7 @@ const PAGE_HEADER = [
   "issue_counts.indexability",
   "issue_counts.mobile",
   "issue_counts.structure",
+  "issue_counts.agents",
 ];
 
 Deno.test("exports: CSV and NDJSON are the JSON lists, whole, quoted, escaped, filtered", () =>

@@ -187,6 +187,7 @@ Deno.test("groups: detected from the URLs, counted, and read with ?group= in JSO
           "issue_counts.security",
           "issue_counts.performance",
           "issue_counts.mobile",
+          "issue_counts.agents",
         ]
       ) assert.ok(header.includes(c), c);
       assert.ok(!header.some((c) => c.startsWith("lab.")), "a raw audit has no lab columns");
