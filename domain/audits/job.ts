@@ -151,6 +151,9 @@ export async function runAuditJob(
   return next ? "next" : "idle";
 }
 
+/** How long a helper with nothing to claim (every range in flight) waits before it ends. */
+const HELPER_PATIENCE_MS = 5_000;
+
 /**
  * A partitioned crawl with more queued than one step takes: calls its helpers (`CRAWL_PARTITIONS`
  * − 1 of them, fixed when the crawl started), each slot once until it runs or its call runs out.
@@ -196,6 +199,7 @@ export async function runCrawlHelper(
     const project = (await read(deps.kv, keys.project(accountId, audit.projectId))).value;
     if (!project) return;
     const input = await runner.input(audit, project);
+    let idleSince = Date.now();
     while (!stopping?.aborted && !slot.lost) {
       const a = (await read(deps.kv, keys.audit(accountId, auditId))).value;
       if (!a || !AUDIT_JOB.open(a)) return;
@@ -209,7 +213,11 @@ export async function runCrawlHelper(
         lease,
       );
       if (out.committed && out.state) recordCrawlStep(auditId, out.state, false);
-      if (out.idle) return;
+      if (!out.idle) idleSince = Date.now();
+      // Every range in flight: theirs are the links to claim next, a moment later.
+      else if (out.waiting && Date.now() - idleSince < HELPER_PATIENCE_MS) {
+        await new Promise((r) => setTimeout(r, out.delayMs));
+      } else return;
     }
   } finally {
     await slot.stop();

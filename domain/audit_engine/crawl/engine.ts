@@ -148,6 +148,9 @@ export async function runCrawlStep(
   return { done, committed: res.ok, state: res.ok ? state : null, delayMs };
 }
 
+/** How long a partitioned crawl's own step waits for a range to claim before handing over. */
+const WAIT_IN_STEP_MS = 5_000;
+
 /**
  * A step of the audit's own chain in a partitioned crawl's crawl phase: a slice step like its
  * helpers' (partition.ts). When it records nothing (every range in flight, or a helper ended the
@@ -161,12 +164,20 @@ async function partitionedStep(
   hooks: StepHooks,
   state: CrawlState,
 ): Promise<StepOutcome> {
-  const out = await runSliceStep(kv, auditId, input, limits, {
+  const slice = {
     now: hooks.now,
     holder: hooks.holder ?? crypto.randomUUID(),
     leaseMs: hooks.leaseMs,
     beforeCommit: hooks.beforeCommit,
-  }, endCrawl);
+  };
+  let out = await runSliceStep(kv, auditId, input, limits, slice, endCrawl);
+  // Every range in flight: the links they bring are soon claimable, so wait here a little
+  // rather than through the queue's delivery.
+  const waitUntil = performance.now() + Math.min(limits.ms, WAIT_IN_STEP_MS);
+  while (out.idle && out.waiting && performance.now() < waitUntil) {
+    await new Promise((r) => setTimeout(r, out.delayMs));
+    out = await runSliceStep(kv, auditId, input, limits, slice, endCrawl);
+  }
   if (out.committed) {
     return { done: false, committed: true, state: out.state, delayMs: out.delayMs };
   }

@@ -84,6 +84,8 @@ export interface SliceOutcome {
   delayMs: number;
   /** Nothing was claimable (every range in flight, the crawl paused, or past its crawl phase). */
   idle: boolean;
+  /** Idle because every range is in flight: their links may soon give more to claim. */
+  waiting?: boolean;
 }
 
 /** How a phase change is decided after a range (engine.ts `endCrawl`, passed in: no cycle). */
@@ -125,7 +127,7 @@ export async function runSliceStep(
     if (wait > 0) return idle(wait);
   }
   const claim = await claimRange(kv, auditId, base, input, limits.pages, hooks);
-  if (claim === "none") return idle(IDLE_RETRY_MS);
+  if (claim === "none") return { ...idle(IDLE_RETRY_MS), waiting: true };
   if (claim === "settle") {
     // Nothing in flight and nothing claimable: the budget is spent or the frontier is empty;
     // a recording of nothing ends the crawl (or moves it on).
