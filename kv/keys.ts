@@ -78,6 +78,7 @@ export const keys = {
     ["audit_slices", auditId, part, n] as const,
   auditSlicesOf: (auditId: string, part: string) => ["audit_slices", auditId, part] as const,
   auditSlices: (auditId: string) => ["audit_slices", auditId] as const,
+  auditSlicesAll: () => ["audit_slices"] as const,
   /** One record per URL the crawl met (seen set and page inventory), by URL. */
   auditPage: (auditId: string, url: string) => ["audit_pages", auditId, url] as const,
   auditPages: (auditId: string) => ["audit_pages", auditId] as const,

@@ -32,7 +32,12 @@ export {
   DEFAULT_CRAWL_CAPS,
 } from "./crawl/caps.ts";
 export { runCrawlStep, runHelperStep } from "./crawl/engine.ts";
-export { callHelper, holdHelperSlot, type SliceOutcome } from "./crawl/partition.ts";
+export {
+  callHelper,
+  handBackSlicesOf,
+  holdHelperSlot,
+  type SliceOutcome,
+} from "./crawl/partition.ts";
 export { DEFAULT_ERROR_STOP, type ErrorStopSettings } from "./crawl/health.ts";
 export { fetchBanner, type FetchSettings } from "./crawl/fetcher.ts";
 export {

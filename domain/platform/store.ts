@@ -189,6 +189,7 @@ export const schema = {
   auditSlice: value<SliceLease>(),
   auditSlicesOf: prefix("auditSlice"),
   auditSlices: prefix("auditSlice"),
+  auditSlicesAll: prefix("auditSlice"),
   auditPage: value<PageRecord>(),
   auditPages: prefix("auditPage"),
   auditFrontier: value<FrontierEntry>(),

@@ -581,3 +581,19 @@ export async function holdHelperSlot(
     },
   };
 }
+
+/**
+ * Ends at once every lease of partitioned crawls that `worker` held (a process seen dead by its
+ * supervisor, or one stopping after its work ended), as if it had run out: its range is claimed
+ * again, its helper slot called again, its recorder lock taken, without waiting for the lease.
+ * Leases only live while their crawls run (pruned after), so the listing stays short.
+ */
+export async function handBackSlicesOf(kv: Deno.Kv, worker: string): Promise<number> {
+  let handed = 0;
+  for await (const e of list(kv, { prefix: keys.auditSlicesAll() })) {
+    if (!e.value.holder.startsWith(`${worker}:`) || e.value.until <= Date.now()) continue;
+    const ok = await atomic(kv).check(e).set(e.key, { ...e.value, until: 0 }).commit();
+    if (ok.ok) handed++;
+  }
+  return handed;
+}
