@@ -24,6 +24,7 @@ import {
   until,
 } from "./process.ts";
 import { waitForAudit } from "../helpers/jobs.ts";
+import { ADMIN_TOKEN } from "../helpers/app.ts";
 
 const SECTIONS = 6;
 const PER_SECTION = 9;
@@ -258,6 +259,66 @@ Deno.test("one audit across 1, 2 and 3 worker processes: same findings, each pag
   } finally {
     await killAll(web, ...workers);
     for (const s of sites) await s.close();
+    await kvFile.remove();
+  }
+});
+
+Deno.test("the all role, partitioned: a SIGKILLed worker child's ranges are handed back by its supervisor at once", async () => {
+  const N = 40;
+  const links = Array.from({ length: N }, (_, i) => `/p${i}`);
+  const routes: Record<string, Route> = {
+    "/": html(page({ title: "Partitioned recovery site", links })),
+  };
+  for (const l of links) {
+    routes[l] = { ...html(page({ title: `Recovery page ${l}`, key: l })), delayMs: 300 };
+  }
+  const site = serveSite(routes);
+  const kvFile = await tempKvPath();
+  let s: ServerProcess | null = null;
+  const step = 5;
+  try {
+    s = await startServer(kvFile.path, {
+      JOB_RUNNER: "child",
+      MAINTENANCE_INTERVAL_MS: "300",
+      LEADER_LEASE_MS: "1500",
+      CRAWL_STEP_PAGES: String(step),
+      CRAWL_CONCURRENCY: "2",
+      CRAWL_PARTITIONS: "2",
+      // Longer than this test waits: no lease (audit, range, helper slot) can run out in it, so
+      // only the supervisor's hand-back can move the audit again.
+      JOB_LEASE_MS: "120000",
+    });
+    const server = s;
+    const childPid = async () =>
+      (await server.req("GET", "/admin/health", {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      })).body.process.worker?.pid as number | undefined;
+    const first = await until(childPid, 15_000, "the worker child");
+    const { accountId, key } = await liveAccount(s);
+    await postStripe(s, await packPaidEvent(s, accountId));
+    const auditId = await runAudit(s, key, site.origin);
+    const pageHits = () => site.hits.filter((h) => /^\/p\d+$/.test(h));
+    await until(() => Promise.resolve(pageHits().length >= 12), 30_000, "pages");
+    Deno.kill(first, "SIGKILL");
+    const killedAt = Date.now();
+    const atKill = pageHits().length;
+    await until(() => Promise.resolve(pageHits().length > atKill + 2), 60_000, "the crawl to move");
+    const movedMs = Date.now() - killedAt;
+    const done = await waitForAudit(s, key, auditId, { ...CHILD_POLL, timeoutMs: 90_000 });
+    assert.equal(done.body.status, "completed", done.text);
+    const pages = pageHits();
+    console.log(
+      `partitioned crawl, embedded child SIGKILLed: moving again ${movedMs} ms after the kill; ` +
+        `${pages.length - N} page fetches repeated (two ranges of ${step} in flight at most)`,
+    );
+    assert.equal(new Set(pages).size, N, "every page was crawled");
+    assert.ok(pages.length - N <= 2 * step, `only the ranges in flight are repeated`);
+  } catch (err) {
+    console.error(s?.logs());
+    throw err;
+  } finally {
+    await killAll(s);
+    await site.close();
     await kvFile.remove();
   }
 });
