@@ -169,6 +169,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     crawlConcurrency: int("CRAWL_CONCURRENCY", 4, 1, 32),
     crawlStepPages: int("CRAWL_STEP_PAGES", 100, 1, 5_000),
     crawlStepSeconds: int("CRAWL_STEP_SECONDS", 20, 1, 600),
+    crawlPartitions: int("CRAWL_PARTITIONS", 1, 1, 16),
     crawlMaxRps: decimal("CRAWL_MAX_RPS", 0.1, 1_000),
     crawlErrorStop: {
       maxRate: decimal("CRAWL_ERROR_RATE_MAX", 0.05, 1) ?? DEFAULT_ERROR_STOP.maxRate,

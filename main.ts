@@ -17,6 +17,7 @@ import {
 } from "./domain/identity/mod.ts";
 import { type Clock, type Deps, randomPart, systemClock } from "./domain/platform/mod.ts";
 import { countJobs, handBackJobsOf, resendExpiredJobs } from "./domain/jobs/mod.ts";
+import { handBackSlicesOf } from "./domain/audit_engine/mod.ts";
 import { setJobCounts, telemetryOn, telemetrySnapshot } from "./telemetry/mod.ts";
 import { type Config, ConfigError, configNotices, devHints, loadConfig } from "./config.ts";
 import { RenderService } from "./domain/render/mod.ts";
@@ -303,7 +304,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
       env: options.env ?? Deno.env.toObject(),
       kvPath: config.kvPath,
       // The parent saw its child die: that child's jobs go back to the queue now.
-      onDeath: (id) => handBackJobsOf(deps, id),
+      onDeath: (id) => Promise.all([handBackJobsOf(deps, id), handBackSlicesOf(deps.kv, id)]),
       onGiveUp: options.onFatal,
     })
     : null;
@@ -331,6 +332,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
       await Promise.all(detached);
       // A step still leased to this process (one that outlived the grace) is handed back now.
       if (worker) await handBackJobsOf(deps, worker).catch(() => {});
+      if (worker) await handBackSlicesOf(deps.kv, worker).catch(() => {});
       await maintenance.stop();
       await render.close();
       if (!options.kv) {

@@ -4,6 +4,7 @@ import {
   crawlDepth,
   crawlScopeOf,
   runAuditJob,
+  runCrawlHelper,
 } from "../domain/audits/mod.ts";
 import {
   backfillPruneMarkers,
@@ -56,6 +57,7 @@ export function auditRunner(deps: Deps): AuditRunner {
         userAgent: audit.options?.userAgent,
         maxRps: effectiveMaxRps(audit.maxRps, c.crawlMaxRps) ?? undefined,
         errorStop: c.crawlErrorStop,
+        partitions: c.crawlPartitions,
         auth: (await auditAuthFor(deps, audit)) ?? undefined,
       };
     },
@@ -87,7 +89,18 @@ export function auditJobs(deps: Deps, rt: JobRuntime): JobHandlers {
       );
     }
   };
+  const helper = (id: string) =>
+    span(
+      "audit.helper",
+      { "job.kind": "crawl_slice", "job.id": id },
+      () => runCrawlHelper(deps, id, runner, rt.stopping),
+    );
   return {
+    // A helper runs until its crawl has nothing left to claim: detached on KV's native queue.
+    crawl_slice: async (id) => {
+      if (rt.inline) await helper(id);
+      else rt.track(helper(id).catch(() => {}));
+    },
     audit: async (id) => {
       if ((await step(id)) !== "next") return;
       if (rt.inline) await chain(id);

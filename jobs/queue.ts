@@ -22,5 +22,6 @@ export function isJobMessage(value: unknown): value is JobMessage {
   const v = value as Record<string, unknown>;
   return typeof v.id === "string" &&
     (v.type === "audit" || v.type === "article" || v.type === "outbox" || v.type === "delivery" ||
-      v.type === "schedule" || v.type === "recheck" || v.type === "mail");
+      v.type === "schedule" || v.type === "recheck" || v.type === "mail" ||
+      v.type === "crawl_slice");
 }

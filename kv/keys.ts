@@ -69,6 +69,16 @@ export const keys = {
   auditCrawl: (auditId: string) => ["audit_crawl", auditId] as const,
   /** The token of the worker that owns the audit's current step; the step's last commit checks it. */
   auditStep: (auditId: string) => ["audit_step", auditId] as const,
+  /**
+   * A partitioned crawl's claims (domain/audit_engine/crawl/partition.ts): `next` 0 (the claim
+   * pointer), `claim` <start> (a leased range of frontier positions), `recorder` 0 (the one
+   * recording step's lock), `helper` <k> (a helper worker's slot), `pace` <host> (a host's next slot).
+   */
+  auditSlice: (auditId: string, part: string, n: number | string) =>
+    ["audit_slices", auditId, part, n] as const,
+  auditSlicesOf: (auditId: string, part: string) => ["audit_slices", auditId, part] as const,
+  auditSlices: (auditId: string) => ["audit_slices", auditId] as const,
+  auditSlicesAll: () => ["audit_slices"] as const,
   /** One record per URL the crawl met (seen set and page inventory), by URL. */
   auditPage: (auditId: string, url: string) => ["audit_pages", auditId, url] as const,
   auditPages: (auditId: string) => ["audit_pages", auditId] as const,

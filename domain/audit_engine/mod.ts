@@ -31,7 +31,13 @@ export {
   type CrawlCaps,
   DEFAULT_CRAWL_CAPS,
 } from "./crawl/caps.ts";
-export { runCrawlStep } from "./crawl/engine.ts";
+export { runCrawlStep, runHelperStep } from "./crawl/engine.ts";
+export {
+  callHelper,
+  handBackSlicesOf,
+  holdHelperSlot,
+  type SliceOutcome,
+} from "./crawl/partition.ts";
 export { DEFAULT_ERROR_STOP, type ErrorStopSettings } from "./crawl/health.ts";
 export { fetchBanner, type FetchSettings } from "./crawl/fetcher.ts";
 export {
@@ -44,7 +50,7 @@ export {
 export type { RenderPlan } from "./crawl/post_steps.ts";
 export { renderTotals } from "./crawl/render_steps.ts";
 export { fetchRobots } from "./crawl/robots_source.ts";
-export type { CrawlInput, CrawlOutcome, StepLimits } from "./crawl/state.ts";
+export type { CrawlInput, CrawlOutcome, CrawlState, StepLimits } from "./crawl/state.ts";
 export {
   clipUtf8,
   FINDINGS_CAP,

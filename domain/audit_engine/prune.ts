@@ -77,6 +77,7 @@ export function workingStatePrefixes(auditId: string): Deno.KvKey[] {
     keys.auditResourceQueueAll(auditId),
     keys.auditAnchorsAll(auditId),
     keys.auditFragLinksAll(auditId),
+    keys.auditSlices(auditId),
   ];
 }
 

@@ -9,7 +9,7 @@ import type { AuditPage, AuditReport, CheckTally, Evidence } from "./types.ts";
 import type { RenderPlan } from "./crawl/post_steps.ts";
 import { keys, list } from "../platform/mod.ts";
 import { withKvLimits } from "../../kv/limits_guard.ts";
-import { runCrawlStep } from "./crawl/engine.ts";
+import { runCrawlStep, runHelperStep } from "./crawl/engine.ts";
 import type { CrawlInput, CrawlOutcome, CrawlState, StepLimits } from "./crawl/state.ts";
 import type { PageRecord } from "./crawl/store.ts";
 import type { PolitenessReport } from "./crawl/politeness.ts";
@@ -86,6 +86,10 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
   const t0 = now();
   // Strict limits: a write past a KV limit fails here as it would on a shared store.
   const kv = withKvLimits(await Deno.openKv(":memory:"), { strict: true });
+  // A partitioned crawl (crawl/partition.ts): helpers take ranges beside the chain of steps, as
+  // other workers would, until it ends.
+  let finished = false;
+  let helpers: Promise<void>[] = [];
   try {
     const auditId = "aud_local";
     const limits: StepLimits = { pages: input.stepPages ?? 50, ms: input.stepMs ?? 30_000 };
@@ -107,7 +111,14 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
       userAgent: input.userAgent,
       maxRps: input.maxRps,
       auth: input.auth,
+      partitions: input.partitions,
     };
+    helpers = Array.from({ length: Math.max(0, (input.partitions ?? 1) - 1) }, async (_, k) => {
+      while (!finished) {
+        const out = await runHelperStep(kv, auditId, crawlInput, limits, `local_${k + 1}`, now);
+        if (out.idle) await new Promise((r) => setTimeout(r, Math.min(out.delayMs || 20, 200)));
+      }
+    });
     let steps = 0;
     while (true) {
       const out = await runCrawlStep(kv, auditId, crawlInput, limits, {
@@ -148,6 +159,8 @@ export async function runAuditDetailed(input: AuditInput): Promise<{
       }
     }
   } finally {
+    finished = true;
+    await Promise.all(helpers);
     kv.close();
   }
 }

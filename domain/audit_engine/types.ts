@@ -520,6 +520,11 @@ export interface CrawlState {
   unfetched?: number;
   /** The error-rate stop's window and pauses (crawl/health.ts; absent: no error seen yet). */
   health?: HealthState;
+  /**
+   * Workers that may fetch for this crawl at once, fixed when it starts (crawl/partition.ts;
+   * absent or 1: one chain of steps, `head` the next position to take).
+   */
+  partitions?: number;
 }
 
 /** What the crawl state keeps of the site's health (crawl/health.ts; a few hundred bytes). */

@@ -8,10 +8,14 @@
 import { isTransientStoreError } from "../../kv/busy_retry.ts";
 import { atomic, classifyFailure, type Deps, keys, read } from "../platform/mod.ts";
 import {
+  callHelper,
   type CrawlInput,
   type CrawlOutcome,
+  type CrawlState,
+  holdHelperSlot,
   type RenderPlan,
   runCrawlStep,
+  runHelperStep,
   type StepLimits,
 } from "../audit_engine/mod.ts";
 import { claimJob, finishJob, keepLease } from "../jobs/mod.ts";
@@ -82,6 +86,8 @@ export async function runAuditJob(
     const step = await runCrawlStep(kv, auditId, input, runner.limits, {
       now: () => clock.now(),
       render: runner.render,
+      holder: `${deps.worker ?? "local"}:${claim.token}`,
+      leaseMs: deps.config.jobLeaseMs ?? undefined,
       beforeCommit: async (op, done, delayMs) => {
         await stop();
         // Only the owner of this step may count it.
@@ -104,6 +110,7 @@ export async function runAuditJob(
       },
     });
     if (step.committed && step.state) recordCrawlStep(auditId, step.state, step.done);
+    if (step.committed && step.state) await callHelpers(deps, auditId, step.state, runner);
     if (step.committed && step.done) outcome = step.state!.result;
     // A delayed step is the queue's to deliver: the chain must not spin through the pause.
     next = step.committed && !step.done && step.delayMs === 0;
@@ -142,6 +149,79 @@ export async function runAuditJob(
     }
   }
   return next ? "next" : "idle";
+}
+
+/** How long a helper with nothing to claim (every range in flight) waits before it ends. */
+const HELPER_PATIENCE_MS = 5_000;
+
+/**
+ * A partitioned crawl with more queued than one step takes: calls its helpers (`CRAWL_PARTITIONS`
+ * − 1 of them, fixed when the crawl started), each slot once until it runs or its call runs out.
+ */
+async function callHelpers(deps: Deps, auditId: string, state: CrawlState, runner: AuditRunner) {
+  const parts = state.partitions ?? 1;
+  if (parts <= 1 || state.phase !== "crawl" || state.tail - state.head <= runner.limits.pages) {
+    return;
+  }
+  for (let k = 1; k < parts; k++) {
+    await callHelper(deps.kv, auditId, k, (op) => {
+      deps.queue.enqueueIn(op, { type: "crawl_slice", id: `${auditId}:${k}` });
+    });
+  }
+}
+
+/**
+ * The queue handler of a partitioned crawl's helper (`<auditId>:<k>`): holds slot k and takes
+ * slice steps (claim a range, fetch, record) while the audit is open and there is a range to
+ * claim, then gives the slot back; the audit's own chain calls it again when there is more.
+ * A helper that dies leaves its range and slot to run out (crawl/partition.ts leases). Safe to
+ * call any number of times.
+ */
+export async function runCrawlHelper(
+  deps: Deps,
+  id: string,
+  runner: AuditRunner,
+  stopping?: AbortSignal,
+): Promise<void> {
+  const cut = id.lastIndexOf(":");
+  const auditId = id.slice(0, cut);
+  const k = Number(id.slice(cut + 1));
+  if (cut <= 0 || !Number.isInteger(k) || k < 1) return;
+  const accountId = (await read(deps.kv, keys.auditOwner(auditId))).value;
+  if (!accountId) return;
+  const holder = `${deps.worker ?? "local"}:${crypto.randomUUID()}`;
+  const lease = deps.config.jobLeaseMs ?? undefined;
+  const slot = await holdHelperSlot(deps.kv, auditId, k, holder, lease && 2 * lease);
+  if (!slot) return;
+  try {
+    const audit = (await read(deps.kv, keys.audit(accountId, auditId))).value;
+    if (!audit || !AUDIT_JOB.open(audit)) return;
+    const project = (await read(deps.kv, keys.project(accountId, audit.projectId))).value;
+    if (!project) return;
+    const input = await runner.input(audit, project);
+    let idleSince = Date.now();
+    while (!stopping?.aborted && !slot.lost) {
+      const a = (await read(deps.kv, keys.audit(accountId, auditId))).value;
+      if (!a || !AUDIT_JOB.open(a)) return;
+      const out = await runHelperStep(
+        deps.kv,
+        auditId,
+        input,
+        runner.limits,
+        holder,
+        () => deps.clock.now(),
+        lease,
+      );
+      if (out.committed && out.state) recordCrawlStep(auditId, out.state, false);
+      if (!out.idle) idleSince = Date.now();
+      // Every range in flight: theirs are the links to claim next, a moment later.
+      else if (out.waiting && Date.now() - idleSince < HELPER_PATIENCE_MS) {
+        await new Promise((r) => setTimeout(r, out.delayMs));
+      } else return;
+    }
+  } finally {
+    await slot.stop();
+  }
 }
 
 /** What a failed audit stores for each known failure code. */

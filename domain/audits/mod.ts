@@ -24,7 +24,7 @@ export {
   listAuditRedirects,
   type RedirectView,
 } from "./fixes.ts";
-export { type AuditRunner, runAuditJob } from "./job.ts";
+export { type AuditRunner, runAuditJob, runCrawlHelper } from "./job.ts";
 export {
   groupNameProblem,
   MAX_GROUPS,

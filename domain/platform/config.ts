@@ -70,6 +70,11 @@ export interface Config {
   /** `CRAWL_STEP_SECONDS`: wall time after which a step starts no new fetch (default 20). */
   crawlStepSeconds: number;
   /**
+   * `CRAWL_PARTITIONS`: workers that may fetch for one audit at once (default 1: one chain of
+   * steps); above 1 each step claims its own leased range of the frontier (crawl/partition.ts).
+   */
+  crawlPartitions: number;
+  /**
    * `CRAWL_MAX_RPS`: requests per second per host at most, for every audit (0.1 to 1000; an
    * audit's `max_rps` may only lower it). Unset (null): no rate cap, only `CRAWL_CONCURRENCY`
    * requests in flight, robots.txt Crawl-delay and Retry-After (domain/audit_engine/crawl/politeness.ts).

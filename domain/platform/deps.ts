@@ -13,6 +13,8 @@ export interface JobQueue {
 /** The typed envelope of every background job: "look at this record". */
 export type JobMessage =
   | { type: "audit"; id: string }
+  /** A helper of a partitioned crawl (id: `<auditId>:<k>`, domain/audit_engine/crawl/partition.ts). */
+  | { type: "crawl_slice"; id: string }
   | { type: "article"; id: string }
   /** A re-check of one check of a completed audit (domain/rechecks/). */
   | { type: "recheck"; id: string }

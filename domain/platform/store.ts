@@ -119,6 +119,16 @@ export interface LeaseRecord {
   until: number;
 }
 
+/**
+ * A lease of a partitioned crawl (domain/audit_engine/crawl/partition.ts): who holds it, until
+ * when, and the end of its range (the claim pointer keeps its position in `end`).
+ */
+export interface SliceLease {
+  holder: string;
+  until: number;
+  end: number;
+}
+
 /** The owner of an account-scoped record whose id arrives alone (a Stripe subscription id). */
 export interface SubscriptionOwner {
   accountId: string;
@@ -176,6 +186,10 @@ export const schema = {
   auditCrawls: prefix("auditCrawl"),
   /** The token of the claim that owns the current step. */
   auditStep: value<string>(),
+  auditSlice: value<SliceLease>(),
+  auditSlicesOf: prefix("auditSlice"),
+  auditSlices: prefix("auditSlice"),
+  auditSlicesAll: prefix("auditSlice"),
   auditPage: value<PageRecord>(),
   auditPages: prefix("auditPage"),
   auditFrontier: value<FrontierEntry>(),

@@ -41,6 +41,7 @@ import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
 
 import { budgetStop, type CrawlCut, noteStop } from "./stops.ts";
 import { WriteBatch } from "./store.ts";
+import { runSliceStep, type SliceOutcome } from "./partition.ts";
 
 export { BAND_BINS, DUP_MIN_WORDS, MAX_SITE_PAGES } from "./page_recorder.ts";
 
@@ -55,6 +56,10 @@ export interface StepHooks {
   beforeCommit?: (op: Atomic, done: boolean, delayMs: number) => void | Promise<void>;
   /** How a rendered audit renders (`input.render`); post_steps.ts. */
   render?: RenderPlan;
+  /** Who takes the step (a worker id and a token): a partitioned crawl's leases name it. */
+  holder?: string;
+  /** A partitioned crawl's claim leases, ms (partition.ts; default CLAIM_LEASE_MS). */
+  leaseMs?: number;
 }
 
 /** What one step did. */
@@ -95,12 +100,17 @@ export async function runCrawlStep(
   hooks: StepHooks,
 ): Promise<StepOutcome> {
   const entry = await read(kv, keys.auditCrawl(auditId));
+  if (entry.value?.phase === "crawl" && (entry.value.partitions ?? 1) > 1) {
+    return await partitionedStep(kv, auditId, input, limits, hooks, entry.value);
+  }
   const batch = new WriteBatch(kv);
   let state: CrawlState;
   let budget: ByteBudget;
   if (entry.value === null) {
     budget = new ByteBudget(input.maxTotalBytes, 0);
     state = await initCrawl(kv, auditId, input, batch, budget);
+    // Fixed for the crawl's life: workers configured otherwise still take it the same way.
+    if ((input.partitions ?? 1) > 1) state.partitions = input.partitions;
   } else {
     state = structuredClone(entry.value);
     if (state.phase === "done") return { done: true, committed: true, state, delayMs: 0 };
@@ -136,6 +146,61 @@ export async function runCrawlStep(
   await hooks.beforeCommit?.(op, done, delayMs);
   const res = await op.commit();
   return { done, committed: res.ok, state: res.ok ? state : null, delayMs };
+}
+
+/** How long a partitioned crawl's own step waits for a range to claim before handing over. */
+const WAIT_IN_STEP_MS = 5_000;
+
+/**
+ * A step of the audit's own chain in a partitioned crawl's crawl phase: a slice step like its
+ * helpers' (partition.ts). When it records nothing (every range in flight, or a helper ended the
+ * phase), the step is still handed over in a commit of the caller's own.
+ */
+async function partitionedStep(
+  kv: Deno.Kv,
+  auditId: string,
+  input: CrawlInput,
+  limits: StepLimits,
+  hooks: StepHooks,
+  state: CrawlState,
+): Promise<StepOutcome> {
+  const slice = {
+    now: hooks.now,
+    holder: hooks.holder ?? crypto.randomUUID(),
+    leaseMs: hooks.leaseMs,
+    beforeCommit: hooks.beforeCommit,
+  };
+  let out = await runSliceStep(kv, auditId, input, limits, slice, endCrawl);
+  // Every range in flight: the links they bring are soon claimable, so wait here a little
+  // rather than through the queue's delivery.
+  const waitUntil = performance.now() + Math.min(limits.ms, WAIT_IN_STEP_MS);
+  while (out.idle && out.waiting && performance.now() < waitUntil) {
+    await new Promise((r) => setTimeout(r, out.delayMs));
+    out = await runSliceStep(kv, auditId, input, limits, slice, endCrawl);
+  }
+  if (out.committed) {
+    return { done: false, committed: true, state: out.state, delayMs: out.delayMs };
+  }
+  const op = atomic(kv);
+  await hooks.beforeCommit?.(op, false, out.delayMs);
+  const res = await op.commit();
+  return { done: false, committed: res.ok, state: res.ok ? state : null, delayMs: out.delayMs };
+}
+
+/**
+ * A helper's step in a partitioned crawl (another worker fetching for the same audit): claims,
+ * fetches and records one range, or answers `idle` when there is nothing to claim.
+ */
+export function runHelperStep(
+  kv: Deno.Kv,
+  auditId: string,
+  input: CrawlInput,
+  limits: StepLimits,
+  holder: string,
+  now: () => number,
+  leaseMs?: number,
+): Promise<SliceOutcome> {
+  return runSliceStep(kv, auditId, input, limits, { now, holder, leaseMs }, endCrawl);
 }
 
 /** One batch of frontier entries: fetch (concurrently), then record in frontier order. */

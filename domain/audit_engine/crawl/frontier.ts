@@ -124,6 +124,34 @@ export class Frontier {
     return { entries, records };
   }
 
+  /**
+   * The entries at positions `start`…`end`-1 (a partitioned crawl's claimed range), with their
+   * records, as `next` reads them.
+   */
+  async range(start: number, end: number): Promise<TakenEntries> {
+    const entries: FrontierEntry[] = [];
+    for await (
+      const e of list(this.kv, {
+        start: keys.auditFrontier(this.auditId, start),
+        end: keys.auditFrontier(this.auditId, end),
+      })
+    ) entries.push(e.value);
+    const found = await getMany(
+      this.kv,
+      entries.map((e) => keys.auditPage(this.auditId, e.url)),
+    );
+    const records = entries.map((e, i) => found[i] ?? newRecord(e.url, start + i, e.depth, false));
+    return { entries, records };
+  }
+
+  /**
+   * Queues an entry a step took and did not fetch (its time ran out) again at the tail, as it
+   * was: a partitioned crawl's claimed range is resolved whole.
+   */
+  putBack(e: FrontierEntry): void {
+    this.retries.push(e);
+  }
+
   /** Marks the first `taken` entries of the head as done. */
   advance(taken: number): void {
     this.state.head += taken;

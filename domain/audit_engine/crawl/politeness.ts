@@ -91,7 +91,12 @@ export class Politeness {
   /** Throttles seen per host in this step: a waiter whose slot predates one takes another. */
   private readonly epochs = new Map<string, number>();
 
-  constructor(private readonly pace: PaceState, private readonly maxRps: number | null) {}
+  constructor(
+    private readonly pace: PaceState,
+    private readonly maxRps: number | null,
+    /** The slots several workers of one crawl share (crawl/partition.ts); absent: this step's. */
+    private readonly shared?: SharedSlots,
+  ) {}
 
   private host(name: string): HostPace {
     let h = this.pace.hosts[name];
@@ -132,13 +137,38 @@ export class Politeness {
         if (deadline > now) await sleep(deadline - now);
         return false;
       }
-      h.next = slot + this.intervalMs(h, crawlDelayS);
+      const interval = this.intervalMs(h, crawlDelayS);
+      // An unpaced host costs the shared store nothing; a paced one takes its slot there, so
+      // the pace holds across every worker of the crawl.
+      if (this.shared && interval > 0) {
+        return await this.sharedWait(h, host, slot, interval, deadline);
+      }
+      h.next = slot + interval;
       if (slot <= now) return true;
       const epoch = this.epochs.get(host) ?? 0;
       await sleep(slot - now);
       // A throttle that came in meanwhile moved the host's slots past ours: take a new one.
       if ((this.epochs.get(host) ?? 0) === epoch) return true;
     }
+  }
+
+  private async sharedWait(
+    h: HostPace,
+    host: string,
+    notBefore: number,
+    interval: number,
+    deadline: number,
+  ): Promise<boolean> {
+    const slot = await this.shared!.take(host, notBefore, interval, deadline);
+    if (slot === null) {
+      const now = Date.now();
+      if (deadline > now) await sleep(deadline - now);
+      return false;
+    }
+    h.next = Math.max(h.next, slot + interval);
+    const wait = slot - Date.now();
+    if (wait > 0) await sleep(wait);
+    return true;
   }
 
   /**
@@ -157,6 +187,20 @@ export class Politeness {
     h.next = Math.max(h.next, now + afterMs);
     this.epochs.set(host, (this.epochs.get(host) ?? 0) + 1);
   }
+}
+
+/** Per-host request slots kept outside one step, shared by all the workers of a crawl. */
+export interface SharedSlots {
+  /**
+   * Takes the first slot of `host` at or after `notBefore` and holds the host for `intervalMs`
+   * after it; null (nothing taken) when that slot falls after `deadline`.
+   */
+  take(
+    host: string,
+    notBefore: number,
+    intervalMs: number,
+    deadline: number,
+  ): Promise<number | null>;
 }
 
 /** The politeness report of a finished crawl. */

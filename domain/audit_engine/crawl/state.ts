@@ -53,6 +53,11 @@ export interface CrawlInput {
   auth?: SiteAuth;
   /** The error-rate stop (health.ts, the operator's `CRAWL_ERROR_*`); absent: none. */
   errorStop?: ErrorStopSettings;
+  /**
+   * Workers that may fetch for this crawl at once (the operator's `CRAWL_PARTITIONS`), read when
+   * the crawl starts; absent: 1.
+   */
+  partitions?: number;
 }
 
 /** How much one step may do before it commits and hands over to the next. */

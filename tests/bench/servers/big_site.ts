@@ -7,10 +7,14 @@
  * With a second argument `resources`, every page also loads a shared stylesheet and script and
  * one of 2,000 images, of which every 100th is missing (404): the `broken_resources` workload.
  *
- * Run: deno run -A tests/bench/servers/big_site.ts 100000 [resources]
+ * With an argument `delay=<ms>`, every page answers after that delay (a realistic server's
+ * latency, for the partitioned crawl's bench).
+ *
+ * Run: deno run -A tests/bench/servers/big_site.ts 100000 [resources] [delay=50]
  */
 const N = Number(Deno.args[0] ?? 1000);
 const RESOURCES = Deno.args[1] === "resources";
+const DELAY_MS = Number(Deno.args.find((a) => a.startsWith("delay="))?.slice(6) ?? 0);
 const IMAGES = 2_000;
 const WORDS = ("search engines read pages quickly when the markup is clean and the links are " +
   "plain and every heading says what follows in a few honest words").split(" ");
@@ -39,7 +43,8 @@ function pageHtml(i: number): string {
 <main><h1>Page ${i}</h1>${image}<p>${words.join(" ")} ${i}.</p></main></body></html>`;
 }
 
-const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+  if (DELAY_MS > 0) await new Promise((r) => setTimeout(r, DELAY_MS));
   const path = new URL(req.url).pathname;
   if (path === "/__stats") {
     let twice = 0;
