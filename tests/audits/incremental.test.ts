@@ -147,8 +147,8 @@ Deno.test("a re-audit reuses unchanged pages (304 and same body) and finds what 
     const { site, changed, log } = changingSite();
     try {
       const { live: key } = await liveWithCredits(app, 100);
-      const audit = async (projectId: string) => {
-        const res = await app.req("POST", `/v1/projects/${projectId}/audits`, { key });
+      const audit = async (projectId: string, body?: unknown) => {
+        const res = await app.req("POST", `/v1/projects/${projectId}/audits`, { key, body });
         assert.equal(res.status, 202, res.text);
         const done = await waitForAudit(app, key, res.body.audit_id);
         assert.equal(done.body.status, "completed", done.text);
@@ -196,11 +196,18 @@ Deno.test("a re-audit reuses unchanged pages (304 and same body) and finds what 
       assert.ok(checks.includes("meta_description_missing"), checks.join());
       assert.ok(!checks.includes("title_duplicate"), checks.join());
 
-      // Only the latest completed audit's facts are kept: the first audit's go with the sweep.
+      // Another User-Agent is another view of the site: nothing is asked conditionally or reused.
+      const before = log.length;
+      const asBot = await audit(p1.project_id, { user_agent: "googlebot_desktop" });
+      assert.equal(asBot.crawl.pages_reused, 0);
+      assert.ok(log.slice(before).every((e) => e.status === 200 || e.path === "/gone"));
+
+      // Only each project's latest completed audit keeps its facts: the older go with the sweep.
       const later = { kv: app.kv, clock: { now: () => app.clock.now() + PRUNE_GRACE_MS + 10 } };
       while (await count(app.kv, keys.auditPrunesDue()) > 0) await pruneFinishedAudits(later);
       assert.equal(await count(app.kv, keys.pageReuseAll(first.audit_id)), 0);
-      assert.equal(await count(app.kv, keys.pageReuseAll(second.audit_id)), 9, "p1's latest kept");
+      assert.equal(await count(app.kv, keys.pageReuseAll(second.audit_id)), 0);
+      assert.equal(await count(app.kv, keys.pageReuseAll(asBot.audit_id)), 9, "p1's latest kept");
       assert.equal(await count(app.kv, keys.pageReuseAll(fresh.audit_id)), 9, "p2's latest kept");
     } finally {
       await site.close();
