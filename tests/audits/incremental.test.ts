@@ -84,13 +84,33 @@ async function findings(app: TestApp, key: string, auditId: string) {
 function changingSite() {
   const changed = new Set<string>();
   const log: { path: string; status: number; bytes: number }[] = [];
-  const validated = ["/a", "/b", "/c", "/d", "/e", "/f"];
+  const steady = Array.from({ length: 8 }, (_, i) => `/g${i}`); // never change
+  const validated = ["/a", "/b", "/c", "/d", "/e", "/f", ...steady];
   const plain = ["/n1", "/n2"]; // no ETag, no Last-Modified, always 200
+  // Facts too large for one KV value (80 distinct canonical hrefs of 1,000 characters each).
+  const canonicals = Array.from(
+    { length: 80 },
+    (_, i) => `<link rel="canonical" href="/big?${String(i).padStart(1000, "x")}">`,
+  ).join("");
   const bodyOf = (path: string): string | null => {
     const v2 = changed.has(path);
     switch (path) {
       case "/":
-        return page({ title: "Home of the changing site", links: [...validated, ...plain] });
+        return page({
+          title: "Home of the changing site",
+          links: [...validated, ...plain, "/big"],
+        });
+      case "/g0":
+      case "/g1":
+      case "/g2":
+      case "/g3":
+      case "/g4":
+      case "/g5":
+      case "/g6":
+      case "/g7":
+        return page({ title: `Steady page ${path} of the site`, key: path, links: ["/a"] });
+      case "/big":
+        return page({ title: "A page with too many canonicals", key: "big", head: canonicals });
       case "/a":
         return page({ title: "Page a of the changing site", key: "a", links: ["/b"] });
       case "/b":
@@ -154,16 +174,18 @@ Deno.test("a re-audit reuses unchanged pages (304 and same body) and finds what 
         assert.equal(done.body.status, "completed", done.text);
         return done.body;
       };
-      const bytes = (from: number) => log.slice(from).reduce((n, e) => n + e.bytes, 0);
+      // HTML bytes of the pages that can be reused (/big is always sent whole: it stores nothing).
+      const bytes = (from: number) =>
+        log.slice(from).filter((e) => e.path !== "/big").reduce((n, e) => n + e.bytes, 0);
       const p1 = (await app.req("POST", "/v1/projects", { key, body: { url: site.origin } })).body;
 
       const first = await audit(p1.project_id);
       assert.equal(first.crawl.pages_reused, 0, "nothing stored before the first audit");
-      assert.equal(first.crawl.pages_fetched, 9);
+      assert.equal(first.crawl.pages_fetched, 18);
       const fullBytes = bytes(0);
       assert.ok(
-        await count(app.kv, keys.pageReuseAll(first.audit_id)) === 9,
-        "every HTML page stored its facts",
+        await count(app.kv, keys.pageReuseAll(first.audit_id)) === 17,
+        "every HTML page stored its facts but the one whose facts pass KV's value limit",
       );
 
       // Four pages change: b (new text, new ETag), e (its title), f (a link), n2 (no validators).
@@ -175,12 +197,13 @@ Deno.test("a re-audit reuses unchanged pages (304 and same body) and finds what 
       assert.deepEqual(statusOf("/a"), [304], "an unchanged page answers 304");
       assert.deepEqual(statusOf("/b"), [200], "a page whose ETag changed is fetched again");
       assert.deepEqual(statusOf("/n1"), [200], "a server ignoring validators still answers 200");
-      // Reused: /, a, c, d (304) and n1 (same body); fetched: b, e, f, n2, and /gone (404).
-      assert.equal(second.crawl.pages_reused, 5);
-      assert.equal(second.crawl.pages_fetched, 10);
+      assert.deepEqual(statusOf("/big"), [200], "a page that stored nothing is fetched in full");
+      // Reused: /, a, c, d, g0-g7 (304) and n1 (same body); fetched: b, e, f, n2, big and /gone.
+      assert.equal(second.crawl.pages_reused, 13);
+      assert.equal(second.crawl.pages_fetched, 19);
       const incBytes = bytes(mark);
       assert.ok(
-        incBytes < fullBytes * 0.6,
+        incBytes < fullBytes * 0.4,
         `incremental ${incBytes} bytes, full ${fullBytes}`,
       );
 
@@ -207,8 +230,8 @@ Deno.test("a re-audit reuses unchanged pages (304 and same body) and finds what 
       while (await count(app.kv, keys.auditPrunesDue()) > 0) await pruneFinishedAudits(later);
       assert.equal(await count(app.kv, keys.pageReuseAll(first.audit_id)), 0);
       assert.equal(await count(app.kv, keys.pageReuseAll(second.audit_id)), 0);
-      assert.equal(await count(app.kv, keys.pageReuseAll(asBot.audit_id)), 9, "p1's latest kept");
-      assert.equal(await count(app.kv, keys.pageReuseAll(fresh.audit_id)), 9, "p2's latest kept");
+      assert.equal(await count(app.kv, keys.pageReuseAll(asBot.audit_id)), 17, "p1's latest kept");
+      assert.equal(await count(app.kv, keys.pageReuseAll(fresh.audit_id)), 17, "p2's latest kept");
     } finally {
       await site.close();
     }
