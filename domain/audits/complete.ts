@@ -88,8 +88,9 @@ export async function completeAudit(
     };
     op.set(keys.audit(accountId, auditId), done);
     if (state?.reuse) {
-      // The project's stored page facts are this audit's now; the older audit's go (a marker a
-      // millisecond after this audit's own, so the two never share a key).
+      // The project's stored page facts are this audit's now, and the older audit's go. Without
+      // a project nothing will read this audit's: they go too, marked a millisecond after the
+      // audit's own marker (`AUDIT_JOB.onFinish`) so the two never share a key.
       const base = project ? await read(kv, keys.reuseBase(project.id)) : null;
       if (base && project) {
         op.check(base).set(base.key, { auditId, fp: state.reuse.fp });

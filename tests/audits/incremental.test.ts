@@ -115,8 +115,15 @@ function changingSite() {
         return page({ title: "Page a of the changing site", key: "a", links: ["/b"] });
       case "/b":
         return page({ title: "Page b of the changing site", key: v2 ? "b2" : "b", links: ["/"] });
-      case "/c": // no description: a finding that persists on an unchanged page
-        return page({ title: "Page c of the changing site", key: "c", description: null });
+      case "/c": // no description; X-Robots-Tag nofollow: its link is never followed
+        return page({
+          title: "Page c of the changing site",
+          key: "c",
+          description: null,
+          links: ["/hidden"],
+        });
+      case "/hidden":
+        return page({ title: "Linked only from a nofollow page", key: "hidden" });
       case "/d": // d and e share a title until e changes
         return page({ title: "A shared title of two pages", key: "d" });
       case "/e":
@@ -143,6 +150,7 @@ function changingSite() {
     return {
       handler: async (req) => {
         const headers = new Headers(GOOD_HEADERS);
+        if (path === "/c") headers.set("x-robots-tag", "nofollow");
         if (!plain.includes(path)) {
           const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(body));
           const etag = `"${btoa(String.fromCharCode(...new Uint8Array(digest))).slice(0, 16)}"`;
@@ -195,6 +203,8 @@ Deno.test("a re-audit reuses unchanged pages (304 and same body) and finds what 
       const answers = log.slice(mark);
       const statusOf = (p: string) => answers.filter((e) => e.path === p).map((e) => e.status);
       assert.deepEqual(statusOf("/a"), [304], "an unchanged page answers 304");
+      assert.deepEqual(statusOf("/c"), [304]);
+      assert.deepEqual(statusOf("/hidden"), [], "a reused page's stored headers still apply");
       assert.deepEqual(statusOf("/b"), [200], "a page whose ETag changed is fetched again");
       assert.deepEqual(statusOf("/n1"), [200], "a server ignoring validators still answers 200");
       assert.deepEqual(statusOf("/big"), [200], "a page that stored nothing is fetched in full");

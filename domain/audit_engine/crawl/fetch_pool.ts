@@ -274,7 +274,7 @@ async function fetchOne(
       page: {
         facts,
         noindex,
-        follow: !isNofollowPage(facts.robotsMeta, res.headers),
+        follow: !isNofollowPage(facts.robotsMeta, headers),
         canonicalOther,
         fired,
         ...(reused ? { reused } : {}),
