@@ -7,10 +7,15 @@
  * the newer one completes.
  */
 import assert from "node:assert/strict";
-import { PRUNE_GRACE_MS, pruneFinishedAudits } from "../../domain/audit_engine/prune.ts";
+import {
+  markForPruning,
+  PRUNE_GRACE_MS,
+  pruneFinishedAudits,
+} from "../../domain/audit_engine/prune.ts";
 import { keys } from "../../kv/keys.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
 import { liveWithCredits } from "../helpers/credits.ts";
+import { openTestKv } from "../helpers/kv.ts";
 import { waitForAudit } from "../helpers/jobs.ts";
 import { GOOD_HEADERS, page, robotsRoute, type Route, serveSite } from "../helpers/sites.ts";
 
@@ -246,3 +251,30 @@ Deno.test("a re-audit reuses unchanged pages (304 and same body) and finds what 
       await site.close();
     }
   }));
+
+Deno.test("a `reuse` prune marker deletes only stored facts; a failed audit loses them with its pages", async () => {
+  const kv = await openTestKv();
+  try {
+    const entry = (url: string) => ({ h: "digest", s: 200, hd: [], b: 1, f: { url } });
+    for (const id of ["aud_older", "aud_failed"]) {
+      const op = kv.atomic();
+      for (const u of ["https://s.test/", "https://s.test/a"]) {
+        op.set(keys.pageReuse(id, u), entry(u)).set(keys.auditPage(id, u), { url: u });
+      }
+      await op.commit();
+    }
+    const op = kv.atomic();
+    markForPruning(op, "aud_older", "reuse", 0);
+    markForPruning(op, "aud_failed", "failed", 0);
+    await op.commit();
+    const later = { kv, clock: { now: () => PRUNE_GRACE_MS + 1 } };
+    assert.equal(await pruneFinishedAudits(later), 2);
+    assert.equal(await count(kv, keys.pageReuseAll("aud_older")), 0);
+    assert.equal(await count(kv, keys.auditPages("aud_older")), 2, "its pages are still served");
+    assert.equal(await count(kv, keys.pageReuseAll("aud_failed")), 0);
+    assert.equal(await count(kv, keys.auditPages("aud_failed")), 0);
+    assert.equal(await count(kv, keys.auditPrunesDue()), 0);
+  } finally {
+    kv.close();
+  }
+});
