@@ -170,6 +170,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     crawlStepPages: int("CRAWL_STEP_PAGES", 100, 1, 5_000),
     crawlStepSeconds: int("CRAWL_STEP_SECONDS", 20, 1, 600),
     crawlMaxRps: decimal("CRAWL_MAX_RPS", 0.1, 1_000),
+    crawlIncremental: get("CRAWL_INCREMENTAL") === null || flag("CRAWL_INCREMENTAL"),
     crawlErrorStop: {
       maxRate: decimal("CRAWL_ERROR_RATE_MAX", 0.05, 1) ?? DEFAULT_ERROR_STOP.maxRate,
       window: int("CRAWL_ERROR_WINDOW", DEFAULT_ERROR_STOP.window, 2, 1_000),

@@ -278,3 +278,23 @@ Deno.test("a `reuse` prune marker deletes only stored facts; a failed audit lose
     kv.close();
   }
 });
+
+Deno.test("CRAWL_INCREMENTAL=0: audits store no facts and ask for nothing conditionally", () =>
+  withApp(async (app) => {
+    const { site, log } = changingSite();
+    try {
+      const { live: key } = await liveWithCredits(app, 100);
+      const p = (await app.req("POST", "/v1/projects", { key, body: { url: site.origin } })).body;
+      for (let i = 0; i < 2; i++) {
+        const res = await app.req("POST", `/v1/projects/${p.project_id}/audits`, { key });
+        const done = (await waitForAudit(app, key, res.body.audit_id)).body;
+        assert.equal(done.status, "completed", JSON.stringify(done));
+        assert.equal(done.crawl.pages_reused, 0);
+        assert.equal(await count(app.kv, keys.pageReuseAll(done.audit_id)), 0);
+      }
+      assert.ok(log.length > 0 && log.every((e) => e.status === 200));
+      assert.equal((await app.kv.get(keys.reuseBase(p.project_id))).versionstamp, null);
+    } finally {
+      await site.close();
+    }
+  }, { env: { CRAWL_INCREMENTAL: "0" } }));
