@@ -2,8 +2,10 @@
  * Incremental crawls (issue 32 item 3), in one run: a 10,000-page site (tests/bench/servers/
  * big_site.ts with ETag / Last-Modified) audited in full, then 5% of its pages changed and the
  * same project audited again (conditional requests, stored facts reused), against a full audit
- * of the changed site on a fresh project. Per audit: wall time, requests, HTML bytes the site
- * sent, 304s, pages reused, and whether the two audits of the changed site found the same.
+ * of the changed site on a fresh project; then, on a second service with `CRAWL_INCREMENTAL=0`,
+ * a full audit that stores no facts (what storing them costs a full audit). Per audit: wall
+ * time, requests, HTML bytes the site sent, 304s, pages reused, and whether the audits of the
+ * changed site found the same.
  *
  * `BENCH_INCREMENTAL_PAGES` scales it down for a quick run (default 10000).
  * Run: deno task bench incremental
@@ -26,18 +28,22 @@ const FLAGS = ["--v8-flags=--max-semi-space-size=2"];
 
 const site = await startSiteProcess("big_site.ts", String(PAGES), "validators");
 const kvFile = await tempKvPath();
-const server: ServerProcess = await startServer(
-  kvFile.path,
-  {
-    CRAWL_MAX_PAGES: String(PAGES + 100),
-    CRAWL_CONCURRENCY: "8",
-    CRAWL_STEP_PAGES: "100",
-    RATE_LIMIT_PER_MINUTE: "100000000",
-    JOB_LEASE_MS: "60000",
-  },
-  30_000,
-  FLAGS,
-);
+const ENV = {
+  CRAWL_MAX_PAGES: String(PAGES + 100),
+  CRAWL_CONCURRENCY: "8",
+  CRAWL_STEP_PAGES: "100",
+  RATE_LIMIT_PER_MINUTE: "100000000",
+  JOB_LEASE_MS: "60000",
+};
+let server: ServerProcess = await startServer(kvFile.path, ENV, 30_000, FLAGS);
+const bareKv = await tempKvPath();
+
+async function paidKey(): Promise<string> {
+  const { accountId, key } = await liveAccount(server);
+  const paid = await postStripe(server, await packPaidEvent(server, accountId, "pack_10000"));
+  if (paid.status !== 200) throw new Error(`credits: ${paid.text}`);
+  return key;
+}
 
 async function audit(key: string, project: string, label: string) {
   const before = await site.stats();
@@ -89,9 +95,7 @@ async function issueCounts(key: string, auditId: string): Promise<string> {
 }
 
 try {
-  const { accountId, key } = await liveAccount(server);
-  const paid = await postStripe(server, await packPaidEvent(server, accountId, "pack_10000"));
-  if (paid.status !== 200) throw new Error(`credits: ${paid.text}`);
+  const key = await paidKey();
   const project = await newProject(server, key, site.origin);
   await audit(key, project, `full audit, ${PAGES} pages`);
   const change = await (await fetch(`${site.origin}/__change?percent=${CHANGED_PERCENT}`, {
@@ -108,8 +112,22 @@ try {
         inc.bytes <= fresh.bytes * (CHANGED_PERCENT + 2) / 100 ? "OK" : "MISS"
       }; findings ${same ? "equal OK" : "DIFFER MISS"}`,
   );
+  await server.kill();
+  server = await startServer(bareKv.path, { ...ENV, CRAWL_INCREMENTAL: "0" }, 30_000, FLAGS);
+  const bareKey = await paidKey();
+  const bare = await audit(
+    bareKey,
+    await newProject(server, bareKey, site.origin),
+    "full audit with CRAWL_INCREMENTAL=0 (no facts stored)",
+  );
+  console.log(
+    `storing facts: a full audit that stores them took ${
+      (fresh.secs / bare.secs * 100).toFixed(0)
+    }% of the wall time of one that stores none`,
+  );
 } finally {
   await server.kill();
   await site.close();
   await kvFile.remove();
+  await bareKv.remove();
 }
