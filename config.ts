@@ -171,6 +171,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     crawlStepSeconds: int("CRAWL_STEP_SECONDS", 20, 1, 600),
     crawlPartitions: int("CRAWL_PARTITIONS", 1, 1, 16),
     crawlMaxRps: decimal("CRAWL_MAX_RPS", 0.1, 1_000),
+    crawlIncremental: get("CRAWL_INCREMENTAL") === null || flag("CRAWL_INCREMENTAL"),
     crawlErrorStop: {
       maxRate: decimal("CRAWL_ERROR_RATE_MAX", 0.05, 1) ?? DEFAULT_ERROR_STOP.maxRate,
       window: int("CRAWL_ERROR_WINDOW", DEFAULT_ERROR_STOP.window, 2, 1_000),

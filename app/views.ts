@@ -172,6 +172,7 @@ export function auditView(a: AuditRecord) {
           complete: a.crawl.complete,
           pages_fetched: a.jobsCompleted + a.jobsFailed,
           urls_not_fetched: a.crawl.unfetched,
+          pages_reused: a.crawl.reused ?? 0,
         },
       }
       : {}),

@@ -143,6 +143,12 @@ export const keys = {
   /** A page's links with a `#fragment` to pages of the site: targets and fragments. */
   auditFragLinks: (auditId: string, url: string) => ["audit_frag_links", auditId, url] as const,
   auditFragLinksAll: (auditId: string) => ["audit_frag_links", auditId] as const,
+  /**
+   * An HTML page's validators, body digest and parsed facts, for the project's next audit to
+   * reuse (incremental crawls); kept for the project's latest completed audit only.
+   */
+  pageReuse: (auditId: string, url: string) => ["page_reuse", auditId, url] as const,
+  pageReuseAll: (auditId: string) => ["page_reuse", auditId] as const,
   /** A distinct same-site resource to check: its queue position and, once checked, its answer. */
   auditResource: (auditId: string, url: string) => ["audit_resources", auditId, url] as const,
   auditResources: (auditId: string) => ["audit_resources", auditId] as const,
@@ -210,6 +216,8 @@ export const keys = {
 
   /** What the latest completed audit learnt about a project's site (pages for internal links). */
   siteFacts: (projectId: string) => ["site_facts", projectId] as const,
+  /** The project's audit whose stored page facts the next incremental audit reuses. */
+  reuseBase: (projectId: string) => ["reuse_base", projectId] as const,
 
   /** A project's audit schedule (at most one per project). */
   schedule: (projectId: string) => ["schedules", projectId] as const,

@@ -295,6 +295,11 @@ export const Audit = z.object({
     urls_not_fetched: z.number().int().openapi({
       description: "URLs found (links, redirects, the sitemap) and never fetched",
     }),
+    pages_reused: z.number().int().openapi({
+      description: "Pages of pages_fetched judged on the previous audit's stored facts: the " +
+        "site answered 304 to If-None-Match / If-Modified-Since, or sent the same body " +
+        "(an incremental crawl; findings as a full crawl's)",
+    }),
   }).optional().openapi({
     description: "Completed audits (additive): what the crawl covered",
   }),

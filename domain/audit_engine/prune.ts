@@ -26,6 +26,11 @@
  * - `audit_pages` (seen set and page inventory), `audit_findings` (evidence), `audit_issues`,
  *   `audit_lab` (lab metrics of the rendered lab pages).
  *
+ * Kept after a completed audit until the project's next completed audit with stored facts replaces
+ * them: `page_reuse` (each HTML page's validators, digest and facts, for an incremental re-audit;
+ * crawl/reuse.ts). That audit's completing commit marks the older audit with kind `reuse`, which
+ * deletes only them; a failed audit's are deleted with its results.
+ *
  * Kept after a completed audit (what the API and the next audit read): `audits` (the record,
  * with score, summary, changes), `audit_owner`, `audit_pages` (`GET /pages`), `audit_findings`
  * (`GET /issues/{check}`, `/pages?check=`), `audit_lab` (the HTML report's lab metrics),
@@ -83,11 +88,17 @@ export function workingStatePrefixes(auditId: string): Deno.KvKey[] {
 
 /** What a failed audit also loses: it never serves pages or findings. */
 function resultPrefixes(auditId: string): Deno.KvKey[] {
-  return [keys.auditPages(auditId), keys.auditFindingsAll(auditId), keys.auditLabs(auditId)];
+  return [
+    keys.auditPages(auditId),
+    keys.auditFindingsAll(auditId),
+    keys.auditLabs(auditId),
+    keys.pageReuseAll(auditId),
+  ];
 }
 
 /** Single keys deleted with the marker, after every prefix is empty. */
 function singleKeys(auditId: string, kind: PruneKind): Deno.KvKey[] {
+  if (kind === "reuse") return [];
   // audit_auth is deleted by the finishing commit already; again here, in case.
   const out: Deno.KvKey[] = [
     keys.auditCrawl(auditId),
@@ -119,7 +130,9 @@ async function pruneOne(
   kind: PruneKind,
   budget: { commits: number },
 ): Promise<boolean> {
-  const prefixes = kind === "failed"
+  const prefixes = kind === "reuse"
+    ? [keys.pageReuseAll(auditId)]
+    : kind === "failed"
     ? [...workingStatePrefixes(auditId), ...resultPrefixes(auditId)]
     : workingStatePrefixes(auditId);
   for (const prefix of prefixes) {

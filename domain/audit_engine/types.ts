@@ -525,6 +525,36 @@ export interface CrawlState {
    * absent or 1: one chain of steps, `head` the next position to take).
    */
   partitions?: number;
+  /**
+   * An incremental crawl (crawl/reuse.ts): the options fingerprint its stored page facts are
+   * valid for, and the pages whose stored facts it reused; absent: the audit stores none.
+   */
+  reuse?: { fp: string; reused: number };
+}
+
+/**
+ * What an incremental re-audit needs of one HTML 2xx page (crawl/reuse.ts): its validators, a
+ * digest of its body, the status, headers and size it was judged with, and its parsed facts.
+ */
+export interface ReuseEntry {
+  /** ETag, when the page sent one. */
+  e?: string;
+  /** Last-Modified, when the page sent one. */
+  m?: string;
+  /** The body's digest (128 bits of SHA-256, base64). */
+  h: string;
+  s: number;
+  /** Response headers the checks read, as [name, value] pairs. */
+  hd: [string, string][];
+  /** Body bytes. */
+  b: number;
+  f: PageFacts;
+}
+
+/** A project's latest completed audit with stored page facts, and their options fingerprint. */
+export interface ReuseBase {
+  auditId: string;
+  fp: string;
 }
 
 /** What the crawl state keeps of the site's health (crawl/health.ts; a few hundred bytes). */
@@ -675,7 +705,8 @@ export interface BackfillState {
   done: boolean;
 }
 
-export type PruneKind = "completed" | "failed";
+/** How an audit ended, or `reuse`: only its stored page facts go (a newer audit replaced them). */
+export type PruneKind = "completed" | "failed" | "reuse";
 
 /** The finished crawl's result, kept in the state so a repeated last step finds it. */
 export interface CrawlOutcome {

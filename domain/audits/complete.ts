@@ -8,6 +8,7 @@ import { type Deps, keys, read, recordEvent } from "../platform/mod.ts";
 import {
   type AuditReport,
   type CrawlOutcome,
+  markForPruning,
   renderTotals,
   reportOf,
 } from "../audit_engine/mod.ts";
@@ -77,6 +78,7 @@ export async function completeAudit(
       crawl: {
         complete: !outcome.truncated,
         unfetched: outcome.unfetched ?? 0,
+        reused: state?.reuse?.reused ?? 0,
       },
       ...(outcome.scopeLeftOut ? { scopeLeftOut: outcome.scopeLeftOut } : {}),
       ...(outcome.politeness ? { politeness: outcome.politeness } : {}),
@@ -85,6 +87,20 @@ export async function completeAudit(
         : {}),
     };
     op.set(keys.audit(accountId, auditId), done);
+    if (state?.reuse) {
+      // The project's stored page facts are this audit's now, and the older audit's go. Without
+      // a project nothing will read this audit's: they go too, marked a millisecond after the
+      // audit's own marker (`AUDIT_JOB.onFinish`) so the two never share a key.
+      const base = project ? await read(kv, keys.reuseBase(project.id)) : null;
+      if (base && project) {
+        op.check(base).set(base.key, { auditId, fp: state.reuse.fp });
+        if (base.value && base.value.auditId !== auditId) {
+          markForPruning(op, base.value.auditId, "reuse", now);
+        }
+      } else {
+        markForPruning(op, auditId, "reuse", now + 1);
+      }
+    }
     if (project) {
       op.set(projectEntry.key, {
         ...project,

@@ -82,7 +82,13 @@ export async function runAuditJob(
   let outcome: CrawlOutcome | null = null;
   let next = false;
   try {
+    // Project audits are incremental (unless the operator turned it off): each reuses what the
+    // project's latest audit with stored facts kept, when their options are compatible
+    // (audit_engine crawl/reuse.ts).
     const input = await runner.input(audit, project);
+    if (deps.config.crawlIncremental !== false) {
+      input.incremental ??= { previous: (await read(kv, keys.reuseBase(project.id))).value };
+    }
     const step = await runCrawlStep(kv, auditId, input, runner.limits, {
       now: () => clock.now(),
       render: runner.render,

@@ -97,9 +97,11 @@ export interface AuditRecord {
   limitsHit?: Partial<Record<CapName, CapHit>>;
   /**
    * Once completed: whether the crawl covered what it found (no budget cut it short) and the
-   * URLs it knew and never fetched. Absent on audits completed before it was kept.
+   * URLs it knew and never fetched, and the pages judged on the previous audit's stored facts
+   * (`reused`, an incremental crawl; absent before it existed). Absent on audits completed
+   * before it was kept.
    */
-  crawl?: { complete: boolean; unfetched: number };
+  crawl?: { complete: boolean; unfetched: number; reused?: number };
   /**
    * The audit carries staging credentials: only their mask is here; the sealed copy lives under
    * `audit_auth/<id>` until the audit ends (site_access.ts).

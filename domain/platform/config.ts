@@ -81,6 +81,12 @@ export interface Config {
    */
   crawlMaxRps: number | null;
   /**
+   * `CRAWL_INCREMENTAL` (default on): audits store each HTML page's facts and a project's next
+   * audit reuses them for pages that did not change (domain/audit_engine/crawl/reuse.ts); off
+   * (`0`): every audit is a full one and stores nothing. Absent: on.
+   */
+  crawlIncremental?: boolean;
+  /**
    * The error-rate stop of every crawl (`CRAWL_ERROR_RATE_MAX`, `CRAWL_ERROR_WINDOW`,
    * `CRAWL_ERROR_PAUSE_SECONDS`, `CRAWL_ERROR_MAX_PAUSE_SECONDS`, `CRAWL_ERROR_PAUSES`;
    * domain/audit_engine/crawl/health.ts): the share of errors among the last `window` responses

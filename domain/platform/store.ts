@@ -43,6 +43,8 @@ import type {
   PageRecord,
   PruneKind,
   ResourceRecord,
+  ReuseBase,
+  ReuseEntry,
   ScriptLibraryValue,
 } from "../audit_engine/types.ts";
 import type {
@@ -225,6 +227,9 @@ export const schema = {
   auditAnchorsAll: prefix("auditAnchors"),
   auditFragLinks: value<FragLinksValue>(),
   auditFragLinksAll: prefix("auditFragLinks"),
+  /** Kept for the project's latest completed audit only (a `reuse` prune marker drops older). */
+  pageReuse: value<ReuseEntry>(),
+  pageReuseAll: prefix("pageReuse"),
   auditResource: value<ResourceRecord>(),
   auditResources: prefix("auditResource"),
   /** Resource URLs in the order found, checked after the crawl. */
@@ -247,6 +252,7 @@ export const schema = {
   auditLab: value<LabRecord>(),
   auditLabs: prefix("auditLab"),
   siteFacts: value<SiteFactsRecord>(),
+  reuseBase: value<ReuseBase>(),
 
   // Share links of audit reports and article previews (domain/shares/links.ts).
   /** Kept (revoked or expired) until its KV expiry, a week after it expires. */

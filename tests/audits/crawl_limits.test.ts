@@ -62,6 +62,7 @@ Deno.test("a sandbox audit cut by the trial's page budget says so everywhere, wi
         complete: false,
         pages_fetched: 25,
         urls_not_fetched: 10,
+        pages_reused: 0,
       });
 
       const report = await fetch(`${app.url}/v1/audits/${res.body.audit_id}/report`, {
@@ -101,6 +102,7 @@ Deno.test("a site within the budget reports a complete crawl and no cap", () =>
         complete: true,
         pages_fetched: 7,
         urls_not_fetched: 0,
+        pages_reused: 0,
       });
       const report = await fetch(`${app.url}/v1/audits/${res.body.audit_id}/report`, {
         headers: { authorization: `Bearer ${key}` },

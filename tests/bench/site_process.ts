@@ -13,7 +13,9 @@
 export interface SiteProcess {
   origin: string;
   /** The big site's counters (`GET /__stats`). */
-  stats(): Promise<{ served: number; distinct: number; twice: number }>;
+  stats(): Promise<
+    { served: number; distinct: number; twice: number; htmlBytes?: number; notModified?: number }
+  >;
   close(): Promise<void>;
 }
 

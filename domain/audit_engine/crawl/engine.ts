@@ -37,6 +37,7 @@ import { type RenderPlan, runPostCrawlStep } from "./post_steps.ts";
 import { ResourceQueue } from "./resource_checks.ts";
 import { Scope } from "../scope.ts";
 import { RobotsSource } from "./robots_source.ts";
+import { stepReuse } from "./reuse.ts";
 import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
 
 import { budgetStop, type CrawlCut, noteStop } from "./stops.ts";
@@ -253,6 +254,7 @@ async function crawlBatch(
   const politeness = new Politeness(state.pace ??= newPace(), input.maxRps ?? null);
   const tally = PageTally.from(state.tallies);
   const banners = new BannerReader(kv, auditId, s, robots, state, batch);
+  const reuse = await stepReuse(kv, input, caps, state, entries.map((e) => e.url));
   const results = await fetchBatch(entries, {
     settings: s,
     robots,
@@ -267,6 +269,7 @@ async function crawlBatch(
     stopAt: t0 + limits.ms,
     outOfBudget,
     health,
+    reuse,
   });
   const resources = new ResourceQueue(
     kv,

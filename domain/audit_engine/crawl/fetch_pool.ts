@@ -27,6 +27,14 @@ import type { FrontierEntry } from "./frontier.ts";
 import type { Health } from "./health.ts";
 import { MAX_RETRIES, type Politeness, throttleOf } from "./politeness.ts";
 import type { RobotsSource } from "./robots_source.ts";
+import {
+  bodyDigest,
+  conditionalHeaders,
+  keptHeaders,
+  type ReuseEntry,
+  reuseEntry,
+  type StepReuse,
+} from "./reuse.ts";
 
 /** Workers per pool, at most, whatever the input asks. */
 const MAX_CONCURRENCY = 32;
@@ -55,6 +63,10 @@ export type Fetched =
       follow: boolean;
       canonicalOther: string | null;
       fired: FiredCheck[];
+      /** Its facts are the previous audit's (a 304, or the same body): crawl/reuse.ts. */
+      reused?: boolean;
+      /** What the page keeps for the next audit (incremental crawls; null: too large). */
+      keep?: ReuseEntry | null;
     };
   };
 
@@ -87,6 +99,8 @@ export interface FetchPoolOptions {
   outOfBudget: (reserved: number) => boolean;
   /** The error-rate stop (health.ts): once it trips, no further entry is taken. */
   health?: Health;
+  /** An incremental crawl's stored pages, per entry (crawl/reuse.ts); absent: none. */
+  reuse?: StepReuse | null;
 }
 
 /**
@@ -147,7 +161,7 @@ export async function fetchBatch(
         stopped = true;
         return;
       }
-      const got = results[i] = await fetchOne(e, u, opts);
+      const got = results[i] = await fetchOne(e, u, opts, opts.reuse?.prior[i] ?? null);
       const error = isError(got);
       if (error !== null) opts.health?.note(error, got.kind === "retry" ? got.afterMs : undefined);
       const kind = got.kind;
@@ -167,13 +181,20 @@ export async function fetchBatch(
 /**
  * Fetches one entry (its politeness slot already taken) and, for an HTML 2xx page, parses and
  * checks it. A 429 (or 503 with Retry-After) slows the host down and sends the URL back, until
- * its retries are spent.
+ * its retries are spent. With `prior` (what the previous audit stored of the URL) the request is
+ * conditional, and a 304 or an unchanged body is judged on the stored facts, unparsed: as the
+ * status, headers and size they were stored with.
  */
-async function fetchOne(e: FrontierEntry, u: URL, opts: FetchPoolOptions): Promise<Fetched> {
+async function fetchOne(
+  e: FrontierEntry,
+  u: URL,
+  opts: FetchPoolOptions,
+  prior: ReuseEntry | null,
+): Promise<Fetched> {
   let res: SafeResponse;
   const startedAt = Date.now();
   try {
-    res = await fetchPage(opts.settings, e.url);
+    res = await fetchPage(opts.settings, e.url, prior ? conditionalHeaders(prior) : undefined);
   } catch (err) {
     if (err instanceof BudgetSpentError) return { kind: "skipped" };
     return { kind: "failed", failure: failureKind(err) };
@@ -186,32 +207,52 @@ async function fetchOne(e: FrontierEntry, u: URL, opts: FetchPoolOptions): Promi
     gaveUp = true;
   }
   try {
-    const loc = res.headers.get("location");
-    const location = res.status >= 300 && res.status < 400 && loc ? canonicalize(loc, e.url) : null;
+    const unmodified = prior !== null && res.status === 304;
+    const status = unmodified ? prior.s : res.status;
+    const headers = unmodified ? new Headers(prior.hd) : res.headers;
+    const loc = headers.get("location");
+    const location = status >= 300 && status < 400 && loc ? canonicalize(loc, e.url) : null;
     const base = {
       kind: "response" as const,
-      status: res.status,
+      status,
       ttfbMs: Math.round(res.ttfbMs),
-      bytes: res.body.byteLength,
+      bytes: unmodified ? prior.b : res.body.byteLength,
       location,
       ...(gaveUp ? { gaveUp } : {}),
     };
-    if (res.status < 200 || res.status >= 300) return { ...base, page: null };
-    if (!isHtmlType(res.headers.get("content-type"))) {
-      return { ...base, nonHtmlRobots: nonHtmlRobots(res.headers), page: null };
+    if (status < 200 || status >= 300) return { ...base, page: null };
+    if (!isHtmlType(headers.get("content-type"))) {
+      return { ...base, nonHtmlRobots: nonHtmlRobots(headers), page: null };
     }
-    const facts = extractPageFacts(
+    const digest = opts.reuse ? (unmodified ? prior.h : bodyDigest(res.body)) : "";
+    const reused = prior !== null && (unmodified || prior.h === digest);
+    const facts = reused ? prior.f : extractPageFacts(
       res.body,
       u,
       opts.siteKey,
       opts.linksPerPage,
       opts.resources ? MAX_RESOURCES_PER_PAGE : 0,
     );
-    const noindex = isNoindex(facts, res.headers, opts.now);
+    // The facts as the parse gave them: the checks read facts and never change them.
+    const keep = opts.reuse
+      ? reuseEntry(
+        {
+          etag: res.headers.get("etag") ?? (unmodified ? prior.e ?? null : null),
+          lastModified: res.headers.get("last-modified") ??
+            (unmodified ? prior.m ?? null : null),
+        },
+        digest,
+        status,
+        unmodified ? prior.hd : keptHeaders(headers),
+        base.bytes,
+        facts,
+      )
+      : undefined;
+    const noindex = isNoindex(facts, headers, opts.now);
     const ctx: PageContext = {
       url: u,
-      status: res.status,
-      headers: res.headers,
+      status,
+      headers,
       facts,
       depth: e.depth,
       isHome: e.depth === 0,
@@ -233,9 +274,11 @@ async function fetchOne(e: FrontierEntry, u: URL, opts: FetchPoolOptions): Promi
       page: {
         facts,
         noindex,
-        follow: !isNofollowPage(facts.robotsMeta, res.headers),
+        follow: !isNofollowPage(facts.robotsMeta, headers),
         canonicalOther,
         fired,
+        ...(reused ? { reused } : {}),
+        ...(keep !== undefined ? { keep } : {}),
       },
     };
   } catch {

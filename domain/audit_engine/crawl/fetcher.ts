@@ -165,14 +165,23 @@ export async function fetchFollow(
 /**
  * Fetches one page without following redirects; reads the body only for HTML 2xx. A 429/503 is
  * returned as is: the fetch pool decides whether to slow down and queue the URL again.
+ * `conditional`: an incremental crawl's `If-None-Match` / `If-Modified-Since` (crawl/reuse.ts).
  */
-export function fetchPage(s: FetchSettings, url: string): Promise<SafeResponse> {
+export function fetchPage(
+  s: FetchSettings,
+  url: string,
+  conditional?: Record<string, string>,
+): Promise<SafeResponse> {
   const read = (st: number, h: Headers) =>
     st >= 200 && st < 300 && isHtmlType(h.get("content-type"));
   return budgeted(
     s,
     s.maxBytes,
-    (cap) => safeFetch(url, { ...baseOptions(s, url), maxBytes: cap, shouldReadBody: read }),
+    (cap) => {
+      const o = baseOptions(s, url);
+      if (conditional) Object.assign(o.headers, conditional);
+      return safeFetch(url, { ...o, maxBytes: cap, shouldReadBody: read });
+    },
     true,
   );
 }

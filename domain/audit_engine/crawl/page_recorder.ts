@@ -117,6 +117,8 @@ export async function recordPages(
       recordResponse(rec, res, state, (url, depth) => discover(url, depth, (e.hops ?? 0) + 1));
       if (res.page) {
         const { facts } = res.page;
+        if (res.page.reused && state.reuse) state.reuse.reused++;
+        if (res.page.keep) batch.set(keys.pageReuse(auditId, rec.url), res.page.keep);
         if (facts.linksOverCap > 0) {
           noteCap(state.capsHit!, "links_per_page", caps.linksPerPage, facts.linksOverCap);
         }

@@ -12,6 +12,7 @@ import type { CrawlScope } from "../scope.ts";
 import type { UserAgentPreset } from "../user_agents.ts";
 import type { SiteAuth } from "../site_auth.ts";
 import type { ErrorStopSettings } from "./health.ts";
+import type { ReuseBase } from "../types.ts";
 
 /** What an audit's crawl is asked to do; the budgets are the operator's and the plan's. */
 export interface CrawlInput {
@@ -58,6 +59,12 @@ export interface CrawlInput {
    * the crawl starts; absent: 1.
    */
   partitions?: number;
+  /**
+   * An incremental crawl (crawl/reuse.ts): the audit stores each HTML page's facts, and reuses
+   * those `previous` (the project's latest audit that stored any) stored when compatible.
+   * Absent: no facts stored or reused.
+   */
+  incremental?: { previous: ReuseBase | null };
 }
 
 /** How much one step may do before it commits and hands over to the next. */

@@ -10,11 +10,23 @@
  * With an argument `delay=<ms>`, every page answers after that delay (a realistic server's
  * latency, for the partitioned crawl's bench).
  *
- * Run: deno run -A tests/bench/servers/big_site.ts 100000 [resources] [delay=50]
+ * With an argument `validators`, pages send an ETag and a Last-Modified and answer 304 to a
+ * matching `If-None-Match`; `POST /__change?percent=5` then changes that share of the pages (a
+ * seeded choice: their text, so their ETag), for an incremental re-audit. `/__stats` also says
+ * the HTML bytes sent and the 304s answered.
+ *
+ * Run: deno run -A tests/bench/servers/big_site.ts 100000 [resources] [validators] [delay=50]
  */
 const N = Number(Deno.args[0] ?? 1000);
-const RESOURCES = Deno.args[1] === "resources";
+const RESOURCES = Deno.args.includes("resources");
+const VALIDATORS = Deno.args.includes("validators");
 const DELAY_MS = Number(Deno.args.find((a) => a.startsWith("delay="))?.slice(6) ?? 0);
+/** Pages i with `(i * 7919) % 100 < changed` serve their second version. */
+let changed = 0;
+let htmlBytes = 0;
+let notModified = 0;
+const isChanged = (i: number) => (i * 7919) % 100 < changed;
+const encoder = new TextEncoder();
 const IMAGES = 2_000;
 const WORDS = ("search engines read pages quickly when the markup is clean and the links are " +
   "plain and every heading says what follows in a few honest words").split(" ");
@@ -30,7 +42,8 @@ function pageHtml(i: number): string {
   if (i + 1 < N) links.push(`/p/${i + 1}`);
   if (i % 500 === 7) links.push(`/gone/${i}`);
   const words: string[] = [];
-  for (let k = 0; k < 300; k++) words.push(WORDS[(i + k * 3) % WORDS.length]);
+  const shift = isChanged(i) ? 1 : 0;
+  for (let k = 0; k < 300; k++) words.push(WORDS[(i + k * 3 + shift) % WORDS.length]);
   const title = i % 500 === 7 ? "" : `<title>Generated page number ${i} of the big site</title>`;
   const assets = RESOURCES
     ? `<link rel="stylesheet" href="/app.css"><script src="/app.js" defer></script>`
@@ -44,13 +57,19 @@ function pageHtml(i: number): string {
 }
 
 const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
-  if (DELAY_MS > 0) await new Promise((r) => setTimeout(r, DELAY_MS));
   const path = new URL(req.url).pathname;
   if (path === "/__stats") {
     let twice = 0;
     for (const n of seen.values()) if (n > 1) twice++;
-    return Response.json({ served, distinct: seen.size, twice });
+    return Response.json({ served, distinct: seen.size, twice, htmlBytes, notModified });
   }
+  if (path === "/__change") {
+    changed = Number(new URL(req.url).searchParams.get("percent") ?? 0);
+    let pages = 0;
+    for (let i = 0; i < N; i++) if (isChanged(i)) pages++;
+    return Response.json({ changed: pages });
+  }
+  if (DELAY_MS > 0) await new Promise((r) => setTimeout(r, DELAY_MS));
   served++;
   seen.set(path, (seen.get(path) ?? 0) + 1);
   if (path === "/robots.txt") return new Response("User-agent: *\nDisallow:\n");
@@ -66,8 +85,23 @@ const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, asy
   const m = /^\/p\/(\d+)$/.exec(path);
   const i = path === "/" ? 0 : m ? Number(m[1]) : -1;
   if (i < 0 || i >= N) return new Response("not found", { status: 404 });
-  return new Response(pageHtml(i), {
-    headers: { "content-type": "text/html; charset=utf-8", "content-encoding": "identity" },
-  });
+  const headers: Record<string, string> = {
+    "content-type": "text/html; charset=utf-8",
+    "content-encoding": "identity",
+  };
+  if (VALIDATORS) {
+    const etag = `"p${i}-v${isChanged(i) ? 2 : 1}"`;
+    headers.etag = etag;
+    headers["last-modified"] = isChanged(i)
+      ? "Wed, 25 Nov 2026 10:00:00 GMT"
+      : "Sun, 01 Nov 2026 10:00:00 GMT";
+    if (req.headers.get("if-none-match") === etag) {
+      notModified++;
+      return new Response(null, { status: 304, headers: { etag } });
+    }
+  }
+  const body = encoder.encode(pageHtml(i));
+  htmlBytes += body.byteLength;
+  return new Response(body, { headers });
 });
 console.log(server.addr.port);
