@@ -38,8 +38,9 @@ const QUICK_DEATHS_LIMIT = 5;
  * The child's V8 old space, MiB (`WORKER_HEAP_MIB`; 0: V8's own limit). Without a cap V8 sizes
  * the heap by the machine's memory and collects lazily: measured, a crawl's worker held 280 MiB
  * of RSS after 2,000 pages whatever its page budget, though what it kept alive was a few tens of
- * MiB; capped, it stays near 180 MiB at the same pages per second. The site-wide passes keep
- * 16–40 bytes per URL (docs/contributors.md), so a million-page audit fits well inside.
+ * MiB; capped, it stayed near 180 MiB at the same pages per second. The site-wide passes keep
+ * about 55 bytes per page in typed arrays, outside this cap (domain/audit_engine/crawl/finalize.ts),
+ * and their JS heap does not grow with the site (tests/audit_engine/finalize_memory.test.ts).
  */
 export const WORKER_HEAP_MIB = 160;
 

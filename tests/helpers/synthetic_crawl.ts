@@ -190,8 +190,8 @@ export async function runFinalizeChild(
     args: [
       "run",
       "--no-prompt",
-      "--allow-read",
-      "--allow-write",
+      // Every permission: Deno reads /proc/self/status (the kernel's RSS figures) only under -A.
+      "--allow-all",
       "--unstable-kv",
       `--v8-flags=${v8Flags.join(",")}`,
       CHILD,
