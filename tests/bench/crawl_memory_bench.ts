@@ -7,12 +7,13 @@
  *    again under the flags before the heap cap (`--max-semi-space-size=2` only). Prints the
  *    child's peak RSS (the kernel's high-water mark), its anonymous part at the end, the largest
  *    V8 heap sampled and the seconds, then the slope of peak RSS per 100,000 pages.
- * 2. The crawl's first 3,000 pages with a page budget of 5,000 and of 100,000: the real service
+ * 2. The crawl's first 3,000 pages with a page budget of 5,000 and of 100,000, then 100,000 with
+ *    the worker's heap uncapped (`WORKER_HEAP_MIB=0`, as before the cap): the real service
  *    (`main.ts`, `JOB_RUNNER=child`) against tests/bench/servers/big_site.ts, the worker child's
  *    RSS sampled — whether the early RSS is sized by the budget.
  *
- * `BENCH_MEMORY_SIZES=50000,100000` picks other sizes for part 1; `BENCH_MEMORY_CRAWL=0` skips
- * part 2. Run: deno task bench crawl_memory
+ * `BENCH_MEMORY_SIZES=50000,100000` picks other sizes for part 1 (empty: none);
+ * `BENCH_MEMORY_CRAWL=0` skips part 2. Run: deno task bench crawl_memory
  */
 import { workerChildArgs } from "../../jobs/worker_child.ts";
 import {
@@ -30,7 +31,7 @@ const MiB = 1024 * 1024;
 const DEEP = Deno.env.get("SERPWRIGHT_DEEP") === "1";
 const SIZES =
   (Deno.env.get("BENCH_MEMORY_SIZES") ?? (DEEP ? "100000,300000,1000000" : "100000,300000"))
-    .split(",").map(Number);
+    .split(",").filter(Boolean).map(Number);
 
 /** The V8 flags the worker child runs with, as main.ts starts it. */
 const workerFlags = workerChildArgs({ kvPath: "/tmp/x.sqlite" })
@@ -83,7 +84,8 @@ if (Deno.env.get("BENCH_MEMORY_CRAWL") !== "0") {
       return [];
     }
   };
-  for (const budget of [5_000, 100_000]) {
+  // The last: the worker child as it ran before its heap cap (WORKER_HEAP_MIB=0).
+  for (const [budget, heap] of [[5_000, ""], [100_000, ""], [100_000, "0"]] as const) {
     const site = await startSiteProcess("big_site.ts", "100000");
     const kvFile = await tempKvPath();
     const server = await startServer(
@@ -95,6 +97,7 @@ if (Deno.env.get("BENCH_MEMORY_CRAWL") !== "0") {
         CRAWL_STEP_PAGES: "100",
         RATE_LIMIT_PER_MINUTE: "100000000",
         JOB_LEASE_MS: "60000",
+        ...(heap ? { WORKER_HEAP_MIB: heap } : {}),
       },
       30_000,
       ["--v8-flags=--max-semi-space-size=2"],
@@ -119,7 +122,9 @@ if (Deno.env.get("BENCH_MEMORY_CRAWL") !== "0") {
       }
       const secs = (performance.now() - t0) / 1000;
       console.log(
-        `crawl, page budget ${budget}: ${served} pages in ${secs.toFixed(0)} s ` +
+        `crawl, page budget ${budget}${
+          heap ? `, WORKER_HEAP_MIB=${heap}` : ""
+        }: ${served} pages in ${secs.toFixed(0)} s ` +
           `(${(served / secs).toFixed(0)} pages/s); worker child peak RSS ${mib(peak)} MiB; ` +
           `pages:MiB ${curve.join(" ")}`,
       );
