@@ -12,6 +12,9 @@
  *    (`main.ts`, `JOB_RUNNER=child`) against tests/bench/servers/big_site.ts, the worker child's
  *    RSS sampled — whether the early RSS is sized by the budget.
  *
+ * 3. With `BENCH_MEMORY_FULL=100000`: one audit of that many pages end to end, the worker child's
+ *    peak RSS while crawling and in the site-wide step.
+ *
  * `BENCH_MEMORY_SIZES=50000,100000` picks other sizes for part 1 (empty: none);
  * `BENCH_MEMORY_CRAWL=0` skips part 2. Run: deno task bench crawl_memory
  */
@@ -74,31 +77,35 @@ for (let i = 1; i < peaks.length; i++) {
   );
 }
 
+/** A process's children (the service's worker child). */
+const children = (pid: number) => {
+  try {
+    return Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim().split(/\s+/)
+      .filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+};
+
+/** The service as `deno task start` runs it, its jobs in the worker child. */
+const crawlEnv = (budget: number) => ({
+  JOB_RUNNER: "child",
+  CRAWL_MAX_PAGES: String(budget),
+  CRAWL_CONCURRENCY: "8",
+  CRAWL_STEP_PAGES: "100",
+  RATE_LIMIT_PER_MINUTE: "100000000",
+  JOB_LEASE_MS: "60000",
+});
+
 // 2. The crawl's first pages, the worker child's RSS, by page budget.
 if (Deno.env.get("BENCH_MEMORY_CRAWL") !== "0") {
-  const children = (pid: number) => {
-    try {
-      return Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim().split(/\s+/)
-        .filter(Boolean).map(Number);
-    } catch {
-      return [];
-    }
-  };
   // The last: the worker child as it ran before its heap cap (WORKER_HEAP_MIB=0).
   for (const [budget, heap] of [[5_000, ""], [100_000, ""], [100_000, "0"]] as const) {
     const site = await startSiteProcess("big_site.ts", "100000");
     const kvFile = await tempKvPath();
     const server = await startServer(
       kvFile.path,
-      {
-        JOB_RUNNER: "child",
-        CRAWL_MAX_PAGES: String(budget),
-        CRAWL_CONCURRENCY: "8",
-        CRAWL_STEP_PAGES: "100",
-        RATE_LIMIT_PER_MINUTE: "100000000",
-        JOB_LEASE_MS: "60000",
-        ...(heap ? { WORKER_HEAP_MIB: heap } : {}),
-      },
+      { ...crawlEnv(budget), ...(heap ? { WORKER_HEAP_MIB: heap } : {}) },
       30_000,
       ["--v8-flags=--max-semi-space-size=2"],
     );
@@ -133,5 +140,55 @@ if (Deno.env.get("BENCH_MEMORY_CRAWL") !== "0") {
       await site.close();
       await kvFile.remove();
     }
+  }
+}
+
+// 3. With BENCH_MEMORY_FULL=<pages>: one audit of that many pages end to end, the worker child's
+// peak RSS over the crawl and over its site-wide step.
+const full = Number(Deno.env.get("BENCH_MEMORY_FULL") ?? 0);
+if (full > 0) {
+  const site = await startSiteProcess("big_site.ts", String(full));
+  const kvFile = await tempKvPath();
+  const server = await startServer(kvFile.path, crawlEnv(full), 30_000, [
+    "--v8-flags=--max-semi-space-size=2",
+  ]);
+  try {
+    const { accountId, key } = await liveAccount(server);
+    await postStripe(server, await packPaidEvent(server, accountId, "pack_10000"));
+    const project = await newProject(server, key, site.origin);
+    const started = await server.req("POST", `/v1/projects/${project}/audits`, { key });
+    const t0 = performance.now();
+    let crawlPeak = 0, finalPeak = 0, crawlSecs = 0;
+    const curve: string[] = [];
+    let status = "";
+    while (true) {
+      await new Promise((r) => setTimeout(r, 1000));
+      const served = (await site.stats()).served;
+      const rss = children(server.pid).map(rssOf).reduce((a, b) => Math.max(a, b), 0);
+      // The crawl is over once every page was served; the rest is the site-wide step.
+      if (served < full) crawlPeak = Math.max(crawlPeak, rss);
+      else {
+        crawlSecs ||= (performance.now() - t0) / 1000;
+        finalPeak = Math.max(finalPeak, rss);
+      }
+      if (curve.length === 0 || served >= Number(curve.at(-1)!.split(":")[0]) + full / 10) {
+        curve.push(`${served}:${mib(rss)}`);
+      }
+      const r = await server.req("GET", `/v1/audits/${started.body.audit_id}`, { key });
+      status = r.body.status;
+      if (status === "completed" || status === "failed") break;
+    }
+    const secs = (performance.now() - t0) / 1000;
+    console.log(
+      `audit of ${full} pages: ${status} in ${secs.toFixed(0)} s (crawl ${
+        crawlSecs.toFixed(0)
+      } s); ` +
+        `worker child peak RSS ${mib(crawlPeak)} MiB crawling, ${mib(finalPeak)} MiB after ` +
+        `(site-wide step); pages:MiB ${curve.join(" ")}`,
+    );
+  } finally {
+    await server.kill();
+    await site.close();
+    await kvFile.remove();
   }
 }
