@@ -46,7 +46,7 @@ export interface Annotations extends LinkGraph {
 
 /**
  * Fills `f.orphans` and `f.singleInlink` and queues each changed record's update in `batch`.
- * Frees the first-linker map.
+ * Frees the first linkers (url_table.ts).
  */
 export async function annotateRecords(
   kv: Deno.Kv,
@@ -54,13 +54,13 @@ export async function annotateRecords(
   truncated: boolean,
   f: Facts,
   batch: WriteBatch,
-  { inlinks, firstLinker, framed, linkScores, marks }: Annotations,
+  { urls, framed, linkScores, marks }: Annotations,
 ): Promise<void> {
   // Single-inlink items wait for their linker's URL (pass 5).
   const singles: Single[] = [];
   for await (const page of listInPages(kv, keys.auditPages(auditId))) {
     for (const { value: r } of page) {
-      const inl = inlinks.get(r.hash) ?? 0;
+      const inl = urls.inlinksOf(r.hash);
       let orphan = false;
       if (
         !truncated && r.inSitemap && r.state === "fetched" && r.html && is2xx(r) &&
@@ -82,7 +82,7 @@ export async function annotateRecords(
           single = true;
           const item: Evidence = { url: r.url, inlinks: 1, linked_from: null };
           if (f.singleInlink.items.length < FINDINGS_CAP) {
-            singles.push({ item, linker: firstLinker.get(r.hash) ?? -1 });
+            singles.push({ item, linker: urls.firstLinkerOf(r.hash) });
           }
           f.singleInlink.add(item);
         }
@@ -101,7 +101,7 @@ export async function annotateRecords(
       }
     }
   }
-  firstLinker.clear();
+  urls.releaseLinkers();
   await nameLinkers(kv, auditId, singles);
 }
 

@@ -4,7 +4,8 @@
  * broken and redirecting URLs with their anchor texts, charging the failing URLs links point at,
  * and feeding the link score, computed at the end (link_score.ts).
  *
- * Memory: one number per linked URL for inlinks and one per URL for its first linker.
+ * Memory: the counts go into the records pass's URL table (url_table.ts, 16 bytes per URL); the
+ * link score keeps its own compact graph (link_score.ts).
  *
  * @example
  * ```ts
@@ -14,7 +15,7 @@
  * declare const read: Omit<LinkInputs, "redirectTargets" | "failing" | "linkScores">;
  * declare const { redirectTargets, failing, linkScores }: LinkInputs;
  * const graph = await readLinks(kv, auditId, f, { ...read, redirectTargets, failing, linkScores });
- * graph.inlinks.get(urlHash(url)); // followable internal links to `url`
+ * graph.urls.inlinksOf(urlHash(url)); // followable internal links to `url`
  * ```
  *
  * @module
@@ -27,6 +28,7 @@ import type { Facts } from "./facts.ts";
 import type { FailingUrls } from "./failing.ts";
 import { followRedirects } from "./redirects.ts";
 import type { BrokenTarget, RedirectTarget } from "./targets.ts";
+import type { UrlTable } from "./url_table.ts";
 
 /**
  * Links handled between two yields. A page of the link index holds up to 500 chunks of up to 500
@@ -41,12 +43,13 @@ export interface LinkInputs {
   redirectTargets: ReadonlyMap<number, RedirectTarget>;
   failing: FailingUrls;
   linkScores: LinkScores;
+  /** The records pass's URLs, whose inlinks this pass counts. */
+  urls: UrlTable;
 }
 
 /** What the records pass after it needs: inlinks and the first linker, by URL hash. */
 export interface LinkGraph {
-  inlinks: Map<number, number>;
-  firstLinker: Map<number, number>;
+  urls: UrlTable;
 }
 
 /** Reads every link once; fills `f.brokenLinks`, `f.redirectLinks` and the link score. */
@@ -54,10 +57,8 @@ export async function readLinks(
   kv: Deno.Kv,
   auditId: string,
   f: Facts,
-  { redirects, broken, redirectTargets, failing, linkScores }: LinkInputs,
+  { redirects, broken, redirectTargets, failing, linkScores, urls }: LinkInputs,
 ): Promise<LinkGraph> {
-  const inlinks = new Map<number, number>();
-  const firstLinker = new Map<number, number>();
   const pace = new Pacer(LINKS_PER_YIELD);
   let src = "";
   let srcBroken = false;
@@ -84,9 +85,7 @@ export async function readLinks(
             const end = followRedirects(redirects, via.url);
             if (end !== null) linkScores.addLink(urlHash(end));
           }
-          const n = inlinks.get(h) ?? 0;
-          inlinks.set(h, n + 1);
-          if (n === 0) firstLinker.set(h, self);
+          urls.link(h, self);
         }
         const b = broken.get(h);
         if (b) {
@@ -113,5 +112,5 @@ export async function readLinks(
     }
   }
   await linkScores.compute();
-  return { inlinks, firstLinker };
+  return { urls };
 }

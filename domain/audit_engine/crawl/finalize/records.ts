@@ -26,6 +26,7 @@ import { listInPages } from "../store.ts";
 import type { Facts } from "./facts.ts";
 import type { FailingUrls } from "./failing.ts";
 import type { BrokenTarget } from "./targets.ts";
+import { UrlTable } from "./url_table.ts";
 import type { RecordReducer, RecordsPass } from "./reducer.ts";
 import { crawlCounts } from "./crawl_counts.ts";
 import { fetchOutcomes } from "./fetch_outcomes.ts";
@@ -67,6 +68,8 @@ export interface RecordsRead {
   firstHttps: UrlSummary | null;
   /** Failed fetches, a sample (crawl_counts.ts; for the records sample). */
   failedSample: UrlSummary[];
+  /** Every recorded URL, for the link pass to count inlinks into (16 bytes per URL). */
+  urls: UrlTable;
 }
 
 /** Reads every record once, handing it to each of RECORD_REDUCERS; fills `f` and `failing`. */
@@ -91,13 +94,15 @@ export async function readRecords(
     failedSample: [],
   };
   const reductions = RECORD_REDUCERS.map((r) => r.start(pass));
+  const urls = new UrlTable();
   for await (const page of listInPages(kv, keys.auditPages(auditId))) {
     for (const { value: r } of page) {
+      urls.add(r.hash);
       for (const red of reductions) red.add(r);
     }
     for (const red of reductions) await red.endPage?.();
   }
   for (const red of reductions) red.finish?.();
   const { redirects, broken, markLater, firstHttps, failedSample } = pass;
-  return { redirects, broken, markLater, firstHttps, failedSample };
+  return { redirects, broken, markLater, firstHttps, failedSample, urls };
 }

@@ -1,0 +1,214 @@
+/**
+ * A crawled site of any size written straight to KV in the crawl's own formats (records, link
+ * chunks, the duplicate index), so the site-wide passes (finalize.ts) can be run and measured at
+ * 50,000 or 1,000,000 pages without fetching them. The expected findings are computed here from
+ * the same rules that generate the site, independently of the passes.
+ *
+ * The site: page 0 is the start URL; every 1000th page (i % 1000 = 999) answers 404, every
+ * 1000th (i % 1000 = 500) redirects 301 to the next page; the rest are HTML 200 pages, each
+ * linking to the start page, the next page, its "parent" (i / 2) and a far page ((7i + 3) % n),
+ * titled "Page i" except pages i % 1000 ∈ {10, 11}, which share a title per thousand.
+ *
+ * The bench and the memory test run the passes in a child process (finalize_child.ts) so the
+ * child's peak RSS is the passes' alone.
+ *
+ * @module
+ */
+import { keys } from "../../domain/platform/mod.ts";
+import { newPace } from "../../domain/audit_engine/crawl/politeness.ts";
+import {
+  indexDup,
+  newRecord,
+  urlHash,
+  WriteBatch,
+  writeLinks,
+} from "../../domain/audit_engine/crawl/store.ts";
+import type { CrawlState } from "../../domain/audit_engine/crawl/state.ts";
+
+export const SYNTH_ORIGIN = "http://127.0.0.1:9";
+
+export const synthUrl = (i: number): string =>
+  i === 0 ? `${SYNTH_ORIGIN}/` : `${SYNTH_ORIGIN}/p/${i}`;
+
+type Kind = "html" | "broken" | "redirect";
+
+function kindOf(i: number, n: number): Kind {
+  if (i > 0 && i % 1000 === 999) return "broken";
+  if (i > 0 && i % 1000 === 500 && i + 1 < n) return "redirect";
+  return "html";
+}
+
+/** A page's distinct internal link targets (never itself), as page numbers. */
+export function synthLinks(i: number, n: number): number[] {
+  const out = new Set([0, i + 1, Math.floor(i / 2), (7 * i + 3) % n]);
+  out.delete(i);
+  for (const t of out) if (t >= n) out.delete(t);
+  return [...out];
+}
+
+function titleOf(i: number): string {
+  const r = i % 1000;
+  return r === 10 || r === 11 ? `Shared ${Math.floor(i / 1000)}` : `Page ${i}`;
+}
+
+/** The crawl state the passes read, as the crawl leaves it at `finalize`. */
+export function synthState(n: number): CrawlState {
+  return {
+    v: 1,
+    phase: "finalize",
+    startUrl: synthUrl(0),
+    origin: SYNTH_ORIGIN,
+    siteKey: "127.0.0.1",
+    startChecked: true,
+    ownBotBlocked: false,
+    startBlockedForGoogle: false,
+    robots: {},
+    robotsProblems: [],
+    crawlDelayMs: 0,
+    nextSlotAt: 0,
+    sitemap: { found: false, problems: [], urlCount: 0 },
+    sitemapChunks: 0,
+    seedChunk: 0,
+    httpProbe: "not_applicable",
+    head: n,
+    tail: n,
+    fetches: n,
+    completed: n,
+    failed: 0,
+    bytes: 0,
+    truncated: false,
+    tallies: {},
+    stored: {},
+    banners: 0,
+    sitePages: 0,
+    language: null,
+    steps: 1,
+    result: null,
+    capsHit: {},
+    pace: newPace(),
+  };
+}
+
+/** Writes the n-page site's records, links and title index under `auditId`. */
+export async function writeSyntheticCrawl(kv: Deno.Kv, auditId: string, n: number): Promise<void> {
+  const batch = new WriteBatch(kv);
+  for (let i = 0; i < n; i++) {
+    const url = synthUrl(i);
+    const rec = newRecord(url, i, i === 0 ? 0 : 1, false);
+    rec.state = "fetched";
+    const kind = kindOf(i, n);
+    if (kind === "broken") rec.status = 404;
+    else if (kind === "redirect") {
+      rec.status = 301;
+      rec.location = synthUrl(i + 1);
+    } else {
+      const links = synthLinks(i, n).map(synthUrl);
+      rec.status = 200;
+      rec.html = true;
+      rec.title = titleOf(i);
+      rec.words = 300;
+      rec.textHash = urlHash(url);
+      rec.outlinks = links.length;
+      writeLinks(batch, auditId, url, {
+        links,
+        nofollowLinks: [],
+        linkAnchors: links.map(() => "more"),
+        nofollowAnchors: [],
+      });
+      indexDup(batch, auditId, "title", rec.title, url);
+    }
+    batch.set(keys.auditPage(auditId, url), rec);
+    // Flushed as it goes: the writer's memory stays one commit's worth.
+    if (i % 2000 === 1999) await batch.flush();
+  }
+  await batch.flush();
+}
+
+/** What the passes must find on the n-page site, computed from the generator's rules alone. */
+export interface SynthExpected {
+  htmlPages: number;
+  /** HTML pages linking at least one 404 page. */
+  pagesLinkingBroken: number;
+  /** HTML pages linking at least one redirect. */
+  pagesLinkingRedirects: number;
+  /** Pages in a group of equal titles. */
+  duplicateTitles: number;
+  /** Followable inlinks of a few pages (page number → count). */
+  inlinks: Map<number, number>;
+}
+
+/** Expected findings; `probe`: the pages whose inlinks are counted. */
+export function synthExpected(n: number, probe: number[]): SynthExpected {
+  const want = new Set(probe);
+  const inlinks = new Map(probe.map((p) => [p, 0]));
+  const titles = new Map<string, number>();
+  let htmlPages = 0, pagesLinkingBroken = 0, pagesLinkingRedirects = 0;
+  for (let i = 0; i < n; i++) {
+    if (kindOf(i, n) !== "html") continue;
+    htmlPages++;
+    const t = titleOf(i);
+    titles.set(t, (titles.get(t) ?? 0) + 1);
+    const links = synthLinks(i, n);
+    if (links.some((t) => kindOf(t, n) === "broken")) pagesLinkingBroken++;
+    if (links.some((t) => kindOf(t, n) === "redirect")) pagesLinkingRedirects++;
+    for (const t of links) if (want.has(t)) inlinks.set(t, inlinks.get(t)! + 1);
+  }
+  let duplicateTitles = 0;
+  for (const c of titles.values()) if (c > 1) duplicateTitles += c;
+  return { htmlPages, pagesLinkingBroken, pagesLinkingRedirects, duplicateTitles, inlinks };
+}
+
+/** What finalize_child.ts prints. Bytes; `hwm`: the kernel's peak RSS of the whole child. */
+export interface FinalizeRun {
+  hwm: number;
+  anon: number;
+  file: number;
+  before: number;
+  rssPeak: number;
+  heapPeak: number;
+  secs: number;
+  tallies: Record<string, [number, number]>;
+  records: Record<number, { inlinks: number; linkScore: number | null }>;
+}
+
+const CHILD = new URL("./finalize_child.ts", import.meta.url).pathname;
+const REPO = new URL("../../", import.meta.url).pathname;
+
+/**
+ * Runs the site-wide passes over the crawl at `kvPath` in a child process with `v8Flags` (say
+ * `--max-old-space-size=32`); rejects with the child's output when it fails (a heap past the
+ * cap ends it with "out of memory").
+ */
+export async function runFinalizeChild(
+  kvPath: string,
+  auditId: string,
+  n: number,
+  probe: number[],
+  v8Flags: string[],
+): Promise<FinalizeRun> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-prompt",
+      // Every permission: Deno reads /proc/self/status (the kernel's RSS figures) only under -A.
+      "--allow-all",
+      "--unstable-kv",
+      `--v8-flags=${v8Flags.join(",")}`,
+      CHILD,
+      kvPath,
+      auditId,
+      String(n),
+      probe.join(","),
+    ],
+    cwd: REPO,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  if (!out.success) {
+    throw new Error(
+      `finalize child exited ${out.code}: ${text}${new TextDecoder().decode(out.stderr)}`,
+    );
+  }
+  return JSON.parse(text.trim().split("\n").at(-1)!);
+}
