@@ -32,9 +32,8 @@ import { finalizeCrawl } from "./finalize.ts";
 import { DEFAULT_ERROR_STOP, Health } from "./health.ts";
 import { Frontier } from "./frontier.ts";
 import { initCrawl } from "./init_step.ts";
-import { recordPages } from "./page_recorder.ts";
+import { recordFromFrontier } from "./page_recorder.ts";
 import { type RenderPlan, runPostCrawlStep } from "./post_steps.ts";
-import { ResourceQueue } from "./resource_checks.ts";
 import { Scope } from "../scope.ts";
 import { RobotsSource } from "./robots_source.ts";
 import { stepReuse } from "./reuse.ts";
@@ -271,22 +270,11 @@ async function crawlBatch(
     health,
     reuse,
   });
-  const resources = new ResourceQueue(
-    kv,
-    auditId,
-    state.resources ??= { tail: 0, checked: 0, unchecked: 0 },
-    batch,
-    caps.resources ?? 0,
-    state.capsHit!,
-  );
-  await recordPages(entries, records, results, {
+  const resources = await recordFromFrontier(kv, frontier, entries, records, results, {
     batch,
     auditId,
     state,
     caps,
-    discover: (url, depth, hops) => frontier.discover(url, depth, hops),
-    requeue: (e) => frontier.requeue(e),
-    resources,
   });
   frontier.advance(results.length);
   // Checks other than the page checks (render and agent-readiness steps, when a rendered

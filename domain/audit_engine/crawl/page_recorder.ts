@@ -13,7 +13,7 @@ import { EMPTY_BIN, SIG_BINS } from "../text_fingerprint.ts";
 import { canonicalUrl } from "../urls.ts";
 import { type CrawlCaps, noteCap } from "./caps.ts";
 import type { Fetched } from "./fetch_pool.ts";
-import type { FrontierEntry } from "./frontier.ts";
+import type { Frontier, FrontierEntry } from "./frontier.ts";
 import { MAX_RETRIES } from "./politeness.ts";
 import type { CrawlState } from "./state.ts";
 import {
@@ -26,7 +26,7 @@ import {
   writeLinks,
 } from "./store.ts";
 import { Pacer, yieldToLoop } from "./event_loop.ts";
-import { type ResourceQueue, writeEmbeds } from "./resource_checks.ts";
+import { ResourceQueue, writeEmbeds } from "./resource_checks.ts";
 import { writeFragmentFacts } from "./anchors.ts";
 
 /** Pages kept for article internal links (AuditReport.site.pages). */
@@ -53,6 +53,37 @@ export interface RecordTarget {
   requeue: (e: FrontierEntry) => void;
   /** Where a page's same-site resources are queued for broken_resources (absent: not checked). */
   resources?: ResourceQueue;
+}
+
+/**
+ * Records a step's fetched entries into the audit through `frontier`, with the state's resource
+ * queue: the one way a chain's step (engine.ts) and a partitioned range (partition.ts) record.
+ * Returns the queue, whose discovered resources the caller allocates once its links are.
+ */
+export async function recordFromFrontier(
+  kv: Deno.Kv,
+  frontier: Frontier,
+  entries: readonly FrontierEntry[],
+  records: readonly PageRecord[],
+  results: readonly Fetched[],
+  to: Omit<RecordTarget, "discover" | "requeue" | "resources">,
+): Promise<ResourceQueue> {
+  const { batch, auditId, state, caps } = to;
+  const resources = new ResourceQueue(
+    kv,
+    auditId,
+    state.resources ??= { tail: 0, checked: 0, unchecked: 0 },
+    batch,
+    caps.resources ?? 0,
+    state.capsHit!,
+  );
+  await recordPages(entries, records, results, {
+    ...to,
+    discover: (url, depth, hops) => frontier.discover(url, depth, hops),
+    requeue: (e) => frontier.requeue(e),
+    resources,
+  });
+  return resources;
 }
 
 /**

@@ -43,9 +43,8 @@ import { fetchBatch } from "./fetch_pool.ts";
 import { settingsOf } from "./fetcher.ts";
 import { Frontier } from "./frontier.ts";
 import { DEFAULT_ERROR_STOP, Health } from "./health.ts";
-import { recordPages } from "./page_recorder.ts";
+import { recordFromFrontier } from "./page_recorder.ts";
 import { newPace, Politeness, type SharedSlots } from "./politeness.ts";
-import { ResourceQueue } from "./resource_checks.ts";
 import { RobotsSource } from "./robots_source.ts";
 import { Scope } from "../scope.ts";
 import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
@@ -363,22 +362,11 @@ async function record(
       const results = got.results;
       // The records as committed now (a record is only ever rewritten by its range's recorder).
       const { records } = await frontier.range(got.claim.start, got.claim.end);
-      const resources = new ResourceQueue(
-        kv,
-        auditId,
-        state.resources ??= { tail: 0, checked: 0, unchecked: 0 },
-        batch,
-        caps.resources ?? 0,
-        state.capsHit!,
-      );
-      await recordPages(entries, records, results, {
+      const resources = await recordFromFrontier(kv, frontier, entries, records, results, {
         batch,
         auditId,
         state,
         caps,
-        discover: (url, depth, hops) => frontier.discover(url, depth, hops),
-        requeue: (e) => frontier.requeue(e),
-        resources,
       });
       // Entries the step's time left unfetched go back to the tail: the range resolves whole.
       for (const e of entries.slice(results.length)) frontier.putBack(e);
