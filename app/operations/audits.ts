@@ -354,7 +354,8 @@ export const AuditIdParam = z.object({
   auditId: z.string().min(1).max(100).openapi({ param: { name: "auditId", in: "path" } }),
 });
 
-const PageQuery = {
+/** `limit` and `cursor` of every paged audit listing. */
+export const PageQuery = {
   limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().openapi({
     description: `Items per page, 1 to ${MAX_PAGE_SIZE} (default 50)`,
     example: 50,
@@ -364,7 +365,8 @@ const PageQuery = {
   }),
 };
 
-const NextCursor = z.string().nullable().openapi({
+/** The cursor of a page of a listing, null on the last page. */
+export const NextCursor = z.string().nullable().openapi({
   description: "Pass as `cursor` to get the next page; null on the last page",
 });
 

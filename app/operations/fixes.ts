@@ -12,24 +12,9 @@ import {
   FIX_CHECKS,
   listAuditFixes,
   listAuditRedirects,
-  MAX_PAGE_SIZE,
 } from "../../domain/audits/mod.ts";
 import { bodyResult, defineOperation } from "../operation.ts";
-import { AuditIdParam } from "./audits.ts";
-
-const PageQuery = {
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().openapi({
-    description: `Items per page, 1 to ${MAX_PAGE_SIZE} (default 50)`,
-    example: 50,
-  }),
-  cursor: z.string().min(1).max(3000).optional().openapi({
-    description: "The `next_cursor` of the previous page; omit for the first page",
-  }),
-};
-
-const NextCursor = z.string().nullable().openapi({
-  description: "Pass as `cursor` to get the next page; null on the last page",
-});
+import { AuditIdParam, NextCursor, PageQuery } from "./audits.ts";
 
 const Confidence = z.enum(["high", "medium", "low"]);
 

@@ -29,7 +29,7 @@ import {
 import type { AccountActor } from "../actor.ts";
 import { defineOperation } from "../operation.ts";
 import { ArticleIdParam } from "./articles.ts";
-import { AuditIdParam } from "./audits.ts";
+import { AuditIdParam, NextCursor } from "./audits.ts";
 
 export const CreateShareBody = z.object({
   expires_in_days: z.number().int().min(1).max(MAX_SHARE_DAYS).optional().openapi({
@@ -84,10 +84,6 @@ export const AuditShareCreated = AuditShare.extend(createdFields).openapi("Audit
 export const ArticleShareCreated = ArticleShare.extend(createdFields).openapi(
   "ArticleShareCreated",
 );
-
-const NextCursor = z.string().nullable().openapi({
-  description: "Pass as `cursor` to get the next page; null on the last page",
-});
 
 export const SharePageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(MAX_SHARE_PAGE).optional().openapi({
