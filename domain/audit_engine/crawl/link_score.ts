@@ -42,6 +42,19 @@ import { Pacer, yieldToLoop } from "./event_loop.ts";
  * Collects the link graph page by page, then computes each page's score once. The graph is held
  * compressed: each link as its target's index only, grouped by linking page (a run per page).
  */
+/** Where `value` sits in the ascending `sorted`, or -1 (a binary search). */
+export function sortedIndexOf(sorted: ArrayLike<number>, value: number): number {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid] < value) lo = mid + 1;
+    else if (sorted[mid] > value) hi = mid - 1;
+    else return mid;
+  }
+  return -1;
+}
+
 export class LinkScores {
   #maxEdges: number;
   /** Page hashes, registered in any order; sorted once links start (a page's index = its rank). */
@@ -97,16 +110,7 @@ export class LinkScores {
   /** A page's index, or -1 when the hash is not a page. */
   #indexOf(hash: number): number {
     this.#seal();
-    const h = this.#hashes;
-    let lo = 0;
-    let hi = h.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      if (h[mid] < hash) lo = mid + 1;
-      else if (h[mid] > hash) hi = mid - 1;
-      else return mid;
-    }
-    return -1;
+    return sortedIndexOf(this.#hashes, hash);
   }
 
   /**

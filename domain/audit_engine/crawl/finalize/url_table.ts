@@ -19,6 +19,7 @@
  *
  * @module
  */
+import { sortedIndexOf } from "../link_score.ts";
 
 /** Inlinks and first linkers of the URLs the crawl recorded, by URL hash. */
 export class UrlTable {
@@ -59,16 +60,7 @@ export class UrlTable {
 
   #indexOf(hash: number): number {
     this.#seal();
-    const h = this.#hashes;
-    let lo = 0;
-    let hi = h.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      if (h[mid] < hash) lo = mid + 1;
-      else if (h[mid] > hash) hi = mid - 1;
-      else return mid;
-    }
-    return -1;
+    return sortedIndexOf(this.#hashes, hash);
   }
 
   /** One followable link from `from` to `to` (hashes); a target without a record is not kept. */
