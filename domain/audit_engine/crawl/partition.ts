@@ -132,16 +132,26 @@ export async function runSliceStep(
     // a recording of nothing ends the crawl (or moves it on).
     return await record(kv, auditId, input, hooks, endCrawl, null, null);
   }
+  // Renewed until the recording commit, not just while fetching: a step that waits for the
+  // recorder lock behind other workers must not let its fetched range lapse to be fetched again.
   const renew = keepAlive(kv, claim.key, hooks.holder, hooks.leaseMs ?? CLAIM_LEASE_MS);
-  let fetched: Fetched & { taken: Awaited<ReturnType<Frontier["range"]>>; results: Results };
-  const batch = new WriteBatch(kv);
   try {
-    fetched = await fetchRange(kv, auditId, input, limits, base, claim.start, claim.end, batch);
+    const batch = new WriteBatch(kv);
+    const fetched = await fetchRange(
+      kv,
+      auditId,
+      input,
+      limits,
+      base,
+      claim.start,
+      claim.end,
+      batch,
+    );
+    if (renew.lost) return idle(0);
+    return await record(kv, auditId, input, hooks, endCrawl, { ...fetched, claim, renew }, batch);
   } finally {
     await renew.stop();
   }
-  if (renew.lost) return idle(0);
-  return await record(kv, auditId, input, hooks, endCrawl, { ...fetched, claim }, batch);
 }
 
 type Results = Awaited<ReturnType<typeof fetchBatch>>;
@@ -152,6 +162,9 @@ interface Claim {
   start: number;
   end: number;
 }
+
+/** A lease kept alive by keepAlive. */
+type Renewal = ReturnType<typeof keepAlive>;
 
 /**
  * Takes the next range past the claim pointer (no further than the page budget allows, counting
@@ -314,7 +327,12 @@ async function record(
   hooks: SliceHooks,
   endCrawl: EndCrawl,
   got:
-    | (Fetched & { taken: Awaited<ReturnType<Frontier["range"]>>; results: Results; claim: Claim })
+    | (Fetched & {
+      taken: Awaited<ReturnType<Frontier["range"]>>;
+      results: Results;
+      claim: Claim;
+      renew: Renewal;
+    })
     | null,
   fetchBatchWrites: WriteBatch | null,
 ): Promise<SliceOutcome> {
@@ -333,9 +351,7 @@ async function record(
   let state: CrawlState | null = null;
   try {
     const entry = await read(kv, keys.auditCrawl(auditId));
-    const claimEntry = got ? await read(kv, got.claim.key) : null;
-    const ours = claimEntry === null || claimEntry.value?.holder === hooks.holder;
-    if (entry.value === null || entry.value.phase !== "crawl" || !ours) return nothing();
+    if (entry.value === null || entry.value.phase !== "crawl" || got?.renew.lost) return nothing();
     state = structuredClone(entry.value);
     state.steps++;
     state.capsHit ??= {};
@@ -387,9 +403,13 @@ async function record(
       endCrawl(state, frontier, budgetStop(input, state, bytes, hooks.now()));
     }
     await batch.flush();
+    // The leases stop renewing here and are checked as they stand now, in the commit itself.
     await lock.stop();
+    await got?.renew.stop();
     const lockEntry = await read(kv, lockKey);
     if (lock.lost || lockEntry.value?.holder !== hooks.holder) return nothing();
+    const claimEntry = got ? await read(kv, got.claim.key) : null;
+    if (got && (got.renew.lost || claimEntry?.value?.holder !== hooks.holder)) return nothing();
     const delayMs = state.phase === "crawl" && health ? health.waitMs(Date.now()) : 0;
     const op = atomic(kv).check(entry).check(lockEntry).delete(lockKey)
       .set(keys.auditCrawl(auditId), state);
