@@ -129,6 +129,35 @@ async function probe(
 
 const ACCEPT_HTML = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5";
 
+/** Probes in flight at once (each still takes its slot from the host's pace, so a paced host
+ * is asked one at a time as before; an unpaced one no longer waits out 16 round trips). */
+const PROBES_IN_FLIGHT = 4;
+
+/**
+ * `tasks` run at most PROBES_IN_FLIGHT at a time; the results in the tasks' order. Every task
+ * settles before a failure (a spent budget, the step's time) is passed on, so none is left
+ * running past the step.
+ */
+async function inFlight<T>(tasks: (() => Promise<T>)[]): Promise<T[]> {
+  const out = new Array<PromiseSettledResult<T>>(tasks.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < tasks.length) {
+      const i = next++;
+      try {
+        out[i] = { status: "fulfilled", value: await tasks[i]() };
+      } catch (reason) {
+        out[i] = { status: "rejected", reason };
+        next = tasks.length; // start nothing more once one failed
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PROBES_IN_FLIGHT, tasks.length) }, lane));
+  const failed = out.find((r): r is PromiseRejectedResult => r?.status === "rejected");
+  if (failed) throw failed.reason;
+  return out.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
 /** The sampled pages: the start URL and the first crawled HTML 2xx pages after it. */
 async function samplePages(c: ProbeContext): Promise<string[]> {
   const urls: string[] = [];
@@ -242,29 +271,38 @@ async function accessMatrix(
     const browser = await probe(c, page, probeUserAgent(null), ACCEPT_HTML, PROBE_BYTES);
     if (i === 0) homeBrowser = browser;
     const browserOk = browser !== null && accessVerdict(browser.status, browser.headers) === "ok";
+    const asked: { cls: BotClass; token: string }[] = [];
     for (const cls of BOT_CLASS_ORDER) {
-      const row = rows.get(cls)!;
       const sendable = BOT_CLASSES[cls].filter((t) => !ROBOTS_ONLY_TOKENS.has(t));
       for (const token of i === 0 && !lean ? sendable : sendable.slice(0, 1)) {
-        const res = await probe(c, page, probeUserAgent(token), ACCEPT_HTML, PROBE_BYTES);
-        const verdict = res ? accessVerdict(res.status, res.headers) : "error";
-        // A 402 names its scheme (pay per crawl, x402): a price, shown in the matrix.
-        const shown = res && verdict === "payment" ? `402 ${paymentScheme(res.headers)}` : verdict;
-        row.server.set(token, [...(row.server.get(token) ?? []), shown]);
-        // A block robots.txt does not announce, on a page a browser gets (a 402 is a price,
-        // not a block).
-        if (
-          verdict === "blocked" && browserOk &&
-          c.robots.isAllowed(page, token)
-        ) {
-          blockedItems.push({
-            url: page,
-            bot_class: cls,
-            bot: token,
-            status: res?.status ?? 0,
-            browser_status: browser!.status,
-          });
-        }
+        asked.push({ cls, token });
+      }
+    }
+    const answers = await inFlight(
+      asked.map(({ token }) => () =>
+        probe(c, page, probeUserAgent(token), ACCEPT_HTML, PROBE_BYTES)
+      ),
+    );
+    for (const [k, { cls, token }] of asked.entries()) {
+      const row = rows.get(cls)!;
+      const res = answers[k];
+      const verdict = res ? accessVerdict(res.status, res.headers) : "error";
+      // A 402 names its scheme (pay per crawl, x402): a price, shown in the matrix.
+      const shown = res && verdict === "payment" ? `402 ${paymentScheme(res.headers)}` : verdict;
+      row.server.set(token, [...(row.server.get(token) ?? []), shown]);
+      // A block robots.txt does not announce, on a page a browser gets (a 402 is a price,
+      // not a block).
+      if (
+        verdict === "blocked" && browserOk &&
+        c.robots.isAllowed(page, token)
+      ) {
+        blockedItems.push({
+          url: page,
+          bot_class: cls,
+          bot: token,
+          status: res?.status ?? 0,
+          browser_status: browser!.status,
+        });
       }
     }
   }
@@ -339,11 +377,17 @@ async function discovery(c: ProbeContext): Promise<void> {
   let answered = 0;
   const invalid = new Map<string, Evidence[]>();
   const eligible = new Map<string, number>();
-  for (const [kind, path] of Object.entries(DISCOVERY_DOCUMENTS) as [DiscoveryDocument, string][]) {
-    const url = c.origin + path;
-    // Our own token's robots.txt rules hold here too: a disallowed document is not asked for.
-    if (!c.robots.isAllowed(url)) continue;
-    const res = await probe(c, url, probeUserAgent(null), "application/json, */*;q=0.5", DOC_BYTES);
+  // Our own token's robots.txt rules hold here too: a disallowed document is not asked for.
+  const documents = (Object.entries(DISCOVERY_DOCUMENTS) as [DiscoveryDocument, string][])
+    .map(([kind, path]) => ({ kind, url: c.origin + path }))
+    .filter((d) => c.robots.isAllowed(d.url));
+  const answers = await inFlight(
+    documents.map((d) => () =>
+      probe(c, d.url, probeUserAgent(null), "application/json, */*;q=0.5", DOC_BYTES)
+    ),
+  );
+  for (const [k, { kind, url }] of documents.entries()) {
+    const res = answers[k];
     if (!res) continue;
     answered++;
     if (res.status !== 200) continue;
