@@ -330,10 +330,12 @@ export async function startService(options: StartOptions): Promise<RunningServic
       await child?.stop();
       if (table) await listening.catch(() => {});
       await Promise.all(detached);
+      // A tick may be draining due jobs (an audit's step among them): it ends before anything
+      // is handed back, or the step in flight would be handed back and fetched again elsewhere.
+      await maintenance.stop();
       // A step still leased to this process (one that outlived the grace) is handed back now.
       if (worker) await handBackJobsOf(deps, worker).catch(() => {});
       if (worker) await handBackSlicesOf(deps.kv, worker).catch(() => {});
-      await maintenance.stop();
       await render.close();
       if (!options.kv) {
         kv.close();

@@ -7,7 +7,7 @@
  * and the audit completes with the same findings.
  */
 import assert from "node:assert/strict";
-import { html, page, type Route, serveSite } from "../helpers/sites.ts";
+import { html, isAgentProbe, page, type Route, serveSite } from "../helpers/sites.ts";
 import { openTestKv } from "../helpers/kv.ts";
 import { keys } from "../../kv/keys.ts";
 import {
@@ -74,8 +74,11 @@ function fixtureSite(hang?: { path: string; gate: Promise<void>; on: () => boole
     const r = routes[path];
     if (!r) return undefined;
     return {
-      handler: async () => {
-        inFlight++;
+      handler: async (req) => {
+        // The agents probes ask for pages beside the crawl (crawl/agent_probes.ts): only the
+        // crawl's own requests show how many workers fetch at once.
+        const counted = !isAgentProbe(req.headers.get("user-agent"));
+        if (counted) inFlight++;
         maxInFlight = Math.max(maxInFlight, inFlight);
         try {
           if (path.includes(".")) {
@@ -90,7 +93,7 @@ function fixtureSite(hang?: { path: string; gate: Promise<void>; on: () => boole
             headers: r.headers ?? { "content-type": "text/html; charset=utf-8" },
           });
         } finally {
-          inFlight--;
+          if (counted) inFlight--;
         }
       },
     };
