@@ -122,13 +122,15 @@ export const keys = {
     ["audit_dups", auditId, kind, digest, url] as const,
   auditDups: (auditId: string, kind: string) => ["audit_dups", auditId, kind] as const,
   /**
-   * Near-duplicate index: one small entry per page and non-empty LSH band of its MinHash signature
-   * (band number and bin values in `band`, the page as its URL hash), and one entry per page with
-   * its URL, text hash and signature. Pages that share a band are compared at the end
-   * (docs/audit.md, "Visible text").
+   * Near-duplicate index: per crawl step and LSH band number, one value with the band's bin
+   * values and URL hash of each of the step's pages (a run: `run` names the step's write, with a
+   * chunk number), and one entry per page with its URL, text hash and signature. The pass sorts
+   * one band's runs at a time, and pages that share a band are compared (docs/audit.md, "Visible
+   * text").
    */
-  auditNearBand: (auditId: string, band: string, urlHash: number) =>
-    ["audit_near", auditId, band, urlHash] as const,
+  auditNearRun: (auditId: string, band: number, run: string) =>
+    ["audit_near", auditId, band, run] as const,
+  auditNearRunsOfBand: (auditId: string, band: number) => ["audit_near", auditId, band] as const,
   auditNearBands: (auditId: string) => ["audit_near", auditId] as const,
   auditNearSig: (auditId: string, urlHash: number) => ["audit_near_sig", auditId, urlHash] as const,
   /**

@@ -581,6 +581,16 @@ export interface FrontierEntry {
   retry?: number;
 }
 
+/**
+ * One crawl step's entries in one LSH band of the near-duplicate index (page_recorder.ts
+ * `NearRuns`): entry i is the page with URL hash `h[i]`, whose band holds the bin values
+ * `v[4i..4i+3]`.
+ */
+export interface NearRun {
+  v: Uint16Array;
+  h: Float64Array;
+}
+
 /** A page's stored text signature (page_recorder.ts `indexDuplicates`). */
 export interface NearSig {
   u: string;

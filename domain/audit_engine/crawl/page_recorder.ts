@@ -33,6 +33,10 @@ import { writeFragmentFacts } from "./anchors.ts";
 export const MAX_SITE_PAGES = 200;
 /** LSH banding of the MinHash signature: 16 bands of 4 bins (pairs at 0.8 meet with p > 0.999). */
 export const BAND_BINS = 4;
+/** Bands of a signature. */
+export const BANDS = SIG_BINS / BAND_BINS;
+/** Entries of one band a run's value holds at most (16 bytes each: within KV's 64 KiB). */
+export const NEAR_RUN_ENTRIES = 2_000;
 /** Pages with fewer visible words are not compared for duplicate text. */
 export const DUP_MIN_WORDS = 20;
 /** hreflang alternates kept per page for the return-link check (a cluster rarely has more). */
@@ -116,6 +120,7 @@ export async function recordPages(
 ): Promise<void> {
   const { batch, auditId, state, caps, discover, requeue, resources } = to;
   const findings = new FindingsWriter(batch, auditId, state.stored);
+  const near = new NearRuns();
   const pace = new Pacer(PAGES_PER_YIELD);
   for (let i = 0; i < results.length; i++) {
     // Let the process answer its HTTP requests between pages (the API shares the event loop).
@@ -175,7 +180,7 @@ export async function recordPages(
         for (const x of extra) {
           if (x && siteKeyOf(new URL(x)) === state.siteKey) discover(x, childDepth(rec));
         }
-        indexDuplicates(batch, auditId, rec, facts.textSig);
+        indexDuplicates(batch, auditId, rec, facts.textSig, near);
         if (rec.depth === 0 && state.language === null) state.language = facts.htmlLang || null;
         if (
           !rec.noindex && rec.canonicalOther === null && state.sitePages < MAX_SITE_PAGES
@@ -193,6 +198,7 @@ export async function recordPages(
     }
     batch.set(keys.auditPage(auditId, rec.url), boundRecord(rec));
   }
+  near.write(batch, auditId);
 }
 
 /** Links on a page sit one click deeper; from a sitemap-only page (-1) they stay at -1. */
@@ -254,9 +260,49 @@ function hreflangTargets(facts: PageFacts, self: string, siteKey: string): strin
 }
 
 /**
+ * A step's entries in the near-duplicate band index, written as one value per band (a run, cut
+ * in chunks of NEAR_RUN_ENTRIES) rather than one key per page and band: 16 mutations per page were
+ * half of a crawl's KV writes. The pass (finalize/near_duplicates.ts) sorts each band's runs into
+ * the order the keys had. The run's name is random: a repeated step writes its entries again
+ * under another name, and the pass drops the repeats.
+ */
+export class NearRuns {
+  private readonly bins: number[][] = Array.from({ length: BANDS }, () => []);
+  private readonly hashes: number[][] = Array.from({ length: BANDS }, () => []);
+
+  /** Adds the non-empty bands of a page's signature. */
+  add(sig: Uint16Array, urlHash: number): void {
+    for (let b = 0; b < BANDS; b++) {
+      const at = b * BAND_BINS;
+      let empty = true;
+      for (let k = 0; k < BAND_BINS; k++) if (sig[at + k] !== EMPTY_BIN) empty = false;
+      if (empty) continue; // an empty band proves nothing
+      for (let k = 0; k < BAND_BINS; k++) this.bins[b].push(sig[at + k]);
+      this.hashes[b].push(urlHash);
+    }
+  }
+
+  /** Writes the runs held (nothing when no page was indexed). */
+  write(batch: WriteBatch, auditId: string): void {
+    let run: string | null = null;
+    for (let b = 0; b < BANDS; b++) {
+      const h = this.hashes[b];
+      for (let from = 0, n = 0; from < h.length; from += NEAR_RUN_ENTRIES, n++) {
+        run ??= crypto.randomUUID().replaceAll("-", "").slice(0, 16);
+        const to = Math.min(h.length, from + NEAR_RUN_ENTRIES);
+        batch.set(keys.auditNearRun(auditId, b, `${run}:${n}`), {
+          v: Uint16Array.from(this.bins[b].slice(from * BAND_BINS, to * BAND_BINS)),
+          h: Float64Array.from(h.slice(from, to)),
+        });
+      }
+    }
+  }
+}
+
+/**
  * Indexable self-canonical HTML pages, indexed by title, description and text fingerprint, and
  * (pages with DUP_MIN_WORDS words or more) by each non-empty LSH band of their text signature
- * (small keys: band and URL hash; the signature is stored once beside them): the near-duplicate
+ * (in the step's `near` runs; the signature is stored once beside them): the near-duplicate
  * pass compares pages that share a band.
  */
 function indexDuplicates(
@@ -264,6 +310,7 @@ function indexDuplicates(
   auditId: string,
   rec: PageRecord,
   sig: Uint16Array,
+  near: NearRuns,
 ): void {
   if (rec.noindex || rec.canonicalOther !== null) return;
   if (rec.title) indexDup(batch, auditId, "title", rec.title, rec.url);
@@ -271,12 +318,6 @@ function indexDuplicates(
   if (rec.words < DUP_MIN_WORDS) return;
   indexDup(batch, auditId, "content", String(rec.textHash), rec.url);
   if (sig.length !== SIG_BINS) return;
-  for (let b = 0; b < SIG_BINS; b += BAND_BINS) {
-    const band = sig.subarray(b, b + BAND_BINS);
-    if (band.every((x) => x === EMPTY_BIN)) continue; // an empty band proves nothing
-    let key = String(b / BAND_BINS).padStart(2, "0") + ":";
-    for (const x of band) key += x.toString(16).padStart(4, "0");
-    batch.set(keys.auditNearBand(auditId, key, rec.hash), 1);
-  }
+  near.add(sig, rec.hash);
   batch.set(keys.auditNearSig(auditId, rec.hash), { u: rec.url, h: rec.textHash, s: sig });
 }

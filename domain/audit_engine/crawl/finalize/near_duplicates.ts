@@ -1,10 +1,11 @@
 /**
  * Pass 3b, near-duplicates: pages whose texts are alike but not identical (estimated Jaccard
- * similarity of word 3-shingles ≥ NEAR_SIMILARITY), found through the LSH band index engine.ts
- * writes: pages sharing a band are compared, and only those.
+ * similarity of word 3-shingles ≥ NEAR_SIMILARITY), found through the LSH band index the crawl
+ * writes (page_recorder.ts `NearRuns`): pages sharing a band are compared, and only those.
  *
- * Memory: at most NEAR_MAX_COMPARE signatures per band bucket, the last NEAR_SIG_CACHE
- * signatures read, and one number per near-duplicate page.
+ * Memory: one band's entries at a time (16 bytes and a 4-byte index per page with enough words),
+ * at most NEAR_MAX_COMPARE signatures per band bucket, the last NEAR_SIG_CACHE signatures read,
+ * and one number per near-duplicate page.
  *
  * @example
  * ```ts
@@ -21,6 +22,7 @@ import type { NearSig } from "../../types.ts";
 import { keys } from "../../../platform/mod.ts";
 import { similarity } from "../../text_fingerprint.ts";
 import { Pacer, yieldToLoop } from "../event_loop.ts";
+import { BAND_BINS, BANDS } from "../page_recorder.ts";
 import { getMany, listInPages } from "../store.ts";
 import type { Group } from "./facts.ts";
 
@@ -38,14 +40,80 @@ const COMPARES_PER_YIELD = 8_192;
 
 export type { NearSig };
 
+/** Entries read per batch of signature reads (as a page of the index was). */
+const ENTRIES_PER_READ = 500;
+/** Runs listed per KV read (a run's value is up to 32 KB). */
+const RUNS_PER_LIST = 16;
+
 /**
- * Pages with a near-duplicate, from the LSH band index (engine.ts): entries sorted by band, so
- * each bucket of pages sharing a band is contiguous; every page is compared with the first
- * NEAR_MAX_COMPARE pages of its bucket (the only signatures held), skipping pairs of identical
- * text and pairs already both known. Signatures are read per page of the index, only for entries
- * that may share their bucket, and the last NEAR_SIG_CACHE read are kept. A page with an
- * identical twin (`twins`: text hashes) can make a third page a near-duplicate but is not counted
- * itself (duplicate_content counts it).
+ * One band's entries, in the order its keys had when each entry was a key (bin values, then URL
+ * hash), a repeat (a step written twice) dropped: `bucket[i]` numbers the bucket of the `i`th
+ * (equal bins, equal number; numbers start at `firstBucket`), `hash[i]` is its page.
+ */
+async function sortedBand(
+  kv: Deno.Kv,
+  auditId: string,
+  band: number,
+  firstBucket: number,
+): Promise<{ bucket: Float64Array; hash: Float64Array }> {
+  const runs: { v: Uint16Array; h: Float64Array }[] = [];
+  let n = 0;
+  for await (
+    const page of listInPages(kv, keys.auditNearRunsOfBand(auditId, band), RUNS_PER_LIST)
+  ) {
+    for (const e of page) {
+      runs.push(e.value);
+      n += e.value.h.length;
+    }
+  }
+  const v = new Uint16Array(n * BAND_BINS);
+  const h = new Float64Array(n);
+  let at = 0;
+  for (const r of runs) {
+    v.set(r.v, at * BAND_BINS);
+    h.set(r.h, at);
+    at += r.h.length;
+  }
+  runs.length = 0;
+  const order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  const cmp = (a: number, b: number) => {
+    for (let k = 0; k < BAND_BINS; k++) {
+      const d = v[a * BAND_BINS + k] - v[b * BAND_BINS + k];
+      if (d !== 0) return d;
+    }
+    return h[a] - h[b];
+  };
+  order.sort(cmp);
+  const bucket = new Float64Array(n);
+  const hash = new Float64Array(n);
+  let out = 0;
+  let id = firstBucket - 1;
+  for (let i = 0; i < n; i++) {
+    const x = order[i];
+    if (i > 0) {
+      const d = cmp(order[i - 1], x);
+      if (d === 0) continue; // the same page in the same bucket, written by a repeated step
+      let sameBins = true;
+      for (let k = 0; k < BAND_BINS; k++) {
+        if (v[order[i - 1] * BAND_BINS + k] !== v[x * BAND_BINS + k]) sameBins = false;
+      }
+      if (!sameBins) id++;
+    } else id++;
+    bucket[out] = id;
+    hash[out++] = h[x];
+  }
+  return { bucket: bucket.subarray(0, out), hash: hash.subarray(0, out) };
+}
+
+/**
+ * Pages with a near-duplicate, from the LSH band index (page_recorder.ts `NearRuns`): one band at
+ * a time, its entries sorted by bins and then page, so each bucket of pages sharing a band is
+ * contiguous; every page is compared with the first NEAR_MAX_COMPARE pages of its bucket (the
+ * only signatures held), skipping pairs of identical text and pairs already both known.
+ * Signatures are read per ENTRIES_PER_READ entries, only for pages that share their bucket, and
+ * the last NEAR_SIG_CACHE read are kept. A page with an identical twin (`twins`: text hashes) can
+ * make a third page a near-duplicate but is not counted itself (duplicate_content counts it).
  */
 export async function nearDuplicates(
   kv: Deno.Kv,
@@ -62,7 +130,7 @@ export async function nearDuplicates(
   const near = new Set<number>();
   // A page sits in up to 16 buckets: recently read signatures are kept (bounded, oldest out).
   const cache = new Map<number, NearSig | null>();
-  let bucket: string | null = null;
+  let bucket = -1;
   let held: Entry[] = [];
   // Held entries not yet known near: once none is and the page itself is, every pair left is
   // known both ways, so its loop ends (a site of near-identical pages would otherwise walk all
@@ -77,54 +145,58 @@ export async function nearDuplicates(
       g.add({ url: x.url, similar_to: other.url, similarity: Math.round(sim * 100) / 100 });
     }
   };
-  for await (const page of listInPages(kv, keys.auditNearBands(auditId))) {
-    const bands = page.map((e) => e.key[2]);
-    // An entry alone in its bucket within this page (and not continuing the previous page's
-    // bucket, nor possibly continued by the next page) is compared with nothing: no read.
-    const needed = bands.map((b, i) =>
-      b === bucket || (i > 0 && bands[i - 1] === b) ||
-      (i + 1 < bands.length && bands[i + 1] === b) || i === bands.length - 1
-    );
-    const byHash = new Map<number, NearSig | null>();
-    const want: number[] = [];
-    for (let i = 0; i < page.length; i++) {
-      const h = page[i].key[3];
-      if (!needed[i] || byHash.has(h)) continue;
-      const c = cache.get(h);
-      if (c !== undefined) byHash.set(h, c);
-      else {
-        byHash.set(h, null);
-        want.push(h);
-      }
-    }
-    const sigs = await getMany(kv, want.map((h) => keys.auditNearSig(auditId, h)));
-    want.forEach((h, i) => {
-      byHash.set(h, sigs[i]);
-      if (cache.size >= NEAR_SIG_CACHE) cache.delete(cache.keys().next().value!);
-      cache.set(h, sigs[i]);
-    });
-    for (let i = 0; i < page.length; i++) {
-      if (bands[i] !== bucket) {
-        bucket = bands[i];
-        held = [];
-        open = 0;
-      }
-      const v = needed[i] ? byHash.get(page[i].key[3]) : null;
-      if (!v) continue;
-      if (pace.due(held.length)) await yieldToLoop();
-      const a: Entry = { url: v.u, hash: page[i].key[3], text: v.h, sig: v.s };
-      for (const o of held) {
-        if (open === 0 && near.has(a.hash)) break;
-        if (o.text === a.text || (near.has(a.hash) && near.has(o.hash))) continue;
-        const sim = similarity(a.sig, o.sig);
-        if (sim >= NEAR_SIMILARITY) {
-          found(a, o, sim, false);
-          found(o, a, sim, true);
+  let nextBucket = 0;
+  for (let band = 0; band < BANDS; band++) {
+    const sorted = await sortedBand(kv, auditId, band, nextBucket);
+    const buckets = sorted.bucket;
+    const n = buckets.length;
+    if (n > 0) nextBucket = buckets[n - 1] + 1;
+    for (let from = 0; from < n; from += ENTRIES_PER_READ) {
+      const to = Math.min(n, from + ENTRIES_PER_READ);
+      // An entry alone in its bucket is compared with nothing: no read.
+      const needed = (i: number) =>
+        (i > 0 && buckets[i - 1] === buckets[i]) || (i + 1 < n && buckets[i + 1] === buckets[i]);
+      const byHash = new Map<number, NearSig | null>();
+      const want: number[] = [];
+      for (let i = from; i < to; i++) {
+        const h = sorted.hash[i];
+        if (!needed(i) || byHash.has(h)) continue;
+        const c = cache.get(h);
+        if (c !== undefined) byHash.set(h, c);
+        else {
+          byHash.set(h, null);
+          want.push(h);
         }
       }
-      if (held.length < NEAR_MAX_COMPARE) {
-        held.push(a);
-        if (!near.has(a.hash)) open++;
+      const sigs = await getMany(kv, want.map((h) => keys.auditNearSig(auditId, h)));
+      want.forEach((h, i) => {
+        byHash.set(h, sigs[i]);
+        if (cache.size >= NEAR_SIG_CACHE) cache.delete(cache.keys().next().value!);
+        cache.set(h, sigs[i]);
+      });
+      for (let i = from; i < to; i++) {
+        if (buckets[i] !== bucket) {
+          bucket = buckets[i];
+          held = [];
+          open = 0;
+        }
+        const v = needed(i) ? byHash.get(sorted.hash[i]) : null;
+        if (!v) continue;
+        if (pace.due(held.length)) await yieldToLoop();
+        const a: Entry = { url: v.u, hash: sorted.hash[i], text: v.h, sig: v.s };
+        for (const o of held) {
+          if (open === 0 && near.has(a.hash)) break;
+          if (o.text === a.text || (near.has(a.hash) && near.has(o.hash))) continue;
+          const sim = similarity(a.sig, o.sig);
+          if (sim >= NEAR_SIMILARITY) {
+            found(a, o, sim, false);
+            found(o, a, sim, true);
+          }
+        }
+        if (held.length < NEAR_MAX_COMPARE) {
+          held.push(a);
+          if (!near.has(a.hash)) open++;
+        }
       }
     }
   }
