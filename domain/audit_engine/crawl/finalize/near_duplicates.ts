@@ -151,16 +151,33 @@ export async function nearDuplicates(
     const buckets = sorted.bucket;
     const n = buckets.length;
     if (n > 0) nextBucket = buckets[n - 1] + 1;
+    const hashes = sorted.hash;
+    // Whether the bucket of the entry at `i` can change anything: it holds two pages or more, and
+    // not every one is already known near (found() ignores a known page, and a pair of known
+    // pages is never compared), decided once per bucket, where it starts. A site of alike pages
+    // is mostly known after its first band: its other bands then cost no reads.
+    let decided = -1;
+    let live = false;
+    const needed = (i: number): boolean => {
+      if (buckets[i] === decided) return live;
+      decided = buckets[i];
+      live = false;
+      if (i + 1 >= n || buckets[i + 1] !== decided) return live;
+      for (let j = i; j < n && buckets[j] === decided; j++) {
+        if (!near.has(hashes[j])) return (live = true);
+      }
+      return live;
+    };
     for (let from = 0; from < n; from += ENTRIES_PER_READ) {
       const to = Math.min(n, from + ENTRIES_PER_READ);
-      // An entry alone in its bucket is compared with nothing: no read.
-      const needed = (i: number) =>
-        (i > 0 && buckets[i - 1] === buckets[i]) || (i + 1 < n && buckets[i + 1] === buckets[i]);
+      const use = new Uint8Array(to - from);
       const byHash = new Map<number, NearSig | null>();
       const want: number[] = [];
       for (let i = from; i < to; i++) {
-        const h = sorted.hash[i];
-        if (!needed(i) || byHash.has(h)) continue;
+        const h = hashes[i];
+        if (!needed(i)) continue;
+        use[i - from] = 1;
+        if (byHash.has(h)) continue;
         const c = cache.get(h);
         if (c !== undefined) byHash.set(h, c);
         else {
@@ -180,10 +197,10 @@ export async function nearDuplicates(
           held = [];
           open = 0;
         }
-        const v = needed(i) ? byHash.get(sorted.hash[i]) : null;
+        const v = use[i - from] ? byHash.get(hashes[i]) : null;
         if (!v) continue;
         if (pace.due(held.length)) await yieldToLoop();
-        const a: Entry = { url: v.u, hash: sorted.hash[i], text: v.h, sig: v.s };
+        const a: Entry = { url: v.u, hash: hashes[i], text: v.h, sig: v.s };
         for (const o of held) {
           if (open === 0 && near.has(a.hash)) break;
           if (o.text === a.text || (near.has(a.hash) && near.has(o.hash))) continue;
