@@ -66,7 +66,7 @@ export type Fetched =
       /** Its facts are the previous audit's (a 304, or the same body): crawl/reuse.ts. */
       reused?: boolean;
       /** What the page keeps for the next audit (incremental crawls; null: too large). */
-      keep?: ReuseEntry | null;
+      keep?: { entry: ReuseEntry; bytes: number } | null;
     };
   };
 

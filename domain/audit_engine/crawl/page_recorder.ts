@@ -154,7 +154,8 @@ export async function recordPages(
       if (res.page) {
         const { facts } = res.page;
         if (res.page.reused && state.reuse) state.reuse.reused++;
-        if (res.page.keep) batch.set(keys.pageReuse(auditId, rec.url), res.page.keep);
+        const keep = res.page.keep;
+        if (keep) batch.set(keys.pageReuse(auditId, rec.url), keep.entry, keep.bytes);
         if (facts.linksOverCap > 0) {
           noteCap(state.capsHit!, "links_per_page", caps.linksPerPage, facts.linksOverCap);
         }

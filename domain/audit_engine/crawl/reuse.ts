@@ -113,8 +113,9 @@ export function keptHeaders(headers: Headers): [string, string][] {
 }
 
 /**
- * The entry a page keeps for the next audit, or null when it would not fit in one KV value (a
- * page with thousands of long links): such a page is simply fetched and parsed again next time.
+ * The entry a page keeps for the next audit with its size (`valueBytes`), or null when it would
+ * not fit in one KV value (a page with thousands of long links): such a page is simply fetched
+ * and parsed again next time.
  */
 export function reuseEntry(
   validators: { etag: string | null; lastModified: string | null },
@@ -123,9 +124,10 @@ export function reuseEntry(
   headers: [string, string][],
   bytes: number,
   facts: PageFacts,
-): ReuseEntry | null {
+): { entry: ReuseEntry; bytes: number } | null {
   const entry: ReuseEntry = { h: digest, s: status, hd: headers, b: bytes, f: facts };
   if (validators.etag) entry.e = validators.etag.slice(0, 500);
   if (validators.lastModified) entry.m = validators.lastModified.slice(0, 100);
-  return valueBytes(entry) <= KV_LIMITS.valueBytes - VALUE_SLACK ? entry : null;
+  const size = valueBytes(entry);
+  return size <= KV_LIMITS.valueBytes - VALUE_SLACK ? { entry, bytes: size } : null;
 }

@@ -116,11 +116,14 @@ export class WriteBatch {
     this.op = kv.atomic();
   }
 
-  /** Adds a write; the value must be of the key's family (domain/platform/store.ts). */
-  set<T>(key: Key<T>, value: NoInfer<T>): void {
+  /**
+   * Adds a write; the value must be of the key's family (domain/platform/store.ts). `vb`: its
+   * `valueBytes`, when the caller measured it already (a page's reuse entry is measured to decide
+   * whether it is kept; walking its facts again cost as much).
+   */
+  set<T>(key: Key<T>, value: NoInfer<T>, vb: number = valueBytes(value)): void {
     const kb = keyBytes(key);
     if (kb > KV_LIMITS.keyBytes) throw new OversizeWriteError("key", key, kb, KV_LIMITS.keyBytes);
-    const vb = valueBytes(value);
     if (vb > KV_LIMITS.valueBytes) {
       throw new OversizeWriteError("value", key, vb, KV_LIMITS.valueBytes);
     }
