@@ -3,9 +3,9 @@
  * similarity of word 3-shingles ≥ NEAR_SIMILARITY), found through the LSH band index the crawl
  * writes (page_recorder.ts `NearRuns`): pages sharing a band are compared, and only those.
  *
- * Memory: one band's entries at a time (16 bytes and a 4-byte index per page with enough words),
- * at most NEAR_MAX_COMPARE signatures per band bucket, the last NEAR_SIG_CACHE signatures read,
- * and one number per near-duplicate page.
+ * Memory: one band's entries at a time (about 32 bytes per page with enough words while they are
+ * sorted, in typed arrays), at most NEAR_MAX_COMPARE signatures per band bucket, the last
+ * NEAR_SIG_CACHE signatures read, and one number per near-duplicate page.
  *
  * @example
  * ```ts
@@ -55,7 +55,7 @@ async function sortedBand(
   auditId: string,
   band: number,
   firstBucket: number,
-): Promise<{ bucket: Float64Array; hash: Float64Array }> {
+): Promise<{ bucket: Uint32Array; hash: Float64Array }> {
   const runs: { v: Uint16Array; h: Float64Array }[] = [];
   let n = 0;
   for await (
@@ -85,7 +85,7 @@ async function sortedBand(
     return h[a] - h[b];
   };
   order.sort(cmp);
-  const bucket = new Float64Array(n);
+  const bucket = new Uint32Array(n);
   const hash = new Float64Array(n);
   let out = 0;
   let id = firstBucket - 1;
