@@ -66,6 +66,24 @@ async function sortedBand(
       n += e.value.h.length;
     }
   }
+  // A crawl that began before the runs wrote one key per page and band, `<band>:<bins in hex>`
+  // then the URL hash: its entries join the band (a deploy does not lose its earlier pages).
+  const base = keys.auditNearBands(auditId);
+  const bb = String(band).padStart(2, "0");
+  const legacy: { v: number[]; h: number[] } = { v: [], h: [] };
+  for await (
+    const e of kv.list({ start: [...base, `${bb}:`], end: [...base, `${bb};`] }, { batchSize: 500 })
+  ) {
+    const hex = String(e.key[2]).slice(3);
+    for (let k = 0; k < BAND_BINS; k++) {
+      legacy.v.push(parseInt(hex.slice(4 * k, 4 * k + 4), 16));
+    }
+    legacy.h.push(Number(e.key[3]));
+  }
+  if (legacy.h.length > 0) {
+    runs.push({ v: Uint16Array.from(legacy.v), h: Float64Array.from(legacy.h) });
+    n += legacy.h.length;
+  }
   const v = new Uint16Array(n * BAND_BINS);
   const h = new Float64Array(n);
   let at = 0;
