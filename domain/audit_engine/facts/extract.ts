@@ -19,13 +19,13 @@
  */
 import { Parser } from "htmlparser2";
 import { fingerprintText } from "../text_fingerprint.ts";
-import { emptyJsonLdFindings } from "../json_ld.ts";
 import { doctypeMode } from "../doctype.ts";
+import { siteKeyOf } from "../urls.ts";
 import {
+  FACT_COLLECTORS,
   MAX_LINKS_PER_PAGE,
   MAX_RESOURCES_PER_PAGE,
   type PageFacts,
-  siteKeyOf,
 } from "../page_facts.ts";
 import {
   type Attrs,
@@ -35,35 +35,13 @@ import {
   type TextListener,
   tryUrl,
 } from "./collector.ts";
-import { headFacts } from "./head.ts";
-import { headingFacts } from "./headings.ts";
-import { linkFacts } from "./links.ts";
-import { imageFacts } from "./images.ts";
-import { subresourceFacts } from "./subresources.ts";
-import { scriptFacts } from "./scripts.ts";
-import { formFacts } from "./forms.ts";
-import { pluginFacts } from "./plugins.ts";
-import { appRootFacts } from "./app_root.ts";
-import { fragmentFacts, noteAnchor } from "./fragments.ts";
-
-/** Every fact family on the parse, in the order each tag's families run. */
-export const FACT_COLLECTORS: readonly FactCollector[] = [
-  headFacts,
-  headingFacts,
-  linkFacts,
-  imageFacts,
-  subresourceFacts,
-  scriptFacts,
-  formFacts,
-  pluginFacts,
-  appRootFacts,
-  fragmentFacts,
-];
+import { initDocumentFacts } from "./document.ts";
+import { noteAnchor } from "./fragments.ts";
 
 /** Tag → indexes in FACT_COLLECTORS of the families listening to it (built once). */
 function tagMap(which: (c: FactCollector) => readonly string[] | undefined) {
   const m = new Map<string, number[]>();
-  FACT_COLLECTORS.forEach((c, i) => {
+  FACT_COLLECTORS.forEach((c: FactCollector, i) => {
     for (const tag of which(c) ?? []) {
       const list = m.get(tag);
       if (list === undefined) m.set(tag, [i]);
@@ -75,14 +53,54 @@ function tagMap(which: (c: FactCollector) => readonly string[] | undefined) {
 const OPEN = tagMap((c) => c.tags);
 const CLOSE = tagMap((c) => c.closeTags);
 
-const EMPTY_SIG = new Uint16Array(0);
 const TEXT_SKIP = new Set(["script", "style", "template", "noscript", "svg", "head", "title"]);
+
+/**
+ * Every page's facts in their starting values, in one fixed order: the document's, then each
+ * family's in list order, `samples` merged. Built once; a field declared by two families is a
+ * mistake caught here, when the module loads.
+ */
+const BLANK: PageFacts = (() => {
+  const all: Record<string, unknown> = { ...initDocumentFacts() };
+  const samples: Record<string, unknown> = {};
+  for (const c of FACT_COLLECTORS as readonly FactCollector[]) {
+    for (const [k, v] of Object.entries(c.init())) {
+      const into = k === "samples" ? samples : all;
+      const entries = k === "samples" ? Object.entries(v as object) : [[k, v] as const];
+      for (const [key, value] of entries) {
+        if (key in into) throw new Error(`page fact "${key}" declared twice (${c.id})`);
+        into[key] = value;
+      }
+    }
+  }
+  all.samples = samples;
+  // Built key by key the object is in dictionary mode; a spread gives it (and its copies) a shape.
+  return { ...all } as PageFacts;
+})();
+
+/**
+ * A page's facts at the start of its parse. The spread copies BLANK's shape, so every page's
+ * facts share one hidden class (built field by field from the families they would fall into
+ * dictionary mode, and the parse slows down); the families' `init` then give fresh values.
+ */
+function startFacts(bytes: number): PageFacts {
+  const f: PageFacts = { ...BLANK };
+  const samples = { ...BLANK.samples };
+  for (const c of FACT_COLLECTORS as readonly FactCollector[]) {
+    const init = c.init() as Partial<PageFacts>;
+    Object.assign(f, init);
+    if (init.samples !== undefined) Object.assign(samples, init.samples);
+  }
+  f.samples = samples;
+  f.bytes = bytes;
+  return f;
+}
 
 /**
  * Streams the page once. A class whose methods are the htmlparser2 callbacks: the parser calls
  * them with `this` bound to the instance, so no closures are allocated per page.
  */
-class Collector implements ParseState {
+class Collector implements ParseState<PageFacts> {
   f: PageFacts;
   parser!: Parser;
   base: URL;
@@ -117,84 +135,7 @@ class Collector implements ParseState {
     this.baseInternal = siteKeyOf(page) === siteKey;
     this.pageHttps = page.protocol === "https:";
     this.siteKey = siteKey;
-    this.f = {
-      bytes,
-      hasDoctype: false,
-      documentMode: "quirks",
-      documentModeReason: null,
-      doctype: null,
-      htmlLang: null,
-      titleCount: 0,
-      title: null,
-      descriptionCount: 0,
-      description: null,
-      robotsMeta: "",
-      viewportCount: 0,
-      viewport: null,
-      charsetEarly: false,
-      canonicals: [],
-      headTagsInBody: 0,
-      hreflangs: [],
-      h1Count: 0,
-      h1: null,
-      headingSkip: false,
-      links: [],
-      linkAnchors: [],
-      nofollowLinks: [],
-      nofollowAnchors: [],
-      frames: [],
-      resourceUrls: [],
-      resourceKinds: [],
-      resourcesOverCap: 0,
-      linksOverCap: 0,
-      anchors: [],
-      anchorsOverCap: false,
-      fragmentTargets: [],
-      fragments: [],
-      externalLinks: 0,
-      httpInternalLinks: 0,
-      uncrawlableLinks: 0,
-      genericLinkTexts: 0,
-      imgCount: 0,
-      imgNoAlt: 0,
-      imgUnsized: 0,
-      pictureWithoutImg: 0,
-      mixedActive: 0,
-      mixedPassive: 0,
-      protocolRelative: 0,
-      httpResources: [],
-      httpResourceCount: 0,
-      forms: 0,
-      insecureFormActions: 0,
-      insecureForms: [],
-      generator: null,
-      metaCsp: false,
-      libraryScripts: [],
-      inlineLibraries: [],
-      plugins: 0,
-      jsonLdInvalid: 0,
-      jsonLdCount: 0,
-      jsonLd: emptyJsonLdFindings(),
-      wordCount: 0,
-      textHash: 0,
-      textSig: EMPTY_SIG,
-      elementCount: 0,
-      maxDepth: 0,
-      metaRefresh: null,
-      scriptCount: 0,
-      appRoot: false,
-      renderBlockingScripts: 0,
-      samples: {
-        imgNoAlt: [],
-        imgUnsized: [],
-        uncrawlable: [],
-        genericLinks: [],
-        httpInternalLinks: [],
-        protocolRelative: [],
-        renderBlocking: [],
-        plugins: [],
-      },
-    };
+    this.f = startFacts(bytes);
     this.families = FACT_COLLECTORS.map((c) => c.start(this));
   }
 
