@@ -75,6 +75,11 @@ export interface PageCollector {
  */
 export interface FactCollector<F extends object = object, R extends object = Record<never, never>> {
   readonly id: string;
+  /**
+   * Raise with any change to what the family collects or how (a new fact, a fix): stored facts
+   * of another version are not reused by incremental audits (crawl/reuse.ts). Absent is 0.
+   */
+  readonly version?: number;
   /** Tags whose opening `open` receives. */
   readonly tags: readonly string[];
   /** Tags whose closing `close` receives. */
