@@ -86,7 +86,8 @@ export interface FactCollector<F extends object = object, R extends object = Rec
   readonly closeTags?: readonly string[];
   /**
    * The family's facts before the page is read: every field it owns, always in the same order
-   * (the page's facts keep one object shape, which keeps the parse fast), fresh arrays each call.
+   * (the page's facts keep one object shape, which keeps the parse fast), fresh arrays each call,
+   * null rather than undefined for "none yet".
    */
   init(): F;
   start(p: ParseState<F & R>): PageCollector;

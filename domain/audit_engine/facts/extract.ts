@@ -60,8 +60,8 @@ const TEXT_SKIP = new Set(["script", "style", "template", "noscript", "svg", "he
 
 /**
  * Every page's facts in their starting values, in one fixed order: the document's, then each
- * family's in list order, `samples` merged. Built once; a field declared by two families is a
- * mistake caught here, when the module loads.
+ * family's in list order, `samples` merged. Built once; a field declared by two families, or
+ * starting undefined (withInObjectFields would drop it), is a mistake caught here, at load.
  */
 const BLANK: PageFacts = (() => {
   const all: Fields = { ...initDocumentFacts() };
@@ -72,6 +72,7 @@ const BLANK: PageFacts = (() => {
       const entries = k === "samples" ? Object.entries(v as object) : [[k, v] as const];
       for (const [key, value] of entries) {
         if (key in into) throw new Error(`page fact "${key}" declared twice (${c.id})`);
+        if (value === undefined) throw new Error(`page fact "${key}" starts undefined (${c.id})`);
         into[key] = value;
       }
     }
