@@ -81,4 +81,20 @@ Deno.test("fact families: a family's own version changes the reuse fingerprint, 
   const bumped = families.map((c) => c.id === "forms" ? { id: c.id, version: 1 } : c);
   assert.equal(factsVersion(bumped), `${REUSE_VERSION} forms@1`);
   assert.notEqual(factsVersion(bumped), factsVersion());
+  // A family added later must have a version, or stored facts without its fields would be reused.
+  const first = [
+    "head",
+    "headings",
+    "links",
+    "images",
+    "subresources",
+    "scripts",
+    "forms",
+    "plugins",
+    "app_root",
+    "fragments",
+  ];
+  for (const c of families) {
+    assert.ok(first.includes(c.id) || (c.version ?? 0) > 0, `${c.id} needs a version (from 1)`);
+  }
 });

@@ -10,8 +10,8 @@
  *
  * Compatible means the same fingerprint (`reuseFingerprint`): the same start origin, the same
  * User-Agent preset (a site may serve each bot its own page), the same per-page caps on links and
- * resources (they shape the facts), and the same version of the facts (`factsVersion`). Rendered audits
- * and audits with staging credentials take no part: they store nothing and reuse nothing.
+ * resources (they shape the facts), and the same version of the facts (`factsVersion`). Rendered
+ * audits and audits with staging credentials take no part: they store nothing and reuse nothing.
  * docs/audit.md ("Incremental crawls") says this to users.
  *
  * @module

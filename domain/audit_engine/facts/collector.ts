@@ -77,7 +77,8 @@ export interface FactCollector<F extends object = object, R extends object = Rec
   readonly id: string;
   /**
    * Raise with any change to what the family collects or how (a new fact, a fix): stored facts
-   * of another version are not reused by incremental audits (crawl/reuse.ts). Absent is 0.
+   * of another version are not reused by incremental audits (crawl/reuse.ts). Absent is 0, which
+   * only the first ten families have: a new family starts at 1 (stored facts lack its fields).
    */
   readonly version?: number;
   /** Tags whose opening `open` receives. */
