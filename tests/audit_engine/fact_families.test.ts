@@ -5,11 +5,7 @@
  * stored audits were written with until a family raises its own version.
  */
 import assert from "node:assert/strict";
-import {
-  extractPageFacts,
-  FACT_MAKERS,
-  startFacts,
-} from "../../domain/audit_engine/facts/extract.ts";
+import { extractPageFacts } from "../../domain/audit_engine/facts/extract.ts";
 import { initDocumentFacts } from "../../domain/audit_engine/facts/document.ts";
 import type { FactCollector } from "../../domain/audit_engine/facts/collector.ts";
 import { FACT_COLLECTORS } from "../../domain/audit_engine/page_facts.ts";
@@ -71,22 +67,6 @@ Deno.test("fact families: each page starts from fresh values (nothing leaks betw
       if (typeof x[k] === "object" && x[k] !== null) assert.notEqual(x[k], y[k], `${c.id}.${k}`);
     }
   }
-});
-
-Deno.test("fact families: the compiled literal and the keyed fallback start a page alike", () => {
-  // Where code from strings is refused, the keyed maker is used: both must give one layout.
-  assert.ok(FACT_MAKERS.compiled !== null, "this runtime compiles the literal");
-  const a = startFacts(1234, FACT_MAKERS.compiled!);
-  const b = startFacts(1234, FACT_MAKERS.keyed);
-  assert.deepEqual(Object.keys(a), Object.keys(b), "the same fields in the same order");
-  assert.deepEqual(Object.keys(a.samples), Object.keys(b.samples));
-  assert.deepEqual(a, b);
-  assert.equal(a.bytes, 1234);
-  for (const k of Object.keys(a) as (keyof typeof a)[]) {
-    if (Array.isArray(a[k])) assert.notEqual(a[k], b[k], `${k} is each page's own`);
-  }
-  assert.notEqual(a.samples.imgNoAlt, b.samples.imgNoAlt);
-  assert.notEqual(a.jsonLd, b.jsonLd);
 });
 
 Deno.test("fact families: a family's own version changes the reuse fingerprint, none keeps it", () => {

@@ -61,9 +61,9 @@ const TEXT_SKIP = new Set(["script", "style", "template", "noscript", "svg", "he
 /**
  * Every page's facts in their starting values, in one fixed order: the document's, then each
  * family's in list order, `samples` merged. Built once; a field declared by two families, or
- * starting undefined, is a mistake caught here, at load.
+ * starting undefined (withInObjectFields would drop it), is a mistake caught here, at load.
  */
-const BLANK: Fields = (() => {
+const BLANK: PageFacts = (() => {
   const all: Fields = { ...initDocumentFacts() };
   const samples: Fields = {};
   for (const c of FAMILIES) {
@@ -78,96 +78,58 @@ const BLANK: Fields = (() => {
     }
   }
   all.samples = samples;
-  return all;
+  return withInObjectFields(all) as PageFacts;
 })();
 
 /**
- * The families whose `init` a page needs: those with a field (or sample list) starting as an
- * object or array, which each page must have its own of; their other fields start as in BLANK.
+ * `o` as an object whose fields all live inside it, as an object literal's do. Built key by key,
+ * an object of this many fields falls into dictionary mode, and a spread of it keeps most fields
+ * in a separate backing store: every fact write of the parse would pay an extra load (measured
+ * ~1.5x slower field access). JSON.parse sizes its objects to their fields, and a spread of one
+ * copies that layout; the values JSON cannot carry (the typed array) are put back after.
  */
-const FRESH = FAMILIES.map((c) =>
-  Object.values(c.init()).some((v) => typeof v === "object" && v !== null)
-);
-/** Each such field (and sample list), with the index of the family whose `init` gives it. */
-const FRESH_FIELDS: [string, number][] = [];
-const FRESH_SAMPLES: [string, number][] = [];
-FAMILIES.forEach((c, i) => {
-  const v = c.init() as Fields;
-  for (const [k, x] of Object.entries(v)) {
-    if (k !== "samples" && typeof x === "object" && x !== null) FRESH_FIELDS.push([k, i]);
+function withInObjectFields(o: Fields): Fields {
+  const copy = JSON.parse(JSON.stringify(o)) as Fields;
+  for (const k of Object.keys(o)) {
+    if (k !== "samples") copy[k] = o[k];
   }
-  for (const k of Object.keys((v.samples ?? {}) as Fields)) FRESH_SAMPLES.push([k, i]);
-});
-
-/** Makes a page's starting facts from BLANK and the fresh `init()` of the families that have some. */
-type MakeFacts = (bytes: number, blank: Fields, fresh: Fields[]) => PageFacts;
-
-/**
- * ONE object literal naming every field in BLANK's order, compiled once from the registered
- * families (their field names are identifiers from this codebase, checked here; nothing from a
- * page goes into it); null where the runtime refuses code from strings. A literal is what the
- * hand-written one this replaces was: one shape, every field inside the object, made in ~0.1 µs.
- */
-function compiledFacts(): MakeFacts | null {
-  const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-  const name = (k: string) => {
-    if (!IDENTIFIER.test(k)) throw new Error(`page fact "${k}" is not an identifier`);
-    return k;
-  };
-  const from = new Map(FRESH_FIELDS);
-  const fields = Object.keys(BLANK).filter((k) => k !== "samples").map((k) => {
-    if (k === "bytes") return "bytes";
-    const i = from.get(k);
-    return i === undefined ? `${name(k)}: blank.${k}` : `${name(k)}: fresh[${i}].${k}`;
-  });
-  const samples = FRESH_SAMPLES.map(([k, i]) => `${name(k)}: fresh[${i}].samples.${k}`);
-  const body = `"use strict"; return { ${fields.join(", ")}, samples: { ${samples.join(", ")} } };`;
-  try {
-    return new Function("bytes", "blank", "fresh", body) as MakeFacts;
-  } catch {
-    return null; // e.g. --disallow-code-generation-from-strings
-  }
+  const samples = copy.samples as Fields;
+  for (const [k, v] of Object.entries(o.samples as Fields)) samples[k] = v;
+  return copy;
 }
 
 /**
- * The same facts without compiled code: a spread of BLANK laid out so its fields live inside the
- * object (JSON.parse sizes an object to its fields; built key by key, an object this large falls
- * into dictionary mode, and a spread of one keeps its fields in a side store, ~1.5x slower to
- * reach in the parse), then each fresh field set by key. ~1.5 µs a page more than the literal.
+ * Per family (by index in FACT_COLLECTORS), the fields whose starting value is an object (arrays
+ * included): each page needs its own, from the family's `init`; the others are copied from BLANK.
  */
-const INLINE_BLANK: Fields = (() => {
-  const copy = JSON.parse(JSON.stringify(BLANK)) as Fields;
-  for (const k of Object.keys(BLANK)) if (k !== "samples") copy[k] = BLANK[k];
-  return copy; // the typed array JSON cannot carry is put back above
-})();
-function keyedFacts(bytes: number, _blank: Fields, fresh: Fields[]): PageFacts {
-  const f: Fields = { ...INLINE_BLANK };
-  const samples: Fields = { ...(INLINE_BLANK.samples as Fields) };
-  for (let j = 0; j < FRESH_FIELDS.length; j++) {
-    const [k, i] = FRESH_FIELDS[j];
-    f[k] = fresh[i][k];
-  }
-  for (let j = 0; j < FRESH_SAMPLES.length; j++) {
-    const [k, i] = FRESH_SAMPLES[j];
-    samples[k] = (fresh[i].samples as Fields)[k];
+const FRESH = FAMILIES.map((c) => {
+  const v = c.init() as Fields;
+  return {
+    fields: Object.keys(v).filter((k) => k !== "samples" && typeof v[k] === "object" && v[k]),
+    samples: Object.keys((v.samples ?? {}) as Fields),
+  };
+});
+
+/**
+ * A page's facts at the start of its parse. The spread copies BLANK's shape, so every page's
+ * facts share one hidden class (built field by field from the families they would fall into
+ * dictionary mode, and the parse slows down); only the fields holding objects are then set to
+ * the family's fresh ones (copying every field of every family costs a few microseconds a page).
+ */
+function startFacts(bytes: number): PageFacts {
+  const f = { ...BLANK } as unknown as Fields;
+  const samples: Fields = { ...BLANK.samples };
+  for (let i = 0; i < FRESH.length; i++) {
+    const { fields, samples: own } = FRESH[i];
+    if (fields.length === 0 && own.length === 0) continue;
+    const v = FAMILIES[i].init() as Fields;
+    for (let j = 0; j < fields.length; j++) f[fields[j]] = v[fields[j]];
+    const vs = v.samples as Fields;
+    for (let j = 0; j < own.length; j++) samples[own[j]] = vs[own[j]];
   }
   f.samples = samples;
   f.bytes = bytes;
-  return f as PageFacts;
-}
-
-/** Both ways of making a page's starting facts (tests check they agree). */
-export const FACT_MAKERS: { compiled: MakeFacts | null; keyed: MakeFacts } = {
-  compiled: compiledFacts(),
-  keyed: keyedFacts,
-};
-const makeFacts = FACT_MAKERS.compiled ?? FACT_MAKERS.keyed;
-
-/** A page's facts at the start of its parse. */
-export function startFacts(bytes: number, make: MakeFacts = makeFacts): PageFacts {
-  const fresh: Fields[] = new Array(FAMILIES.length);
-  for (let i = 0; i < FAMILIES.length; i++) if (FRESH[i]) fresh[i] = FAMILIES[i].init() as Fields;
-  return make(bytes, BLANK, fresh);
+  return f as unknown as PageFacts;
 }
 
 /**
