@@ -168,6 +168,8 @@ export function superviseWorkerChild(opts: {
   onDeath?: (workerId: string) => Promise<unknown>;
   /** Called once when the child keeps dying at start (QUICK_DEATHS_LIMIT in a row); no restart follows. */
   onGiveUp?: (reason: string) => void;
+  /** The first restart's delay, doubled after each quick death (default RESTART_MIN_MS). */
+  restartMinMs?: number;
 }): WorkerChild {
   const log = opts.onLog ?? ((l) => console.log(JSON.stringify(l)));
   const env: Record<string, string> = {};
@@ -186,7 +188,8 @@ export function superviseWorkerChild(opts: {
   let child: Deno.ChildProcess | null = null;
   let stopping = false;
   let restarts = 0;
-  let delay = RESTART_MIN_MS;
+  const minDelay = opts.restartMinMs ?? RESTART_MIN_MS;
+  let delay = minDelay;
   let quickDeaths = 0;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let exited: Promise<unknown> = Promise.resolve();
@@ -223,7 +226,7 @@ export function superviseWorkerChild(opts: {
       }
       // A child that lived a while restarts at once; one that keeps dying backs off.
       const lived = Date.now() - startedAt > RESTART_MAX_MS;
-      delay = lived ? RESTART_MIN_MS : delay;
+      delay = lived ? minDelay : delay;
       quickDeaths = lived ? 0 : quickDeaths + 1;
       if (opts.onGiveUp && quickDeaths >= QUICK_DEATHS_LIMIT) {
         stopping = true;

@@ -158,7 +158,19 @@ export const keys = {
   auditResourceQueue: (auditId: string, seq: number) =>
     ["audit_resource_queue", auditId, seq] as const,
   auditResourceQueueAll: (auditId: string) => ["audit_resource_queue", auditId] as const,
-  /** The library a script's first bytes show (null: none, or unreadable), read once per audit. */
+  /**
+   * A check's own working data for one audit, under its id and parts of its choosing
+   * (domain/audit_engine/check_data.ts): pruned with the rest of the crawl's working state, so a
+   * check that stores something adds no key family, value type or prune prefix of its own.
+   */
+  auditCheckData: (auditId: string, check: string, ...parts: (string | number)[]) =>
+    ["audit_check_data", auditId, check, ...parts] as const,
+  auditCheckDataOf: (auditId: string, check: string) =>
+    ["audit_check_data", auditId, check] as const,
+  /**
+   * The library a script's first bytes show, as audits before `auditCheckData` stored it: read
+   * only by an audit that was running when that changed (and pruned); drop it after.
+   */
   auditBanner: (auditId: string, url: string) => ["audit_banners", auditId, url] as const,
   /** Sitemap URLs in chunks, crawled after the link graph (orphans). */
   auditSitemapChunk: (auditId: string, n: number) => ["audit_sitemap_urls", auditId, n] as const,
@@ -173,6 +185,7 @@ export const keys = {
   auditDupsAll: (auditId: string) => ["audit_dups", auditId] as const,
   auditNearSigs: (auditId: string) => ["audit_near_sig", auditId] as const,
   auditBanners: (auditId: string) => ["audit_banners", auditId] as const,
+  auditCheckDataAll: (auditId: string) => ["audit_check_data", auditId] as const,
   auditSitemapChunks: (auditId: string) => ["audit_sitemap_urls", auditId] as const,
   auditBlobsAll: (auditId: string) => ["audit_blobs", auditId] as const,
   /**

@@ -5,7 +5,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { createArticle, getArticle } from "../../domain/articles/mod.ts";
-import { articlePollSeconds, queueDepth } from "../poll_hint.ts";
+import { articlePollSeconds, queueDepth } from "../jobs/poll_hint.ts";
 import { defineOperation } from "../operation.ts";
 import { articleView } from "../views.ts";
 import { ProjectIdParam } from "./projects.ts";

@@ -33,7 +33,7 @@ import {
   type SiteAuth,
   USER_AGENT_PRESETS,
 } from "../../domain/audit_engine/mod.ts";
-import { auditPages, auditPollSeconds, queueDepth } from "../poll_hint.ts";
+import { auditPages, auditPollSeconds, queueDepth } from "../jobs/poll_hint.ts";
 import { activeShareUrl } from "../../domain/shares/mod.ts";
 // Past audits/mod.ts on purpose: it loads csv-stringify, kept off a worker's load (layers.test.ts).
 import {

@@ -14,7 +14,7 @@ import {
   type RecheckRecord,
 } from "../../domain/rechecks/mod.ts";
 import type { Deps } from "../../domain/platform/mod.ts";
-import { queueDepth, recheckPollSeconds } from "../poll_hint.ts";
+import { queueDepth, recheckPollSeconds } from "../jobs/poll_hint.ts";
 import { defineOperation } from "../operation.ts";
 import { AuditIdParam } from "./audits.ts";
 

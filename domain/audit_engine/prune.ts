@@ -13,8 +13,10 @@
  * - `audit_frontier` (URLs to fetch), `audit_links` (the link graph, chunks per page);
  * - `audit_dups` (duplicate title/description/text index), `audit_near` (near-duplicate LSH
  *   bands) and `audit_near_sig` (MinHash signatures);
- * - `audit_banners` (script heads read for library banners), `audit_sitemap_urls` (sitemap URL
- *   chunks), `audit_blobs` (robots.txt bodies and other large texts);
+ * - `audit_check_data` (each check's own working data, check_data.ts: e.g. the libraries script
+ *   heads showed), `audit_banners` (the same, as audits before it stored them),
+ *   `audit_sitemap_urls` (sitemap URL chunks), `audit_blobs` (robots.txt bodies and other large
+ *   texts);
  * - `audit_embeds` (the resources each page loads), `audit_resources` and
  *   `audit_resource_queue` (the distinct resources checked for broken_resources);
  * - `audit_anchors` and `audit_frag_links` (each page's anchors and fragment links, for
@@ -74,6 +76,7 @@ export function workingStatePrefixes(auditId: string): Deno.KvKey[] {
     keys.auditNearBands(auditId),
     keys.auditNearSigs(auditId),
     keys.auditBanners(auditId),
+    keys.auditCheckDataAll(auditId),
     keys.auditSitemapChunks(auditId),
     keys.auditBlobsAll(auditId),
     keys.auditSitePages(auditId),

@@ -3,7 +3,8 @@
  * the crawl keeps facts, not pages), the crawl result the site-level checks read, the check
  * object every check is, and the engine's persisted shapes the key table names (crawl state,
  * frontier, page, duplicate, link, resource and lab records, prune backfill). The modules that
- * work with them re-export them. A leaf but for `PageFacts`, still declared by its collector.
+ * work with them re-export them. A leaf but for `PageFacts`, derived from the fact families that
+ * collect it (page_facts.ts), so that a new fact is declared only in its family's file.
  *
  * @module
  */

@@ -172,7 +172,7 @@ export interface Config {
   mcpWaits: { perKey: number; perProcess: number };
   /**
    * `MCP_TASK_POLL_MS`: the `pollIntervalMs` an MCP task handle suggests; null (the default)
-   * suggests the job's own estimate, the `poll_after_seconds` of its 202 (app/poll_hint.ts).
+   * suggests the job's own estimate, the `poll_after_seconds` of its 202 (app/jobs/poll_hint.ts).
    */
   mcpTaskPollMs: number | null;
   /**

@@ -236,6 +236,10 @@ export const schema = {
   /** Resource URLs in the order found, checked after the crawl. */
   auditResourceQueue: value<string>(),
   auditResourceQueueAll: prefix("auditResourceQueue"),
+  /** Each check types its own data (domain/audit_engine/check_data.ts). */
+  auditCheckData: value<unknown>(),
+  auditCheckDataOf: prefix("auditCheckData"),
+  auditCheckDataAll: prefix("auditCheckData"),
   auditBanner: value<ScriptLibraryValue>(),
   auditBanners: prefix("auditBanner"),
   auditSitemapChunk: value<string[]>(),

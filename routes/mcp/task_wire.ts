@@ -2,7 +2,7 @@
  * The wire of the MCP tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663, the 2026-07-28
  * revision's home for long-running work): who may receive a task handle, and the `Task` a handle,
  * `tasks/get` and the start tools answer. What a task is in the service's terms lives in
- * app/job_tasks.ts; the methods that read and cancel tasks are in tasks.ts.
+ * app/jobs/tasks.ts; the methods that read and cancel tasks are in tasks.ts.
  *
  * Why not `@modelcontextprotocol/ext-tasks`: it is the requester side (a client session that
  * calls tools and polls their tasks) plus generated wire schemas; it has no server for the
@@ -13,7 +13,7 @@
  * @module
  */
 import { CLIENT_CAPABILITIES_META_KEY } from "@modelcontextprotocol/server";
-import { type JobTaskState, startJobTask } from "../../app/job_tasks.ts";
+import { type JobTaskState, startJobTask } from "../../app/jobs/tasks.ts";
 import { JOB_TASK_TTL_MS, type JobTaskKind } from "../../domain/jobs/mod.ts";
 import type { Deps } from "../../domain/platform/mod.ts";
 import type { ToolAnswer, ToolContext } from "./kit.ts";

@@ -33,7 +33,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { keyActor } from "../../app/actor.ts";
-import { cancelJobTask, getJobTask, type JobTaskState } from "../../app/job_tasks.ts";
+import { cancelJobTask, getJobTask, type JobTaskState } from "../../app/jobs/tasks.ts";
 import { ApiError } from "../../domain/platform/mod.ts";
 import type { Services } from "../env.ts";
 import type { McpCaller } from "./caller.ts";

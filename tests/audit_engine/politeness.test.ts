@@ -117,8 +117,9 @@ Deno.test("429 with Retry-After: the URL is fetched again after it, then recorde
     "/b": () => htmlAnswer(page({ key: "b" })),
   }));
   try {
-    // One request at a time, so none is in flight when a 429 comes back.
-    const out = await audit(site, { concurrency: 1 });
+    // One request at a time, so none is in flight when a 429 comes back; short steps, so the
+    // agents probes after the crawl (paced at the halved rate) end with the step.
+    const out = await audit(site, { concurrency: 1, stepMs: 4_000 });
     const a = site.to("/a");
     assert.deepEqual(a.map((r) => r.status), [429, 429, 200], "asked three times");
     for (let i = 1; i < a.length; i++) {
@@ -212,7 +213,9 @@ Deno.test("robots.txt Crawl-delay spaces page requests; a larger one is clamped 
     ...Object.fromEntries(pages.map((p) => [p, () => htmlAnswer(page({ key: p }))])),
   }));
   try {
-    const out = await audit(site);
+    // Short steps: the agents probes after the crawl are paced too, and stop at the step's end
+    // (what they find is tests/audit_engine/agents*.test.ts's, not this test's).
+    const out = await audit(site, { stepMs: 3_000 });
     assert.equal(assertPaced(site, 400), 3);
     assert.equal(out.politeness!.crawlDelay, 0.4);
     assert.equal(out.politeness!.crawlDelayClamped, null);
@@ -229,7 +232,7 @@ Deno.test("robots.txt Crawl-delay spaces page requests; a larger one is clamped 
     "/": () => htmlAnswer(page({})),
   }));
   try {
-    const out = await audit(slow);
+    const out = await audit(slow, { stepMs: 3_000 });
     assert.equal(out.politeness!.crawlDelay, MAX_CRAWL_DELAY_S);
     assert.equal(out.politeness!.crawlDelayClamped, 3_600);
   } finally {

@@ -207,4 +207,6 @@ Deno.test("a brief burst of 429 pauses the crawl, which then completes fully", (
     } finally {
       await site.close();
     }
-  }, { env: { ...ERROR_STOP_ENV, CRAWL_ERROR_WINDOW: "4" } }));
+    // Short steps: the agents probes after the crawl, paced at the rate the 429s halved, end
+    // with their step.
+  }, { env: { ...ERROR_STOP_ENV, CRAWL_ERROR_WINDOW: "4", CRAWL_STEP_SECONDS: "3" } }));

@@ -1,13 +1,13 @@
 /**
  * Polling that matches the work (issue 33): the 202 of every job start (audits, articles,
  * re-checks) carries `poll_after_seconds`, estimated from the job's size and the queue ahead
- * (app/poll_hint.ts), and the same as `Retry-After`, replays included; every 202 the
+ * (app/jobs/poll_hint.ts), and the same as `Retry-After`, replays included; every 202 the
  * registry declares documents the field. A completed audit links its report (`report_url`)
  * and its live share link.
  */
 import assert from "node:assert/strict";
 import { OPERATIONS } from "../../app/operations/index.ts";
-import { auditPollSeconds, pollAfter, recheckPollSeconds } from "../../app/poll_hint.ts";
+import { auditPollSeconds, pollAfter, recheckPollSeconds } from "../../app/jobs/poll_hint.ts";
 import { withApp } from "../helpers/app.ts";
 import { liveWithCredits } from "../helpers/credits.ts";
 import { waitForAudit } from "../helpers/jobs.ts";

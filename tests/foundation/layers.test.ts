@@ -158,8 +158,9 @@ Deno.test("layers: no import circle, type-only imports included", async () => {
 });
 
 /**
- * Known exceptions to "a types.ts imports only types.ts": the page facts are still declared by the
- * collector that fills them (the checks-own-their-facts renovation moves them). Only shrinks.
+ * Known exceptions to "a types.ts imports only types.ts": the stored page facts are derived from the
+ * fact families that collect them (page_facts.ts), so that a new fact is declared only in its
+ * family's file. Only shrinks.
  */
 const TYPES_IMPORT_KNOWN = [
   "domain/audit_engine/types.ts → domain/audit_engine/page_facts.ts",

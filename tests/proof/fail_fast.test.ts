@@ -87,6 +87,8 @@ Deno.test("a worker child that cannot start: the supervisor gives up after 5 qui
     kvPath: kv.path,
     onLog: () => {},
     onDeath: (id) => Promise.resolve(deaths.push(id)),
+    // The backoff's doubling is the same from any start; 1 s would make this test wait 15 s.
+    restartMinMs: 50,
     onGiveUp: (r) => {
       reason = r;
       gaveUp.resolve();

@@ -186,8 +186,9 @@ Deno.test({
       assert.ok(lcp.lab!.transferBytes > 300 * 1024);
       assert.ok(lcp.lab!.cls < 0.01);
 
-      assert.deepEqual(fired(shift), ["cls_high", "tbt_high"]);
-      assert.ok(shift.lab!.lcpMs! < 2500, `shift page lcp ${shift.lab!.lcpMs}`);
+      // Its LCP is wall time on a throttled page: a loaded machine takes it past 2.5 s (seen
+      // once in a full run), so whether lcp_slow fires is not this page's to say.
+      assert.deepEqual(fired(shift).filter((c) => c !== "lcp_slow"), ["cls_high", "tbt_high"]);
       assert.ok(shift.lab!.cls > 0.1, `cls ${shift.lab!.cls}`);
       assert.ok(shift.lab!.tbtMs > 200, `tbt ${shift.lab!.tbtMs}`);
       // The document alone waited the request latency: throttling was applied.

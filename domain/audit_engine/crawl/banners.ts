@@ -10,10 +10,15 @@
  * the script's origin honoured, 5 s timeout, through the address guard and the byte budget. A
  * read that fails or is not allowed leaves the library unknown, and nothing is reported.
  *
+ * What each script showed is the check's own working data (check_data.ts, under the check's
+ * id). Audits before that stored it under `audit_banners`: a miss there is looked up too, so an
+ * audit running across the change reads no script twice.
+ *
  * @module
  */
-import type { ScriptLibrary } from "../types.ts";
-import { keys, read } from "../../platform/mod.ts";
+import type { ScriptLibrary, ScriptLibraryValue } from "../types.ts";
+import { keys, readMany } from "../../platform/mod.ts";
+import { checkData } from "../check_data.ts";
 import { scriptLibrary } from "../js_libraries.ts";
 import { noteCap } from "./caps.ts";
 import { fetchBanner, type FetchSettings } from "./fetcher.ts";
@@ -23,6 +28,9 @@ import { MAX_URL_LENGTH, type WriteBatch } from "./store.ts";
 
 /** Script files read for a library per audit (documented in docs/audit.md). */
 export const MAX_BANNER_FETCHES = 200;
+
+/** Per script URL, the library its head showed (null: none, or unreadable). */
+export const BANNERS = checkData<ScriptLibraryValue>("vulnerable_js_library");
 
 export class BannerReader {
   /** This step's reads and lookups, by script URL (concurrent pages share one read). */
@@ -60,9 +68,10 @@ export class BannerReader {
 
   private async load(url: string): Promise<ScriptLibrary | null> {
     if (url.length > MAX_URL_LENGTH) return null; // no KV key holds it: left unread
-    const key = keys.auditBanner(this.auditId, url);
-    const stored = await read(this.kv, key);
-    if (stored.value !== null) return stored.value.lib;
+    const key = BANNERS.key(this.auditId, url);
+    const [stored, before] = await readMany(this.kv, [key, keys.auditBanner(this.auditId, url)]);
+    const known = stored.value ?? before.value;
+    if (known !== null) return known.lib;
     const robots = await this.robots.for(new URL(url).origin);
     if (!robots.isAllowed(url)) {
       this.batch.set(key, { lib: null });

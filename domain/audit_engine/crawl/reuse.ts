@@ -10,8 +10,8 @@
  *
  * Compatible means the same fingerprint (`reuseFingerprint`): the same start origin, the same
  * User-Agent preset (a site may serve each bot its own page), the same per-page caps on links and
- * resources (they shape the facts), and the same `REUSE_VERSION` of the parser. Rendered audits
- * and audits with staging credentials take no part: they store nothing and reuse nothing.
+ * resources (they shape the facts), and the same version of the facts (`factsVersion`). Rendered
+ * audits and audits with staging credentials take no part: they store nothing and reuse nothing.
  * docs/audit.md ("Incremental crawls") says this to users.
  *
  * @module
@@ -19,7 +19,8 @@
 import { createHash } from "node:crypto";
 import { keys } from "../../platform/mod.ts";
 import { KV_LIMITS, valueBytes } from "../../../kv/limits_guard.ts";
-import type { PageFacts } from "../page_facts.ts";
+import { FACT_COLLECTORS, type PageFacts } from "../page_facts.ts";
+import type { FactCollector } from "../facts/collector.ts";
 import type { ReuseBase, ReuseEntry } from "../types.ts";
 import type { CrawlCaps } from "./caps.ts";
 import type { CrawlInput, CrawlState } from "./state.ts";
@@ -28,11 +29,26 @@ import { getMany } from "./store.ts";
 export type { ReuseBase, ReuseEntry };
 
 /**
- * The version of what `extractPageFacts` produces. Bump it with any change to the facts or to how
- * a page is parsed: stored facts of another version are never reused (a re-audit then fetches and
- * parses every page once, and stores facts of the new version).
+ * The version of what the dispatcher of `extractPageFacts` produces. Bump it with any change to
+ * how a page is parsed or to the document's own facts (facts/document.ts); a family's change
+ * raises that family's `version` instead (facts/collector.ts). Stored facts of another version are
+ * never reused (a re-audit then fetches and parses every page once, and stores facts of the new
+ * version).
  */
 export const REUSE_VERSION = 1;
+
+/**
+ * The version of the facts: REUSE_VERSION, then each family that has a version of its own
+ * (`id@version`, in list order). While no family has one it is REUSE_VERSION alone, as before
+ * families had versions, so the fingerprints of stored audits stay valid.
+ */
+export function factsVersion(
+  families: readonly Pick<FactCollector, "id" | "version">[] = FACT_COLLECTORS,
+): number | string {
+  const own = families.filter((c) => (c.version ?? 0) > 0).map((c) => `${c.id}@${c.version}`);
+  return own.length === 0 ? REUSE_VERSION : [REUSE_VERSION, ...own].join(" ");
+}
+const FACTS_VERSION = factsVersion();
 
 /** Response headers kept per page, at most (characters of names and values). */
 const HEADER_CHARS = 8_000;
@@ -51,7 +67,7 @@ export function reuseFingerprint(
 ): string | null {
   if (input.render || input.auth) return null;
   return JSON.stringify([
-    REUSE_VERSION,
+    FACTS_VERSION,
     new URL(input.startUrl).origin,
     input.userAgent ?? "serpwright",
     caps.linksPerPage,

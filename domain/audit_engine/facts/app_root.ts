@@ -8,10 +8,16 @@ import type { Attrs, FactCollector, ParseState } from "./collector.ts";
 
 const APP_ROOT_IDS = new Set(["root", "app", "__next", "__nuxt", "svelte", "___gatsby"]);
 
-export const appRootFacts: FactCollector = {
+/** What this family adds to the page's facts. */
+export interface AppRootFacts {
+  appRoot: boolean;
+}
+
+export const appRootFacts: FactCollector<AppRootFacts> = {
   id: "app_root",
   tags: ["div"],
-  start: (p: ParseState) => ({
+  init: () => ({ appRoot: false }),
+  start: (p: ParseState<AppRootFacts>) => ({
     open(_name: string, a: Attrs) {
       if (a.id !== undefined && APP_ROOT_IDS.has(a.id)) p.f.appRoot = true;
     },

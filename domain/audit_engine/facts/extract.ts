@@ -19,13 +19,13 @@
  */
 import { Parser } from "htmlparser2";
 import { fingerprintText } from "../text_fingerprint.ts";
-import { emptyJsonLdFindings } from "../json_ld.ts";
 import { doctypeMode } from "../doctype.ts";
+import { siteKeyOf } from "../urls.ts";
 import {
+  FACT_COLLECTORS,
   MAX_LINKS_PER_PAGE,
   MAX_RESOURCES_PER_PAGE,
   type PageFacts,
-  siteKeyOf,
 } from "../page_facts.ts";
 import {
   type Attrs,
@@ -35,35 +35,16 @@ import {
   type TextListener,
   tryUrl,
 } from "./collector.ts";
-import { headFacts } from "./head.ts";
-import { headingFacts } from "./headings.ts";
-import { linkFacts } from "./links.ts";
-import { imageFacts } from "./images.ts";
-import { subresourceFacts } from "./subresources.ts";
-import { scriptFacts } from "./scripts.ts";
-import { formFacts } from "./forms.ts";
-import { pluginFacts } from "./plugins.ts";
-import { appRootFacts } from "./app_root.ts";
-import { fragmentFacts, noteAnchor } from "./fragments.ts";
+import { initDocumentFacts } from "./document.ts";
+import { noteAnchor } from "./fragments.ts";
 
-/** Every fact family on the parse, in the order each tag's families run. */
-export const FACT_COLLECTORS: readonly FactCollector[] = [
-  headFacts,
-  headingFacts,
-  linkFacts,
-  imageFacts,
-  subresourceFacts,
-  scriptFacts,
-  formFacts,
-  pluginFacts,
-  appRootFacts,
-  fragmentFacts,
-];
+type Fields = Record<string, unknown>;
+const FAMILIES = FACT_COLLECTORS as readonly FactCollector[];
 
 /** Tag → indexes in FACT_COLLECTORS of the families listening to it (built once). */
 function tagMap(which: (c: FactCollector) => readonly string[] | undefined) {
   const m = new Map<string, number[]>();
-  FACT_COLLECTORS.forEach((c, i) => {
+  FAMILIES.forEach((c, i) => {
     for (const tag of which(c) ?? []) {
       const list = m.get(tag);
       if (list === undefined) m.set(tag, [i]);
@@ -75,14 +56,87 @@ function tagMap(which: (c: FactCollector) => readonly string[] | undefined) {
 const OPEN = tagMap((c) => c.tags);
 const CLOSE = tagMap((c) => c.closeTags);
 
-const EMPTY_SIG = new Uint16Array(0);
 const TEXT_SKIP = new Set(["script", "style", "template", "noscript", "svg", "head", "title"]);
+
+/**
+ * Every page's facts in their starting values, in one fixed order: the document's, then each
+ * family's in list order, `samples` merged. Built once; a field declared by two families, or
+ * starting undefined (withInObjectFields would drop it), is a mistake caught here, at load.
+ */
+const BLANK: PageFacts = (() => {
+  const all: Fields = { ...initDocumentFacts() };
+  const samples: Fields = {};
+  for (const c of FAMILIES) {
+    for (const [k, v] of Object.entries(c.init())) {
+      const into = k === "samples" ? samples : all;
+      const entries = k === "samples" ? Object.entries(v as object) : [[k, v] as const];
+      for (const [key, value] of entries) {
+        if (key in into) throw new Error(`page fact "${key}" declared twice (${c.id})`);
+        if (value === undefined) throw new Error(`page fact "${key}" starts undefined (${c.id})`);
+        into[key] = value;
+      }
+    }
+  }
+  all.samples = samples;
+  return withInObjectFields(all) as PageFacts;
+})();
+
+/**
+ * `o` as an object whose fields all live inside it, as an object literal's do. Built key by key,
+ * an object of this many fields falls into dictionary mode, and a spread of it keeps most fields
+ * in a separate backing store: every fact write of the parse would pay an extra load (measured
+ * ~1.5x slower field access). JSON.parse sizes its objects to their fields, and a spread of one
+ * copies that layout; the values JSON cannot carry (the typed array) are put back after.
+ */
+function withInObjectFields(o: Fields): Fields {
+  const copy = JSON.parse(JSON.stringify(o)) as Fields;
+  for (const k of Object.keys(o)) {
+    if (k !== "samples") copy[k] = o[k];
+  }
+  const samples = copy.samples as Fields;
+  for (const [k, v] of Object.entries(o.samples as Fields)) samples[k] = v;
+  return copy;
+}
+
+/**
+ * Per family (by index in FACT_COLLECTORS), the fields whose starting value is an object (arrays
+ * included): each page needs its own, from the family's `init`; the others are copied from BLANK.
+ */
+const FRESH = FAMILIES.map((c) => {
+  const v = c.init() as Fields;
+  return {
+    fields: Object.keys(v).filter((k) => k !== "samples" && typeof v[k] === "object" && v[k]),
+    samples: Object.keys((v.samples ?? {}) as Fields),
+  };
+});
+
+/**
+ * A page's facts at the start of its parse. The spread copies BLANK's shape, so every page's
+ * facts share one hidden class (built field by field from the families they would fall into
+ * dictionary mode, and the parse slows down); only the fields holding objects are then set to
+ * the family's fresh ones (copying every field of every family costs a few microseconds a page).
+ */
+function startFacts(bytes: number): PageFacts {
+  const f = { ...BLANK } as unknown as Fields;
+  const samples: Fields = { ...BLANK.samples };
+  for (let i = 0; i < FRESH.length; i++) {
+    const { fields, samples: own } = FRESH[i];
+    if (fields.length === 0 && own.length === 0) continue;
+    const v = FAMILIES[i].init() as Fields;
+    for (let j = 0; j < fields.length; j++) f[fields[j]] = v[fields[j]];
+    const vs = v.samples as Fields;
+    for (let j = 0; j < own.length; j++) samples[own[j]] = vs[own[j]];
+  }
+  f.samples = samples;
+  f.bytes = bytes;
+  return f as unknown as PageFacts;
+}
 
 /**
  * Streams the page once. A class whose methods are the htmlparser2 callbacks: the parser calls
  * them with `this` bound to the instance, so no closures are allocated per page.
  */
-class Collector implements ParseState {
+class Collector implements ParseState<PageFacts> {
   f: PageFacts;
   parser!: Parser;
   base: URL;
@@ -117,84 +171,7 @@ class Collector implements ParseState {
     this.baseInternal = siteKeyOf(page) === siteKey;
     this.pageHttps = page.protocol === "https:";
     this.siteKey = siteKey;
-    this.f = {
-      bytes,
-      hasDoctype: false,
-      documentMode: "quirks",
-      documentModeReason: null,
-      doctype: null,
-      htmlLang: null,
-      titleCount: 0,
-      title: null,
-      descriptionCount: 0,
-      description: null,
-      robotsMeta: "",
-      viewportCount: 0,
-      viewport: null,
-      charsetEarly: false,
-      canonicals: [],
-      headTagsInBody: 0,
-      hreflangs: [],
-      h1Count: 0,
-      h1: null,
-      headingSkip: false,
-      links: [],
-      linkAnchors: [],
-      nofollowLinks: [],
-      nofollowAnchors: [],
-      frames: [],
-      resourceUrls: [],
-      resourceKinds: [],
-      resourcesOverCap: 0,
-      linksOverCap: 0,
-      anchors: [],
-      anchorsOverCap: false,
-      fragmentTargets: [],
-      fragments: [],
-      externalLinks: 0,
-      httpInternalLinks: 0,
-      uncrawlableLinks: 0,
-      genericLinkTexts: 0,
-      imgCount: 0,
-      imgNoAlt: 0,
-      imgUnsized: 0,
-      pictureWithoutImg: 0,
-      mixedActive: 0,
-      mixedPassive: 0,
-      protocolRelative: 0,
-      httpResources: [],
-      httpResourceCount: 0,
-      forms: 0,
-      insecureFormActions: 0,
-      insecureForms: [],
-      generator: null,
-      metaCsp: false,
-      libraryScripts: [],
-      inlineLibraries: [],
-      plugins: 0,
-      jsonLdInvalid: 0,
-      jsonLdCount: 0,
-      jsonLd: emptyJsonLdFindings(),
-      wordCount: 0,
-      textHash: 0,
-      textSig: EMPTY_SIG,
-      elementCount: 0,
-      maxDepth: 0,
-      metaRefresh: null,
-      scriptCount: 0,
-      appRoot: false,
-      renderBlockingScripts: 0,
-      samples: {
-        imgNoAlt: [],
-        imgUnsized: [],
-        uncrawlable: [],
-        genericLinks: [],
-        httpInternalLinks: [],
-        protocolRelative: [],
-        renderBlocking: [],
-        plugins: [],
-      },
-    };
+    this.f = startFacts(bytes);
     this.families = FACT_COLLECTORS.map((c) => c.start(this));
   }
 

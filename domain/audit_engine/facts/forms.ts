@@ -3,13 +3,22 @@
  *
  * @module
  */
-import { MAX_ITEMS } from "../page_facts.ts";
-import { type Attrs, type FactCollector, type ParseState, tryUrl } from "./collector.ts";
+import { type Attrs, type FactCollector, MAX_ITEMS, type ParseState, tryUrl } from "./collector.ts";
 
-export const formFacts: FactCollector = {
+/** What this family adds to the page's facts. */
+export interface FormFacts {
+  forms: number;
+  /** Form actions that submit over http (explicit http://, or relative on an http page). */
+  insecureFormActions: number;
+  /** Those actions, resolved, at most MAX_ITEMS. */
+  insecureForms: string[];
+}
+
+export const formFacts: FactCollector<FormFacts> = {
   id: "forms",
   tags: ["form"],
-  start: (p: ParseState) => ({
+  init: () => ({ forms: 0, insecureFormActions: 0, insecureForms: [] }),
+  start: (p: ParseState<FormFacts>) => ({
     open(_name: string, a: Attrs) {
       const f = p.f;
       f.forms++;

@@ -14,8 +14,24 @@
  *
  * @module
  */
-import type { PageFacts } from "../page_facts.ts";
 import type { FactCollector } from "./collector.ts";
+
+/** What this family adds to the page's facts. */
+export interface FragmentFacts {
+  /**
+   * Anchors the page offers (`id=` on any element, `<a name=>`): 32-bit hashes (`anchorHash`),
+   * at most MAX_ANCHORS; `anchorsOverCap` when more were left out.
+   */
+  anchors: number[];
+  anchorsOverCap: boolean;
+  /**
+   * Links with a `#fragment` to pages of the site (the page itself included): each target
+   * (canonical, without the fragment) and its fragment as written, distinct, at most
+   * MAX_FRAGMENT_LINKS (`#`, `#top`, text fragments and `#!` routes are not kept).
+   */
+  fragmentTargets: string[];
+  fragments: string[];
+}
 
 /** Anchors kept per page; past it the page's set is incomplete and not judged against. */
 export const MAX_ANCHORS = 2_000;
@@ -32,7 +48,7 @@ export function anchorHash(s: string): number {
 }
 
 /** Notes an anchor name (an `id` or `<a name>` value as the parser decoded it). */
-export function noteAnchor(f: PageFacts, value: string): void {
+export function noteAnchor(f: FragmentFacts, value: string): void {
   if (value === "") return; // an empty id is no anchor
   if (f.anchors.length >= MAX_ANCHORS) {
     f.anchorsOverCap = true;
@@ -56,7 +72,7 @@ export function checkedFragment(raw: string): string | null {
 }
 
 /** Notes a link to `target` (canonical, without its fragment) at `fragment` (from checkedFragment). */
-export function noteFragmentLink(f: PageFacts, target: string, fragment: string): void {
+export function noteFragmentLink(f: FragmentFacts, target: string, fragment: string): void {
   const ts = f.fragmentTargets;
   const fs = f.fragments;
   for (let i = 0; i < ts.length; i++) if (fs[i] === fragment && ts[i] === target) return;
@@ -79,9 +95,10 @@ export function fragmentNames(fragment: string): string[] {
   return decoded === fragment ? [fragment] : [decoded, fragment];
 }
 
-export const fragmentFacts: FactCollector = {
+export const fragmentFacts: FactCollector<FragmentFacts> = {
   id: "fragments",
   tags: ["a"],
+  init: () => ({ anchors: [], anchorsOverCap: false, fragmentTargets: [], fragments: [] }),
   start: (p) => ({
     open(_name, a) {
       if (a.name !== undefined) noteAnchor(p.f, a.name);

@@ -8,10 +8,35 @@
 import { canonicalUrl } from "../urls.ts";
 import { type Attrs, collapse, type FactCollector, type ParseState, tryUrl } from "./collector.ts";
 
+/** What this family adds to the page's facts. */
+export interface HeadFacts {
+  htmlLang: string | null;
+  titleCount: number;
+  title: string | null;
+  descriptionCount: number;
+  description: string | null;
+  /** Lower-cased `content` of meta robots / googlebot, joined by ",". */
+  robotsMeta: string;
+  viewportCount: number;
+  viewport: string | null;
+  /** A charset declaration (meta charset or http-equiv) within the first 1,024 bytes. */
+  charsetEarly: boolean;
+  /** Distinct canonical hrefs from `<head>` (raw values). */
+  canonicals: string[];
+  /** robots/description meta or canonical link found after `<head>` ended. */
+  headTagsInBody: number;
+  hreflangs: { lang: string; href: string }[];
+  /** `<meta name="generator">` content (first), trimmed. */
+  generator: string | null;
+  /** A `<meta http-equiv="Content-Security-Policy">` is present. */
+  metaCsp: boolean;
+  metaRefresh: { delay: number; url: string | null } | null;
+}
+
 class HeadCollector {
   inTitle = false;
   titleBuf = "";
-  constructor(readonly p: ParseState) {}
+  constructor(readonly p: ParseState<HeadFacts>) {}
 
   open(name: string, a: Attrs) {
     const f = this.p.f;
@@ -108,9 +133,26 @@ class HeadCollector {
   }
 }
 
-export const headFacts: FactCollector = {
+export const headFacts: FactCollector<HeadFacts> = {
   id: "head",
   tags: ["html", "title", "meta", "link"],
   closeTags: ["title"],
+  init: () => ({
+    htmlLang: null,
+    titleCount: 0,
+    title: null,
+    descriptionCount: 0,
+    description: null,
+    robotsMeta: "",
+    viewportCount: 0,
+    viewport: null,
+    charsetEarly: false,
+    canonicals: [],
+    headTagsInBody: 0,
+    hreflangs: [],
+    generator: null,
+    metaCsp: false,
+    metaRefresh: null,
+  }),
   start: (p) => new HeadCollector(p),
 };

@@ -6,11 +6,18 @@
  */
 import { type Attrs, collapse, type FactCollector, type ParseState } from "./collector.ts";
 
+/** What this family adds to the page's facts. */
+export interface HeadingFacts {
+  h1Count: number;
+  h1: string | null;
+  headingSkip: boolean;
+}
+
 class HeadingCollector {
   lastHeading = 0;
   inH1 = false;
   h1Buf = "";
-  constructor(readonly p: ParseState) {}
+  constructor(readonly p: ParseState<HeadingFacts>) {}
 
   open(name: string, _a: Attrs) {
     const f = this.p.f;
@@ -40,9 +47,10 @@ class HeadingCollector {
   }
 }
 
-export const headingFacts: FactCollector = {
+export const headingFacts: FactCollector<HeadingFacts> = {
   id: "headings",
   tags: ["h1", "h2", "h3", "h4", "h5", "h6"],
   closeTags: ["h1"],
+  init: () => ({ h1Count: 0, h1: null, headingSkip: false }),
   start: (p) => new HeadingCollector(p),
 };

@@ -5,13 +5,21 @@
  *
  * @module
  */
-import { sample } from "../page_facts.ts";
-import type { Attrs, FactCollector, ParseState } from "./collector.ts";
+import { type Attrs, type FactCollector, type ParseState, sample } from "./collector.ts";
+
+/** What this family adds to the page's facts. */
+export interface ImageFacts {
+  imgCount: number;
+  imgNoAlt: number;
+  imgUnsized: number;
+  pictureWithoutImg: number;
+  samples: { imgNoAlt: string[]; imgUnsized: string[] };
+}
 
 class ImageCollector {
   pictureDepth = 0;
   pictureImgs = 0;
-  constructor(readonly p: ParseState) {}
+  constructor(readonly p: ParseState<ImageFacts>) {}
 
   open(name: string, a: Attrs) {
     if (name === "picture") {
@@ -36,9 +44,16 @@ class ImageCollector {
   }
 }
 
-export const imageFacts: FactCollector = {
+export const imageFacts: FactCollector<ImageFacts> = {
   id: "images",
   tags: ["img", "picture"],
   closeTags: ["picture"],
+  init: () => ({
+    imgCount: 0,
+    imgNoAlt: 0,
+    imgUnsized: 0,
+    pictureWithoutImg: 0,
+    samples: { imgNoAlt: [], imgUnsized: [] },
+  }),
   start: (p) => new ImageCollector(p),
 };

@@ -5,17 +5,39 @@
  *
  * @module
  */
-import { canonicalUrl } from "../urls.ts";
-import { sample, siteKeyOf } from "../page_facts.ts";
-import { checkedFragment, noteFragmentLink } from "./fragments.ts";
+import { canonicalUrl, siteKeyOf } from "../urls.ts";
+import { checkedFragment, type FragmentFacts, noteFragmentLink } from "./fragments.ts";
 import {
   type Attrs,
   collapse,
   type FactCollector,
   type ParseState,
+  sample,
   simpleInternalPath,
   tryUrl,
 } from "./collector.ts";
+
+/** What this family adds to the page's facts. */
+export interface LinkFacts {
+  /** Internal, followable link targets (canonicalised, deduplicated). */
+  links: string[];
+  /** Anchor text of each entry of `links` (first occurrence, at most 60 characters). */
+  linkAnchors: string[];
+  /** Internal links marked rel=nofollow (not followed, still checked as targets). */
+  nofollowLinks: string[];
+  nofollowAnchors: string[];
+  /**
+   * Internal links past the page's cap (`maxLinks`), not kept in `links` or `nofollowLinks`:
+   * counted per occurrence (0 when the page is under the cap).
+   */
+  linksOverCap: number;
+  externalLinks: number;
+  /** Internal `<a href="http://...">` found while the page itself is https. */
+  httpInternalLinks: number;
+  uncrawlableLinks: number;
+  genericLinkTexts: number;
+  samples: { uncrawlable: string[]; genericLinks: string[]; httpInternalLinks: string[] };
+}
 
 const GENERIC_LINK_TEXT = new Set([
   "click here",
@@ -58,7 +80,7 @@ class LinkCollector {
   linkSlot = -1;
   aHref = "";
   base: string | undefined;
-  constructor(readonly p: ParseState) {}
+  constructor(readonly p: ParseState<LinkFacts & FragmentFacts>) {}
 
   open(_name: string, a: Attrs) {
     const p = this.p;
@@ -179,9 +201,22 @@ class LinkCollector {
   }
 }
 
-export const linkFacts: FactCollector = {
+/** Links with a `#fragment` are noted in the fragments family's facts. */
+export const linkFacts: FactCollector<LinkFacts, FragmentFacts> = {
   id: "links",
   tags: ["a"],
   closeTags: ["a"],
+  init: () => ({
+    links: [],
+    linkAnchors: [],
+    nofollowLinks: [],
+    nofollowAnchors: [],
+    linksOverCap: 0,
+    externalLinks: 0,
+    httpInternalLinks: 0,
+    uncrawlableLinks: 0,
+    genericLinkTexts: 0,
+    samples: { uncrawlable: [], genericLinks: [], httpInternalLinks: [] },
+  }),
   start: (p) => new LinkCollector(p),
 };

@@ -4,13 +4,19 @@
  *
  * @module
  */
-import { sample } from "../page_facts.ts";
-import type { Attrs, FactCollector, ParseState } from "./collector.ts";
+import { type Attrs, type FactCollector, type ParseState, sample } from "./collector.ts";
 
-export const pluginFacts: FactCollector = {
+/** What this family adds to the page's facts. */
+export interface PluginFacts {
+  plugins: number;
+  samples: { plugins: string[] };
+}
+
+export const pluginFacts: FactCollector<PluginFacts> = {
   id: "plugins",
   tags: ["object", "embed", "applet"],
-  start: (p: ParseState) => ({
+  init: () => ({ plugins: 0, samples: { plugins: [] } }),
+  start: (p: ParseState<PluginFacts>) => ({
     open(name: string, a: Attrs) {
       p.f.plugins++;
       sample(p.f.samples.plugins, `${name} ${a.data ?? a.src ?? a.code ?? ""}`.trim());

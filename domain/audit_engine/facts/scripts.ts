@@ -8,13 +8,42 @@
  *
  * @module
  */
-import { libraryFromBanner, mayNameLibrary } from "../js_libraries.ts";
-import { inspectJsonLd } from "../json_ld.ts";
-import { MAX_ITEMS, sample, siteKeyOf } from "../page_facts.ts";
-import { type Attrs, type FactCollector, type ParseState, tryUrl } from "./collector.ts";
+import { type Detected, libraryFromBanner, mayNameLibrary } from "../js_libraries.ts";
+import { emptyJsonLdFindings, inspectJsonLd, type JsonLdFindings } from "../json_ld.ts";
+import { siteKeyOf } from "../urls.ts";
+import {
+  type Attrs,
+  type FactCollector,
+  MAX_ITEMS,
+  type ParseState,
+  sample,
+  tryUrl,
+} from "./collector.ts";
 
 /** Characters of an inline script read for a library banner (banners open the file). */
 const INLINE_BANNER_CHARS = 512;
+
+/** What this family adds to the page's facts. */
+export interface ScriptFacts {
+  scriptCount: number;
+  jsonLdInvalid: number;
+  jsonLdCount: number;
+  /** Every parsed block checked against schema.org and Google's rich-result rules (json_ld.ts). */
+  jsonLd: JsonLdFindings;
+  /**
+   * Absolute URLs of external scripts worth reading for a library: every same-site one whatever
+   * its name, and other hosts' whose URL names a known library; distinct, at most MAX_ITEMS.
+   */
+  libraryScripts: string[];
+  /**
+   * Libraries bundled into inline scripts, known by the banner in the script's first
+   * INLINE_BANNER_CHARS characters (`index`: the inline script's position, from 1), at most
+   * MAX_ITEMS.
+   */
+  inlineLibraries: (Detected & { index: number })[];
+  renderBlockingScripts: number;
+  samples: { renderBlocking: string[] };
+}
 
 class ScriptCollector {
   inJsonLd = false;
@@ -23,7 +52,7 @@ class ScriptCollector {
   inInlineScript = false;
   inlineHead = "";
   inlineScripts = 0;
-  constructor(readonly p: ParseState) {}
+  constructor(readonly p: ParseState<ScriptFacts>) {}
 
   open(_name: string, a: Attrs) {
     const p = this.p;
@@ -119,9 +148,19 @@ function validJsonLd(data: unknown): boolean {
   return true;
 }
 
-export const scriptFacts: FactCollector = {
+export const scriptFacts: FactCollector<ScriptFacts> = {
   id: "scripts",
   tags: ["script"],
   closeTags: ["script"],
+  init: () => ({
+    scriptCount: 0,
+    jsonLdInvalid: 0,
+    jsonLdCount: 0,
+    jsonLd: emptyJsonLdFindings(),
+    libraryScripts: [],
+    inlineLibraries: [],
+    renderBlockingScripts: 0,
+    samples: { renderBlocking: [] },
+  }),
   start: (p) => new ScriptCollector(p),
 };

@@ -7,16 +7,55 @@
  *
  * @module
  */
-import { canonicalUrl } from "../urls.ts";
-import { MAX_FRAMES, MAX_ITEMS, sample, siteKeyOf } from "../page_facts.ts";
+import { canonicalUrl, siteKeyOf } from "../urls.ts";
 import { fontFaceUrls, FRAME_KINDS, RESOURCE_KIND as K, srcsetUrls } from "../resources.ts";
 import {
   type Attrs,
   type FactCollector,
+  MAX_ITEMS,
   type ParseState,
+  sample,
   simpleInternalPath,
   tryUrl,
 } from "./collector.ts";
+
+/** Same-site frame sources kept per page (a frameset has a few; more are not crawled). */
+export const MAX_FRAMES = 50;
+
+/** What this family adds to the page's facts. */
+export interface SubresourceFacts {
+  /**
+   * Same-site `<frame src>` and `<iframe src>` targets (canonicalised, distinct, at most
+   * MAX_FRAMES): documents of their own, crawled as pages, not links.
+   */
+  frames: string[];
+  /**
+   * Same-site subresources the page loads (images, scripts, stylesheets, fonts, media, frames):
+   * distinct URLs in document order (frames canonicalised like links), at most the page's cap.
+   */
+  resourceUrls: string[];
+  /** For each of `resourceUrls`, its first reference (an index of resources.ts RESOURCE_ELEMENTS). */
+  resourceKinds: number[];
+  /**
+   * Same-site resource references past the page's cap, not kept in `resourceUrls`: counted per
+   * occurrence (0 when the page is under the cap).
+   */
+  resourcesOverCap: number;
+  mixedActive: number;
+  mixedPassive: number;
+  protocolRelative: number;
+  /**
+   * Subresources loaded over http, at most MAX_ITEMS: on https pages every http:// one (mixed
+   * content); on http pages those from other hosts (same-host ones are the page's own not_https).
+   */
+  httpResources: { url: string; element: string }[];
+  /** All such subresources (the list above is capped). */
+  httpResourceCount: number;
+  samples: {
+    /** "element url", e.g. "script //cdn.example/app.js" (http ones are `httpResources`). */
+    protocolRelative: string[];
+  };
+}
 
 /** Longer resource URLs are not kept (a KV key holds at most 2 KiB; crawl/store.ts). */
 const RESOURCE_URL_MAX = 1_500;
@@ -31,7 +70,7 @@ class SubresourceCollector {
   /** Inside an inline <style>: its text is read for @font-face sources. */
   inStyle = false;
   styleBuf = "";
-  constructor(readonly p: ParseState) {}
+  constructor(readonly p: ParseState<SubresourceFacts>) {}
 
   open(name: string, a: Attrs) {
     switch (name) {
@@ -206,7 +245,7 @@ class SubresourceCollector {
   }
 }
 
-export const subresourceFacts: FactCollector = {
+export const subresourceFacts: FactCollector<SubresourceFacts> = {
   id: "subresources",
   tags: [
     "img",
@@ -224,5 +263,17 @@ export const subresourceFacts: FactCollector = {
     "object",
   ],
   closeTags: ["style"],
+  init: () => ({
+    frames: [],
+    resourceUrls: [],
+    resourceKinds: [],
+    resourcesOverCap: 0,
+    mixedActive: 0,
+    mixedPassive: 0,
+    protocolRelative: 0,
+    httpResources: [],
+    httpResourceCount: 0,
+    samples: { protocolRelative: [] },
+  }),
   start: (p) => new SubresourceCollector(p),
 };

@@ -8,9 +8,9 @@
  *
  * @module
  */
-import { ARTICLE_JOB, getArticle } from "../domain/articles/mod.ts";
-import { AUDIT_JOB, getAudit } from "../domain/audits/mod.ts";
-import { ApiError } from "../domain/platform/mod.ts";
+import { ARTICLE_JOB, getArticle } from "../../domain/articles/mod.ts";
+import { AUDIT_JOB, getAudit } from "../../domain/audits/mod.ts";
+import { ApiError } from "../../domain/platform/mod.ts";
 import {
   CANCELLED_ERROR,
   cancelQueuedJob,
@@ -18,10 +18,10 @@ import {
   type JobTaskRecord,
   openJobTask,
   readJobTask,
-} from "../domain/jobs/mod.ts";
+} from "../../domain/jobs/mod.ts";
 import { articlePollSeconds, auditPages, auditPollSeconds, queueDepth } from "./poll_hint.ts";
-import type { AccountActor } from "./actor.ts";
-import type { Services } from "./services.ts";
+import type { AccountActor } from "../actor.ts";
+import type { Services } from "../services.ts";
 
 /** Where a task's job stands, in the task's terms. */
 export type JobTaskPhase = "working" | "completed" | "cancelled";
@@ -38,7 +38,7 @@ export interface JobTaskState {
   error: { code: string; message: string } | null;
   /** When the job last changed state (epoch ms). */
   updatedAt: number;
-  /** When to poll again, as the job's 202 estimates it (domain/poll_hint.ts). */
+  /** When to poll again, as the job's 202 estimates it (app/jobs/poll_hint.ts). */
   pollAfterSeconds: number;
 }
 

@@ -13,9 +13,9 @@
  *
  * @module
  */
-import type { Deps } from "../domain/platform/mod.ts";
-import { crawlLimitsFor } from "../domain/billing/mod.ts";
-import { type AuditRecord, crawlDepth } from "../domain/audits/mod.ts";
+import type { Deps } from "../../domain/platform/mod.ts";
+import { crawlLimitsFor } from "../../domain/billing/mod.ts";
+import { type AuditRecord, crawlDepth } from "../../domain/audits/mod.ts";
 
 export const POLL_MIN_SECONDS = 2;
 export const POLL_MAX_SECONDS = 60;
