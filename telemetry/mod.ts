@@ -199,33 +199,16 @@ export function recordJobRunFailure(kind: string): void {
   inst?.jobRunFailures.add(1, { kind });
 }
 
-/** Per audit, the crawl totals this process last saw (deltas are counted, not totals). */
-const lastSeen = new Map<string, { fetches: number; bytes: number }>();
-const LAST_SEEN_MAX = 1_000;
-
 /**
- * Counts the pages and bytes a committed crawl step added, from the audit's running totals: the
- * first step of an audit counts from zero; a step of an audit this process had not seen before
- * (taken over from another worker) only sets the baseline.
+ * Counts the pages and bytes one committed crawl step fetched itself. Counted per step, not from
+ * the audit's running totals: in a partitioned crawl every worker commits the whole crawl's totals,
+ * and differences of those counted other workers' pages again in each process.
  */
-export function recordCrawlStep(
-  auditId: string,
-  state: { fetches: number; bytes: number; steps: number },
-  done: boolean,
-): void {
-  const prev = lastSeen.get(auditId) ?? (state.steps <= 1 ? { fetches: 0, bytes: 0 } : null);
-  if (prev) {
-    const pages = Math.max(0, state.fetches - prev.fetches);
-    const bytes = Math.max(0, state.bytes - prev.bytes);
-    totals.crawlPages += pages;
-    totals.crawlBytes += bytes;
-    inst?.crawlPages.add(pages);
-    inst?.crawlBytes.add(bytes);
-  }
-  lastSeen.delete(auditId);
-  if (done) return;
-  if (lastSeen.size >= LAST_SEEN_MAX) lastSeen.delete(lastSeen.keys().next().value!);
-  lastSeen.set(auditId, { fetches: state.fetches, bytes: state.bytes });
+export function recordCrawlStep(fetched: { pages: number; bytes: number }): void {
+  totals.crawlPages += fetched.pages;
+  totals.crawlBytes += fetched.bytes;
+  inst?.crawlPages.add(fetched.pages);
+  inst?.crawlBytes.add(fetched.bytes);
 }
 
 /** Sets the job-table counts the `serpwright.jobs` gauge reports. */

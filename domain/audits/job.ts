@@ -115,7 +115,7 @@ export async function runAuditJob(
         deps.queue.enqueueIn(op, { type: "audit", id: auditId }, delayMs);
       },
     });
-    if (step.committed && step.state) recordCrawlStep(auditId, step.state, step.done);
+    if (step.committed) recordCrawlStep(step.fetched);
     if (step.committed && step.state) await callHelpers(deps, auditId, step.state, runner);
     if (step.committed && step.done) outcome = step.state!.result;
     // A delayed step is the queue's to deliver: the chain must not spin through the pause.
@@ -218,7 +218,7 @@ export async function runCrawlHelper(
         () => deps.clock.now(),
         lease,
       );
-      if (out.committed && out.state) recordCrawlStep(auditId, out.state, false);
+      if (out.committed) recordCrawlStep(out.fetched);
       if (!out.idle) idleSince = Date.now();
       // Every range in flight: theirs are the links to claim next, a moment later.
       else if (out.waiting && Date.now() - idleSince < HELPER_PATIENCE_MS) {

@@ -195,6 +195,14 @@ Deno.test("one audit across 1, 2 and 3 worker processes: same findings, each pag
         LINKED,
       );
       if (n > 1) assert.ok(maxInFlight() >= 2, `requests in flight at once: ${maxInFlight()}`);
+      // Each process counts the pages it fetched itself (its telemetry): together, the crawl's.
+      const health = await Promise.all(workers.map((p) => p.req("GET", "/health")));
+      const counted = health.map((h) => h.body.telemetry.crawl.pages as number);
+      assert.equal(
+        counted.reduce((a, b) => a + b, 0),
+        done.body.crawl.pages_fetched,
+        `pages counted per worker: ${counted.join(" + ")}`,
+      );
       if (baseline === null) {
         baseline = found;
         assert.ok("title_missing" in found && "broken_internal_links" in found);

@@ -74,7 +74,17 @@ export interface StepOutcome {
    * schedules it then rather than at once. 0: at once.
    */
   delayMs: number;
+  /** What this step itself fetched (0 and 0 unless it committed). */
+  fetched: StepFetched;
 }
+
+/** Pages fetched and body bytes read by one step. */
+export interface StepFetched {
+  pages: number;
+  bytes: number;
+}
+
+const NOTHING: StepFetched = { pages: 0, bytes: 0 };
 
 /**
  * Runs one step of an audit's crawl. Throws `TargetRefusedError` (first step only) when the start
@@ -113,7 +123,9 @@ export async function runCrawlStep(
     if ((input.partitions ?? 1) > 1) state.partitions = input.partitions;
   } else {
     state = structuredClone(entry.value);
-    if (state.phase === "done") return { done: true, committed: true, state, delayMs: 0 };
+    if (state.phase === "done") {
+      return { done: true, committed: true, state, delayMs: 0, fetched: NOTHING };
+    }
     state.steps++;
     state.capsHit ??= {};
     budget = new ByteBudget(input.maxTotalBytes, state.bytes);
@@ -145,7 +157,13 @@ export async function runCrawlStep(
   const op = atomic(kv).check(entry).set(keys.auditCrawl(auditId), state);
   await hooks.beforeCommit?.(op, done, delayMs);
   const res = await op.commit();
-  return { done, committed: res.ok, state: res.ok ? state : null, delayMs };
+  const fetched = res.ok
+    ? {
+      pages: state.fetches - (entry.value?.fetches ?? 0),
+      bytes: state.bytes - (entry.value?.bytes ?? 0),
+    }
+    : NOTHING;
+  return { done, committed: res.ok, state: res.ok ? state : null, delayMs, fetched };
 }
 
 /** How long a partitioned crawl's own step waits for a range to claim before handing over. */
@@ -179,12 +197,24 @@ async function partitionedStep(
     out = await runSliceStep(kv, auditId, input, limits, slice, endCrawl);
   }
   if (out.committed) {
-    return { done: false, committed: true, state: out.state, delayMs: out.delayMs };
+    return {
+      done: false,
+      committed: true,
+      state: out.state,
+      delayMs: out.delayMs,
+      fetched: out.fetched,
+    };
   }
   const op = atomic(kv);
   await hooks.beforeCommit?.(op, false, out.delayMs);
   const res = await op.commit();
-  return { done: false, committed: res.ok, state: res.ok ? state : null, delayMs: out.delayMs };
+  return {
+    done: false,
+    committed: res.ok,
+    state: res.ok ? state : null,
+    delayMs: out.delayMs,
+    fetched: NOTHING,
+  };
 }
 
 /**

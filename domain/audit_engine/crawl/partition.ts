@@ -85,7 +85,11 @@ export interface SliceOutcome {
   idle: boolean;
   /** Idle because every range is in flight: their links may soon give more to claim. */
   waiting?: boolean;
+  /** What this step itself fetched and recorded (0 and 0 unless it committed). */
+  fetched: { pages: number; bytes: number };
 }
+
+const NOTHING = { pages: 0, bytes: 0 };
 
 /** How a phase change is decided after a range (engine.ts `endCrawl`, passed in: no cycle). */
 export type EndCrawl = (state: CrawlState, frontier: Frontier, stop: CrawlCut | null) => void;
@@ -117,6 +121,7 @@ export async function runSliceStep(
     state: null,
     delayMs,
     idle: true,
+    fetched: NOTHING,
   });
   const entry = await read(kv, keys.auditCrawl(auditId));
   const base = entry.value;
@@ -342,7 +347,14 @@ async function record(
   while (!(await takeLease(kv, lockKey, hooks.holder, lockMs))) {
     // The range's lease runs out meanwhile and another worker fetches it again: no harm.
     if (Date.now() > waitUntil) {
-      return { done: false, committed: false, state: null, delayMs: 0, idle: true };
+      return {
+        done: false,
+        committed: false,
+        state: null,
+        delayMs: 0,
+        idle: true,
+        fetched: NOTHING,
+      };
     }
     await sleep(10 + Math.random() * 20);
   }
@@ -416,14 +428,31 @@ async function record(
     if (got && claimEntry) op.check(claimEntry).delete(got.claim.key);
     await hooks.beforeCommit?.(op, false, delayMs);
     committed = (await op.commit()).ok;
-    return { done: false, committed, state: committed ? state : null, delayMs, idle: false };
+    const fetched = committed
+      ? { pages: state.fetches - entry.value.fetches, bytes: state.bytes - entry.value.bytes }
+      : NOTHING;
+    return {
+      done: false,
+      committed,
+      state: committed ? state : null,
+      delayMs,
+      idle: false,
+      fetched,
+    };
   } finally {
     await lock.stop();
     if (!committed) await releaseLease(kv, lockKey, hooks.holder);
   }
 
   function nothing(): SliceOutcome {
-    return { done: false, committed: false, state: null, delayMs: 0, idle: true };
+    return {
+      done: false,
+      committed: false,
+      state: null,
+      delayMs: 0,
+      idle: true,
+      fetched: NOTHING,
+    };
   }
 }
 
