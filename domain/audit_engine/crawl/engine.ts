@@ -280,6 +280,9 @@ async function crawlBatch(
   // Checks other than the page checks (render and agent-readiness steps, when a rendered
   // audit's later round crawls again) keep their tallies.
   state.tallies = { ...state.tallies, ...tally.toJSON() };
+  // The records go out while the allocation reads (a round trip saved on a remote KV); the
+  // state commit still waits for both (`flush` in runCrawlStep).
+  batch.send();
   await frontier.allocate();
   await resources.allocate();
   // Entries the byte budget left unfetched (or cut short) end the crawl: it is partial.
