@@ -42,6 +42,7 @@ import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
 import { budgetStop, type CrawlCut, noteStop } from "./stops.ts";
 import { WriteBatch } from "./store.ts";
 import { runSliceStep, type SliceOutcome } from "./partition.ts";
+import { noteRtt, stepPagesFor } from "./step_size.ts";
 
 export { BAND_BINS, DUP_MIN_WORDS, MAX_SITE_PAGES } from "./page_recorder.ts";
 
@@ -99,7 +100,10 @@ export async function runCrawlStep(
   limits: StepLimits,
   hooks: StepHooks,
 ): Promise<StepOutcome> {
+  // The state's read is one round trip: how far away KV is (step_size.ts).
+  const asked = performance.now();
   const entry = await read(kv, keys.auditCrawl(auditId));
+  const rttMs = performance.now() - asked;
   if (entry.value?.phase === "crawl" && (entry.value.partitions ?? 1) > 1) {
     return await partitionedStep(kv, auditId, input, limits, hooks, entry.value);
   }
@@ -109,6 +113,7 @@ export async function runCrawlStep(
   if (entry.value === null) {
     budget = new ByteBudget(input.maxTotalBytes, 0);
     state = await initCrawl(kv, auditId, input, batch, budget);
+    state.kvRttMs = noteRtt(undefined, rttMs);
     // Fixed for the crawl's life: workers configured otherwise still take it the same way.
     if ((input.partitions ?? 1) > 1) state.partitions = input.partitions;
   } else {
@@ -116,6 +121,7 @@ export async function runCrawlStep(
     if (state.phase === "done") return { done: true, committed: true, state, delayMs: 0 };
     state.steps++;
     state.capsHit ??= {};
+    state.kvRttMs = noteRtt(state.kvRttMs, rttMs);
     budget = new ByteBudget(input.maxTotalBytes, state.bytes);
     if (state.phase === "crawl") {
       await crawlBatch(kv, auditId, input, limits, hooks, state, batch, budget);
@@ -240,7 +246,7 @@ async function crawlBatch(
     : undefined;
   if (health && health.waitMs(Date.now()) > 0) return;
 
-  const { entries, records } = await frontier.next(limits.pages);
+  const { entries, records } = await frontier.next(stepPagesFor(limits, state.kvRttMs));
   const robots = new RobotsSource(
     kv,
     auditId,
