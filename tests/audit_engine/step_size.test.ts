@@ -12,6 +12,8 @@ import { openTestKv } from "../helpers/kv.ts";
 import { withLatency } from "../helpers/latency_kv.ts";
 import { html, page, type Route, serveSite } from "../helpers/sites.ts";
 import {
+  GROWN_STEP_BYTES,
+  grownStepFull,
   MAX_STEP_GROWTH,
   noteRtt,
   STEP_RTT_UNIT_MS,
@@ -30,6 +32,15 @@ Deno.test("a step grows with the smallest round trip sampled, up to its cap", ()
   assert.equal(stepPagesFor({ pages: 7, ms: 20_000 }, [30, 30, 30]), 7);
   assert.equal(stepPagesFor(limits, undefined), 100);
   assert.deepEqual(noteRtt([1, 2, 3], 4.06), [2, 3, 4.1]);
+});
+
+Deno.test("a grown step of heavy pages takes no entry past the usual size", () => {
+  const limits = { pages: 100, ms: 20_000, maxPages: 600 };
+  assert.equal(grownStepFull(limits, 600, 99, GROWN_STEP_BYTES * 2), false);
+  assert.equal(grownStepFull(limits, 600, 100, GROWN_STEP_BYTES - 1), false);
+  assert.equal(grownStepFull(limits, 600, 100, GROWN_STEP_BYTES), true);
+  // A step of the usual size is cut by the time limit and the budgets only.
+  assert.equal(grownStepFull(limits, 100, 100, GROWN_STEP_BYTES * 2), false);
 });
 
 const PAGES = 240;

@@ -42,7 +42,7 @@ import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
 import { budgetStop, type CrawlCut, noteStop } from "./stops.ts";
 import { WriteBatch } from "./store.ts";
 import { runSliceStep, type SliceOutcome } from "./partition.ts";
-import { noteRtt, stepPagesFor } from "./step_size.ts";
+import { grownStepFull, noteRtt, stepPagesFor } from "./step_size.ts";
 
 export { BAND_BINS, DUP_MIN_WORDS, MAX_SITE_PAGES } from "./page_recorder.ts";
 
@@ -248,7 +248,9 @@ async function crawlBatch(
     : undefined;
   if (health && health.waitMs(Date.now()) > 0) return;
 
-  const { entries, records } = await frontier.next(stepPagesFor(limits, state.kvRttMs));
+  const pages = stepPagesFor(limits, state.kvRttMs);
+  const { entries, records } = await frontier.next(pages);
+  const bytesBefore = bytes.used;
   const robots = new RobotsSource(
     kv,
     auditId,
@@ -274,7 +276,10 @@ async function crawlBatch(
     resources: (caps.resources ?? 0) > 0,
     concurrency: input.concurrency,
     stopAt: t0 + limits.ms,
-    outOfBudget,
+    // Entries a grown step leaves once its bodies are heavy stay queued for the next step.
+    outOfBudget: (reserved) =>
+      outOfBudget(reserved) ||
+      grownStepFull(limits, pages, reserved, bytes.used - bytesBefore),
     health,
     reuse,
   });

@@ -50,7 +50,6 @@ import { Scope } from "../scope.ts";
 import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
 import { budgetStop, type CrawlCut } from "./stops.ts";
 import { WriteBatch } from "./store.ts";
-import { noteRtt, stepPagesFor } from "./step_size.ts";
 
 /** A claimed range's lease; renewed every third of it while its worker fetches. */
 export const CLAIM_LEASE_MS = 15_000;
@@ -119,18 +118,14 @@ export async function runSliceStep(
     delayMs,
     idle: true,
   });
-  // The state's read is one round trip: how far away KV is (step_size.ts).
-  const asked = performance.now();
   const entry = await read(kv, keys.auditCrawl(auditId));
-  const rttMs = performance.now() - asked;
   const base = entry.value;
   if (base === null || base.phase !== "crawl") return idle(0);
   if (base.health && input.errorStop) {
     const wait = new Health(structuredClone(base.health), input.errorStop).waitMs(Date.now());
     if (wait > 0) return idle(wait);
   }
-  const pages = stepPagesFor(limits, noteRtt(base.kvRttMs, rttMs));
-  const claim = await claimRange(kv, auditId, base, input, pages, hooks);
+  const claim = await claimRange(kv, auditId, base, input, limits.pages, hooks);
   if (claim === "none") return { ...idle(IDLE_RETRY_MS), waiting: true };
   if (claim === "settle") {
     // Nothing in flight and nothing claimable: the budget is spent or the frontier is empty;

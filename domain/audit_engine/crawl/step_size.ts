@@ -5,8 +5,12 @@
  * KV that is under a millisecond each, on KV Connect across a network 10 to 30 ms each, which at
  * 100 pages a step cost a third of a crawl's pages/s or more. So a step measures its round trip
  * (the read of its state) and, when KV is slow, takes more pages, so the same round trips are
- * shared by more of them. The step's time limit still holds, and a worker that dies still loses
- * one step (now a larger one) — the exactly-once recording does not depend on the step's size.
+ * shared by more of them. The step's time limit still holds, a grown step takes no entry past
+ * `limits.pages` once it has read GROWN_STEP_BYTES of bodies (a step holds its pages' facts until
+ * it records them, so heavy pages keep the step near its usual size), and a worker that dies
+ * still loses one step (now a larger one): the exactly-once recording does not depend on the
+ * step's size. A partitioned crawl's ranges keep `limits.pages` (its workers overlap their round
+ * trips already).
  *
  * @example
  * ```ts
@@ -37,6 +41,22 @@ export function stepPagesFor(limits: StepLimits, rttMs: readonly number[] | unde
   const rtt = Math.min(...rttMs);
   const grown = Math.ceil(limits.pages * rtt / STEP_RTT_UNIT_MS);
   return Math.max(limits.pages, Math.min(limits.maxPages, grown));
+}
+
+/** Bodies a grown step reads before it takes no entry past `limits.pages`. */
+export const GROWN_STEP_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Whether a step that took `pages` entries (from `stepPagesFor`) should take no further one:
+ * it grew past `limits.pages`, has taken that many (`taken`) and read `stepBytes` of bodies.
+ */
+export function grownStepFull(
+  limits: StepLimits,
+  pages: number,
+  taken: number,
+  stepBytes: number,
+): boolean {
+  return pages > limits.pages && taken >= limits.pages && stepBytes >= GROWN_STEP_BYTES;
 }
 
 /** `samples` with `ms` added, the oldest dropped past RTT_SAMPLES (rounded to 0.1 ms). */
