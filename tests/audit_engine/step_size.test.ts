@@ -1,7 +1,8 @@
 /**
  * A crawl step's size on a slow KV (crawl/step_size.ts, issue 34 item 4): with
  * `CRAWL_STEP_PAGES` unset, a crawl whose KV is 20 ms away takes its pages in fewer, larger
- * steps and records every page once; with `CRAWL_STEP_PAGES` set, the operator's size holds on
+ * steps (a young crawl's small frontier in rounds within a step), records every page once and
+ * finds the same; with `CRAWL_STEP_PAGES` set, the operator's size holds on
  * the same KV. The rule itself is checked on its own: the smallest sample counts, the cap holds.
  */
 import assert from "node:assert/strict";
@@ -45,13 +46,22 @@ Deno.test("a grown step of heavy pages takes no entry past the usual size", () =
 
 const PAGES = 240;
 
-/** A home page linking every page, so the frontier holds them all after the first page. */
+/**
+ * A tree: the home page links /p1../p3, and /pN links /p(3N+1)../p(3N+3), so the frontier holds
+ * 3, 9, 27, 81 pages as the crawl goes deeper (a young crawl's frontier is small).
+ */
 function routes(path: string): Route | undefined {
-  const links = Array.from({ length: PAGES }, (_, i) => `/p${i}`);
-  if (path === "/") return html(page({ title: "Home of the step size site", links }));
+  const children = (n: number) => [1, 2, 3].map((k) => 3 * n + k).filter((c) => c <= PAGES);
+  if (path === "/") {
+    return html(
+      page({ title: "Home of the step size site", links: children(0).map((c) => `/p${c}`) }),
+    );
+  }
   const m = /^\/p([0-9]+)$/.exec(path);
-  if (!m || Number(m[1]) >= PAGES) return undefined;
-  return html(page({ title: `Step size page number ${m[1]}`, key: `p${m[1]}` }));
+  const n = Number(m?.[1] ?? 0);
+  if (!m || n < 1 || n > PAGES) return undefined;
+  const links = children(n).map((c) => `/p${c}`);
+  return html(page({ title: `Step size page number ${n}`, key: `p${n}`, links }));
 }
 
 async function crawlSteps(origin: string, env: Record<string, string>) {
@@ -68,13 +78,21 @@ async function crawlSteps(origin: string, env: Record<string, string>) {
     assert.equal(done.body.status, "completed", done.text);
     const state = (await raw.get<CrawlState>(["audit_crawl", id])).value;
     assert.ok(state, "the finished crawl's state");
-    return { steps: state.steps, fetches: state.fetches, rtt: state.kvRttMs ?? [] };
+    const issues = await app.req("GET", `/v1/audits/${id}/issues?limit=100`, { key });
+    assert.equal(issues.status, 200, issues.text);
+    return {
+      steps: state.steps,
+      fetches: state.fetches,
+      rtt: state.kvRttMs ?? [],
+      // What each check found, without the audit's own id in its links.
+      issues: (issues.body.data as Record<string, unknown>[]).map(({ items_url: _, ...i }) => i),
+    };
   } finally {
     await app.close();
   }
 }
 
-Deno.test("on a KV 20 ms away the crawl takes larger steps unless CRAWL_STEP_PAGES is set", async () => {
+Deno.test("on a KV 20 ms away the crawl takes larger steps, in rounds, unless CRAWL_STEP_PAGES is set", async () => {
   const site = serveSite(routes);
   try {
     const env = { CRAWL_MAX_PAGES: "1000" };
@@ -85,12 +103,14 @@ Deno.test("on a KV 20 ms away the crawl takes larger steps unless CRAWL_STEP_PAG
     assert.equal(fixed.fetches, PAGES + 1);
     assert.equal(grown.fetches, PAGES + 1);
     assert.ok(grown.rtt.length > 0 && Math.min(...grown.rtt) >= 19, `${grown.rtt}`);
-    // 240 pages after the home page: three steps of 100, or one of up to 500.
-    assert.ok(fixed.steps - grown.steps >= 2, `fixed ${fixed.steps}, grown ${grown.steps}`);
+    // Fixed: a step per level (1, 3, 9, 27, 81 pages) and two for the last 120. Grown (up to
+    // 500 a step): the first four levels in one step's rounds, the rest in the next.
+    assert.ok(fixed.steps - grown.steps >= 4, `fixed ${fixed.steps}, grown ${grown.steps}`);
     // Each page asked once by the larger steps' crawl (its own requests, not the probes').
     const asked = site.hits.slice(before).filter((p) => p.startsWith("/p"));
     assert.equal(asked.length, PAGES);
     assert.equal(new Set(asked).size, PAGES);
+    assert.deepEqual(grown.issues, fixed.issues);
   } finally {
     await site.close();
   }
