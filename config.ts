@@ -168,6 +168,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     crawlMaxPages: int("CRAWL_MAX_PAGES", 200, 1, 100_000),
     crawlConcurrency: int("CRAWL_CONCURRENCY", 4, 1, 32),
     crawlStepPages: int("CRAWL_STEP_PAGES", 100, 1, 5_000),
+    crawlStepAdaptive: get("CRAWL_STEP_PAGES") === null,
     crawlStepSeconds: int("CRAWL_STEP_SECONDS", 20, 1, 600),
     crawlPartitions: int("CRAWL_PARTITIONS", 1, 1, 16),
     crawlMaxRps: decimal("CRAWL_MAX_RPS", 0.1, 1_000),

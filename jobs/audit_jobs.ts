@@ -10,6 +10,7 @@ import {
   backfillPruneMarkers,
   beginPruneBackfill,
   effectiveMaxRps,
+  MAX_STEP_GROWTH,
   pruneFinishedAudits,
 } from "../domain/audit_engine/mod.ts";
 import { crawlLimitsFor } from "../domain/billing/mod.ts";
@@ -27,7 +28,12 @@ import { span } from "../telemetry/mod.ts";
 export function auditRunner(deps: Deps): AuditRunner {
   const c = deps.config;
   return {
-    limits: { pages: c.crawlStepPages, ms: c.crawlStepSeconds * 1000 },
+    limits: {
+      pages: c.crawlStepPages,
+      ms: c.crawlStepSeconds * 1000,
+      // Unless the operator fixed the step's size, a slow KV makes steps larger (step_size.ts).
+      maxPages: c.crawlStepAdaptive ? c.crawlStepPages * MAX_STEP_GROWTH : undefined,
+    },
     // Rendered audits: the process's browser pool, a few pages per step (the pool caps pages in
     // flight; the step's lease is renewed while the browser works).
     render: deps.render?.enabled

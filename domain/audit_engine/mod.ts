@@ -32,6 +32,7 @@ export {
   DEFAULT_CRAWL_CAPS,
 } from "./crawl/caps.ts";
 export { runCrawlStep, runHelperStep } from "./crawl/engine.ts";
+export { MAX_STEP_GROWTH } from "./crawl/step_size.ts";
 export {
   callHelper,
   handBackSlicesOf,

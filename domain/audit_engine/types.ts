@@ -531,6 +531,11 @@ export interface CrawlState {
    * valid for, and the pages whose stored facts it reused; absent: the audit stores none.
    */
   reuse?: { fp: string; reused: number };
+  /**
+   * The last steps' KV round trips, ms (the read of this state; crawl/step_size.ts): a slow KV
+   * makes the steps larger. Absent on states written before it.
+   */
+  kvRttMs?: number[];
 }
 
 /**

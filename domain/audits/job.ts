@@ -65,7 +65,13 @@ export async function runAuditJob(
   });
   if (!claim) return "idle";
   const audit = claim.record;
-  const project = (await read(kv, keys.project(claim.accountId, audit.projectId))).value;
+  // Read together (a round trip each on a remote KV): the project and its reuse base.
+  const incremental = deps.config.crawlIncremental !== false;
+  const [projectEntry, reuseEntry] = await Promise.all([
+    read(kv, keys.project(claim.accountId, audit.projectId)),
+    incremental ? read(kv, keys.reuseBase(audit.projectId)) : null,
+  ]);
+  const project = projectEntry.value;
   if (!project) {
     await failAudit(deps, auditId, claim.token, {
       code: "project_missing",
@@ -86,9 +92,7 @@ export async function runAuditJob(
     // project's latest audit with stored facts kept, when their options are compatible
     // (audit_engine crawl/reuse.ts).
     const input = await runner.input(audit, project);
-    if (deps.config.crawlIncremental !== false) {
-      input.incremental ??= { previous: (await read(kv, keys.reuseBase(project.id))).value };
-    }
+    if (incremental) input.incremental ??= { previous: reuseEntry?.value ?? null };
     const step = await runCrawlStep(kv, auditId, input, runner.limits, {
       now: () => clock.now(),
       render: runner.render,

@@ -67,6 +67,11 @@ export interface Config {
   crawlConcurrency: number;
   /** `CRAWL_STEP_PAGES`: frontier entries one crawl step takes before it commits (default 100). */
   crawlStepPages: number;
+  /**
+   * `CRAWL_STEP_PAGES` unset: on a slow KV (KV Connect across a network) a step takes up to
+   * MAX_STEP_GROWTH times as many entries (audit_engine crawl/step_size.ts). Absent: false.
+   */
+  crawlStepAdaptive?: boolean;
   /** `CRAWL_STEP_SECONDS`: wall time after which a step starts no new fetch (default 20). */
   crawlStepSeconds: number;
   /**

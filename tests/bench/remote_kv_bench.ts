@@ -6,6 +6,10 @@
  * requests/s (what the site served) and the round trips per request at each delay, and each delay's pages/s as a share of the
  * local figure (the issue's target at 30 ms: at least 70%).
  *
+ * Each delay runs `BENCH_REMOTE_KV_RUNS` times (default 2), the delays taken in turn (0, 10, 30,
+ * 0, 10, 30…), and the fastest run of each counts: on a machine shared with other work the
+ * slowdowns are the other work's, and taking turns spreads them over every delay.
+ *
  * `BENCH_REMOTE_KV_PAGES` sets the site's size (default 2000).
  * Run: deno task bench remote_kv
  */
@@ -18,11 +22,12 @@ import { startSiteProcess } from "./site_process.ts";
 
 const PAGES = Number(Deno.env.get("BENCH_REMOTE_KV_PAGES") ?? 2_000);
 const DELAYS = [0, 10, 30];
+const RUNS = Math.max(1, Number(Deno.env.get("BENCH_REMOTE_KV_RUNS") ?? 2));
 
 const site = await startSiteProcess("big_site.ts", String(PAGES));
 const results: { delay: number; pagesPerSec: number; trips: RoundTrips; secs: number }[] = [];
 try {
-  for (const delay of DELAYS) {
+  for (const delay of Array.from({ length: RUNS }, () => DELAYS).flat()) {
     const trips: RoundTrips = { reads: 0, writes: 0, commits: 0, listBatches: 0 };
     const kv = withLatency(await openTestKv(), delay, trips);
     const app = await startTestApp({
@@ -68,8 +73,18 @@ try {
 } finally {
   await site.close();
 }
-const local = results[0].pagesPerSec;
-for (const r of results.slice(1)) {
+// The fastest run of each delay.
+const best = DELAYS.map((d) =>
+  results.filter((r) => r.delay === d).reduce((a, b) => (b.pagesPerSec > a.pagesPerSec ? b : a))
+);
+for (const r of best) {
+  console.log(
+    `KV delay ${r.delay} ms, fastest of ${RUNS}: ${r.secs.toFixed(1)} s, ` +
+      `${r.pagesPerSec.toFixed(0)} requests/s`,
+  );
+}
+const local = best[0].pagesPerSec;
+for (const r of best.slice(1)) {
   const share = r.pagesPerSec / local;
   console.log(
     `KV delay ${r.delay} ms: ${(share * 100).toFixed(0)}% of the local pages/s` +

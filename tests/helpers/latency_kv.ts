@@ -2,7 +2,9 @@
  * A KV that answers as a remote one would (KV Connect to a Deploy database, a self-hosted denokv
  * across a network): every operation waits one round trip before it reaches the store. `get`,
  * `getMany`, `set`, `delete`, `enqueue` and an atomic `commit` cost one round trip each; a `list`
- * costs one per batch it reads (its `batchSize`, 500 by default, as the remote protocol pages it).
+ * costs one per batch it pulls, as Deno's list iterator pulls them: batches of `batchSize` (by
+ * default the `limit`, or 100, at most 500), none once the `limit` is reached or after a batch
+ * that came back short.
  * Only the benchmark (tests/bench/remote_kv_bench.ts) and the crawl's latency test use it.
  *
  * @example
@@ -61,7 +63,8 @@ export function withLatency(
           return (selector: Deno.KvListSelector, options?: Deno.KvListOptions) =>
             delayedList(
               target.list(selector, options),
-              options?.batchSize ?? 500,
+              options?.batchSize ?? Math.min(options?.limit ?? 100, 500),
+              options?.limit,
               () => wait("listBatches"),
             );
       }
@@ -92,20 +95,34 @@ function delayedAtomic(op: Deno.AtomicOperation, wait: () => Promise<void>) {
   return proxy;
 }
 
-/** The list iterator with a round trip before its first item and after every `batch` items. */
+/**
+ * The list iterator with a round trip wherever Deno's iterator pulls a batch: before its first
+ * item and once a batch of `batch` items is used up, unless `limit` items were served (then it
+ * ends without asking). A batch that comes back short ends the list without another pull: the
+ * store's iterator is done there too, so passing its end through costs nothing.
+ */
 function delayedList<T>(
   it: Deno.KvListIterator<T>,
   batch: number,
+  limit: number | undefined,
   wait: () => Promise<void>,
 ): Deno.KvListIterator<T> {
   let served = 0;
+  let left = 0;
   const proxy: Deno.KvListIterator<T> = new Proxy(it, {
     get(target, prop) {
       if (prop === "next") {
         return async () => {
-          if (served % batch === 0) await wait();
+          const atLimit = limit !== undefined && served >= limit;
+          if (left === 0 && !atLimit) {
+            await wait();
+            left = batch;
+          }
           const r = await target.next();
-          if (!r.done) served++;
+          if (!r.done) {
+            served++;
+            left--;
+          }
           return r;
         };
       }

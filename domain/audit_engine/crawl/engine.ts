@@ -42,6 +42,7 @@ import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
 import { budgetStop, type CrawlCut, noteStop } from "./stops.ts";
 import { WriteBatch } from "./store.ts";
 import { runSliceStep, type SliceOutcome } from "./partition.ts";
+import { grownStepFull, noteRtt, stepPagesFor } from "./step_size.ts";
 
 export { BAND_BINS, DUP_MIN_WORDS, MAX_SITE_PAGES } from "./page_recorder.ts";
 
@@ -109,7 +110,10 @@ export async function runCrawlStep(
   limits: StepLimits,
   hooks: StepHooks,
 ): Promise<StepOutcome> {
+  // The state's read is one round trip: how far away KV is (step_size.ts).
+  const asked = performance.now();
   const entry = await read(kv, keys.auditCrawl(auditId));
+  const rttMs = performance.now() - asked;
   if (entry.value?.phase === "crawl" && (entry.value.partitions ?? 1) > 1) {
     return await partitionedStep(kv, auditId, input, limits, hooks, entry.value);
   }
@@ -119,6 +123,7 @@ export async function runCrawlStep(
   if (entry.value === null) {
     budget = new ByteBudget(input.maxTotalBytes, 0);
     state = await initCrawl(kv, auditId, input, batch, budget);
+    state.kvRttMs = noteRtt(undefined, rttMs);
     // Fixed for the crawl's life: workers configured otherwise still take it the same way.
     if ((input.partitions ?? 1) > 1) state.partitions = input.partitions;
   } else {
@@ -128,6 +133,7 @@ export async function runCrawlStep(
     }
     state.steps++;
     state.capsHit ??= {};
+    state.kvRttMs = noteRtt(state.kvRttMs, rttMs);
     budget = new ByteBudget(input.maxTotalBytes, state.bytes);
     if (state.phase === "crawl") {
       await crawlBatch(kv, auditId, input, limits, hooks, state, batch, budget);
@@ -149,13 +155,15 @@ export async function runCrawlStep(
     }
   }
   state.bytes = budget.used;
-  await batch.flush();
   const done = state.phase === "done";
   const delayMs = state.phase === "crawl" && state.health
     ? new Health(state.health, input.errorStop ?? DEFAULT_ERROR_STOP).waitMs(Date.now())
     : 0;
   const op = atomic(kv).check(entry).set(keys.auditCrawl(auditId), state);
-  await hooks.beforeCommit?.(op, done, delayMs);
+  // The caller's part of the commit (the job layer ends its heartbeat and reads its record) is
+  // made while the step's last records are committed: one round trip fewer on a remote KV. The
+  // state commit still waits for both.
+  await Promise.all([batch.flush(), hooks.beforeCommit?.(op, done, delayMs)]);
   const res = await op.commit();
   const fetched = res.ok
     ? {
@@ -165,6 +173,12 @@ export async function runCrawlStep(
     : NOTHING;
   return { done, committed: res.ok, state: res.ok ? state : null, delayMs, fetched };
 }
+
+/**
+ * Rounds of fetching a grown step (step_size.ts) may take before it commits: its frontier may
+ * hold fewer entries than the step takes while the crawl is young.
+ */
+const MAX_ROUNDS = 4;
 
 /** How long a partitioned crawl's own step waits for a range to claim before handing over. */
 const WAIT_IN_STEP_MS = 5_000;
@@ -270,7 +284,8 @@ async function crawlBatch(
     : undefined;
   if (health && health.waitMs(Date.now()) > 0) return;
 
-  const { entries, records } = await frontier.next(limits.pages);
+  const pages = stepPagesFor(limits, state.kvRttMs);
+  const bytesBefore = bytes.used;
   const robots = new RobotsSource(
     kv,
     auditId,
@@ -283,45 +298,70 @@ async function crawlBatch(
   const politeness = new Politeness(state.pace ??= newPace(), input.maxRps ?? null);
   const tally = PageTally.from(state.tallies);
   const banners = new BannerReader(kv, auditId, s, robots, state, batch);
-  const reuse = await stepReuse(kv, input, caps, state, entries.map((e) => e.url));
-  const results = await fetchBatch(entries, {
-    settings: s,
-    robots,
-    politeness,
-    banners,
-    tally,
-    siteKey: state.siteKey,
-    now: input.now,
-    linksPerPage: caps.linksPerPage,
-    resources: (caps.resources ?? 0) > 0,
-    concurrency: input.concurrency,
-    stopAt: t0 + limits.ms,
-    outOfBudget,
-    health,
-    reuse,
-  });
-  const resources = await recordFromFrontier(kv, frontier, entries, records, results, {
-    batch,
-    auditId,
-    state,
-    caps,
-  });
-  frontier.advance(results.length);
-  // Checks other than the page checks (render and agent-readiness steps, when a rendered
-  // audit's later round crawls again) keep their tallies.
-  state.tallies = { ...state.tallies, ...tally.toJSON() };
-  await frontier.allocate();
-  await resources.allocate();
-  // Entries the byte budget left unfetched (or cut short) end the crawl: it is partial.
-  const skipped = results.filter((r) => r.kind === "skipped").length;
-  if (skipped > 0) {
-    endCrawl(state, frontier, { cap: "bytes", limit: bytes.limit!, extra: skipped });
-  } else if (health?.judge(Date.now()) === "stop") {
-    // The site kept failing through every pause: end with what the crawl has.
-    const limit = Math.round(input.errorStop!.maxRate * 100);
-    endCrawl(state, frontier, { cap: "error_rate", limit, extra: 0 });
-  } else if (frontier.queued === 0 || outOfBudget(0)) {
-    endCrawl(state, frontier, budgetStop(input, state, bytes, hooks.now()));
+  let taken = 0;
+  for (let round = 1;; round++) {
+    const { entries, records } = await frontier.next(pages - taken);
+    const reuse = await stepReuse(kv, input, caps, state, entries.map((e) => e.url));
+    const results = await fetchBatch(entries, {
+      settings: s,
+      robots,
+      politeness,
+      banners,
+      tally,
+      siteKey: state.siteKey,
+      now: input.now,
+      linksPerPage: caps.linksPerPage,
+      resources: (caps.resources ?? 0) > 0,
+      concurrency: input.concurrency,
+      stopAt: t0 + limits.ms,
+      // Entries a grown step leaves once its bodies are heavy stay queued for the next step.
+      outOfBudget: (reserved) =>
+        outOfBudget(reserved) ||
+        grownStepFull(limits, pages, taken + reserved, bytes.used - bytesBefore),
+      health,
+      reuse,
+    });
+    const resources = await recordFromFrontier(kv, frontier, entries, records, results, {
+      batch,
+      auditId,
+      state,
+      caps,
+    });
+    frontier.advance(results.length);
+    taken += results.length;
+    // Checks other than the page checks (render and agent-readiness steps, when a rendered
+    // audit's later round crawls again) keep their tallies.
+    state.tallies = { ...state.tallies, ...tally.toJSON() };
+    // The records go out while the allocation reads (a round trip saved on a remote KV); the
+    // state commit still waits for both (`flush` in runCrawlStep).
+    batch.send();
+    await frontier.allocate();
+    await resources.allocate();
+    // Entries the byte budget left unfetched (or cut short) end the crawl: it is partial.
+    const skipped = results.filter((r) => r.kind === "skipped").length;
+    if (skipped > 0) {
+      endCrawl(state, frontier, { cap: "bytes", limit: bytes.limit!, extra: skipped });
+      return;
+    } else if (health?.judge(Date.now()) === "stop") {
+      // The site kept failing through every pause: end with what the crawl has.
+      const limit = Math.round(input.errorStop!.maxRate * 100);
+      endCrawl(state, frontier, { cap: "error_rate", limit, extra: 0 });
+      return;
+    } else if (frontier.queued === 0 || outOfBudget(0)) {
+      endCrawl(state, frontier, budgetStop(input, state, bytes, hooks.now()));
+      return;
+    }
+    const again = pages > limits.pages && round < MAX_ROUNDS && taken < pages &&
+      results.length === entries.length && performance.now() < t0 + limits.ms &&
+      !(health && health.waitMs(Date.now()) > 0) &&
+      !grownStepFull(limits, pages, taken, bytes.used - bytesBefore);
+    if (!again) return;
+    // A grown step whose frontier held fewer entries than it may take (a crawl's first steps
+    // find a page's links, then its links' links) takes what its pages queued in another round
+    // rather than in another step, whose round trips a slow KV makes long. The round reads the
+    // new entries back from KV, so this round's writes go first; the state commits once, at the
+    // step's end, so a step that dies still counts for nothing.
+    await batch.flush();
   }
 }
 

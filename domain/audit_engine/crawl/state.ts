@@ -73,6 +73,11 @@ export interface StepLimits {
   pages: number;
   /** Wall time after which a step starts no new fetch, ms. */
   ms: number;
+  /**
+   * Entries a step may take when KV answers slowly (step_size.ts); absent: always `pages` (the
+   * operator set `CRAWL_STEP_PAGES`, or a test fixed the step).
+   */
+  maxPages?: number;
 }
 
 export type { CrawlOutcome, CrawlPhase, ScopeProgress };
