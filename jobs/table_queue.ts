@@ -31,7 +31,10 @@ export function tableQueue(kv: Deno.Kv): JobQueue & {
     signal: AbortSignal,
     concurrency?: number,
   ): Promise<void>;
-  /** Runs every due job once (the cron tick, and tests). */
+  /**
+   * Runs due jobs once (the cron tick, and tests): while this process listens, only as many as
+   * its concurrency leaves room for.
+   */
   drain(handler: (message: JobMessage) => Promise<void>): Promise<number>;
 } {
   const rowKey = (dueAt: number) =>
@@ -65,11 +68,40 @@ export function tableQueue(kv: Deno.Kv): JobQueue & {
       }
     }
   };
+  // The jobs this process runs, the listener's and the drain's: one count against one limit,
+  // so a drain (the maintenance tick's) never runs a job past the worker's concurrency. Slots
+  // are reserved before the claim's round trip, so two claims at once cannot both take the last.
+  const inFlight = new Set<Promise<void>>();
+  let maxInFlight = Infinity;
+  let reserved = 0;
+  /** Claims up to `want` due jobs within the free slots; each runs held in a slot. */
+  const claimHeld = async (
+    want: number,
+    handler: (message: JobMessage) => Promise<void>,
+  ): Promise<Promise<void>[]> => {
+    const room = Math.min(want, maxInFlight - inFlight.size - reserved);
+    if (room <= 0) return [];
+    reserved += room;
+    let jobs: QueuedJob[] = [];
+    try {
+      jobs = await claimDue(room);
+    } finally {
+      reserved -= room;
+    }
+    return jobs.map((job) => {
+      const held: Promise<void> = run(job, handler).finally(() => inFlight.delete(held));
+      inFlight.add(held);
+      return held;
+    });
+  };
   const drain = async (handler: (message: JobMessage) => Promise<void>) => {
     let ran = 0;
-    for (const job of await claimDue(BATCH)) {
+    // One at a time: a drain takes one slot, and gives it back before the next job.
+    while (ran < BATCH) {
+      const [held] = await claimHeld(1, handler);
+      if (!held) break;
       ran++;
-      await run(job, handler);
+      await held;
     }
     return ran;
   };
@@ -82,7 +114,7 @@ export function tableQueue(kv: Deno.Kv): JobQueue & {
     },
     drain,
     async listen(handler, signal, concurrency = 1) {
-      const inFlight = new Set<Promise<void>>();
+      maxInFlight = concurrency;
       const pause = () =>
         new Promise<void>((resolve) => {
           const t = setTimeout(done, POLL_MS);
@@ -96,14 +128,7 @@ export function tableQueue(kv: Deno.Kv): JobQueue & {
       while (!signal.aborted) {
         let claimed = 0;
         try {
-          const room = concurrency - inFlight.size;
-          if (room > 0) {
-            for (const job of await claimDue(room)) {
-              claimed++;
-              const p: Promise<void> = run(job, handler).finally(() => inFlight.delete(p));
-              inFlight.add(p);
-            }
-          }
+          claimed = (await claimHeld(concurrency, handler)).length;
         } catch (err) {
           if (signal.aborted) break;
           console.error(

@@ -65,3 +65,35 @@ Deno.test("table queue: two pollers on one KV run each job exactly once", async 
     kv.close();
   }
 });
+
+Deno.test("table queue: a drain beside the listener keeps to the worker's concurrency", async () => {
+  const kv = await openTestKv();
+  const stop = new AbortController();
+  try {
+    const q = tableQueue(kv);
+    for (let i = 0; i < 12; i++) await q.enqueue({ type: "audit", id: `a${i}` });
+    let running = 0;
+    let most = 0;
+    const done: string[] = [];
+    const handler = async (m: { id: string }) => {
+      most = Math.max(most, ++running);
+      await new Promise((r) => setTimeout(r, 20));
+      running--;
+      done.push(m.id);
+    };
+    const listening = q.listen(handler, stop.signal, 1);
+    // The maintenance tick drains due jobs while the poller runs them: both in one process.
+    while (done.length < 12) {
+      await Promise.all([q.drain(handler), q.drain(handler)]);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    stop.abort();
+    await listening;
+    assert.equal(new Set(done).size, 12, "every job ran once");
+    assert.equal(done.length, 12);
+    assert.equal(most, 1, "never two jobs at once in a worker of concurrency 1");
+  } finally {
+    stop.abort();
+    kv.close();
+  }
+});
