@@ -13,7 +13,7 @@
  * - and never a partial write: when every request of a batch failed, the visible state of the
  *   fuzzed accounts and the record counts in KV are exactly what they were before the batch.
  *
- * `FUZZ_RUNS` (default 500, so the whole suite stays under 3 minutes on 2 cores; `FUZZ_RUNS=2000`
+ * `FUZZ_RUNS` (default 250, so the whole suite stays within minutes on 2 cores; `FUZZ_RUNS=2000`
  * for a deep run) sets the cases per operation, `FUZZ_SEED` replays a run (a failing run prints its seed).
  */
 import assert from "node:assert/strict";
