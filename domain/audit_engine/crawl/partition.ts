@@ -91,6 +91,16 @@ export interface SliceOutcome {
 
 const NOTHING = { pages: 0, bytes: 0 };
 
+/** A step that recorded nothing, worth trying again after `delayMs`. */
+const idle = (delayMs: number): SliceOutcome => ({
+  done: false,
+  committed: false,
+  state: null,
+  delayMs,
+  idle: true,
+  fetched: NOTHING,
+});
+
 /** How a phase change is decided after a range (engine.ts `endCrawl`, passed in: no cycle). */
 export type EndCrawl = (state: CrawlState, frontier: Frontier, stop: CrawlCut | null) => void;
 
@@ -115,14 +125,6 @@ export async function runSliceStep(
   hooks: SliceHooks,
   endCrawl: EndCrawl,
 ): Promise<SliceOutcome> {
-  const idle = (delayMs: number): SliceOutcome => ({
-    done: false,
-    committed: false,
-    state: null,
-    delayMs,
-    idle: true,
-    fetched: NOTHING,
-  });
   const entry = await read(kv, keys.auditCrawl(auditId));
   const base = entry.value;
   if (base === null || base.phase !== "crawl") return idle(0);
@@ -346,16 +348,7 @@ async function record(
   const waitUntil = Date.now() + 2 * lockMs + 1_000;
   while (!(await takeLease(kv, lockKey, hooks.holder, lockMs))) {
     // The range's lease runs out meanwhile and another worker fetches it again: no harm.
-    if (Date.now() > waitUntil) {
-      return {
-        done: false,
-        committed: false,
-        state: null,
-        delayMs: 0,
-        idle: true,
-        fetched: NOTHING,
-      };
-    }
+    if (Date.now() > waitUntil) return idle(0);
     await sleep(10 + Math.random() * 20);
   }
   const lock = keepAlive(kv, lockKey, hooks.holder, lockMs);
@@ -363,7 +356,7 @@ async function record(
   let state: CrawlState | null = null;
   try {
     const entry = await read(kv, keys.auditCrawl(auditId));
-    if (entry.value === null || entry.value.phase !== "crawl" || got?.renew.lost) return nothing();
+    if (entry.value === null || entry.value.phase !== "crawl" || got?.renew.lost) return idle(0);
     state = structuredClone(entry.value);
     state.steps++;
     state.capsHit ??= {};
@@ -419,9 +412,9 @@ async function record(
     await lock.stop();
     await got?.renew.stop();
     const lockEntry = await read(kv, lockKey);
-    if (lock.lost || lockEntry.value?.holder !== hooks.holder) return nothing();
+    if (lock.lost || lockEntry.value?.holder !== hooks.holder) return idle(0);
     const claimEntry = got ? await read(kv, got.claim.key) : null;
-    if (got && (got.renew.lost || claimEntry?.value?.holder !== hooks.holder)) return nothing();
+    if (got && (got.renew.lost || claimEntry?.value?.holder !== hooks.holder)) return idle(0);
     const delayMs = state.phase === "crawl" && health ? health.waitMs(Date.now()) : 0;
     const op = atomic(kv).check(entry).check(lockEntry).delete(lockKey)
       .set(keys.auditCrawl(auditId), state);
@@ -442,17 +435,6 @@ async function record(
   } finally {
     await lock.stop();
     if (!committed) await releaseLease(kv, lockKey, hooks.holder);
-  }
-
-  function nothing(): SliceOutcome {
-    return {
-      done: false,
-      committed: false,
-      state: null,
-      delayMs: 0,
-      idle: true,
-      fetched: NOTHING,
-    };
   }
 }
 
