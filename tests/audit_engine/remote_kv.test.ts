@@ -6,8 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
-import { liveWithCredits } from "../helpers/credits.ts";
-import { waitForAudit } from "../helpers/jobs.ts";
+import { completedLiveAudit } from "../helpers/credits.ts";
 import { openTestKv } from "../helpers/kv.ts";
 import { type RoundTrips, withLatency } from "../helpers/latency_kv.ts";
 import { html, page, robotsRoute, type Route, serveSite, sitemapRoute } from "../helpers/sites.ts";
@@ -73,14 +72,9 @@ async function findings(app: TestApp, key: string, auditId: string) {
 async function auditOn(kv: Deno.Kv, origin: string) {
   const app = await startTestApp({ kv });
   try {
-    const { live: key } = await liveWithCredits(app, 100);
-    const proj = await app.req("POST", "/v1/projects", { key, body: { url: origin } });
-    assert.equal(proj.status, 201, proj.text);
-    const started = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, { key });
-    assert.equal(started.status, 202, started.text);
-    const done = await waitForAudit(app, key, started.body.audit_id, { timeoutMs: 120_000 });
+    const { key, id, done } = await completedLiveAudit(app, origin, 120_000);
     assert.equal(done.body.status, "completed", done.text);
-    return await findings(app, key, started.body.audit_id);
+    return await findings(app, key, id);
   } finally {
     await app.close();
   }

@@ -7,8 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { startTestApp } from "../helpers/app.ts";
-import { liveWithCredits } from "../helpers/credits.ts";
-import { waitForAudit } from "../helpers/jobs.ts";
+import { completedLiveAudit } from "../helpers/credits.ts";
 import { openTestKv } from "../helpers/kv.ts";
 import { withLatency } from "../helpers/latency_kv.ts";
 import { html, page, type Route, serveSite } from "../helpers/sites.ts";
@@ -68,13 +67,7 @@ async function crawlSteps(origin: string, env: Record<string, string>) {
   const raw = await openTestKv();
   const app = await startTestApp({ kv: withLatency(raw, 20), env });
   try {
-    const { live: key } = await liveWithCredits(app, 100);
-    const proj = await app.req("POST", "/v1/projects", { key, body: { url: origin } });
-    assert.equal(proj.status, 201, proj.text);
-    const started = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, { key });
-    assert.equal(started.status, 202, started.text);
-    const id = started.body.audit_id;
-    const done = await waitForAudit(app, key, id, { timeoutMs: 120_000 });
+    const { key, id, done } = await completedLiveAudit(app, origin, 120_000);
     assert.equal(done.body.status, "completed", done.text);
     const state = (await raw.get<CrawlState>(["audit_crawl", id])).value;
     assert.ok(state, "the finished crawl's state");

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { type TestApp, withApp } from "../helpers/app.ts";
-import { liveWithCredits } from "../helpers/credits.ts";
+import { completedLiveAudit } from "../helpers/credits.ts";
 import { waitForAudit } from "../helpers/jobs.ts";
 import { html, page, serveSite } from "../helpers/sites.ts";
 
@@ -152,11 +152,7 @@ function routeResponse(body: string): Response {
 }
 
 async function liveAudit(app: TestApp, origin: string) {
-  const { live } = await liveWithCredits(app, 100);
-  const proj = await app.req("POST", "/v1/projects", { key: live, body: { url: origin } });
-  const res = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, { key: live });
-  assert.equal(res.status, 202, res.text);
-  return await waitForAudit(app, live, res.body.audit_id, { timeoutMs: 90_000 });
+  return (await completedLiveAudit(app, origin)).done;
 }
 
 Deno.test("a site that starts answering 503 mid-crawl: paused, then completed with what it has", () =>

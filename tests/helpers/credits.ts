@@ -4,7 +4,9 @@
  * HTTP. Tests of the ledger itself (tests/billing/ledger.test.ts) call the domain directly.
  */
 import { getBalance, grantCredits as grantInLedger } from "../../domain/billing/credits.ts";
-import type { TestApp } from "./app.ts";
+import assert from "node:assert/strict";
+import type { TestApp, TestResponse } from "./app.ts";
+import { waitForAudit } from "./jobs.ts";
 
 /**
  * Grants `amount` credits to `accountId` through the ledger; returns the balance after. A grant
@@ -44,4 +46,22 @@ export function balanceOf(app: TestApp, accountId: string): Promise<number> {
 /** The balance `key` is shown by `GET /v1/credits`. */
 export async function creditsShown(app: TestApp, key: string): Promise<number> {
   return (await app.req("GET", "/v1/credits", { key })).body.balance_credits;
+}
+
+/**
+ * A live account with 100 credits audits `origin` as a new project, and the audit is awaited to
+ * its end (within `timeoutMs`). Returns the key, the audit's id and its final `GET` response.
+ */
+export async function completedLiveAudit(
+  app: TestApp,
+  origin: string,
+  timeoutMs = 90_000,
+): Promise<{ key: string; id: string; done: TestResponse }> {
+  const { live: key } = await liveWithCredits(app, 100);
+  const proj = await app.req("POST", "/v1/projects", { key, body: { url: origin } });
+  assert.equal(proj.status, 201, proj.text);
+  const started = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, { key });
+  assert.equal(started.status, 202, started.text);
+  const id = started.body.audit_id as string;
+  return { key, id, done: await waitForAudit(app, key, id, { timeoutMs }) };
 }
