@@ -4,7 +4,9 @@
  * `lookup` on `node:http`/`node:https`), so a DNS answer that changes between check and connect
  * (DNS rebinding) cannot redirect us. TLS still verifies the certificate against the host name
  * (SNI and Host stay the name). Redirects are never followed: the caller gets the 3xx and must
- * call again, which re-runs the guard on the new target. Time and size are capped.
+ * call again, which re-runs the guard on the new target. Time and size are capped. A request is
+ * one-shot (`connection: close`) unless the caller passes a `pool` (pool.ts): its kept-alive
+ * connections are each reused only for requests whose guard check pinned the same address.
  *
  * Residual risk: none known for the connect step; an operator who wants defence in depth can
  * additionally run the process with `--deny-net=10.0.0.0/8,...` style flags (Deno's permission
@@ -17,6 +19,7 @@ import https from "node:https";
 import type { IncomingMessage } from "node:http";
 import zlib from "node:zlib";
 import { bareHostname, checkUrlTarget, type Resolver } from "./address_guard.ts";
+import { type ConnectionPool, pinnedLookup } from "./pool.ts";
 
 export { type Resolver, TargetRefusedError } from "./address_guard.ts";
 
@@ -50,6 +53,11 @@ export interface SafeFetchOptions {
   shouldReadBody?: (status: number, headers: Headers) => boolean;
   /** Extra trusted CA certificate (PEM) for private test servers. */
   ca?: string;
+  /**
+   * Kept-alive connections to reuse (a crawl step's); without it the request is one-shot
+   * (`connection: close`), as webhook deliveries and OAuth client documents want.
+   */
+  pool?: ConnectionPool;
 }
 
 export interface SafeResponse {
@@ -116,49 +124,104 @@ export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<Sa
   }
   const u = target.url;
   const pinned = target.addresses[0];
-  const family = pinned.includes(":") ? 6 : 4;
-  const remaining = Math.max(1, timeoutMs - (performance.now() - t0));
+  const isHttps = u.protocol === "https:";
+  const port = u.port ? Number(u.port) : isHttps ? 443 : 80;
+  // SNI carries the host name (never an IP literal, which TLS forbids in SNI).
+  const servername = isHttps && !isIp(bareHostname(u)) ? bareHostname(u) : undefined;
+  const agent =
+    opts.pool?.agentFor({ https: isHttps, address: pinned, port, servername, ca: opts.ca }) ??
+      null;
+  const body = typeof opts.body === "string" ? new TextEncoder().encode(opts.body) : opts.body;
+  const exchange: Exchange = {
+    url: u,
+    pinned,
+    port,
+    servername,
+    body,
+    t0,
+    deadline: t0 + timeoutMs,
+    timeoutMs,
+    maxBytes,
+  };
+  try {
+    return await exchangeOnce(exchange, opts, agent);
+  } catch (e) {
+    // A kept-alive connection the server closed while idle fails before any answer: the request
+    // is sent again once, on a new connection to the same checked address.
+    if (!(e instanceof StaleConnectionError)) throw e;
+    return await exchangeOnce(exchange, opts, null);
+  }
+}
+
+/** One request's fixed parts, shared by its first try and its retry on a new connection. */
+interface Exchange {
+  url: URL;
+  pinned: string;
+  port: number;
+  servername?: string;
+  body?: Uint8Array;
+  t0: number;
+  deadline: number;
+  timeoutMs: number;
+  maxBytes: number;
+}
+
+/** A reused connection that failed before the response began. */
+class StaleConnectionError extends Error {}
+
+/**
+ * Bytes of an unwanted body (or a HEAD answer's nothing) read to the end so a kept-alive
+ * connection can serve the next request; a longer or unsized body closes the connection instead.
+ */
+const DRAIN_BYTES = 64 * 1024;
+/** How long draining an unwanted body may take before its connection is closed, ms. */
+const DRAIN_MS = 2_000;
+
+function exchangeOnce(
+  x: Exchange,
+  opts: SafeFetchOptions,
+  agent: http.Agent | null,
+): Promise<SafeResponse> {
+  const { url: u, pinned, t0, timeoutMs, maxBytes } = x;
   const headers: Record<string, string> = {
     "accept-encoding": "gzip, deflate, br",
-    connection: "close",
+    // One-shot unless the caller opted into kept-alive connections.
+    ...(agent ? {} : { connection: "close" }),
     ...lowerKeys(opts.headers ?? {}),
     host: u.host,
   };
-  const body = typeof opts.body === "string" ? new TextEncoder().encode(opts.body) : opts.body;
-  if (body) headers["content-length"] = String(body.byteLength);
+  if (x.body) headers["content-length"] = String(x.body.byteLength);
   const isHttps = u.protocol === "https:";
   const mod = isHttps ? https : http;
+  const method = (opts.method ?? "GET").toUpperCase();
+  const remaining = Math.max(1, x.deadline - performance.now());
 
-  return await new Promise<SafeResponse>((resolve, reject) => {
+  return new Promise<SafeResponse>((resolve, reject) => {
     let settled = false;
+    let answered = false;
     let ttfbMs = 0;
+    // Only a request that may be sent twice (GET, HEAD) is, and only when nothing came back.
+    const stale = (err: unknown) =>
+      !answered && req.reusedSocket && (method === "GET" || method === "HEAD") &&
+      !(err instanceof FetchFailedError);
     const finish = (err: unknown, res?: SafeResponse) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      if (err) reject(classify(err, u.href));
+      if (err && stale(err)) reject(new StaleConnectionError(String(err)));
+      else if (err) reject(classify(err, u.href));
       else resolve(res!);
     };
     const req = mod.request({
       host: bareHostname(u),
-      port: u.port ? Number(u.port) : isHttps ? 443 : 80,
+      port: x.port,
       path: u.pathname + u.search,
-      method: opts.method ?? "GET",
+      method,
       headers,
-      agent: false,
-      // SNI carries the host name (never an IP literal, which TLS forbids in SNI).
-      ...(isHttps
-        ? { ca: opts.ca, ...(isIp(bareHostname(u)) ? {} : { servername: bareHostname(u) }) }
-        : {}),
+      agent: agent ?? false,
+      ...(isHttps ? { ca: opts.ca, ...(x.servername ? { servername: x.servername } : {}) } : {}),
       // Connect to the address the guard checked, never a fresh DNS answer.
-      lookup: (
-        _host: string,
-        o: { all?: boolean },
-        cb: (...args: unknown[]) => void,
-      ) => {
-        if (o && o.all) cb(null, [{ address: pinned, family }]);
-        else cb(null, pinned, family);
-      },
+      lookup: pinnedLookup(pinned),
     } as http.RequestOptions);
     const timer = setTimeout(() => {
       const err = new FetchFailedError("timeout", `Timed out after ${timeoutMs} ms`, u.href);
@@ -167,10 +230,11 @@ export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<Sa
     }, remaining);
     req.on("error", (e) => finish(e));
     req.on("response", (res: IncomingMessage) => {
+      answered = true;
       ttfbMs = performance.now() - t0;
       const status = res.statusCode ?? 0;
       const h = toHeaders(res.rawHeaders);
-      const wantBody = (opts.method ?? "GET").toUpperCase() !== "HEAD" &&
+      const wantBody = method !== "HEAD" &&
         (opts.shouldReadBody ? opts.shouldReadBody(status, h) : true);
       const done = (bytes: Uint8Array, truncated: boolean) =>
         finish(null, {
@@ -183,9 +247,14 @@ export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<Sa
           totalMs: performance.now() - t0,
         });
       if (!wantBody) {
-        res.resume();
+        if (agent && drainable(method, status, h)) {
+          // Answered once the connection is free again, so the next request can have it.
+          drain(req, res, () => done(new Uint8Array(0), false));
+          return;
+        }
         res.on("error", () => {});
         done(new Uint8Array(0), false);
+        res.resume();
         req.destroy();
         return;
       }
@@ -199,9 +268,36 @@ export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<Sa
         finish(e);
       });
     });
-    if (body) req.write(body);
+    if (x.body) req.write(x.body);
     req.end();
   });
+}
+
+/** Whether an unwanted body is small and sized, so reading it keeps the connection usable. */
+function drainable(method: string, status: number, h: Headers): boolean {
+  if (method === "HEAD" || status === 204 || status === 304) return true;
+  const len = h.get("content-length");
+  return len !== null && /^\d+$/.test(len.trim()) && Number(len) <= DRAIN_BYTES;
+}
+
+/**
+ * Reads an unwanted body to its end (the agent then reuses the connection), then calls `then`;
+ * a body that errs or takes longer than DRAIN_MS closes the connection instead.
+ */
+function drain(req: http.ClientRequest, res: IncomingMessage, then: () => void): void {
+  let called = false;
+  const once = (ended: boolean) => {
+    if (called) return;
+    called = true;
+    clearTimeout(timer);
+    if (!ended) req.destroy();
+    then();
+  };
+  const timer = setTimeout(() => once(false), DRAIN_MS);
+  res.on("end", () => once(true));
+  res.on("error", () => once(false));
+  res.on("close", () => once(false));
+  res.resume();
 }
 
 function isIp(host: string): boolean {

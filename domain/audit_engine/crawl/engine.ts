@@ -21,6 +21,7 @@
  * @module
  */
 import { type Atomic, atomic, keys, read } from "../../platform/mod.ts";
+import { ConnectionPool } from "../../net/mod.ts";
 import { PageTally } from "../page_checks.ts";
 import { BannerReader } from "./banners.ts";
 import { ByteBudget } from "./byte_budget.ts";
@@ -136,7 +137,13 @@ export async function runCrawlStep(
     state.kvRttMs = noteRtt(state.kvRttMs, rttMs);
     budget = new ByteBudget(input.maxTotalBytes, state.bytes);
     if (state.phase === "crawl") {
-      await crawlBatch(kv, auditId, input, limits, hooks, state, batch, budget);
+      // The step's requests share kept-alive connections, all closed when its fetching ends.
+      const pool = new ConnectionPool();
+      try {
+        await crawlBatch(kv, auditId, input, limits, hooks, state, batch, budget, pool);
+      } finally {
+        pool.close();
+      }
     } else if (state.phase === "seed_sitemap") {
       await seedBatch(kv, auditId, input, state, batch, hooks.now());
     } else if (
@@ -257,9 +264,10 @@ async function crawlBatch(
   state: CrawlState,
   batch: WriteBatch,
   bytes: ByteBudget,
+  pool: ConnectionPool,
 ): Promise<void> {
   const t0 = performance.now();
-  const s = settingsOf(input, bytes);
+  const s = { ...settingsOf(input, bytes), pool };
   const caps = capsOf(input);
   const frontier = new Frontier(
     kv,

@@ -8,6 +8,7 @@
  * @module
  */
 import {
+  type ConnectionPool,
   FetchFailedError,
   type Resolver,
   safeFetch,
@@ -39,6 +40,8 @@ export interface FetchSettings {
   robotsToken?: string;
   /** Staging credentials as request headers, sent to `origin` only (never logged or stored). */
   auth?: { origin: string; headers: Record<string, string> };
+  /** Kept-alive connections (a crawl step's, closed with it); without it each request is one-shot. */
+  pool?: ConnectionPool;
 }
 
 /** The fetch settings of a crawl input; `budget` is the step's byte budget. */
@@ -123,6 +126,7 @@ function baseOptions(s: FetchSettings, url: string, accept = ACCEPT_HTML) {
     maxBytes: s.maxBytes,
     resolver: s.resolver,
     ca: s.ca,
+    pool: s.pool,
     headers,
   };
 }

@@ -35,6 +35,7 @@
  * @module
  */
 import { type Atomic, atomic, keys, list, read } from "../../platform/mod.ts";
+import { ConnectionPool } from "../../net/mod.ts";
 import { PageTally } from "../page_checks.ts";
 import { BannerReader } from "./banners.ts";
 import { ByteBudget } from "./byte_budget.ts";
@@ -246,7 +247,9 @@ async function fetchRange(
   const work = structuredClone(base);
   work.capsHit ??= {};
   const bytes = new ByteBudget(input.maxTotalBytes, work.bytes);
-  const s = settingsOf(input, bytes);
+  // The range's requests share kept-alive connections, all closed when its fetching ends.
+  const pool = new ConnectionPool();
+  const s = { ...settingsOf(input, bytes), pool };
   const caps = capsOf(input);
   const frontier = new Frontier(kv, auditId, work, batch, caps, input.maxPages);
   const taken = await frontier.range(start, end);
@@ -271,23 +274,28 @@ async function fetchRange(
     ? new NotingHealth(work.health ??= { recent: [], pauses: 0, pausedUntil: 0 }, input, notes)
     : undefined;
   const budget = Math.max(1, input.maxPages);
-  const results = await fetchBatch(taken.entries, {
-    settings: s,
-    robots,
-    politeness,
-    banners,
-    tally,
-    siteKey: work.siteKey,
-    now: input.now,
-    linksPerPage: caps.linksPerPage,
-    resources: (caps.resources ?? 0) > 0,
-    concurrency: input.concurrency,
-    stopAt: t0 + limits.ms,
-    outOfBudget: (reserved) =>
-      work.fetches + reserved >= budget || bytes.exhausted ||
-      (input.deadlineAt !== undefined && Date.now() > input.deadlineAt),
-    health,
-  });
+  let results;
+  try {
+    results = await fetchBatch(taken.entries, {
+      settings: s,
+      robots,
+      politeness,
+      banners,
+      tally,
+      siteKey: work.siteKey,
+      now: input.now,
+      linksPerPage: caps.linksPerPage,
+      resources: (caps.resources ?? 0) > 0,
+      concurrency: input.concurrency,
+      stopAt: t0 + limits.ms,
+      outOfBudget: (reserved) =>
+        work.fetches + reserved >= budget || bytes.exhausted ||
+        (input.deadlineAt !== undefined && Date.now() > input.deadlineAt),
+      health,
+    });
+  } finally {
+    pool.close();
+  }
   return { base, work, tally, notes, bytesUsed: bytes.used - base.bytes, taken, results };
 }
 
