@@ -44,6 +44,22 @@ const QUICK_DEATHS_LIMIT = 5;
  */
 export const WORKER_HEAP_MIB = 160;
 
+/**
+ * The child's V8 young generation (`--max-semi-space-size`, MiB; `WORKER_SEMI_SPACE_MIB`). The API
+ * process runs with 2 (`deno task start`); a crawl allocates a page's worth of short-lived objects
+ * per page, and with 2 MiB V8 scavenged them so often that collection was a fifth of a crawl's
+ * CPU. See docs/deploy.md "Memory of a worker" for the measured trade against RSS.
+ */
+export const WORKER_SEMI_SPACE_MIB = 16;
+
+/** The young generation from `WORKER_SEMI_SPACE_MIB` (a whole number of MiB, 1-64), else the default. */
+export function workerSemiSpaceMib(env: Record<string, string | undefined>): number {
+  const v = env.WORKER_SEMI_SPACE_MIB;
+  return v !== undefined && /^\d+$/.test(v) && Number(v) >= 1 && Number(v) <= 64
+    ? Number(v)
+    : WORKER_SEMI_SPACE_MIB;
+}
+
 /** The heap cap from `WORKER_HEAP_MIB` (a whole number of MiB; 0: none), else the default. */
 export function workerHeapMib(env: Record<string, string | undefined>): number {
   const v = env.WORKER_HEAP_MIB;
@@ -136,9 +152,16 @@ export function workerChildPermissions(o: {
  * passes its own script to run under the very same flags).
  */
 export function workerChildArgs(
-  o: { kvPath: string; granted?: (name: Grant) => boolean; main?: string; heapMib?: number },
+  o: {
+    kvPath: string;
+    granted?: (name: Grant) => boolean;
+    main?: string;
+    heapMib?: number;
+    semiSpaceMib?: number;
+  },
 ): string[] {
   const heap = o.heapMib ?? WORKER_HEAP_MIB;
+  const semi = o.semiSpaceMib ?? WORKER_SEMI_SPACE_MIB;
   return [
     "run",
     // A permission the child lacks fails at once; it never waits on a prompt.
@@ -146,9 +169,9 @@ export function workerChildArgs(
     // What deno.json's `unstable` says, whichever config Deno finds for the child.
     "--unstable-kv",
     "--unstable-cron",
-    // The young-generation size `deno task start` runs with (see docs/contributors.md, "`deno task start`").
-    // …and an old space capped so V8 collects instead of growing (WORKER_HEAP_MIB).
-    `--v8-flags=--max-semi-space-size=2${heap > 0 ? `,--max-old-space-size=${heap}` : ""}`,
+    // The young generation (WORKER_SEMI_SPACE_MIB) and an old space capped so V8 collects
+    // instead of growing (WORKER_HEAP_MIB).
+    `--v8-flags=--max-semi-space-size=${semi}${heap > 0 ? `,--max-old-space-size=${heap}` : ""}`,
     ...workerChildPermissions({ kvPath: o.kvPath, granted: o.granted ?? granted }),
     o.main ?? MAIN,
   ];
@@ -200,7 +223,11 @@ export function superviseWorkerChild(opts: {
     const startedAt = Date.now();
     const workerId = `wrk_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
     child = new Deno.Command(Deno.execPath(), {
-      args: workerChildArgs({ kvPath, heapMib: workerHeapMib(opts.env) }),
+      args: workerChildArgs({
+        kvPath,
+        heapMib: workerHeapMib(opts.env),
+        semiSpaceMib: workerSemiSpaceMib(opts.env),
+      }),
       cwd: REPO,
       env: { ...env, SERPWRIGHT_WORKER_ID: workerId },
       clearEnv: true,

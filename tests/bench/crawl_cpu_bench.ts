@@ -23,7 +23,18 @@ import { startSiteProcess } from "./site_process.ts";
 
 const SIZES = (Deno.env.get("BENCH_CPU_PAGES") ??
   (Deno.env.get("SERPWRIGHT_DEEP") === "1" ? "10000,100000" : "10000")).split(",").map(Number);
-const FLAGS = ["--v8-flags=--max-semi-space-size=2"];
+/** `BENCH_CPU_PROFILE=<dir>`: the service writes a V8 CPU profile there (read it with cpu_profile_top.ts). */
+const PROFILE_DIR = Deno.env.get("BENCH_CPU_PROFILE");
+const FLAGS = [
+  "--v8-flags=--max-semi-space-size=2",
+  ...(PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : []),
+];
+/**
+ * `BENCH_CPU_RUNNER=child`: jobs in the worker child, as `deno task start` runs them (its flags:
+ * jobs/worker_child.ts, `WORKER_SEMI_SPACE_MIB` passed through), and the child's peak RSS
+ * printed; default inline, in the service's own process under FLAGS.
+ */
+const RUNNER = Deno.env.get("BENCH_CPU_RUNNER") === "child" ? "child" : "inline";
 const TICK_MS = 10; // /proc reports CPU in clock ticks of 1/100 s on Linux
 
 /** User + system CPU of `pid` and every live descendant, ms (Linux /proc). */
@@ -50,6 +61,21 @@ function treeCpuMs(pid: number): number {
   };
   walk(pid);
   return total;
+}
+
+/** The kernel's high-water mark of RSS of `pid`'s first child process, MiB (Linux /proc). */
+function childPeakMib(pid: number): number {
+  for (const e of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    try {
+      const status = Deno.readTextFileSync(`/proc/${e.name}/status`);
+      if (Number(/PPid:\s+(\d+)/.exec(status)?.[1]) !== pid) continue;
+      return Math.round(Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024);
+    } catch {
+      // a process that ended while read
+    }
+  }
+  return 0;
 }
 
 /** The floor: fetch every page 8 at a time and parse it with a bare htmlparser2. */
@@ -81,6 +107,10 @@ for (const pages of SIZES) {
       CRAWL_MAX_PAGES: String(pages),
       CRAWL_CONCURRENCY: "8",
       RATE_LIMIT_PER_MINUTE: "100000000",
+      JOB_RUNNER: RUNNER,
+      ...(Deno.env.get("WORKER_SEMI_SPACE_MIB")
+        ? { WORKER_SEMI_SPACE_MIB: Deno.env.get("WORKER_SEMI_SPACE_MIB")! }
+        : {}),
     },
     30_000,
     FLAGS,
@@ -101,6 +131,9 @@ for (const pages of SIZES) {
         .status;
     }
     const cpu = treeCpuMs(server.pid!) - cpuBefore;
+    const child = RUNNER === "child"
+      ? `; worker child peak RSS ${childPeakMib(server.pid!)} MiB`
+      : "";
     const crawled = (await site.stats()).served - servedBefore;
     const perPage = cpu / crawled;
     const floorPer = floor / pages;
@@ -108,10 +141,11 @@ for (const pages of SIZES) {
       `crawl cpu ${pages / 1000}k: ${status}; service ${perPage.toFixed(2)} ms CPU per page ` +
         `(${crawled} requests, worker child included); floor (bare fetch, 8 in flight, + bare ` +
         `htmlparser2 parse) ${floorPer.toFixed(2)} ms; ratio ${(perPage / floorPer).toFixed(1)}x ` +
-        `(target <= 2x) ${perPage / floorPer <= 2 ? "OK" : "MISS"}`,
+        `(target <= 2x) ${perPage / floorPer <= 2 ? "OK" : "MISS"}; jobs ${RUNNER}${child}`,
     );
   } finally {
-    await server.kill();
+    // A profile is written only by a process that exits on its own.
+    await (PROFILE_DIR ? server.stop() : server.kill());
     await site.close();
     await kvFile.remove();
   }
