@@ -7,21 +7,34 @@
  */
 import assert from "node:assert/strict";
 import { ConnectionPool, MAX_AGENTS } from "../../domain/net/pool.ts";
-import { safeFetch, TargetRefusedError } from "../../domain/net/safe_fetch.ts";
 import { runAuditDetailed } from "../../domain/audit_engine/run_audit.ts";
+import { FetchFailedError, safeFetch, TargetRefusedError } from "../../domain/net/safe_fetch.ts";
+import { TEST_CA } from "../helpers/sites.ts";
+
+const FIXTURES = new URL("../helpers/fixtures/", import.meta.url);
 
 /** A loopback server that counts its connections (one client port, one connection). */
 function countingServer(
   hostname: string,
   handle: (path: string) => Response,
   port = 0,
+  tls = false,
 ) {
   const connections = new Set<number>();
   /** The client port (connection) of each request, by path. */
   const portOf = new Map<string, number>();
   let requests = 0;
   const ac = new AbortController();
-  const server = Deno.serve({ hostname, port, onListen() {}, signal: ac.signal }, (req, info) => {
+  const cert = tls
+    ? {
+      cert: TEST_CA,
+      key: Deno.readTextFileSync(new URL("key.pem", FIXTURES)),
+    }
+    : {};
+  const server = Deno.serve({ hostname, port, onListen() {}, signal: ac.signal, ...cert }, (
+    req,
+    info,
+  ) => {
     connections.add(info.remoteAddr.port);
     requests++;
     portOf.set(new URL(req.url).pathname, info.remoteAddr.port);
@@ -113,6 +126,43 @@ Deno.test("a pooled connection serves only its checked address; a new answer get
     pool.close();
     await a.close();
     await b.close();
+  }
+});
+
+Deno.test("a TLS connection verified for one name is never reused for another", async () => {
+  const site = countingServer("127.0.0.1", (p) => new Response(`tls ${p}`), 0, true);
+  const pool = new ConnectionPool();
+  const get = (host: string, path: string) =>
+    safeFetch(`https://${host}:${site.port}${path}`, {
+      allowPrivate: true,
+      ca: TEST_CA,
+      resolver: () => Promise.resolve(["127.0.0.1"]),
+      pool,
+    });
+  try {
+    assert.equal(decode((await get("localhost", "/1")).body), "tls /1");
+    assert.equal(decode((await get("localhost", "/2")).body), "tls /2");
+    assert.equal(site.connections, 1);
+    // Same address and port, a name the certificate does not cover: a new handshake, which fails.
+    await assert.rejects(
+      get("pinned.test", "/3"),
+      (e: unknown) => e instanceof FetchFailedError && e.kind === "tls",
+    );
+    assert.equal(site.requests, 2);
+    // Without the CA the same name is another target too: untrusted, though a trusted connection
+    // to it is open.
+    await assert.rejects(
+      safeFetch(`https://localhost:${site.port}/4`, {
+        allowPrivate: true,
+        resolver: () => Promise.resolve(["127.0.0.1"]),
+        pool,
+      }),
+      (e: unknown) => e instanceof FetchFailedError && e.kind === "tls",
+    );
+    assert.equal(site.requests, 2);
+  } finally {
+    pool.close();
+    await site.close();
   }
 });
 
