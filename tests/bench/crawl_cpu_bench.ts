@@ -6,7 +6,9 @@
  * neither side pays for serving. The issue's target: the service within 2x the floor.
  *
  * `BENCH_CPU_PAGES` sets the sizes (comma-separated; default 10000, with `SERPWRIGHT_DEEP=1`
- * 10000,100000).
+ * 10000,100000); `BENCH_CPU_RUNNER=child` runs the jobs in the worker child (with its peak RSS);
+ * `BENCH_CPU_PROFILE=<dir>` writes the service's CPU profile there (tests/bench/cpu_profile_top.ts
+ * reads it).
  * Run: deno task bench crawl_cpu
  */
 import process from "node:process";
