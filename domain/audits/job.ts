@@ -60,17 +60,25 @@ export async function runAuditJob(
   runner: AuditRunner,
 ): Promise<"next" | "idle"> {
   const { kv, clock } = deps;
+  // Read together, while the claim commits (a round trip each on a remote KV): the project and
+  // its reuse base. A claim that fails wastes them; one that succeeds did not change either.
+  const incremental = deps.config.crawlIncremental !== false;
+  const readBoth = (accountId: string, projectId: string) =>
+    Promise.all([
+      read(kv, keys.project(accountId, projectId)),
+      incremental ? read(kv, keys.reuseBase(projectId)) : null,
+    ]);
+  const early: { reads?: ReturnType<typeof readBoth> } = {};
   const claim = await claimJob(deps, AUDIT_JOB, auditId, (op, token) => {
     op.set(keys.auditStep(auditId), token);
+  }, (accountId, record) => {
+    early.reads = readBoth(accountId, record.projectId);
+    early.reads.catch(() => {}); // awaited below once the claim is this worker's
   });
   if (!claim) return "idle";
   const audit = claim.record;
-  // Read together (a round trip each on a remote KV): the project and its reuse base.
-  const incremental = deps.config.crawlIncremental !== false;
-  const [projectEntry, reuseEntry] = await Promise.all([
-    read(kv, keys.project(claim.accountId, audit.projectId)),
-    incremental ? read(kv, keys.reuseBase(audit.projectId)) : null,
-  ]);
+  const [projectEntry, reuseEntry] = await (early.reads ??
+    readBoth(claim.accountId, audit.projectId));
   const project = projectEntry.value;
   if (!project) {
     await failAudit(deps, auditId, claim.token, {
