@@ -335,6 +335,9 @@ async function crawlBatch(
     // The records go out while the allocation reads (a round trip saved on a remote KV); the
     // state commit still waits for both (`flush` in runCrawlStep).
     batch.send();
+    // The resources' records are read while the frontier allocates (a round trip each on a remote
+    // KV); they are allocated after it, as before.
+    resources.read();
     await frontier.allocate();
     await resources.allocate();
     // Entries the byte budget left unfetched (or cut short) end the crawl: it is partial.
