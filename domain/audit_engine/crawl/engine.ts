@@ -295,6 +295,9 @@ async function crawlBatch(
     caps.robots,
     (r) => noteRobotsCaps(state.capsHit!, r, caps.robots),
   );
+  // The start origin's stored robots.txt is read while the frontier is (a round trip each on a
+  // remote KV): nearly every page a step fetches is on it. Only a stored one: nothing is fetched.
+  if (state.robots[state.origin]) robots.for(state.origin).catch(() => {});
   const politeness = new Politeness(state.pace ??= newPace(), input.maxRps ?? null);
   const tally = PageTally.from(state.tallies);
   const banners = new BannerReader(kv, auditId, s, robots, state, batch);
