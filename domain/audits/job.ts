@@ -13,6 +13,7 @@ import {
   type CrawlOutcome,
   type CrawlState,
   holdHelperSlot,
+  readCrawlState,
   type RenderPlan,
   runCrawlStep,
   runHelperStep,
@@ -68,12 +69,22 @@ export async function runAuditJob(
       read(kv, keys.project(accountId, projectId)),
       incremental ? read(kv, keys.reuseBase(projectId)) : null,
     ]);
-  const early: { reads?: ReturnType<typeof readBoth> } = {};
+  // The crawl state too. A step committed by an earlier claim after this read either left the
+  // audit open, and then rewrote the audit's record, so this claim's check of the record fails,
+  // or was the last, and then this step's own commit fails its check of the state read: either
+  // way nothing counts twice. No earlier claim's step commits after this claim (the step key).
+  const early: {
+    reads?: ReturnType<typeof readBoth>;
+    state?: ReturnType<typeof readCrawlState>;
+  } = {};
   const claim = await claimJob(deps, AUDIT_JOB, auditId, (op, token) => {
     op.set(keys.auditStep(auditId), token);
   }, (accountId, record) => {
     early.reads = readBoth(accountId, record.projectId);
-    early.reads.catch(() => {}); // awaited below once the claim is this worker's
+    early.state = readCrawlState(kv, auditId);
+    // Awaited below once the claim is this worker's.
+    early.reads.catch(() => {});
+    early.state.catch(() => {});
   });
   if (!claim) return "idle";
   const audit = claim.record;
@@ -106,6 +117,7 @@ export async function runAuditJob(
       render: runner.render,
       holder: `${deps.worker ?? "local"}:${claim.token}`,
       leaseMs: deps.config.jobLeaseMs ?? undefined,
+      state: early.state,
       beforeCommit: async (op, done, delayMs) => {
         await stop();
         // Only the owner of this step may count it.

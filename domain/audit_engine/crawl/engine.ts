@@ -61,6 +61,24 @@ export interface StepHooks {
   holder?: string;
   /** A partitioned crawl's claim leases, ms (partition.ts; default CLAIM_LEASE_MS). */
   leaseMs?: number;
+  /**
+   * The crawl state, read already (`readCrawlState`): the job layer reads it while its claim
+   * commits. The step's commit checks it, as it checks a state it read itself.
+   */
+  state?: Promise<CrawlStateRead>;
+}
+
+/** The crawl state as read, and how long its read took (one round trip: step_size.ts). */
+export interface CrawlStateRead {
+  entry: Deno.KvEntryMaybe<CrawlState>;
+  rttMs: number;
+}
+
+/** Reads the crawl state, timing the read. */
+export async function readCrawlState(kv: Deno.Kv, auditId: string): Promise<CrawlStateRead> {
+  const asked = performance.now();
+  const entry = await read(kv, keys.auditCrawl(auditId));
+  return { entry, rttMs: performance.now() - asked };
 }
 
 /** What one step did. */
@@ -111,9 +129,7 @@ export async function runCrawlStep(
   hooks: StepHooks,
 ): Promise<StepOutcome> {
   // The state's read is one round trip: how far away KV is (step_size.ts).
-  const asked = performance.now();
-  const entry = await read(kv, keys.auditCrawl(auditId));
-  const rttMs = performance.now() - asked;
+  const { entry, rttMs } = await (hooks.state ?? readCrawlState(kv, auditId));
   if (entry.value?.phase === "crawl" && (entry.value.partitions ?? 1) > 1) {
     return await partitionedStep(kv, auditId, input, limits, hooks, entry.value);
   }
