@@ -11,6 +11,8 @@
  * over the delay, is the number of round trips made one after another, each share charged to the
  * call site of the oldest round trip in flight (the first frame of the service's own code outside
  * its KV helpers). Round trips that overlap an older one cost nothing there, which is the point.
+ * It counts a round trip the process does not wait for as well (commits sent ahead while it
+ * records pages, work of other jobs): an upper bound, whose drops show what a change cut.
  *
  * @example
  * ```ts
