@@ -70,6 +70,13 @@ export interface Claim<R> {
   versionstamp: string;
 }
 
+/** A job's record as this process last committed it, and that commit's versionstamp. */
+export interface KnownRecord<R> {
+  accountId: string;
+  value: R;
+  versionstamp: string;
+}
+
 /** Owners kept per KV (job kind and id → account), the most recently read. */
 const OWNERS_KEPT = 1_024;
 const owners = new WeakMap<Deno.Kv, Map<string, string>>();
@@ -103,6 +110,8 @@ async function ownerOf<R extends LeasedRecord>(
  * process in the meantime, or out of attempts (then it is failed and refunded). `extra` adds the
  * caller's own keys to the claim commit. `early` sees the open record before the claim commits,
  * so the caller can start its own reads while the commit is on its way (they may be wasted).
+ * `known` is the record as this process last wrote it (a step's release): the claim checks it
+ * instead of reading it, and reads it after all when it changed since.
  */
 export async function claimJob<R extends LeasedRecord>(
   deps: Deps,
@@ -110,11 +119,15 @@ export async function claimJob<R extends LeasedRecord>(
   id: string,
   extra?: (op: Atomic, token: string) => void,
   early?: (accountId: string, record: R) => void,
+  known?: KnownRecord<R>,
 ): Promise<Claim<R> | null> {
   const { kv, clock } = deps;
-  const accountId = await ownerOf(kv, spec, id);
+  const accountId = known?.accountId ?? await ownerOf(kv, spec, id);
   if (!accountId) return null;
-  const entry = await read(kv, spec.recordKey(accountId, id));
+  const key = spec.recordKey(accountId, id);
+  const entry = known
+    ? { key, value: known.value, versionstamp: known.versionstamp }
+    : await read(kv, key);
   const record = entry.value;
   if (!record || !spec.open(record)) return null;
   const now = clock.now();
@@ -142,7 +155,7 @@ export async function claimJob<R extends LeasedRecord>(
   extra?.(op, token);
   early?.(accountId, record);
   const res = await op.commit();
-  if (!res.ok) return null;
+  if (!res.ok) return known ? await claimJob(deps, spec, id, extra, early) : null;
   return { accountId, record: claimed, token, versionstamp: res.versionstamp };
 }
 

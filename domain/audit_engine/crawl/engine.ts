@@ -95,6 +95,11 @@ export interface StepOutcome {
   delayMs: number;
   /** What this step itself fetched (0 and 0 unless it committed). */
   fetched: StepFetched;
+  /**
+   * The versionstamp of the step's commit, when it committed (every key the caller's part of the
+   * commit wrote carries it); absent where a partitioned crawl's slice committed.
+   */
+  versionstamp?: string;
 }
 
 /** Pages fetched and body bytes read by one step. */
@@ -187,7 +192,14 @@ export async function runCrawlStep(
       bytes: state.bytes - (entry.value?.bytes ?? 0),
     }
     : NOTHING;
-  return { done, committed: res.ok, state: res.ok ? state : null, delayMs, fetched };
+  return {
+    done,
+    committed: res.ok,
+    state: res.ok ? state : null,
+    delayMs,
+    fetched,
+    ...(res.ok ? { versionstamp: res.versionstamp } : {}),
+  };
 }
 
 /**
