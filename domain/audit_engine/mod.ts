@@ -31,7 +31,7 @@ export {
   type CrawlCaps,
   DEFAULT_CRAWL_CAPS,
 } from "./crawl/caps.ts";
-export { runCrawlStep, runHelperStep } from "./crawl/engine.ts";
+export { readCrawlState, runCrawlStep, runHelperStep } from "./crawl/engine.ts";
 export { MAX_STEP_GROWTH } from "./crawl/step_size.ts";
 export {
   callHelper,

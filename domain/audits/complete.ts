@@ -5,13 +5,7 @@
  * @module
  */
 import { type Deps, keys, read, recordEvent } from "../platform/mod.ts";
-import {
-  type AuditReport,
-  type CrawlOutcome,
-  markForPruning,
-  renderTotals,
-  reportOf,
-} from "../audit_engine/mod.ts";
+import { type CrawlOutcome, markForPruning, renderTotals, reportOf } from "../audit_engine/mod.ts";
 import { finishJob } from "../jobs/mod.ts";
 import { compareIssues } from "./compare.ts";
 import { computeGroups } from "./groups.ts";
@@ -41,12 +35,18 @@ export async function completeAudit(
   outcome: CrawlOutcome,
 ): Promise<void> {
   const { kv } = deps;
-  const report: AuditReport = await reportOf(kv, auditId, outcome);
-  const state = (await read(kv, keys.auditCrawl(auditId))).value;
-  // The groups are written before the completing commit, so a completed audit always has them.
-  const owner = (await read(kv, keys.auditOwner(auditId))).value;
-  const record = owner ? (await read(kv, keys.audit(owner, auditId))).value : null;
-  await computeGroups(kv, auditId, record?.options?.groups);
+  // Side by side (each a few round trips on a remote KV, none reading what another writes): the
+  // report, the crawl state, and the page groups, written before the completing commit, so a
+  // completed audit always has them.
+  const [report, state] = await Promise.all([
+    reportOf(kv, auditId, outcome),
+    read(kv, keys.auditCrawl(auditId)).then((e) => e.value),
+    (async () => {
+      const owner = (await read(kv, keys.auditOwner(auditId))).value;
+      const record = owner ? (await read(kv, keys.audit(owner, auditId))).value : null;
+      await computeGroups(kv, auditId, record?.options?.groups);
+    })(),
+  ]);
   await finishJob(deps, AUDIT_JOB, auditId, async ({ op, record: audit, accountId, now }) => {
     const projectEntry = await read(kv, keys.project(accountId, audit.projectId));
     op.check(projectEntry);
@@ -54,8 +54,12 @@ export async function completeAudit(
     const prevId = project?.latestAudit?.audit_id && project.latestAudit.audit_id !== auditId
       ? project.latestAudit.audit_id
       : null;
-    const previous = prevId ? (await read(kv, keys.auditIssues(prevId))).value : null;
-    const prevAudit = prevId ? (await read(kv, keys.audit(accountId, prevId))).value : null;
+    // Read together: the previous audit's issues and record, and the project's reuse base.
+    const [previous, prevAudit, base] = await Promise.all([
+      prevId ? read(kv, keys.auditIssues(prevId)).then((e) => e.value) : null,
+      prevId ? read(kv, keys.audit(accountId, prevId)).then((e) => e.value) : null,
+      state?.reuse && project ? read(kv, keys.reuseBase(project.id)) : null,
+    ]);
     const comparable = prevAudit === null || sameAuditOptions(prevAudit.options, audit.options);
     const { issues, changes } = compareIssues(
       outcome.tallies,
@@ -91,7 +95,6 @@ export async function completeAudit(
       // The project's stored page facts are this audit's now, and the older audit's go. Without
       // a project nothing will read this audit's: they go too, marked a millisecond after the
       // audit's own marker (`AUDIT_JOB.onFinish`) so the two never share a key.
-      const base = project ? await read(kv, keys.reuseBase(project.id)) : null;
       if (base && project) {
         op.check(base).set(base.key, { auditId, fp: state.reuse.fp });
         if (base.value && base.value.auditId !== auditId) {

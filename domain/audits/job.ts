@@ -13,12 +13,13 @@ import {
   type CrawlOutcome,
   type CrawlState,
   holdHelperSlot,
+  readCrawlState,
   type RenderPlan,
   runCrawlStep,
   runHelperStep,
   type StepLimits,
 } from "../audit_engine/mod.ts";
-import { claimJob, finishJob, keepLease } from "../jobs/mod.ts";
+import { claimJob, finishJob, keepLease, type KnownRecord } from "../jobs/mod.ts";
 import type { ProjectRecord } from "../projects/types.ts";
 import { completeAudit } from "./complete.ts";
 import { AUDIT_JOB, leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
@@ -34,6 +35,30 @@ export interface AuditRunner {
   limits: StepLimits;
   /** How rendered audits render (absent: a rendered audit fails `rendering_unavailable`). */
   render?: RenderPlan;
+}
+
+/** Released records kept per KV, at most (a chain takes its own at once). */
+const RELEASED_KEPT = 256;
+/**
+ * The audit record a step of this process released (as its commit wrote it), by audit, per KV:
+ * the next step, taken at once in this process (jobs/audit_jobs.ts), claims from it instead of
+ * reading it (a round trip on a remote KV). A record written since fails the claim's check, and
+ * the claim reads it then.
+ */
+const released = new WeakMap<Deno.Kv, Map<string, KnownRecord<AuditRecord>>>();
+
+function takeReleased(kv: Deno.Kv, auditId: string): KnownRecord<AuditRecord> | undefined {
+  const kept = released.get(kv);
+  const known = kept?.get(auditId);
+  kept?.delete(auditId);
+  return known;
+}
+
+function keepReleased(kv: Deno.Kv, auditId: string, known: KnownRecord<AuditRecord>): void {
+  let kept = released.get(kv);
+  if (!kept) released.set(kv, kept = new Map());
+  if (kept.size >= RELEASED_KEPT) kept.delete(kept.keys().next().value!);
+  kept.set(auditId, known);
 }
 
 /** Why the address guard refused a site, in words that name no resolved address. */
@@ -60,17 +85,35 @@ export async function runAuditJob(
   runner: AuditRunner,
 ): Promise<"next" | "idle"> {
   const { kv, clock } = deps;
+  // Read together, while the claim commits (a round trip each on a remote KV): the project and
+  // its reuse base. A claim that fails wastes them; one that succeeds did not change either.
+  const incremental = deps.config.crawlIncremental !== false;
+  const readBoth = (accountId: string, projectId: string) =>
+    Promise.all([
+      read(kv, keys.project(accountId, projectId)),
+      incremental ? read(kv, keys.reuseBase(projectId)) : null,
+    ]);
+  // The crawl state too. A step committed by an earlier claim after this read either left the
+  // audit open, and then rewrote the audit's record, so this claim's check of the record fails,
+  // or was the last, and then this step's own commit fails its check of the state read: either
+  // way nothing counts twice. No earlier claim's step commits after this claim (the step key).
+  const early: {
+    reads?: ReturnType<typeof readBoth>;
+    state?: ReturnType<typeof readCrawlState>;
+  } = {};
   const claim = await claimJob(deps, AUDIT_JOB, auditId, (op, token) => {
     op.set(keys.auditStep(auditId), token);
-  });
+  }, (accountId, record) => {
+    early.reads = readBoth(accountId, record.projectId);
+    early.state = readCrawlState(kv, auditId);
+    // Awaited below once the claim is this worker's.
+    early.reads.catch(() => {});
+    early.state.catch(() => {});
+  }, takeReleased(kv, auditId));
   if (!claim) return "idle";
   const audit = claim.record;
-  // Read together (a round trip each on a remote KV): the project and its reuse base.
-  const incremental = deps.config.crawlIncremental !== false;
-  const [projectEntry, reuseEntry] = await Promise.all([
-    read(kv, keys.project(claim.accountId, audit.projectId)),
-    incremental ? read(kv, keys.reuseBase(audit.projectId)) : null,
-  ]);
+  const [projectEntry, reuseEntry] = await (early.reads ??
+    readBoth(claim.accountId, audit.projectId));
   const project = projectEntry.value;
   if (!project) {
     await failAudit(deps, auditId, claim.token, {
@@ -87,6 +130,7 @@ export async function runAuditJob(
 
   let outcome: CrawlOutcome | null = null;
   let next = false;
+  let releasedAs: AuditRecord | null = null;
   try {
     // Project audits are incremental (unless the operator turned it off): each reuses what the
     // project's latest audit with stored facts kept, when their options are compatible
@@ -98,6 +142,7 @@ export async function runAuditJob(
       render: runner.render,
       holder: `${deps.worker ?? "local"}:${claim.token}`,
       leaseMs: deps.config.jobLeaseMs ?? undefined,
+      state: early.state,
       beforeCommit: async (op, done, delayMs) => {
         await stop();
         // Only the owner of this step may count it.
@@ -109,8 +154,9 @@ export async function runAuditJob(
         if (!a) return;
         // A paused crawl (the error-rate stop) is released until its next step is due.
         const leaseUntil = clock.now() + delayMs + leaseMs(deps, QUEUE_GRACE_MS);
+        releasedAs = { ...a, inStep: false, leaseUntil };
         op.check(entry)
-          .set(entry.key, { ...a, inStep: false, leaseUntil } satisfies AuditRecord)
+          .set(entry.key, releasedAs)
           .set(keys.runningJob("audit", auditId), {
             id: auditId,
             accountId: claim.accountId,
@@ -124,6 +170,13 @@ export async function runAuditJob(
     if (step.committed && step.done) outcome = step.state!.result;
     // A delayed step is the queue's to deliver: the chain must not spin through the pause.
     next = step.committed && !step.done && step.delayMs === 0;
+    if (next && releasedAs && step.versionstamp) {
+      keepReleased(kv, auditId, {
+        accountId: claim.accountId,
+        value: releasedAs,
+        versionstamp: step.versionstamp,
+      });
+    }
   } catch (err) {
     await stop();
     if (isTransientStoreError(err)) {

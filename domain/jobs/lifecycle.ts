@@ -70,21 +70,64 @@ export interface Claim<R> {
   versionstamp: string;
 }
 
+/** A job's record as this process last committed it, and that commit's versionstamp. */
+export interface KnownRecord<R> {
+  accountId: string;
+  value: R;
+  versionstamp: string;
+}
+
+/** Owners kept per KV (job kind and id → account), the most recently read. */
+const OWNERS_KEPT = 1_024;
+const owners = new WeakMap<Deno.Kv, Map<string, string>>();
+
+/**
+ * The account that owns a job. An owner is written once, with the job, and never changes, so the
+ * ones this process read lately are kept: a job of many steps (an audit) reads its owner once,
+ * not once per step (a round trip each on a remote KV). A job deleted since has no record, which
+ * every caller reads next.
+ */
+async function ownerOf<R extends LeasedRecord>(
+  kv: Deno.Kv,
+  spec: JobSpec<R>,
+  id: string,
+): Promise<string | null> {
+  let kept = owners.get(kv);
+  if (!kept) owners.set(kv, kept = new Map());
+  const name = `${spec.kind}:${id}`;
+  const known = kept.get(name);
+  if (known !== undefined) return known;
+  const accountId = (await read(kv, spec.ownerKey(id))).value;
+  if (accountId) {
+    if (kept.size >= OWNERS_KEPT) kept.delete(kept.keys().next().value!);
+    kept.set(name, accountId);
+  }
+  return accountId;
+}
+
 /**
  * Claims a job, or returns null when it is finished, held by a live worker, taken by another
  * process in the meantime, or out of attempts (then it is failed and refunded). `extra` adds the
- * caller's own keys to the claim commit.
+ * caller's own keys to the claim commit. `early` sees the open record before the claim commits,
+ * so the caller can start its own reads while the commit is on its way (they may be wasted).
+ * `known` is the record as this process last wrote it (a step's release): the claim checks it
+ * instead of reading it, and reads it after all when it changed since.
  */
 export async function claimJob<R extends LeasedRecord>(
   deps: Deps,
   spec: JobSpec<R>,
   id: string,
   extra?: (op: Atomic, token: string) => void,
+  early?: (accountId: string, record: R) => void,
+  known?: KnownRecord<R>,
 ): Promise<Claim<R> | null> {
   const { kv, clock } = deps;
-  const accountId = (await read(kv, spec.ownerKey(id))).value;
+  const accountId = known?.accountId ?? await ownerOf(kv, spec, id);
   if (!accountId) return null;
-  const entry = await read(kv, spec.recordKey(accountId, id));
+  const key = spec.recordKey(accountId, id);
+  const entry = known
+    ? { key, value: known.value, versionstamp: known.versionstamp }
+    : await read(kv, key);
   const record = entry.value;
   if (!record || !spec.open(record)) return null;
   const now = clock.now();
@@ -110,8 +153,9 @@ export async function claimJob<R extends LeasedRecord>(
   const op = atomic(kv).check(entry).set(entry.key, claimed)
     .set(keys.runningJob(spec.kind, id), marker(deps, id, accountId, leaseUntil));
   extra?.(op, token);
+  early?.(accountId, record);
   const res = await op.commit();
-  if (!res.ok) return null;
+  if (!res.ok) return known ? await claimJob(deps, spec, id, extra, early) : null;
   return { accountId, record: claimed, token, versionstamp: res.versionstamp };
 }
 
@@ -204,7 +248,7 @@ export function finishJob<R extends LeasedRecord>(
   const { kv, clock } = deps;
   let ended: FinishKind = "completed";
   return atomically(kv, async () => {
-    const accountId = (await read(kv, spec.ownerKey(id))).value!;
+    const accountId = (await ownerOf(kv, spec, id))!;
     const entry = await read(kv, spec.recordKey(accountId, id));
     const record = entry.value;
     if (

@@ -26,6 +26,7 @@ export {
   finishJob,
   type JobSpec,
   keepLease,
+  type KnownRecord,
   renewLease,
 } from "./lifecycle.ts";
 export {

@@ -3,7 +3,8 @@
  * step and band) gives the pass (crawl/finalize/near_duplicates.ts) exactly what one key per page
  * and band gave: the same items in the same order, whether the pages came in runs, in the keys a
  * crawl begun before the runs wrote, or both; a step written twice counts once; and the pages
- * found are those a brute-force comparison of every pair sharing a band finds.
+ * found are those a brute-force comparison of every pair sharing a band finds. The pass lists a
+ * band's runs in key ranges side by side: runs under any name are read, hex or not.
  */
 import assert from "node:assert/strict";
 import { keys } from "../../domain/platform/mod.ts";
@@ -71,7 +72,13 @@ function legacyBandKeys(auditId: string, p: Page): Deno.KvKey[] {
  */
 async function pass(
   all: Page[],
-  opts: { step: number; legacy?: (i: number) => boolean; twice?: (step: number) => boolean },
+  opts: {
+    step: number;
+    legacy?: (i: number) => boolean;
+    twice?: (step: number) => boolean;
+    /** Moves each run (the `n`th written) to another name. */
+    rename?: (name: string, n: number) => string;
+  },
 ): Promise<Group> {
   const kv = await openTestKv();
   try {
@@ -91,6 +98,17 @@ async function pass(
       }
     }
     await batch.flush();
+    if (opts.rename) {
+      let n = 0;
+      for await (const e of kv.list({ prefix: keys.auditNearBands(auditId) })) {
+        if (typeof e.key[2] !== "number") continue; // a legacy key
+        const name = opts.rename(String(e.key[3]), n++);
+        const moved = keys.auditNearRun(auditId, e.key[2], name);
+        const op = kv.atomic().delete(e.key).set(moved, e.value);
+        assert.ok((await op.commit()).ok);
+      }
+      assert.ok(n > 100, `${n} runs moved`);
+    }
     for (let i = 0; i < legacy.length; i += 500) {
       const op = kv.atomic();
       for (const key of legacy.slice(i, i + 500)) op.set(key, 1);
@@ -150,4 +168,18 @@ Deno.test("near-duplicate runs: a step past NEAR_RUN_ENTRIES pages is cut in chu
   const many = await pass(all, { step: 100 });
   assert.ok(one.count > 100, `${one.count} near pages`);
   assert.deepEqual(one.items, many.items);
+});
+
+Deno.test("near-duplicate runs: runs named at and past the edges of the listed key ranges are all read", async () => {
+  const all = pages(600);
+  const hex = await pass(all, { step: 7 });
+  // The range bounds themselves, names before "0", between ranges, past "f", upper case, empty.
+  const names = ["!", "0", "3~", "4", "7z", "8", "c", "f", "fz", "g", "A", "Z", "~~"];
+  const odd = await pass(all, {
+    step: 7,
+    // Each name once (a name written twice would be one run): the first run's is empty.
+    rename: (name, n) => n === 0 ? "" : `${names[n % names.length]}${n}:${name}`,
+  });
+  assert.deepEqual(odd.items, hex.items);
+  assert.equal(odd.count, hex.count);
 });

@@ -10,26 +10,59 @@
  * 0, 10, 30…), and the fastest run of each counts: on a machine shared with other work the
  * slowdowns are the other work's, and taking turns spreads them over every delay.
  *
- * `BENCH_REMOTE_KV_PAGES` sets the site's size (default 2000).
+ * `BENCH_REMOTE_KV_PAGES` sets the site's size (default 2000). `BENCH_VERBOSE=1` prints, for each
+ * run with a delay, the round trips made one after another (the time with one in flight over the
+ * delay), by phase and by call site (tests/helpers/latency_kv.ts `SerialTrips`).
  * Run: deno task bench remote_kv
  */
 import { startTestApp } from "../helpers/app.ts";
 import { liveWithCredits } from "../helpers/credits.ts";
 import { waitForAudit } from "../helpers/jobs.ts";
 import { openTestKv } from "../helpers/kv.ts";
-import { type RoundTrips, withLatency } from "../helpers/latency_kv.ts";
+import { type RoundTrips, SerialTrips, withLatency } from "../helpers/latency_kv.ts";
 import { startSiteProcess } from "./site_process.ts";
 
 const PAGES = Number(Deno.env.get("BENCH_REMOTE_KV_PAGES") ?? 2_000);
 const DELAYS = [0, 10, 30];
 const RUNS = Math.max(1, Number(Deno.env.get("BENCH_REMOTE_KV_RUNS") ?? 2));
+const VERBOSE = Deno.env.get("BENCH_VERBOSE") === "1";
+
+/** The phase a call site belongs to. */
+function phaseOf(site: string): string {
+  if (/crawl\/finalize/.test(site)) return "site-wide passes";
+  if (/crawl\/(post_steps|resource_checks|render_steps|agent_probes)/.test(site)) {
+    return "post-crawl steps";
+  }
+  if (/audit_engine\/crawl\//.test(site)) return "crawl steps";
+  return "jobs and completion";
+}
+
+function printSerial(serial: SerialTrips): void {
+  const phases = new Map<string, number>();
+  let total = 0;
+  for (const [site, n] of serial.bySite) {
+    phases.set(phaseOf(site), (phases.get(phaseOf(site)) ?? 0) + n);
+    total += n;
+  }
+  console.log(
+    `  serial round trips: ${total.toFixed(0)} (beside them, the polls' ${
+      serial.requests.toFixed(0)
+    })`,
+  );
+  for (const [phase, n] of [...phases].sort((a, b) => b[1] - a[1])) {
+    console.log(`    ${phase}: ${n.toFixed(0)}`);
+  }
+  const sites = [...serial.bySite].sort((a, b) => b[1] - a[1]).filter(([, n]) => n >= 0.5);
+  for (const [site, n] of sites) console.log(`      ${site}: ${n.toFixed(1)}`);
+}
 
 const site = await startSiteProcess("big_site.ts", String(PAGES));
 const results: { delay: number; pagesPerSec: number; trips: RoundTrips; secs: number }[] = [];
 try {
   for (const delay of Array.from({ length: RUNS }, () => DELAYS).flat()) {
     const trips: RoundTrips = { reads: 0, writes: 0, commits: 0, listBatches: 0 };
-    const kv = withLatency(await openTestKv(), delay, trips);
+    const serial = VERBOSE && delay > 0 ? new SerialTrips(delay) : undefined;
+    const kv = withLatency(await openTestKv(), delay, trips, serial);
     const app = await startTestApp({
       kv,
       env: { CRAWL_MAX_PAGES: String(PAGES), CRAWL_CONCURRENCY: "8", JOB_LEASE_MS: "600000" },
@@ -39,6 +72,7 @@ try {
       const proj = await app.req("POST", "/v1/projects", { key, body: { url: site.origin } });
       if (proj.status !== 201) throw new Error(`project: ${proj.text}`);
       const zero = { ...trips };
+      serial?.bySite.clear();
       const servedBefore = (await site.stats()).served;
       const t0 = performance.now();
       const started = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, {
@@ -66,6 +100,7 @@ try {
           `${per(used.reads)}, commits ${per(used.commits)}, writes ${per(used.writes)}, ` +
           `list batches ${per(used.listBatches)}`,
       );
+      if (serial) printSerial(serial);
     } finally {
       await app.close();
     }

@@ -7,6 +7,13 @@
  * that came back short.
  * Only the benchmark (tests/bench/remote_kv_bench.ts) and the crawl's latency test use it.
  *
+ * `serial` (optional) says where the waiting was: the time with at least one round trip in flight,
+ * over the delay, is the number of round trips made one after another, each share charged to the
+ * call site of the oldest round trip in flight (the first frame of the service's own code outside
+ * its KV helpers). Round trips that overlap an older one cost nothing there, which is the point.
+ * It counts a round trip the process does not wait for as well (commits sent ahead while it
+ * records pages, work of other jobs): an upper bound, whose drops show what a change cut.
+ *
  * @example
  * ```ts
  * import { withLatency } from "./latency_kv.ts";
@@ -26,6 +33,64 @@ export interface RoundTrips {
   listBatches: number;
 }
 
+/**
+ * Round trips one after another (in-flight time over the delay), by call site. Requests to the
+ * API (a test polling the audit) are kept apart, under `requests`: they wait beside the crawl,
+ * not in its way.
+ */
+export class SerialTrips {
+  readonly bySite = new Map<string, number>();
+  requests = 0;
+  #inFlight = new Map<number, string>();
+  #requests = new Map<number, string>();
+  #next = 0;
+  #since = 0;
+  #requestsSince = 0;
+
+  constructor(readonly delayMs: number) {}
+
+  /** Starts a round trip from the caller's call site; answers its end. */
+  begin(): () => void {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 40;
+    const stack = new Error().stack ?? "";
+    Error.stackTraceLimit = limit;
+    const request = /\/routes\//.test(stack);
+    const site = callSite(stack);
+    this.#charge();
+    const id = this.#next++;
+    (request ? this.#requests : this.#inFlight).set(id, site);
+    return () => {
+      this.#charge();
+      this.#inFlight.delete(id);
+      this.#requests.delete(id);
+    };
+  }
+
+  /** The time since the last event, to the oldest round trip in flight. */
+  #charge() {
+    const now = performance.now();
+    const oldest = this.#inFlight.values().next();
+    if (!oldest.done && this.delayMs > 0) {
+      const site = oldest.value;
+      this.bySite.set(site, (this.bySite.get(site) ?? 0) + (now - this.#since) / this.delayMs);
+    }
+    if (this.#requests.size > 0) this.requests += (now - this.#requestsSince) / this.delayMs;
+    this.#since = this.#requestsSince = now;
+  }
+}
+
+/** Helper frames that say nothing about who asked: the wrapper, the KV helpers, the runtime. */
+const HELPERS = /latency_kv\.ts|crawl\/store\.ts|domain\/platform\/|ext:|node:|<anonymous>/;
+
+function callSite(stack: string): string {
+  for (const line of stack.split("\n").slice(1)) {
+    const m = line.match(/\/((?:domain|jobs|app|routes)\/[^:\s()]+\.ts)/);
+    if (m && !HELPERS.test(line)) return m[1];
+  }
+  return "other";
+}
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** `kv` with `delayMs` before every round trip; `trips` counts them. */
@@ -33,10 +98,13 @@ export function withLatency(
   kv: Deno.Kv,
   delayMs: number,
   trips: RoundTrips = { reads: 0, writes: 0, commits: 0, listBatches: 0 },
+  serial?: SerialTrips,
 ): Deno.Kv {
-  const wait = (kind: keyof RoundTrips) => {
+  const wait = async (kind: keyof RoundTrips) => {
     trips[kind]++;
-    return delayMs > 0 ? sleep(delayMs) : Promise.resolve();
+    const end = serial?.begin();
+    if (delayMs > 0) await sleep(delayMs);
+    end?.();
   };
   return new Proxy(kv, {
     get(target, prop) {

@@ -62,6 +62,24 @@ export interface StepHooks {
   holder?: string;
   /** A partitioned crawl's claim leases, ms (partition.ts; default CLAIM_LEASE_MS). */
   leaseMs?: number;
+  /**
+   * The crawl state, read already (`readCrawlState`): the job layer reads it while its claim
+   * commits. The step's commit checks it, as it checks a state it read itself.
+   */
+  state?: Promise<CrawlStateRead>;
+}
+
+/** The crawl state as read, and how long its read took (one round trip: step_size.ts). */
+export interface CrawlStateRead {
+  entry: Deno.KvEntryMaybe<CrawlState>;
+  rttMs: number;
+}
+
+/** Reads the crawl state, timing the read. */
+export async function readCrawlState(kv: Deno.Kv, auditId: string): Promise<CrawlStateRead> {
+  const asked = performance.now();
+  const entry = await read(kv, keys.auditCrawl(auditId));
+  return { entry, rttMs: performance.now() - asked };
 }
 
 /** What one step did. */
@@ -78,6 +96,11 @@ export interface StepOutcome {
   delayMs: number;
   /** What this step itself fetched (0 and 0 unless it committed). */
   fetched: StepFetched;
+  /**
+   * The versionstamp of the step's commit, when it committed (every key the caller's part of the
+   * commit wrote carries it); absent where a partitioned crawl's slice committed.
+   */
+  versionstamp?: string;
 }
 
 /** Pages fetched and body bytes read by one step. */
@@ -112,9 +135,7 @@ export async function runCrawlStep(
   hooks: StepHooks,
 ): Promise<StepOutcome> {
   // The state's read is one round trip: how far away KV is (step_size.ts).
-  const asked = performance.now();
-  const entry = await read(kv, keys.auditCrawl(auditId));
-  const rttMs = performance.now() - asked;
+  const { entry, rttMs } = await (hooks.state ?? readCrawlState(kv, auditId));
   if (entry.value?.phase === "crawl" && (entry.value.partitions ?? 1) > 1) {
     return await partitionedStep(kv, auditId, input, limits, hooks, entry.value);
   }
@@ -178,7 +199,14 @@ export async function runCrawlStep(
       bytes: state.bytes - (entry.value?.bytes ?? 0),
     }
     : NOTHING;
-  return { done, committed: res.ok, state: res.ok ? state : null, delayMs, fetched };
+  return {
+    done,
+    committed: res.ok,
+    state: res.ok ? state : null,
+    delayMs,
+    fetched,
+    ...(res.ok ? { versionstamp: res.versionstamp } : {}),
+  };
 }
 
 /**
@@ -303,6 +331,9 @@ async function crawlBatch(
     caps.robots,
     (r) => noteRobotsCaps(state.capsHit!, r, caps.robots),
   );
+  // The start origin's stored robots.txt is read while the frontier is (a round trip each on a
+  // remote KV): nearly every page a step fetches is on it. Only a stored one: nothing is fetched.
+  if (state.robots[state.origin]) robots.for(state.origin).catch(() => {});
   const politeness = new Politeness(state.pace ??= newPace(), input.maxRps ?? null);
   const tally = PageTally.from(state.tallies);
   const banners = new BannerReader(kv, auditId, s, robots, state, batch);
@@ -343,6 +374,9 @@ async function crawlBatch(
     // The records go out while the allocation reads (a round trip saved on a remote KV); the
     // state commit still waits for both (`flush` in runCrawlStep).
     batch.send();
+    // The resources' records are read while the frontier allocates (a round trip each on a remote
+    // KV); they are allocated after it, as before.
+    resources.read();
     await frontier.allocate();
     await resources.allocate();
     // Entries the byte budget left unfetched (or cut short) end the crawl: it is partial.

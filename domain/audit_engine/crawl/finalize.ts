@@ -20,10 +20,17 @@
  * 6. every site check reads the resulting `SiteFacts`, its evidence is stored, and the audit is
  *    scored (outcome.ts).
  *
+ * Passes that need nothing from each other run side by side, so on a remote KV their round trips
+ * overlap: 4 (which reads only the duplicate index and fills only the duplicate groups) beside 1
+ * to 3, the three kinds of 4 beside each other, and the three reads of 3 beside each other (each
+ * fills its own groups; the failing URLs they charge are a set, so the order is no matter). Each
+ * pass's own order, and so every group's items, is what it was one after another.
+ *
  * Memory besides the capped item lists, per URL with a record, all in typed arrays: 16 bytes for
  * inlinks and first linkers (finalize/url_table.ts) and, per HTML 200 page, at most 37 for the
  * link score while it iterates (link_score.ts; plus 4 per distinct link): about 75 MB at a
- * million pages of 5 links, outside V8's heap (ArrayBuffers). Then a JS entry per failing,
+ * million pages of 5 links, outside V8's heap (ArrayBuffers), plus the near-duplicate pass's
+ * bands beside it (near_duplicates.ts: 12 to 32 bytes per page per band held). Then a JS entry per failing,
  * redirecting or near-duplicate URL and per group of identical texts, which grow with those URLs,
  * not with the site; never a page's facts. Loops over a whole site's URLs yield to the event
  * loop as they go (event_loop.ts). Repeating this step (a process died in it) gives the same
@@ -69,6 +76,15 @@ export async function finalizeCrawl(
   const failing = new FailingUrls();
   const linkScores = new LinkScores();
 
+  // 4. Duplicate groups, then near-duplicates (identical twins are duplicate_content's), beside
+  // 1 to 3: it reads the duplicate index only and fills the duplicate groups only.
+  const dups = (async () => {
+    const twins = await duplicateGroups(kv, auditId, f);
+    await nearDuplicates(kv, auditId, twins, f.nearDupContent);
+  })();
+  // Awaited below; a failure of 1 to 3 leaves it behind, and that failure is the one reported.
+  dups.catch(() => {});
+
   // 1. Records, then the start and home page.
   const read = await readRecords(kv, auditId, state.startUrl, f, failing, linkScores);
   await startAndHome(kv, auditId, state.startUrl, read, f);
@@ -81,16 +97,15 @@ export async function finalizeCrawl(
   read.markLater.clear();
 
   // 3. The link graph and link score; the resources pages load (frame sources charged there);
-  // the fragment links and the anchors of their targets;
+  // the fragment links and the anchors of their targets, side by side;
   // then the failing URLs left to the status checks.
-  const graph = await readLinks(kv, auditId, f, { ...read, redirectTargets, failing, linkScores });
-  const framed = await readResources(kv, auditId, f, { ...read, redirectTargets, failing });
-  await readFragments(kv, auditId, f, read.redirects);
+  const [graph, framed] = await Promise.all([
+    readLinks(kv, auditId, f, { ...read, redirectTargets, failing, linkScores }),
+    readResources(kv, auditId, f, { ...read, redirectTargets, failing }),
+    readFragments(kv, auditId, f, read.redirects),
+  ]);
   await failing.leftToStatusChecks(f);
-
-  // 4. Duplicate groups, then near-duplicates (identical twins are duplicate_content's).
-  const twins = await duplicateGroups(kv, auditId, f);
-  await nearDuplicates(kv, auditId, twins, f.nearDupContent);
+  await dups;
 
   // 5. Which site checks hit which page (before orphans are known), onto each record.
   const marks = checksByUrl(evaluateSite(f));

@@ -61,6 +61,7 @@ export function writeEmbeds(
 /** The resource queue of one audit, for the length of one crawl step. */
 export class ResourceQueue {
   private found: string[] = [];
+  private reading: { distinct: string[]; known: Promise<(ResourceRecord | null)[]> } | null = null;
 
   constructor(
     private readonly kv: Deno.Kv,
@@ -80,18 +81,32 @@ export class ResourceQueue {
   }
 
   /**
+   * Starts reading the records of the resources found so far: the caller allocates its frontier
+   * meanwhile (a round trip each on a remote KV), then `allocate` uses what this read. Nothing
+   * else writes those records in between: the answer is the same as read later.
+   */
+  read(): void {
+    const distinct = [...new Set(this.found)];
+    this.found = [];
+    const known = distinct.length === 0 ? Promise.resolve([]) : getMany<ResourceRecord>(
+      this.kv,
+      distinct.map((u) => keys.auditResource(this.auditId, u)),
+    );
+    known.catch(() => {}); // awaited by `allocate`; a step that fails first leaves it behind
+    this.reading = { distinct, known };
+  }
+
+  /**
    * Queues the resources found this step, each URL once per audit, in the order found; past the
    * cap nothing is queued and each distinct URL left out is noted (once per step).
    */
   async allocate(): Promise<void> {
-    const distinct = [...new Set(this.found)];
-    this.found = [];
+    if (!this.reading) this.read();
+    const { distinct, known: knownRead } = this.reading!;
+    this.reading = null;
     if (distinct.length === 0) return;
     const p = this.progress;
-    const known = await getMany<ResourceRecord>(
-      this.kv,
-      distinct.map((u) => keys.auditResource(this.auditId, u)),
-    );
+    const known = await knownRead;
     const committedTail = p.tail;
     let leftOut = 0;
     distinct.forEach((url, i) => {

@@ -16,6 +16,7 @@ import {
   readAll,
 } from "../../platform/mod.ts";
 import { keyBytes, keyPrefix, KV_LIMITS, valueBytes } from "../../../kv/limits_guard.ts";
+import type { Selector } from "../../../kv/typed.ts";
 import type { PageFacts } from "../page_facts.ts";
 
 export type { DupEntry, LinkChunk, PageRecord };
@@ -254,13 +255,22 @@ export class FindingsWriter {
  * and the next one). The next page is read while the caller works on the one it holds, so on a
  * remote KV a site-wide pass waits a round trip per page only when it is faster than KV.
  */
-export async function* listInPages<T, K extends Deno.KvKey>(
+export function listInPages<T, K extends Deno.KvKey>(
   kv: Deno.Kv,
   prefix: Prefix<T, K>,
   pageSize = 500,
 ): AsyncGenerator<ListedEntry<T, K>[]> {
+  return listRangeInPages(kv, { prefix }, pageSize);
+}
+
+/** `listInPages` over any selector: a prefix, part of one, or a range of keys. */
+export async function* listRangeInPages<T, K extends Deno.KvKey>(
+  kv: Deno.Kv,
+  selector: Selector<T, K>,
+  pageSize = 500,
+): AsyncGenerator<ListedEntry<T, K>[]> {
   const readPage = async (cursor: string | undefined) => {
-    const it = list(kv, { prefix }, { limit: pageSize, cursor, batchSize: pageSize });
+    const it = list(kv, selector, { limit: pageSize, cursor, batchSize: pageSize });
     const page: ListedEntry<T, K>[] = [];
     for await (const e of it) page.push(e);
     return { page, cursor: page.length < pageSize ? null : it.cursor };

@@ -34,18 +34,21 @@ export async function duplicateGroups(
   auditId: string,
   f: Facts,
 ): Promise<Set<number>> {
-  await duplicates(kv, auditId, "title", f.dupTitle, (v) => ({ title: v }));
-  await duplicates(kv, auditId, "description", f.dupDescription, (v) => ({ description: v }));
   const twins = new Set<number>();
-  await duplicates(
-    kv,
-    auditId,
-    "content",
-    f.dupContent,
-    (v) => ({ fingerprint: v }),
-    (v) => twins.add(Number(v)),
-    { case: f.caseDuplicates, param: f.parameterDuplicates },
-  );
+  // Side by side: each kind fills its own groups, in its own index order.
+  await Promise.all([
+    duplicates(kv, auditId, "title", f.dupTitle, (v) => ({ title: v })),
+    duplicates(kv, auditId, "description", f.dupDescription, (v) => ({ description: v })),
+    duplicates(
+      kv,
+      auditId,
+      "content",
+      f.dupContent,
+      (v) => ({ fingerprint: v }),
+      (v) => twins.add(Number(v)),
+      { case: f.caseDuplicates, param: f.parameterDuplicates },
+    ),
+  ]);
   return twins;
 }
 

@@ -3,9 +3,15 @@
  * similarity of word 3-shingles ≥ NEAR_SIMILARITY), found through the LSH band index the crawl
  * writes (page_recorder.ts `NearRuns`): pages sharing a band are compared, and only those.
  *
- * Memory: one band's entries at a time (about 32 bytes per page with enough words while they are
- * sorted, in typed arrays), at most NEAR_MAX_COMPARE signatures per band bucket, the last
- * NEAR_SIG_CACHE signatures read, and one number per near-duplicate page.
+ * Memory: the band being compared (12 bytes per page with enough words, 32 while it is sorted, in
+ * typed arrays) and the bands read ahead of it (at most READ_AHEAD_ENTRIES entries, at least one
+ * band), at most NEAR_MAX_COMPARE signatures per band bucket, two batches of ENTRIES_PER_READ
+ * signatures, the last NEAR_SIG_CACHE signatures read, and one number per near-duplicate page.
+ *
+ * Round trips (a remote KV): a band's runs are listed in RUN_RANGES key ranges side by side (run
+ * names are random hex), bands are read ahead of the one compared, and the signatures of the next
+ * batch are read while the current one is compared: a small site's pass waits about three round
+ * trips, not a few per band.
  *
  * @example
  * ```ts
@@ -23,7 +29,7 @@ import { keys } from "../../../platform/mod.ts";
 import { similarity } from "../../text_fingerprint.ts";
 import { Pacer, yieldToLoop } from "../event_loop.ts";
 import { BAND_BINS, BANDS } from "../page_recorder.ts";
-import { getMany, listInPages } from "../store.ts";
+import { getMany, listRangeInPages } from "../store.ts";
 import type { Group } from "./facts.ts";
 
 /** Estimated Jaccard similarity of word 3-shingles from which pages are near-duplicates. */
@@ -40,46 +46,79 @@ const COMPARES_PER_YIELD = 8_192;
 
 export type { NearSig };
 
-/** Entries read per batch of signature reads (as a page of the index was). */
-const ENTRIES_PER_READ = 500;
+/** Entries per batch of signature reads (at most ~0.6 MB of signatures a batch). */
+const ENTRIES_PER_READ = 2_048;
 /** Runs listed per KV read (a run's value is up to 32 KB). */
 const RUNS_PER_LIST = 16;
+/**
+ * Band entries read ahead of the band being compared, at most: a site of up to 8,000 pages reads
+ * all its bands at once, a large one the next band only (~32 bytes an entry while it is sorted).
+ */
+const READ_AHEAD_ENTRIES = 131_072;
+/**
+ * Where a band's runs are split to be listed side by side: run names start with a hex digit
+ * (page_recorder.ts `NearRuns`), so each range holds about a quarter of them, and the first and
+ * last ranges are open-ended, so together they cover the band's whole prefix whatever a name is.
+ */
+const RUN_RANGES = ["4", "8", "c"];
+
+/** A band's entries sorted: see `sortedBand`. */
+interface SortedBand {
+  bucket: Uint32Array;
+  hash: Float64Array;
+}
+
+/** Every run of one band, its key ranges (RUN_RANGES) listed side by side. */
+async function bandRuns(
+  kv: Deno.Kv,
+  auditId: string,
+  band: number,
+): Promise<{ v: Uint16Array; h: Float64Array }[]> {
+  const prefix = keys.auditNearRunsOfBand(auditId, band);
+  const at = (name: string) => keys.auditNearRun(auditId, band, name);
+  const ranges = [
+    { prefix, end: at(RUN_RANGES[0]) },
+    ...RUN_RANGES.slice(1).map((to, i) => ({ start: at(RUN_RANGES[i]), end: at(to) })),
+    { prefix, start: at(RUN_RANGES[RUN_RANGES.length - 1]) },
+  ];
+  const parts = await Promise.all(ranges.map(async (selector) => {
+    const runs: { v: Uint16Array; h: Float64Array }[] = [];
+    for await (const page of listRangeInPages(kv, selector, RUNS_PER_LIST)) {
+      for (const e of page) runs.push(e.value);
+    }
+    return runs;
+  }));
+  return parts.flat();
+}
 
 /**
  * One band's entries, in the order its keys had when each entry was a key (bin values, then URL
  * hash), a repeat (a step written twice) dropped: `bucket[i]` numbers the bucket of the `i`th
- * (equal bins, equal number; numbers start at `firstBucket`), `hash[i]` is its page.
+ * (equal bins, equal number; numbers start at 0), `hash[i]` is its page.
  */
-async function sortedBand(
-  kv: Deno.Kv,
-  auditId: string,
-  band: number,
-  firstBucket: number,
-): Promise<{ bucket: Uint32Array; hash: Float64Array }> {
-  const runs: { v: Uint16Array; h: Float64Array }[] = [];
-  let n = 0;
-  for await (
-    const page of listInPages(kv, keys.auditNearRunsOfBand(auditId, band), RUNS_PER_LIST)
-  ) {
-    for (const e of page) {
-      runs.push(e.value);
-      n += e.value.h.length;
-    }
-  }
+async function sortedBand(kv: Deno.Kv, auditId: string, band: number): Promise<SortedBand> {
   // A crawl that began before the runs wrote one key per page and band, `<band>:<bins in hex>`
   // then the URL hash: its entries join the band (a deploy does not lose its earlier pages).
   const base = keys.auditNearBands(auditId);
   const bb = String(band).padStart(2, "0");
   const legacy: { v: number[]; h: number[] } = { v: [], h: [] };
-  for await (
-    const e of kv.list({ start: [...base, `${bb}:`], end: [...base, `${bb};`] }, { batchSize: 500 })
-  ) {
-    const hex = String(e.key[2]).slice(3);
-    for (let k = 0; k < BAND_BINS; k++) {
-      legacy.v.push(parseInt(hex.slice(4 * k, 4 * k + 4), 16));
+  const readLegacy = async () => {
+    for await (
+      const e of kv.list({ start: [...base, `${bb}:`], end: [...base, `${bb};`] }, {
+        batchSize: 500,
+      })
+    ) {
+      const hex = String(e.key[2]).slice(3);
+      for (let k = 0; k < BAND_BINS; k++) {
+        legacy.v.push(parseInt(hex.slice(4 * k, 4 * k + 4), 16));
+      }
+      legacy.h.push(Number(e.key[3]));
     }
-    legacy.h.push(Number(e.key[3]));
-  }
+  };
+  // Runs are sorted below: the order they are read in does not matter.
+  const [runs] = await Promise.all([bandRuns(kv, auditId, band), readLegacy()]);
+  let n = 0;
+  for (const r of runs) n += r.h.length;
   if (legacy.h.length > 0) {
     runs.push({ v: Uint16Array.from(legacy.v), h: Float64Array.from(legacy.h) });
     n += legacy.h.length;
@@ -106,7 +145,7 @@ async function sortedBand(
   const bucket = new Uint32Array(n);
   const hash = new Float64Array(n);
   let out = 0;
-  let id = firstBucket - 1;
+  let id = -1;
   for (let i = 0; i < n; i++) {
     const x = order[i];
     if (i > 0) {
@@ -163,13 +202,31 @@ export async function nearDuplicates(
       g.add({ url: x.url, similar_to: other.url, similarity: Math.round(sim * 100) / 100 });
     }
   };
-  let nextBucket = 0;
+  // Bands read ahead of the one compared: the first alone, then as many as READ_AHEAD_ENTRIES
+  // allows at the first one's size (every band holds about the same pages), at least one.
+  const bands: (Promise<SortedBand> | null)[] = [];
+  let ahead = 1;
+  const readAhead = (upTo: number) => {
+    while (bands.length < Math.min(BANDS, upTo)) {
+      const p = sortedBand(kv, auditId, bands.length);
+      // A read still ahead when a band before it fails is nobody's to report.
+      p.catch(() => {});
+      bands.push(p);
+    }
+  };
   for (let band = 0; band < BANDS; band++) {
-    const sorted = await sortedBand(kv, auditId, band, nextBucket);
+    readAhead(band + 1 + ahead);
+    const sorted = await bands[band]!;
+    bands[band] = null;
     const buckets = sorted.bucket;
     const n = buckets.length;
-    if (n > 0) nextBucket = buckets[n - 1] + 1;
+    if (band === 0) {
+      ahead = Math.max(1, Math.min(BANDS - 1, Math.floor(READ_AHEAD_ENTRIES / Math.max(1, n))));
+      readAhead(band + 1 + ahead);
+    }
     const hashes = sorted.hash;
+    // Bucket numbers start again in each band: the first entry starts a new bucket.
+    bucket = -1;
     // Whether the bucket of the entry at `i` can change anything: it holds two pages or more, and
     // not every one is already known near (found() ignores a known page, and a pair of known
     // pages is never compared), decided once per bucket, where it starts. A site of alike pages
@@ -186,7 +243,10 @@ export async function nearDuplicates(
       }
       return live;
     };
-    for (let from = 0; from < n; from += ENTRIES_PER_READ) {
+    // The signatures a batch needs are read while the batch before it is compared. Deciding a
+    // bucket early can only find it live where it would not be later, and a bucket whose pages
+    // are all known near changes nothing when compared: the findings are the same.
+    const plan = (from: number) => {
       const to = Math.min(n, from + ENTRIES_PER_READ);
       const use = new Uint8Array(to - from);
       const byHash = new Map<number, NearSig | null>();
@@ -203,7 +263,15 @@ export async function nearDuplicates(
           want.push(h);
         }
       }
-      const sigs = await getMany(kv, want.map((h) => keys.auditNearSig(auditId, h)));
+      const sigs = getMany(kv, want.map((h) => keys.auditNearSig(auditId, h)));
+      sigs.catch(() => {}); // awaited below; a batch left behind by a failure is not reported
+      return { from, to, use, byHash, want, sigs };
+    };
+    let next = n > 0 ? plan(0) : null;
+    while (next) {
+      const { from, to, use, byHash, want } = next;
+      const sigs = await next.sigs;
+      next = to < n ? plan(to) : null;
       want.forEach((h, i) => {
         byHash.set(h, sigs[i]);
         if (cache.size >= NEAR_SIG_CACHE) cache.delete(cache.keys().next().value!);

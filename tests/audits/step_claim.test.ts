@@ -1,0 +1,111 @@
+/**
+ * A chain of audit steps in one process (jobs/audit_jobs.ts) claims each step from the record its
+ * previous step released, without reading it again (a round trip on a remote KV): and when
+ * anything wrote the record since, the claim's check fails and it reads the record after all, so
+ * the step is still taken, once, as no new attempt.
+ */
+import assert from "node:assert/strict";
+import { runAuditJob } from "../../domain/audits/job.ts";
+import type { AuditRecord } from "../../domain/audits/record.ts";
+import { auditRunner } from "../../jobs/audit_jobs.ts";
+import { keys } from "../../kv/keys.ts";
+import { withApp } from "../helpers/app.ts";
+import { liveWithCredits } from "../helpers/credits.ts";
+import { html, page, serveSite } from "../helpers/sites.ts";
+
+/** `kv` counting its reads of `key` (gets and getMany). */
+function countingReads(kv: Deno.Kv, key: Deno.KvKey): { kv: Deno.Kv; reads: () => number } {
+  const name = JSON.stringify(key);
+  let n = 0;
+  const proxy = new Proxy(kv, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target);
+      if (typeof value !== "function") return value;
+      if (prop === "get") {
+        return (k: Deno.KvKey, o?: unknown) => {
+          if (JSON.stringify(k) === name) n++;
+          return value.call(target, k, o);
+        };
+      }
+      if (prop === "getMany") {
+        return (ks: Deno.KvKey[], o?: unknown) => {
+          n += ks.filter((k) => JSON.stringify(k) === name).length;
+          return value.call(target, ks, o);
+        };
+      }
+      return value.bind(target);
+    },
+  });
+  return { kv: proxy, reads: () => n };
+}
+
+/** A web process runs no job: the test is the worker, one step at a time. */
+const WEB = { env: { SERVICE_ROLE: "web", CRAWL_STEP_PAGES: "1" } };
+
+const site = () =>
+  serveSite((p) => {
+    if (p === "/") return html(page({ title: "Home of the step site", links: ["/a", "/b"] }));
+    if (p === "/a" || p === "/b") return html(page({ title: `Page ${p} of the step site` }));
+    return undefined;
+  });
+
+async function startAudit(app: Parameters<Parameters<typeof withApp>[0]>[0], origin: string) {
+  const { accountId, live } = await liveWithCredits(app, 100);
+  const proj = await app.req("POST", "/v1/projects", { key: live, body: { url: origin } });
+  const started = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, {
+    key: live,
+  });
+  assert.equal(started.status, 202, started.text);
+  return { accountId, auditId: started.body.audit_id as string };
+}
+
+Deno.test("audit steps: the next step claims from the released record without reading it", () =>
+  withApp(async (app) => {
+    const s = site();
+    try {
+      const { accountId, auditId } = await startAudit(app, s.origin);
+      const deps = app.service.services.deps;
+      const counted = countingReads(app.kv, keys.audit(accountId, auditId));
+      // One KV object for the whole chain (what a worker has); a fresh one for the baseline.
+      const chained = { ...deps, kv: counted.kv };
+      assert.equal(await runAuditJob(chained, auditId, auditRunner(chained)), "next");
+      const afterFirst = counted.reads();
+      assert.equal(await runAuditJob(chained, auditId, auditRunner(chained)), "next");
+      const chainedReads = counted.reads() - afterFirst;
+      // The same step without the released record known (another process, a message): it reads.
+      const other = countingReads(app.kv, keys.audit(accountId, auditId));
+      const fresh = { ...deps, kv: other.kv };
+      assert.equal(await runAuditJob(fresh, auditId, auditRunner(fresh)), "next");
+      assert.equal(chainedReads, other.reads() - 1, `${chainedReads} vs ${other.reads()}`);
+      while ((await runAuditJob(chained, auditId, auditRunner(chained))) === "next");
+      const done = (await app.kv.get<AuditRecord>(keys.audit(accountId, auditId))).value!;
+      assert.equal(done.status, "completed");
+      assert.equal(done.attempts, 1);
+    } finally {
+      await s.close();
+    }
+  }, WEB));
+
+Deno.test("audit steps: a record written since its release is read again, the step taken once", () =>
+  withApp(async (app) => {
+    const s = site();
+    try {
+      const { accountId, auditId } = await startAudit(app, s.origin);
+      const deps = app.service.services.deps;
+      const key = keys.audit(accountId, auditId);
+      assert.equal(await runAuditJob(deps, auditId, auditRunner(deps)), "next");
+      // Another writer (the same value, a new versionstamp): the kept record is stale now.
+      const entry = await app.kv.get<AuditRecord>(key);
+      assert.ok((await app.kv.atomic().check(entry).set(key, entry.value).commit()).ok);
+      const stepsBefore = (await app.kv.get<{ steps: number }>(keys.auditCrawl(auditId))).value!;
+      assert.equal(await runAuditJob(deps, auditId, auditRunner(deps)), "next");
+      const stepsAfter = (await app.kv.get<{ steps: number }>(keys.auditCrawl(auditId))).value!;
+      assert.equal(stepsAfter.steps, stepsBefore.steps + 1, "the step was taken, once");
+      while ((await runAuditJob(deps, auditId, auditRunner(deps))) === "next");
+      const done = (await app.kv.get<AuditRecord>(key)).value!;
+      assert.equal(done.status, "completed");
+      assert.equal(done.attempts, 1, "a stale release is no new attempt");
+    } finally {
+      await s.close();
+    }
+  }, WEB));
