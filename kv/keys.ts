@@ -146,6 +146,12 @@ export const keys = {
   auditFragLinks: (auditId: string, url: string) => ["audit_frag_links", auditId, url] as const,
   auditFragLinksAll: (auditId: string) => ["audit_frag_links", auditId] as const,
   /**
+   * A redirecting or failing URL by its hash, written by the site-wide passes so they keep
+   * numbers, not strings, per such URL (crawl/finalize/url_names.ts).
+   */
+  auditUrlName: (auditId: string, hash: number) => ["audit_url_name", auditId, hash] as const,
+  auditUrlNames: (auditId: string) => ["audit_url_name", auditId] as const,
+  /**
    * An HTML page's validators, body digest and parsed facts, for the project's next audit to
    * reuse (incremental crawls); kept for the project's latest completed audit only.
    */

@@ -85,6 +85,7 @@ export function workingStatePrefixes(auditId: string): Deno.KvKey[] {
     keys.auditResourceQueueAll(auditId),
     keys.auditAnchorsAll(auditId),
     keys.auditFragLinksAll(auditId),
+    keys.auditUrlNames(auditId),
     keys.auditSlices(auditId),
   ];
 }

@@ -228,6 +228,8 @@ export const schema = {
   auditAnchorsAll: prefix("auditAnchors"),
   auditFragLinks: value<FragLinksValue>(),
   auditFragLinksAll: prefix("auditFragLinks"),
+  auditUrlName: value<string>(),
+  auditUrlNames: prefix("auditUrlName"),
   /** Kept for the project's latest completed audit only (a `reuse` prune marker drops older). */
   pageReuse: value<ReuseEntry>(),
   pageReuseAll: prefix("pageReuse"),

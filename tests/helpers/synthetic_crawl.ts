@@ -5,7 +5,9 @@
  * the same rules that generate the site, independently of the passes.
  *
  * The site: page 0 is the start URL; every 1000th page (i % 1000 = 999) answers 404, every
- * 1000th (i % 1000 = 500) redirects 301 to the next page; the rest are HTML 200 pages, each
+ * 1000th (i % 1000 = 500) redirects 301 to the next page (with `period` 10 instead of 1000, one
+ * page in ten of each: a site whose redirect and failing URLs grow with it); the rest are HTML
+ * 200 pages, each
  * linking to the start page, the next page, its "parent" (i / 2) and a far page ((7i + 3) % n),
  * titled "Page i" except pages i % 1000 ∈ {10, 11}, which share a title per thousand.
  *
@@ -32,9 +34,9 @@ export const synthUrl = (i: number): string =>
 
 type Kind = "html" | "broken" | "redirect";
 
-function kindOf(i: number, n: number): Kind {
-  if (i > 0 && i % 1000 === 999) return "broken";
-  if (i > 0 && i % 1000 === 500 && i + 1 < n) return "redirect";
+function kindOf(i: number, n: number, period: number): Kind {
+  if (i > 0 && i % period === period - 1) return "broken";
+  if (i > 0 && i % period === period / 2 && i + 1 < n) return "redirect";
   return "html";
 }
 
@@ -90,13 +92,18 @@ export function synthState(n: number): CrawlState {
 }
 
 /** Writes the n-page site's records, links and title index under `auditId`. */
-export async function writeSyntheticCrawl(kv: Deno.Kv, auditId: string, n: number): Promise<void> {
+export async function writeSyntheticCrawl(
+  kv: Deno.Kv,
+  auditId: string,
+  n: number,
+  period = 1000,
+): Promise<void> {
   const batch = new WriteBatch(kv);
   for (let i = 0; i < n; i++) {
     const url = synthUrl(i);
     const rec = newRecord(url, i, i === 0 ? 0 : 1, false);
     rec.state = "fetched";
-    const kind = kindOf(i, n);
+    const kind = kindOf(i, n, period);
     if (kind === "broken") rec.status = 404;
     else if (kind === "redirect") {
       rec.status = 301;
@@ -138,19 +145,19 @@ export interface SynthExpected {
 }
 
 /** Expected findings; `probe`: the pages whose inlinks are counted. */
-export function synthExpected(n: number, probe: number[]): SynthExpected {
+export function synthExpected(n: number, probe: number[], period = 1000): SynthExpected {
   const want = new Set(probe);
   const inlinks = new Map(probe.map((p) => [p, 0]));
   const titles = new Map<string, number>();
   let htmlPages = 0, pagesLinkingBroken = 0, pagesLinkingRedirects = 0;
   for (let i = 0; i < n; i++) {
-    if (kindOf(i, n) !== "html") continue;
+    if (kindOf(i, n, period) !== "html") continue;
     htmlPages++;
     const t = titleOf(i);
     titles.set(t, (titles.get(t) ?? 0) + 1);
     const links = synthLinks(i, n);
-    if (links.some((t) => kindOf(t, n) === "broken")) pagesLinkingBroken++;
-    if (links.some((t) => kindOf(t, n) === "redirect")) pagesLinkingRedirects++;
+    if (links.some((t) => kindOf(t, n, period) === "broken")) pagesLinkingBroken++;
+    if (links.some((t) => kindOf(t, n, period) === "redirect")) pagesLinkingRedirects++;
     for (const t of links) if (want.has(t)) inlinks.set(t, inlinks.get(t)! + 1);
   }
   let duplicateTitles = 0;

@@ -58,7 +58,7 @@ import { scoreOutcome } from "./finalize/outcome.ts";
 import { readRecords } from "./finalize/records.ts";
 import { readFragments } from "./finalize/fragments.ts";
 import { readResources } from "./finalize/resources.ts";
-import { redirectChains, redirectLinkTargets } from "./finalize/redirects.ts";
+import { brokenRedirects, redirectChains } from "./finalize/redirects.ts";
 import { checksByUrl, evaluateSite } from "./finalize/site_checks.ts";
 import { startAndHome } from "./finalize/start_and_home.ts";
 
@@ -91,8 +91,8 @@ export async function finalizeCrawl(
 
   // 2. Redirect chains and loops; redirects as link targets (one ending broken is broken too);
   // the failing URLs the start, sitemap, canonical and hreflang checks charge.
-  await redirectChains(read.redirects, read.broken, f);
-  const redirectTargets = await redirectLinkTargets(read.redirects, read.broken);
+  await redirectChains(read.redirects, read.broken, f, read.names);
+  await brokenRedirects(read.redirects, read.broken);
   await failing.chargeAll(read.markLater, read.redirects);
   read.markLater.clear();
 
@@ -100,11 +100,13 @@ export async function finalizeCrawl(
   // the fragment links and the anchors of their targets, side by side;
   // then the failing URLs left to the status checks.
   const [graph, framed] = await Promise.all([
-    readLinks(kv, auditId, f, { ...read, redirectTargets, failing, linkScores }),
-    readResources(kv, auditId, f, { ...read, redirectTargets, failing }),
-    readFragments(kv, auditId, f, read.redirects),
+    readLinks(kv, auditId, f, { ...read, failing, linkScores }),
+    readResources(kv, auditId, f, { ...read, failing }),
+    readFragments(kv, auditId, f, read.redirects, read.names),
   ]);
-  await failing.leftToStatusChecks(f);
+  await failing.leftToStatusChecks(f, read.names);
+  // The URLs of the evidence kept so far (read from KV, url_names.ts): the checks read them.
+  await read.names.fill();
   await dups;
 
   // 5. Which site checks hit which page (before orphans are known), onto each record.

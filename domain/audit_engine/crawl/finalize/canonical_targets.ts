@@ -7,14 +7,16 @@
  * ```ts
  * import type { Facts } from "./facts.ts";
  * import type { PageRecord } from "../store.ts";
- * declare const kv: Deno.Kv, auditId: string, pages: PageRecord[], f: Facts, markLater: Set<string>;
+ * import type { HashList } from "./failing.ts";
+ * declare const kv: Deno.Kv, auditId: string, pages: PageRecord[], f: Facts, markLater: HashList;
  * // `pages`: records of one KV page whose canonical names another URL.
  * await canonicalTargets(kv, auditId, pages, f, markLater);
  * ```
  *
  * @module
  */
-import { getPages, type PageRecord } from "../store.ts";
+import { getPages, type PageRecord, urlHash } from "../store.ts";
+import type { HashList } from "./failing.ts";
 import type { Facts } from "./facts.ts";
 import { is2xx } from "./record.ts";
 import type { RecordReducer } from "./reducer.ts";
@@ -35,7 +37,7 @@ export async function canonicalTargets(
   auditId: string,
   pages: PageRecord[],
   f: Facts,
-  markLater: Set<string>,
+  markLater: HashList,
 ): Promise<void> {
   if (pages.length === 0) return;
   const targets = await getPages(kv, auditId, pages.map((p) => p.canonicalOther!));
@@ -44,7 +46,7 @@ export async function canonicalTargets(
     const t = targets[i];
     if (!t || t.state === "unvisited" || t.state === "queued") return;
     f.canonicalTargets++;
-    if (t.state === "failed" || t.status >= 300) markLater.add(t.url);
+    if (t.state === "failed" || t.status >= 300) markLater.add(urlHash(t.url));
     const bad = t.state !== "fetched" || !is2xx(t) || t.noindex;
     if (bad) {
       f.canonicalBad.add({

@@ -7,98 +7,143 @@
  * to a redirect to a 404 is a broken link). What is left (a redirect or meta-refresh target
  * nothing else points at) goes to the status checks.
  *
- * Memory: one entry per failing URL and one number per charged one.
+ * Memory, per failing URL, in typed arrays: 20 bytes of hash index (hash_index.ts), 1 for the
+ * kind, 2 for the status, 2 for the failure kind, 1 for "charged"; 8 per URL marked to charge
+ * later (`markLater`). The URL strings are in KV (url_names.ts), read for the items kept.
  *
  * @example
  * ```ts
  * import type { Facts } from "./facts.ts";
  * import type { PageRecord } from "../store.ts";
- * declare const f: Facts, rec: PageRecord, url: string, redirects: Map<string, string>;
+ * import type { Redirects } from "./redirects.ts";
+ * import type { UrlNames } from "./url_names.ts";
+ * declare const f: Facts, rec: PageRecord, hash: number, redirects: Redirects, names: UrlNames;
  * const failing = new FailingUrls();
- * failing.record(rec);                  // records pass
- * failing.chargeFrom(url, redirects);   // a sitemap entry, a link target, ...
- * await failing.leftToStatusChecks(f);  // http_4xx, http_5xx, fetch_failed
+ * failing.record(rec);                          // records pass
+ * failing.chargeFrom(hash, redirects);          // a sitemap entry, a link target, ...
+ * await failing.leftToStatusChecks(f, names);   // http_4xx, http_5xx, fetch_failed
  * ```
  *
  * @module
  */
 import type { Evidence } from "../../types.ts";
 import { Pacer, yieldToLoop } from "../event_loop.ts";
-import { type PageRecord, urlHash } from "../store.ts";
-import type { Facts } from "./facts.ts";
+import type { PageRecord } from "../store.ts";
+import type { Facts, Group } from "./facts.ts";
+import { grown, HashIndex } from "./hash_index.ts";
+import type { Redirects } from "./redirects.ts";
 import { MAX_HOPS } from "./redirects.ts";
+import { FailureKinds } from "./targets.ts";
+import type { UrlNames } from "./url_names.ts";
 
-/** A failing URL and the status check that charges it unless another check does. */
-interface Failing {
-  url: string;
-  kind: "4xx" | "5xx" | "failed";
-  item: Evidence;
+const FAILED = 0, STATUS_4XX = 1, STATUS_5XX = 2;
+
+/** URL hashes in a growable typed array (repeats allowed). */
+export class HashList {
+  #a = new Float64Array(64);
+  #n = 0;
+
+  add(hash: number): void {
+    this.#a = grown(this.#a, this.#n + 1);
+    this.#a[this.#n++] = hash;
+  }
+
+  get size(): number {
+    return this.#n;
+  }
+
+  at(i: number): number {
+    return this.#a[i];
+  }
+
+  clear(): void {
+    this.#a = new Float64Array(64);
+    this.#n = 0;
+  }
 }
 
 /** The failing URLs of the crawl by URL hash, and those another check charges. */
 export class FailingUrls {
-  #failing = new Map<number, Failing>();
-  #charged = new Set<number>();
+  readonly #index = new HashIndex();
+  #kind = new Uint8Array(256);
+  #status = new Uint16Array(256);
+  #failure = new Uint16Array(256);
+  readonly #kinds = new FailureKinds();
+  #charged: Uint8Array | null = null;
 
-  /** Notes an attempted record if it failed or answered 4xx/5xx. */
-  record(r: PageRecord): void {
+  /** Notes an attempted record if it failed or answered 4xx/5xx; answers whether it did. */
+  record(r: PageRecord): boolean {
+    let kind: number;
     if (r.state === "failed") {
       // TLS failures are tls_invalid's (it reads the sample), not fetch_failed's.
-      if (r.failure !== "tls") {
-        this.#failing.set(r.hash, {
-          url: r.url,
-          kind: "failed",
-          item: { url: r.url, failure: r.failure },
-        });
-      }
-    } else if (r.status >= 400) {
-      this.#failing.set(r.hash, {
-        url: r.url,
-        kind: r.status < 500 ? "4xx" : "5xx",
-        item: { url: r.url, status: r.status },
-      });
-    }
+      if (r.failure === "tls") return false;
+      kind = FAILED;
+    } else if (r.status >= 400) kind = r.status < 500 ? STATUS_4XX : STATUS_5XX;
+    else return false;
+    const i = this.#index.push(r.hash);
+    this.#kind = grown(this.#kind, i + 1);
+    this.#status = grown(this.#status, i + 1);
+    this.#failure = grown(this.#failure, i + 1);
+    this.#kind[i] = kind;
+    this.#status[i] = r.status;
+    this.#failure[i] = this.#kinds.code(r.failure);
+    return true;
   }
 
   /** Whether the URL with this hash failed (TLS failures aside). */
   has(hash: number): boolean {
-    return this.#failing.has(hash);
+    return this.#index.indexOf(hash) >= 0;
   }
 
   /** Another check charges this URL (when it fails). */
   charge(hash: number): void {
-    if (this.#failing.has(hash)) this.#charged.add(hash);
+    const i = this.#index.indexOf(hash);
+    if (i < 0) return;
+    this.#charged ??= new Uint8Array(this.#index.size);
+    this.#charged[i] = 1;
   }
 
   /** Another check charges this URL and every hop of its internal redirects. */
-  chargeFrom(url: string, redirects: ReadonlyMap<string, string>): void {
-    let cur = url;
+  chargeFrom(hash: number, redirects: Redirects): void {
+    let cur = hash;
     for (let i = 0; i <= MAX_HOPS; i++) {
-      this.charge(urlHash(cur));
-      const next = redirects.get(cur);
-      if (next === undefined) return;
+      this.charge(cur);
+      const next = redirects.targetOf(cur);
+      if (next < 0) return;
       cur = next;
     }
   }
 
-  /** `chargeFrom` for each URL of a whole-site set (yielding as it goes). */
-  async chargeAll(urls: Iterable<string>, redirects: ReadonlyMap<string, string>): Promise<void> {
+  /** `chargeFrom` for each URL of a whole-site list (yielding as it goes). */
+  async chargeAll(hashes: HashList, redirects: Redirects): Promise<void> {
     const pace = new Pacer();
-    for (const url of urls) {
+    for (let i = 0; i < hashes.size; i++) {
       if (pace.due()) await yieldToLoop();
-      this.chargeFrom(url, redirects);
+      this.chargeFrom(hashes.at(i), redirects);
     }
   }
 
-  /** Adds the failing URLs no other check charges to the status checks' groups; then forgets. */
-  async leftToStatusChecks(f: Facts): Promise<void> {
+  /**
+   * Adds the failing URLs no other check charges to the status checks' groups (their URLs filled
+   * at the next `names.fill()`); then forgets.
+   */
+  async leftToStatusChecks(f: Facts, names: UrlNames): Promise<void> {
     const pace = new Pacer();
-    for (const [h, x] of this.#failing) {
+    for (let i = 0; i < this.#index.size; i++) {
       if (pace.due()) await yieldToLoop();
-      if (this.#charged.has(h)) continue;
-      (x.kind === "4xx" ? f.status4xx : x.kind === "5xx" ? f.status5xx : f.failed).add(x.item);
+      if (this.#charged?.[i]) continue;
+      const kind = this.#kind[i];
+      const item: Evidence = kind === FAILED
+        ? { url: "", failure: this.#kinds.of(this.#failure[i]) }
+        : { url: "", status: this.#status[i] };
+      const g: Group = kind === STATUS_4XX
+        ? f.status4xx
+        : kind === STATUS_5XX
+        ? f.status5xx
+        : f.failed;
+      g.add(item);
+      if (g.items.at(-1) === item) names.later(item, "url", this.#index.hashAt(i));
     }
-    this.#failing.clear();
-    this.#charged.clear();
+    this.#charged = null;
   }
 }

@@ -9,14 +9,16 @@
  * ```ts
  * import type { Facts } from "./facts.ts";
  * import type { PageRecord } from "../store.ts";
- * declare const kv: Deno.Kv, auditId: string, pages: PageRecord[], f: Facts, markLater: Set<string>;
+ * import type { HashList } from "./failing.ts";
+ * declare const kv: Deno.Kv, auditId: string, pages: PageRecord[], f: Facts, markLater: HashList;
  * // `pages`: records of one KV page with hreflang alternates.
  * await hreflangAlternates(kv, auditId, pages, f, markLater);
  * ```
  *
  * @module
  */
-import { getPages, type PageRecord } from "../store.ts";
+import { getPages, type PageRecord, urlHash } from "../store.ts";
+import type { HashList } from "./failing.ts";
 import type { Facts } from "./facts.ts";
 import { is2xx } from "./record.ts";
 import type { RecordReducer } from "./reducer.ts";
@@ -42,7 +44,7 @@ export async function hreflangAlternates(
   auditId: string,
   pages: PageRecord[],
   f: Facts,
-  markLater: Set<string>,
+  markLater: HashList,
 ): Promise<void> {
   if (pages.length === 0) return;
   const urls = [...new Set(pages.flatMap((p) => p.hreflang ?? []))];
@@ -62,7 +64,7 @@ export async function hreflangAlternates(
       judged = true;
       const problem = alternateProblem(t);
       // A failing alternate is charged here, not again by the status checks.
-      if (t.state === "failed" || t.status >= 300) markLater.add(t.url);
+      if (t.state === "failed" || t.status >= 300) markLater.add(urlHash(t.url));
       if (problem !== null) {
         f.hreflangTargetBad.add(
           { url: p.url, alternate: u, target_status: t.status || null, reason: problem },

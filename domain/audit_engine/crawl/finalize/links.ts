@@ -5,16 +5,18 @@
  * and feeding the link score, computed at the end (link_score.ts).
  *
  * Memory: the counts go into the records pass's URL table (url_table.ts, 16 bytes per URL); the
- * link score keeps its own compact graph (link_score.ts).
+ * link score keeps its own compact graph (link_score.ts); broken and redirecting targets are
+ * looked up by hash (targets.ts, redirects.ts), and the URLs of the items kept are read from KV
+ * at the end (url_names.ts).
  *
  * @example
  * ```ts
  * import { urlHash } from "../store.ts";
  * import type { Facts } from "./facts.ts";
  * declare const kv: Deno.Kv, auditId: string, f: Facts, url: string;
- * declare const read: Omit<LinkInputs, "redirectTargets" | "failing" | "linkScores">;
- * declare const { redirectTargets, failing, linkScores }: LinkInputs;
- * const graph = await readLinks(kv, auditId, f, { ...read, redirectTargets, failing, linkScores });
+ * declare const read: Omit<LinkInputs, "failing" | "linkScores">;
+ * declare const { failing, linkScores }: LinkInputs;
+ * const graph = await readLinks(kv, auditId, f, { ...read, failing, linkScores });
  * graph.urls.inlinksOf(urlHash(url)); // followable internal links to `url`
  * ```
  *
@@ -26,8 +28,9 @@ import type { LinkScores } from "../link_score.ts";
 import { listInPages, urlHash } from "../store.ts";
 import type { Facts } from "./facts.ts";
 import type { FailingUrls } from "./failing.ts";
-import { followRedirects } from "./redirects.ts";
-import type { BrokenTarget, RedirectTarget } from "./targets.ts";
+import type { Redirects } from "./redirects.ts";
+import type { BrokenTargets } from "./targets.ts";
+import type { UrlNames } from "./url_names.ts";
 import type { UrlTable } from "./url_table.ts";
 
 /**
@@ -38,10 +41,10 @@ const LINKS_PER_YIELD = 16_384;
 
 /** What the link pass reads from the passes before it. */
 export interface LinkInputs {
-  redirects: ReadonlyMap<string, string>;
-  broken: ReadonlyMap<number, BrokenTarget>;
-  redirectTargets: ReadonlyMap<number, RedirectTarget>;
+  redirects: Redirects;
+  broken: BrokenTargets;
   failing: FailingUrls;
+  names: UrlNames;
   linkScores: LinkScores;
   /** The records pass's URLs, whose inlinks this pass counts. */
   urls: UrlTable;
@@ -57,7 +60,7 @@ export async function readLinks(
   kv: Deno.Kv,
   auditId: string,
   f: Facts,
-  { redirects, broken, redirectTargets, failing, linkScores, urls }: LinkInputs,
+  { redirects, broken, failing, linkScores, urls, names }: LinkInputs,
 ): Promise<LinkGraph> {
   const pace = new Pacer(LINKS_PER_YIELD);
   let src = "";
@@ -77,35 +80,36 @@ export async function readLinks(
       for (let i = 0; i < t.length; i++) {
         const h = t[i];
         failing.charge(h);
-        const via = redirectTargets.get(h);
-        if (via !== undefined) failing.chargeFrom(via.url, redirects);
+        const via = redirects.targetOf(h);
+        if (via >= 0) failing.chargeFrom(h, redirects);
         if (h === self) continue;
         if (i < followable) {
-          if (!linkScores.addLink(h) && via !== undefined) {
-            const end = followRedirects(redirects, via.url);
-            if (end !== null) linkScores.addLink(urlHash(end));
+          if (!linkScores.addLink(h) && via >= 0) {
+            const end = redirects.follow(h);
+            if (end >= 0) linkScores.addLink(end);
           }
           urls.link(h, self);
         }
         const b = broken.get(h);
         if (b) {
-          f.brokenLinks.add(
-            {
-              url,
-              target: b.url,
-              anchor: a[i] ?? "",
-              status: b.status || null,
-              failure: b.failure,
-            },
-            !srcBroken,
-          );
+          const item = {
+            url,
+            target: "",
+            anchor: a[i] ?? "",
+            status: b.status || null,
+            failure: b.failure,
+          };
+          f.brokenLinks.add(item, !srcBroken);
+          if (f.brokenLinks.items.at(-1) === item) names.later(item, "target", h);
           srcBroken = true;
         }
-        if (via !== undefined) {
-          f.redirectLinks.add(
-            { url, target: via.url, anchor: a[i] ?? "", redirects_to: via.target },
-            !srcRedirect,
-          );
+        if (via >= 0) {
+          const item = { url, target: "", anchor: a[i] ?? "", redirects_to: "" };
+          f.redirectLinks.add(item, !srcRedirect);
+          if (f.redirectLinks.items.at(-1) === item) {
+            names.later(item, "target", h);
+            names.later(item, "redirects_to", via);
+          }
           srcRedirect = true;
         }
       }

@@ -1,9 +1,10 @@
 /**
  * Pass 1, the records: every URL's record read in pages of 500, counting statuses, failures and
  * robots blocks, reconciling the sitemap with what the crawl found, the TTFB of HTML pages, and
- * judging canonical and hreflang targets page by page. It keeps the internal redirect map, the
- * broken link targets and the URLs whose failure another check charges (`markLater`), and
- * registers the link score's pages. Each of those reductions registers itself (reducer.ts) in its
+ * judging canonical and hreflang targets page by page. It keeps the internal redirects, the
+ * broken link targets and the URLs whose failure another check charges (`markLater`), all by URL
+ * hash in typed arrays, names those URLs in KV (url_names.ts), and registers the link score's
+ * pages. Each of those reductions registers itself (reducer.ts) in its
  * own file; this pass is their dispatcher.
  *
  * @example
@@ -14,7 +15,7 @@
  * declare const kv: Deno.Kv, auditId: string, state: CrawlState, f: Facts, failing: FailingUrls;
  * declare const linkScores: Parameters<typeof readRecords>[5];
  * const read = await readRecords(kv, auditId, state.startUrl, f, failing, linkScores);
- * read.redirects; // url -> internal redirect target
+ * read.redirects.size; // internal redirects
  * ```
  *
  * @module
@@ -22,10 +23,12 @@
 import { keys } from "../../../platform/mod.ts";
 import type { UrlSummary } from "../../types.ts";
 import type { LinkScores } from "../link_score.ts";
-import { listInPages } from "../store.ts";
+import { listInPages, urlHash } from "../store.ts";
 import type { Facts } from "./facts.ts";
-import type { FailingUrls } from "./failing.ts";
-import type { BrokenTarget } from "./targets.ts";
+import { type FailingUrls, HashList } from "./failing.ts";
+import { Redirects } from "./redirects.ts";
+import { BrokenTargets } from "./targets.ts";
+import { UrlNames } from "./url_names.ts";
 import { UrlTable } from "./url_table.ts";
 import type { RecordReducer, RecordsPass } from "./reducer.ts";
 import { crawlCounts } from "./crawl_counts.ts";
@@ -55,15 +58,17 @@ export const RECORD_REDUCERS: readonly RecordReducer[] = [
 
 /** What the records pass keeps for the passes after it. */
 export interface RecordsRead {
-  /** Internal redirects: url → target. */
-  redirects: Map<string, string>;
+  /** Internal redirects, by URL hash. */
+  redirects: Redirects;
   /** Failed fetches and error statuses that do not redirect, by URL hash. */
-  broken: Map<number, BrokenTarget>;
+  broken: BrokenTargets;
   /**
-   * URLs whose failure another check charges (the start URL, failing or redirecting sitemap
-   * entries, canonical targets and hreflang alternates): see failing.ts.
+   * URLs (hashes) whose failure another check charges (the start URL, failing or redirecting
+   * sitemap entries, canonical targets and hreflang alternates): see failing.ts.
    */
-  markLater: Set<string>;
+  markLater: HashList;
+  /** The strings of the redirecting and failing URLs, in KV, flushed. */
+  names: UrlNames;
   /** The first fetched https URL (for the records sample). */
   firstHttps: UrlSummary | null;
   /** Failed fetches, a sample (crawl_counts.ts; for the records sample). */
@@ -87,12 +92,14 @@ export async function readRecords(
     f,
     failing,
     linkScores,
-    redirects: new Map(),
-    broken: new Map(),
-    markLater: new Set([startUrl]),
+    redirects: new Redirects(),
+    broken: new BrokenTargets(),
+    markLater: new HashList(),
+    names: new UrlNames(kv, auditId),
     firstHttps: null,
     failedSample: [],
   };
+  pass.markLater.add(urlHash(startUrl));
   const reductions = RECORD_REDUCERS.map((r) => r.start(pass));
   const urls = new UrlTable();
   for await (const page of listInPages(kv, keys.auditPages(auditId))) {
@@ -101,8 +108,10 @@ export async function readRecords(
       for (const red of reductions) red.add(r);
     }
     for (const red of reductions) await red.endPage?.();
+    pass.names.endPage();
   }
   for (const red of reductions) red.finish?.();
-  const { redirects, broken, markLater, firstHttps, failedSample } = pass;
-  return { redirects, broken, markLater, firstHttps, failedSample, urls };
+  await pass.names.flush();
+  const { redirects, broken, markLater, names, firstHttps, failedSample } = pass;
+  return { redirects, broken, markLater, names, firstHttps, failedSample, urls };
 }

@@ -1,58 +1,109 @@
 /**
- * The crawl's internal redirects, read as a map `url → target` (built by the records pass):
- * where a URL's redirects end, the chains and loops they form (redirect_chain, redirect_loop),
- * and the redirecting URLs as link targets, where a redirect that ends broken is broken too.
+ * The crawl's internal redirects (built by the records pass) by URL hash: where a URL's
+ * redirects end, the chains and loops they form (redirect_chain, redirect_loop), and the
+ * redirects that end broken, which are broken link targets too.
+ *
+ * Memory: 8 bytes for the target's hash and 4 for a broken end, beside the 20 of the hash index
+ * (hash_index.ts), per redirecting URL, in typed arrays; the URL strings are in KV
+ * (url_names.ts), read back for the chains and loops kept as evidence.
  *
  * @example
  * ```ts
+ * import { urlHash } from "../store.ts";
  * import type { Facts } from "./facts.ts";
- * declare const f: Facts, broken: Parameters<typeof redirectLinkTargets>[1];
- * const redirects = new Map([["https://a.test/old", "https://a.test/new"]]);
- * followRedirects(redirects, "https://a.test/old"); // "https://a.test/new"
- * await redirectChains(redirects, broken, f);
- * const targets = await redirectLinkTargets(redirects, broken);
+ * import type { BrokenTargets } from "./targets.ts";
+ * import type { UrlNames } from "./url_names.ts";
+ * declare const f: Facts, broken: BrokenTargets, names: UrlNames;
+ * const redirects = new Redirects();
+ * redirects.add(urlHash("https://a.test/old"), urlHash("https://a.test/new"));
+ * redirects.follow(urlHash("https://a.test/old")); // urlHash("https://a.test/new")
+ * await redirectChains(redirects, broken, f, names);
+ * await brokenRedirects(redirects, broken);
  * ```
  *
  * @module
  */
 import { Pacer, yieldToLoop } from "../event_loop.ts";
-import { urlHash } from "../store.ts";
 import type { Facts } from "./facts.ts";
-import type { BrokenTarget, RedirectTarget } from "./targets.ts";
+import { grown, HashIndex } from "./hash_index.ts";
+import type { BrokenTargets } from "./targets.ts";
+import type { UrlNames } from "./url_names.ts";
 
 /** Hops followed along a chain (redirects, canonicals) before it counts as a loop. */
 export const MAX_HOPS = 10;
 
-/** Where a URL's internal redirects end, or null on a loop / more than 10 hops. */
-export function followRedirects(
-  redirects: ReadonlyMap<string, string>,
-  url: string,
-): string | null {
-  let cur = url;
-  for (let i = 0; i <= MAX_HOPS; i++) {
-    const next = redirects.get(cur);
-    if (next === undefined) return cur;
-    cur = next;
+/** Internal redirects, source hash → target hash, in the order the records pass met them. */
+export class Redirects {
+  readonly #from = new HashIndex();
+  #to = new Float64Array(256);
+
+  /** One redirect (each source once). */
+  add(from: number, to: number): void {
+    const i = this.#from.push(from);
+    this.#to = grown(this.#to, i + 1);
+    this.#to[i] = to;
   }
-  return null;
+
+  /** Redirecting URLs. */
+  get size(): number {
+    return this.#from.size;
+  }
+
+  /** The source of the i-th redirect. */
+  fromAt(i: number): number {
+    return this.#from.hashAt(i);
+  }
+
+  /** The target of the i-th redirect. */
+  toAt(i: number): number {
+    return this.#to[i];
+  }
+
+  /** The position of a redirecting URL, or -1. */
+  indexOf(hash: number): number {
+    return this.#from.indexOf(hash);
+  }
+
+  /** Where the URL redirects (one hop), or -1 when it does not. */
+  targetOf(hash: number): number {
+    const i = this.#from.indexOf(hash);
+    return i < 0 ? -1 : this.#to[i];
+  }
+
+  /** Where a URL's internal redirects end (itself when none), or -1 on a loop / over 10 hops. */
+  follow(hash: number): number {
+    let cur = hash;
+    for (let i = 0; i <= MAX_HOPS; i++) {
+      const next = this.targetOf(cur);
+      if (next < 0) return cur;
+      cur = next;
+    }
+    return -1;
+  }
 }
 
 /** Redirect chains from every redirecting URL that no other redirect points at; cycles once. */
 export async function redirectChains(
-  redirects: ReadonlyMap<string, string>,
-  broken: ReadonlyMap<number, { status: number }>,
+  redirects: Redirects,
+  broken: BrokenTargets,
   f: Facts,
+  names: UrlNames,
 ): Promise<void> {
-  const pointedAt = new Set(redirects.values());
+  const n = redirects.size;
+  const pointedAt = new Float64Array(n);
+  for (let i = 0; i < n; i++) pointedAt[i] = redirects.toAt(i);
+  pointedAt.sort();
+  const isPointedAt = (h: number) => sortedHas(pointedAt, h);
   const pace = new Pacer();
-  for (const url of redirects.keys()) {
+  for (let i = 0; i < n; i++) {
     if (pace.due()) await yieldToLoop();
+    const url = redirects.fromAt(i);
     const hops = [url];
     const seen = new Set(hops);
     let cur = url;
     let loop = false;
-    while (redirects.has(cur)) {
-      cur = redirects.get(cur)!;
+    for (let next = redirects.targetOf(cur); next >= 0; next = redirects.targetOf(cur)) {
+      cur = next;
       hops.push(cur);
       if (seen.has(cur) || hops.length > MAX_HOPS + 1) {
         loop = true;
@@ -61,37 +112,51 @@ export async function redirectChains(
       seen.add(cur);
     }
     // Chain heads only; members of a pure cycle have no head, so count the cycle once, from its
-    // smallest URL.
-    const smallest = [...seen].sort()[0];
-    if (pointedAt.has(url) && !(loop && smallest === url && cur === url)) continue;
-    f.redirectStarts++;
-    const item = { url, hops: hops.slice(0, 12), hop_count: hops.length - 1 };
-    if (loop) f.redirectLoops.add(item);
-    else if (hops.length - 1 >= 2) {
-      f.redirectChains.add({ ...item, final_status: broken.get(urlHash(cur))?.status ?? null });
+    // smallest URL (the strings compared, read for the cycle's members alone).
+    if (isPointedAt(url)) {
+      if (!(loop && cur === url)) continue;
+      const members = [...seen];
+      const urls = await names.get(members);
+      if (members[urls.indexOf([...urls].sort()[0])] !== url) continue;
     }
+    f.redirectStarts++;
+    const kept = hops.slice(0, 12);
+    const item = { url: "", hops: kept.map(() => ""), hop_count: hops.length - 1 };
+    const group = loop ? f.redirectLoops : hops.length - 1 >= 2 ? f.redirectChains : null;
+    if (group === null) continue;
+    const evidence = group === f.redirectChains
+      ? { ...item, final_status: broken.get(cur)?.status ?? null }
+      : item;
+    group.add(evidence);
+    if (group.items.at(-1) !== evidence) continue;
+    names.later(evidence, "url", url);
+    kept.forEach((h, k) => names.later(evidence.hops, k, h));
   }
 }
 
-/**
- * Every redirecting URL by hash, as a link target ("redirect" targets). A redirect that ends
- * broken is added to `broken` as a broken link target too. A loop is not a broken target: the
- * loop is one defect, charged once as redirect_loop.
- */
-export async function redirectLinkTargets(
-  redirects: ReadonlyMap<string, string>,
-  broken: Map<number, BrokenTarget>,
-): Promise<Map<number, RedirectTarget>> {
-  const targets = new Map<number, RedirectTarget>();
-  const pace = new Pacer();
-  for (const [url, target] of redirects) {
-    if (pace.due()) await yieldToLoop();
-    targets.set(urlHash(url), { url, target });
-    const end = followRedirects(redirects, url);
-    if (end !== null && broken.has(urlHash(end)) && !broken.has(urlHash(url))) {
-      const b = broken.get(urlHash(end))!;
-      broken.set(urlHash(url), { url, status: b.status, failure: b.failure });
-    }
+/** Whether the ascending `sorted` holds `h`. */
+function sortedHas(sorted: Float64Array, h: number): boolean {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid] < h) lo = mid + 1;
+    else if (sorted[mid] > h) hi = mid - 1;
+    else return true;
   }
-  return targets;
+  return false;
+}
+
+/**
+ * A redirect that ends broken is a broken link target too (`broken.alias`). A loop is not a
+ * broken target: the loop is one defect, charged once as redirect_loop.
+ */
+export async function brokenRedirects(redirects: Redirects, broken: BrokenTargets): Promise<void> {
+  const pace = new Pacer();
+  for (let i = 0; i < redirects.size; i++) {
+    if (pace.due()) await yieldToLoop();
+    const url = redirects.fromAt(i);
+    const end = redirects.follow(url);
+    if (end >= 0 && broken.hasOwn(end) && !broken.hasOwn(url)) broken.alias(url, end);
+  }
 }

@@ -23,8 +23,10 @@ import type { UrlSummary } from "../../types.ts";
 import type { LinkScores } from "../link_score.ts";
 import type { PageRecord } from "../store.ts";
 import type { Facts } from "./facts.ts";
-import type { FailingUrls } from "./failing.ts";
-import type { BrokenTarget } from "./targets.ts";
+import type { FailingUrls, HashList } from "./failing.ts";
+import type { Redirects } from "./redirects.ts";
+import type { BrokenTargets } from "./targets.ts";
+import type { UrlNames } from "./url_names.ts";
 
 /** What the records pass shares with its reducers: its inputs and what it keeps for later. */
 export interface RecordsPass {
@@ -33,12 +35,14 @@ export interface RecordsPass {
   readonly f: Facts;
   readonly failing: FailingUrls;
   readonly linkScores: LinkScores;
-  /** Internal redirects: url → target. */
-  readonly redirects: Map<string, string>;
+  /** Internal redirects, by URL hash. */
+  readonly redirects: Redirects;
   /** Failed fetches and error statuses that do not redirect, by URL hash. */
-  readonly broken: Map<number, BrokenTarget>;
-  /** URLs whose failure another check charges (see failing.ts). */
-  readonly markLater: Set<string>;
+  readonly broken: BrokenTargets;
+  /** URLs (hashes) whose failure another check charges (see failing.ts). */
+  readonly markLater: HashList;
+  /** The strings of the redirecting and failing URLs, in KV. */
+  readonly names: UrlNames;
   /** The first fetched https URL (for the records sample). */
   firstHttps: UrlSummary | null;
   /** Failed fetches, a sample (for the records sample). */

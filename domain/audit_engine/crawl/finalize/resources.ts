@@ -8,15 +8,16 @@
  * not an orphan).
  *
  * Memory: one number per judged resource (at most `CRAWL_MAX_RESOURCES`), one entry per broken
- * one, one number per frame target; never a page's references beyond the one being read.
+ * one, one number per frame target; never a page's references beyond the one being read. A
+ * broken frame's URL is read from KV (url_names.ts) when its item is kept.
  *
  * @example
  * ```ts
  * import { urlHash } from "../store.ts";
  * import type { Facts } from "./facts.ts";
  * declare const kv: Deno.Kv, auditId: string, f: Facts, url: string;
- * declare const { broken, redirectTargets, redirects, failing }: ResourceInputs;
- * const framed = await readResources(kv, auditId, f, { broken, redirectTargets, redirects, failing });
+ * declare const { broken, redirects, failing, names }: ResourceInputs;
+ * const framed = await readResources(kv, auditId, f, { broken, redirects, failing, names });
  * framed.has(urlHash(url)); // some crawled page shows `url` in a frame
  * ```
  *
@@ -28,14 +29,16 @@ import { Pacer, yieldToLoop } from "../event_loop.ts";
 import { listInPages, urlHash } from "../store.ts";
 import type { Facts } from "./facts.ts";
 import type { FailingUrls } from "./failing.ts";
-import type { BrokenTarget, RedirectTarget } from "./targets.ts";
+import type { Redirects } from "./redirects.ts";
+import type { BrokenTargets } from "./targets.ts";
+import type { UrlNames } from "./url_names.ts";
 
 /** What the resource pass reads from the passes before it. */
 export interface ResourceInputs {
-  broken: ReadonlyMap<number, BrokenTarget>;
-  redirectTargets: ReadonlyMap<number, RedirectTarget>;
-  redirects: ReadonlyMap<string, string>;
+  broken: BrokenTargets;
+  redirects: Redirects;
   failing: FailingUrls;
+  names: UrlNames;
 }
 
 /**
@@ -46,7 +49,7 @@ export async function readResources(
   kv: Deno.Kv,
   auditId: string,
   f: Facts,
-  { broken, redirectTargets, redirects, failing }: ResourceInputs,
+  { broken, redirects, failing, names }: ResourceInputs,
 ): Promise<Set<number>> {
   const judged = new Set<number>();
   const bad = new Map<number, { url: string; status: number; failure: string | null }>();
@@ -74,29 +77,34 @@ export async function readResources(
         const h = t[i];
         const kind = RESOURCE_ELEMENTS[kinds[i]];
         if (kind === undefined) continue;
-        let hit: { url: string; status: number; failure: string | null } | undefined;
+        // `url` null: a frame's, read from KV if its item is kept.
+        let hit: { url: string | null; status: number; failure: string | null } | undefined;
         if (FRAME_KINDS.has(kinds[i])) {
           framed.add(h);
           // The frame's own record answers for it; its failure is charged here, once.
           failing.charge(h);
-          const via = redirectTargets.get(h);
-          if (via !== undefined) failing.chargeFrom(via.url, redirects);
+          if (redirects.targetOf(h) >= 0) failing.chargeFrom(h, redirects);
           applies = true;
-          hit = broken.get(h);
+          const b = broken.get(h);
+          hit = b && { url: null, ...b };
         } else {
           if (!judged.has(h)) continue;
           applies = true;
           hit = bad.get(h);
         }
         if (hit === undefined) continue;
-        f.brokenResources.add({
+        const item = {
           url,
-          resource: hit.url,
+          resource: hit.url ?? "",
           element: kind.element,
           attribute: kind.attribute,
           status: hit.status || null,
           failure: hit.failure,
-        }, !counted);
+        };
+        f.brokenResources.add(item, !counted);
+        if (hit.url === null && f.brokenResources.items.at(-1) === item) {
+          names.later(item, "resource", h);
+        }
         counted = true;
       }
       if (applies) f.resourcePages++;

@@ -14,23 +14,24 @@
  *
  * @module
  */
-import { getPages } from "../store.ts";
+import { getPages, urlHash } from "../store.ts";
 import type { Facts } from "./facts.ts";
 import { summary } from "./record.ts";
 import type { RecordsRead } from "./records.ts";
-import { followRedirects } from "./redirects.ts";
 
 /** Sets `f.start`, `f.home` and `f.records`. */
 export async function startAndHome(
   kv: Deno.Kv,
   auditId: string,
   startUrl: string,
-  read: Pick<RecordsRead, "redirects" | "firstHttps" | "failedSample">,
+  read: Pick<RecordsRead, "redirects" | "names" | "firstHttps" | "failedSample">,
   f: Facts,
 ): Promise<void> {
   const [startRec] = await getPages(kv, auditId, [startUrl]);
   if (startRec) f.start = summary(startRec);
-  const homeUrl = followRedirects(read.redirects, startUrl);
+  const start = urlHash(startUrl);
+  const end = read.redirects.follow(start);
+  const homeUrl = end < 0 ? null : end === start ? startUrl : (await read.names.get([end]))[0];
   if (homeUrl === null) f.home = null;
   else if (homeUrl === startUrl) f.home = f.start;
   else {
