@@ -6,7 +6,9 @@
  *    passes run in a child under the worker child's own V8 flags (jobs/worker_child.ts), then
  *    again under the flags before the heap cap (`--max-semi-space-size=2` only). Prints the
  *    child's peak RSS (the kernel's high-water mark), its anonymous part at the end, the largest
- *    V8 heap sampled and the seconds, then the slope of peak RSS per 100,000 pages.
+ *    V8 heap and external memory (the passes' typed arrays) sampled and the seconds, then the
+ *    slope of peak RSS per 100,000 pages. `BENCH_MEMORY_PERIOD=10` makes one page in ten redirect
+ *    and one in ten answer 404 (default: one in 1,000 of each).
  * 2. The crawl's first 3,000 pages with a page budget of 5,000 and of 100,000, then 100,000 with
  *    the worker's heap uncapped (`WORKER_HEAP_MIB=0`, as before the cap): the real service
  *    (`main.ts`, `JOB_RUNNER=child`) against tests/bench/servers/big_site.ts, the worker child's
@@ -41,6 +43,7 @@ const workerFlags = workerChildArgs({ kvPath: "/tmp/x.sqlite" })
   .find((a) => a.startsWith("--v8-flags="))!.slice("--v8-flags=".length).split(",");
 const before = ["--max-semi-space-size=2"];
 const mib = (b: number) => (b / MiB).toFixed(0);
+const PERIOD = Number(Deno.env.get("BENCH_MEMORY_PERIOD") ?? 1000);
 
 // 1. The site-wide passes.
 const peaks: { n: number; hwm: number }[] = [];
@@ -49,7 +52,7 @@ for (const n of SIZES) {
   try {
     const kv = await Deno.openKv(kvFile.path);
     const t0 = performance.now();
-    await writeSyntheticCrawl(kv, "a1", n);
+    await writeSyntheticCrawl(kv, "a1", n, PERIOD);
     kv.close();
     const wrote = (performance.now() - t0) / 1000;
     for (
@@ -60,7 +63,8 @@ for (const n of SIZES) {
       console.log(
         `passes ${n} pages (${label}: ${flags.join(" ")}): peak RSS ${mib(r.hwm)} MiB ` +
           `(${mib(r.before)} before the passes; ${mib(r.anon)} anon + ${mib(r.file)} file at the ` +
-          `end), V8 heap peak ${mib(r.heapPeak)} MiB, ${r.secs.toFixed(1)} s; written in ` +
+          `end), V8 heap peak ${mib(r.heapPeak)} MiB, external ${mib(r.externalPeak)} MiB, ` +
+          `${r.secs.toFixed(1)} s; written in ` +
           `${wrote.toFixed(0)} s`,
       );
     }
@@ -72,7 +76,9 @@ for (let i = 1; i < peaks.length; i++) {
   const a = peaks[i - 1], b = peaks[i];
   const slope = ((b.hwm - a.hwm) / MiB) / ((b.n - a.n) / 100_000);
   console.log(
-    `slope ${a.n} → ${b.n}: ${slope.toFixed(1)} MiB of peak RSS per 100,000 pages ` +
+    `slope ${a.n} → ${b.n} (period ${PERIOD}): ${
+      slope.toFixed(1)
+    } MiB of peak RSS per 100,000 pages ` +
       `(worker ≤ 256 MiB: ${b.hwm / MiB <= 256 ? "OK" : "MISS"} at ${b.n})`,
   );
 }

@@ -40,6 +40,18 @@ function kindOf(i: number, n: number, period: number): Kind {
   return "html";
 }
 
+/** A page's number from its URL (-1 for none). */
+export function synthPage(url: unknown): number {
+  if (url === synthUrl(0)) return 0;
+  const m = typeof url === "string" && /\/p\/(\d+)$/.exec(url);
+  return m ? Number(m[1]) : -1;
+}
+
+/** What the generator made page i of an n-page site. */
+export function synthKind(i: number, n: number, period = 1000): Kind {
+  return kindOf(i, n, period);
+}
+
 /** A page's distinct internal link targets (never itself), as page numbers. */
 export function synthLinks(i: number, n: number): number[] {
   const out = new Set([0, i + 1, Math.floor(i / 2), (7 * i + 3) % n]);
@@ -173,8 +185,11 @@ export interface FinalizeRun {
   before: number;
   rssPeak: number;
   heapPeak: number;
+  externalPeak: number;
   secs: number;
   tallies: Record<string, [number, number]>;
+  /** The first stored item of broken_internal_links and internal_redirect_links. */
+  first: Record<string, Record<string, unknown>>;
   records: Record<number, { inlinks: number; linkScore: number | null }>;
 }
 
