@@ -30,11 +30,13 @@
  * inlinks and first linkers (finalize/url_table.ts) and, per HTML 200 page, at most 37 for the
  * link score while it iterates (link_score.ts; plus 4 per distinct link): about 75 MB at a
  * million pages of 5 links, outside V8's heap (ArrayBuffers), plus the near-duplicate pass's
- * bands beside it (near_duplicates.ts: 12 to 32 bytes per page per band held). Then a JS entry per failing,
- * redirecting or near-duplicate URL and per group of identical texts, which grow with those URLs,
- * not with the site; never a page's facts. Loops over a whole site's URLs yield to the event
- * loop as they go (event_loop.ts). Repeating this step (a process died in it) gives the same
- * result.
+ * bands beside it (near_duplicates.ts: 12 to 32 bytes per page per band held). Per redirecting
+ * URL ~32 bytes, per broken or failing URL ~28 (redirects.ts, targets.ts, failing.ts over
+ * hash_index.ts), also typed arrays: their URL strings are in KV by hash (url_names.ts), read
+ * back in batches for the evidence kept and the URLs a pass opens. A JS entry remains per
+ * near-duplicate candidate and per group of identical texts (a number each); never a page's
+ * facts. Loops over a whole site's URLs yield to the event loop as they go (event_loop.ts).
+ * Repeating this step (a process died in it) gives the same result.
  *
  * @example
  * ```ts
