@@ -82,6 +82,38 @@ export class Redirects {
   }
 }
 
+/**
+ * Redirects walked between two batched reads of URL names: a pure cycle's members are read once
+ * per window, not one round trip per cycle (a remote KV would pay one per member).
+ */
+const CHAIN_WINDOW = 1024;
+
+/** One redirecting URL's walk: its hops, where it stopped, and whether it looped. */
+interface Walk {
+  url: number;
+  hops: number[];
+  seen: Set<number>;
+  cur: number;
+  loop: boolean;
+}
+
+function walk(redirects: Redirects, url: number): Walk {
+  const hops = [url];
+  const seen = new Set(hops);
+  let cur = url;
+  let loop = false;
+  for (let next = redirects.targetOf(cur); next >= 0; next = redirects.targetOf(cur)) {
+    cur = next;
+    hops.push(cur);
+    if (seen.has(cur) || hops.length > MAX_HOPS + 1) {
+      loop = true;
+      break;
+    }
+    seen.add(cur);
+  }
+  return { url, hops, seen, cur, loop };
+}
+
 /** Redirect chains from every redirecting URL that no other redirect points at; cycles once. */
 export async function redirectChains(
   redirects: Redirects,
@@ -95,42 +127,41 @@ export async function redirectChains(
   pointedAt.sort();
   const isPointedAt = (h: number) => sortedHas(pointedAt, h);
   const pace = new Pacer();
-  for (let i = 0; i < n; i++) {
-    if (pace.due()) await yieldToLoop();
-    const url = redirects.fromAt(i);
-    const hops = [url];
-    const seen = new Set(hops);
-    let cur = url;
-    let loop = false;
-    for (let next = redirects.targetOf(cur); next >= 0; next = redirects.targetOf(cur)) {
-      cur = next;
-      hops.push(cur);
-      if (seen.has(cur) || hops.length > MAX_HOPS + 1) {
-        loop = true;
-        break;
+  for (let start = 0; start < n; start += CHAIN_WINDOW) {
+    // Chain heads only; members of a pure cycle have no head, so the cycle is counted once, from
+    // its smallest URL (the strings compared: read for the cycles' members alone).
+    const walks: Walk[] = [];
+    const cycleMembers = new Set<number>();
+    for (let i = start; i < Math.min(n, start + CHAIN_WINDOW); i++) {
+      if (pace.due()) await yieldToLoop();
+      const w = walk(redirects, redirects.fromAt(i));
+      if (isPointedAt(w.url)) {
+        if (!(w.loop && w.cur === w.url)) continue;
+        for (const m of w.seen) cycleMembers.add(m);
       }
-      seen.add(cur);
+      walks.push(w);
     }
-    // Chain heads only; members of a pure cycle have no head, so count the cycle once, from its
-    // smallest URL (the strings compared, read for the cycle's members alone).
-    if (isPointedAt(url)) {
-      if (!(loop && cur === url)) continue;
-      const members = [...seen];
-      const urls = await names.get(members);
-      if (members[urls.indexOf([...urls].sort()[0])] !== url) continue;
+    const members = [...cycleMembers];
+    const urls = members.length > 0 ? await names.get(members) : [];
+    const nameOf = new Map(members.map((h, k) => [h, urls[k]]));
+    for (const { url, hops, seen, cur, loop } of walks) {
+      if (isPointedAt(url)) {
+        const smallest = [...seen].sort((a, b) => nameOf.get(a)! < nameOf.get(b)! ? -1 : 1)[0];
+        if (smallest !== url) continue;
+      }
+      f.redirectStarts++;
+      const kept = hops.slice(0, 12);
+      const item = { url: "", hops: kept.map(() => ""), hop_count: hops.length - 1 };
+      const group = loop ? f.redirectLoops : hops.length - 1 >= 2 ? f.redirectChains : null;
+      if (group === null) continue;
+      const evidence = group === f.redirectChains
+        ? { ...item, final_status: broken.get(cur)?.status ?? null }
+        : item;
+      group.add(evidence);
+      if (group.items.at(-1) !== evidence) continue;
+      names.later(evidence, "url", url);
+      kept.forEach((h, k) => names.later(evidence.hops, k, h));
     }
-    f.redirectStarts++;
-    const kept = hops.slice(0, 12);
-    const item = { url: "", hops: kept.map(() => ""), hop_count: hops.length - 1 };
-    const group = loop ? f.redirectLoops : hops.length - 1 >= 2 ? f.redirectChains : null;
-    if (group === null) continue;
-    const evidence = group === f.redirectChains
-      ? { ...item, final_status: broken.get(cur)?.status ?? null }
-      : item;
-    group.add(evidence);
-    if (group.items.at(-1) !== evidence) continue;
-    names.later(evidence, "url", url);
-    kept.forEach((h, k) => names.later(evidence.hops, k, h));
   }
 }
 
