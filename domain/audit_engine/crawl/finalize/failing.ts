@@ -8,8 +8,8 @@
  * nothing else points at) goes to the status checks.
  *
  * Memory, per failing URL, in typed arrays: 20 bytes of hash index (hash_index.ts), 1 for the
- * kind, 2 for the status, 2 for the failure kind, 1 for "charged"; 8 per URL marked to charge
- * later (`markLater`). The URL strings are in KV (url_names.ts), read for the items kept.
+ * kind, 2 for the status, 2 for the failure kind, 1 for "charged"; 8 to 16 per distinct URL marked
+ * to charge later (`markLater`). The URL strings are in KV (url_names.ts), read for the items kept.
  *
  * @example
  * ```ts
@@ -38,13 +38,23 @@ import type { UrlNames } from "./url_names.ts";
 
 const FAILED = 0, STATUS_4XX = 1, STATUS_5XX = 2;
 
-/** URL hashes in a growable typed array (repeats allowed). */
+/**
+ * URL hashes in a growable typed array. Repeats are dropped whenever it is full (sorted in place),
+ * so it holds at most about twice the distinct hashes: every page of a site may name the same few
+ * redirecting hreflang alternates.
+ */
 export class HashList {
   #a = new Float64Array(64);
   #n = 0;
 
   add(hash: number): void {
-    this.#a = grown(this.#a, this.#n + 1);
+    if (this.#n === this.#a.length) {
+      const a = this.#a.sort();
+      let n = 0;
+      for (let i = 0; i < a.length; i++) if (i === 0 || a[i] !== a[n - 1]) a[n++] = a[i];
+      this.#n = n;
+      if (n * 2 > a.length) this.#a = grown(a, a.length * 2);
+    }
     this.#a[this.#n++] = hash;
   }
 
