@@ -74,7 +74,7 @@ export class HashList {
 
 /** The failing URLs of the crawl by URL hash, and those another check charges. */
 export class FailingUrls {
-  readonly #index = new HashIndex();
+  #index = new HashIndex();
   #kind = new Uint8Array(256);
   #status = new Uint16Array(256);
   #failure = new Uint16Array(256);
@@ -154,6 +154,10 @@ export class FailingUrls {
       g.add(item);
       if (g.items.at(-1) === item) names.later(item, "url", this.#index.hashAt(i));
     }
+    this.#index = new HashIndex();
+    this.#kind = new Uint8Array(0);
+    this.#status = new Uint16Array(0);
+    this.#failure = new Uint16Array(0);
     this.#charged = null;
   }
 }
