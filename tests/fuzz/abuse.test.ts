@@ -283,27 +283,31 @@ Deno.test("projects refuse decimal, octal, hex and IPv6-mapped forms of loopback
 function routePublicIpTo(publicIp: string, port: number): () => void {
   const original = http.request;
   // deno-lint-ignore no-explicit-any
+  const routed = (lookup: any) => (h: string, o: unknown, cb: (...args: any[]) => void) =>
+    // deno-lint-ignore no-explicit-any
+    lookup(h, o, (err: unknown, addr: any, fam: unknown) => {
+      if (Array.isArray(addr)) {
+        cb(
+          err,
+          addr.map((a: { address: string }) =>
+            a.address === publicIp ? { ...a, address: "127.0.0.1" } : a
+          ),
+        );
+      } else cb(err, addr === publicIp ? "127.0.0.1" : addr, fam);
+    });
+  // deno-lint-ignore no-explicit-any
   (http as any).request = (opts: any, ...rest: unknown[]) => {
     if (opts && typeof opts.lookup === "function") {
-      const lookup = opts.lookup;
-      opts = {
-        ...opts,
-        port: opts.port,
-        // deno-lint-ignore no-explicit-any
-        lookup: (h: string, o: unknown, cb: (...args: any[]) => void) =>
-          lookup(h, o, (err: unknown, addr: unknown, fam: unknown) => {
-            if (Array.isArray(addr)) {
-              cb(
-                err,
-                addr.map((a: { address: string }) =>
-                  a.address === publicIp ? { ...a, address: "127.0.0.1" } : a
-                ),
-              );
-            } else cb(err, addr === publicIp ? "127.0.0.1" : addr, fam);
-          }),
-      };
+      opts = { ...opts, lookup: routed(opts.lookup) };
       if (opts.host === publicIp) opts.host = "127.0.0.1";
       opts.port = opts.port === 80 ? port : opts.port;
+      // A crawl step's kept-alive agent pins its own lookup, which overrides the request's
+      // (domain/net/pool.ts): route that one too, once per agent.
+      const agentOpts = opts.agent?.options;
+      if (agentOpts && typeof agentOpts.lookup === "function" && !agentOpts.routedForTest) {
+        agentOpts.lookup = routed(agentOpts.lookup);
+        agentOpts.routedForTest = true;
+      }
     }
     // deno-lint-ignore no-explicit-any
     return (original as any)(opts, ...rest);
