@@ -339,6 +339,9 @@ async function crawlBatch(
   const banners = new BannerReader(kv, auditId, s, robots, state, batch);
   let taken = 0;
   for (let round = 1;; round++) {
+    // What the last round sent (its records and allocation) is in before this round writes the
+    // same keys or reads them for its own allocation; it has the round's fetching to get there.
+    const earlier = batch.settled();
     const { entries, records } = await frontier.next(pages - taken);
     const reuse = await stepReuse(kv, input, caps, state, entries.map((e) => e.url));
     const results = await fetchBatch(entries, {
@@ -360,6 +363,7 @@ async function crawlBatch(
       health,
       reuse,
     });
+    await earlier;
     const resources = await recordFromFrontier(kv, frontier, entries, records, results, {
       batch,
       auditId,
@@ -400,10 +404,11 @@ async function crawlBatch(
     if (!again) return;
     // A grown step whose frontier held fewer entries than it may take (a crawl's first steps
     // find a page's links, then its links' links) takes what its pages queued in another round
-    // rather than in another step, whose round trips a slow KV makes long. The round reads the
-    // new entries back from KV, so this round's writes go first; the state commits once, at the
-    // step's end, so a step that dies still counts for nothing.
-    await batch.flush();
+    // rather than in another step, whose round trips a slow KV makes long. The round takes the
+    // entries this one allocated as the frontier holds them (frontier.ts `next`), while their
+    // writes go out; the state commits once, at the step's end, so a step that dies still counts
+    // for nothing.
+    batch.send();
   }
 }
 

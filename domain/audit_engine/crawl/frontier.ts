@@ -57,6 +57,11 @@ const SITEMAP_CHUNK_CHARS = 24_000;
 const SEED_CHUNKS_PER_STEP = 20;
 /** Allocations between looks at the clock for a yield (a seeding step allocates up to 10,000 URLs). */
 const ALLOCATIONS_PER_YIELD = 256;
+/**
+ * Entries a step keeps of those it allocated, with their records, for a later round of the same
+ * step to take without reading them back (a grown step takes at most 600 in all).
+ */
+const HELD_ENTRIES = 1_024;
 
 /** A URL found this step; `via`: how, when it is worth keeping on its record (a rendered DOM). */
 type Discovered = FrontierEntry & { via?: "render" };
@@ -69,6 +74,13 @@ export class Frontier {
   private discovered: Discovered[] = [];
   /** Entries a 429/503 sent back this step, waiting for `allocate`. */
   private retries: FrontierEntry[] = [];
+  /**
+   * Entries this step allocated, by position, with the fresh record written for each: `next`
+   * takes them from here, not from KV (see `next`). At most HELD_ENTRIES, the first allocated.
+   */
+  private readonly held = new Map<number, { entry: FrontierEntry; record: PageRecord }>();
+  /** This step allocated entries (`next` reads any it does not hold once they are committed). */
+  private allocated = false;
   /** The sitemap chunk being filled (first step). */
   private chunk: string[] = [];
   private chunkChars = 0;
@@ -106,9 +118,28 @@ export class Frontier {
    * Up to `limit` entries from the head, in frontier order, with their records (a record the
    * entry's allocation did not leave behind is a fresh one at the entry's position). Nothing is
    * taken until `advance`.
+   *
+   * A later round of a step (engine.ts) takes what this step allocated: those entries and their
+   * records are held as the allocation wrote them (nothing else writes them meanwhile: the step
+   * holds the audit), so they are not read back, and the round does not wait for their commits
+   * (a round trip each on a remote KV). Any other entry is read from KV once this step's writes
+   * are in.
    */
   async next(limit: number): Promise<TakenEntries> {
     const { head, tail } = this.state;
+    const count = Math.max(0, Math.min(Math.max(1, limit), tail - head));
+    const held: TakenEntries = { entries: [], records: [] };
+    for (let seq = head; seq < head + count; seq++) {
+      const h = this.held.get(seq);
+      if (!h) break;
+      held.entries.push(h.entry);
+      held.records.push(h.record);
+    }
+    if (count > 0 && held.entries.length === count) {
+      for (let seq = head; seq < head + count; seq++) this.held.delete(seq);
+      return held;
+    }
+    if (this.allocated) await this.batch.flush();
     const entries: FrontierEntry[] = [];
     for await (
       const e of list(this.kv, {
@@ -222,6 +253,7 @@ export class Frontier {
     distinct.forEach((u, i) => existing.set(u, found[i]));
     // What a committed state covers: positions taken below are not (a step may die first).
     const committedTail = state.tail;
+    this.allocated = true;
     for (const r of this.retries) batch.set(keys.auditFrontier(auditId, state.tail++), r);
     this.retries = [];
     const pace = new Pacer(ALLOCATIONS_PER_YIELD);
@@ -253,11 +285,13 @@ export class Frontier {
       const seq = state.tail++;
       const fresh = newRecord(d.url, seq, d.depth, rec?.inSitemap ?? false);
       if (d.via) fresh.discoveredBy = d.via;
+      const entry: FrontierEntry = d.hops
+        ? { url: d.url, depth: d.depth, hops: d.hops }
+        : { url: d.url, depth: d.depth };
       batch.set(keys.auditPage(auditId, d.url), fresh);
-      batch.set(
-        keys.auditFrontier(auditId, seq),
-        d.hops ? { url: d.url, depth: d.depth, hops: d.hops } : { url: d.url, depth: d.depth },
-      );
+      batch.set(keys.auditFrontier(auditId, seq), entry);
+      // Written already (a set serialises its value): the taker's changes stay its own.
+      if (this.held.size < HELD_ENTRIES) this.held.set(seq, { entry, record: fresh });
     }
   }
 

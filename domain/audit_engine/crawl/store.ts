@@ -158,6 +158,14 @@ export class WriteBatch {
     this.flushSoon();
   }
 
+  /**
+   * Resolves once the commits sent so far have ended (not those sent later; failures are
+   * `flush`'s to report): a step's later round writes and reads what an earlier one sent.
+   */
+  async settled(): Promise<void> {
+    await Promise.all([...this.pending]);
+  }
+
   /** Starts committing what is held, observed at once (see the class comment). */
   private flushSoon(): void {
     if (this.mutations === 0) return;
