@@ -61,7 +61,21 @@ const ALLOCATIONS_PER_YIELD = 256;
  * Entries a step keeps of those it allocated, with their records, for a later round of the same
  * step to take without reading them back (a grown step takes at most 600 in all).
  */
-const HELD_ENTRIES = 1_024;
+const HELD_ENTRIES = 2_048;
+/** Positions per read of a range of the frontier (one list batch each, read side by side). */
+const RANGE_CHUNK = 100;
+
+/** Audits per KV whose last step's held entries this process keeps for their next step. */
+const KEPT_AUDITS = 4;
+
+type Held = Map<number, { entry: FrontierEntry; record: PageRecord }>;
+
+/**
+ * The entries a committed step of this process held when it ended, by audit, per KV, and the
+ * versionstamp of the state commit that covers them: the audit's next step, when it reads that
+ * very state, takes them without reading them (frontier.ts `resume`).
+ */
+const kept = new WeakMap<Deno.Kv, Map<string, { versionstamp: string; held: Held }>>();
 
 /** A URL found this step; `via`: how, when it is worth keeping on its record (a rendered DOM). */
 type Discovered = FrontierEntry & { via?: "render" };
@@ -78,7 +92,7 @@ export class Frontier {
    * Entries this step allocated, by position, with the fresh record written for each: `next`
    * takes them from here, not from KV (see `next`). At most HELD_ENTRIES, the first allocated.
    */
-  private readonly held = new Map<number, { entry: FrontierEntry; record: PageRecord }>();
+  private held: Held = new Map();
   /** This step allocated entries (`next` reads any it does not hold once they are committed). */
   private allocated = false;
   /** The sitemap chunk being filled (first step). */
@@ -128,44 +142,49 @@ export class Frontier {
   async next(limit: number): Promise<TakenEntries> {
     const { head, tail } = this.state;
     const count = Math.max(0, Math.min(Math.max(1, limit), tail - head));
-    const held: TakenEntries = { entries: [], records: [] };
+    const out: TakenEntries = { entries: [], records: [] };
     for (let seq = head; seq < head + count; seq++) {
       const h = this.held.get(seq);
       if (!h) break;
-      held.entries.push(h.entry);
-      held.records.push(h.record);
+      this.held.delete(seq);
+      out.entries.push(h.entry);
+      out.records.push(h.record);
     }
-    if (count > 0 && held.entries.length === count) {
-      for (let seq = head; seq < head + count; seq++) this.held.delete(seq);
-      return held;
-    }
+    const from = head + out.entries.length;
+    if (from === head + count) return out;
     if (this.allocated) await this.batch.flush();
-    const entries: FrontierEntry[] = [];
-    for await (
-      const e of list(this.kv, {
-        start: keys.auditFrontier(this.auditId, head),
-        end: keys.auditFrontier(this.auditId, tail),
-      }, { limit: Math.max(1, limit) })
-    ) entries.push(e.value);
-    const found = await getMany(
-      this.kv,
-      entries.map((e) => keys.auditPage(this.auditId, e.url)),
-    );
-    const records = entries.map((e, i) => found[i] ?? newRecord(e.url, head + i, e.depth, false));
-    return { entries, records };
+    const rest = await this.range(from, head + count);
+    out.entries.push(...rest.entries);
+    out.records.push(...rest.records);
+    return out;
   }
 
   /**
    * The entries at positions `start`…`end`-1 (a partitioned crawl's claimed range), with their
-   * records, as `next` reads them.
+   * records, as `next` reads them: every position holds an entry, so the range is read in
+   * chunks side by side, each chunk's records as soon as its entries are in (two round trips on
+   * a remote KV, where one list of 600 entries took two before its records).
    */
   async range(start: number, end: number): Promise<TakenEntries> {
+    const chunks: Promise<TakenEntries>[] = [];
+    for (let from = start; from < end; from += RANGE_CHUNK) {
+      chunks.push(this.readChunk(from, Math.min(end, from + RANGE_CHUNK)));
+    }
+    const out: TakenEntries = { entries: [], records: [] };
+    for (const c of await Promise.all(chunks)) {
+      out.entries.push(...c.entries);
+      out.records.push(...c.records);
+    }
+    return out;
+  }
+
+  private async readChunk(start: number, end: number): Promise<TakenEntries> {
     const entries: FrontierEntry[] = [];
     for await (
       const e of list(this.kv, {
         start: keys.auditFrontier(this.auditId, start),
         end: keys.auditFrontier(this.auditId, end),
-      })
+      }, { limit: end - start })
     ) entries.push(e.value);
     const found = await getMany(
       this.kv,
@@ -181,6 +200,35 @@ export class Frontier {
    */
   putBack(e: FrontierEntry): void {
     this.retries.push(e);
+  }
+
+  /**
+   * Keeps the entries this step holds and has not taken for the audit's next step in this
+   * process, once the step's state committed as `versionstamp` (see `resume`).
+   */
+  keepFor(versionstamp: string): void {
+    const { head } = this.state;
+    for (const seq of this.held.keys()) if (seq < head) this.held.delete(seq);
+    if (this.held.size === 0) return;
+    let audits = kept.get(this.kv);
+    if (!audits) kept.set(this.kv, audits = new Map());
+    audits.delete(this.auditId);
+    if (audits.size >= KEPT_AUDITS) audits.delete(audits.keys().next().value!);
+    audits.set(this.auditId, { versionstamp, held: this.held });
+  }
+
+  /**
+   * A step that read the state at `versionstamp` takes the entries the step that committed it
+   * kept (`keepFor`): that commit wrote them and no step has committed since, so the entries and
+   * their records are as KV has them, save what a step that died wrote meanwhile (a record it
+   * fetched, which this step fetches and writes again).
+   */
+  resume(versionstamp: string | null): void {
+    const audits = kept.get(this.kv);
+    const last = audits?.get(this.auditId);
+    if (!last) return;
+    audits!.delete(this.auditId);
+    if (last.versionstamp === versionstamp) this.held = last.held;
   }
 
   /** Marks the first `taken` entries of the head as done. */
