@@ -206,7 +206,7 @@ export async function runAuditJob(
     // The site-wide passes of a large site outlast a short lease: the claim keeps it meanwhile.
     const finishing = keepLease(deps, AUDIT_JOB, claim, auditId);
     try {
-      await completeAudit(deps, auditId, outcome);
+      await completeAudit(deps, auditId, outcome, { accountId: claim.accountId, record: audit });
     } finally {
       await finishing.stop();
     }

@@ -243,12 +243,19 @@ export function finishJob<R extends LeasedRecord>(
     token?: string;
     refund?: boolean;
     when?: (record: R) => boolean;
+    /** The job's project, when the caller knows it: its active marker is read beside the record. */
+    projectId?: string;
   } = {},
 ): Promise<boolean> {
   const { kv, clock } = deps;
   let ended: FinishKind = "completed";
+  const activeOf = (projectId: string) => read(kv, spec.activeKey!(projectId));
   return atomically(kv, async () => {
     const accountId = (await ownerOf(kv, spec, id))!;
+    const early = spec.activeKey && guard.projectId !== undefined
+      ? activeOf(guard.projectId)
+      : undefined;
+    early?.catch(() => {}); // awaited below unless the record says it is not needed
     const entry = await read(kv, spec.recordKey(accountId, id));
     const record = entry.value;
     if (
@@ -262,7 +269,8 @@ export function finishJob<R extends LeasedRecord>(
     const now = clock.now();
     const op = atomic(kv).check(entry).delete(keys.runningJob(spec.kind, id));
     if (spec.activeKey) {
-      const active = await read(kv, spec.activeKey(record.projectId));
+      const active =
+        await (record.projectId === guard.projectId && early ? early : activeOf(record.projectId));
       if (active.value === id) op.check(active).delete(active.key);
     }
     const kind = ended = await outcome({ op, record, accountId, now });
