@@ -327,6 +327,7 @@ async function crawlBatch(
   // The last step of this process may have left the entries it queued last (a round trip or two
   // on a remote KV).
   frontier.resume(readAs);
+  frontier.readAhead();
   const budget = Math.max(1, input.maxPages);
   const outOfBudget = (reserved: number) =>
     state.fetches + reserved >= budget || bytes.exhausted ||

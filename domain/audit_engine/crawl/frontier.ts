@@ -62,6 +62,8 @@ const ALLOCATIONS_PER_YIELD = 256;
  * step to take without reading them back (a grown step takes at most 600 in all).
  */
 const HELD_ENTRIES = 2_048;
+/** URLs whose records are read at once when read ahead (`readAhead`). */
+const AHEAD_CHUNK = 200;
 /** Positions per read of a range of the frontier (one list batch each, read side by side). */
 const RANGE_CHUNK = 100;
 
@@ -93,6 +95,15 @@ export class Frontier {
    * takes them from here, not from KV (see `next`). At most HELD_ENTRIES, the first allocated.
    */
   private held: Held = new Map();
+  /**
+   * A chain's step reads the records of the URLs it discovers while it records its pages
+   * (`readAhead`): each URL's chunk of reads and its place in it. Null: read at `allocate`.
+   */
+  private ahead: Map<string, { chunk: number; at: number }> | null = null;
+  private aheadChunks: Promise<(PageRecord | null)[]>[] = [];
+  private aheadQueue: string[] = [];
+  /** The entries this round took, by URL, with their records (when reading ahead). */
+  private taking = new Map<string, PageRecord>();
   /** This step allocated entries (`next` reads any it does not hold once they are committed). */
   private allocated = false;
   /** The sitemap chunk being filled (first step). */
@@ -139,7 +150,27 @@ export class Frontier {
    * (a round trip each on a remote KV). Any other entry is read from KV once this step's writes
    * are in.
    */
+  /**
+   * Reads the records of the URLs discovered from here on in chunks while the step records its
+   * pages, so `allocate` does not wait a round trip for them. For a chain's step only: the step
+   * holds the audit, and what it writes meanwhile is the records of the entries the round took
+   * (their position is the same before and after, and `allocate` takes them as taken) and what
+   * an earlier round sent (the caller waits for it before recording). A partitioned crawl's
+   * other workers allocate at the same time: its slices read at `allocate`.
+   */
+  readAhead(): void {
+    this.ahead ??= new Map();
+  }
+
   async next(limit: number): Promise<TakenEntries> {
+    const out = await this.take(limit);
+    if (this.ahead) {
+      this.taking = new Map(out.entries.map((e, i) => [e.url, out.records[i]]));
+    }
+    return out;
+  }
+
+  private async take(limit: number): Promise<TakenEntries> {
     const { head, tail } = this.state;
     const count = Math.max(0, Math.min(Math.max(1, limit), tail - head));
     const out: TakenEntries = { entries: [], records: [] };
@@ -273,7 +304,44 @@ export class Frontier {
       const d: Discovered = hops > 0 ? { url, depth, hops } : { url, depth };
       if (via) d.via = via;
       this.discovered.push(d);
+      if (this.ahead && !this.ahead.has(url) && !this.taking.has(url)) {
+        this.ahead.set(url, { chunk: this.aheadChunks.length, at: this.aheadQueue.length });
+        this.aheadQueue.push(url);
+        if (this.aheadQueue.length >= AHEAD_CHUNK) this.sendAhead();
+      }
     }
+  }
+
+  /** Starts reading the records of the URLs queued for reading ahead. */
+  private sendAhead(): void {
+    if (this.aheadQueue.length === 0) return;
+    const chunk = getMany(this.kv, this.aheadQueue.map((u) => keys.auditPage(this.auditId, u)));
+    chunk.catch(() => {}); // awaited by `allocate`; a step that fails first leaves it behind
+    this.aheadChunks.push(chunk);
+    this.aheadQueue = [];
+  }
+
+  /** The records of `urls` (distinct), read ahead where they were (`readAhead`). */
+  private async recordsOf(urls: string[]): Promise<(PageRecord | null)[]> {
+    const ahead = this.ahead;
+    if (!ahead) return await getMany(this.kv, urls.map((u) => keys.auditPage(this.auditId, u)));
+    this.sendAhead();
+    const chunks = await Promise.all(this.aheadChunks);
+    const taking = this.taking;
+    this.ahead = new Map();
+    this.aheadChunks = [];
+    this.taking = new Map();
+    // Any other URL (none is, unless discovered before `readAhead`) is read now.
+    const missed = urls.filter((u) => !ahead.has(u) && !taking.has(u));
+    const late = new Map<string, PageRecord | null>();
+    if (missed.length > 0) {
+      const read = await getMany(this.kv, missed.map((u) => keys.auditPage(this.auditId, u)));
+      missed.forEach((u, i) => late.set(u, read[i]));
+    }
+    return urls.map((u) => {
+      const at = ahead.get(u);
+      return at ? chunks[at.chunk][at.at] : taking.get(u) ?? late.get(u) ?? null;
+    });
   }
 
   /**
@@ -294,9 +362,9 @@ export class Frontier {
   async allocate(): Promise<void> {
     const discovered = this.discovered;
     this.discovered = [];
-    const { kv, auditId, batch, state } = this;
+    const { auditId, batch, state } = this;
     const distinct = [...new Set(discovered.map((d) => d.url))];
-    const found = await getMany(kv, distinct.map((u) => keys.auditPage(auditId, u)));
+    const found = await this.recordsOf(distinct);
     const existing = new Map<string, PageRecord | null>();
     distinct.forEach((u, i) => existing.set(u, found[i]));
     // What a committed state covers: positions taken below are not (a step may die first).
