@@ -200,10 +200,10 @@ export async function runCrawlStep(
   const delayMs = state.phase === "crawl" && state.health
     ? new Health(state.health, input.errorStop ?? DEFAULT_ERROR_STOP).waitMs(Date.now())
     : 0;
-  const op = atomic(kv).check(entry).set(keys.auditCrawl(auditId), state);
-  // The caller's part of the commit (the job layer ends its heartbeat and reads its record) is
-  // made while the step's last records are committed: one round trip fewer on a remote KV. The
-  // state commit still waits for both.
+  // The step's last writes (its allocation's) go with its state commit, and the caller's part of
+  // the commit (the job layer ends its heartbeat) is made while the writes sent before are
+  // committed: round trips fewer on a remote KV. The state commit still waits for both.
+  const op = (batch.takeHeld() as Atomic).check(entry).set(keys.auditCrawl(auditId), state);
   await Promise.all([batch.flush(), hooks.beforeCommit?.(op, done, delayMs)]);
   const res = await op.commit();
   if (res.ok && state.phase === "crawl") frontier?.keepFor(res.versionstamp);
