@@ -13,11 +13,14 @@ import { regressionOf } from "./event_changes.ts";
 import { AUDIT_JOB } from "./lifecycle.ts";
 import { isScoped, sameAuditOptions } from "./options.ts";
 import { type AuditRecord, triggerOf } from "./record.ts";
+import type { PageGroupDef } from "./types.ts";
 
 /** The audit as its job's claim read it (an audit's options and project never change). */
 export interface KnownAudit {
   accountId: string;
   record: AuditRecord;
+  /** Its detected page groups, when their count started early (groups.ts `detectGroups`). */
+  detected?: Promise<PageGroupDef[]>;
 }
 
 const MAX_FACT_PAGES = 60;
@@ -73,7 +76,7 @@ export async function completeAudit(
         const owner = (await read(kv, keys.auditOwner(auditId))).value;
         record = owner ? (await read(kv, keys.audit(owner, auditId))).value : null;
       }
-      await computeGroups(kv, auditId, record?.options?.groups);
+      await computeGroups(kv, auditId, record?.options?.groups, known?.detected);
     })(),
   ]);
   await finishJob(deps, AUDIT_JOB, auditId, async ({ op, record: audit, accountId, now }) => {
