@@ -186,15 +186,15 @@ export async function runAuditJob(
         if (done) return;
         // Another claim would have rewritten the step key too, so the check above covers it.
         // The record is as this claim or its heartbeat last wrote it (a read is a round trip on a
-        // remote KV): one written since by anyone else fails the check, and the step with it (the
-        // writer, a hand-back, sends the audit on).
+        // remote KV), or read when a renewal failed: one written since by anyone else fails the
+        // check, and the step with it (the writer, a hand-back, sends the audit on).
         const known = heartbeat.known();
-        const entry = {
-          key: keys.audit(claim.accountId, auditId),
-          value: known.value,
-          versionstamp: known.versionstamp,
-        };
+        const key = keys.audit(claim.accountId, auditId);
+        const entry = known
+          ? { key, value: known.value, versionstamp: known.versionstamp }
+          : await read(kv, key);
         const a = entry.value;
+        if (!a) return;
         // A paused crawl (the error-rate stop) is released until its next step is due.
         const leaseUntil = clock.now() + delayMs + leaseMs(deps, QUEUE_GRACE_MS);
         releasedAs = { ...a, inStep: false, leaseUntil };

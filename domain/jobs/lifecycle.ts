@@ -200,16 +200,17 @@ function marker(deps: Deps, id: string, accountId: string, leaseUntil: number): 
  * Renews a claim's lease every third of the lease while its worker works (a heartbeat), so a
  * lease can be short and a vanished worker is noticed within one lease. `lost()` turns true once
  * the job is no longer this claim's; `stop()` ends the heartbeat and waits for a renewal in flight;
- * `known()` is the record as the claim or its last renewal wrote it.
+ * `known()` is the record as the claim or its last renewal wrote it (null after a renewal that
+ * failed: it may have been written all the same).
  */
 export function keepLease<R extends LeasedRecord>(
   deps: Deps,
   spec: JobSpec<R>,
   claim: Claim<R>,
   id: string,
-): { lost: () => boolean; stop: () => Promise<void>; known: () => KnownRecord<R> } {
+): { lost: () => boolean; stop: () => Promise<void>; known: () => KnownRecord<R> | null } {
   let lost = false;
-  let known: KnownRecord<R> = {
+  let known: KnownRecord<R> | null = {
     accountId: claim.accountId,
     value: claim.record,
     versionstamp: claim.versionstamp,
@@ -219,7 +220,10 @@ export function keepLease<R extends LeasedRecord>(
   const timer = setInterval(() => {
     renewing = renewing.then(async () => {
       if (!lost && !(await renewLease(deps, spec, claim, id, (k) => (known = k)))) lost = true;
-    }).catch(() => {});
+    }).catch(() => {
+      // A renewal that failed may still have been written: the record is not known any more.
+      known = null;
+    });
   }, every);
   return {
     lost: () => lost,
