@@ -13,6 +13,15 @@ import { regressionOf } from "./event_changes.ts";
 import { AUDIT_JOB } from "./lifecycle.ts";
 import { isScoped, sameAuditOptions } from "./options.ts";
 import { type AuditRecord, triggerOf } from "./record.ts";
+import type { PageGroupDef } from "./types.ts";
+
+/** The audit as its job's claim read it (an audit's options and project never change). */
+export interface KnownAudit {
+  accountId: string;
+  record: AuditRecord;
+  /** Its detected page groups, when their count started early (groups.ts `detectGroups`). */
+  detected?: Promise<PageGroupDef[]>;
+}
 
 const MAX_FACT_PAGES = 60;
 const clip = (s: string | null, n: number) => (s === null ? null : s.slice(0, n));
@@ -33,33 +42,52 @@ export async function completeAudit(
   deps: Deps,
   auditId: string,
   outcome: CrawlOutcome,
+  known?: KnownAudit,
 ): Promise<void> {
   const { kv } = deps;
-  // Side by side (each a few round trips on a remote KV, none reading what another writes): the
-  // report, the crawl state, and the page groups, written before the completing commit, so a
-  // completed audit always has them.
-  const [report, state] = await Promise.all([
-    reportOf(kv, auditId, outcome),
-    read(kv, keys.auditCrawl(auditId)).then((e) => e.value),
-    (async () => {
-      const owner = (await read(kv, keys.auditOwner(auditId))).value;
-      const record = owner ? (await read(kv, keys.audit(owner, auditId))).value : null;
-      await computeGroups(kv, auditId, record?.options?.groups);
-    })(),
-  ]);
-  await finishJob(deps, AUDIT_JOB, auditId, async ({ op, record: audit, accountId, now }) => {
-    const projectEntry = await read(kv, keys.project(accountId, audit.projectId));
-    op.check(projectEntry);
+  // The project, and what its latest audit left (the previous issues and record, the reuse
+  // base), read beside the rest: the finishing commit checks the project it used, and one that
+  // changed meanwhile fails that check, so the commit's next try reads them all again.
+  const readProject = async (accountId: string, projectId: string) => {
+    const projectEntry = await read(kv, keys.project(accountId, projectId));
     const project = projectEntry.value;
     const prevId = project?.latestAudit?.audit_id && project.latestAudit.audit_id !== auditId
       ? project.latestAudit.audit_id
       : null;
-    // Read together: the previous audit's issues and record, and the project's reuse base.
     const [previous, prevAudit, base] = await Promise.all([
       prevId ? read(kv, keys.auditIssues(prevId)).then((e) => e.value) : null,
       prevId ? read(kv, keys.audit(accountId, prevId)).then((e) => e.value) : null,
-      state?.reuse && project ? read(kv, keys.reuseBase(project.id)) : null,
+      project ? read(kv, keys.reuseBase(project.id)) : null,
     ]);
+    return { projectEntry, project, prevId, previous, prevAudit, base };
+  };
+  let early = known ? readProject(known.accountId, known.record.projectId) : undefined;
+  early?.catch(() => {}); // awaited below; a completion that fails first leaves it behind
+  // Side by side (each a few round trips on a remote KV, none reading what another writes): the
+  // report, the crawl state, and the page groups, written before the completing commit, so a
+  // completed audit always has them. An audit's options never change: the claim's record has
+  // its groups.
+  const [report, state] = await Promise.all([
+    reportOf(kv, auditId, outcome),
+    read(kv, keys.auditCrawl(auditId)).then((e) => e.value),
+    (async () => {
+      let record = known?.record ?? null;
+      if (!known) {
+        const owner = (await read(kv, keys.auditOwner(auditId))).value;
+        record = owner ? (await read(kv, keys.audit(owner, auditId))).value : null;
+      }
+      await computeGroups(kv, auditId, record?.options?.groups, known?.detected);
+    })(),
+  ]);
+  await finishJob(deps, AUDIT_JOB, auditId, async ({ op, record: audit, accountId, now }) => {
+    const reading = early && known?.accountId === accountId &&
+        known.record.projectId === audit.projectId
+      ? early
+      : readProject(accountId, audit.projectId);
+    early = undefined;
+    const { projectEntry, project, prevId, previous, prevAudit, base: baseRead } = await reading;
+    op.check(projectEntry);
+    const base = state?.reuse ? baseRead : null;
     const comparable = prevAudit === null || sameAuditOptions(prevAudit.options, audit.options);
     const { issues, changes } = compareIssues(
       outcome.tallies,
@@ -152,5 +180,5 @@ export async function completeAudit(
       }
     }
     return "completed";
-  });
+  }, { projectId: known?.record.projectId });
 }

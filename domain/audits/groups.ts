@@ -9,7 +9,8 @@
  * the pattern `/<segment>/**` (which also matches `/<segment>` itself), the MAX_DETECTED largest.
  * A URL no group takes is in `other`. Every URL is in exactly one group.
  *
- * When: once, as the audit completes (`computeGroups`, before the completing commit): one read of
+ * When: once, as the audit completes (`computeGroups`, before the completing commit; the count
+ * may have started while the site-wide passes ran, domain/audits/job.ts): one read of
  * the records to count first segments (at most MAX_SEGMENTS_COUNTED distinct ones held), one more
  * to assign each URL, writing the index `audit_group_pages/<group>/<url>` that `?group=` reads in
  * pages, and one small record per group with its page count and per-check counts. Memory: the
@@ -82,8 +83,12 @@ function firstSegment(url: string): string | null {
   return m && NAME.test(m[1]) && m[1] !== OTHER_GROUP ? m[1] : null;
 }
 
-/** The detected templates of an audit's inventory, largest first (ties by name). */
-async function detectGroups(kv: Deno.Kv, auditId: string): Promise<PageGroupDef[]> {
+/**
+ * The detected templates of an audit's inventory, largest first (ties by name). Its URLs are all
+ * known once its crawl phase has ended (an audit that renders may still crawl in its render
+ * steps): the job layer may start this while the site-wide passes run (`detectEarly`).
+ */
+export async function detectGroups(kv: Deno.Kv, auditId: string): Promise<PageGroupDef[]> {
   const counts = new Map<string, number>();
   for await (const page of listInPages(kv, keys.auditPages(auditId))) {
     for (const { value: r } of page) {
@@ -109,9 +114,10 @@ export async function computeGroups(
   kv: Deno.Kv,
   auditId: string,
   custom: readonly PageGroupDef[] | undefined,
+  detected?: Promise<PageGroupDef[]>,
 ): Promise<void> {
   const source = custom?.length ? "custom" as const : "detected" as const;
-  const defs = custom?.length ? [...custom] : await detectGroups(kv, auditId);
+  const defs = custom?.length ? [...custom] : await (detected ?? detectGroups(kv, auditId));
   const records = new Map<string, PageGroupRecord>();
   defs.forEach((d, i) =>
     records.set(d.name, { ...d, source, order: i, pages: 0, pagesWithIssues: 0, checks: {} })

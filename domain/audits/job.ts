@@ -22,8 +22,10 @@ import {
 import { claimJob, finishJob, keepLease, type KnownRecord } from "../jobs/mod.ts";
 import type { ProjectRecord } from "../projects/types.ts";
 import { completeAudit } from "./complete.ts";
+import { detectGroups } from "./groups.ts";
 import { AUDIT_JOB, leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
 import type { AuditRecord } from "./record.ts";
+import type { PageGroupDef } from "./types.ts";
 import { recordCrawlStep } from "../../telemetry/mod.ts";
 
 /**
@@ -59,6 +61,33 @@ function keepReleased(kv: Deno.Kv, auditId: string, known: KnownRecord<AuditReco
   if (!kept) released.set(kv, kept = new Map());
   if (kept.size >= RELEASED_KEPT) kept.delete(kept.keys().next().value!);
   kept.set(auditId, known);
+}
+
+/** Audits per KV whose detected page groups this process counts ahead, at most. */
+const DETECTING_KEPT = 16;
+/**
+ * The detected page groups of audits in their site-wide passes, counted by this process while
+ * the passes run (an audit that does not render has all its URLs once its crawl phase ends): the
+ * completion takes them instead of a pass over every record of its own (round trips on a remote
+ * KV). The first finalize step a process runs starts the count; the completion ends it.
+ */
+const detecting = new WeakMap<Deno.Kv, Map<string, Promise<PageGroupDef[]>>>();
+
+function detectEarly(kv: Deno.Kv, auditId: string): void {
+  let kept = detecting.get(kv);
+  if (!kept) detecting.set(kv, kept = new Map());
+  if (kept.has(auditId)) return;
+  if (kept.size >= DETECTING_KEPT) kept.delete(kept.keys().next().value!);
+  const counting = detectGroups(kv, auditId);
+  counting.catch(() => {}); // a count that failed is made again at completion
+  kept.set(auditId, counting);
+}
+
+function takeDetected(kv: Deno.Kv, auditId: string): Promise<PageGroupDef[]> | undefined {
+  const kept = detecting.get(kv);
+  const counting = kept?.get(auditId);
+  kept?.delete(auditId);
+  return counting?.catch(() => detectGroups(kv, auditId));
 }
 
 /** Why the address guard refused a site, in words that name no resolved address. */
@@ -126,6 +155,13 @@ export async function runAuditJob(
   // Renew the lease while the step runs (a heartbeat: the lease is short, so a dead worker's
   // step is taken over within seconds).
   const heartbeat = keepLease(deps, AUDIT_JOB, claim, auditId);
+  // The site-wide passes are about to run: the page groups' count of the records' URLs runs
+  // beside them (an audit's options never change; one that renders may still crawl).
+  if (!audit.render && !audit.options?.groups?.length) {
+    early.state?.then(({ entry }) => {
+      if (entry.value?.phase === "finalize") detectEarly(kv, auditId);
+    }).catch(() => {});
+  }
   const stop = heartbeat.stop;
 
   let outcome: CrawlOutcome | null = null;
@@ -149,7 +185,14 @@ export async function runAuditJob(
         op.check({ key: keys.auditStep(auditId), versionstamp: claim.versionstamp });
         if (done) return;
         // Another claim would have rewritten the step key too, so the check above covers it.
-        const entry = await read(kv, keys.audit(claim.accountId, auditId));
+        // The record is as this claim or its heartbeat last wrote it (a read is a round trip on a
+        // remote KV), or read when a renewal failed: one written since by anyone else fails the
+        // check, and the step with it (the writer, a hand-back, sends the audit on).
+        const known = heartbeat.known();
+        const key = keys.audit(claim.accountId, auditId);
+        const entry = known
+          ? { key, value: known.value, versionstamp: known.versionstamp }
+          : await read(kv, key);
         const a = entry.value;
         if (!a) return;
         // A paused crawl (the error-rate stop) is released until its next step is due.
@@ -206,7 +249,11 @@ export async function runAuditJob(
     // The site-wide passes of a large site outlast a short lease: the claim keeps it meanwhile.
     const finishing = keepLease(deps, AUDIT_JOB, claim, auditId);
     try {
-      await completeAudit(deps, auditId, outcome);
+      await completeAudit(deps, auditId, outcome, {
+        accountId: claim.accountId,
+        record: audit,
+        detected: takeDetected(kv, auditId),
+      });
     } finally {
       await finishing.stop();
     }

@@ -168,6 +168,8 @@ export async function renewLease<R extends LeasedRecord>(
   spec: JobSpec<R>,
   claim: Claim<R>,
   id: string,
+  /** Told the record as the renewal wrote it. */
+  onRenewed?: (known: KnownRecord<R>) => void,
 ): Promise<boolean> {
   const { kv, clock } = deps;
   const key = spec.recordKey(claim.accountId, id);
@@ -177,10 +179,14 @@ export async function renewLease<R extends LeasedRecord>(
     return false;
   }
   const leaseUntil = clock.now() + spec.leaseMs(deps);
-  const res = await atomic(kv).check(entry).set(key, { ...r, leaseUntil })
+  const renewed = { ...r, leaseUntil };
+  const res = await atomic(kv).check(entry).set(key, renewed)
     .set(keys.runningJob(spec.kind, id), marker(deps, id, claim.accountId, leaseUntil))
     .commit();
-  return res.ok || renewLease(deps, spec, claim, id);
+  if (res.ok) {
+    onRenewed?.({ accountId: claim.accountId, value: renewed, versionstamp: res.versionstamp });
+  }
+  return res.ok || renewLease(deps, spec, claim, id, onRenewed);
 }
 
 /** The running marker of a claim this process holds: it names the process, for a hand-back. */
@@ -193,24 +199,35 @@ function marker(deps: Deps, id: string, accountId: string, leaseUntil: number): 
 /**
  * Renews a claim's lease every third of the lease while its worker works (a heartbeat), so a
  * lease can be short and a vanished worker is noticed within one lease. `lost()` turns true once
- * the job is no longer this claim's; `stop()` ends the heartbeat and waits for a renewal in flight.
+ * the job is no longer this claim's; `stop()` ends the heartbeat and waits for a renewal in flight;
+ * `known()` is the record as the claim or its last renewal wrote it (null after a renewal that
+ * failed: it may have been written all the same).
  */
 export function keepLease<R extends LeasedRecord>(
   deps: Deps,
   spec: JobSpec<R>,
   claim: Claim<R>,
   id: string,
-): { lost: () => boolean; stop: () => Promise<void> } {
+): { lost: () => boolean; stop: () => Promise<void>; known: () => KnownRecord<R> | null } {
   let lost = false;
+  let known: KnownRecord<R> | null = {
+    accountId: claim.accountId,
+    value: claim.record,
+    versionstamp: claim.versionstamp,
+  };
   let renewing: Promise<void> = Promise.resolve();
   const every = Math.max(50, Math.floor(spec.leaseMs(deps) / 3));
   const timer = setInterval(() => {
     renewing = renewing.then(async () => {
-      if (!lost && !(await renewLease(deps, spec, claim, id))) lost = true;
-    }).catch(() => {});
+      if (!lost && !(await renewLease(deps, spec, claim, id, (k) => (known = k)))) lost = true;
+    }).catch(() => {
+      // A renewal that failed may still have been written: the record is not known any more.
+      known = null;
+    });
   }, every);
   return {
     lost: () => lost,
+    known: () => known,
     async stop() {
       clearInterval(timer);
       await renewing;
@@ -243,12 +260,19 @@ export function finishJob<R extends LeasedRecord>(
     token?: string;
     refund?: boolean;
     when?: (record: R) => boolean;
+    /** The job's project, when the caller knows it: its active marker is read beside the record. */
+    projectId?: string;
   } = {},
 ): Promise<boolean> {
   const { kv, clock } = deps;
   let ended: FinishKind = "completed";
+  const activeOf = (projectId: string) => read(kv, spec.activeKey!(projectId));
   return atomically(kv, async () => {
     const accountId = (await ownerOf(kv, spec, id))!;
+    const early = spec.activeKey && guard.projectId !== undefined
+      ? activeOf(guard.projectId)
+      : undefined;
+    early?.catch(() => {}); // awaited below unless the record says it is not needed
     const entry = await read(kv, spec.recordKey(accountId, id));
     const record = entry.value;
     if (
@@ -262,7 +286,8 @@ export function finishJob<R extends LeasedRecord>(
     const now = clock.now();
     const op = atomic(kv).check(entry).delete(keys.runningJob(spec.kind, id));
     if (spec.activeKey) {
-      const active = await read(kv, spec.activeKey(record.projectId));
+      const active =
+        await (record.projectId === guard.projectId && early ? early : activeOf(record.projectId));
       if (active.value === id) op.check(active).delete(active.key);
     }
     const kind = ended = await outcome({ op, record, accountId, now });

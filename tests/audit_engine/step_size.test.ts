@@ -3,7 +3,8 @@
  * `CRAWL_STEP_PAGES` unset, a crawl whose KV is 20 ms away takes its pages in fewer, larger
  * steps (a young crawl's small frontier in rounds within a step), records every page once and
  * finds the same; with `CRAWL_STEP_PAGES` set, the operator's size holds on
- * the same KV. The rule itself is checked on its own: the smallest sample counts, the cap holds.
+ * the same KV. Either way a round or step takes the entries its last allocation queued without
+ * reading them back. The rule itself is checked on its own: the smallest sample counts, the cap holds.
  */
 import assert from "node:assert/strict";
 import { startTestApp } from "../helpers/app.ts";
@@ -63,9 +64,27 @@ function routes(path: string): Route | undefined {
   return html(page({ title: `Step size page number ${n}`, key: `p${n}`, links }));
 }
 
+/** `kv`, counting its reads of frontier ranges (not the pruning's prefix) in `lists.frontier`. */
+function countingFrontierLists(kv: Deno.Kv, lists: { frontier: number }): Deno.Kv {
+  return new Proxy(kv, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target);
+      if (prop !== "list") return typeof value === "function" ? value.bind(target) : value;
+      return (selector: Deno.KvListSelector, options?: Deno.KvListOptions) => {
+        if ("start" in selector && selector.start[0] === "audit_frontier") lists.frontier++;
+        return target.list(selector, options);
+      };
+    },
+  });
+}
+
 async function crawlSteps(origin: string, env: Record<string, string>) {
   const raw = await openTestKv();
-  const app = await startTestApp({ kv: withLatency(raw, 20), env });
+  const lists = { frontier: 0 };
+  const app = await startTestApp({
+    kv: withLatency(countingFrontierLists(raw, lists), 20),
+    env,
+  });
   try {
     const { key, id, done } = await completedLiveAudit(app, origin, 120_000);
     assert.equal(done.body.status, "completed", done.text);
@@ -77,6 +96,7 @@ async function crawlSteps(origin: string, env: Record<string, string>) {
       steps: state.steps,
       fetches: state.fetches,
       rtt: state.kvRttMs ?? [],
+      frontierLists: lists.frontier,
       // What each check found, without the audit's own id in its links.
       issues: (issues.body.data as Record<string, unknown>[]).map(({ items_url: _, ...i }) => i),
     };
@@ -104,6 +124,12 @@ Deno.test("on a KV 20 ms away the crawl takes larger steps, in rounds, unless CR
     assert.equal(asked.length, PAGES);
     assert.equal(new Set(asked).size, PAGES);
     assert.deepEqual(grown.issues, fixed.issues);
+    // Each crawl read its frontier from KV twice: the first crawl step (the start URL) and the
+    // agent-readiness probes' sample of it. Every later round and step took the entries its
+    // own last allocation held (frontier.ts `next`, `resume`), however many steps there were.
+    assert.ok(grown.steps >= 3 && fixed.steps >= 7, `grown ${grown.steps}, fixed ${fixed.steps}`);
+    assert.equal(grown.frontierLists, 2);
+    assert.equal(fixed.frontierLists, 2);
   } finally {
     await site.close();
   }

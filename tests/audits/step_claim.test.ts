@@ -2,7 +2,9 @@
  * A chain of audit steps in one process (jobs/audit_jobs.ts) claims each step from the record its
  * previous step released, without reading it again (a round trip on a remote KV): and when
  * anything wrote the record since, the claim's check fails and it reads the record after all, so
- * the step is still taken, once, as no new attempt.
+ * the step is still taken, once, as no new attempt. A step releases the record it checks as its
+ * claim wrote it, unread: a record written during the step fails its commit, and the step is
+ * taken again once the lease runs out.
  */
 import assert from "node:assert/strict";
 import { runAuditJob } from "../../domain/audits/job.ts";
@@ -77,6 +79,8 @@ Deno.test("audit steps: the next step claims from the released record without re
       const fresh = { ...deps, kv: other.kv };
       assert.equal(await runAuditJob(fresh, auditId, auditRunner(fresh)), "next");
       assert.equal(chainedReads, other.reads() - 1, `${chainedReads} vs ${other.reads()}`);
+      // Nor does a step read it to release it: its commit checks it as the claim wrote it.
+      assert.equal(chainedReads, 0);
       while ((await runAuditJob(chained, auditId, auditRunner(chained))) === "next");
       const done = (await app.kv.get<AuditRecord>(keys.audit(accountId, auditId))).value!;
       assert.equal(done.status, "completed");
@@ -105,6 +109,43 @@ Deno.test("audit steps: a record written since its release is read again, the st
       const done = (await app.kv.get<AuditRecord>(key)).value!;
       assert.equal(done.status, "completed");
       assert.equal(done.attempts, 1, "a stale release is no new attempt");
+    } finally {
+      await s.close();
+    }
+  }, WEB));
+
+Deno.test("audit steps: a record written during a step fails that step's commit; the step is taken again, once", () =>
+  withApp(async (app) => {
+    const s = site();
+    try {
+      const { accountId, auditId } = await startAudit(app, s.origin);
+      const deps = app.service.services.deps;
+      const key = keys.audit(accountId, auditId);
+      assert.equal(await runAuditJob(deps, auditId, auditRunner(deps)), "next");
+      const stepsBefore = (await app.kv.get<{ steps: number }>(keys.auditCrawl(auditId))).value!;
+      // Another writer while the step runs (after its claim; the same value, a new versionstamp).
+      const base = auditRunner(deps);
+      const writing = {
+        ...base,
+        input: async (...args: Parameters<typeof base.input>) => {
+          const entry = await app.kv.get<AuditRecord>(key);
+          assert.ok((await app.kv.atomic().check(entry).set(key, entry.value).commit()).ok);
+          return await base.input(...args);
+        },
+      };
+      assert.equal(await runAuditJob(deps, auditId, writing), "idle");
+      const stepsAfter = (await app.kv.get<{ steps: number }>(keys.auditCrawl(auditId))).value!;
+      assert.equal(stepsAfter.steps, stepsBefore.steps, "the step did not count");
+      // Its lease runs out (the writer is the one to send the audit on; here, the clock), and the
+      // next claim takes the step again; the audit completes with each page fetched once.
+      const held = (await app.kv.get<AuditRecord>(key)).value!;
+      app.clock.set(held.leaseUntil + 1);
+      while ((await runAuditJob(deps, auditId, auditRunner(deps))) === "next");
+      const done = (await app.kv.get<AuditRecord>(key)).value!;
+      assert.equal(done.status, "completed");
+      // Each of the three pages recorded once (the lost step's fetch did not count).
+      const state = (await app.kv.get<{ fetches: number }>(keys.auditCrawl(auditId))).value!;
+      assert.equal(state.fetches, 3);
     } finally {
       await s.close();
     }

@@ -140,6 +140,8 @@ export async function runCrawlStep(
     return await partitionedStep(kv, auditId, input, limits, hooks, entry.value);
   }
   const batch = new WriteBatch(kv);
+  /** A crawl step's frontier: what it holds goes to the next step once this one commits. */
+  let frontier: Frontier | undefined;
   let state: CrawlState;
   let budget: ByteBudget;
   if (entry.value === null) {
@@ -161,7 +163,18 @@ export async function runCrawlStep(
       // The step's requests share kept-alive connections, all closed when its fetching ends.
       const pool = new ConnectionPool();
       try {
-        await crawlBatch(kv, auditId, input, limits, hooks, state, batch, budget, pool);
+        frontier = await crawlBatch(
+          kv,
+          auditId,
+          input,
+          limits,
+          hooks,
+          state,
+          batch,
+          budget,
+          pool,
+          entry.versionstamp,
+        );
       } finally {
         pool.close();
       }
@@ -187,12 +200,13 @@ export async function runCrawlStep(
   const delayMs = state.phase === "crawl" && state.health
     ? new Health(state.health, input.errorStop ?? DEFAULT_ERROR_STOP).waitMs(Date.now())
     : 0;
-  const op = atomic(kv).check(entry).set(keys.auditCrawl(auditId), state);
-  // The caller's part of the commit (the job layer ends its heartbeat and reads its record) is
-  // made while the step's last records are committed: one round trip fewer on a remote KV. The
-  // state commit still waits for both.
+  // The step's last writes (its allocation's) go with its state commit, and the caller's part of
+  // the commit (the job layer ends its heartbeat) is made while the writes sent before are
+  // committed: round trips fewer on a remote KV. The state commit still waits for both.
+  const op = (batch.takeHeld() as Atomic).check(entry).set(keys.auditCrawl(auditId), state);
   await Promise.all([batch.flush(), hooks.beforeCommit?.(op, done, delayMs)]);
   const res = await op.commit();
+  if (res.ok && state.phase === "crawl") frontier?.keepFor(res.versionstamp);
   const fetched = res.ok
     ? {
       pages: state.fetches - (entry.value?.fetches ?? 0),
@@ -282,7 +296,10 @@ export function runHelperStep(
   return runSliceStep(kv, auditId, input, limits, { now, holder, leaseMs }, endCrawl);
 }
 
-/** One batch of frontier entries: fetch (concurrently), then record in frontier order. */
+/**
+ * One batch of frontier entries: fetch (concurrently), then record in frontier order. `readAs`: the
+ * versionstamp of the state as read. Returns the step's frontier.
+ */
 async function crawlBatch(
   kv: Deno.Kv,
   auditId: string,
@@ -293,7 +310,8 @@ async function crawlBatch(
   batch: WriteBatch,
   bytes: ByteBudget,
   pool: ConnectionPool,
-): Promise<void> {
+  readAs: string | null,
+): Promise<Frontier> {
   const t0 = performance.now();
   const s = { ...settingsOf(input, bytes), pool };
   const caps = capsOf(input);
@@ -306,19 +324,23 @@ async function crawlBatch(
     input.maxPages,
     Scope.of(input.scope),
   );
+  // The last step of this process may have left the entries it queued last (a round trip or two
+  // on a remote KV).
+  frontier.resume(readAs);
+  frontier.readAhead();
   const budget = Math.max(1, input.maxPages);
   const outOfBudget = (reserved: number) =>
     state.fetches + reserved >= budget || bytes.exhausted ||
     (input.deadlineAt !== undefined && hooks.now() > input.deadlineAt);
   if (frontier.queued === 0 || outOfBudget(0)) {
     endCrawl(state, frontier, budgetStop(input, state, bytes, hooks.now()));
-    return;
+    return frontier;
   }
   // The error-rate stop paused the crawl: this step fetches nothing (a message that came early).
   const health = input.errorStop
     ? new Health(state.health ??= { recent: [], pauses: 0, pausedUntil: 0 }, input.errorStop)
     : undefined;
-  if (health && health.waitMs(Date.now()) > 0) return;
+  if (health && health.waitMs(Date.now()) > 0) return frontier;
 
   const pages = stepPagesFor(limits, state.kvRttMs);
   const bytesBefore = bytes.used;
@@ -339,6 +361,9 @@ async function crawlBatch(
   const banners = new BannerReader(kv, auditId, s, robots, state, batch);
   let taken = 0;
   for (let round = 1;; round++) {
+    // What the last round sent (its records and allocation) is in before this round writes the
+    // same keys or reads them for its own allocation; it has the round's fetching to get there.
+    const earlier = batch.settled();
     const { entries, records } = await frontier.next(pages - taken);
     const reuse = await stepReuse(kv, input, caps, state, entries.map((e) => e.url));
     const results = await fetchBatch(entries, {
@@ -360,6 +385,7 @@ async function crawlBatch(
       health,
       reuse,
     });
+    await earlier;
     const resources = await recordFromFrontier(kv, frontier, entries, records, results, {
       batch,
       auditId,
@@ -383,27 +409,28 @@ async function crawlBatch(
     const skipped = results.filter((r) => r.kind === "skipped").length;
     if (skipped > 0) {
       endCrawl(state, frontier, { cap: "bytes", limit: bytes.limit!, extra: skipped });
-      return;
+      return frontier;
     } else if (health?.judge(Date.now()) === "stop") {
       // The site kept failing through every pause: end with what the crawl has.
       const limit = Math.round(input.errorStop!.maxRate * 100);
       endCrawl(state, frontier, { cap: "error_rate", limit, extra: 0 });
-      return;
+      return frontier;
     } else if (frontier.queued === 0 || outOfBudget(0)) {
       endCrawl(state, frontier, budgetStop(input, state, bytes, hooks.now()));
-      return;
+      return frontier;
     }
     const again = pages > limits.pages && round < MAX_ROUNDS && taken < pages &&
       results.length === entries.length && performance.now() < t0 + limits.ms &&
       !(health && health.waitMs(Date.now()) > 0) &&
       !grownStepFull(limits, pages, taken, bytes.used - bytesBefore);
-    if (!again) return;
+    if (!again) return frontier;
     // A grown step whose frontier held fewer entries than it may take (a crawl's first steps
     // find a page's links, then its links' links) takes what its pages queued in another round
-    // rather than in another step, whose round trips a slow KV makes long. The round reads the
-    // new entries back from KV, so this round's writes go first; the state commits once, at the
-    // step's end, so a step that dies still counts for nothing.
-    await batch.flush();
+    // rather than in another step, whose round trips a slow KV makes long. The round takes the
+    // entries this one allocated as the frontier holds them (frontier.ts `next`), while their
+    // writes go out; the state commits once, at the step's end, so a step that dies still counts
+    // for nothing.
+    batch.send();
   }
 }
 

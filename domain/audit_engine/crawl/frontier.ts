@@ -57,6 +57,27 @@ const SITEMAP_CHUNK_CHARS = 24_000;
 const SEED_CHUNKS_PER_STEP = 20;
 /** Allocations between looks at the clock for a yield (a seeding step allocates up to 10,000 URLs). */
 const ALLOCATIONS_PER_YIELD = 256;
+/**
+ * Entries a step keeps of those it allocated, with their records, for a later round of the same
+ * step to take without reading them back (a grown step takes at most 600 in all).
+ */
+const HELD_ENTRIES = 2_048;
+/** URLs whose records are read at once when read ahead (`readAhead`). */
+const AHEAD_CHUNK = 200;
+/** Positions per read of a range of the frontier (one list batch each, read side by side). */
+const RANGE_CHUNK = 100;
+
+/** Audits per KV whose last step's held entries this process keeps for their next step. */
+const KEPT_AUDITS = 4;
+
+type Held = Map<number, { entry: FrontierEntry; record: PageRecord }>;
+
+/**
+ * The entries a committed step of this process held when it ended, by audit, per KV, and the
+ * versionstamp of the state commit that covers them: the audit's next step, when it reads that
+ * very state, takes them without reading them (frontier.ts `resume`).
+ */
+const kept = new WeakMap<Deno.Kv, Map<string, { versionstamp: string; held: Held }>>();
 
 /** A URL found this step; `via`: how, when it is worth keeping on its record (a rendered DOM). */
 type Discovered = FrontierEntry & { via?: "render" };
@@ -69,6 +90,22 @@ export class Frontier {
   private discovered: Discovered[] = [];
   /** Entries a 429/503 sent back this step, waiting for `allocate`. */
   private retries: FrontierEntry[] = [];
+  /**
+   * Entries this step allocated, by position, with the fresh record written for each: `next`
+   * takes them from here, not from KV (see `next`). At most HELD_ENTRIES, the first allocated.
+   */
+  private held: Held = new Map();
+  /**
+   * A chain's step reads the records of the URLs it discovers while it records its pages
+   * (`readAhead`): each URL's chunk of reads and its place in it. Null: read at `allocate`.
+   */
+  private ahead: Map<string, { chunk: number; at: number }> | null = null;
+  private aheadChunks: Promise<(PageRecord | null)[]>[] = [];
+  private aheadQueue: string[] = [];
+  /** The entries this round took, by URL, with their records (when reading ahead). */
+  private taking = new Map<string, PageRecord>();
+  /** This step allocated entries (`next` reads any it does not hold once they are committed). */
+  private allocated = false;
   /** The sitemap chunk being filled (first step). */
   private chunk: string[] = [];
   private chunkChars = 0;
@@ -106,35 +143,79 @@ export class Frontier {
    * Up to `limit` entries from the head, in frontier order, with their records (a record the
    * entry's allocation did not leave behind is a fresh one at the entry's position). Nothing is
    * taken until `advance`.
+   *
+   * A later round of a step (engine.ts) takes what this step allocated: those entries and their
+   * records are held as the allocation wrote them (nothing else writes them meanwhile: the step
+   * holds the audit), so they are not read back, and the round does not wait for their commits
+   * (a round trip each on a remote KV). Any other entry is read from KV once this step's writes
+   * are in.
    */
+  /**
+   * Reads the records of the URLs discovered from here on in chunks while the step records its
+   * pages, so `allocate` does not wait a round trip for them. For a chain's step only: the step
+   * holds the audit, and what it writes meanwhile is the records of the entries the round took
+   * (their position is the same before and after, and `allocate` takes them as taken) and what
+   * an earlier round sent (the caller waits for it before recording). A partitioned crawl's
+   * other workers allocate at the same time: its slices read at `allocate`.
+   */
+  readAhead(): void {
+    this.ahead ??= new Map();
+  }
+
   async next(limit: number): Promise<TakenEntries> {
+    const out = await this.take(limit);
+    if (this.ahead) {
+      this.taking = new Map(out.entries.map((e, i) => [e.url, out.records[i]]));
+    }
+    return out;
+  }
+
+  private async take(limit: number): Promise<TakenEntries> {
     const { head, tail } = this.state;
-    const entries: FrontierEntry[] = [];
-    for await (
-      const e of list(this.kv, {
-        start: keys.auditFrontier(this.auditId, head),
-        end: keys.auditFrontier(this.auditId, tail),
-      }, { limit: Math.max(1, limit) })
-    ) entries.push(e.value);
-    const found = await getMany(
-      this.kv,
-      entries.map((e) => keys.auditPage(this.auditId, e.url)),
-    );
-    const records = entries.map((e, i) => found[i] ?? newRecord(e.url, head + i, e.depth, false));
-    return { entries, records };
+    const count = Math.max(0, Math.min(Math.max(1, limit), tail - head));
+    const out: TakenEntries = { entries: [], records: [] };
+    for (let seq = head; seq < head + count; seq++) {
+      const h = this.held.get(seq);
+      if (!h) break;
+      this.held.delete(seq);
+      out.entries.push(h.entry);
+      out.records.push(h.record);
+    }
+    const from = head + out.entries.length;
+    if (from === head + count) return out;
+    if (this.allocated) await this.batch.flush();
+    const rest = await this.range(from, head + count);
+    out.entries.push(...rest.entries);
+    out.records.push(...rest.records);
+    return out;
   }
 
   /**
    * The entries at positions `start`…`end`-1 (a partitioned crawl's claimed range), with their
-   * records, as `next` reads them.
+   * records, as `next` reads them: every position holds an entry, so the range is read in
+   * chunks side by side, each chunk's records as soon as its entries are in (two round trips on
+   * a remote KV, where one list of 600 entries took two before its records).
    */
   async range(start: number, end: number): Promise<TakenEntries> {
+    const chunks: Promise<TakenEntries>[] = [];
+    for (let from = start; from < end; from += RANGE_CHUNK) {
+      chunks.push(this.readChunk(from, Math.min(end, from + RANGE_CHUNK)));
+    }
+    const out: TakenEntries = { entries: [], records: [] };
+    for (const c of await Promise.all(chunks)) {
+      out.entries.push(...c.entries);
+      out.records.push(...c.records);
+    }
+    return out;
+  }
+
+  private async readChunk(start: number, end: number): Promise<TakenEntries> {
     const entries: FrontierEntry[] = [];
     for await (
       const e of list(this.kv, {
         start: keys.auditFrontier(this.auditId, start),
         end: keys.auditFrontier(this.auditId, end),
-      })
+      }, { limit: end - start })
     ) entries.push(e.value);
     const found = await getMany(
       this.kv,
@@ -150,6 +231,35 @@ export class Frontier {
    */
   putBack(e: FrontierEntry): void {
     this.retries.push(e);
+  }
+
+  /**
+   * Keeps the entries this step holds and has not taken for the audit's next step in this
+   * process, once the step's state committed as `versionstamp` (see `resume`).
+   */
+  keepFor(versionstamp: string): void {
+    const { head } = this.state;
+    for (const seq of this.held.keys()) if (seq < head) this.held.delete(seq);
+    if (this.held.size === 0) return;
+    let audits = kept.get(this.kv);
+    if (!audits) kept.set(this.kv, audits = new Map());
+    audits.delete(this.auditId);
+    if (audits.size >= KEPT_AUDITS) audits.delete(audits.keys().next().value!);
+    audits.set(this.auditId, { versionstamp, held: this.held });
+  }
+
+  /**
+   * A step that read the state at `versionstamp` takes the entries the step that committed it
+   * kept (`keepFor`): that commit wrote them and no step has committed since, so the entries and
+   * their records are as KV has them, save what a step that died wrote meanwhile (a record it
+   * fetched, which this step fetches and writes again).
+   */
+  resume(versionstamp: string | null): void {
+    const audits = kept.get(this.kv);
+    const last = audits?.get(this.auditId);
+    if (!last) return;
+    audits!.delete(this.auditId);
+    if (last.versionstamp === versionstamp) this.held = last.held;
   }
 
   /** Marks the first `taken` entries of the head as done. */
@@ -194,7 +304,44 @@ export class Frontier {
       const d: Discovered = hops > 0 ? { url, depth, hops } : { url, depth };
       if (via) d.via = via;
       this.discovered.push(d);
+      if (this.ahead && !this.ahead.has(url) && !this.taking.has(url)) {
+        this.ahead.set(url, { chunk: this.aheadChunks.length, at: this.aheadQueue.length });
+        this.aheadQueue.push(url);
+        if (this.aheadQueue.length >= AHEAD_CHUNK) this.sendAhead();
+      }
     }
+  }
+
+  /** Starts reading the records of the URLs queued for reading ahead. */
+  private sendAhead(): void {
+    if (this.aheadQueue.length === 0) return;
+    const chunk = getMany(this.kv, this.aheadQueue.map((u) => keys.auditPage(this.auditId, u)));
+    chunk.catch(() => {}); // awaited by `allocate`; a step that fails first leaves it behind
+    this.aheadChunks.push(chunk);
+    this.aheadQueue = [];
+  }
+
+  /** The records of `urls` (distinct), read ahead where they were (`readAhead`). */
+  private async recordsOf(urls: string[]): Promise<(PageRecord | null)[]> {
+    const ahead = this.ahead;
+    if (!ahead) return await getMany(this.kv, urls.map((u) => keys.auditPage(this.auditId, u)));
+    this.sendAhead();
+    const chunks = await Promise.all(this.aheadChunks);
+    const taking = this.taking;
+    this.ahead = new Map();
+    this.aheadChunks = [];
+    this.taking = new Map();
+    // Any other URL (none is, unless discovered before `readAhead`) is read now.
+    const missed = urls.filter((u) => !ahead.has(u) && !taking.has(u));
+    const late = new Map<string, PageRecord | null>();
+    if (missed.length > 0) {
+      const read = await getMany(this.kv, missed.map((u) => keys.auditPage(this.auditId, u)));
+      missed.forEach((u, i) => late.set(u, read[i]));
+    }
+    return urls.map((u) => {
+      const at = ahead.get(u);
+      return at ? chunks[at.chunk][at.at] : taking.get(u) ?? late.get(u) ?? null;
+    });
   }
 
   /**
@@ -215,13 +362,14 @@ export class Frontier {
   async allocate(): Promise<void> {
     const discovered = this.discovered;
     this.discovered = [];
-    const { kv, auditId, batch, state } = this;
+    const { auditId, batch, state } = this;
     const distinct = [...new Set(discovered.map((d) => d.url))];
-    const found = await getMany(kv, distinct.map((u) => keys.auditPage(auditId, u)));
+    const found = await this.recordsOf(distinct);
     const existing = new Map<string, PageRecord | null>();
     distinct.forEach((u, i) => existing.set(u, found[i]));
     // What a committed state covers: positions taken below are not (a step may die first).
     const committedTail = state.tail;
+    this.allocated = true;
     for (const r of this.retries) batch.set(keys.auditFrontier(auditId, state.tail++), r);
     this.retries = [];
     const pace = new Pacer(ALLOCATIONS_PER_YIELD);
@@ -253,11 +401,13 @@ export class Frontier {
       const seq = state.tail++;
       const fresh = newRecord(d.url, seq, d.depth, rec?.inSitemap ?? false);
       if (d.via) fresh.discoveredBy = d.via;
+      const entry: FrontierEntry = d.hops
+        ? { url: d.url, depth: d.depth, hops: d.hops }
+        : { url: d.url, depth: d.depth };
       batch.set(keys.auditPage(auditId, d.url), fresh);
-      batch.set(
-        keys.auditFrontier(auditId, seq),
-        d.hops ? { url: d.url, depth: d.depth, hops: d.hops } : { url: d.url, depth: d.depth },
-      );
+      batch.set(keys.auditFrontier(auditId, seq), entry);
+      // Written already (a set serialises its value): the taker's changes stay its own.
+      if (this.held.size < HELD_ENTRIES) this.held.set(seq, { entry, record: fresh });
     }
   }
 

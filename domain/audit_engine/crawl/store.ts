@@ -158,6 +158,27 @@ export class WriteBatch {
     this.flushSoon();
   }
 
+  /**
+   * Hands what is held and not yet sent to the caller, to build its own commit on (a step's state
+   * commit: its last writes go with it, not a round trip before it); the batch goes on with a new
+   * operation. What is held stays under this batch's limits, which leave the caller room for two
+   * values of KV's largest size, a few small ones and ten checks within one commit's limits.
+   */
+  takeHeld(): Deno.AtomicOperation {
+    const op = this.op;
+    this.op = this.kv.atomic();
+    this.mutations = this.bytes = this.keyBytes = 0;
+    return op;
+  }
+
+  /**
+   * Resolves once the commits sent so far have ended (not those sent later; failures are
+   * `flush`'s to report): a step's later round writes and reads what an earlier one sent.
+   */
+  async settled(): Promise<void> {
+    await Promise.all([...this.pending]);
+  }
+
   /** Starts committing what is held, observed at once (see the class comment). */
   private flushSoon(): void {
     if (this.mutations === 0) return;
