@@ -26,7 +26,7 @@ import { PageTally } from "../page_checks.ts";
 import { BannerReader } from "./banners.ts";
 import { ByteBudget } from "./byte_budget.ts";
 import { capsOf, noteRobotsCaps } from "./caps.ts";
-import { fetchBatch } from "./fetch_pool.ts";
+import { fetchBatch, poolOptions } from "./fetch_pool.ts";
 import { settingsOf } from "./fetcher.ts";
 import { newPace, Politeness, politenessReport } from "./politeness.ts";
 import { finalizeCrawl } from "./finalize.ts";
@@ -366,18 +366,9 @@ async function crawlBatch(
     const earlier = batch.settled();
     const { entries, records } = await frontier.next(pages - taken);
     const reuse = await stepReuse(kv, input, caps, state, entries.map((e) => e.url));
+    const tools = { settings: s, robots, politeness, banners, tally, siteKey: state.siteKey };
     const results = await fetchBatch(entries, {
-      settings: s,
-      robots,
-      politeness,
-      banners,
-      tally,
-      siteKey: state.siteKey,
-      now: input.now,
-      linksPerPage: caps.linksPerPage,
-      resources: (caps.resources ?? 0) > 0,
-      concurrency: input.concurrency,
-      stopAt: t0 + limits.ms,
+      ...poolOptions(tools, input, caps, t0 + limits.ms),
       // Entries a grown step leaves once its bodies are heavy stay queued for the next step.
       outOfBudget: (reserved) =>
         outOfBudget(reserved) ||

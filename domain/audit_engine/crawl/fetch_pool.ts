@@ -104,6 +104,40 @@ export interface FetchPoolOptions {
 }
 
 /**
+ * The options every caller of `fetchBatch` derives alike (a crawl step and a partitioned range):
+ * what it fetches with, the crawl's input and caps, and when it stops; the caller adds its own
+ * budget, health and reuse.
+ *
+ * @example
+ * ```ts
+ * import type { FetchPoolOptions } from "./fetch_pool.ts";
+ * declare const tools: Pick<
+ *   FetchPoolOptions,
+ *   "settings" | "robots" | "politeness" | "banners" | "tally" | "siteKey"
+ * >;
+ * const o = poolOptions(tools, { now: Date.now(), concurrency: 8 }, { linksPerPage: 500 }, 5_000);
+ * ```
+ */
+export function poolOptions(
+  tools: Pick<
+    FetchPoolOptions,
+    "settings" | "robots" | "politeness" | "banners" | "tally" | "siteKey"
+  >,
+  input: { now: number; concurrency: number },
+  caps: { linksPerPage: number; resources?: number },
+  stopAt: number,
+): Omit<FetchPoolOptions, "outOfBudget" | "health" | "reuse"> {
+  return {
+    ...tools,
+    now: input.now,
+    linksPerPage: caps.linksPerPage,
+    resources: (caps.resources ?? 0) > 0,
+    concurrency: input.concurrency,
+    stopAt,
+  };
+}
+
+/**
  * Fetches frontier entries with bounded concurrency, in order, until they run out, the step's
  * time is up or a budget is spent. Returns one result per entry taken, in frontier order: the
  * entries after the last result are left for a later step.

@@ -40,7 +40,7 @@ import { PageTally } from "../page_checks.ts";
 import { BannerReader } from "./banners.ts";
 import { ByteBudget } from "./byte_budget.ts";
 import { capsOf, noteRobotsCaps } from "./caps.ts";
-import { fetchBatch } from "./fetch_pool.ts";
+import { fetchBatch, poolOptions } from "./fetch_pool.ts";
 import { settingsOf } from "./fetcher.ts";
 import { Frontier } from "./frontier.ts";
 import { DEFAULT_ERROR_STOP, Health } from "./health.ts";
@@ -276,18 +276,9 @@ async function fetchRange(
   const budget = Math.max(1, input.maxPages);
   let results;
   try {
+    const tools = { settings: s, robots, politeness, banners, tally, siteKey: work.siteKey };
     results = await fetchBatch(taken.entries, {
-      settings: s,
-      robots,
-      politeness,
-      banners,
-      tally,
-      siteKey: work.siteKey,
-      now: input.now,
-      linksPerPage: caps.linksPerPage,
-      resources: (caps.resources ?? 0) > 0,
-      concurrency: input.concurrency,
-      stopAt: t0 + limits.ms,
+      ...poolOptions(tools, input, caps, t0 + limits.ms),
       outOfBudget: (reserved) =>
         work.fetches + reserved >= budget || bytes.exhausted ||
         (input.deadlineAt !== undefined && Date.now() > input.deadlineAt),
