@@ -51,7 +51,18 @@ const site = () =>
     return undefined;
   });
 
-async function startAudit(app: Parameters<Parameters<typeof withApp>[0]>[0], origin: string) {
+/** The crawl's steps so far. */
+async function stepsOf(kv: Deno.Kv, auditId: string): Promise<number> {
+  return (await kv.get<{ steps: number }>(keys.auditCrawl(auditId))).value!.steps;
+}
+
+/** Another writer: the record written again as it is (a new versionstamp, nothing else). */
+async function rewrite(kv: Deno.Kv, key: Deno.KvKey): Promise<void> {
+  const entry = await kv.get<AuditRecord>(key);
+  assert.ok((await kv.atomic().check(entry).set(key, entry.value).commit()).ok);
+}
+
+async function startAudit(app: App, origin: string) {
   const { accountId, live } = await liveWithCredits(app, 100);
   const proj = await app.req("POST", "/v1/projects", { key: live, body: { url: origin } });
   const started = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, {
@@ -90,63 +101,68 @@ Deno.test("audit steps: the next step claims from the released record without re
     }
   }, WEB));
 
-Deno.test("audit steps: a record written since its release is read again, the step taken once", () =>
-  withApp(async (app) => {
-    const s = site();
-    try {
-      const { accountId, auditId } = await startAudit(app, s.origin);
-      const deps = app.service.services.deps;
-      const key = keys.audit(accountId, auditId);
-      assert.equal(await runAuditJob(deps, auditId, auditRunner(deps)), "next");
-      // Another writer (the same value, a new versionstamp): the kept record is stale now.
-      const entry = await app.kv.get<AuditRecord>(key);
-      assert.ok((await app.kv.atomic().check(entry).set(key, entry.value).commit()).ok);
-      const stepsBefore = (await app.kv.get<{ steps: number }>(keys.auditCrawl(auditId))).value!;
-      assert.equal(await runAuditJob(deps, auditId, auditRunner(deps)), "next");
-      const stepsAfter = (await app.kv.get<{ steps: number }>(keys.auditCrawl(auditId))).value!;
-      assert.equal(stepsAfter.steps, stepsBefore.steps + 1, "the step was taken, once");
-      while ((await runAuditJob(deps, auditId, auditRunner(deps))) === "next");
-      const done = (await app.kv.get<AuditRecord>(key)).value!;
-      assert.equal(done.status, "completed");
-      assert.equal(done.attempts, 1, "a stale release is no new attempt");
-    } finally {
-      await s.close();
-    }
-  }, WEB));
+type App = Parameters<Parameters<typeof withApp>[0]>[0];
 
-Deno.test("audit steps: a record written during a step fails that step's commit; the step is taken again, once", () =>
-  withApp(async (app) => {
-    const s = site();
-    try {
-      const { accountId, auditId } = await startAudit(app, s.origin);
-      const deps = app.service.services.deps;
-      const key = keys.audit(accountId, auditId);
-      assert.equal(await runAuditJob(deps, auditId, auditRunner(deps)), "next");
-      const stepsBefore = (await app.kv.get<{ steps: number }>(keys.auditCrawl(auditId))).value!;
-      // Another writer while the step runs (after its claim; the same value, a new versionstamp).
-      const base = auditRunner(deps);
-      const writing = {
-        ...base,
-        input: async (...args: Parameters<typeof base.input>) => {
-          const entry = await app.kv.get<AuditRecord>(key);
-          assert.ok((await app.kv.atomic().check(entry).set(key, entry.value).commit()).ok);
-          return await base.input(...args);
-        },
-      };
-      assert.equal(await runAuditJob(deps, auditId, writing), "idle");
-      const stepsAfter = (await app.kv.get<{ steps: number }>(keys.auditCrawl(auditId))).value!;
-      assert.equal(stepsAfter.steps, stepsBefore.steps, "the step did not count");
-      // Its lease runs out (the writer is the one to send the audit on; here, the clock), and the
-      // next claim takes the step again; the audit completes with each page fetched once.
-      const held = (await app.kv.get<AuditRecord>(key)).value!;
-      app.clock.set(held.leaseUntil + 1);
-      while ((await runAuditJob(deps, auditId, auditRunner(deps))) === "next");
-      const done = (await app.kv.get<AuditRecord>(key)).value!;
-      assert.equal(done.status, "completed");
-      // Each of the three pages recorded once (the lost step's fetch did not count).
-      const state = (await app.kv.get<{ fetches: number }>(keys.auditCrawl(auditId))).value!;
-      assert.equal(state.fetches, 3);
-    } finally {
-      await s.close();
-    }
-  }, WEB));
+/** A test on a started audit whose first step ran (this test is the worker, step by step). */
+function afterFirstStep(
+  name: string,
+  fn: (
+    t: { app: App; deps: App["service"]["services"]["deps"]; auditId: string; key: Deno.KvKey },
+  ) => Promise<void>,
+): void {
+  Deno.test(name, () =>
+    withApp(async (app) => {
+      const s = site();
+      try {
+        const { accountId, auditId } = await startAudit(app, s.origin);
+        const deps = app.service.services.deps;
+        assert.equal(await runAuditJob(deps, auditId, auditRunner(deps)), "next");
+        await fn({ app, deps, auditId, key: keys.audit(accountId, auditId) });
+      } finally {
+        await s.close();
+      }
+    }, WEB));
+}
+
+afterFirstStep(
+  "audit steps: a record written since its release is read again, the step taken once",
+  async ({ app, deps, auditId, key }) => {
+    // Another writer: the kept record is stale now.
+    await rewrite(app.kv, key);
+    const stepsBefore = await stepsOf(app.kv, auditId);
+    assert.equal(await runAuditJob(deps, auditId, auditRunner(deps)), "next");
+    assert.equal(await stepsOf(app.kv, auditId), stepsBefore + 1, "the step was taken, once");
+    while ((await runAuditJob(deps, auditId, auditRunner(deps))) === "next");
+    const done = (await app.kv.get<AuditRecord>(key)).value!;
+    assert.equal(done.status, "completed");
+    assert.equal(done.attempts, 1, "a stale release is no new attempt");
+  },
+);
+
+afterFirstStep(
+  "audit steps: a record written during a step fails that step's commit; the step is taken again, once",
+  async ({ app, deps, auditId, key }) => {
+    const stepsBefore = await stepsOf(app.kv, auditId);
+    // Another writer while the step runs (after its claim).
+    const base = auditRunner(deps);
+    const writing = {
+      ...base,
+      input: async (...args: Parameters<typeof base.input>) => {
+        await rewrite(app.kv, key);
+        return await base.input(...args);
+      },
+    };
+    assert.equal(await runAuditJob(deps, auditId, writing), "idle");
+    assert.equal(await stepsOf(app.kv, auditId), stepsBefore, "the step did not count");
+    // Its lease runs out (the writer is the one to send the audit on; here, the clock), and the
+    // next claim takes the step again; the audit completes with each page fetched once.
+    const held = (await app.kv.get<AuditRecord>(key)).value!;
+    app.clock.set(held.leaseUntil + 1);
+    while ((await runAuditJob(deps, auditId, auditRunner(deps))) === "next");
+    const done = (await app.kv.get<AuditRecord>(key)).value!;
+    assert.equal(done.status, "completed");
+    // Each of the three pages recorded once (the lost step's fetch did not count).
+    const state = (await app.kv.get<{ fetches: number }>(keys.auditCrawl(auditId))).value!;
+    assert.equal(state.fetches, 3);
+  },
+);

@@ -38,10 +38,6 @@ const WORK_PER_YIELD = 262_144;
 
 import { Pacer, yieldToLoop } from "./event_loop.ts";
 
-/**
- * Collects the link graph page by page, then computes each page's score once. The graph is held
- * compressed: each link as its target's index only, grouped by linking page (a run per page).
- */
 /** Where `value` sits in the ascending `sorted`, or -1 (a binary search). */
 export function sortedIndexOf(sorted: ArrayLike<number>, value: number): number {
   let lo = 0;
@@ -55,6 +51,10 @@ export function sortedIndexOf(sorted: ArrayLike<number>, value: number): number 
   return -1;
 }
 
+/**
+ * Collects the link graph page by page, then computes each page's score once. The graph is held
+ * compressed: each link as its target's index only, grouped by linking page (a run per page).
+ */
 export class LinkScores {
   #maxEdges: number;
   /** Page hashes, registered in any order; sorted once links start (a page's index = its rank). */

@@ -24,6 +24,7 @@
  * @module
  */
 import { Pacer, yieldToLoop } from "../event_loop.ts";
+import { sortedIndexOf } from "../link_score.ts";
 import type { Facts } from "./facts.ts";
 import { grown, HashIndex } from "./hash_index.ts";
 import type { BrokenTargets } from "./targets.ts";
@@ -125,7 +126,7 @@ export async function redirectChains(
   const pointedAt = new Float64Array(n);
   for (let i = 0; i < n; i++) pointedAt[i] = redirects.toAt(i);
   pointedAt.sort();
-  const isPointedAt = (h: number) => sortedHas(pointedAt, h);
+  const isPointedAt = (h: number) => sortedIndexOf(pointedAt, h) >= 0;
   const pace = new Pacer();
   for (let start = 0; start < n; start += CHAIN_WINDOW) {
     // Chain heads only; members of a pure cycle have no head, so the cycle is counted once, from
@@ -163,19 +164,6 @@ export async function redirectChains(
       kept.forEach((h, k) => names.later(evidence.hops, k, h));
     }
   }
-}
-
-/** Whether the ascending `sorted` holds `h`. */
-function sortedHas(sorted: Float64Array, h: number): boolean {
-  let lo = 0;
-  let hi = sorted.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid] < h) lo = mid + 1;
-    else if (sorted[mid] > h) hi = mid - 1;
-    else return true;
-  }
-  return false;
 }
 
 /**
