@@ -6,7 +6,7 @@
  * @module
  */
 import { isTransientStoreError } from "../../kv/busy_retry.ts";
-import { atomic, classifyFailure, type Deps, keys, read } from "../platform/mod.ts";
+import { atomic, classifyFailure, type Deps, keys, KvMemo, read } from "../platform/mod.ts";
 import {
   callHelper,
   type CrawlInput,
@@ -47,21 +47,7 @@ const RELEASED_KEPT = 256;
  * reading it (a round trip on a remote KV). A record written since fails the claim's check, and
  * the claim reads it then.
  */
-const released = new WeakMap<Deno.Kv, Map<string, KnownRecord<AuditRecord>>>();
-
-function takeReleased(kv: Deno.Kv, auditId: string): KnownRecord<AuditRecord> | undefined {
-  const kept = released.get(kv);
-  const known = kept?.get(auditId);
-  kept?.delete(auditId);
-  return known;
-}
-
-function keepReleased(kv: Deno.Kv, auditId: string, known: KnownRecord<AuditRecord>): void {
-  let kept = released.get(kv);
-  if (!kept) released.set(kv, kept = new Map());
-  if (kept.size >= RELEASED_KEPT) kept.delete(kept.keys().next().value!);
-  kept.set(auditId, known);
-}
+const released = new KvMemo<KnownRecord<AuditRecord>>(RELEASED_KEPT);
 
 /** Audits per KV whose detected page groups this process counts ahead, at most. */
 const DETECTING_KEPT = 16;
@@ -71,23 +57,17 @@ const DETECTING_KEPT = 16;
  * completion takes them instead of a pass over every record of its own (round trips on a remote
  * KV). The first finalize step a process runs starts the count; the completion ends it.
  */
-const detecting = new WeakMap<Deno.Kv, Map<string, Promise<PageGroupDef[]>>>();
+const detecting = new KvMemo<Promise<PageGroupDef[]>>(DETECTING_KEPT);
 
 function detectEarly(kv: Deno.Kv, auditId: string): void {
-  let kept = detecting.get(kv);
-  if (!kept) detecting.set(kv, kept = new Map());
-  if (kept.has(auditId)) return;
-  if (kept.size >= DETECTING_KEPT) kept.delete(kept.keys().next().value!);
+  if (detecting.get(kv, auditId)) return;
   const counting = detectGroups(kv, auditId);
   counting.catch(() => {}); // a count that failed is made again at completion
-  kept.set(auditId, counting);
+  detecting.set(kv, auditId, counting);
 }
 
 function takeDetected(kv: Deno.Kv, auditId: string): Promise<PageGroupDef[]> | undefined {
-  const kept = detecting.get(kv);
-  const counting = kept?.get(auditId);
-  kept?.delete(auditId);
-  return counting?.catch(() => detectGroups(kv, auditId));
+  return detecting.take(kv, auditId)?.catch(() => detectGroups(kv, auditId));
 }
 
 /** Why the address guard refused a site, in words that name no resolved address. */
@@ -138,7 +118,7 @@ export async function runAuditJob(
     // Awaited below once the claim is this worker's.
     early.reads.catch(() => {});
     early.state.catch(() => {});
-  }, takeReleased(kv, auditId));
+  }, released.take(kv, auditId));
   if (!claim) return "idle";
   const audit = claim.record;
   const [projectEntry, reuseEntry] = await (early.reads ??
@@ -214,7 +194,7 @@ export async function runAuditJob(
     // A delayed step is the queue's to deliver: the chain must not spin through the pause.
     next = step.committed && !step.done && step.delayMs === 0;
     if (next && releasedAs && step.versionstamp) {
-      keepReleased(kv, auditId, {
+      released.set(kv, auditId, {
         accountId: claim.accountId,
         value: releasedAs,
         versionstamp: step.versionstamp,

@@ -14,6 +14,7 @@ import {
   type Deps,
   type Key,
   keys,
+  KvMemo,
   randomPart,
   read,
 } from "../platform/mod.ts";
@@ -79,7 +80,7 @@ export interface KnownRecord<R> {
 
 /** Owners kept per KV (job kind and id → account), the most recently read. */
 const OWNERS_KEPT = 1_024;
-const owners = new WeakMap<Deno.Kv, Map<string, string>>();
+const owners = new KvMemo<string>(OWNERS_KEPT);
 
 /**
  * The account that owns a job. An owner is written once, with the job, and never changes, so the
@@ -92,16 +93,11 @@ async function ownerOf<R extends LeasedRecord>(
   spec: JobSpec<R>,
   id: string,
 ): Promise<string | null> {
-  let kept = owners.get(kv);
-  if (!kept) owners.set(kv, kept = new Map());
   const name = `${spec.kind}:${id}`;
-  const known = kept.get(name);
+  const known = owners.get(kv, name);
   if (known !== undefined) return known;
   const accountId = (await read(kv, spec.ownerKey(id))).value;
-  if (accountId) {
-    if (kept.size >= OWNERS_KEPT) kept.delete(kept.keys().next().value!);
-    kept.set(name, accountId);
-  }
+  if (accountId) owners.set(kv, name, accountId);
   return accountId;
 }
 

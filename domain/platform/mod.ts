@@ -20,6 +20,7 @@ export { EVENT_NAMES, recordEvent } from "./events.ts";
 export { checkIdempotencyKey, idempotencyScope, runIdempotent } from "./idempotent_request.ts";
 export { newId, randomPart } from "./ids.ts";
 export { classifyFailure, JobFailure } from "./job_failure.ts";
+export { KvMemo } from "./kv_memo.ts";
 export { badCursor, decodeCursor, encodeCursor } from "./list_cursor.ts";
 export { sha256Hex } from "./replay_seal.ts";
 export { secureEqual } from "./secure_compare.ts";

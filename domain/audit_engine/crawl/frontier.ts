@@ -34,7 +34,7 @@
  * @module
  */
 import type { FrontierEntry } from "../types.ts";
-import { keys, list, read } from "../../platform/mod.ts";
+import { keys, KvMemo, list, read } from "../../platform/mod.ts";
 import { type CrawlCaps, frontierCap, noteCap } from "./caps.ts";
 import type { CrawlState } from "./state.ts";
 import { getMany, newRecord, type PageRecord, type WriteBatch } from "./store.ts";
@@ -77,7 +77,7 @@ type Held = Map<number, { entry: FrontierEntry; record: PageRecord }>;
  * versionstamp of the state commit that covers them: the audit's next step, when it reads that
  * very state, takes them without reading them (frontier.ts `resume`).
  */
-const kept = new WeakMap<Deno.Kv, Map<string, { versionstamp: string; held: Held }>>();
+const kept = new KvMemo<{ versionstamp: string; held: Held }>(KEPT_AUDITS);
 
 /** A URL found this step; `via`: how, when it is worth keeping on its record (a rendered DOM). */
 type Discovered = FrontierEntry & { via?: "render" };
@@ -140,17 +140,6 @@ export class Frontier {
   }
 
   /**
-   * Up to `limit` entries from the head, in frontier order, with their records (a record the
-   * entry's allocation did not leave behind is a fresh one at the entry's position). Nothing is
-   * taken until `advance`.
-   *
-   * A later round of a step (engine.ts) takes what this step allocated: those entries and their
-   * records are held as the allocation wrote them (nothing else writes them meanwhile: the step
-   * holds the audit), so they are not read back, and the round does not wait for their commits
-   * (a round trip each on a remote KV). Any other entry is read from KV once this step's writes
-   * are in.
-   */
-  /**
    * Reads the records of the URLs discovered from here on in chunks while the step records its
    * pages, so `allocate` does not wait a round trip for them. For a chain's step only: the step
    * holds the audit, and what it writes meanwhile is the records of the entries the round took
@@ -162,6 +151,17 @@ export class Frontier {
     this.ahead ??= new Map();
   }
 
+  /**
+   * Up to `limit` entries from the head, in frontier order, with their records (a record the
+   * entry's allocation did not leave behind is a fresh one at the entry's position). Nothing is
+   * taken until `advance`.
+   *
+   * A later round of a step (engine.ts) takes what this step allocated: those entries and their
+   * records are held as the allocation wrote them (nothing else writes them meanwhile: the step
+   * holds the audit), so they are not read back, and the round does not wait for their commits
+   * (a round trip each on a remote KV). Any other entry is read from KV once this step's writes
+   * are in.
+   */
   async next(limit: number): Promise<TakenEntries> {
     const out = await this.take(limit);
     if (this.ahead) {
@@ -241,11 +241,7 @@ export class Frontier {
     const { head } = this.state;
     for (const seq of this.held.keys()) if (seq < head) this.held.delete(seq);
     if (this.held.size === 0) return;
-    let audits = kept.get(this.kv);
-    if (!audits) kept.set(this.kv, audits = new Map());
-    audits.delete(this.auditId);
-    if (audits.size >= KEPT_AUDITS) audits.delete(audits.keys().next().value!);
-    audits.set(this.auditId, { versionstamp, held: this.held });
+    kept.set(this.kv, this.auditId, { versionstamp, held: this.held });
   }
 
   /**
@@ -255,11 +251,8 @@ export class Frontier {
    * fetched, which this step fetches and writes again).
    */
   resume(versionstamp: string | null): void {
-    const audits = kept.get(this.kv);
-    const last = audits?.get(this.auditId);
-    if (!last) return;
-    audits!.delete(this.auditId);
-    if (last.versionstamp === versionstamp) this.held = last.held;
+    const last = kept.take(this.kv, this.auditId);
+    if (last?.versionstamp === versionstamp) this.held = last.held;
   }
 
   /** Marks the first `taken` entries of the head as done. */
