@@ -38,7 +38,14 @@ import { type RenderPlan, runPostCrawlStep } from "./post_steps.ts";
 import { Scope } from "../scope.ts";
 import { RobotsSource } from "./robots_source.ts";
 import { stepReuse } from "./reuse.ts";
-import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
+import {
+  type CrawlInput,
+  type CrawlState,
+  fetchedSince,
+  NOTHING_FETCHED,
+  type StepFetched,
+  type StepLimits,
+} from "./state.ts";
 
 import { budgetStop, type CrawlCut, noteStop } from "./stops.ts";
 import { WriteBatch } from "./store.ts";
@@ -103,14 +110,6 @@ export interface StepOutcome {
   versionstamp?: string;
 }
 
-/** Pages fetched and body bytes read by one step. */
-export interface StepFetched {
-  pages: number;
-  bytes: number;
-}
-
-const NOTHING: StepFetched = { pages: 0, bytes: 0 };
-
 /**
  * Runs one step of an audit's crawl. Throws `TargetRefusedError` (first step only) when the start
  * URL is refused by the address guard for a policy reason; a start host that does not resolve is
@@ -153,7 +152,7 @@ export async function runCrawlStep(
   } else {
     state = structuredClone(entry.value);
     if (state.phase === "done") {
-      return { done: true, committed: true, state, delayMs: 0, fetched: NOTHING };
+      return { done: true, committed: true, state, delayMs: 0, fetched: NOTHING_FETCHED };
     }
     state.steps++;
     state.capsHit ??= {};
@@ -207,12 +206,7 @@ export async function runCrawlStep(
   await Promise.all([batch.flush(), hooks.beforeCommit?.(op, done, delayMs)]);
   const res = await op.commit();
   if (res.ok && state.phase === "crawl") frontier?.keepFor(res.versionstamp);
-  const fetched = res.ok
-    ? {
-      pages: state.fetches - (entry.value?.fetches ?? 0),
-      bytes: state.bytes - (entry.value?.bytes ?? 0),
-    }
-    : NOTHING;
+  const fetched = res.ok ? fetchedSince(entry.value, state) : NOTHING_FETCHED;
   return {
     done,
     committed: res.ok,
@@ -276,7 +270,7 @@ async function partitionedStep(
     committed: res.ok,
     state: res.ok ? state : null,
     delayMs: out.delayMs,
-    fetched: NOTHING,
+    fetched: NOTHING_FETCHED,
   };
 }
 

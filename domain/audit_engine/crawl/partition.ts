@@ -48,7 +48,14 @@ import { recordFromFrontier } from "./page_recorder.ts";
 import { newPace, Politeness, type SharedSlots } from "./politeness.ts";
 import { RobotsSource } from "./robots_source.ts";
 import { Scope } from "../scope.ts";
-import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
+import {
+  type CrawlInput,
+  type CrawlState,
+  fetchedSince,
+  NOTHING_FETCHED,
+  type StepFetched,
+  type StepLimits,
+} from "./state.ts";
 import { budgetStop, type CrawlCut } from "./stops.ts";
 import { WriteBatch } from "./store.ts";
 
@@ -87,10 +94,8 @@ export interface SliceOutcome {
   /** Idle because every range is in flight: their links may soon give more to claim. */
   waiting?: boolean;
   /** What this step itself fetched and recorded (0 and 0 unless it committed). */
-  fetched: { pages: number; bytes: number };
+  fetched: StepFetched;
 }
-
-const NOTHING = { pages: 0, bytes: 0 };
 
 /** A step that recorded nothing, worth trying again after `delayMs`. */
 const idle = (delayMs: number): SliceOutcome => ({
@@ -99,7 +104,7 @@ const idle = (delayMs: number): SliceOutcome => ({
   state: null,
   delayMs,
   idle: true,
-  fetched: NOTHING,
+  fetched: NOTHING_FETCHED,
 });
 
 /** How a phase change is decided after a range (engine.ts `endCrawl`, passed in: no cycle). */
@@ -420,9 +425,7 @@ async function record(
     if (got && claimEntry) op.check(claimEntry).delete(got.claim.key);
     await hooks.beforeCommit?.(op, false, delayMs);
     committed = (await op.commit()).ok;
-    const fetched = committed
-      ? { pages: state.fetches - entry.value.fetches, bytes: state.bytes - entry.value.bytes }
-      : NOTHING;
+    const fetched = committed ? fetchedSince(entry.value, state) : NOTHING_FETCHED;
     return {
       done: false,
       committed,

@@ -94,3 +94,23 @@ export function linkGraphPartial(state: Pick<CrawlState, "truncated" | "scope">)
   return state.truncated ||
     (scope !== undefined && (scope.list || Object.values(scope.leftOut).some((n) => n > 0)));
 }
+
+/** Pages fetched and body bytes read by one step. */
+export interface StepFetched {
+  pages: number;
+  bytes: number;
+}
+
+/** A step that fetched nothing (or did not commit). */
+export const NOTHING_FETCHED: StepFetched = { pages: 0, bytes: 0 };
+
+/** What a step fetched: its committed state against the one it read (null: a first step). */
+export function fetchedSince(
+  before: Pick<CrawlState, "fetches" | "bytes"> | null,
+  after: Pick<CrawlState, "fetches" | "bytes">,
+): StepFetched {
+  return {
+    pages: after.fetches - (before?.fetches ?? 0),
+    bytes: after.bytes - (before?.bytes ?? 0),
+  };
+}
