@@ -171,8 +171,6 @@ export const keys = {
    */
   auditCheckData: (auditId: string, check: string, ...parts: (string | number)[]) =>
     ["audit_check_data", auditId, check, ...parts] as const,
-  auditCheckDataOf: (auditId: string, check: string) =>
-    ["audit_check_data", auditId, check] as const,
   /**
    * The library a script's first bytes show, as audits before `auditCheckData` stored it: read
    * only by an audit that was running when that changed (and pruned); drop it after.

@@ -19,23 +19,18 @@
  *
  * @module
  */
-import { type Key, keys, type Prefix } from "../platform/mod.ts";
+import { type Key, keys } from "../platform/mod.ts";
 
-/** Where one check keeps its data: keys and the prefix of one audit, typed by the check's value. */
+/** Where one check keeps its data: its keys, typed by the check's value. */
 export interface CheckData<T> {
-  readonly check: string;
   /** The key of one value (`parts`: the check's own, e.g. a URL). */
   key(auditId: string, ...parts: (string | number)[]): Key<T>;
-  /** Every value the check keeps for one audit, to list. */
-  prefix(auditId: string): Prefix<T>;
 }
 
 /** The data space of `check` (its check id), holding values of type `T`. */
 export function checkData<T>(check: string): CheckData<T> {
   return {
-    check,
     // The store types the family as unknown: each check declares its own value type here.
     key: (auditId, ...parts) => keys.auditCheckData(auditId, check, ...parts) as Key<T>,
-    prefix: (auditId) => keys.auditCheckDataOf(auditId, check) as Prefix<T>,
   };
 }

@@ -19,7 +19,7 @@ import { pluginFacts } from "./facts/plugins.ts";
 import { appRootFacts } from "./facts/app_root.ts";
 import { fragmentFacts } from "./facts/fragments.ts";
 
-export { sameSite, siteKeyOf } from "./urls.ts";
+export { siteKeyOf } from "./urls.ts";
 
 /** Every fact family on the parse, in the order each tag's families run. */
 export const FACT_COLLECTORS = [

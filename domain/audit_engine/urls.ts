@@ -41,11 +41,6 @@ export function canonicalize(href: string, base?: string | URL): string | null {
   }
 }
 
-/** Hosts are internal when equal modulo a leading `www.` (and port). */
-export function sameSite(a: URL, siteKey: string): boolean {
-  return siteKeyOf(a) === siteKey;
-}
-
 /** The host of `u` without a leading `www.`: the key that decides what is internal. */
 export function siteKeyOf(u: URL): string {
   const host = u.host;

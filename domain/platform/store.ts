@@ -240,7 +240,6 @@ export const schema = {
   auditResourceQueueAll: prefix("auditResourceQueue"),
   /** Each check types its own data (domain/audit_engine/check_data.ts). */
   auditCheckData: value<unknown>(),
-  auditCheckDataOf: prefix("auditCheckData"),
   auditCheckDataAll: prefix("auditCheckData"),
   auditBanner: value<ScriptLibraryValue>(),
   auditBanners: prefix("auditBanner"),
