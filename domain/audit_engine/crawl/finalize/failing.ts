@@ -100,11 +100,6 @@ export class FailingUrls {
     return true;
   }
 
-  /** Whether the URL with this hash failed (TLS failures aside). */
-  has(hash: number): boolean {
-    return this.#index.indexOf(hash) >= 0;
-  }
-
   /** Another check charges this URL (when it fails). */
   charge(hash: number): void {
     const i = this.#index.indexOf(hash);
@@ -113,15 +108,19 @@ export class FailingUrls {
     this.#charged[i] = 1;
   }
 
-  /** Another check charges this URL and every hop of its internal redirects. */
-  chargeFrom(hash: number, redirects: Redirects): void {
+  /**
+   * Another check charges this URL and every hop of its internal redirects. Answers where they
+   * end, as `Redirects.follow` does (itself when none, -1 on a loop): the walk is the same.
+   */
+  chargeFrom(hash: number, redirects: Redirects): number {
     let cur = hash;
     for (let i = 0; i <= MAX_HOPS; i++) {
       this.charge(cur);
       const next = redirects.targetOf(cur);
-      if (next < 0) return;
+      if (next < 0) return cur;
       cur = next;
     }
+    return -1;
   }
 
   /** `chargeFrom` for each URL of a whole-site list (yielding as it goes). */

@@ -79,15 +79,11 @@ export async function readLinks(
       const { t, a, f: followable } = e.value;
       for (let i = 0; i < t.length; i++) {
         const h = t[i];
-        failing.charge(h);
-        const via = redirects.targetOf(h);
-        if (via >= 0) failing.chargeFrom(h, redirects);
+        const end = failing.chargeFrom(h, redirects);
+        const via = end === h ? -1 : redirects.targetOf(h);
         if (h === self) continue;
         if (i < followable) {
-          if (!linkScores.addLink(h) && via >= 0) {
-            const end = redirects.follow(h);
-            if (end >= 0) linkScores.addLink(end);
-          }
+          if (!linkScores.addLink(h) && via >= 0 && end >= 0) linkScores.addLink(end);
           urls.link(h, self);
         }
         const b = broken.get(h);

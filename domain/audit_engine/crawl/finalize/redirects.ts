@@ -60,11 +60,6 @@ export class Redirects {
     return this.#to[i];
   }
 
-  /** The position of a redirecting URL, or -1. */
-  indexOf(hash: number): number {
-    return this.#from.indexOf(hash);
-  }
-
   /** Where the URL redirects (one hop), or -1 when it does not. */
   targetOf(hash: number): number {
     const i = this.#from.indexOf(hash);

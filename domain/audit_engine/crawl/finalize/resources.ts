@@ -82,8 +82,7 @@ export async function readResources(
         if (FRAME_KINDS.has(kinds[i])) {
           framed.add(h);
           // The frame's own record answers for it; its failure is charged here, once.
-          failing.charge(h);
-          if (redirects.targetOf(h) >= 0) failing.chargeFrom(h, redirects);
+          failing.chargeFrom(h, redirects);
           applies = true;
           const b = broken.get(h);
           hit = b && { url: null, ...b };

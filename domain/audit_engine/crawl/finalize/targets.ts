@@ -89,11 +89,6 @@ export class BrokenTargets {
     return this.#index.indexOf(hash) >= 0;
   }
 
-  /** Whether the URL is a broken target. */
-  has(hash: number): boolean {
-    return this.#slot(hash) >= 0;
-  }
-
   /** The broken target's answer, or undefined. */
   get(hash: number): BrokenTarget | undefined {
     const i = this.#slot(hash);
