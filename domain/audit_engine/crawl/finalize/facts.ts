@@ -22,10 +22,16 @@ import { FINDINGS_CAP } from "../store.ts";
 export class Group implements ItemGroup {
   count = 0;
   items: Evidence[] = [];
-  /** `counts: false` keeps the item without counting it (several items of one counted page). */
-  add(item: Evidence, counts = true): void {
+  /**
+   * `counts: false` keeps the item without counting it (several items of one counted page).
+   * Answers whether the item was kept (the first FINDINGS_CAP are): only a kept item's URLs are
+   * read back (url_names.ts).
+   */
+  add(item: Evidence, counts = true): boolean {
     if (counts) this.count++;
-    if (this.items.length < FINDINGS_CAP) this.items.push(item);
+    if (this.items.length >= FINDINGS_CAP) return false;
+    this.items.push(item);
+    return true;
   }
 }
 

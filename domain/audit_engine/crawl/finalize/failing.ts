@@ -150,8 +150,7 @@ export class FailingUrls {
         : kind === STATUS_5XX
         ? f.status5xx
         : f.failed;
-      g.add(item);
-      if (g.items.at(-1) === item) names.later(item, "url", this.#index.hashAt(i));
+      if (g.add(item)) names.later(item, "url", this.#index.hashAt(i));
     }
     this.#index = new HashIndex();
     this.#kind = new Uint8Array(0);

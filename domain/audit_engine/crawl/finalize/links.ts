@@ -95,14 +95,12 @@ export async function readLinks(
             status: b.status || null,
             failure: b.failure,
           };
-          f.brokenLinks.add(item, !srcBroken);
-          if (f.brokenLinks.items.at(-1) === item) names.later(item, "target", h);
+          if (f.brokenLinks.add(item, !srcBroken)) names.later(item, "target", h);
           srcBroken = true;
         }
         if (via >= 0) {
           const item = { url, target: "", anchor: a[i] ?? "", redirects_to: "" };
-          f.redirectLinks.add(item, !srcRedirect);
-          if (f.redirectLinks.items.at(-1) === item) {
+          if (f.redirectLinks.add(item, !srcRedirect)) {
             names.later(item, "target", h);
             names.later(item, "redirects_to", via);
           }

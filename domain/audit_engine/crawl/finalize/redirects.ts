@@ -153,8 +153,7 @@ export async function redirectChains(
       const evidence = group === f.redirectChains
         ? { ...item, final_status: broken.get(cur)?.status ?? null }
         : item;
-      group.add(evidence);
-      if (group.items.at(-1) !== evidence) continue;
+      if (!group.add(evidence)) continue;
       names.later(evidence, "url", url);
       kept.forEach((h, k) => names.later(evidence.hops, k, h));
     }

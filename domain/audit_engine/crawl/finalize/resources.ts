@@ -100,8 +100,7 @@ export async function readResources(
           status: hit.status || null,
           failure: hit.failure,
         };
-        f.brokenResources.add(item, !counted);
-        if (hit.url === null && f.brokenResources.items.at(-1) === item) {
+        if (f.brokenResources.add(item, !counted) && hit.url === null) {
           names.later(item, "resource", h);
         }
         counted = true;
