@@ -223,9 +223,12 @@ function exchangeOnce(
       // Connect to the address the guard checked, never a fresh DNS answer.
       lookup: pinnedLookup(pinned),
     } as http.RequestOptions);
+    // Set while an unwanted body drains: the answer is known then, and the deadline gives it.
+    let answerNow: (() => void) | null = null;
     const timer = setTimeout(() => {
       const err = new FetchFailedError("timeout", `Timed out after ${timeoutMs} ms`, u.href);
-      finish(err);
+      if (answerNow) answerNow();
+      else finish(err);
       req.destroy();
     }, remaining);
     req.on("error", (e) => finish(e));
@@ -249,7 +252,8 @@ function exchangeOnce(
       if (!wantBody) {
         if (agent && drainable(method, status, h)) {
           // Answered once the connection is free again, so the next request can have it.
-          drain(req, res, () => done(new Uint8Array(0), false));
+          answerNow = () => done(new Uint8Array(0), false);
+          drain(req, res, answerNow);
           return;
         }
         res.on("error", () => {});

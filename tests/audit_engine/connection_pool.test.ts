@@ -313,3 +313,39 @@ Deno.test("a kept connection the server dropped is retried once on a new connect
     }
   }
 });
+
+Deno.test("an unwanted body still draining at the deadline: the known status, not a timeout", async () => {
+  // A raw server that sends a 404's head and one byte of its 100-byte body, then waits.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  const conns: Deno.Conn[] = [];
+  const serving = (async () => {
+    for await (const conn of listener) {
+      conns.push(conn);
+      await conn.read(new Uint8Array(4096)).catch(() => null);
+      await conn.write(
+        new TextEncoder().encode("HTTP/1.1 404 Not Found\r\ncontent-length: 100\r\n\r\nx"),
+      ).catch(() => 0);
+    }
+  })();
+  const pool = new ConnectionPool();
+  try {
+    const res = await safeFetch(`http://127.0.0.1:${port}/gone`, {
+      allowPrivate: true,
+      pool,
+      timeoutMs: 300,
+      shouldReadBody: () => false,
+    });
+    assert.equal(res.status, 404);
+    assert.equal(res.body.byteLength, 0);
+  } finally {
+    pool.close();
+    listener.close();
+    await serving.catch(() => {});
+    for (const c of conns) {
+      try {
+        c.close();
+      } catch { /* closed */ }
+    }
+  }
+});
