@@ -11,6 +11,7 @@
 import assert from "node:assert/strict";
 import { tempKvPath } from "../proof/process.ts";
 import {
+  redirectAt,
   runFinalizeChild,
   synthExpected,
   synthKind,
@@ -31,7 +32,7 @@ async function passesWithin(n: number): Promise<void> {
     await writeSyntheticCrawl(kv, "a1", n, PERIOD);
     kv.close();
     // The start page, plain pages, the page after a redirect, a redirect's source, one far page.
-    const redirect = PERIOD / 2;
+    const redirect = redirectAt(PERIOD);
     const probe = [0, 1, 2, 3, redirect + 1, redirect, n - 2];
     const run = await runFinalizeChild(kvFile.path, "a1", n, probe, [
       "--max-semi-space-size=2",

@@ -34,9 +34,13 @@ export const synthUrl = (i: number): string =>
 
 type Kind = "html" | "broken" | "redirect";
 
-function kindOf(i: number, n: number, period: number): Kind {
+/** The position in each period of its redirect (its last is broken): odd periods have one too. */
+export const redirectAt = (period: number): number => Math.floor(period / 2);
+
+/** What the generator made page i of an n-page site. */
+export function synthKind(i: number, n: number, period = 1000): Kind {
   if (i > 0 && i % period === period - 1) return "broken";
-  if (i > 0 && i % period === period / 2 && i + 1 < n) return "redirect";
+  if (i > 0 && i % period === redirectAt(period) && i + 1 < n) return "redirect";
   return "html";
 }
 
@@ -45,11 +49,6 @@ export function synthPage(url: unknown): number {
   if (url === synthUrl(0)) return 0;
   const m = typeof url === "string" && /\/p\/(\d+)$/.exec(url);
   return m ? Number(m[1]) : -1;
-}
-
-/** What the generator made page i of an n-page site. */
-export function synthKind(i: number, n: number, period = 1000): Kind {
-  return kindOf(i, n, period);
 }
 
 /** A page's distinct internal link targets (never itself), as page numbers. */
@@ -115,7 +114,7 @@ export async function writeSyntheticCrawl(
     const url = synthUrl(i);
     const rec = newRecord(url, i, i === 0 ? 0 : 1, false);
     rec.state = "fetched";
-    const kind = kindOf(i, n, period);
+    const kind = synthKind(i, n, period);
     if (kind === "broken") rec.status = 404;
     else if (kind === "redirect") {
       rec.status = 301;
@@ -163,13 +162,13 @@ export function synthExpected(n: number, probe: number[], period = 1000): SynthE
   const titles = new Map<string, number>();
   let htmlPages = 0, pagesLinkingBroken = 0, pagesLinkingRedirects = 0;
   for (let i = 0; i < n; i++) {
-    if (kindOf(i, n, period) !== "html") continue;
+    if (synthKind(i, n, period) !== "html") continue;
     htmlPages++;
     const t = titleOf(i);
     titles.set(t, (titles.get(t) ?? 0) + 1);
     const links = synthLinks(i, n);
-    if (links.some((t) => kindOf(t, n, period) === "broken")) pagesLinkingBroken++;
-    if (links.some((t) => kindOf(t, n, period) === "redirect")) pagesLinkingRedirects++;
+    if (links.some((t) => synthKind(t, n, period) === "broken")) pagesLinkingBroken++;
+    if (links.some((t) => synthKind(t, n, period) === "redirect")) pagesLinkingRedirects++;
     for (const t of links) if (want.has(t)) inlinks.set(t, inlinks.get(t)! + 1);
   }
   let duplicateTitles = 0;
