@@ -14,6 +14,7 @@ import type { FetchSettings } from "../../domain/audit_engine/crawl/fetcher.ts";
 import { workingStatePrefixes } from "../../domain/audit_engine/prune.ts";
 import { keys } from "../../kv/keys.ts";
 import { serveSite } from "../helpers/sites.ts";
+import { openTestKv } from "../helpers/kv.ts";
 
 const JQUERY_OLD = {
   body: "/*! jQuery v1.8.3 jquery.com | jquery.org/license */\n!function(){}",
@@ -26,7 +27,7 @@ Deno.test("check data: banners kept under the check's id, the old key still read
     "/a.js": JQUERY_OLD,
     "/b.js": JQUERY_OLD,
   });
-  const kv = await Deno.openKv(":memory:");
+  const kv = await openTestKv();
   try {
     const auditId = "aud_check_data";
     const settings: FetchSettings = { allowPrivate: true, timeoutMs: 3_000, maxBytes: 1 << 20 };

@@ -11,6 +11,7 @@ import { BrokenTargets } from "../../domain/audit_engine/crawl/finalize/targets.
 import { HashList } from "../../domain/audit_engine/crawl/finalize/failing.ts";
 import { UrlNames } from "../../domain/audit_engine/crawl/finalize/url_names.ts";
 import { urlHash } from "../../domain/audit_engine/crawl/store.ts";
+import { openTestKv } from "../helpers/kv.ts";
 
 Deno.test("a hash index answers each hash's position, the first of a repeat, -1 for none", () => {
   const ix = new HashIndex();
@@ -63,7 +64,7 @@ Deno.test("the list of URLs to charge keeps every distinct hash and at most abou
 });
 
 Deno.test("URL names are written to KV by hash and fill the evidence kept", async () => {
-  const kv = await Deno.openKv(":memory:");
+  const kv = await openTestKv();
   try {
     const names = new UrlNames(kv, "a1");
     const urls = Array.from({ length: 30 }, (_, i) => `https://a.test/p/${i}`);

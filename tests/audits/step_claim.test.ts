@@ -11,8 +11,8 @@ import { runAuditJob } from "../../domain/audits/job.ts";
 import type { AuditRecord } from "../../domain/audits/record.ts";
 import { auditRunner } from "../../jobs/audit_jobs.ts";
 import { keys } from "../../kv/keys.ts";
-import { withApp } from "../helpers/app.ts";
-import { liveWithCredits } from "../helpers/credits.ts";
+import { type TestApp, withApp } from "../helpers/app.ts";
+import { startLiveAudit } from "../helpers/credits.ts";
 import { html, page, serveSite } from "../helpers/sites.ts";
 
 /** `kv` counting its reads of `key` (gets and getMany). */
@@ -62,14 +62,10 @@ async function rewrite(kv: Deno.Kv, key: Deno.KvKey): Promise<void> {
   assert.ok((await kv.atomic().check(entry).set(key, entry.value).commit()).ok);
 }
 
-async function startAudit(app: App, origin: string) {
-  const { accountId, live } = await liveWithCredits(app, 100);
-  const proj = await app.req("POST", "/v1/projects", { key: live, body: { url: origin } });
-  const started = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, {
-    key: live,
-  });
-  assert.equal(started.status, 202, started.text);
-  return { accountId, auditId: started.body.audit_id as string };
+/** An audit of `origin` started by a live account (the test is the worker). */
+async function startAudit(app: TestApp, origin: string) {
+  const { accountId, id } = await startLiveAudit(app, origin);
+  return { accountId, auditId: id };
 }
 
 Deno.test("audit steps: the next step claims from the released record without reading it", () =>
@@ -101,13 +97,16 @@ Deno.test("audit steps: the next step claims from the released record without re
     }
   }, WEB));
 
-type App = Parameters<Parameters<typeof withApp>[0]>[0];
-
 /** A test on a started audit whose first step ran (this test is the worker, step by step). */
 function afterFirstStep(
   name: string,
   fn: (
-    t: { app: App; deps: App["service"]["services"]["deps"]; auditId: string; key: Deno.KvKey },
+    t: {
+      app: TestApp;
+      deps: TestApp["service"]["services"]["deps"];
+      auditId: string;
+      key: Deno.KvKey;
+    },
   ) => Promise<void>,
 ): void {
   Deno.test(name, () =>

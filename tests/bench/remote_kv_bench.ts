@@ -79,7 +79,7 @@ try {
       const proj = await app.req("POST", "/v1/projects", { key, body: { url: site.origin } });
       if (proj.status !== 201) throw new Error(`project: ${proj.text}`);
       const zero = { ...trips };
-      serial?.bySite.clear();
+      serial?.reset();
       const servedBefore = (await site.stats()).served;
       const t0 = performance.now();
       const started = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, {

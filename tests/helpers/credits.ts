@@ -49,19 +49,30 @@ export async function creditsShown(app: TestApp, key: string): Promise<number> {
 }
 
 /**
- * A live account with 100 credits audits `origin` as a new project, and the audit is awaited to
- * its end (within `timeoutMs`). Returns the key, the audit's id and its final `GET` response.
+ * A live account with 100 credits starts an audit of `origin` as a new project. Returns the key,
+ * the account and the audit's id.
+ */
+export async function startLiveAudit(
+  app: TestApp,
+  origin: string,
+): Promise<{ key: string; accountId: string; id: string }> {
+  const { live: key, accountId } = await liveWithCredits(app, 100);
+  const proj = await app.req("POST", "/v1/projects", { key, body: { url: origin } });
+  assert.equal(proj.status, 201, proj.text);
+  const started = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, { key });
+  assert.equal(started.status, 202, started.text);
+  return { key, accountId, id: started.body.audit_id as string };
+}
+
+/**
+ * `startLiveAudit`, and the audit awaited to its end (within `timeoutMs`). Returns the key, the
+ * audit's id and its final `GET` response.
  */
 export async function completedLiveAudit(
   app: TestApp,
   origin: string,
   timeoutMs = 90_000,
 ): Promise<{ key: string; id: string; done: TestResponse }> {
-  const { live: key } = await liveWithCredits(app, 100);
-  const proj = await app.req("POST", "/v1/projects", { key, body: { url: origin } });
-  assert.equal(proj.status, 201, proj.text);
-  const started = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, { key });
-  assert.equal(started.status, 202, started.text);
-  const id = started.body.audit_id as string;
+  const { key, id } = await startLiveAudit(app, origin);
   return { key, id, done: await waitForAudit(app, key, id, { timeoutMs }) };
 }

@@ -42,10 +42,10 @@ export class SerialTrips {
   readonly bySite = new Map<string, number>();
   requests = 0;
   #inFlight = new Map<number, string>();
-  #requests = new Map<number, string>();
+  /** API requests in flight (their call sites say nothing: only how many). */
+  #requestsInFlight = 0;
   #next = 0;
   #since = 0;
-  #requestsSince = 0;
 
   constructor(readonly delayMs: number) {}
 
@@ -56,14 +56,19 @@ export class SerialTrips {
     const stack = new Error().stack ?? "";
     Error.stackTraceLimit = limit;
     const request = /\/routes\//.test(stack);
-    const site = callSite(stack);
     this.#charge();
+    if (request) {
+      this.#requestsInFlight++;
+      return () => {
+        this.#charge();
+        this.#requestsInFlight--;
+      };
+    }
     const id = this.#next++;
-    (request ? this.#requests : this.#inFlight).set(id, site);
+    this.#inFlight.set(id, callSite(stack));
     return () => {
       this.#charge();
       this.#inFlight.delete(id);
-      this.#requests.delete(id);
     };
   }
 
@@ -75,8 +80,14 @@ export class SerialTrips {
       const site = oldest.value;
       this.bySite.set(site, (this.bySite.get(site) ?? 0) + (now - this.#since) / this.delayMs);
     }
-    if (this.#requests.size > 0) this.requests += (now - this.#requestsSince) / this.delayMs;
-    this.#since = this.#requestsSince = now;
+    if (this.#requestsInFlight > 0) this.requests += (now - this.#since) / this.delayMs;
+    this.#since = now;
+  }
+
+  /** Forgets what was counted so far (a run's setup before the part measured). */
+  reset(): void {
+    this.bySite.clear();
+    this.requests = 0;
   }
 }
 
