@@ -37,19 +37,7 @@ const CHUNK = 65_536;
 const WORK_PER_YIELD = 262_144;
 
 import { Pacer, yieldToLoop } from "./event_loop.ts";
-
-/** Where `value` sits in the ascending `sorted`, or -1 (a binary search). */
-export function sortedIndexOf(sorted: ArrayLike<number>, value: number): number {
-  let lo = 0;
-  let hi = sorted.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid] < value) lo = mid + 1;
-    else if (sorted[mid] > value) hi = mid - 1;
-    else return mid;
-  }
-  return -1;
-}
+import { grown, sortedIndexOf, sortUnique } from "./sorted_hashes.ts";
 
 /**
  * Collects the link graph page by page, then computes each page's score once. The graph is held
@@ -87,11 +75,7 @@ export class LinkScores {
   /** Registers a page (by URL hash) as a node; every page comes before the first link. */
   addPage(hash: number): void {
     if (this.#sorted) throw new Error("LinkScores: pages are registered before links");
-    if (this.#pages === this.#hashes.length) {
-      const grown = new Float64Array(this.#hashes.length * 2);
-      grown.set(this.#hashes);
-      this.#hashes = grown;
-    }
+    this.#hashes = grown(this.#hashes, this.#pages + 1);
     this.#hashes[this.#pages++] = hash;
   }
 
@@ -99,10 +83,8 @@ export class LinkScores {
   #seal(): void {
     if (this.#sorted) return;
     this.#sorted = true;
-    const h = this.#hashes.subarray(0, this.#pages).sort();
-    let n = 0;
-    for (let i = 0; i < h.length; i++) if (i === 0 || h[i] !== h[n - 1]) h[n++] = h[i];
-    this.#hashes = h.slice(0, n);
+    const n = sortUnique(this.#hashes.subarray(0, this.#pages));
+    this.#hashes = this.#hashes.slice(0, n);
     this.#pages = n;
     this.#mark = new Int32Array(n);
   }
@@ -121,11 +103,7 @@ export class LinkScores {
     this.#current = this.#indexOf(hash);
     this.#stamp++;
     if (this.#current < 0) return;
-    if (this.#runLen + 2 > this.#runs.length) {
-      const grown = new Int32Array(this.#runs.length * 2);
-      grown.set(this.#runs);
-      this.#runs = grown;
-    }
+    this.#runs = grown(this.#runs, this.#runLen + 2);
     this.#runs[this.#runLen++] = this.#current;
     this.#runs[this.#runLen++] = this.#edges;
   }

@@ -30,7 +30,8 @@ import type { Evidence } from "../../types.ts";
 import { Pacer, yieldToLoop } from "../event_loop.ts";
 import type { PageRecord } from "../store.ts";
 import type { Facts, Group } from "./facts.ts";
-import { grown, HashIndex } from "./hash_index.ts";
+import { grown, sortUnique } from "../sorted_hashes.ts";
+import { HashIndex } from "./hash_index.ts";
 import type { Redirects } from "./redirects.ts";
 import { MAX_HOPS } from "./redirects.ts";
 import { FailureKinds } from "./targets.ts";
@@ -49,11 +50,8 @@ export class HashList {
 
   add(hash: number): void {
     if (this.#n === this.#a.length) {
-      const a = this.#a.sort();
-      let n = 0;
-      for (let i = 0; i < a.length; i++) if (i === 0 || a[i] !== a[n - 1]) a[n++] = a[i];
-      this.#n = n;
-      if (n * 2 > a.length) this.#a = grown(a, a.length * 2);
+      const n = this.#n = sortUnique(this.#a);
+      if (n * 2 > this.#a.length) this.#a = grown(this.#a, this.#a.length * 2);
     }
     this.#a[this.#n++] = hash;
   }

@@ -18,20 +18,7 @@
  *
  * @module
  */
-import { sortedIndexOf } from "../link_score.ts";
-
-/** `a` grown to hold at least `n` (doubling), its content kept. */
-export function grown<A extends Float64Array | Int32Array | Uint16Array | Uint8Array>(
-  a: A,
-  n: number,
-): A {
-  if (n <= a.length) return a;
-  let size = a.length || 64;
-  while (size < n) size *= 2;
-  const b = new (a.constructor as new (n: number) => A)(size);
-  b.set(a);
-  return b;
-}
+import { grown, sortedIndexOf } from "../sorted_hashes.ts";
 
 /** Positions of URL hashes, in the order added. */
 export class HashIndex {

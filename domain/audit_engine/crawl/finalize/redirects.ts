@@ -24,9 +24,9 @@
  * @module
  */
 import { Pacer, yieldToLoop } from "../event_loop.ts";
-import { sortedIndexOf } from "../link_score.ts";
 import type { Facts } from "./facts.ts";
-import { grown, HashIndex } from "./hash_index.ts";
+import { grown, sortedIndexOf } from "../sorted_hashes.ts";
+import { HashIndex } from "./hash_index.ts";
 import type { BrokenTargets } from "./targets.ts";
 import type { UrlNames } from "./url_names.ts";
 

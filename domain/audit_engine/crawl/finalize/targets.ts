@@ -18,7 +18,8 @@
  *
  * @module
  */
-import { grown, HashIndex } from "./hash_index.ts";
+import { grown } from "../sorted_hashes.ts";
+import { HashIndex } from "./hash_index.ts";
 
 /** A broken target's answer: its status (0 when the fetch failed) and failure kind. */
 export interface BrokenTarget {

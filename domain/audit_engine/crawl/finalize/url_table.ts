@@ -19,7 +19,7 @@
  *
  * @module
  */
-import { sortedIndexOf } from "../link_score.ts";
+import { grown, sortedIndexOf, sortUnique } from "../sorted_hashes.ts";
 
 /** Inlinks and first linkers of the URLs the crawl recorded, by URL hash. */
 export class UrlTable {
@@ -32,11 +32,7 @@ export class UrlTable {
   /** Registers a URL (by hash); every URL comes before the first link. */
   add(hash: number): void {
     if (this.#sealed) throw new Error("UrlTable: URLs are registered before links");
-    if (this.#n === this.#hashes.length) {
-      const grown = new Float64Array(this.#hashes.length * 2);
-      grown.set(this.#hashes);
-      this.#hashes = grown;
-    }
+    this.#hashes = grown(this.#hashes, this.#n + 1);
     this.#hashes[this.#n++] = hash;
   }
 
@@ -48,11 +44,9 @@ export class UrlTable {
   #seal(): void {
     if (this.#sealed) return;
     this.#sealed = true;
-    const h = this.#hashes.subarray(0, this.#n).sort();
-    let n = 0;
-    for (let i = 0; i < h.length; i++) if (i === 0 || h[i] !== h[n - 1]) h[n++] = h[i];
+    const n = sortUnique(this.#hashes.subarray(0, this.#n));
     // A copy of the used part: the doubling's slack is given back.
-    this.#hashes = h.slice(0, n);
+    this.#hashes = this.#hashes.slice(0, n);
     this.#n = n;
     this.#inlinks = new Int32Array(n);
     this.#first = new Int32Array(n).fill(-1);
