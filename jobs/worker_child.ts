@@ -52,18 +52,28 @@ export const WORKER_HEAP_MIB = 160;
  */
 export const WORKER_SEMI_SPACE_MIB = 16;
 
+/** `env[name]` as a whole number of MiB within `min`…`max`, else `fallback`. */
+function mibFrom(
+  env: Record<string, string | undefined>,
+  name: string,
+  fallback: number,
+  min = 0,
+  max = Infinity,
+): number {
+  const v = env[name];
+  return v !== undefined && /^\d+$/.test(v) && Number(v) >= min && Number(v) <= max
+    ? Number(v)
+    : fallback;
+}
+
 /** The young generation from `WORKER_SEMI_SPACE_MIB` (a whole number of MiB, 1-64), else the default. */
 export function workerSemiSpaceMib(env: Record<string, string | undefined>): number {
-  const v = env.WORKER_SEMI_SPACE_MIB;
-  return v !== undefined && /^\d+$/.test(v) && Number(v) >= 1 && Number(v) <= 64
-    ? Number(v)
-    : WORKER_SEMI_SPACE_MIB;
+  return mibFrom(env, "WORKER_SEMI_SPACE_MIB", WORKER_SEMI_SPACE_MIB, 1, 64);
 }
 
 /** The heap cap from `WORKER_HEAP_MIB` (a whole number of MiB; 0: none), else the default. */
 export function workerHeapMib(env: Record<string, string | undefined>): number {
-  const v = env.WORKER_HEAP_MIB;
-  return v !== undefined && /^\d+$/.test(v) ? Number(v) : WORKER_HEAP_MIB;
+  return mibFrom(env, "WORKER_HEAP_MIB", WORKER_HEAP_MIB);
 }
 
 export interface WorkerChild {

@@ -138,8 +138,8 @@ export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<Sa
     port,
     servername,
     body,
+    https: isHttps,
     t0,
-    deadline: t0 + timeoutMs,
     timeoutMs,
     maxBytes,
   };
@@ -160,8 +160,8 @@ interface Exchange {
   port: number;
   servername?: string;
   body?: Uint8Array;
+  https: boolean;
   t0: number;
-  deadline: number;
   timeoutMs: number;
   maxBytes: number;
 }
@@ -191,10 +191,9 @@ function exchangeOnce(
     host: u.host,
   };
   if (x.body) headers["content-length"] = String(x.body.byteLength);
-  const isHttps = u.protocol === "https:";
-  const mod = isHttps ? https : http;
+  const mod = x.https ? https : http;
   const method = (opts.method ?? "GET").toUpperCase();
-  const remaining = Math.max(1, x.deadline - performance.now());
+  const remaining = Math.max(1, t0 + timeoutMs - performance.now());
 
   return new Promise<SafeResponse>((resolve, reject) => {
     let settled = false;
@@ -219,7 +218,7 @@ function exchangeOnce(
       method,
       headers,
       agent: agent ?? false,
-      ...(isHttps ? { ca: opts.ca, ...(x.servername ? { servername: x.servername } : {}) } : {}),
+      ...(x.https ? { ca: opts.ca, ...(x.servername ? { servername: x.servername } : {}) } : {}),
       // Connect to the address the guard checked, never a fresh DNS answer.
       lookup: pinnedLookup(pinned),
     } as http.RequestOptions);
