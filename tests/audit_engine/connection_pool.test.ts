@@ -259,78 +259,84 @@ Deno.test("a pool holds at most MAX_AGENTS agents, one per pinned target", async
   }
 });
 
-Deno.test("a kept connection the server dropped is retried once on a new connection", async () => {
-  // A raw server that answers the first request of each connection, then drops the connection
-  // when a second request arrives on it (a server that timed out its idle connections).
+/** A raw TCP server on loopback: `serve` gets each connection (its `n`th); `close` ends them all. */
+function rawServer(serve: (conn: Deno.Conn, n: number) => Promise<void>) {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  let accepted = 0;
   const conns: Deno.Conn[] = [];
   const serving = (async () => {
     for await (const conn of listener) {
-      accepted++;
       conns.push(conn);
-      (async () => {
-        const buf = new Uint8Array(4096);
-        let requests = 0;
-        let seen = "";
-        while (true) {
-          const n = await conn.read(buf).catch(() => null);
-          if (n === null) break;
-          seen += new TextDecoder().decode(buf.subarray(0, n));
-          if (!seen.includes("\r\n\r\n")) continue;
-          seen = "";
-          if (++requests > 1) break;
-          const body = `conn ${accepted}`;
-          await conn.write(
-            new TextEncoder().encode(
-              `HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: ${body.length}` +
-                `\r\nconnection: keep-alive\r\n\r\n${body}`,
-            ),
-          );
-        }
-        try {
-          conn.close();
-        } catch { /* closed */ }
-      })();
+      serve(conn, conns.length).catch(() => {});
     }
   })();
+  return {
+    port: (listener.addr as Deno.NetAddr).port,
+    get accepted() {
+      return conns.length;
+    },
+    async close() {
+      listener.close();
+      await serving.catch(() => {});
+      for (const c of conns) {
+        try {
+          c.close();
+        } catch { /* closed */ }
+      }
+    },
+  };
+}
+
+Deno.test("a kept connection the server dropped is retried once on a new connection", async () => {
+  // A raw server that answers the first request of each connection, then drops the connection
+  // when a second request arrives on it (a server that timed out its idle connections).
+  const server = rawServer(async (conn, n) => {
+    const buf = new Uint8Array(4096);
+    let requests = 0;
+    let seen = "";
+    while (true) {
+      const read = await conn.read(buf).catch(() => null);
+      if (read === null) break;
+      seen += new TextDecoder().decode(buf.subarray(0, read));
+      if (!seen.includes("\r\n\r\n")) continue;
+      seen = "";
+      if (++requests > 1) break;
+      const body = `conn ${n}`;
+      await conn.write(
+        new TextEncoder().encode(
+          `HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: ${body.length}` +
+            `\r\nconnection: keep-alive\r\n\r\n${body}`,
+        ),
+      );
+    }
+    try {
+      conn.close();
+    } catch { /* closed */ }
+  });
+  const port = server.port;
   const pool = new ConnectionPool();
   try {
     const first = await safeFetch(`http://127.0.0.1:${port}/a`, { allowPrivate: true, pool });
     assert.equal(decode(first.body), "conn 1");
     const second = await safeFetch(`http://127.0.0.1:${port}/b`, { allowPrivate: true, pool });
     assert.equal(decode(second.body), "conn 2");
-    assert.equal(accepted, 2);
+    assert.equal(server.accepted, 2);
   } finally {
     pool.close();
-    listener.close();
-    await serving.catch(() => {});
-    for (const c of conns) {
-      try {
-        c.close();
-      } catch { /* closed */ }
-    }
+    await server.close();
   }
 });
 
 Deno.test("an unwanted body still draining at the deadline: the known status, not a timeout", async () => {
   // A raw server that sends a 404's head and one byte of its 100-byte body, then waits.
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  const conns: Deno.Conn[] = [];
-  const serving = (async () => {
-    for await (const conn of listener) {
-      conns.push(conn);
-      await conn.read(new Uint8Array(4096)).catch(() => null);
-      await conn.write(
-        new TextEncoder().encode("HTTP/1.1 404 Not Found\r\ncontent-length: 100\r\n\r\nx"),
-      ).catch(() => 0);
-    }
-  })();
+  const server = rawServer(async (conn) => {
+    await conn.read(new Uint8Array(4096)).catch(() => null);
+    await conn.write(
+      new TextEncoder().encode("HTTP/1.1 404 Not Found\r\ncontent-length: 100\r\n\r\nx"),
+    ).catch(() => 0);
+  });
   const pool = new ConnectionPool();
   try {
-    const res = await safeFetch(`http://127.0.0.1:${port}/gone`, {
+    const res = await safeFetch(`http://127.0.0.1:${server.port}/gone`, {
       allowPrivate: true,
       pool,
       timeoutMs: 300,
@@ -340,12 +346,6 @@ Deno.test("an unwanted body still draining at the deadline: the known status, no
     assert.equal(res.body.byteLength, 0);
   } finally {
     pool.close();
-    listener.close();
-    await serving.catch(() => {});
-    for (const c of conns) {
-      try {
-        c.close();
-      } catch { /* closed */ }
-    }
+    await server.close();
   }
 });
