@@ -212,8 +212,11 @@ interface ClassRow {
 export async function runAgentProbes(c: ProbeContext): Promise<void> {
   try {
     contentSignals(c);
+    // Read while the matrix's probes run (a round trip on a remote KV).
+    const answered = startAnswered(c);
+    answered.catch(() => {}); // awaited below; a failure of the matrix is the one reported
     const home = await accessMatrix(c);
-    if (await startAnswered(c)) await homeOffers(c, home);
+    if (await answered) await homeOffers(c, home);
     await discovery(c);
   } catch (e) {
     // Out of time or bytes: what was judged stays, the rest is not judged (see module doc).

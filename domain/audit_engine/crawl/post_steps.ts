@@ -3,9 +3,9 @@
  * resource checks of broken_resources (resource_checks.ts, a batch per step until the queue is
  * checked); for a rendered audit, the render steps (render_steps.ts: a sample rendered a few
  * pages per step, in rounds: the URLs rendered DOMs link to are crawled, then rendered, in the
- * next round, whose crawl queues more resources); last, agent-readiness (one step: `/llms.txt`
+ * next round, whose crawl queues more resources); last, agent-readiness (`/llms.txt`
  * through the address guard, the AI crawlers' robots.txt rules, structured-data coverage of
- * every page crawled). Each step's tallies and evidence join the crawl's (same stored findings,
+ * every page crawled), in the step of the site-wide checks, before them. Each step's tallies and evidence join the crawl's (same stored findings,
  * same scoring), and its progress is in `CrawlState.post`, committed with the step like any
  * other: a step that dies is repeated.
  *
@@ -35,7 +35,8 @@ function tally(state: CrawlState, id: string, eligible: number, affected: number
 
 /**
  * Takes one post-crawl step if one is due: true when it did (the caller commits the state and
- * comes back), false when the site-wide checks are next.
+ * comes back), false when the site-wide checks are next (after agent-readiness, which this
+ * call then ran, its writes in `batch`).
  */
 export async function runPostCrawlStep(
   kv: Deno.Kv,
@@ -90,14 +91,14 @@ export async function runPostCrawlStep(
     if (rendered) return true;
   }
   // Last: structured-data coverage reads the tallies of every page crawled, and a rendered
-  // audit's later rounds crawl more pages.
+  // audit's later rounds crawl more pages. It shares its step with the site-wide checks, which
+  // come next anyway: a step fewer (its commit and the next claim, round trips on a remote KV).
   if (!post.agent) {
     // The audit's deadline is on the job's clock (`step.now`); politeness waits on Date.now.
     const left = input.deadlineAt === undefined ? Infinity : input.deadlineAt - step.now();
     const deadline = Date.now() + Math.max(0, Math.min(step.limits.ms, left));
     await agentReadiness(kv, auditId, input, state, batch, budget, deadline);
     post.agent = true;
-    return true;
   }
   return false;
 }
@@ -117,6 +118,18 @@ async function agentReadiness(
 ): Promise<void> {
   const findings = new FindingsWriter(batch, auditId, state.stored);
   const s = settingsOf(input, budget);
+  // The start origin's stored robots.txt, parsed and as text, read while /llms.txt is fetched
+  // (a round trip each on a remote KV, which the fetch would otherwise wait for in turn).
+  const robotsMeta = state.robots[state.origin];
+  const stored = robotsMeta
+    ? Promise.all([
+      new RobotsSource(kv, auditId, s, state.robots, batch, input.caps?.robots).for(state.origin),
+      robotsMeta.state === "ok"
+        ? readBlob(kv, auditId, `robots ${state.origin}`) // RobotsSource's blob name
+        : "",
+    ])
+    : null;
+  stored?.catch(() => {}); // awaited below; a failure there is the one reported
 
   // /llms.txt, through the address guard.
   const llmsUrl = `${state.origin}/llms.txt`;
@@ -146,19 +159,8 @@ async function agentReadiness(
   }
 
   // AI crawlers in the start origin's robots.txt (the copy the crawl stored).
-  const robotsMeta = state.robots[state.origin];
-  if (robotsMeta) {
-    const robots = await new RobotsSource(
-      kv,
-      auditId,
-      s,
-      state.robots,
-      batch,
-      input.caps?.robots,
-    ).for(state.origin);
-    const body = robotsMeta.state === "ok"
-      ? await readBlob(kv, auditId, `robots ${state.origin}`) // RobotsSource's blob name
-      : "";
+  if (robotsMeta && stored) {
+    const [robots, body] = await stored;
     const named = new Set(
       [...body.matchAll(/^\s*user-agent\s*:\s*([^\s#]+)/gim)].map((m) => m[1].toLowerCase()),
     );
