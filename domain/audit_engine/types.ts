@@ -536,6 +536,17 @@ export interface CrawlState {
    * makes the steps larger. Absent on states written before it.
    */
   kvRttMs?: number[];
+  /**
+   * A uniform sample of the URLs recorded (crawl/url_sample.ts): where the passes over every
+   * record cut their reads into ranges. Absent on states written before it (one range then).
+   */
+  urlSample?: UrlSample;
+}
+
+/** URL hashes and their (clipped) URLs, in no order: crawl/url_sample.ts. */
+export interface UrlSample {
+  h: number[];
+  u: string[];
 }
 
 /**

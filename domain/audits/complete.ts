@@ -21,6 +21,8 @@ export interface KnownAudit {
   record: AuditRecord;
   /** Its detected page groups, when their count started early (groups.ts `detectGroups`). */
   detected?: Promise<PageGroupDef[]>;
+  /** Where the records' keys are cut into ranges read side by side (from the crawl's state). */
+  splits?: readonly string[];
 }
 
 const MAX_FACT_PAGES = 60;
@@ -76,7 +78,7 @@ export async function completeAudit(
         const owner = (await read(kv, keys.auditOwner(auditId))).value;
         record = owner ? (await read(kv, keys.audit(owner, auditId))).value : null;
       }
-      await computeGroups(kv, auditId, record?.options?.groups, known?.detected);
+      await computeGroups(kv, auditId, record?.options?.groups, known?.detected, known?.splits);
     })(),
   ]);
   await finishJob(deps, AUDIT_JOB, auditId, async ({ op, record: audit, accountId, now }) => {

@@ -39,6 +39,8 @@ export const MAX_DETECTED = 20;
 export const DETECT_MIN_PAGES = 3;
 /** Distinct first segments counted; segments first met past this many are not counted. */
 export const MAX_SEGMENTS_COUNTED = 10_000;
+/** Pages of group index writes committing at once, at most (`computeGroups`). */
+const WRITES_IN_FLIGHT = 4;
 /** The group of the URLs no other group takes. */
 export const OTHER_GROUP = "other";
 
@@ -88,9 +90,13 @@ function firstSegment(url: string): string | null {
  * known once its crawl phase has ended (an audit that renders may still crawl in its render
  * steps): the job layer may start this while the site-wide passes run (`detectEarly`).
  */
-export async function detectGroups(kv: Deno.Kv, auditId: string): Promise<PageGroupDef[]> {
+export async function detectGroups(
+  kv: Deno.Kv,
+  auditId: string,
+  splits?: readonly string[],
+): Promise<PageGroupDef[]> {
   const counts = new Map<string, number>();
-  for await (const page of listInPages(kv, keys.auditPages(auditId))) {
+  for await (const page of listInPages(kv, keys.auditPages(auditId), 500, splits)) {
     for (const { value: r } of page) {
       const seg = firstSegment(r.url);
       if (seg === null) continue;
@@ -108,16 +114,18 @@ export async function detectGroups(kv: Deno.Kv, auditId: string): Promise<PageGr
 /**
  * Computes and stores an audit's page groups (see the module comment): the caller's `custom`
  * groups when given, else the detected ones, and `other`. Every group gets a record, also one
- * with no page (a caller's pattern that matched nothing says so).
+ * with no page (a caller's pattern that matched nothing says so). `splits`: where the records'
+ * keys are cut into ranges read side by side (audit_engine `splitsOf` of the crawl's sample).
  */
 export async function computeGroups(
   kv: Deno.Kv,
   auditId: string,
   custom: readonly PageGroupDef[] | undefined,
   detected?: Promise<PageGroupDef[]>,
+  splits?: readonly string[],
 ): Promise<void> {
   const source = custom?.length ? "custom" as const : "detected" as const;
-  const defs = custom?.length ? [...custom] : await (detected ?? detectGroups(kv, auditId));
+  const defs = custom?.length ? [...custom] : await (detected ?? detectGroups(kv, auditId, splits));
   const records = new Map<string, PageGroupRecord>();
   defs.forEach((d, i) =>
     records.set(d.name, { ...d, source, order: i, pages: 0, pagesWithIssues: 0, checks: {} })
@@ -133,7 +141,10 @@ export async function computeGroups(
   });
   const matcher = new GroupMatcher(defs);
   const batch = new WriteBatch(kv);
-  for await (const page of listInPages(kv, keys.auditPages(auditId))) {
+  // Pages of index writes committing while the next pages are read (on a remote KV their round
+  // trips overlap), at most WRITES_IN_FLIGHT: commits never pile up behind a fast read.
+  const sent: Promise<void>[] = [];
+  for await (const page of listInPages(kv, keys.auditPages(auditId), 500, splits)) {
     for (const { value: r } of page) {
       const name = matcher.groupOf(r.url);
       const g = records.get(name)!;
@@ -142,8 +153,9 @@ export async function computeGroups(
       for (const c of r.checks) g.checks[c] = (g.checks[c] ?? 0) + 1;
       batch.set(keys.auditGroupPage(auditId, name, r.url), true);
     }
-    // One page of index writes in flight at most: commits never pile up behind a fast read.
-    await batch.flush();
+    batch.send();
+    sent.push(batch.settled());
+    if (sent.length >= WRITES_IN_FLIGHT) await sent.shift();
   }
   for (const g of records.values()) batch.set(keys.auditGroup(auditId, g.name), g);
   await batch.flush();

@@ -17,6 +17,7 @@ import {
   type RenderPlan,
   runCrawlStep,
   runHelperStep,
+  splitsOf,
   type StepLimits,
 } from "../audit_engine/mod.ts";
 import { claimJob, finishJob, keepLease, type KnownRecord } from "../jobs/mod.ts";
@@ -59,9 +60,9 @@ const DETECTING_KEPT = 16;
  */
 const detecting = new KvMemo<Promise<PageGroupDef[]>>(DETECTING_KEPT);
 
-function detectEarly(kv: Deno.Kv, auditId: string): void {
+function detectEarly(kv: Deno.Kv, auditId: string, splits: readonly string[]): void {
   if (detecting.get(kv, auditId)) return;
-  const counting = detectGroups(kv, auditId);
+  const counting = detectGroups(kv, auditId, splits);
   counting.catch(() => {}); // a count that failed is made again at completion
   detecting.set(kv, auditId, counting);
 }
@@ -139,12 +140,15 @@ export async function runAuditJob(
   // beside them (an audit's options never change; one that renders may still crawl).
   if (!audit.render && !audit.options?.groups?.length) {
     early.state?.then(({ entry }) => {
-      if (entry.value?.phase === "finalize") detectEarly(kv, auditId);
+      if (entry.value?.phase === "finalize") {
+        detectEarly(kv, auditId, splitsOf(entry.value.urlSample));
+      }
     }).catch(() => {});
   }
   const stop = heartbeat.stop;
 
   let outcome: CrawlOutcome | null = null;
+  let splits: string[] = [];
   let next = false;
   let releasedAs: AuditRecord | null = null;
   try {
@@ -190,7 +194,10 @@ export async function runAuditJob(
     });
     if (step.committed) recordCrawlStep(step.fetched);
     if (step.committed && step.state) await callHelpers(deps, auditId, step.state, runner);
-    if (step.committed && step.done) outcome = step.state!.result;
+    if (step.committed && step.done) {
+      outcome = step.state!.result;
+      splits = splitsOf(step.state!.urlSample);
+    }
     // A delayed step is the queue's to deliver: the chain must not spin through the pause.
     next = step.committed && !step.done && step.delayMs === 0;
     if (next && releasedAs && step.versionstamp) {
@@ -233,6 +240,7 @@ export async function runAuditJob(
         accountId: claim.accountId,
         record: audit,
         detected: takeDetected(kv, auditId),
+        splits,
       });
     } finally {
       await finishing.stop();

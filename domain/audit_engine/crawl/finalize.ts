@@ -63,6 +63,7 @@ import { readResources } from "./finalize/resources.ts";
 import { brokenRedirects, redirectChains } from "./finalize/redirects.ts";
 import { checksByUrl, evaluateSite } from "./finalize/site_checks.ts";
 import { startAndHome } from "./finalize/start_and_home.ts";
+import { splitsOf } from "./url_sample.ts";
 
 export { NEAR_MAX_COMPARE } from "./finalize/near_duplicates.ts";
 
@@ -77,6 +78,8 @@ export async function finalizeCrawl(
   const findings = new FindingsWriter(batch, auditId, state.stored);
   const failing = new FailingUrls();
   const linkScores = new LinkScores();
+  // The passes over every record (and every page's links) read their keys in ranges side by side.
+  const splits = splitsOf(state.urlSample);
 
   // 4. Duplicate groups, then near-duplicates (identical twins are duplicate_content's), beside
   // 1 to 3: it reads the duplicate index only and fills the duplicate groups only.
@@ -88,7 +91,7 @@ export async function finalizeCrawl(
   dups.catch(() => {});
 
   // 1. Records, then the start and home page.
-  const read = await readRecords(kv, auditId, state.startUrl, f, failing, linkScores);
+  const read = await readRecords(kv, auditId, state.startUrl, f, failing, linkScores, splits);
   await startAndHome(kv, auditId, state.startUrl, read, f);
 
   // 2. Redirect chains and loops; redirects as link targets (one ending broken is broken too);
@@ -102,7 +105,7 @@ export async function finalizeCrawl(
   // the fragment links and the anchors of their targets, side by side;
   // then the failing URLs left to the status checks.
   const [graph, framed] = await Promise.all([
-    readLinks(kv, auditId, f, { ...read, failing, linkScores }),
+    readLinks(kv, auditId, f, { ...read, failing, linkScores, splits }),
     readResources(kv, auditId, f, { ...read, failing }),
     readFragments(kv, auditId, f, read.redirects, read.names),
   ]);
@@ -118,6 +121,7 @@ export async function finalizeCrawl(
     framed,
     linkScores,
     marks,
+    splits,
   });
 
   // 6. Every site check, with its evidence stored; the score.

@@ -28,6 +28,7 @@ import {
 import { Pacer, yieldToLoop } from "./event_loop.ts";
 import { ResourceQueue, writeEmbeds } from "./resource_checks.ts";
 import { writeFragmentFacts } from "./anchors.ts";
+import { sampleUrl } from "./url_sample.ts";
 
 /** Pages kept for article internal links (AuditReport.site.pages). */
 export const MAX_SITE_PAGES = 200;
@@ -198,6 +199,7 @@ export async function recordPages(
       }
     }
     batch.set(keys.auditPage(auditId, rec.url), boundRecord(rec));
+    sampleUrl(state.urlSample ??= { h: [], u: [] }, rec.hash, rec.url);
   }
   near.write(batch, auditId);
 }

@@ -275,13 +275,96 @@ export class FindingsWriter {
  * Reads every entry under a prefix in pages, yielding batches (bounded memory: the page yielded
  * and the next one). The next page is read while the caller works on the one it holds, so on a
  * remote KV a site-wide pass waits a round trip per page only when it is faster than KV.
+ *
+ * `splits` (ascending strings, e.g. crawl/url_sample.ts `splitsOf`) cut the keys by the part
+ * after the prefix into ranges that are read side by side, each RANGE_PAGES_AHEAD pages ahead of
+ * the caller, and yielded in key order as one list would: a pass over a few thousand records
+ * waits for its ranges' round trips at once, not one after another. Memory: at most that many
+ * pages (and one read) per range besides the page yielded. Any split points are correct; good
+ * ones make the ranges even.
  */
-export function listInPages<T, K extends Deno.KvKey>(
+export async function* listInPages<T, K extends Deno.KvKey>(
   kv: Deno.Kv,
   prefix: Prefix<T, K>,
   pageSize = 500,
+  splits: readonly string[] = [],
 ): AsyncGenerator<ListedEntry<T, K>[]> {
-  return listRangeInPages(kv, { prefix }, pageSize);
+  if (splits.length === 0) {
+    yield* listRangeInPages(kv, { prefix }, pageSize);
+    return;
+  }
+  const at = (s: string) => [...prefix, s] as unknown as K & Key<T>;
+  const selectors: Selector<T, K>[] = [
+    { prefix, end: at(splits[0]) },
+    ...splits.slice(1).map((to, i) => ({ start: at(splits[i]), end: at(to) })),
+    { prefix, start: at(splits[splits.length - 1]) },
+  ];
+  const ranges = selectors.map((s) => new PagesAhead(listRangeInPages(kv, s, pageSize)));
+  try {
+    for (const range of ranges) yield* range.pages();
+  } finally {
+    for (const range of ranges) range.close();
+  }
+}
+
+/** Pages a range of `listInPages` reads ahead of its caller (besides its one read in flight). */
+const RANGE_PAGES_AHEAD = 1;
+
+/** A range's pages, read ahead of the caller from the start: see `listInPages`. */
+class PagesAhead<E> {
+  private readonly held: E[] = [];
+  private ended = false;
+  private closed = false;
+  private failure: { err: unknown } | null = null;
+  private pulling: Promise<void> | null = null;
+
+  constructor(private readonly source: AsyncGenerator<E>) {
+    this.pull();
+  }
+
+  /** Reads the next page unless RANGE_PAGES_AHEAD are held or a read is on its way. */
+  private pull(): void {
+    if (this.pulling || this.ended || this.closed || this.held.length >= RANGE_PAGES_AHEAD) {
+      return;
+    }
+    this.pulling = this.source.next().then(
+      (r) => {
+        if (r.done) this.ended = true;
+        else this.held.push(r.value);
+      },
+      (err) => {
+        this.failure = { err };
+        this.ended = true;
+      },
+    ).finally(() => {
+      this.pulling = null;
+      this.pull();
+    });
+  }
+
+  /** The range's pages in order; rethrows a failed read where its page would have been. */
+  async *pages(): AsyncGenerator<E> {
+    while (true) {
+      if (this.held.length > 0) {
+        const page = this.held.shift()!;
+        this.pull();
+        yield page;
+        continue;
+      }
+      if (this.failure) throw this.failure.err;
+      if (this.ended) return;
+      if (!this.pulling) this.pull();
+      await this.pulling;
+    }
+  }
+
+  /** Stops reading ahead (a caller that stopped early, or a range read to its end). */
+  close(): void {
+    this.closed = true;
+    this.held.length = 0;
+    // A read still in flight ends on its own; its result (or failure) is nobody's to report.
+    void this.source.return(undefined).catch(() => {});
+  }
 }
 
 /** `listInPages` over any selector: a prefix, part of one, or a range of keys. */

@@ -42,6 +42,8 @@ export interface Annotations extends LinkGraph {
   linkScores: LinkScores;
   /** URL → site checks whose items name it (site_checks.ts `checksByUrl`). */
   marks: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Where the records' keys are cut into ranges read side by side (store.ts `listInPages`). */
+  splits?: readonly string[];
 }
 
 /**
@@ -54,11 +56,11 @@ export async function annotateRecords(
   truncated: boolean,
   f: Facts,
   batch: WriteBatch,
-  { urls, framed, linkScores, marks }: Annotations,
+  { urls, framed, linkScores, marks, splits }: Annotations,
 ): Promise<void> {
   // Single-inlink items wait for their linker's URL (pass 5).
   const singles: Single[] = [];
-  for await (const page of listInPages(kv, keys.auditPages(auditId))) {
+  for await (const page of listInPages(kv, keys.auditPages(auditId), 500, splits)) {
     for (const { value: r } of page) {
       const inl = urls.inlinksOf(r.hash);
       let orphan = false;
@@ -102,14 +104,19 @@ export async function annotateRecords(
     }
   }
   urls.releaseLinkers();
-  await nameLinkers(kv, auditId, singles);
+  await nameLinkers(kv, auditId, singles, splits);
 }
 
 /**
  * Pass 5, only when single-inlink pages were found: one more read of the records to name each
  * one's linking page (at most FINDINGS_CAP hashes held).
  */
-async function nameLinkers(kv: Deno.Kv, auditId: string, singles: Single[]): Promise<void> {
+async function nameLinkers(
+  kv: Deno.Kv,
+  auditId: string,
+  singles: Single[],
+  splits?: readonly string[],
+): Promise<void> {
   if (singles.length === 0) return;
   const wanted = new Map<number, Evidence[]>();
   for (const s of singles) {
@@ -117,7 +124,7 @@ async function nameLinkers(kv: Deno.Kv, auditId: string, singles: Single[]): Pro
     if (list) list.push(s.item);
     else wanted.set(s.linker, [s.item]);
   }
-  for await (const page of listInPages(kv, keys.auditPages(auditId))) {
+  for await (const page of listInPages(kv, keys.auditPages(auditId), 500, splits)) {
     for (const { value: r } of page) {
       for (const item of wanted.get(r.hash) ?? []) item.linked_from = r.url;
     }

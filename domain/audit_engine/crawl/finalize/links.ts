@@ -48,6 +48,8 @@ export interface LinkInputs {
   linkScores: LinkScores;
   /** The records pass's URLs, whose inlinks this pass counts. */
   urls: UrlTable;
+  /** Where the links' keys (by page URL) are cut into ranges read side by side. */
+  splits?: readonly string[];
 }
 
 /** What the records pass after it needs: inlinks and the first linker, by URL hash. */
@@ -60,13 +62,13 @@ export async function readLinks(
   kv: Deno.Kv,
   auditId: string,
   f: Facts,
-  { redirects, broken, failing, linkScores, urls, names }: LinkInputs,
+  { redirects, broken, failing, linkScores, urls, names, splits }: LinkInputs,
 ): Promise<LinkGraph> {
   const pace = new Pacer(LINKS_PER_YIELD);
   let src = "";
   let srcBroken = false;
   let srcRedirect = false;
-  for await (const page of listInPages(kv, keys.auditLinksAll(auditId))) {
+  for await (const page of listInPages(kv, keys.auditLinksAll(auditId), 500, splits)) {
     for (const e of page) {
       if (pace.due(e.value.t.length)) await yieldToLoop();
       const url = e.key[2];

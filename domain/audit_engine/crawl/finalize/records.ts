@@ -85,6 +85,8 @@ export async function readRecords(
   f: Facts,
   failing: FailingUrls,
   linkScores: LinkScores,
+  /** Where the records' keys are cut into ranges read side by side (store.ts `listInPages`). */
+  splits: readonly string[] = [],
 ): Promise<RecordsRead> {
   const pass: RecordsPass = {
     kv,
@@ -102,7 +104,7 @@ export async function readRecords(
   pass.markLater.add(urlHash(startUrl));
   const reductions = RECORD_REDUCERS.map((r) => r.start(pass));
   const urls = new UrlTable();
-  for await (const page of listInPages(kv, keys.auditPages(auditId))) {
+  for await (const page of listInPages(kv, keys.auditPages(auditId), 500, splits)) {
     for (const { value: r } of page) {
       urls.add(r.hash);
       for (const red of reductions) red.add(r);
