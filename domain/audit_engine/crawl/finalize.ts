@@ -81,12 +81,15 @@ export async function finalizeCrawl(
   // The passes over every record (and every page's links) read their keys in ranges side by side.
   const splits = splitsOf(state.urlSample);
 
-  // 4. Duplicate groups, then near-duplicates (identical twins are duplicate_content's), beside
-  // 1 to 3: it reads the duplicate index only and fills the duplicate groups only.
-  const dups = (async () => {
-    const twins = await duplicateGroups(kv, auditId, f);
-    await nearDuplicates(kv, auditId, twins, f.nearDupContent);
-  })();
+  // 4. Duplicate groups, and near-duplicates once the content groups are in (identical twins
+  // are duplicate_content's), beside 1 to 3: it reads the duplicate index only and fills the
+  // duplicate groups only.
+  const dups = duplicateGroups(
+    kv,
+    auditId,
+    f,
+    (twins) => nearDuplicates(kv, auditId, twins, f.nearDupContent),
+  );
   // Awaited below; a failure of 1 to 3 leaves it behind, and that failure is the one reported.
   dups.catch(() => {});
 

@@ -24,15 +24,23 @@ import type { Facts, Group } from "./facts.ts";
 
 /** URLs of a group held (for `same_as` and the items); the rest are only counted. */
 const KEEP = 50;
+/**
+ * Where an index's keys are cut into ranges read side by side (store.ts `listInPages`): the key
+ * part after the kind is a hex digest (dupDigest), so each range holds about a quarter of it.
+ */
+const DIGEST_SPLITS = ["4", "8", "c"];
 
 /**
  * Fills the title, description and content duplicate groups (and the case and parameter
- * variants); answers the text hashes that have an identical twin.
+ * variants); answers the text hashes that have an identical twin. `afterContent` (the
+ * near-duplicate pass, which needs only those twins) runs once the content groups are in,
+ * beside the other kinds.
  */
 export async function duplicateGroups(
   kv: Deno.Kv,
   auditId: string,
   f: Facts,
+  afterContent?: (twins: Set<number>) => Promise<void>,
 ): Promise<Set<number>> {
   const twins = new Set<number>();
   // Side by side: each kind fills its own groups, in its own index order.
@@ -47,7 +55,7 @@ export async function duplicateGroups(
       (v) => ({ fingerprint: v }),
       (v) => twins.add(Number(v)),
       { case: f.caseDuplicates, param: f.parameterDuplicates },
-    ),
+    ).then(() => afterContent?.(twins)),
   ]);
   return twins;
 }
@@ -99,7 +107,7 @@ async function duplicates(
     into.count += size - members.length;
   };
   let digest: string | null = null;
-  for await (const page of listInPages(kv, keys.auditDups(auditId, kind))) {
+  for await (const page of listInPages(kv, keys.auditDups(auditId, kind), 500, DIGEST_SPLITS)) {
     for (const e of page) {
       const d = e.key[3];
       const url = e.key[4];

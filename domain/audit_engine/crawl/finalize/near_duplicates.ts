@@ -18,8 +18,8 @@
  * import { duplicateGroups } from "./duplicates.ts";
  * import type { Facts } from "./facts.ts";
  * declare const kv: Deno.Kv, auditId: string, f: Facts;
- * const twins = await duplicateGroups(kv, auditId, f);
- * await nearDuplicates(kv, auditId, twins, f.nearDupContent);
+ * // The pass starts once the content groups are in, beside the title and description groups.
+ * await duplicateGroups(kv, auditId, f, (twins) => nearDuplicates(kv, auditId, twins, f.nearDupContent));
  * ```
  *
  * @module
