@@ -173,3 +173,60 @@ Deno.test("a failed read surfaces in order; stopping early leaves no read unhand
     base.close();
   }
 });
+
+Deno.test("big values: the ranges ahead stop reading once they hold about 4 MiB", async () => {
+  const base = await openTestKv();
+  try {
+    // 800 records of ~40 KB (a site of long hreflang lists): a page of 100 is ~4 MB.
+    const urls = Array.from({ length: 800 }, (_, i) => `https://big.test/${1000 + i}`);
+    for (let i = 0; i < urls.length; i += 10) {
+      const op = base.atomic();
+      for (const u of urls.slice(i, i + 10)) op.set(keys.auditPage(AUDIT, u), "x".repeat(20_000));
+      await op.commit();
+    }
+    // Entries read from KV so far, counted as the list iterators hand them over.
+    let read = 0;
+    const counting = new Proxy(base, {
+      get(target, prop) {
+        if (prop === "list") {
+          return (sel: Deno.KvListSelector, opts?: Deno.KvListOptions) => {
+            const it = target.list(sel, opts);
+            return {
+              cursor: "",
+              async next() {
+                const r = await it.next();
+                if (!r.done) read++;
+                (this as { cursor: string }).cursor = it.cursor;
+                return r;
+              },
+              [Symbol.asyncIterator]() {
+                return this;
+              },
+            };
+          };
+        }
+        const v = Reflect.get(target, prop, target);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const splits = ["https://big.test/1200", "https://big.test/1400", "https://big.test/1600"];
+    let taken = 0;
+    let most = 0;
+    for await (
+      const page of listInPages(counting, keys.auditPages(AUDIT), 100, splits)
+    ) {
+      taken++;
+      // Let every read that may start do so before looking.
+      await new Promise((r) => setTimeout(r, 20));
+      most = Math.max(most, read / 100 - taken);
+      assert.equal(page.length, 100);
+    }
+    assert.equal(taken, 8);
+    // Without the byte budget the three ranges ahead would hold two pages each (six, ~24 MB)
+    // beside the one being read; with it, their first pages (~12 MB) and no more: four pages
+    // ahead of the caller at most, with the next page of the range being read.
+    assert.ok(most <= 4, `${most} pages held ahead of the caller`);
+  } finally {
+    base.close();
+  }
+});

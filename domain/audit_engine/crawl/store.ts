@@ -277,11 +277,13 @@ export class FindingsWriter {
  * remote KV a site-wide pass waits a round trip per page only when it is faster than KV.
  *
  * `splits` (ascending strings, e.g. crawl/url_sample.ts `splitsOf`) cut the keys by the part
- * after the prefix into ranges that are read side by side, each RANGE_PAGES_AHEAD pages ahead of
- * the caller, and yielded in key order as one list would: a pass over a few thousand records
- * waits for its ranges' round trips at once, not one after another. Memory: at most that many
- * pages (and one read) per range besides the page yielded. Any split points are correct; good
- * ones make the ranges even.
+ * after the prefix into ranges that are read side by side and yielded in key order, as one list
+ * would: a pass over a few thousand records waits for its ranges' round trips at once, not one
+ * after another. Each range reads up to RANGE_PAGES_AHEAD pages ahead of the caller; the ranges
+ * after the one being read start no read once the pages held are about RANGES_AHEAD_BYTES, so
+ * a site of big records (long hreflang lists, many links with long anchors) holds at most that
+ * and one page per range more than one list would. Any split points are correct; good ones make
+ * the ranges even.
  */
 export async function* listInPages<T, K extends Deno.KvKey>(
   kv: Deno.Kv,
@@ -299,38 +301,76 @@ export async function* listInPages<T, K extends Deno.KvKey>(
     ...splits.slice(1).map((to, i) => ({ start: at(splits[i]), end: at(to) })),
     { prefix, start: at(splits[splits.length - 1]) },
   ];
-  const ranges = selectors.map((s) => new PagesAhead(listRangeInPages(kv, s, pageSize)));
+  const reads = new RangeReads();
+  const ranges = selectors.map((s, i) =>
+    new PagesAhead(listRangeInPages(kv, s, pageSize, false), reads, i)
+  );
+  reads.ranges.push(...ranges);
+  reads.wake();
   try {
-    for (const range of ranges) yield* range.pages();
+    for (const [i, range] of ranges.entries()) {
+      reads.current = i;
+      reads.wake();
+      yield* range.pages();
+    }
   } finally {
     for (const range of ranges) range.close();
   }
 }
 
-/** Pages a range of `listInPages` reads ahead of its caller (besides its one read in flight). */
-const RANGE_PAGES_AHEAD = 1;
+/** Pages a range of `listInPages` reads ahead of its caller, at most. */
+const RANGE_PAGES_AHEAD = 2;
+/** Bytes (estimated) of the pages held past which the ranges ahead start no further read. */
+const RANGES_AHEAD_BYTES = 4 * 1024 * 1024;
 
-/** A range's pages, read ahead of the caller from the start: see `listInPages`. */
-class PagesAhead<E> {
-  private readonly held: E[] = [];
+/** What the ranges of one `listInPages` share: the bytes they hold, and which one is read. */
+class RangeReads {
+  bytes = 0;
+  current = 0;
+  readonly ranges: { pull(): void }[] = [];
+
+  /** Lets every range read on that may (a page was handed on, or another range is read). */
+  wake(): void {
+    for (const r of this.ranges) r.pull();
+  }
+}
+
+/** A page's size, estimated from its first, middle and last entries (as KV serialises them). */
+function pageBytes(page: readonly { value: unknown }[]): number {
+  const at = [0, page.length >> 1, page.length - 1];
+  const sample = at.reduce((n, i) => n + valueBytes(page[i].value), 0);
+  return Math.ceil(sample / at.length) * page.length;
+}
+
+/** A range's pages, read ahead of the caller: see `listInPages`. */
+class PagesAhead<E extends readonly { value: unknown }[]> {
+  private readonly held: { page: E; bytes: number }[] = [];
   private ended = false;
   private closed = false;
   private failure: { err: unknown } | null = null;
   private pulling: Promise<void> | null = null;
 
-  constructor(private readonly source: AsyncGenerator<E>) {
-    this.pull();
-  }
+  constructor(
+    private readonly source: AsyncGenerator<E>,
+    private readonly reads: RangeReads,
+    private readonly index: number,
+  ) {}
 
-  /** Reads the next page unless RANGE_PAGES_AHEAD are held or a read is on its way. */
-  private pull(): void {
+  /** Starts reading the next page, when this range may (see `listInPages`). */
+  pull(): void {
     if (this.pulling || this.ended || this.closed || this.held.length >= RANGE_PAGES_AHEAD) {
       return;
     }
+    if (this.index > this.reads.current && this.reads.bytes >= RANGES_AHEAD_BYTES) return;
     this.pulling = this.source.next().then(
       (r) => {
-        if (r.done) this.ended = true;
-        else this.held.push(r.value);
+        if (r.done || this.closed) {
+          this.ended = true;
+          return;
+        }
+        const bytes = r.value.length > 0 ? pageBytes(r.value) : 0;
+        this.held.push({ page: r.value, bytes });
+        this.reads.bytes += bytes;
       },
       (err) => {
         this.failure = { err };
@@ -345,10 +385,11 @@ class PagesAhead<E> {
   /** The range's pages in order; rethrows a failed read where its page would have been. */
   async *pages(): AsyncGenerator<E> {
     while (true) {
-      if (this.held.length > 0) {
-        const page = this.held.shift()!;
-        this.pull();
-        yield page;
+      const next = this.held.shift();
+      if (next) {
+        this.reads.bytes -= next.bytes;
+        this.reads.wake();
+        yield next.page;
         continue;
       }
       if (this.failure) throw this.failure.err;
@@ -361,35 +402,44 @@ class PagesAhead<E> {
   /** Stops reading ahead (a caller that stopped early, or a range read to its end). */
   close(): void {
     this.closed = true;
+    for (const h of this.held) this.reads.bytes -= h.bytes;
     this.held.length = 0;
     // A read still in flight ends on its own; its result (or failure) is nobody's to report.
     void this.source.return(undefined).catch(() => {});
   }
 }
 
-/** `listInPages` over any selector: a prefix, part of one, or a range of keys. */
+/**
+ * `listInPages` over any selector: a prefix, part of one, or a range of keys. `ahead`: read the
+ * next page while the caller works on this one (a caller that reads ahead itself says false).
+ */
 export async function* listRangeInPages<T, K extends Deno.KvKey>(
   kv: Deno.Kv,
   selector: Selector<T, K>,
   pageSize = 500,
+  ahead = true,
 ): AsyncGenerator<ListedEntry<T, K>[]> {
-  const readPage = async (cursor: string | undefined) => {
+  type Read = { page: ListedEntry<T, K>[]; cursor: string | null };
+  const readPage = async (cursor: string | undefined): Promise<Read> => {
     const it = list(kv, selector, { limit: pageSize, cursor, batchSize: pageSize });
     const page: ListedEntry<T, K>[] = [];
     for await (const e of it) page.push(e);
     return { page, cursor: page.length < pageSize ? null : it.cursor };
   };
-  let next = readPage(undefined);
-  while (true) {
-    const { page, cursor } = await next;
+  const readFrom = (cursor: string) => {
+    const p = readPage(cursor);
+    // A caller that stops early leaves this read behind: its failure is nobody's to report.
+    p.catch(() => {});
+    return p;
+  };
+  let next: Promise<Read> | null = readPage(undefined);
+  while (next) {
+    const { page, cursor }: Read = await next;
     if (page.length === 0) return;
-    if (cursor !== null) {
-      next = readPage(cursor);
-      // A caller that stops early leaves this read behind: its failure is nobody's to report.
-      next.catch(() => {});
-    }
+    next = ahead && cursor !== null ? readFrom(cursor) : null;
     yield page;
     if (cursor === null) return;
+    next ??= readFrom(cursor);
   }
 }
 
