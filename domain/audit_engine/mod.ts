@@ -61,7 +61,7 @@ export {
   type PageRecord,
   WriteBatch,
 } from "./crawl/store.ts";
-export { splitsOf } from "./crawl/url_sample.ts";
+export { rangeSplits } from "./crawl/url_sample.ts";
 export { evidenceColumns, OTHER_COLUMN } from "./evidence_columns.ts";
 export { ADVISORY_TABLE, namesLibrary, scriptLibrary } from "./js_libraries.ts";
 export { labPagesOf, type LabRecord } from "./lab.ts";

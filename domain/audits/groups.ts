@@ -115,7 +115,7 @@ export async function detectGroups(
  * Computes and stores an audit's page groups (see the module comment): the caller's `custom`
  * groups when given, else the detected ones, and `other`. Every group gets a record, also one
  * with no page (a caller's pattern that matched nothing says so). `splits`: where the records'
- * keys are cut into ranges read side by side (audit_engine `splitsOf` of the crawl's sample).
+ * keys are cut into ranges read side by side (audit_engine `rangeSplits` of the crawl).
  */
 export async function computeGroups(
   kv: Deno.Kv,

@@ -13,11 +13,11 @@ import {
   type CrawlOutcome,
   type CrawlState,
   holdHelperSlot,
+  rangeSplits,
   readCrawlState,
   type RenderPlan,
   runCrawlStep,
   runHelperStep,
-  splitsOf,
   type StepLimits,
 } from "../audit_engine/mod.ts";
 import { claimJob, finishJob, keepLease, type KnownRecord } from "../jobs/mod.ts";
@@ -141,7 +141,7 @@ export async function runAuditJob(
   if (!audit.render && !audit.options?.groups?.length) {
     early.state?.then(({ entry }) => {
       if (entry.value?.phase === "finalize") {
-        detectEarly(kv, auditId, splitsOf(entry.value.urlSample));
+        detectEarly(kv, auditId, rangeSplits(entry.value));
       }
     }).catch(() => {});
   }
@@ -196,7 +196,7 @@ export async function runAuditJob(
     if (step.committed && step.state) await callHelpers(deps, auditId, step.state, runner);
     if (step.committed && step.done) {
       outcome = step.state!.result;
-      splits = splitsOf(step.state!.urlSample);
+      splits = rangeSplits(step.state!);
     }
     // A delayed step is the queue's to deliver: the chain must not spin through the pause.
     next = step.committed && !step.done && step.delayMs === 0;

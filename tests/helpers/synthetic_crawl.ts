@@ -26,6 +26,7 @@ import {
   writeLinks,
 } from "../../domain/audit_engine/crawl/store.ts";
 import type { CrawlState } from "../../domain/audit_engine/crawl/state.ts";
+import { sampleUrl } from "../../domain/audit_engine/crawl/url_sample.ts";
 
 export const SYNTH_ORIGIN = "http://127.0.0.1:9";
 
@@ -64,9 +65,15 @@ function titleOf(i: number): string {
   return r === 10 || r === 11 ? `Shared ${Math.floor(i / 1000)}` : `Page ${i}`;
 }
 
-/** The crawl state the passes read, as the crawl leaves it at `finalize`. */
+/**
+ * The crawl state the passes read, as the crawl leaves it at `finalize`: with the sample of its
+ * URLs a crawl keeps, so the record passes read in ranges as they do after a real crawl.
+ */
 export function synthState(n: number): CrawlState {
+  const urlSample = { h: [] as number[], u: [] as string[] };
+  for (let i = 0; i < n; i++) sampleUrl(urlSample, urlHash(synthUrl(i)), synthUrl(i));
   return {
+    urlSample,
     v: 1,
     phase: "finalize",
     startUrl: synthUrl(0),

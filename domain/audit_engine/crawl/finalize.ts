@@ -63,7 +63,7 @@ import { readResources } from "./finalize/resources.ts";
 import { brokenRedirects, redirectChains } from "./finalize/redirects.ts";
 import { checksByUrl, evaluateSite } from "./finalize/site_checks.ts";
 import { startAndHome } from "./finalize/start_and_home.ts";
-import { splitsOf } from "./url_sample.ts";
+import { rangeSplits } from "./url_sample.ts";
 
 export { NEAR_MAX_COMPARE } from "./finalize/near_duplicates.ts";
 
@@ -78,8 +78,9 @@ export async function finalizeCrawl(
   const findings = new FindingsWriter(batch, auditId, state.stored);
   const failing = new FailingUrls();
   const linkScores = new LinkScores();
-  // The passes over every record (and every page's links) read their keys in ranges side by side.
-  const splits = splitsOf(state.urlSample);
+  // On a slow KV the passes over every record (and every page's links) read their keys in
+  // ranges side by side.
+  const splits = rangeSplits(state);
 
   // 4. Duplicate groups, and near-duplicates once the content groups are in (identical twins
   // are duplicate_content's), beside 1 to 3: it reads the duplicate index only and fills the

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import type { UrlSample } from "../types.ts";
+import type { CrawlState, UrlSample } from "../types.ts";
 
 /** URLs a sample keeps. */
 export const URL_SAMPLE_SIZE = 16;
@@ -25,6 +25,12 @@ export const URL_SAMPLE_SIZE = 16;
 const SAMPLE_URL_CHARS = 120;
 /** Ranges the record passes read side by side, at most. */
 export const LIST_RANGES = 4;
+/**
+ * The KV round trip (ms, the smallest the crawl's last steps timed: step_size.ts) from which the
+ * passes read in ranges. Below it, as on a local file, a list's next page is there before the
+ * pass wants it, and the pages the ranges hold ahead would be memory for nothing.
+ */
+export const RANGES_FROM_RTT_MS = 2;
 
 export type { UrlSample };
 
@@ -41,6 +47,15 @@ export function sampleUrl(sample: UrlSample, hash: number, url: string): void {
   if (hash >= sample.h[top]) return;
   sample.h[top] = hash;
   sample.u[top] = url.slice(0, SAMPLE_URL_CHARS);
+}
+
+/**
+ * The split points for a crawl's record passes: `splitsOf` its sample when its KV answers slowly
+ * (RANGES_FROM_RTT_MS), else none (one range, as one list).
+ */
+export function rangeSplits(state: Pick<CrawlState, "urlSample" | "kvRttMs">): string[] {
+  const rtt = state.kvRttMs?.length ? Math.min(...state.kvRttMs) : 0;
+  return rtt >= RANGES_FROM_RTT_MS ? splitsOf(state.urlSample) : [];
 }
 
 /**
