@@ -46,7 +46,7 @@ const site = (n: number) =>
   Array.from({ length: n }, (_, i) => `https://shop.test/${i % 3 ? "p" : "blog"}/${i}`)
     .concat(["https://shop.test/"]);
 
-Deno.test("split ranges yield every key once, in key order, whatever the split points", async () => {
+Deno.test("split ranges yield every key once, in key order, whatever the splits", async () => {
   const kv = await openTestKv();
   try {
     const urls = site(1_700);

@@ -3,11 +3,11 @@
  * resource checks of broken_resources (resource_checks.ts, a batch per step until the queue is
  * checked); for a rendered audit, the render steps (render_steps.ts: a sample rendered a few
  * pages per step, in rounds: the URLs rendered DOMs link to are crawled, then rendered, in the
- * next round, whose crawl queues more resources); last, agent-readiness (`/llms.txt`
- * through the address guard, the AI crawlers' robots.txt rules, structured-data coverage of
- * every page crawled), in the step of the site-wide checks, before them. Each step's tallies and evidence join the crawl's (same stored findings,
- * same scoring), and its progress is in `CrawlState.post`, committed with the step like any
- * other: a step that dies is repeated.
+ * next round, whose crawl queues more resources); last, agent-readiness (`/llms.txt` through
+ * the address guard, the AI crawlers' robots.txt rules, structured-data coverage of every page
+ * crawled), in the step of the site-wide checks, before them. Each step's tallies and evidence
+ * join the crawl's (same stored findings, same scoring), and its progress is in
+ * `CrawlState.post`, committed with the step like any other: a step that dies is repeated.
  *
  * @module
  */

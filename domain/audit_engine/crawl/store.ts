@@ -281,9 +281,9 @@ export class FindingsWriter {
  * would: a pass over a few thousand records waits for its ranges' round trips at once, not one
  * after another. Each range reads up to RANGE_PAGES_AHEAD pages ahead of the caller; the ranges
  * after the one being read start no read once the pages held are about RANGES_AHEAD_BYTES, so
- * a site of big records (long hreflang lists, many links with long anchors) holds at most that
- * and one page per range more than one list would. Any split points are correct; good ones make
- * the ranges even.
+ * a site of big records (long hreflang lists, many links with long anchors) holds ahead about
+ * that, plus a page per range whose read began under it and a second page of the range being
+ * read. Any split points are correct; good ones make the ranges even.
  */
 export async function* listInPages<T, K extends Deno.KvKey>(
   kv: Deno.Kv,

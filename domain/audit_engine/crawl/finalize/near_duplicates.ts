@@ -19,7 +19,8 @@
  * import type { Facts } from "./facts.ts";
  * declare const kv: Deno.Kv, auditId: string, f: Facts;
  * // The pass starts once the content groups are in, beside the title and description groups.
- * await duplicateGroups(kv, auditId, f, (twins) => nearDuplicates(kv, auditId, twins, f.nearDupContent));
+ * const near = (twins: Set<number>) => nearDuplicates(kv, auditId, twins, f.nearDupContent);
+ * await duplicateGroups(kv, auditId, f, near);
  * ```
  *
  * @module
