@@ -145,7 +145,7 @@ export async function runCrawlStep(
   let budget: ByteBudget;
   if (entry.value === null) {
     budget = new ByteBudget(input.maxTotalBytes, 0);
-    state = await initCrawl(kv, auditId, input, batch, budget);
+    ({ state, frontier } = await initCrawl(kv, auditId, input, batch, budget));
     state.kvRttMs = noteRtt(undefined, rttMs);
     // Fixed for the crawl's life: workers configured otherwise still take it the same way.
     if ((input.partitions ?? 1) > 1) state.partitions = input.partitions;

@@ -260,9 +260,14 @@ export class Frontier {
     this.state.head += taken;
   }
 
-  /** The first step's only entry: the start URL at position 0. */
-  queueStart(url: string): void {
-    this.batch.set(keys.auditFrontier(this.auditId, 0), { url, depth: 0 });
+  /**
+   * The first step's only entry: the start URL at position 0, held with its record (which the
+   * caller writes) for the next step (`keepFor`), whose first round then reads nothing.
+   */
+  queueStart(record: PageRecord): void {
+    const entry: FrontierEntry = { url: record.url, depth: 0 };
+    this.batch.set(keys.auditFrontier(this.auditId, 0), entry);
+    this.held.set(0, { entry, record });
     this.state.tail = 1;
   }
 

@@ -24,9 +24,10 @@ import type { CrawlInput, CrawlState } from "./state.ts";
 import { newRecord, type WriteBatch } from "./store.ts";
 
 /**
- * Runs the first step and returns the state it starts the crawl with; its writes (robots.txt,
- * sitemap chunks and records, the start URL's record and frontier entry) go to `batch`, and the
- * caller commits the state. Throws `TargetRefusedError` when the address guard refuses the start
+ * Runs the first step and returns the state it starts the crawl with, and the frontier that
+ * holds the start URL's entry (the caller keeps it for the next step once the state commits:
+ * `Frontier.keepFor`); its writes (robots.txt, sitemap chunks and records, the start URL's record
+ * and frontier entry) go to `batch`, and the caller commits the state. Throws `TargetRefusedError` when the address guard refuses the start
  * URL for a policy reason. A start host that does not resolve gives a failed start record and a
  * crawl that goes straight to `finalize`; so does a start URL robots.txt keeps from our token
  * (its record blocked).
@@ -38,7 +39,7 @@ import { newRecord, type WriteBatch } from "./store.ts";
  * import type { WriteBatch } from "./store.ts";
  * declare const kv: Deno.Kv, auditId: string, input: CrawlInput, batch: WriteBatch;
  * const budget = new ByteBudget(input.maxTotalBytes, 0);
- * const state = await initCrawl(kv, auditId, input, batch, budget);
+ * const { state } = await initCrawl(kv, auditId, input, batch, budget);
  * state.bytes = budget.used;
  * await batch.flush();
  * // …then commit `state` under keys.auditCrawl(auditId), checked against the absent entry
@@ -50,7 +51,7 @@ export async function initCrawl(
   input: CrawlInput,
   batch: WriteBatch,
   budget: ByteBudget,
-): Promise<CrawlState> {
+): Promise<{ state: CrawlState; frontier?: Frontier }> {
   const s = settingsOf(input, budget);
   const caps = capsOf(input);
   const scope = Scope.of(input.scope);
@@ -157,7 +158,7 @@ export async function initCrawl(
     // List mode: exactly the listed URLs, in order (the start URL only when listed).
     frontier.queueList([...scope.list], startUrl, listedInSitemap);
     state.nextSlotAt = Date.now();
-    return state;
+    return { state };
   }
   const start = newRecord(startUrl, 0, 0, startInSitemap);
   if (!checked) {
@@ -169,9 +170,9 @@ export async function initCrawl(
     start.state = "blocked";
     state.phase = "finalize";
   } else {
-    frontier.queueStart(startUrl);
+    frontier.queueStart(start);
   }
   batch.set(keys.auditPage(auditId, startUrl), start);
   state.nextSlotAt = Date.now();
-  return state;
+  return { state, frontier };
 }
