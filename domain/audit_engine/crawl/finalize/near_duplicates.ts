@@ -6,7 +6,7 @@
  * Memory: the band being compared (12 bytes per page with enough words, 32 while it is sorted, in
  * typed arrays) and the bands read ahead of it (at most READ_AHEAD_ENTRIES entries, at least one
  * band), at most NEAR_MAX_COMPARE signatures per band bucket, two batches of ENTRIES_PER_READ
- * signatures, the last NEAR_SIG_CACHE signatures read (`SigCache`: ~2.2 MB of typed arrays and
+ * signatures, the last NEAR_SIG_CACHE signatures read (`SigCache`: ~2.4 MB of typed arrays and
  * their URLs), and one number per near-duplicate page.
  *
  * Round trips (a remote KV): a band's runs are listed in RUN_RANGES key ranges side by side (run
@@ -38,7 +38,7 @@ const NEAR_SIMILARITY = 0.8;
 /** Signatures held per band bucket: each page is compared with at most this many. */
 export const NEAR_MAX_COMPARE = 200;
 /**
- * Signatures kept read in the near-duplicate pass (`SigCache`, 136 bytes each in typed arrays,
+ * Signatures kept read in the near-duplicate pass (`SigCache`, 144 bytes each in typed arrays,
  * plus the URL). A page sits in 16 bands: a site of templated pages (every page in some shared
  * bucket) read each signature up to 16 times when this held 4,096 (10 reads per page at 10,000
  * pages, a tenth of the crawl's CPU); a site of up to this many pages now reads each once.
