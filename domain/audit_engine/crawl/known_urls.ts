@@ -11,7 +11,9 @@
  * step of another process, a commit that failed, a crawl started again after pruning, all leave a
  * versionstamp this process did not see commit, and the set is dropped. A URL not kept is read,
  * as before. Hashes, not URLs (53 bits, store.ts `urlHash`, as the link graph keys its targets):
- * 8 bytes a URL outside V8's heap, at most KNOWN_URLS_CAP per KV database, oldest audits out.
+ * 8 bytes a URL outside V8's heap, at most KNOWN_URLS_CAP per KV database, oldest audits out. A
+ * new URL whose hash collides with a kept one would not be queued: ~3e-11 a lookup at the cap, so
+ * about 3e-5 for an audit that looks up a million links' URLs, the link graph's own odds.
  *
  * @example
  * ```ts
@@ -26,8 +28,8 @@
  */
 
 /**
- * URL hashes kept per KV database, at most: a slot table at most half full, so at most 4 MiB of
- * slots (8 MiB while the largest table is being grown).
+ * URL hashes kept per KV database, at most: a slot table is at least twice and under four times its
+ * hashes, so one audit's table holds at most 4 MiB (6 MiB while it grows to that), all audits' 8.
  */
 export const KNOWN_URLS_CAP = 1 << 18;
 
