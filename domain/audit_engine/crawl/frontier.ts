@@ -3,7 +3,8 @@
  * entry to take, `tail` the next position to allocate; entries sit under `audit_frontier/<seq>`
  * and each URL's record under `audit_pages/<url>` (the seen set). A URL counts as seen only when a
  * committed state covers its position (seq < tail as the step began): a step that dies leaves
- * records and entries the repeated step allocates again, never trusts.
+ * records and entries the repeated step allocates again, never trusts. A chain's step does not read
+ * the records of URLs this process saw the audit's committed steps allocate (known_urls.ts).
  *
  * The sitemap's URLs wait in chunks (`audit_sitemap_urls/<n>`) from the first step until the links
  * run out, then are seeded with depth -1, which is how orphans are found.
