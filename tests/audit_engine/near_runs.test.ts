@@ -78,6 +78,8 @@ async function pass(
     twice?: (step: number) => boolean;
     /** Moves each run (the `n`th written) to another name. */
     rename?: (name: string, n: number) => string;
+    /** Signatures the pass keeps read (default its own NEAR_SIG_CACHE). */
+    cacheSize?: number;
   },
 ): Promise<Group> {
   const kv = await openTestKv();
@@ -118,7 +120,7 @@ async function pass(
     for (const p of all) texts.set(p.text, (texts.get(p.text) ?? 0) + 1);
     const twins = new Set([...texts].filter(([, n]) => n > 1).map(([t]) => t));
     const g = new Group();
-    await nearDuplicates(kv, auditId, twins, g);
+    await nearDuplicates(kv, auditId, twins, g, opts.cacheSize);
     return g;
   } finally {
     kv.close();
@@ -160,6 +162,8 @@ Deno.test("near-duplicate runs: the same items as per-page band keys, repeats on
   assert.equal(mixed.count, runs.count);
   const whole = await pass(all, { step: 600, twice: () => true });
   assert.deepEqual(whole.items, runs.items);
+  // Signatures read again (a cache far smaller than the site): the same items, in order.
+  assert.deepEqual((await pass(all, { step: 50, cacheSize: 8 })).items, runs.items);
 });
 
 Deno.test("near-duplicate runs: a step past NEAR_RUN_ENTRIES pages is cut in chunks, found the same", async () => {

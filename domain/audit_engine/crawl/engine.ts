@@ -205,7 +205,7 @@ export async function runCrawlStep(
   const op = (batch.takeHeld() as Atomic).check(entry).set(keys.auditCrawl(auditId), state);
   await Promise.all([batch.flush(), hooks.beforeCommit?.(op, done, delayMs)]);
   const res = await op.commit();
-  if (res.ok && state.phase === "crawl") frontier?.keepFor(res.versionstamp);
+  if (res.ok) frontier?.keepFor(res.versionstamp);
   const fetched = res.ok ? fetchedSince(entry.value, state) : NOTHING_FETCHED;
   return {
     done,

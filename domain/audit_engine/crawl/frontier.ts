@@ -3,7 +3,8 @@
  * entry to take, `tail` the next position to allocate; entries sit under `audit_frontier/<seq>`
  * and each URL's record under `audit_pages/<url>` (the seen set). A URL counts as seen only when a
  * committed state covers its position (seq < tail as the step began): a step that dies leaves
- * records and entries the repeated step allocates again, never trusts.
+ * records and entries the repeated step allocates again, never trusts. A chain's step does not read
+ * the records of URLs this process saw the audit's committed steps allocate (known_urls.ts).
  *
  * The sitemap's URLs wait in chunks (`audit_sitemap_urls/<n>`) from the first step until the links
  * run out, then are seeded with depth -1, which is how orphans are found.
@@ -37,7 +38,8 @@ import type { FrontierEntry } from "../types.ts";
 import { keys, KvMemo, list, read } from "../../platform/mod.ts";
 import { type CrawlCaps, frontierCap, noteCap } from "./caps.ts";
 import type { CrawlState } from "./state.ts";
-import { getMany, newRecord, type PageRecord, type WriteBatch } from "./store.ts";
+import { getMany, newRecord, type PageRecord, urlHash, type WriteBatch } from "./store.ts";
+import { knownUrls, type UrlHashSet } from "./known_urls.ts";
 import { Pacer, yieldToLoop } from "./event_loop.ts";
 import type { Scope, ScopeRule } from "../scope.ts";
 
@@ -106,6 +108,17 @@ export class Frontier {
   private taking = new Map<string, PageRecord>();
   /** This step allocated entries (`next` reads any it does not hold once they are committed). */
   private allocated = false;
+  /**
+   * URLs the audit's committed steps allocated, as this process saw them commit (known_urls.ts),
+   * when this step read the state the last of them committed: their records are not read.
+   */
+  private known: UrlHashSet | null = null;
+  /** The versionstamp of the state this step read (`resume`); undefined: not a chain's step. */
+  private readAs: string | null | undefined = undefined;
+  /** URLs found in `known` this step (a link repeated on many pages is hashed once). */
+  private knownSeen = new Set<string>();
+  /** Hashes of the URLs this step allocated or found allocated, for `known` once it commits. */
+  private allocatedHashes: number[] = [];
   /** The sitemap chunk being filled (first step). */
   private chunk: string[] = [];
   private chunkChars = 0;
@@ -164,6 +177,7 @@ export class Frontier {
    */
   async next(limit: number): Promise<TakenEntries> {
     const out = await this.take(limit);
+    for (const r of out.records) this.allocatedHashes.push(r.hash);
     if (this.ahead) {
       this.taking = new Map(out.entries.map((e, i) => [e.url, out.records[i]]));
     }
@@ -235,9 +249,18 @@ export class Frontier {
 
   /**
    * Keeps the entries this step holds and has not taken for the audit's next step in this
-   * process, once the step's state committed as `versionstamp` (see `resume`).
+   * process, and the URLs it allocated with those `known` before (a chain's step only), once the
+   * step's state committed as `versionstamp` (see `resume`). A crawl that left its crawl phase
+   * keeps nothing.
    */
   keepFor(versionstamp: string): void {
+    if (this.state.phase !== "crawl") {
+      knownUrls.forget(this.kv, this.auditId);
+      return;
+    }
+    if (this.readAs !== undefined) {
+      knownUrls.commit(this.kv, this.auditId, this.readAs, versionstamp, this.allocatedHashes);
+    }
     const { head } = this.state;
     for (const seq of this.held.keys()) if (seq < head) this.held.delete(seq);
     if (this.held.size === 0) return;
@@ -253,6 +276,20 @@ export class Frontier {
   resume(versionstamp: string | null): void {
     const last = kept.take(this.kv, this.auditId);
     if (last?.versionstamp === versionstamp) this.held = last.held;
+    this.readAs = versionstamp;
+    this.known = knownUrls.covering(this.kv, this.auditId, versionstamp);
+  }
+
+  /**
+   * Whether a committed step allocated `url` (it is in `known`): no need to read its record. A
+   * URL never allocated is read (its record may say it is in the sitemap), as is one not kept.
+   */
+  private isKnown(url: string): boolean {
+    if (this.known === null) return false;
+    if (this.knownSeen.has(url)) return true;
+    if (!this.known.has(urlHash(url))) return false;
+    this.knownSeen.add(url);
+    return true;
   }
 
   /** Marks the first `taken` entries of the head as done. */
@@ -302,7 +339,9 @@ export class Frontier {
       const d: Discovered = hops > 0 ? { url, depth, hops } : { url, depth };
       if (via) d.via = via;
       this.discovered.push(d);
-      if (this.ahead && !this.ahead.has(url) && !this.taking.has(url)) {
+      if (
+        this.ahead && !this.ahead.has(url) && !this.taking.has(url) && !this.isKnown(url)
+      ) {
         this.ahead.set(url, { chunk: this.aheadChunks.length, at: this.aheadQueue.length });
         this.aheadQueue.push(url);
         if (this.aheadQueue.length >= AHEAD_CHUNK) this.sendAhead();
@@ -361,7 +400,9 @@ export class Frontier {
     const discovered = this.discovered;
     this.discovered = [];
     const { auditId, batch, state } = this;
-    const distinct = [...new Set(discovered.map((d) => d.url))];
+    // URLs a committed step allocated are left out of the reads: they are skipped below as
+    // a URL allocated earlier in this step is.
+    const distinct = [...new Set(discovered.map((d) => d.url))].filter((u) => !this.isKnown(u));
     const found = await this.recordsOf(distinct);
     const existing = new Map<string, PageRecord | null>();
     distinct.forEach((u, i) => existing.set(u, found[i]));
@@ -378,13 +419,16 @@ export class Frontier {
       const d = discovered[i];
       const rec = existing.get(d.url);
       if (rec === undefined) {
-        // Allocated (or left out) earlier in this step.
+        // Allocated (or left out) earlier in this step, or by a committed step (`known`).
         const rule = outside.get(d.url);
         if (rule !== undefined) this.leaveOut(rule);
         continue;
       }
       existing.delete(d.url);
-      if (rec && rec.seq >= 0 && rec.seq < committedTail) continue;
+      if (rec && rec.seq >= 0 && rec.seq < committedTail) {
+        this.allocatedHashes.push(rec.hash);
+        continue;
+      }
       const rule = this.scope?.leftOutBy(d.url, d.depth, rec?.inSitemap ?? false) ?? null;
       if (rule !== null) {
         outside.set(d.url, rule);
@@ -404,6 +448,7 @@ export class Frontier {
         : { url: d.url, depth: d.depth };
       batch.set(keys.auditPage(auditId, d.url), fresh);
       batch.set(keys.auditFrontier(auditId, seq), entry);
+      this.allocatedHashes.push(fresh.hash);
       // Written already (a set serialises its value): the taker's changes stay its own.
       if (this.held.size < HELD_ENTRIES) this.held.set(seq, { entry, record: fresh });
     }

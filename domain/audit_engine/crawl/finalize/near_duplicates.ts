@@ -6,7 +6,8 @@
  * Memory: the band being compared (12 bytes per page with enough words, 32 while it is sorted, in
  * typed arrays) and the bands read ahead of it (at most READ_AHEAD_ENTRIES entries, at least one
  * band), at most NEAR_MAX_COMPARE signatures per band bucket, two batches of ENTRIES_PER_READ
- * signatures, the last NEAR_SIG_CACHE signatures read, and one number per near-duplicate page.
+ * signatures, the last NEAR_SIG_CACHE signatures read (`SigCache`: ~2.4 MB of typed arrays and
+ * their URLs), and one number per near-duplicate page.
  *
  * Round trips (a remote KV): a band's runs are listed in RUN_RANGES key ranges side by side (run
  * names are random hex), bands are read ahead of the one compared, and the signatures of the next
@@ -27,7 +28,7 @@
  */
 import type { NearSig } from "../../types.ts";
 import { keys } from "../../../platform/mod.ts";
-import { similarity } from "../../text_fingerprint.ts";
+import { SIG_BINS, similarity } from "../../text_fingerprint.ts";
 import { Pacer, yieldToLoop } from "../event_loop.ts";
 import { BAND_BINS, BANDS } from "../page_recorder.ts";
 import { getMany, listRangeInPages } from "../store.ts";
@@ -37,8 +38,13 @@ import type { Group } from "./facts.ts";
 const NEAR_SIMILARITY = 0.8;
 /** Signatures held per band bucket: each page is compared with at most this many. */
 export const NEAR_MAX_COMPARE = 200;
-/** Signatures kept read in the near-duplicate pass (~0.3 KB each). */
-const NEAR_SIG_CACHE = 4_096;
+/**
+ * Signatures kept read in the near-duplicate pass (`SigCache`, 144 bytes each in typed arrays,
+ * plus the URL). A page sits in 16 bands: a site of templated pages (every page in some shared
+ * bucket) read each signature up to 16 times when this held 4,096 (10 reads per page at 10,000
+ * pages, a tenth of the crawl's CPU); a site of up to this many pages now reads each once.
+ */
+export const NEAR_SIG_CACHE = 16_384;
 /**
  * Signature comparisons between two yields: one page of the index may compare 500 pages with 200
  * each when a hostile site puts every page in one bucket.
@@ -178,6 +184,8 @@ export async function nearDuplicates(
   auditId: string,
   twins: ReadonlySet<number>,
   g: Group,
+  /** Signatures kept read (tests: a small cache finds the same). */
+  cacheSize = NEAR_SIG_CACHE,
 ): Promise<void> {
   interface Entry {
     url: string;
@@ -187,7 +195,7 @@ export async function nearDuplicates(
   }
   const near = new Set<number>();
   // A page sits in up to 16 buckets: recently read signatures are kept (bounded, oldest out).
-  const cache = new Map<number, NearSig | null>();
+  const cache = new SigCache(cacheSize);
   let bucket = -1;
   let held: Entry[] = [];
   // Held entries not yet known near: once none is and the page itself is, every pair left is
@@ -275,7 +283,6 @@ export async function nearDuplicates(
       next = to < n ? plan(to) : null;
       want.forEach((h, i) => {
         byHash.set(h, sigs[i]);
-        if (cache.size >= NEAR_SIG_CACHE) cache.delete(cache.keys().next().value!);
         cache.set(h, sigs[i]);
       });
       for (let i = from; i < to; i++) {
@@ -302,6 +309,53 @@ export async function nearDuplicates(
           if (!near.has(a.hash)) open++;
         }
       }
+    }
+  }
+}
+
+/**
+ * The last `capacity` signatures read, by page hash (a page without one kept as null), oldest out:
+ * bins and text hashes in typed arrays, so the cache costs V8's heap little more than its URLs.
+ * `get` answers a copy: a slot is written again once its signature is the oldest, and a bucket
+ * may still hold the signature it answered.
+ */
+export class SigCache {
+  readonly #bins: Uint16Array;
+  readonly #text: Float64Array;
+  readonly #hash: Float64Array;
+  readonly #url: (string | null)[];
+  readonly #slot = new Map<number, number>();
+  #next = 0;
+
+  constructor(readonly capacity: number) {
+    this.#bins = new Uint16Array(capacity * SIG_BINS);
+    this.#text = new Float64Array(capacity);
+    this.#hash = new Float64Array(capacity);
+    this.#url = new Array(capacity).fill(null);
+  }
+
+  /** The signature kept for page `h`, null when its page had none, undefined when not kept. */
+  get(h: number): NearSig | null | undefined {
+    const at = this.#slot.get(h);
+    if (at === undefined) return undefined;
+    const u = this.#url[at];
+    if (u === null) return null;
+    return { u, h: this.#text[at], s: this.#bins.slice(at * SIG_BINS, (at + 1) * SIG_BINS) };
+  }
+
+  /** Keeps page `h`'s signature (or its absence) as the newest, in the oldest's slot when full. */
+  set(h: number, sig: NearSig | null): void {
+    // A signature of another length (none is written) is read again rather than kept cut.
+    if (this.capacity <= 0 || this.#slot.has(h) || (sig && sig.s.length !== SIG_BINS)) return;
+    const at = this.#next;
+    this.#next = (at + 1) % this.capacity;
+    if (this.#slot.size >= this.capacity) this.#slot.delete(this.#hash[at]);
+    this.#slot.set(h, at);
+    this.#hash[at] = h;
+    this.#url[at] = sig?.u ?? null;
+    if (sig) {
+      this.#text[at] = sig.h;
+      this.#bins.set(sig.s, at * SIG_BINS);
     }
   }
 }
