@@ -203,6 +203,10 @@ async function flow(app: TestApp, smtp: TestSmtp, fake: FakeStripe) {
     assert.equal(paid.body.outcome, "upgraded");
     await polling;
     await back;
+    // The page rendered once the webhook landed, which may be before the agent's claim (it
+    // polls every 100 ms): then it offered the reveal. Now that the agent holds the key, the
+    // page says so.
+    await page.reload();
     assert.match(liveKey, /^sk_live_/);
     const ms = Math.max(0, claimedAt - acceptedAt);
     console.log(
