@@ -18,10 +18,10 @@ import {
   UNIT_PRICES,
   type WorkActor,
 } from "../billing/mod.ts";
-import type { RunningJobMarker } from "../jobs/mod.ts";
+import { noteOwner, type RunningJobMarker } from "../jobs/mod.ts";
 import type { ProjectRecord } from "../projects/types.ts";
 import type { SubscriptionRecord } from "../billing/types.ts";
-import { leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
+import { AUDIT_JOB, leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
 import { type AuditOptions, normalizeAuditOptions, sameAuditOptions } from "./options.ts";
 import type { AuditRecord, AuditTrigger } from "./record.ts";
 import { sealAuditAuth, type SealedSiteAuth } from "./site_access.ts";
@@ -91,7 +91,7 @@ export function createAudit(
         "send them to every host the page loads from); omit render or auth",
     );
   }
-  return atomically<AuditAcceptance>(kv, async () => {
+  const accepted = atomically<AuditAcceptance>(kv, async () => {
     const [projectEntry, activeEntry, subEntry] = await readMany(kv, [
       keys.project(actor.accountId, projectId),
       keys.activeAudit(projectId),
@@ -185,6 +185,11 @@ export function createAudit(
     deps.queue.enqueueIn(op, { type: "audit", id });
     await alongside?.(op, { audit, created: true });
     return { op, result: { audit, created: true } };
+  });
+  // The audit's first step, when this process takes it, claims it without reading its owner.
+  return accepted.then((a) => {
+    if (a.created) noteOwner(kv, AUDIT_JOB.kind, a.audit.id, actor.accountId);
+    return a;
   });
 }
 

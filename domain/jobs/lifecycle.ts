@@ -83,6 +83,14 @@ const OWNERS_KEPT = 1_024;
 const owners = new KvMemo<string>(OWNERS_KEPT);
 
 /**
+ * Notes a job's owner as the process that created it wrote it: the job's first claim in this
+ * process does not read it (a round trip on a remote KV). The owner never changes.
+ */
+export function noteOwner(kv: Deno.Kv, kind: string, id: string, accountId: string): void {
+  owners.set(kv, `${kind}:${id}`, accountId);
+}
+
+/**
  * The account that owns a job. An owner is written once, with the job, and never changes, so the
  * ones this process read lately are kept: a job of many steps (an audit) reads its owner once,
  * not once per step (a round trip each on a remote KV). A job deleted since has no record, which

@@ -27,6 +27,7 @@ export {
   type JobSpec,
   keepLease,
   type KnownRecord,
+  noteOwner,
   renewLease,
 } from "./lifecycle.ts";
 export {

@@ -28,7 +28,8 @@ Deno.test("a step grows with the smallest round trip sampled, up to its cap", ()
   // One slow sample (a busy event loop) among fast ones does not grow the step.
   assert.equal(stepPagesFor(limits, [45, 0.3, 0.2]), 100);
   assert.equal(stepPagesFor(limits, [12, 10, 11]), Math.ceil(100 * 10 / STEP_RTT_UNIT_MS));
-  assert.equal(stepPagesFor(limits, [30, 31, 80]), 100 * MAX_STEP_GROWTH);
+  assert.equal(stepPagesFor(limits, [30, 31, 80]), Math.ceil(100 * 30 / STEP_RTT_UNIT_MS));
+  assert.equal(stepPagesFor(limits, [60, 61, 80]), 100 * MAX_STEP_GROWTH);
   // A fixed step (the operator set CRAWL_STEP_PAGES, or a test): never grown.
   assert.equal(stepPagesFor({ pages: 7, ms: 20_000 }, [30, 30, 30]), 7);
   assert.equal(stepPagesFor(limits, undefined), 100);

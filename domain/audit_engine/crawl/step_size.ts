@@ -15,9 +15,10 @@
  * @example
  * ```ts
  * import { stepPagesFor } from "./step_size.ts";
- * const limits = { pages: 100, ms: 20_000, maxPages: 600 };
+ * const limits = { pages: 100, ms: 20_000, maxPages: 800 };
  * stepPagesFor(limits, [0.3, 0.2]); // 100: a local KV
- * stepPagesFor(limits, [31, 30, 45]); // 600: 30 ms away, capped
+ * stepPagesFor(limits, [31, 30, 45]); // 750: 30 ms away
+ * stepPagesFor(limits, [50, 48]); // 800: capped
  * ```
  *
  * @module
@@ -29,7 +30,7 @@ export const STEP_RTT_UNIT_MS = 4;
 /** Round-trip samples a crawl keeps (its last steps' state reads); the smallest counts. */
 export const RTT_SAMPLES = 3;
 /** How many times `CRAWL_STEP_PAGES`' default a step may grow to on a slow KV. */
-export const MAX_STEP_GROWTH = 6;
+export const MAX_STEP_GROWTH = 8;
 
 /**
  * Entries for this step: `limits.pages`, or on a slow KV (the smallest of `rttMs`, so one sample
