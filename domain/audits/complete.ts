@@ -23,6 +23,11 @@ export interface KnownAudit {
   detected?: Promise<PageGroupDef[]>;
   /** Where the records' keys are cut into ranges read side by side (from the crawl's state). */
   splits?: readonly string[];
+  /**
+   * Its page groups, when their count started in the step of the site-wide checks, once the
+   * records were final (domain/audits/job.ts); one that failed is counted again here.
+   */
+  groups?: Promise<void>;
 }
 
 const MAX_FACT_PAGES = 60;
@@ -78,7 +83,9 @@ export async function completeAudit(
         const owner = (await read(kv, keys.auditOwner(auditId))).value;
         record = owner ? (await read(kv, keys.audit(owner, auditId))).value : null;
       }
-      await computeGroups(kv, auditId, record?.options?.groups, known?.detected, known?.splits);
+      const count = () =>
+        computeGroups(kv, auditId, record?.options?.groups, known?.detected, known?.splits);
+      await (known?.groups ? known.groups.catch(count) : count());
     })(),
   ]);
   await finishJob(deps, AUDIT_JOB, auditId, async ({ op, record: audit, accountId, now }) => {

@@ -9,8 +9,10 @@
  * the pattern `/<segment>/**` (which also matches `/<segment>` itself), the MAX_DETECTED largest.
  * A URL no group takes is in `other`. Every URL is in exactly one group.
  *
- * When: once, as the audit completes (`computeGroups`, before the completing commit; the count
- * may have started while the site-wide passes ran, domain/audits/job.ts): one read of
+ * When: once, before the completing commit (`computeGroups`): the job layer starts it in the
+ * step of the site-wide checks as soon as their last pass has written the records (while the
+ * checks are scored and the step commits, domain/audits/job.ts), or else the completion does;
+ * the count of first segments may have started while the passes ran. One read of
  * the records to count first segments (at most MAX_SEGMENTS_COUNTED distinct ones held), one more
  * to assign each URL, writing the index `audit_group_pages/<group>/<url>` that `?group=` reads in
  * pages, and one small record per group with its page count and per-check counts. Memory: the

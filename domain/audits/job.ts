@@ -23,7 +23,7 @@ import {
 import { claimJob, finishJob, keepLease, type KnownRecord } from "../jobs/mod.ts";
 import type { ProjectRecord } from "../projects/types.ts";
 import { completeAudit } from "./complete.ts";
-import { detectGroups } from "./groups.ts";
+import { computeGroups, detectGroups } from "./groups.ts";
 import { AUDIT_JOB, leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
 import type { AuditRecord } from "./record.ts";
 import type { PageGroupDef } from "./types.ts";
@@ -149,6 +149,8 @@ export async function runAuditJob(
 
   let outcome: CrawlOutcome | null = null;
   let splits: string[] = [];
+  /** The page groups, counted once the records are final, while the last step goes on. */
+  let groups: Promise<void> | undefined;
   let next = false;
   let releasedAs: AuditRecord | null = null;
   try {
@@ -163,6 +165,16 @@ export async function runAuditJob(
       holder: `${deps.worker ?? "local"}:${claim.token}`,
       leaseMs: deps.config.jobLeaseMs ?? undefined,
       state: early.state,
+      recordsFinal: (final) => {
+        groups = computeGroups(
+          kv,
+          auditId,
+          audit.options?.groups,
+          takeDetected(kv, auditId),
+          rangeSplits(final),
+        );
+        groups.catch(() => {}); // the completion awaits it, and counts again after a failure
+      },
       beforeCommit: async (op, done, delayMs) => {
         await stop();
         // Only the owner of this step may count it.
@@ -241,6 +253,7 @@ export async function runAuditJob(
         record: audit,
         detected: takeDetected(kv, auditId),
         splits,
+        groups,
       });
     } finally {
       await finishing.stop();

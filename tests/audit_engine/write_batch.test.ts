@@ -120,3 +120,22 @@ Deno.test("write batch: large values are spread over commits within 800 KiB each
     kv.close();
   }
 });
+
+Deno.test("write batch: sentOk says whether what was sent is in KV, without rejecting", async () => {
+  const raw = await openTestKv();
+  try {
+    // The third commit fails: 800 sets (two commits) are in, the next 400 are not.
+    const { kv } = failingKv(raw, 3, () => Promise.reject(new Error("commit refused")));
+    const batch = new WriteBatch(kv);
+    for (let i = 0; i < 800; i++) batch.set(["t", i], i);
+    batch.send();
+    assert.equal(await batch.sentOk(), true);
+    assert.equal((await raw.get(["t", 799])).value, 799);
+    for (let i = 800; i < 1_200; i++) batch.set(["t", i], i);
+    batch.send();
+    assert.equal(await batch.sentOk(), false);
+    await assert.rejects(batch.flush(), /commit refused/);
+  } finally {
+    raw.close();
+  }
+});

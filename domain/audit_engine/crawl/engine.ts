@@ -74,6 +74,12 @@ export interface StepHooks {
    * commits. The step's commit checks it, as it checks a state it read itself.
    */
   state?: Promise<CrawlStateRead>;
+  /**
+   * Told, in the step of the site-wide checks, once the records are final (annotated, in KV)
+   * while the step goes on: the job layer counts the audit's page groups meanwhile. The step
+   * may still fail after it; what was computed from final records stays true.
+   */
+  recordsFinal?: (state: CrawlState) => void;
 }
 
 /** The crawl state as read, and how long its read took (one round trip: step_size.ts). */
@@ -187,7 +193,8 @@ export async function runCrawlStep(
       }))
     ) {
       await batch.flush();
-      state.result = await finalizeCrawl(kv, auditId, state);
+      const told = hooks.recordsFinal;
+      state.result = await finalizeCrawl(kv, auditId, state, told && (() => told(state)));
       const report = politenessReport(state.pace ?? newPace(), input.maxRps ?? null);
       const paused = state.health?.total ?? 0;
       state.result.politeness = { ...report, slowed: report.slowed || paused > 0, paused };

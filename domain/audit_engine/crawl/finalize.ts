@@ -67,11 +67,17 @@ import { rangeSplits } from "./url_sample.ts";
 
 export { NEAR_MAX_COMPARE } from "./finalize/near_duplicates.ts";
 
-/** Computes the site checks, stores their evidence and returns the scored outcome. */
+/**
+ * Computes the site checks, stores their evidence and returns the scored outcome.
+ * `recordsFinal` is called once the records are final (pass 5's writes are in KV) while the
+ * site checks are scored: what reads every record as the audit completes (its page groups) may
+ * start then, beside the rest of the step.
+ */
 export async function finalizeCrawl(
   kv: Deno.Kv,
   auditId: string,
   state: CrawlState,
+  recordsFinal?: () => void,
 ): Promise<CrawlOutcome> {
   const f = emptyFacts(state);
   const batch = new WriteBatch(kv);
@@ -127,6 +133,11 @@ export async function finalizeCrawl(
     marks,
     splits,
   });
+  if (recordsFinal) {
+    // A record write that failed fails the step (`flush` below): then nothing is told.
+    batch.send();
+    batch.sentOk().then((ok) => ok && recordsFinal(), () => {});
+  }
 
   // 6. Every site check, with its evidence stored; the score.
   return await scoreOutcome(state, f, findings, batch);

@@ -179,6 +179,15 @@ export class WriteBatch {
     await Promise.all([...this.pending]);
   }
 
+  /**
+   * Resolves once the commits sent so far have ended: true when none of this batch's commits
+   * failed (what they wrote is in KV), false when one did (`flush` reports it).
+   */
+  async sentOk(): Promise<boolean> {
+    await this.settled();
+    return !this.failed;
+  }
+
   /** Starts committing what is held, observed at once (see the class comment). */
   private flushSoon(): void {
     if (this.mutations === 0) return;
