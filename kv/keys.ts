@@ -106,6 +106,7 @@ export const keys = {
   auditGroupPage: (auditId: string, name: string, url: string) =>
     ["audit_group_pages", auditId, name, url] as const,
   auditGroupPages: (auditId: string, name: string) => ["audit_group_pages", auditId, name] as const,
+  auditGroupPagesAll: (auditId: string) => ["audit_group_pages", auditId] as const,
   /**
    * A completed audit's redirect map (domain/audits/fixes.ts): broken internal URL → the live URL
    * it most likely meant, worked out on first read; the marker says the map is whole.

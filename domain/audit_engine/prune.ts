@@ -90,13 +90,18 @@ export function workingStatePrefixes(auditId: string): Deno.KvKey[] {
   ];
 }
 
-/** What a failed audit also loses: it never serves pages or findings. */
+/**
+ * What a failed audit also loses: it never serves pages, findings or page groups (counted in its
+ * last step before it could fail, domain/audits/job.ts).
+ */
 function resultPrefixes(auditId: string): Deno.KvKey[] {
   return [
     keys.auditPages(auditId),
     keys.auditFindingsAll(auditId),
     keys.auditLabs(auditId),
     keys.pageReuseAll(auditId),
+    keys.auditGroupsAll(auditId),
+    keys.auditGroupPagesAll(auditId),
   ];
 }
 

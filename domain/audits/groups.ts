@@ -144,8 +144,9 @@ export async function computeGroups(
   const matcher = new GroupMatcher(defs);
   const batch = new WriteBatch(kv);
   // Pages of index writes committing while the next pages are read (on a remote KV their round
-  // trips overlap), at most WRITES_IN_FLIGHT: commits never pile up behind a fast read.
-  const sent: Promise<void>[] = [];
+  // trips overlap), at most WRITES_IN_FLIGHT: commits never pile up behind a fast read, and one
+  // that failed stops the count there (`flush` says why).
+  const sent: Promise<boolean>[] = [];
   for await (const page of listInPages(kv, keys.auditPages(auditId), 500, splits)) {
     for (const { value: r } of page) {
       const name = matcher.groupOf(r.url);
@@ -156,8 +157,8 @@ export async function computeGroups(
       batch.set(keys.auditGroupPage(auditId, name, r.url), true);
     }
     batch.send();
-    sent.push(batch.settled());
-    if (sent.length >= WRITES_IN_FLIGHT) await sent.shift();
+    sent.push(batch.sentOk());
+    if (sent.length >= WRITES_IN_FLIGHT && !(await sent.shift())) await batch.flush(); // throws
   }
   for (const g of records.values()) batch.set(keys.auditGroup(auditId, g.name), g);
   await batch.flush();

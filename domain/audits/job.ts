@@ -148,7 +148,8 @@ export async function runAuditJob(
   const stop = heartbeat.stop;
 
   let outcome: CrawlOutcome | null = null;
-  let splits: string[] = [];
+  /** Where the records' keys are cut into ranges, as the site-wide passes told it. */
+  let splits: readonly string[] = [];
   /** The page groups, counted once the records are final, while the last step goes on. */
   let groups: Promise<void> | undefined;
   let next = false;
@@ -165,14 +166,9 @@ export async function runAuditJob(
       holder: `${deps.worker ?? "local"}:${claim.token}`,
       leaseMs: deps.config.jobLeaseMs ?? undefined,
       state: early.state,
-      recordsFinal: (final) => {
-        groups = computeGroups(
-          kv,
-          auditId,
-          audit.options?.groups,
-          takeDetected(kv, auditId),
-          rangeSplits(final),
-        );
+      recordsFinal: (cut) => {
+        splits = cut;
+        groups = computeGroups(kv, auditId, audit.options?.groups, takeDetected(kv, auditId), cut);
         groups.catch(() => {}); // the completion awaits it, and counts again after a failure
       },
       beforeCommit: async (op, done, delayMs) => {
@@ -208,7 +204,6 @@ export async function runAuditJob(
     if (step.committed && step.state) await callHelpers(deps, auditId, step.state, runner);
     if (step.committed && step.done) {
       outcome = step.state!.result;
-      splits = rangeSplits(step.state!);
     }
     // A delayed step is the queue's to deliver: the chain must not spin through the pause.
     next = step.committed && !step.done && step.delayMs === 0;

@@ -209,6 +209,7 @@ export const schema = {
   /** Its value is `true`: the key is the index. */
   auditGroupPage: value<true>(),
   auditGroupPages: prefix("auditGroupPage"),
+  auditGroupPagesAll: prefix("auditGroupPage"),
   auditRedirectGuess: value<RedirectGuess>(),
   auditRedirectGuesses: prefix("auditRedirectGuess"),
   /** Guesses written (always whole when present). */

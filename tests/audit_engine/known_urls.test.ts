@@ -6,8 +6,9 @@
  * finds exactly the same (issues, evidence, pages, orphans from the sitemap included).
  */
 import assert from "node:assert/strict";
-import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { startTestApp } from "../helpers/app.ts";
 import { completedLiveAudit } from "../helpers/credits.ts";
+import { auditFindings } from "../helpers/findings.ts";
 import { openTestKv } from "../helpers/kv.ts";
 import { html, page, robotsRoute, type Route, serveSite, sitemapRoute } from "../helpers/sites.ts";
 import { KnownUrls, knownUrls, UrlHashSet } from "../../domain/audit_engine/crawl/known_urls.ts";
@@ -65,39 +66,6 @@ function countingRecords(kv: Deno.Kv, reads: { records: number }): Deno.Kv {
   });
 }
 
-/** `v` without its timings (`*_ms` fields), which differ from one fetch to the next. */
-function untimed(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(untimed);
-  if (v === null || typeof v !== "object") return v;
-  return Object.fromEntries(
-    Object.entries(v).filter(([k]) => !k.endsWith("_ms")).map(([k, x]) => [k, untimed(x)]),
-  );
-}
-
-/** Everything the API serves about the audit's findings and pages, ids and timings left out. */
-async function findings(app: TestApp, key: string, auditId: string) {
-  const base = `/v1/audits/${auditId}`;
-  const issues = await app.req("GET", `${base}/issues?limit=100`, { key });
-  assert.equal(issues.status, 200, issues.text);
-  const items: Record<string, unknown> = {};
-  for (const i of issues.body.data as { check: string }[]) {
-    const r = await app.req("GET", `${base}/issues/${i.check}?limit=100`, { key });
-    items[i.check] = r.body.data;
-  }
-  const pages = await app.req("GET", `${base}/pages?limit=100`, { key });
-  const audit = (await app.req("GET", base, { key })).body;
-  return untimed({
-    score: audit.score,
-    summary: audit.summary,
-    issues: (issues.body.data as Record<string, unknown>[]).map(({ check, affected_count }) => ({
-      check,
-      affected_count,
-    })),
-    items,
-    pages: pages.body.data,
-  });
-}
-
 /** Audits `origin` with steps of 4 pages; answers what it found and the records it read. */
 async function audit(origin: string) {
   const reads = { records: 0 };
@@ -109,7 +77,7 @@ async function audit(origin: string) {
     const { key, id, done } = await completedLiveAudit(app, origin, 120_000);
     assert.equal(done.body.status, "completed", done.text);
     const crawlReads = reads.records;
-    return { found: await findings(app, key, id), reads: crawlReads };
+    return { found: await auditFindings(app, key, id), reads: crawlReads };
   } finally {
     await app.close();
   }

@@ -5,8 +5,9 @@
  * How fast it goes at 0, 10 and 30 ms is the benchmark's (tests/bench/remote_kv_bench.ts).
  */
 import assert from "node:assert/strict";
-import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { startTestApp } from "../helpers/app.ts";
 import { completedLiveAudit } from "../helpers/credits.ts";
+import { auditFindings } from "../helpers/findings.ts";
 import { openTestKv } from "../helpers/kv.ts";
 import { type RoundTrips, withLatency } from "../helpers/latency_kv.ts";
 import { html, page, robotsRoute, type Route, serveSite, sitemapRoute } from "../helpers/sites.ts";
@@ -36,45 +37,12 @@ function routes(origin: () => string): (path: string) => Route | undefined {
   };
 }
 
-/** `v` without its timings (`*_ms` fields), which differ from one fetch to the next. */
-function untimed(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(untimed);
-  if (v === null || typeof v !== "object") return v;
-  return Object.fromEntries(
-    Object.entries(v).filter(([k]) => !k.endsWith("_ms")).map(([k, x]) => [k, untimed(x)]),
-  );
-}
-
-/** Everything the API serves about the audit's findings, ids and timings left out. */
-async function findings(app: TestApp, key: string, auditId: string) {
-  const base = `/v1/audits/${auditId}`;
-  const issues = await app.req("GET", `${base}/issues?limit=100`, { key });
-  assert.equal(issues.status, 200, issues.text);
-  const items: Record<string, unknown> = {};
-  for (const i of issues.body.data as { check: string }[]) {
-    const r = await app.req("GET", `${base}/issues/${i.check}?limit=100`, { key });
-    items[i.check] = r.body.data;
-  }
-  const pages = await app.req("GET", `${base}/pages?limit=100`, { key });
-  const audit = (await app.req("GET", base, { key })).body;
-  return untimed({
-    score: audit.score,
-    summary: audit.summary,
-    issues: (issues.body.data as Record<string, unknown>[]).map(({ check, affected_count }) => ({
-      check,
-      affected_count,
-    })),
-    items,
-    pages: pages.body.data,
-  });
-}
-
 async function auditOn(kv: Deno.Kv, origin: string) {
   const app = await startTestApp({ kv });
   try {
     const { key, id, done } = await completedLiveAudit(app, origin, 120_000);
     assert.equal(done.body.status, "completed", done.text);
-    return await findings(app, key, id);
+    return await auditFindings(app, key, id);
   } finally {
     await app.close();
   }

@@ -206,12 +206,18 @@ Deno.test("a failed audit's working state, pages and findings are pruned too", (
       assert.equal(issues.status, 409);
       assert.ok(await count(app.kv, keys.auditPages(auditId)) > 0);
       assert.ok(total(await workingState(app.kv, auditId)) > 0);
+      // Page groups are counted in an audit's last step once its records are final, before it
+      // can still fail (domain/audits/job.ts): a failed audit's go with its pages.
+      await app.kv.set(keys.auditGroup(auditId, "other"), { name: "other", pages: 1 });
+      await app.kv.set(keys.auditGroupPage(auditId, "other", `${origin}/`), true);
 
       app.clock.advance(PRUNE_GRACE_MS + 1);
       await app.service.tick();
       assert.equal(total(await workingState(app.kv, auditId)), 0);
       assert.equal(await count(app.kv, keys.auditPages(auditId)), 0);
       assert.equal(await count(app.kv, keys.auditFindingsAll(auditId)), 0);
+      assert.equal(await count(app.kv, keys.auditGroupsAll(auditId)), 0);
+      assert.equal(await count(app.kv, keys.auditGroupPagesAll(auditId)), 0);
       assert.equal(await count(app.kv, keys.auditPrunesDue()), 0);
       // The record stays, and the finished audit answers as before.
       const after = await app.req("GET", `/v1/audits/${auditId}`, { key });

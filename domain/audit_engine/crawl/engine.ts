@@ -76,10 +76,11 @@ export interface StepHooks {
   state?: Promise<CrawlStateRead>;
   /**
    * Told, in the step of the site-wide checks, once the records are final (annotated, in KV)
-   * while the step goes on: the job layer counts the audit's page groups meanwhile. The step
-   * may still fail after it; what was computed from final records stays true.
+   * while the step goes on, with where their keys are cut into ranges (url_sample.ts
+   * `rangeSplits`): the job layer counts the audit's page groups meanwhile. The step may still
+   * fail after it; what was computed from final records stays true.
    */
-  recordsFinal?: (state: CrawlState) => void;
+  recordsFinal?: (splits: readonly string[]) => void;
 }
 
 /** The crawl state as read, and how long its read took (one round trip: step_size.ts). */
@@ -192,9 +193,10 @@ export async function runCrawlStep(
         now: hooks.now,
       }))
     ) {
-      await batch.flush();
-      const told = hooks.recordsFinal;
-      state.result = await finalizeCrawl(kv, auditId, state, told && (() => told(state)));
+      // Agent readiness's findings go out beside the passes, which never read them; the flush
+      // before the state commit reports a failure.
+      batch.send();
+      state.result = await finalizeCrawl(kv, auditId, state, hooks.recordsFinal);
       const report = politenessReport(state.pace ?? newPace(), input.maxRps ?? null);
       const paused = state.health?.total ?? 0;
       state.result.politeness = { ...report, slowed: report.slowed || paused > 0, paused };

@@ -70,14 +70,15 @@ export { NEAR_MAX_COMPARE } from "./finalize/near_duplicates.ts";
 /**
  * Computes the site checks, stores their evidence and returns the scored outcome.
  * `recordsFinal` is called once the records are final (pass 5's writes are in KV) while the
- * site checks are scored: what reads every record as the audit completes (its page groups) may
- * start then, beside the rest of the step.
+ * site checks are scored, with the split points the passes read the records with: what reads
+ * every record as the audit completes (its page groups) may start then, beside the rest of the
+ * step.
  */
 export async function finalizeCrawl(
   kv: Deno.Kv,
   auditId: string,
   state: CrawlState,
-  recordsFinal?: () => void,
+  recordsFinal?: (splits: readonly string[]) => void,
 ): Promise<CrawlOutcome> {
   const f = emptyFacts(state);
   const batch = new WriteBatch(kv);
@@ -96,6 +97,7 @@ export async function finalizeCrawl(
     auditId,
     f,
     (twins) => nearDuplicates(kv, auditId, twins, f.nearDupContent),
+    splits.length > 0,
   );
   // Awaited below; a failure of 1 to 3 leaves it behind, and that failure is the one reported.
   dups.catch(() => {});
@@ -136,7 +138,7 @@ export async function finalizeCrawl(
   if (recordsFinal) {
     // A record write that failed fails the step (`flush` below): then nothing is told.
     batch.send();
-    batch.sentOk().then((ok) => ok && recordsFinal(), () => {});
+    batch.sentOk().then((ok) => ok && recordsFinal(splits), () => {});
   }
 
   // 6. Every site check, with its evidence stored; the score.

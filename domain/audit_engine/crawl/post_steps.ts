@@ -19,10 +19,11 @@ import { newPace, Politeness } from "./politeness.ts";
 import { capsOf, noteRobotsCaps } from "./caps.ts";
 import { checkResourceBatch } from "./resource_checks.ts";
 import { BudgetSpentError, type ByteBudget } from "./byte_budget.ts";
-import { RobotsSource } from "./robots_source.ts";
+import { RobotsSource, storedRobots } from "./robots_source.ts";
+import { DEFAULT_ROBOTS_CAPS } from "../robots.ts";
 import type { CrawlInput, CrawlState, StepLimits } from "./state.ts";
 import { renderingUnavailable, type RenderPlan, runRenderStep } from "./render_steps.ts";
-import { FindingsWriter, readBlob, WriteBatch } from "./store.ts";
+import { FindingsWriter, WriteBatch } from "./store.ts";
 
 export type { RenderPlan } from "./render_steps.ts";
 
@@ -119,15 +120,11 @@ async function agentReadiness(
   const findings = new FindingsWriter(batch, auditId, state.stored);
   const s = settingsOf(input, budget);
   // The start origin's stored robots.txt, parsed and as text, read while /llms.txt is fetched
-  // (a round trip each on a remote KV, which the fetch would otherwise wait for in turn).
+  // (a round trip on a remote KV, which the fetch would otherwise wait for in turn).
   const robotsMeta = state.robots[state.origin];
+  const caps = input.caps?.robots ?? DEFAULT_ROBOTS_CAPS;
   const stored = robotsMeta
-    ? Promise.all([
-      new RobotsSource(kv, auditId, s, state.robots, batch, input.caps?.robots).for(state.origin),
-      robotsMeta.state === "ok"
-        ? readBlob(kv, auditId, `robots ${state.origin}`) // RobotsSource's blob name
-        : "",
-    ])
+    ? storedRobots(kv, auditId, state.origin, robotsMeta, caps, s.robotsToken)
     : null;
   stored?.catch(() => {}); // awaited below; a failure there is the one reported
 
@@ -159,8 +156,8 @@ async function agentReadiness(
   }
 
   // AI crawlers in the start origin's robots.txt (the copy the crawl stored).
-  if (robotsMeta && stored) {
-    const [robots, body] = await stored;
+  if (stored) {
+    const { robots, text: body } = await stored;
     const named = new Set(
       [...body.matchAll(/^\s*user-agent\s*:\s*([^\s#]+)/gim)].map((m) => m[1].toLowerCase()),
     );

@@ -37,6 +37,22 @@ export async function fetchRobots(
 }
 
 /**
+ * An origin's robots.txt as the crawl stored it (`meta` from the crawl state, the text from KV),
+ * parsed, with its text ("" for one the crawl did not read as ok).
+ */
+export async function storedRobots(
+  kv: Deno.Kv,
+  auditId: string,
+  origin: string,
+  meta: RobotsMeta,
+  caps: RobotsCaps,
+  token: string | undefined,
+): Promise<{ robots: Robots; text: string }> {
+  const text = meta.state === "ok" ? await readBlob(kv, auditId, blobName(origin)) : "";
+  return { robots: makeRobots(meta.url, meta.state, meta.status, text, caps, token), text };
+}
+
+/**
  * The robots.txt of the origins a step meets: from memory, else from KV, else fetched (and then
  * recorded in `known` and the batch, so the state commit makes it part of the crawl).
  */
@@ -67,17 +83,8 @@ export class RobotsSource {
   private async load(origin: string): Promise<Robots> {
     const meta = this.known[origin];
     if (meta) {
-      const body = meta.state === "ok"
-        ? await readBlob(this.kv, this.auditId, blobName(origin))
-        : "";
-      return makeRobots(
-        meta.url,
-        meta.state,
-        meta.status,
-        body,
-        this.caps,
-        this.settings.robotsToken,
-      );
+      const { kv, auditId, caps, settings } = this;
+      return (await storedRobots(kv, auditId, origin, meta, caps, settings.robotsToken)).robots;
     }
     const fetched = await fetchRobots(this.settings, origin, this.caps.maxBytes);
     this.record(origin, fetched.meta, fetched.body);

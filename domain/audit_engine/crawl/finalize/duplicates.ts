@@ -11,8 +11,9 @@
  * import { nearDuplicates } from "./near_duplicates.ts";
  * import type { Facts } from "./facts.ts";
  * declare const kv: Deno.Kv, auditId: string, f: Facts;
- * const twins = await duplicateGroups(kv, auditId, f);
- * await nearDuplicates(kv, auditId, twins, f.nearDupContent); // twins are not near-duplicates
+ * // Twins (identical texts) are not near-duplicates: that pass gets them.
+ * const near = (twins: Set<number>) => nearDuplicates(kv, auditId, twins, f.nearDupContent);
+ * await duplicateGroups(kv, auditId, f, near);
  * ```
  *
  * @module
@@ -32,32 +33,41 @@ const DIGEST_SPLITS = ["4", "8", "c"];
 
 /**
  * Fills the title, description and content duplicate groups (and the case and parameter
- * variants); answers the text hashes that have an identical twin. `afterContent` (the
- * near-duplicate pass, which needs only those twins) runs once the content groups are in,
- * beside the other kinds.
+ * variants); `afterContent` (the near-duplicate pass) gets the text hashes that have an
+ * identical twin once the content groups are in, and runs beside the other kinds. `ranges`
+ * (a slow KV): each index is read in DIGEST_SPLITS ranges side by side.
  */
 export async function duplicateGroups(
   kv: Deno.Kv,
   auditId: string,
   f: Facts,
-  afterContent?: (twins: Set<number>) => Promise<void>,
-): Promise<Set<number>> {
+  afterContent: (twins: Set<number>) => Promise<void>,
+  ranges = false,
+): Promise<void> {
   const twins = new Set<number>();
+  const splits = ranges ? DIGEST_SPLITS : [];
   // Side by side: each kind fills its own groups, in its own index order.
   await Promise.all([
-    duplicates(kv, auditId, "title", f.dupTitle, (v) => ({ title: v })),
-    duplicates(kv, auditId, "description", f.dupDescription, (v) => ({ description: v })),
+    duplicates(kv, auditId, splits, "title", f.dupTitle, (v) => ({ title: v })),
     duplicates(
       kv,
       auditId,
+      splits,
+      "description",
+      f.dupDescription,
+      (v) => ({ description: v }),
+    ),
+    duplicates(
+      kv,
+      auditId,
+      splits,
       "content",
       f.dupContent,
       (v) => ({ fingerprint: v }),
       (v) => twins.add(Number(v)),
       { case: f.caseDuplicates, param: f.parameterDuplicates },
-    ).then(() => afterContent?.(twins)),
+    ).then(() => afterContent(twins)),
   ]);
-  return twins;
 }
 
 /** Where a URL's duplicates would be one page: its origin and path, lower-cased. */
@@ -76,6 +86,7 @@ function variantKey(url: string): { key: string; query: string } {
 async function duplicates(
   kv: Deno.Kv,
   auditId: string,
+  splits: readonly string[],
   kind: string,
   g: Group,
   show: (value: string) => Evidence,
@@ -107,7 +118,7 @@ async function duplicates(
     into.count += size - members.length;
   };
   let digest: string | null = null;
-  for await (const page of listInPages(kv, keys.auditDups(auditId, kind), 500, DIGEST_SPLITS)) {
+  for await (const page of listInPages(kv, keys.auditDups(auditId, kind), 500, splits)) {
     for (const e of page) {
       const d = e.key[3];
       const url = e.key[4];

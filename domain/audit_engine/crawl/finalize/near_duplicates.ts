@@ -44,7 +44,7 @@ export const NEAR_MAX_COMPARE = 200;
  * bucket) read each signature up to 16 times when this held 4,096 (10 reads per page at 10,000
  * pages, a tenth of the crawl's CPU); a site of up to this many pages now reads each once.
  */
-export const NEAR_SIG_CACHE = 16_384;
+const NEAR_SIG_CACHE = 16_384;
 /**
  * Signature comparisons between two yields: one page of the index may compare 500 pages with 200
  * each when a hostile site puts every page in one bucket.
