@@ -202,9 +202,7 @@ export async function runAuditJob(
     });
     if (step.committed) recordCrawlStep(step.fetched);
     if (step.committed && step.state) await callHelpers(deps, auditId, step.state, runner);
-    if (step.committed && step.done) {
-      outcome = step.state!.result;
-    }
+    if (step.committed && step.done) outcome = step.state!.result;
     // A delayed step is the queue's to deliver: the chain must not spin through the pause.
     next = step.committed && !step.done && step.delayMs === 0;
     if (next && releasedAs && step.versionstamp) {

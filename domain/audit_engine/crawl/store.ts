@@ -315,7 +315,6 @@ export async function* listInPages<T, K extends Deno.KvKey>(
     new PagesAhead(listRangeInPages(kv, s, pageSize, false), reads, i)
   );
   reads.ranges.push(...ranges);
-  reads.wake();
   try {
     for (const [i, range] of ranges.entries()) {
       reads.current = i;
