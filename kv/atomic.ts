@@ -14,6 +14,8 @@ export class AtomicConflictError extends Error {
 export interface Attempt<T> {
   op: Deno.AtomicOperation;
   result: T;
+  /** Told the versionstamp when this attempt's write commits (what its keys now carry). */
+  committed?: (versionstamp: string) => void;
 }
 
 /** Counts conflicts retried, so benchmarks can report retries per operation. */
@@ -42,10 +44,11 @@ export async function atomically<T>(
   maxAttempts = 64,
 ): Promise<T> {
   for (let i = 0; i < maxAttempts; i++) {
-    const { op, result } = await attempt();
+    const { op, result, committed } = await attempt();
     const res = await op.commit();
     if (res.ok) {
       atomicStats.commits++;
+      committed?.(res.versionstamp);
       return result;
     }
     atomicStats.retries++;

@@ -6,7 +6,7 @@
  */
 import { type Deps, keys, read, recordEvent } from "../platform/mod.ts";
 import { type CrawlOutcome, markForPruning, renderTotals, reportOf } from "../audit_engine/mod.ts";
-import { finishJob } from "../jobs/mod.ts";
+import { finishJob, type KnownRecord } from "../jobs/mod.ts";
 import { compareIssues } from "./compare.ts";
 import { computeGroups } from "./groups.ts";
 import { regressionOf } from "./event_changes.ts";
@@ -28,6 +28,8 @@ export interface KnownAudit {
    * records were final (domain/audits/job.ts); one that failed is counted again here.
    */
   groups?: Promise<void>;
+  /** The record as the claim's heartbeat last wrote it (`keepLease`), or null: finishJob's `known`. */
+  latest?: () => KnownRecord<AuditRecord> | null;
 }
 
 const MAX_FACT_PAGES = 60;
@@ -189,5 +191,5 @@ export async function completeAudit(
       }
     }
     return "completed";
-  }, { projectId: known?.record.projectId });
+  }, { projectId: known?.record.projectId, known: known?.latest });
 }

@@ -14,11 +14,12 @@ import {
   type Funding,
   isActive,
   readBalance,
+  readPayer,
   renderedAuditCharge,
   UNIT_PRICES,
   type WorkActor,
 } from "../billing/mod.ts";
-import { noteOwner, type RunningJobMarker } from "../jobs/mod.ts";
+import { noteOwner, noteRecord, type RunningJobMarker } from "../jobs/mod.ts";
 import type { ProjectRecord } from "../projects/types.ts";
 import type { SubscriptionRecord } from "../billing/types.ts";
 import { AUDIT_JOB, leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
@@ -91,7 +92,11 @@ export function createAudit(
         "send them to every host the page loads from); omit render or auth",
     );
   }
-  const accepted = atomically<AuditAcceptance>(kv, async () => {
+  return atomically<AuditAcceptance>(kv, async () => {
+    // What a charge checks, read beside the rest (wasted when a subscription pays or the start
+    // adopts an open audit; a round trip fewer on a remote KV otherwise).
+    const payer = readPayer(kv, actor);
+    payer.catch(() => {}); // awaited by the charge, if any
     const [projectEntry, activeEntry, subEntry] = await readMany(kv, [
       keys.project(actor.accountId, projectId),
       keys.activeAudit(projectId),
@@ -139,6 +144,7 @@ export function createAudit(
         unit: "audits",
         ref: id,
         now,
+        payer,
       });
     const audit: AuditRecord = {
       id,
@@ -184,12 +190,17 @@ export function createAudit(
     if (sealed) op.set(keys.auditAuth(id), sealed);
     deps.queue.enqueueIn(op, { type: "audit", id });
     await alongside?.(op, { audit, created: true });
-    return { op, result: { audit, created: true } };
-  });
-  // The audit's first step, when this process takes it, claims it without reading its owner.
-  return accepted.then((a) => {
-    if (a.created) noteOwner(kv, AUDIT_JOB.kind, a.audit.id, actor.accountId);
-    return a;
+    // The audit's first step, when this process takes it, claims it without reading its owner
+    // or its record (round trips on a remote KV).
+    const committed = (versionstamp: string) => {
+      noteOwner(kv, AUDIT_JOB.kind, id, actor.accountId);
+      noteRecord(kv, AUDIT_JOB.kind, id, {
+        accountId: actor.accountId,
+        value: audit,
+        versionstamp,
+      });
+    };
+    return { op, result: { audit, created: true }, committed };
   });
 }
 

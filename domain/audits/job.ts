@@ -20,7 +20,7 @@ import {
   runHelperStep,
   type StepLimits,
 } from "../audit_engine/mod.ts";
-import { claimJob, finishJob, keepLease, type KnownRecord } from "../jobs/mod.ts";
+import { claimJob, finishJob, keepLease, noteRecord } from "../jobs/mod.ts";
 import type { ProjectRecord } from "../projects/types.ts";
 import { completeAudit } from "./complete.ts";
 import { computeGroups, detectGroups } from "./groups.ts";
@@ -39,16 +39,6 @@ export interface AuditRunner {
   /** How rendered audits render (absent: a rendered audit fails `rendering_unavailable`). */
   render?: RenderPlan;
 }
-
-/** Released records kept per KV, at most (a chain takes its own at once). */
-const RELEASED_KEPT = 256;
-/**
- * The audit record a step of this process released (as its commit wrote it), by audit, per KV:
- * the next step, taken at once in this process (jobs/audit_jobs.ts), claims from it instead of
- * reading it (a round trip on a remote KV). A record written since fails the claim's check, and
- * the claim reads it then.
- */
-const released = new KvMemo<KnownRecord<AuditRecord>>(RELEASED_KEPT);
 
 /** Audits per KV whose detected page groups this process counts ahead, at most. */
 const DETECTING_KEPT = 16;
@@ -119,7 +109,7 @@ export async function runAuditJob(
     // Awaited below once the claim is this worker's.
     early.reads.catch(() => {});
     early.state.catch(() => {});
-  }, released.take(kv, auditId));
+  });
   if (!claim) return "idle";
   const audit = claim.record;
   const [projectEntry, reuseEntry] = await (early.reads ??
@@ -205,8 +195,10 @@ export async function runAuditJob(
     if (step.committed && step.done) outcome = step.state!.result;
     // A delayed step is the queue's to deliver: the chain must not spin through the pause.
     next = step.committed && !step.done && step.delayMs === 0;
+    // The next step, taken at once in this process (jobs/audit_jobs.ts), claims from the
+    // record as this commit released it instead of reading it.
     if (next && releasedAs && step.versionstamp) {
-      released.set(kv, auditId, {
+      noteRecord(kv, AUDIT_JOB.kind, auditId, {
         accountId: claim.accountId,
         value: releasedAs,
         versionstamp: step.versionstamp,
@@ -238,8 +230,9 @@ export async function runAuditJob(
     await stop();
   }
   if (outcome) {
-    // The site-wide passes of a large site outlast a short lease: the claim keeps it meanwhile.
-    const finishing = keepLease(deps, AUDIT_JOB, claim, auditId);
+    // The site-wide passes of a large site outlast a short lease: the claim keeps it meanwhile,
+    // from the record as the step's heartbeat left it.
+    const finishing = keepLease(deps, AUDIT_JOB, claim, auditId, heartbeat.known());
     try {
       await completeAudit(deps, auditId, outcome, {
         accountId: claim.accountId,
@@ -247,6 +240,7 @@ export async function runAuditJob(
         detected: takeDetected(kv, auditId),
         splits,
         groups,
+        latest: finishing.known,
       });
     } finally {
       await finishing.stop();

@@ -55,7 +55,14 @@ export {
   MAX_OPERATOR_GRANT,
   readBalance,
 } from "./credits.ts";
-export { addRefund, chargeFor, type Funding, type WorkActor } from "./funding.ts";
+export {
+  addRefund,
+  chargeFor,
+  type Funding,
+  type Payer,
+  readPayer,
+  type WorkActor,
+} from "./funding.ts";
 export { grantMachinePayment, MACHINE_PAYMENT } from "./machine_payments.ts";
 export { type PackPayment, recordPackPayment } from "./pack_payment.ts";
 export {

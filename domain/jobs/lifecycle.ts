@@ -109,13 +109,31 @@ async function ownerOf<R extends LeasedRecord>(
   return accountId;
 }
 
+/** Job records kept per KV (job kind and id), as this process last committed them. */
+const RECORDS_KEPT = 256;
+const written = new KvMemo<KnownRecord<LeasedRecord>>(RECORDS_KEPT);
+
+/**
+ * Notes a job's record as a commit of this process wrote it (its creation, a step's release):
+ * the job's next claim in this process checks it instead of reading it (a round trip on a remote
+ * KV), and reads it after all when it changed since. Taken by that claim, used once.
+ */
+export function noteRecord<R extends LeasedRecord>(
+  kv: Deno.Kv,
+  kind: JobSpec<R>["kind"],
+  id: string,
+  known: KnownRecord<R>,
+): void {
+  written.set(kv, `${kind}:${id}`, known);
+}
+
 /**
  * Claims a job, or returns null when it is finished, held by a live worker, taken by another
  * process in the meantime, or out of attempts (then it is failed and refunded). `extra` adds the
  * caller's own keys to the claim commit. `early` sees the open record before the claim commits,
  * so the caller can start its own reads while the commit is on its way (they may be wasted).
- * `known` is the record as this process last wrote it (a step's release): the claim checks it
- * instead of reading it, and reads it after all when it changed since.
+ * A record this process noted (`noteRecord`) is checked instead of read, and read after all when
+ * it changed since.
  */
 export async function claimJob<R extends LeasedRecord>(
   deps: Deps,
@@ -123,9 +141,9 @@ export async function claimJob<R extends LeasedRecord>(
   id: string,
   extra?: (op: Atomic, token: string) => void,
   early?: (accountId: string, record: R) => void,
-  known?: KnownRecord<R>,
 ): Promise<Claim<R> | null> {
   const { kv, clock } = deps;
+  const known = written.take(kv, `${spec.kind}:${id}`) as KnownRecord<R> | undefined;
   const accountId = known?.accountId ?? await ownerOf(kv, spec, id);
   if (!accountId) return null;
   const key = spec.recordKey(accountId, id);
@@ -159,6 +177,7 @@ export async function claimJob<R extends LeasedRecord>(
   extra?.(op, token);
   early?.(accountId, record);
   const res = await op.commit();
+  // A noted record that changed since: the claim reads it (nothing is noted any more).
   if (!res.ok) return known ? await claimJob(deps, spec, id, extra, early) : null;
   return { accountId, record: claimed, token, versionstamp: res.versionstamp };
 }
@@ -212,9 +231,11 @@ export function keepLease<R extends LeasedRecord>(
   spec: JobSpec<R>,
   claim: Claim<R>,
   id: string,
+  /** The record as it is now, when an earlier heartbeat of the claim renewed it (or null). */
+  from?: KnownRecord<R> | null,
 ): { lost: () => boolean; stop: () => Promise<void>; known: () => KnownRecord<R> | null } {
   let lost = false;
-  let known: KnownRecord<R> | null = {
+  let known: KnownRecord<R> | null = from !== undefined ? from : {
     accountId: claim.accountId,
     value: claim.record,
     versionstamp: claim.versionstamp,
@@ -266,18 +287,29 @@ export function finishJob<R extends LeasedRecord>(
     when?: (record: R) => boolean;
     /** The job's project, when the caller knows it: its active marker is read beside the record. */
     projectId?: string;
+    /**
+     * The record as this process's claim last wrote it (`keepLease`'s `known`): the first try
+     * checks it instead of reading it (a round trip on a remote KV); one written since fails
+     * that check, and the next try reads it.
+     */
+    known?: () => KnownRecord<R> | null;
   } = {},
 ): Promise<boolean> {
   const { kv, clock } = deps;
   let ended: FinishKind = "completed";
   const activeOf = (projectId: string) => read(kv, spec.activeKey!(projectId));
+  let known = guard.known?.() ?? null;
   return atomically(kv, async () => {
-    const accountId = (await ownerOf(kv, spec, id))!;
+    const accountId = known?.accountId ?? (await ownerOf(kv, spec, id))!;
     const early = spec.activeKey && guard.projectId !== undefined
       ? activeOf(guard.projectId)
       : undefined;
     early?.catch(() => {}); // awaited below unless the record says it is not needed
-    const entry = await read(kv, spec.recordKey(accountId, id));
+    const key = spec.recordKey(accountId, id);
+    const entry = known
+      ? { key, value: known.value, versionstamp: known.versionstamp }
+      : await read(kv, key);
+    known = null;
     const record = entry.value;
     if (
       !record || !spec.open(record) ||

@@ -28,6 +28,7 @@ export {
   keepLease,
   type KnownRecord,
   noteOwner,
+  noteRecord,
   renewLease,
 } from "./lifecycle.ts";
 export {

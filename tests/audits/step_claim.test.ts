@@ -13,11 +13,14 @@ import { auditRunner } from "../../jobs/audit_jobs.ts";
 import { keys } from "../../kv/keys.ts";
 import { type TestApp, withApp } from "../helpers/app.ts";
 import { startLiveAudit } from "../helpers/credits.ts";
+import { openTestKv } from "../helpers/kv.ts";
 import { html, page, serveSite } from "../helpers/sites.ts";
 
-/** `kv` counting its reads of `key` (gets and getMany). */
-function countingReads(kv: Deno.Kv, key: Deno.KvKey): { kv: Deno.Kv; reads: () => number } {
-  const name = JSON.stringify(key);
+/** `kv` counting its reads (gets and getMany) of the keys `counts` is true of. */
+function countingReadsOf(
+  kv: Deno.Kv,
+  counts: (key: Deno.KvKey) => boolean,
+): { kv: Deno.Kv; reads: () => number } {
   let n = 0;
   const proxy = new Proxy(kv, {
     get(target, prop) {
@@ -25,13 +28,13 @@ function countingReads(kv: Deno.Kv, key: Deno.KvKey): { kv: Deno.Kv; reads: () =
       if (typeof value !== "function") return value;
       if (prop === "get") {
         return (k: Deno.KvKey, o?: unknown) => {
-          if (JSON.stringify(k) === name) n++;
+          if (counts(k)) n++;
           return value.call(target, k, o);
         };
       }
       if (prop === "getMany") {
         return (ks: Deno.KvKey[], o?: unknown) => {
-          n += ks.filter((k) => JSON.stringify(k) === name).length;
+          n += ks.filter(counts).length;
           return value.call(target, ks, o);
         };
       }
@@ -39,6 +42,12 @@ function countingReads(kv: Deno.Kv, key: Deno.KvKey): { kv: Deno.Kv; reads: () =
     },
   });
   return { kv: proxy, reads: () => n };
+}
+
+/** `kv` counting its reads of `key`. */
+function countingReads(kv: Deno.Kv, key: Deno.KvKey): { kv: Deno.Kv; reads: () => number } {
+  const name = JSON.stringify(key);
+  return countingReadsOf(kv, (k) => JSON.stringify(k) === name);
 }
 
 /** A web process runs no job: the test is the worker, one step at a time. */
@@ -163,5 +172,96 @@ afterFirstStep(
     // Each of the three pages recorded once (the lost step's fetch did not count).
     const state = (await app.kv.get<{ fetches: number }>(keys.auditCrawl(auditId))).value!;
     assert.equal(state.fetches, 3);
+  },
+);
+
+Deno.test("audit steps: the process that created an audit claims its first step without reading its record or owner", async () => {
+  const s = site();
+  // Counting every read of an audit's record or owner, on the one KV object the app shares (what
+  // a process has): the creating request and the steps both see it.
+  const counted = countingReadsOf(
+    await openTestKv(),
+    (k) => k[0] === keys.audit("a", "b")[0] || k[0] === keys.auditOwner("b")[0],
+  );
+  try {
+    await withApp(async (app) => {
+      const { accountId, auditId } = await startAudit(app, s.origin);
+      const deps = app.service.services.deps;
+      const before = counted.reads();
+      assert.equal(await runAuditJob(deps, auditId, auditRunner(deps)), "next");
+      assert.equal(counted.reads() - before, 0, "the first claim checked the created record");
+      while ((await runAuditJob(deps, auditId, auditRunner(deps))) === "next");
+      const done = (await app.kv.get<AuditRecord>(keys.audit(accountId, auditId))).value!;
+      assert.equal(done.status, "completed");
+      assert.equal(done.attempts, 1);
+    }, { ...WEB, kv: counted.kv });
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("audit steps: a record written after its creation is read by the first claim, the step taken once", async () => {
+  const s = site();
+  const counted = countingReadsOf(await openTestKv(), (k) => k[0] === keys.audit("a", "b")[0]);
+  try {
+    await withApp(async (app) => {
+      const { accountId, auditId } = await startAudit(app, s.origin);
+      const key = keys.audit(accountId, auditId);
+      await rewrite(app.kv, key); // the noted record is stale now
+      const deps = app.service.services.deps;
+      const before = counted.reads();
+      assert.equal(await runAuditJob(deps, auditId, auditRunner(deps)), "next");
+      assert.ok(counted.reads() > before, "the claim read the record its check found changed");
+      assert.equal(await stepsOf(app.kv, auditId), 1, "the first step ran, once");
+      while ((await runAuditJob(deps, auditId, auditRunner(deps))) === "next");
+      const done = (await app.kv.get<AuditRecord>(key)).value!;
+      assert.equal(done.status, "completed");
+      assert.equal(done.attempts, 1);
+    }, { ...WEB, kv: counted.kv });
+  } finally {
+    await s.close();
+  }
+});
+
+afterFirstStep(
+  "audit steps: the completion finishes from the record its claim wrote, without reading it",
+  async ({ app, auditId, key }) => {
+    // Step on with a counting KV object (the chain's own: what it noted stays with it).
+    const counted = countingReads(app.kv, key);
+    const deps = { ...app.service.services.deps, kv: counted.kv };
+    assert.equal(await runAuditJob(deps, auditId, auditRunner(deps)), "next");
+    const before = counted.reads();
+    while ((await runAuditJob(deps, auditId, auditRunner(deps))) === "next");
+    assert.equal(counted.reads() - before, 0, "no step, nor the completion, read the record");
+    const done = (await app.kv.get<AuditRecord>(key)).value!;
+    assert.equal(done.status, "completed");
+    assert.equal(done.attempts, 1);
+  },
+);
+
+afterFirstStep(
+  "audit steps: a record written during the last step is read by the completion, which finishes once",
+  async ({ app, deps, auditId, key }) => {
+    const phase = async () =>
+      (await app.kv.get<{ phase: string }>(keys.auditCrawl(auditId))).value!.phase;
+    while ((await phase()) !== "finalize") {
+      assert.equal(await runAuditJob(deps, auditId, auditRunner(deps)), "next");
+    }
+    // Another writer during the step of the site-wide checks: what the claim wrote is stale
+    // when the completion finishes the audit.
+    const base = auditRunner(deps);
+    const writing = {
+      ...base,
+      input: async (...args: Parameters<typeof base.input>) => {
+        await rewrite(app.kv, key);
+        return await base.input(...args);
+      },
+    };
+    assert.equal(await runAuditJob(deps, auditId, writing), "idle");
+    const done = (await app.kv.get<AuditRecord>(key)).value!;
+    assert.equal(done.status, "completed");
+    assert.equal(done.attempts, 1);
+    const issues = (await app.kv.get(keys.auditIssues(auditId))).value;
+    assert.ok(issues, "the completing commit wrote the issues");
   },
 );
