@@ -24,10 +24,11 @@ export interface KnownAudit {
   /** Where the records' keys are cut into ranges read side by side (from the crawl's state). */
   splits?: readonly string[];
   /**
-   * Its page groups, when their count started in the step of the site-wide checks, once the
-   * records were final (domain/audits/job.ts); one that failed is counted again here.
+   * Its page groups are stored: the site-wide checks' last pass counted them, in the step that
+   * committed (domain/audits/job.ts). Otherwise (that step ran in another process) they are
+   * counted here.
    */
-  groups?: Promise<void>;
+  groupsStored?: boolean;
   /** The record as the claim's heartbeat last wrote it (`keepLease`), or null: finishJob's `known`. */
   latest?: () => KnownRecord<AuditRecord> | null;
 }
@@ -80,14 +81,13 @@ export async function completeAudit(
     reportOf(kv, auditId, outcome),
     read(kv, keys.auditCrawl(auditId)).then((e) => e.value),
     (async () => {
+      if (known?.groupsStored) return;
       let record = known?.record ?? null;
       if (!known) {
         const owner = (await read(kv, keys.auditOwner(auditId))).value;
         record = owner ? (await read(kv, keys.audit(owner, auditId))).value : null;
       }
-      const count = () =>
-        computeGroups(kv, auditId, record?.options?.groups, known?.detected, known?.splits);
-      await (known?.groups ? known.groups.catch(count) : count());
+      await computeGroups(kv, auditId, record?.options?.groups, known?.detected, known?.splits);
     })(),
   ]);
   await finishJob(deps, AUDIT_JOB, auditId, async ({ op, record: audit, accountId, now }) => {

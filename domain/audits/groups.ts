@@ -9,15 +9,16 @@
  * the pattern `/<segment>/**` (which also matches `/<segment>` itself), the MAX_DETECTED largest.
  * A URL no group takes is in `other`. Every URL is in exactly one group.
  *
- * When: once, before the completing commit (`computeGroups`): the job layer starts it in the
- * step of the site-wide checks as soon as their last pass has written the records (while the
- * checks are scored and the step commits, domain/audits/job.ts), or else the completion does;
- * the count of first segments may have started while the passes ran. One read of
- * the records to count first segments (at most MAX_SEGMENTS_COUNTED distinct ones held), one more
- * to assign each URL, writing the index `audit_group_pages/<group>/<url>` that `?group=` reads in
- * pages, and one small record per group with its page count and per-check counts. Memory: the
- * segment counts and the per-group counters, never a page. A repeated completion (a process died
- * in it) writes the same keys with the same values.
+ * When: once, before the completing commit: the site-wide checks' last pass, which reads and
+ * annotates every record, counts each into its group as it leaves it (`GroupCounter`, the job
+ * layer's `FinalRecordSink`), and its writes commit with that step's; the detection's count of
+ * first segments runs beside the passes before it (domain/audits/job.ts). A completion whose
+ * last step ran elsewhere counts them in reads of its own (`computeGroups`): one read of the
+ * records to count first segments (at most MAX_SEGMENTS_COUNTED distinct ones held), one more to
+ * assign each URL. Either way each URL gets the index key `audit_group_pages/<group>/<url>` that
+ * `?group=` reads in pages, and each group one small record with its page count and per-check
+ * counts. Memory: the segment counts and the per-group counters, never a page. A repeated step or
+ * completion (a process died in it) writes the same keys with the same values.
  *
  * @module
  */
@@ -114,10 +115,94 @@ export async function detectGroups(
 }
 
 /**
- * Computes and stores an audit's page groups (see the module comment): the caller's `custom`
- * groups when given, else the detected ones, and `other`. Every group gets a record, also one
- * with no page (a caller's pattern that matched nothing says so). `splits`: where the records'
- * keys are cut into ranges read side by side (audit_engine `rangeSplits` of the crawl).
+ * Counts an audit's records into its page groups and writes what `?group=` and the groups'
+ * records read (see the module comment): each record's index key as it is seen (`see`), the
+ * groups' records at the `end`. Every group gets a record, also one with no page (a caller's
+ * pattern that matched nothing says so). Holds the per-group counters only.
+ *
+ * @example
+ * ```ts
+ * import { WriteBatch } from "../audit_engine/mod.ts";
+ * declare const kv: Deno.Kv;
+ * const batch = new WriteBatch(kv);
+ * const groups = new GroupCounter("aud_1", [{ name: "blog", pattern: "/blog/**" }], "custom");
+ * groups.see("https://example.com/blog/a", ["missing_title"], batch);
+ * groups.end(batch);
+ * await batch.flush();
+ * ```
+ */
+export class GroupCounter {
+  readonly #records = new Map<string, PageGroupRecord>();
+  readonly #matcher: GroupMatcher;
+
+  constructor(
+    private readonly auditId: string,
+    defs: readonly PageGroupDef[],
+    source: "custom" | "detected",
+  ) {
+    defs.forEach((d, i) =>
+      this.#records.set(d.name, {
+        ...d,
+        source,
+        order: i,
+        pages: 0,
+        pagesWithIssues: 0,
+        checks: {},
+      })
+    );
+    this.#records.set(OTHER_GROUP, {
+      name: OTHER_GROUP,
+      pattern: null,
+      source: "other",
+      order: defs.length,
+      pages: 0,
+      pagesWithIssues: 0,
+      checks: {},
+    });
+    this.#matcher = new GroupMatcher(defs);
+  }
+
+  /** Counts a record (its URL and the checks that hit it) and writes its index key. */
+  see(url: string, checks: readonly string[], batch: WriteBatch): void {
+    const name = this.#matcher.groupOf(url);
+    const g = this.#records.get(name)!;
+    g.pages++;
+    if (checks.length > 0) g.pagesWithIssues++;
+    for (const c of checks) g.checks[c] = (g.checks[c] ?? 0) + 1;
+    batch.set(keys.auditGroupPage(this.auditId, name, url), true);
+  }
+
+  /** Every record was seen and the groups' records are written (in the batch). */
+  ended = false;
+
+  /** Writes every group's record, once every record was seen. */
+  end(batch: WriteBatch): void {
+    for (const g of this.#records.values()) batch.set(keys.auditGroup(this.auditId, g.name), g);
+    this.ended = true;
+  }
+}
+
+/**
+ * The groups an audit is counted into: the caller's `custom` ones when given, else the detected
+ * ones (`detected`, or a detection read now).
+ */
+export async function groupCounterOf(
+  kv: Deno.Kv,
+  auditId: string,
+  custom: readonly PageGroupDef[] | undefined,
+  detected?: Promise<PageGroupDef[]>,
+  splits?: readonly string[],
+): Promise<GroupCounter> {
+  if (custom?.length) return new GroupCounter(auditId, custom, "custom");
+  const defs = await (detected ?? detectGroups(kv, auditId, splits));
+  return new GroupCounter(auditId, defs, "detected");
+}
+
+/**
+ * Computes and stores an audit's page groups in a read of its records of its own (what the
+ * site-wide checks' last pass did not count, `GroupCounter`): the caller's `custom` groups when
+ * given, else the detected ones, and `other`. `splits`: where the records' keys are cut into
+ * ranges read side by side (audit_engine `rangeSplits` of the crawl).
  */
 export async function computeGroups(
   kv: Deno.Kv,
@@ -126,41 +211,19 @@ export async function computeGroups(
   detected?: Promise<PageGroupDef[]>,
   splits?: readonly string[],
 ): Promise<void> {
-  const source = custom?.length ? "custom" as const : "detected" as const;
-  const defs = custom?.length ? [...custom] : await (detected ?? detectGroups(kv, auditId, splits));
-  const records = new Map<string, PageGroupRecord>();
-  defs.forEach((d, i) =>
-    records.set(d.name, { ...d, source, order: i, pages: 0, pagesWithIssues: 0, checks: {} })
-  );
-  records.set(OTHER_GROUP, {
-    name: OTHER_GROUP,
-    pattern: null,
-    source: "other",
-    order: defs.length,
-    pages: 0,
-    pagesWithIssues: 0,
-    checks: {},
-  });
-  const matcher = new GroupMatcher(defs);
+  const counter = await groupCounterOf(kv, auditId, custom, detected, splits);
   const batch = new WriteBatch(kv);
   // Pages of index writes committing while the next pages are read (on a remote KV their round
   // trips overlap), at most WRITES_IN_FLIGHT: commits never pile up behind a fast read, and one
   // that failed stops the count there (`flush` says why).
   const sent: Promise<boolean>[] = [];
   for await (const page of listInPages(kv, keys.auditPages(auditId), 500, splits)) {
-    for (const { value: r } of page) {
-      const name = matcher.groupOf(r.url);
-      const g = records.get(name)!;
-      g.pages++;
-      if (r.checks.length > 0) g.pagesWithIssues++;
-      for (const c of r.checks) g.checks[c] = (g.checks[c] ?? 0) + 1;
-      batch.set(keys.auditGroupPage(auditId, name, r.url), true);
-    }
+    for (const { value: r } of page) counter.see(r.url, r.checks, batch);
     batch.send();
     sent.push(batch.sentOk());
     if (sent.length >= WRITES_IN_FLIGHT && !(await sent.shift())) await batch.flush(); // throws
   }
-  for (const g of records.values()) batch.set(keys.auditGroup(auditId, g.name), g);
+  counter.end(batch);
   await batch.flush();
 }
 

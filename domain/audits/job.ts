@@ -23,7 +23,7 @@ import {
 import { claimJob, finishJob, keepLease, noteRecord } from "../jobs/mod.ts";
 import type { ProjectRecord } from "../projects/types.ts";
 import { completeAudit } from "./complete.ts";
-import { computeGroups, detectGroups } from "./groups.ts";
+import { detectGroups, type GroupCounter, groupCounterOf } from "./groups.ts";
 import { AUDIT_JOB, leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
 import type { AuditRecord } from "./record.ts";
 import type { PageGroupDef } from "./types.ts";
@@ -45,8 +45,8 @@ const DETECTING_KEPT = 16;
 /**
  * The detected page groups of audits in their site-wide passes, counted by this process while
  * the passes run (an audit that does not render has all its URLs once its crawl phase ends): the
- * completion takes them instead of a pass over every record of its own (round trips on a remote
- * KV). The first finalize step a process runs starts the count; the completion ends it.
+ * passes' last one counts each record into them as it annotates it. The first finalize step a
+ * process runs starts the detection; the step's last pass, or else the completion, takes it.
  */
 const detecting = new KvMemo<Promise<PageGroupDef[]>>(DETECTING_KEPT);
 
@@ -140,8 +140,8 @@ export async function runAuditJob(
   let outcome: CrawlOutcome | null = null;
   /** Where the records' keys are cut into ranges, as the site-wide passes told it. */
   let splits: readonly string[] = [];
-  /** The page groups, counted once the records are final, while the last step goes on. */
-  let groups: Promise<void> | undefined;
+  /** The page groups, counted by the site-wide checks' last pass (written with the step). */
+  let groups: GroupCounter | undefined;
   let next = false;
   let releasedAs: AuditRecord | null = null;
   try {
@@ -156,10 +156,10 @@ export async function runAuditJob(
       holder: `${deps.worker ?? "local"}:${claim.token}`,
       leaseMs: deps.config.jobLeaseMs ?? undefined,
       state: early.state,
-      recordsFinal: (cut) => {
+      finalRecords: async (cut) => {
         splits = cut;
-        groups = computeGroups(kv, auditId, audit.options?.groups, takeDetected(kv, auditId), cut);
-        groups.catch(() => {}); // the completion awaits it, and counts again after a failure
+        const custom = audit.options?.groups;
+        return groups = await groupCounterOf(kv, auditId, custom, takeDetected(kv, auditId), cut);
       },
       beforeCommit: async (op, done, delayMs) => {
         await stop();
@@ -239,7 +239,7 @@ export async function runAuditJob(
         record: audit,
         detected: takeDetected(kv, auditId),
         splits,
-        groups,
+        groupsStored: groups?.ended === true,
         latest: finishing.known,
       });
     } finally {

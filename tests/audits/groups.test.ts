@@ -8,6 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { parse } from "csv-parse/sync";
+import { computeGroups } from "../../domain/audits/groups.ts";
+import { keys } from "../../kv/keys.ts";
 import { errorCode, subscribeProject, type TestApp, withApp } from "../helpers/app.ts";
 import { waitForAudit } from "../helpers/jobs.ts";
 import { type FakeSite, html, page, serveSite } from "../helpers/sites.ts";
@@ -298,6 +300,43 @@ Deno.test("groups: the caller's own patterns, first match wins; bad groups are r
         assert.equal(res.status, 400, JSON.stringify(g));
         assert.equal(errorCode(res), "invalid_request");
         assert.match(res.text, field);
+      }
+    } finally {
+      await site.close();
+    }
+  }));
+
+/** An audit's stored groups and index keys, as KV has them. */
+async function storedGroups(app: TestApp, auditId: string) {
+  const out: unknown[] = [];
+  for await (const e of app.kv.list({ prefix: keys.auditGroupsAll(auditId) })) {
+    out.push([e.key, e.value]);
+  }
+  for await (const e of app.kv.list({ prefix: keys.auditGroupPagesAll(auditId) })) {
+    out.push([e.key, e.value]);
+  }
+  return out;
+}
+
+Deno.test("groups: what the site-wide checks' last pass counts is what a count of its own stores", () =>
+  withApp(async (app) => {
+    const site = shop();
+    try {
+      const custom = [
+        { name: "cafe", pattern: "/product/1" },
+        { name: "help", pattern: "/help/**" },
+      ];
+      for (const body of [undefined, { groups: custom }]) {
+        const { auditId } = await audited(app, site, body);
+        const inPass = await storedGroups(app, auditId);
+        assert.ok(inPass.length > 10, "the groups and their index are stored");
+        // Wiped, and counted again the way a completion in another process counts them.
+        const op = app.kv.atomic();
+        for (const [key] of inPass as [Deno.KvKey][]) op.delete(key);
+        assert.ok((await op.commit()).ok);
+        assert.deepEqual(await storedGroups(app, auditId), []);
+        await computeGroups(app.kv, auditId, body?.groups);
+        assert.deepEqual(await storedGroups(app, auditId), inPass);
       }
     } finally {
       await site.close();

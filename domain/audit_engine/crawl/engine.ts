@@ -29,7 +29,7 @@ import { capsOf, noteRobotsCaps } from "./caps.ts";
 import { fetchBatch, poolOptions } from "./fetch_pool.ts";
 import { settingsOf } from "./fetcher.ts";
 import { newPace, Politeness, politenessReport } from "./politeness.ts";
-import { finalizeCrawl } from "./finalize.ts";
+import { finalizeCrawl, type FinalRecordSink } from "./finalize.ts";
 import { DEFAULT_ERROR_STOP, Health } from "./health.ts";
 import { Frontier } from "./frontier.ts";
 import { initCrawl } from "./init_step.ts";
@@ -75,12 +75,12 @@ export interface StepHooks {
    */
   state?: Promise<CrawlStateRead>;
   /**
-   * Told, in the step of the site-wide checks, once the records are final (annotated, in KV)
-   * while the step goes on, with where their keys are cut into ranges (url_sample.ts
-   * `rangeSplits`): the job layer counts the audit's page groups meanwhile. The step may still
-   * fail after it; what was computed from final records stays true.
+   * Asked, in the step of the site-wide checks, for what sees every record once it is final
+   * (finalize.ts `FinalRecordSink`), with where the records' keys are cut into ranges
+   * (url_sample.ts `rangeSplits`): the job layer counts the audit's page groups in that pass, its
+   * writes committed with the step's.
    */
-  recordsFinal?: (splits: readonly string[]) => void;
+  finalRecords?: (splits: readonly string[]) => Promise<FinalRecordSink>;
 }
 
 /** The crawl state as read, and how long its read took (one round trip: step_size.ts). */
@@ -196,7 +196,7 @@ export async function runCrawlStep(
       // Agent readiness's findings go out beside the passes, which never read them; the flush
       // before the state commit reports a failure.
       batch.send();
-      state.result = await finalizeCrawl(kv, auditId, state, hooks.recordsFinal);
+      state.result = await finalizeCrawl(kv, auditId, state, hooks.finalRecords);
       const report = politenessReport(state.pace ?? newPace(), input.maxRps ?? null);
       const paused = state.health?.total ?? 0;
       state.result.politeness = { ...report, slowed: report.slowed || paused > 0, paused };

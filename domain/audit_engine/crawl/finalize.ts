@@ -50,7 +50,7 @@
 import { LinkScores } from "./link_score.ts";
 import { type CrawlOutcome, type CrawlState, linkGraphPartial } from "./state.ts";
 import { FindingsWriter, WriteBatch } from "./store.ts";
-import { annotateRecords } from "./finalize/annotate_records.ts";
+import { annotateRecords, type FinalRecordSink } from "./finalize/annotate_records.ts";
 import { duplicateGroups } from "./finalize/duplicates.ts";
 import { emptyFacts } from "./finalize/facts.ts";
 import { FailingUrls } from "./finalize/failing.ts";
@@ -66,19 +66,19 @@ import { startAndHome } from "./finalize/start_and_home.ts";
 import { rangeSplits } from "./url_sample.ts";
 
 export { NEAR_MAX_COMPARE } from "./finalize/near_duplicates.ts";
+export type { FinalRecordSink };
 
 /**
  * Computes the site checks, stores their evidence and returns the scored outcome.
- * `recordsFinal` is called once the records are final (pass 5's writes are in KV) while the
- * site checks are scored, with the split points the passes read the records with: what reads
- * every record as the audit completes (its page groups) may start then, beside the rest of the
- * step.
+ * `finalRecords` is asked, as the passes start, for what sees every record once it is final
+ * (pass 5, `FinalRecordSink`: the job layer's page groups, written in this step), with the split
+ * points the passes read the records with; pass 5 waits for it.
  */
 export async function finalizeCrawl(
   kv: Deno.Kv,
   auditId: string,
   state: CrawlState,
-  recordsFinal?: (splits: readonly string[]) => void,
+  finalRecords?: (splits: readonly string[]) => Promise<FinalRecordSink>,
 ): Promise<CrawlOutcome> {
   const f = emptyFacts(state);
   const batch = new WriteBatch(kv);
@@ -88,6 +88,9 @@ export async function finalizeCrawl(
   // On a slow KV the passes over every record (and every page's links) read their keys in
   // ranges side by side.
   const splits = rangeSplits(state);
+  // Made while passes 1 to 4 run (the page groups' detection reads the records).
+  const sinking = finalRecords?.(splits);
+  sinking?.catch(() => {}); // awaited before pass 5; a failure of 1 to 4 is the one reported
 
   // 4. Duplicate groups, and near-duplicates once the content groups are in (identical twins
   // are duplicate_content's), beside 1 to 3: it reads the duplicate index only and fills the
@@ -134,12 +137,11 @@ export async function finalizeCrawl(
     linkScores,
     marks,
     splits,
+    sink: await sinking,
   });
-  if (recordsFinal) {
-    // A record write that failed fails the step (`flush` below): then nothing is told.
-    batch.send();
-    batch.sentOk().then((ok) => ok && recordsFinal(splits), () => {});
-  }
+  // The records go out while the site checks are scored; a write that failed fails the step
+  // (`flush` before its commit).
+  batch.send();
 
   // 6. Every site check, with its evidence stored; the score.
   return await scoreOutcome(state, f, findings, batch);

@@ -35,6 +35,16 @@ interface Single {
   linker: number;
 }
 
+/**
+ * Sees every record as the annotation leaves it (its URL and the checks that hit it: final) and
+ * writes beside it in the pass's batch; `end` once every record was seen. What reads every final
+ * record (the audit's page groups) then needs no read of its own.
+ */
+export interface FinalRecordSink {
+  see(url: string, checks: readonly string[], batch: WriteBatch): void;
+  end(batch: WriteBatch): void;
+}
+
 /** What annotating the records reads from the passes before it. */
 export interface Annotations extends LinkGraph {
   /** URL hashes crawled pages show in a frame: not orphans (finalize/resources.ts). */
@@ -44,6 +54,8 @@ export interface Annotations extends LinkGraph {
   marks: ReadonlyMap<string, ReadonlySet<string>>;
   /** Where the records' keys are cut into ranges read side by side (store.ts `listInPages`). */
   splits?: readonly string[];
+  /** Sees each record once annotated. */
+  sink?: FinalRecordSink;
 }
 
 /**
@@ -56,7 +68,7 @@ export async function annotateRecords(
   truncated: boolean,
   f: Facts,
   batch: WriteBatch,
-  { urls, framed, linkScores, marks, splits }: Annotations,
+  { urls, framed, linkScores, marks, splits, sink }: Annotations,
 ): Promise<void> {
   // Single-inlink items wait for their linker's URL (pass 5).
   const singles: Single[] = [];
@@ -100,9 +112,11 @@ export async function annotateRecords(
         if (linkScore === undefined) delete next.linkScore;
         else next.linkScore = linkScore;
         batch.set(keys.auditPage(auditId, r.url), next);
-      }
+        sink?.see(r.url, next.checks, batch);
+      } else sink?.see(r.url, r.checks, batch);
     }
   }
+  sink?.end(batch);
   urls.releaseLinkers();
   await nameLinkers(kv, auditId, singles, splits);
 }
