@@ -12,6 +12,7 @@ import { withKvLimits } from "../../kv/limits_guard.ts";
 import { runCrawlStep, runHelperStep } from "./crawl/engine.ts";
 import type { CrawlInput, CrawlOutcome, CrawlState, StepLimits } from "./crawl/state.ts";
 import type { PageRecord } from "./crawl/store.ts";
+import { MAX_SITE_PAGES } from "./crawl/page_recorder.ts";
 import type { PolitenessReport } from "./crawl/politeness.ts";
 
 export { PageTally } from "./page_checks.ts";
@@ -46,7 +47,9 @@ export async function reportOf(
 ): Promise<AuditReport> {
   const pages: AuditPage[] = [];
   const deep: AuditPage[] = [];
-  for await (const e of list(kv, { prefix: keys.auditSitePages(auditId) })) {
+  // One batch (a round trip on a remote KV): the site pages are at most MAX_SITE_PAGES.
+  const batchSize = MAX_SITE_PAGES + 1;
+  for await (const e of list(kv, { prefix: keys.auditSitePages(auditId) }, { batchSize })) {
     (e.value.depth < 0 ? deep : pages).push(e.value);
   }
   return {

@@ -73,6 +73,9 @@ export async function completeAudit(
   };
   let early = known ? readProject(known.accountId, known.record.projectId) : undefined;
   early?.catch(() => {}); // awaited below; a completion that fails first leaves it behind
+  // The project's active marker too, which the finishing commit checks and drops.
+  const active = known ? read(kv, keys.activeAudit(known.record.projectId)) : undefined;
+  active?.catch(() => {});
   // Side by side (each a few round trips on a remote KV, none reading what another writes): the
   // report, the crawl state, and the page groups, written before the completing commit, so a
   // completed audit always has them. An audit's options never change: the claim's record has
@@ -191,5 +194,5 @@ export async function completeAudit(
       }
     }
     return "completed";
-  }, { projectId: known?.record.projectId, known: known?.latest });
+  }, { projectId: known?.record.projectId, known: known?.latest, active });
 }

@@ -293,17 +293,24 @@ export function finishJob<R extends LeasedRecord>(
      * that check, and the next try reads it.
      */
     known?: () => KnownRecord<R> | null;
+    /**
+     * The project's active marker, read already (with `projectId`): the first try checks it
+     * instead of reading it; one written since fails that check, and the next try reads it.
+     */
+    active?: Promise<Deno.KvEntryMaybe<string>>;
   } = {},
 ): Promise<boolean> {
   const { kv, clock } = deps;
   let ended: FinishKind = "completed";
   const activeOf = (projectId: string) => read(kv, spec.activeKey!(projectId));
   let known = guard.known?.() ?? null;
+  let active = guard.active;
   return atomically(kv, async () => {
     const accountId = known?.accountId ?? (await ownerOf(kv, spec, id))!;
     const early = spec.activeKey && guard.projectId !== undefined
-      ? activeOf(guard.projectId)
+      ? active ?? activeOf(guard.projectId)
       : undefined;
+    active = undefined;
     early?.catch(() => {}); // awaited below unless the record says it is not needed
     const key = spec.recordKey(accountId, id);
     const entry = known
