@@ -37,6 +37,7 @@ import { recordFromFrontier } from "./page_recorder.ts";
 import { type RenderPlan, runPostCrawlStep } from "./post_steps.ts";
 import { Scope } from "../scope.ts";
 import { RobotsSource } from "./robots_source.ts";
+import type { Robots } from "../robots.ts";
 import { stepReuse } from "./reuse.ts";
 import {
   type CrawlInput,
@@ -151,11 +152,25 @@ export async function runCrawlStep(
   let state: CrawlState;
   let budget: ByteBudget;
   if (entry.value === null) {
+    const startedAt = performance.now();
     budget = new ByteBudget(input.maxTotalBytes, 0);
-    ({ state, frontier } = await initCrawl(kv, auditId, input, batch, budget));
+    const init = await initCrawl(kv, auditId, input, batch, budget);
+    ({ state, frontier } = init);
     state.kvRttMs = noteRtt(undefined, rttMs);
     // Fixed for the crawl's life: workers configured otherwise still take it the same way.
     if ((input.partitions ?? 1) > 1) state.partitions = input.partitions;
+    else if (state.phase === "crawl" && frontier) {
+      // The crawl's first pages in the same step: a claim and a commit fewer (round trips on a
+      // remote KV). The first step's writes go out now; the crawl's first round waits for them
+      // before it writes or reads what they wrote (its records; robots.txt is handed over).
+      batch.send();
+      frontier = await crawlStepPages(kv, auditId, input, limits, hooks, state, batch, budget, {
+        readAs: null,
+        frontier,
+        robots: init.robots,
+        startedAt,
+      });
+    }
   } else {
     state = structuredClone(entry.value);
     if (state.phase === "done") {
@@ -166,24 +181,9 @@ export async function runCrawlStep(
     state.kvRttMs = noteRtt(state.kvRttMs, rttMs);
     budget = new ByteBudget(input.maxTotalBytes, state.bytes);
     if (state.phase === "crawl") {
-      // The step's requests share kept-alive connections, all closed when its fetching ends.
-      const pool = new ConnectionPool();
-      try {
-        frontier = await crawlBatch(
-          kv,
-          auditId,
-          input,
-          limits,
-          hooks,
-          state,
-          batch,
-          budget,
-          pool,
-          entry.versionstamp,
-        );
-      } finally {
-        pool.close();
-      }
+      frontier = await crawlStepPages(kv, auditId, input, limits, hooks, state, batch, budget, {
+        readAs: entry.versionstamp,
+      });
     } else if (state.phase === "seed_sitemap") {
       await seedBatch(kv, auditId, input, state, batch, hooks.now());
     } else if (
@@ -299,9 +299,44 @@ export function runHelperStep(
   return runSliceStep(kv, auditId, input, limits, { now, holder, leaseMs }, endCrawl);
 }
 
+/** Where a step's pages start from. */
+interface PagesFrom {
+  /** The versionstamp of the state as read (null: none, the crawl's first step). */
+  readAs: string | null;
+  /** The first step's frontier, holding the start URL's entry (else a new one). */
+  frontier?: Frontier;
+  /** The first step's robots.txt of the start origin, as parsed (its writes may not be in KV). */
+  robots?: Robots;
+  /** When the step started (`performance.now()`): its time limit counts from then. */
+  startedAt?: number;
+}
+
 /**
- * One batch of frontier entries: fetch (concurrently), then record in frontier order. `readAs`: the
- * versionstamp of the state as read. Returns the step's frontier.
+ * A step's pages (`crawlBatch`), its requests on kept-alive connections shared by the step and
+ * all closed when its fetching ends.
+ */
+async function crawlStepPages(
+  kv: Deno.Kv,
+  auditId: string,
+  input: CrawlInput,
+  limits: StepLimits,
+  hooks: StepHooks,
+  state: CrawlState,
+  batch: WriteBatch,
+  bytes: ByteBudget,
+  from: PagesFrom,
+): Promise<Frontier> {
+  const pool = new ConnectionPool();
+  try {
+    return await crawlBatch(kv, auditId, input, limits, hooks, state, batch, bytes, pool, from);
+  } finally {
+    pool.close();
+  }
+}
+
+/**
+ * One batch of frontier entries: fetch (concurrently), then record in frontier order. Returns the
+ * step's frontier.
  */
 async function crawlBatch(
   kv: Deno.Kv,
@@ -313,12 +348,12 @@ async function crawlBatch(
   batch: WriteBatch,
   bytes: ByteBudget,
   pool: ConnectionPool,
-  readAs: string | null,
+  from: PagesFrom,
 ): Promise<Frontier> {
-  const t0 = performance.now();
+  const t0 = from.startedAt ?? performance.now();
   const s = { ...settingsOf(input, bytes), pool };
   const caps = capsOf(input);
-  const frontier = new Frontier(
+  const frontier = from.frontier ?? new Frontier(
     kv,
     auditId,
     state,
@@ -329,7 +364,7 @@ async function crawlBatch(
   );
   // The last step of this process may have left the entries it queued last (a round trip or two
   // on a remote KV).
-  frontier.resume(readAs);
+  frontier.resume(from.readAs);
   frontier.readAhead();
   const budget = Math.max(1, input.maxPages);
   const outOfBudget = (reserved: number) =>
@@ -358,7 +393,8 @@ async function crawlBatch(
   );
   // The start origin's stored robots.txt is read while the frontier is (a round trip each on a
   // remote KV): nearly every page a step fetches is on it. Only a stored one: nothing is fetched.
-  if (state.robots[state.origin]) robots.for(state.origin).catch(() => {});
+  if (from.robots) robots.prime(state.origin, from.robots);
+  else if (state.robots[state.origin]) robots.for(state.origin).catch(() => {});
   const politeness = new Politeness(state.pace ??= newPace(), input.maxRps ?? null);
   const tally = PageTally.from(state.tallies);
   const banners = new BannerReader(kv, auditId, s, robots, state, batch);

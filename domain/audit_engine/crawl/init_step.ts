@@ -24,8 +24,9 @@ import type { CrawlInput, CrawlState } from "./state.ts";
 import { newRecord, type WriteBatch } from "./store.ts";
 
 /**
- * Runs the first step and returns the state it starts the crawl with, and the frontier that
- * holds the start URL's entry (the caller keeps it for the next step once the state commits:
+ * Runs the first step and returns the state it starts the crawl with, the start origin's
+ * robots.txt as parsed, and the frontier that holds the start URL's entry (the caller crawls on
+ * from it in the same step, or keeps it for the next once the state commits:
  * `Frontier.keepFor`); its writes (robots.txt, sitemap chunks and records, the start URL's record
  * and frontier entry) go to `batch`, and the caller commits the state. Throws `TargetRefusedError` when the address guard refuses the start
  * URL for a policy reason. A start host that does not resolve gives a failed start record and a
@@ -51,7 +52,7 @@ export async function initCrawl(
   input: CrawlInput,
   batch: WriteBatch,
   budget: ByteBudget,
-): Promise<{ state: CrawlState; frontier?: Frontier }> {
+): Promise<{ state: CrawlState; frontier?: Frontier; robots: Robots }> {
   const s = settingsOf(input, budget);
   const caps = capsOf(input);
   const scope = Scope.of(input.scope);
@@ -158,7 +159,7 @@ export async function initCrawl(
     // List mode: exactly the listed URLs, in order (the start URL only when listed).
     frontier.queueList([...scope.list], startUrl, listedInSitemap);
     state.nextSlotAt = Date.now();
-    return { state };
+    return { state, robots };
   }
   const start = newRecord(startUrl, 0, 0, startInSitemap);
   if (!checked) {
@@ -174,5 +175,5 @@ export async function initCrawl(
   }
   batch.set(keys.auditPage(auditId, startUrl), start);
   state.nextSlotAt = Date.now();
-  return { state, frontier };
+  return { state, frontier, robots };
 }

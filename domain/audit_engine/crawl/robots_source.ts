@@ -100,6 +100,14 @@ export class RobotsSource {
     return robots;
   }
 
+  /**
+   * Takes an origin's robots.txt as parsed elsewhere (the init step, whose writes may not be in
+   * KV yet, when the crawl goes on in the same step).
+   */
+  prime(origin: string, robots: Robots): void {
+    this.cache.set(origin, Promise.resolve(robots));
+  }
+
   /** Records an origin's robots.txt fetched elsewhere (the init step). */
   record(origin: string, meta: RobotsMeta, body: string): void {
     this.known[origin] = meta;
