@@ -6,7 +6,8 @@
  * records and entries the repeated step allocates again, never trusts. A chain's step does not read
  * the records of URLs this process saw the audit's committed steps allocate (known_urls.ts), nor,
  * when this process saw every such step from the first, of URLs none allocated and no sitemap
- * listed: they have none.
+ * listed: they have none. An entry written with its URL's fresh record says so (`rec`): whoever
+ * takes it rebuilds the record rather than read it.
  *
  * The sitemap's URLs wait in chunks (`audit_sitemap_urls/<n>`) from the first step until the links
  * run out, then are seeded with depth -1, which is how orphans are found.
@@ -84,7 +85,19 @@ type Held = Map<number, { entry: FrontierEntry; record: PageRecord }>;
 const kept = new KvMemo<{ versionstamp: string; held: Held }>(KEPT_AUDITS);
 
 /** A URL found this step; `via`: how, when it is worth keeping on its record (a rendered DOM). */
-type Discovered = FrontierEntry & { via?: "render" };
+type Discovered = Omit<FrontierEntry, "rec">;
+
+/**
+ * The record an entry's allocation wrote with it (`FrontierEntry.rec`), rebuilt: the allocation
+ * wrote it fresh, and nothing writes a queued record before its entry is taken, save a step that
+ * died having taken it (whose record, fetched, the taker writes again) or a retry (its entry
+ * carries no `rec`).
+ */
+function entryRecord(e: FrontierEntry, seq: number): PageRecord {
+  const r = newRecord(e.url, seq, e.depth, e.rec === 2);
+  if (e.via) r.discoveredBy = e.via;
+  return r;
+}
 
 /** The frontier of one audit's crawl, for the length of one step (see the module comment). */
 export class Frontier {
@@ -245,11 +258,18 @@ export class Frontier {
         end: keys.auditFrontier(this.auditId, end),
       }, { limit: end - start })
     ) entries.push(e.value);
-    const found = await getMany(
+    // Entries that carry their record (`rec`) are not read.
+    const read = entries.filter((e) => e.rec === undefined);
+    const found = read.length === 0 ? [] : await getMany(
       this.kv,
-      entries.map((e) => keys.auditPage(this.auditId, e.url)),
+      read.map((e) => keys.auditPage(this.auditId, e.url)),
     );
-    const records = entries.map((e, i) => found[i] ?? newRecord(e.url, start + i, e.depth, false));
+    let k = 0;
+    const records = entries.map((e, i) =>
+      e.rec !== undefined
+        ? entryRecord(e, start + i)
+        : found[k++] ?? newRecord(e.url, start + i, e.depth, false)
+    );
     return { entries, records };
   }
 
@@ -454,7 +474,10 @@ export class Frontier {
     // What a committed state covers: positions taken below are not (a step may die first).
     const committedTail = state.tail;
     this.allocated = true;
-    for (const r of this.retries) batch.set(keys.auditFrontier(auditId, state.tail++), r);
+    for (const { rec: _, via: __, ...r } of this.retries) {
+      // At another position than its record's: the record is read when taken.
+      batch.set(keys.auditFrontier(auditId, state.tail++), r);
+    }
     this.retries = [];
     const pace = new Pacer(ALLOCATIONS_PER_YIELD);
     /** URLs this allocation left out of the scope, and by which rule (every occurrence counts). */
@@ -486,11 +509,11 @@ export class Frontier {
         continue;
       }
       const seq = state.tail++;
-      const fresh = newRecord(d.url, seq, d.depth, rec?.inSitemap ?? false);
-      if (d.via) fresh.discoveredBy = d.via;
       const entry: FrontierEntry = d.hops
-        ? { url: d.url, depth: d.depth, hops: d.hops }
-        : { url: d.url, depth: d.depth };
+        ? { url: d.url, depth: d.depth, hops: d.hops, rec: rec?.inSitemap ? 2 : 1 }
+        : { url: d.url, depth: d.depth, rec: rec?.inSitemap ? 2 : 1 };
+      if (d.via) entry.via = d.via;
+      const fresh = entryRecord(entry, seq);
       batch.set(keys.auditPage(auditId, d.url), fresh);
       batch.set(keys.auditFrontier(auditId, seq), entry);
       this.allocatedHashes.push(fresh.hash);
