@@ -284,11 +284,12 @@ export class Frontier {
   /**
    * Keeps the entries this step holds and has not taken for the audit's next step in this
    * process, and the URLs it allocated with those `known` before (a chain's step only), once the
-   * step's state committed as `versionstamp` (see `resume`). A crawl that left its crawl phase
-   * keeps nothing.
+   * step's state committed as `versionstamp` (see `resume`). A crawl that left its crawl phase,
+   * or a partitioned one, keeps nothing.
    */
   keepFor(versionstamp: string): void {
-    if (this.state.phase !== "crawl") {
+    // A partitioned crawl's slices (partition.ts) read every record: a memo would only linger.
+    if (this.state.phase !== "crawl" || (this.state.partitions ?? 1) > 1) {
       knownUrls.forget(this.kv, this.auditId);
       return;
     }
