@@ -596,6 +596,15 @@ export interface FrontierEntry {
   hops?: number;
   /** Times the URL was queued again after a 429/503 (absent: none; politeness.ts). */
   retry?: number;
+  /**
+   * Set when the allocation that wrote this entry wrote the URL's record fresh at this very
+   * position (frontier.ts `allocate`): 1 not in the sitemap, 2 in it. The record is then what
+   * the entry rebuilds, and a taker does not read it. Absent on an entry written again at another
+   * position (a retry, one put back) and on those of older versions: the record is read.
+   */
+  rec?: 1 | 2;
+  /** With `rec`: the record's `discoveredBy` (a link found in a rendered DOM). */
+  via?: "render";
 }
 
 /**

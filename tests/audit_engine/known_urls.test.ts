@@ -1,9 +1,11 @@
 /**
  * The frontier's memo of allocated URLs (crawl/known_urls.ts): a crawl step does not read the
- * record of a URL this process saw a committed step allocate. Through the API on a KV that counts
+ * record of a URL this process saw a committed step allocate, nor, the memo kept from the first
+ * step on, of a URL no step allocated and no sitemap listed. Through the API on a KV that counts
  * the page records read: an audit of a site whose pages link each other over many steps reads far
- * fewer records with the memo than without it (capacity 0: every record read, as before), and
- * finds exactly the same (issues, evidence, pages, orphans from the sitemap included).
+ * fewer records with the memo than without it (capacity 0: every record read, as before), none
+ * of a URL without a record, and finds exactly the same (issues, evidence, pages, orphans from the
+ * sitemap included).
  */
 import assert from "node:assert/strict";
 import { startTestApp } from "../helpers/app.ts";
@@ -12,7 +14,9 @@ import { auditFindings } from "../helpers/findings.ts";
 import { openTestKv } from "../helpers/kv.ts";
 import { html, page, robotsRoute, type Route, serveSite, sitemapRoute } from "../helpers/sites.ts";
 import { KnownUrls, knownUrls, UrlHashSet } from "../../domain/audit_engine/crawl/known_urls.ts";
-import { urlHash } from "../../domain/audit_engine/crawl/store.ts";
+import { newRecord, urlHash } from "../../domain/audit_engine/crawl/store.ts";
+import { noPageRecords } from "../../domain/audit_engine/crawl/frontier.ts";
+import { keys } from "../../domain/platform/mod.ts";
 
 const PAGES = 40;
 
@@ -46,20 +50,38 @@ function routes(origin: () => string): (path: string) => Route | undefined {
   };
 }
 
-/** `kv`, with the page records its reads asked for counted in `reads.records`. */
-function countingRecords(kv: Deno.Kv, reads: { records: number }): Deno.Kv {
-  const count = (keys: readonly Deno.KvKey[]) => {
-    for (const k of keys) if (k[0] === "audit_pages") reads.records++;
+/** Page records a KV's reads asked for, and how many of them it had none of. */
+interface Reads {
+  records: number;
+  absent: number;
+}
+
+/** `kv`, with the page records its reads asked for counted in `reads`. */
+function countingRecords(kv: Deno.Kv, reads: Reads): Deno.Kv {
+  const count = (entries: readonly Deno.KvEntryMaybe<unknown>[]) => {
+    for (const e of entries) {
+      if (e.key[0] !== "audit_pages") continue;
+      reads.records++;
+      if (e.versionstamp === null) reads.absent++;
+    }
   };
   return new Proxy(kv, {
     get(target, prop) {
       const value = Reflect.get(target, prop, target);
       if (typeof value !== "function") return value;
       if (prop === "get") {
-        return (key: Deno.KvKey, o?: unknown) => (count([key]), value.call(target, key, o));
+        return async (key: Deno.KvKey, o?: unknown) => {
+          const e = await value.call(target, key, o);
+          count([e]);
+          return e;
+        };
       }
       if (prop === "getMany") {
-        return (keys: Deno.KvKey[], o?: unknown) => (count(keys), value.call(target, keys, o));
+        return async (keys: Deno.KvKey[], o?: unknown) => {
+          const es = await value.call(target, keys, o);
+          count(es);
+          return es;
+        };
       }
       return value.bind(target);
     },
@@ -68,7 +90,7 @@ function countingRecords(kv: Deno.Kv, reads: { records: number }): Deno.Kv {
 
 /** Audits `origin` with steps of 4 pages; answers what it found and the records it read. */
 async function audit(origin: string) {
-  const reads = { records: 0 };
+  const reads: Reads = { records: 0, absent: 0 };
   const app = await startTestApp({
     kv: countingRecords(await openTestKv(), reads),
     env: { CRAWL_STEP_PAGES: "4" },
@@ -76,8 +98,8 @@ async function audit(origin: string) {
   try {
     const { key, id, done } = await completedLiveAudit(app, origin, 120_000);
     assert.equal(done.body.status, "completed", done.text);
-    const crawlReads = reads.records;
-    return { found: await auditFindings(app, key, id), reads: crawlReads };
+    const { records, absent } = reads;
+    return { found: await auditFindings(app, key, id), reads: records, absent };
   } finally {
     await app.close();
   }
@@ -100,8 +122,14 @@ Deno.test("a crawl step skips the records of URLs committed steps allocated, and
     ) {
       assert.ok(fired.some((f) => f.check === check), `${check} in ${JSON.stringify(fired)}`);
     }
-    console.log(`records read: ${memo.reads} with the memo, ${plain.reads} without`);
+    console.log(
+      `records read: ${memo.reads} with the memo (${memo.absent} absent), ` +
+        `${plain.reads} without (${plain.absent} absent)`,
+    );
     assert.deepEqual(memo.found, plain.found);
+    // Kept from the first step on, the memo knows every URL without a record: none is read.
+    assert.equal(memo.absent, 0);
+    assert.ok(plain.absent > 30, `${plain.absent} absent records read without the memo`);
     // Without the memo every step reads the record of each URL its pages link (~10 steps, a
     // few dozen each); with it, mostly the URLs never queued before.
     assert.ok(plain.reads > 150, `${plain.reads} records read without the memo`);
@@ -136,6 +164,47 @@ Deno.test("the memo is trusted only by a step that read the state its last commi
     const other = await openTestKv();
     assert.equal(known.covering(other, "aud_1", "v8"), null);
     other.close();
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("a memo kept from the first step is complete until a commit it did not see or its capacity", async () => {
+  const kv = await openTestKv();
+  try {
+    const known = new KnownUrls(100);
+    const h = (p: string) => urlHash(`https://example.test/${p}`);
+    known.start(kv, "aud_1", "v1", [h("start")], [h("s1"), h("s2")]);
+    let memo = known.memo(kv, "aud_1", "v1")!;
+    assert.equal(memo.set.has(h("start")), true);
+    assert.equal(memo.unqueued?.has(h("s1")), true);
+    // Steps this process saw commit keep it complete.
+    known.commit(kv, "aud_1", "v1", "v2", [h("a"), h("s1")]);
+    memo = known.memo(kv, "aud_1", "v2")!;
+    assert.ok(memo.unqueued !== null && memo.set.has(h("a")) && memo.set.has(h("start")));
+    // A step that read a state it did not cover starts an incomplete one.
+    known.commit(kv, "aud_1", "v7", "v8", [h("b")]);
+    assert.equal(known.memo(kv, "aud_1", "v8")?.unqueued, null);
+    // Hashes past the capacity left out: no longer complete (a URL not kept is read).
+    known.start(kv, "aud_2", "w1", [], [h("s1")]);
+    known.commit(kv, "aud_2", "w1", "w2", Array.from({ length: 150 }, (_, i) => h(`p${i}`)));
+    assert.equal(known.memo(kv, "aud_2", "w2")?.unqueued, null);
+    assert.equal(known.memo(kv, "aud_2", "w2")?.set.size, 99);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("noPageRecords: true only for an audit with no page record", async () => {
+  const kv = await openTestKv();
+  try {
+    assert.equal(await noPageRecords(kv, "aud_x"), true);
+    await kv.set(
+      keys.auditPage("aud_x", "https://example.test/"),
+      newRecord("https://example.test/", -1, -1, true),
+    );
+    assert.equal(await noPageRecords(kv, "aud_x"), false);
+    assert.equal(await noPageRecords(kv, "aud_y"), true);
   } finally {
     kv.close();
   }

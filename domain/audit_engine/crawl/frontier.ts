@@ -4,7 +4,10 @@
  * and each URL's record under `audit_pages/<url>` (the seen set). A URL counts as seen only when a
  * committed state covers its position (seq < tail as the step began): a step that dies leaves
  * records and entries the repeated step allocates again, never trusts. A chain's step does not read
- * the records of URLs this process saw the audit's committed steps allocate (known_urls.ts).
+ * the records of URLs this process saw the audit's committed steps allocate (known_urls.ts), nor,
+ * when this process saw every such step from the first, of URLs none allocated and no sitemap
+ * listed: they have none. An entry written with its URL's fresh record says so (`rec`): whoever
+ * takes it rebuilds the record rather than read it.
  *
  * The sitemap's URLs wait in chunks (`audit_sitemap_urls/<n>`) from the first step until the links
  * run out, then are seeded with depth -1, which is how orphans are found.
@@ -82,7 +85,19 @@ type Held = Map<number, { entry: FrontierEntry; record: PageRecord }>;
 const kept = new KvMemo<{ versionstamp: string; held: Held }>(KEPT_AUDITS);
 
 /** A URL found this step; `via`: how, when it is worth keeping on its record (a rendered DOM). */
-type Discovered = FrontierEntry & { via?: "render" };
+type Discovered = Omit<FrontierEntry, "rec">;
+
+/**
+ * The record an entry's allocation wrote with it (`FrontierEntry.rec`), rebuilt: the allocation
+ * wrote it fresh, and nothing writes a queued record before its entry is taken, save a step that
+ * died having taken it (whose record, fetched, the taker writes again) or a retry (its entry
+ * carries no `rec`).
+ */
+function entryRecord(e: FrontierEntry, seq: number): PageRecord {
+  const r = newRecord(e.url, seq, e.depth, e.rec === 2);
+  if (e.via) r.discoveredBy = e.via;
+  return r;
+}
 
 /** The frontier of one audit's crawl, for the length of one step (see the module comment). */
 export class Frontier {
@@ -113,10 +128,22 @@ export class Frontier {
    * when this step read the state the last of them committed: their records are not read.
    */
   private known: UrlHashSet | null = null;
+  /**
+   * When `known` is complete (known_urls.ts): the sitemap URLs the first step wrote unqueued,
+   * whose records are read. A URL in neither set has no record. Null: every URL not known is read.
+   */
+  private unqueued: UrlHashSet | null = null;
   /** The versionstamp of the state this step read (`resume`); undefined: not a chain's step. */
   private readAs: string | null | undefined = undefined;
-  /** URLs found in `known` this step (a link repeated on many pages is hashed once). */
+  /**
+   * URLs found in `known` this step (a link repeated on many pages is hashed once), and those
+   * this chain's step allocated in an earlier round or allocation (they are as good as read).
+   */
   private knownSeen = new Set<string>();
+  /** URLs this step found in neither of the memo's sets (complete memo only): no record. */
+  private newSeen = new Set<string>();
+  /** The first step, which found no record of the audit, starts a complete memo (`startsMemo`). */
+  private startsMemoAt: number[] | null = null;
   /** Hashes of the URLs this step allocated or found allocated, for `known` once it commits. */
   private allocatedHashes: number[] = [];
   /** The sitemap chunk being filled (first step). */
@@ -231,11 +258,18 @@ export class Frontier {
         end: keys.auditFrontier(this.auditId, end),
       }, { limit: end - start })
     ) entries.push(e.value);
-    const found = await getMany(
+    // Entries that carry their record (`rec`) are not read.
+    const read = entries.filter((e) => e.rec === undefined);
+    const found = read.length === 0 ? [] : await getMany(
       this.kv,
-      entries.map((e) => keys.auditPage(this.auditId, e.url)),
+      read.map((e) => keys.auditPage(this.auditId, e.url)),
     );
-    const records = entries.map((e, i) => found[i] ?? newRecord(e.url, start + i, e.depth, false));
+    let k = 0;
+    const records = entries.map((e, i) =>
+      e.rec !== undefined
+        ? entryRecord(e, start + i)
+        : found[k++] ?? newRecord(e.url, start + i, e.depth, false)
+    );
     return { entries, records };
   }
 
@@ -250,15 +284,18 @@ export class Frontier {
   /**
    * Keeps the entries this step holds and has not taken for the audit's next step in this
    * process, and the URLs it allocated with those `known` before (a chain's step only), once the
-   * step's state committed as `versionstamp` (see `resume`). A crawl that left its crawl phase
-   * keeps nothing.
+   * step's state committed as `versionstamp` (see `resume`). A crawl that left its crawl phase,
+   * or a partitioned one, keeps nothing.
    */
   keepFor(versionstamp: string): void {
-    if (this.state.phase !== "crawl") {
+    // A partitioned crawl's slices (partition.ts) read every record: a memo would only linger.
+    if (this.state.phase !== "crawl" || (this.state.partitions ?? 1) > 1) {
       knownUrls.forget(this.kv, this.auditId);
       return;
     }
-    if (this.readAs !== undefined) {
+    if (this.startsMemoAt !== null) {
+      knownUrls.start(this.kv, this.auditId, versionstamp, this.allocatedHashes, this.startsMemoAt);
+    } else if (this.readAs !== undefined) {
       knownUrls.commit(this.kv, this.auditId, this.readAs, versionstamp, this.allocatedHashes);
     }
     const { head } = this.state;
@@ -277,18 +314,42 @@ export class Frontier {
     const last = kept.take(this.kv, this.auditId);
     if (last?.versionstamp === versionstamp) this.held = last.held;
     this.readAs = versionstamp;
-    this.known = knownUrls.covering(this.kv, this.auditId, versionstamp);
+    const memo = knownUrls.memo(this.kv, this.auditId, versionstamp);
+    this.known = memo?.set ?? null;
+    this.unqueued = memo?.unqueued ?? null;
   }
 
   /**
-   * Whether a committed step allocated `url` (it is in `known`): no need to read its record. A
-   * URL never allocated is read (its record may say it is in the sitemap), as is one not kept.
+   * The crawl's first step, once it found no record of the audit (`noPageRecords`, read before
+   * it wrote any): the URLs it queues and the sitemap URLs it writes unqueued start the audit's
+   * complete memo when its state commits (`keepFor`).
+   */
+  startsMemo(): void {
+    this.startsMemoAt = [];
+  }
+
+  /**
+   * Whether a committed step (or this chain's step) allocated `url` (it is in `known`): no need
+   * to read its record. A URL never allocated is read (its record may say it is in the
+   * sitemap) unless the memo is complete (`isNew`), as is one not kept.
    */
   private isKnown(url: string): boolean {
     if (this.known === null) return false;
     if (this.knownSeen.has(url)) return true;
     if (!this.known.has(urlHash(url))) return false;
     this.knownSeen.add(url);
+    return true;
+  }
+
+  /**
+   * For a URL not known: whether the memo is complete and says no record of it exists, as a
+   * read would have answered (known_urls.ts; a record a step that died wrote is not trusted).
+   */
+  private isNew(url: string): boolean {
+    if (this.unqueued === null) return false;
+    if (this.newSeen.has(url)) return true;
+    if (this.unqueued.has(urlHash(url))) return false;
+    this.newSeen.add(url);
     return true;
   }
 
@@ -305,6 +366,7 @@ export class Frontier {
     const entry: FrontierEntry = { url: record.url, depth: 0 };
     this.batch.set(keys.auditFrontier(this.auditId, 0), entry);
     this.held.set(0, { entry, record });
+    this.allocatedHashes.push(record.hash);
     this.state.tail = 1;
   }
 
@@ -340,7 +402,8 @@ export class Frontier {
       if (via) d.via = via;
       this.discovered.push(d);
       if (
-        this.ahead && !this.ahead.has(url) && !this.taking.has(url) && !this.isKnown(url)
+        this.ahead && !this.ahead.has(url) && !this.taking.has(url) && !this.isKnown(url) &&
+        !this.isNew(url)
       ) {
         this.ahead.set(url, { chunk: this.aheadChunks.length, at: this.aheadQueue.length });
         this.aheadQueue.push(url);
@@ -401,15 +464,21 @@ export class Frontier {
     this.discovered = [];
     const { auditId, batch, state } = this;
     // URLs a committed step allocated are left out of the reads: they are skipped below as
-    // a URL allocated earlier in this step is.
+    // a URL allocated earlier in this step is. So are those a complete memo says have no record.
     const distinct = [...new Set(discovered.map((d) => d.url))].filter((u) => !this.isKnown(u));
-    const found = await this.recordsOf(distinct);
+    const unread = distinct.filter((u) => this.isNew(u));
+    const read = unread.length === 0 ? distinct : distinct.filter((u) => !this.newSeen.has(u));
+    const found = await this.recordsOf(read);
     const existing = new Map<string, PageRecord | null>();
-    distinct.forEach((u, i) => existing.set(u, found[i]));
+    for (const u of unread) existing.set(u, null);
+    read.forEach((u, i) => existing.set(u, found[i]));
     // What a committed state covers: positions taken below are not (a step may die first).
     const committedTail = state.tail;
     this.allocated = true;
-    for (const r of this.retries) batch.set(keys.auditFrontier(auditId, state.tail++), r);
+    for (const { rec: _, via: __, ...r } of this.retries) {
+      // At another position than its record's: the record is read when taken.
+      batch.set(keys.auditFrontier(auditId, state.tail++), r);
+    }
     this.retries = [];
     const pace = new Pacer(ALLOCATIONS_PER_YIELD);
     /** URLs this allocation left out of the scope, and by which rule (every occurrence counts). */
@@ -441,14 +510,16 @@ export class Frontier {
         continue;
       }
       const seq = state.tail++;
-      const fresh = newRecord(d.url, seq, d.depth, rec?.inSitemap ?? false);
-      if (d.via) fresh.discoveredBy = d.via;
       const entry: FrontierEntry = d.hops
-        ? { url: d.url, depth: d.depth, hops: d.hops }
-        : { url: d.url, depth: d.depth };
+        ? { url: d.url, depth: d.depth, hops: d.hops, rec: rec?.inSitemap ? 2 : 1 }
+        : { url: d.url, depth: d.depth, rec: rec?.inSitemap ? 2 : 1 };
+      if (d.via) entry.via = d.via;
+      const fresh = entryRecord(entry, seq);
       batch.set(keys.auditPage(auditId, d.url), fresh);
       batch.set(keys.auditFrontier(auditId, seq), entry);
       this.allocatedHashes.push(fresh.hash);
+      // A chain's later round or allocation finds it allocated without a read (see `isKnown`).
+      if (this.known !== null) this.knownSeen.add(d.url);
       // Written already (a set serialises its value): the taker's changes stay its own.
       if (this.held.size < HELD_ENTRIES) this.held.set(seq, { entry, record: fresh });
     }
@@ -476,7 +547,9 @@ export class Frontier {
     }
     // The start URL's record is written by the first step, which knows it is in the sitemap.
     if (url !== this.state.startUrl) {
-      this.batch.set(keys.auditPage(this.auditId, url), newRecord(url, -1, -1, true));
+      const rec = newRecord(url, -1, -1, true);
+      this.batch.set(keys.auditPage(this.auditId, url), rec);
+      this.startsMemoAt?.push(rec.hash);
     }
     this.chunk.push(url);
     this.chunkChars += url.length;
@@ -513,4 +586,13 @@ export class Frontier {
     await this.allocate();
     state.seedChunk = end;
   }
+}
+
+/**
+ * Whether the audit has no page record (one short read): the crawl's first step asks before it
+ * writes any, so its memo starts complete only when no earlier attempt left records (`startsMemo`).
+ */
+export async function noPageRecords(kv: Deno.Kv, auditId: string): Promise<boolean> {
+  for await (const _ of list(kv, { prefix: keys.auditPages(auditId) }, { limit: 1 })) return false;
+  return true;
 }

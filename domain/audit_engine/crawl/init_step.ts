@@ -15,7 +15,7 @@ import { canonicalUrl } from "../urls.ts";
 import type { ByteBudget } from "./byte_budget.ts";
 import { capsOf, noteCap, noteRobotsCaps } from "./caps.ts";
 import { settingsOf } from "./fetcher.ts";
-import { Frontier } from "./frontier.ts";
+import { Frontier, noPageRecords } from "./frontier.ts";
 import { MAX_CRAWL_DELAY_S, newPace } from "./politeness.ts";
 import { probeHttp } from "./http_probe.ts";
 import { fetchRobots, RobotsSource } from "./robots_source.ts";
@@ -56,6 +56,9 @@ export async function initCrawl(
   const s = settingsOf(input, budget);
   const caps = capsOf(input);
   const scope = Scope.of(input.scope);
+  // Read before this step writes any record: none left by an earlier attempt lets the crawl's
+  // memo of queued URLs start complete (known_urls.ts).
+  const unwritten = noPageRecords(kv, auditId).catch(() => false);
   const checked = await checkUrlTarget(input.startUrl, {
     allowPrivate: input.allowPrivate,
     resolver: input.resolver,
@@ -131,6 +134,7 @@ export async function initCrawl(
   state.pace!.crawlDelayAsked = robots.crawlDelay;
 
   const frontier = new Frontier(kv, auditId, state, batch, caps, input.maxPages, scope);
+  if (await unwritten) frontier.startsMemo();
   let startInSitemap = false;
   /** List mode: the listed URLs the sitemaps list. */
   const listedInSitemap = new Set<string>();

@@ -15,6 +15,15 @@
  * new URL whose hash collides with a kept one would not be queued: ~3e-11 a lookup at the cap, so
  * about 3e-5 for an audit that looks up a million links' URLs, the link graph's own odds.
  *
+ * A memo this process kept from the crawl's first step on (`start`: that step found no record of
+ * the audit, so no earlier attempt left any) is complete: it saw every commit that allocated, so
+ * a URL it does not keep has no record a committed step wrote, save the sitemap's URLs the first
+ * step wrote unqueued (seq -1, their `inSitemap` matters), kept apart (`unqueued`) and still read.
+ * Such a URL is new without a read (frontier.ts `allocate`): the young crawl's reads, a round trip
+ * each on a remote KV, were mostly of URLs never seen. What a step that died wrote is never
+ * trusted (its positions are past the committed tail), read or not. A memo that could not keep
+ * every hash (its capacity) is no longer complete.
+ *
  * @example
  * ```ts
  * declare const kv: Deno.Kv;
@@ -22,6 +31,8 @@
  * known.commit(kv, "aud_1", "v1", "v2", [12345]); // a step that read v1 committed v2
  * known.covering(kv, "aud_1", "v2")?.has(12345); // true: the next step read v2
  * known.covering(kv, "aud_1", "v3"); // null: another commit came between, the set is dropped
+ * known.start(kv, "aud_2", "w1", [1], [2]); // the first step queued 1, left sitemap URL 2 unqueued
+ * known.memo(kv, "aud_2", "w1")?.unqueued?.has(2); // true: complete, 2 is read
  * ```
  *
  * @module
@@ -91,11 +102,24 @@ export class UrlHashSet {
   }
 }
 
-/** An audit's set, and the versionstamp of the state commit it covers. */
-interface Kept {
+/** An audit's memo, and the versionstamp of the state commit it covers. */
+interface Kept extends AuditMemo {
   versionstamp: string;
-  set: UrlHashSet;
 }
+
+/** What a step may trust of an audit's memo. */
+export interface AuditMemo {
+  /** URLs committed steps allocated. */
+  set: UrlHashSet;
+  /**
+   * Non-null when the memo is complete (see the module comment): the sitemap URLs the first step
+   * left unqueued (records with seq -1). A URL in neither set has no record to read.
+   */
+  unqueued: UrlHashSet | null;
+}
+
+/** Hashes a memo keeps, both sets. */
+const sizeOf = (k: AuditMemo) => k.set.size + (k.unqueued?.size ?? 0);
 
 /** Per KV database, per audit, the URLs this process saw committed steps allocate. */
 export class KnownUrls {
@@ -109,12 +133,33 @@ export class KnownUrls {
    * set forgotten) unless that commit is the last this process saw add to it.
    */
   covering(kv: Deno.Kv, auditId: string, versionstamp: string | null): UrlHashSet | null {
+    return this.memo(kv, auditId, versionstamp)?.set ?? null;
+  }
+
+  /** As `covering`, with whether the memo is complete (`unqueued`). */
+  memo(kv: Deno.Kv, auditId: string, versionstamp: string | null): AuditMemo | null {
     const audits = this.#byKv.get(kv);
     const kept = audits?.get(auditId);
     if (!kept) return null;
-    if (kept.versionstamp === versionstamp) return kept.set;
+    if (kept.versionstamp === versionstamp) return kept;
     audits!.delete(auditId);
     return null;
+  }
+
+  /**
+   * The crawl's first step, which found no record of the audit, committed as `to`: it queued
+   * `queued` and wrote the sitemap URLs `unqueued` unqueued. The audit's memo starts complete.
+   */
+  start(
+    kv: Deno.Kv,
+    auditId: string,
+    to: string,
+    queued: ArrayLike<number>,
+    unqueued: ArrayLike<number>,
+  ): void {
+    const sitemap = new UrlHashSet();
+    for (let i = 0; i < unqueued.length; i++) sitemap.add(unqueued[i]);
+    this.#keep(kv, auditId, null, to, queued, sitemap);
   }
 
   /**
@@ -130,23 +175,43 @@ export class KnownUrls {
     to: string,
     hashes: ArrayLike<number>,
   ): void {
+    this.#keep(kv, auditId, from, to, hashes, undefined);
+  }
+
+  /** `commit`; `sitemap`: a complete memo starts (`start`), undefined: it goes on if it was. */
+  #keep(
+    kv: Deno.Kv,
+    auditId: string,
+    from: string | null,
+    to: string,
+    hashes: ArrayLike<number>,
+    sitemap: UrlHashSet | undefined,
+  ): void {
     if (this.capacity <= 0) return;
     let audits = this.#byKv.get(kv);
     if (!audits) this.#byKv.set(kv, audits = new Map());
     const last = audits.get(auditId);
     audits.delete(auditId);
-    const set = last?.versionstamp === from ? last!.set : new UrlHashSet();
-    audits.set(auditId, { versionstamp: to, set });
+    const kept: Kept = sitemap !== undefined
+      ? { versionstamp: to, set: new UrlHashSet(), unqueued: sitemap }
+      : last?.versionstamp === from
+      ? { versionstamp: to, set: last!.set, unqueued: last!.unqueued }
+      : { versionstamp: to, set: new UrlHashSet(), unqueued: null };
+    audits.set(auditId, kept);
     let others = 0;
-    for (const [id, k] of audits) if (id !== auditId) others += k.set.size;
+    for (const [id, k] of audits) if (id !== auditId) others += sizeOf(k);
     for (const [id, k] of audits) {
-      if (others + set.size + hashes.length <= this.capacity) break;
+      if (others + sizeOf(kept) + hashes.length <= this.capacity) break;
       if (id === auditId) continue;
       audits.delete(id);
-      others -= k.set.size;
+      others -= sizeOf(k);
     }
-    const room = this.capacity - others;
-    for (let i = 0; i < hashes.length && set.size < room; i++) set.add(hashes[i]);
+    const room = this.capacity - others - (kept.unqueued?.size ?? 0);
+    const set = kept.set;
+    let i = 0;
+    for (; i < hashes.length && set.size < room; i++) set.add(hashes[i]);
+    // A hash left out may be of a URL with a record: a URL not kept must be read again.
+    if (i < hashes.length || room < 0) kept.unqueued = null;
   }
 
   /** Forgets the audit's set (its crawl phase ended: the memory is better given back). */
