@@ -42,7 +42,7 @@ import { keys, KvMemo, list, read } from "../../platform/mod.ts";
 import { type CrawlCaps, frontierCap, noteCap } from "./caps.ts";
 import type { CrawlState } from "./state.ts";
 import { getMany, newRecord, type PageRecord, urlHash, type WriteBatch } from "./store.ts";
-import { knownUrls, type UrlHashSet } from "./known_urls.ts";
+import { knownUrls, UrlHashSet } from "./known_urls.ts";
 import { Pacer, yieldToLoop } from "./event_loop.ts";
 import type { Scope, ScopeRule } from "../scope.ts";
 
@@ -311,6 +311,16 @@ export class Frontier {
    * fetched, which this step fetches and writes again).
    */
   resume(versionstamp: string | null): void {
+    if (this.startsMemoAt !== null) {
+      // The first step crawls on (engine.ts): the memo it starts is complete already, with what
+      // it queued and the sitemap URLs it left unqueued, as the next step's will be.
+      this.readAs = versionstamp;
+      this.known = new UrlHashSet();
+      for (const h of this.allocatedHashes) this.known.add(h);
+      this.unqueued = new UrlHashSet();
+      for (const h of this.startsMemoAt) this.unqueued.add(h);
+      return;
+    }
     const last = kept.take(this.kv, this.auditId);
     if (last?.versionstamp === versionstamp) this.held = last.held;
     this.readAs = versionstamp;
