@@ -34,20 +34,22 @@ for (const slow of [false, true]) {
       const seen = new Map<string, readonly string[]>();
       let ended = 0;
       let splitsTold: readonly string[] | null = null;
-      await finalizeCrawl(kv, auditId, state, (splits) => {
-        splitsTold = splits;
-        return Promise.resolve({
-          see(url: string, checks: readonly string[], batch: WriteBatch) {
-            assert.equal(ended, 0, "seen before the end");
-            assert.ok(!seen.has(url), `${url} seen twice`);
-            seen.set(url, [...checks]);
-            batch.set(["test_sink", url], checks.length);
-          },
-          end(batch: WriteBatch) {
-            ended++;
-            batch.set(["test_sink_end"], seen.size);
-          },
-        });
+      await finalizeCrawl(kv, auditId, state, {
+        finalRecords: (splits) => {
+          splitsTold = splits;
+          return Promise.resolve({
+            see(url: string, checks: readonly string[], batch: WriteBatch) {
+              assert.equal(ended, 0, "seen before the end");
+              assert.ok(!seen.has(url), `${url} seen twice`);
+              seen.set(url, [...checks]);
+              batch.set(["test_sink", url], checks.length);
+            },
+            end(batch: WriteBatch) {
+              ended++;
+              batch.set(["test_sink_end"], seen.size);
+            },
+          });
+        },
       });
       assert.equal(ended, 1);
       assert.equal(splitsTold!.length > 0, slow, "ranges only on the slow KV");

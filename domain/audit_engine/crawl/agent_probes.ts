@@ -86,6 +86,8 @@ export interface ProbeContext {
   tally: (id: string, eligible: number, affected: number) => void;
   /** Stores a check's evidence. */
   add: (id: string, url: string, items: Evidence[]) => void;
+  /** The sampled pages, read already (`probeSample`, beside the caller's own reads). */
+  sample?: Promise<string[]>;
 }
 
 /** Why a probe was not made: the step's time or the byte budget ran out. */
@@ -158,8 +160,13 @@ async function inFlight<T>(tasks: (() => Promise<T>)[]): Promise<T[]> {
   return out.map((r) => (r as PromiseFulfilledResult<T>).value);
 }
 
-/** The sampled pages: the start URL and the first crawled HTML 2xx pages after it. */
-async function samplePages(c: ProbeContext): Promise<string[]> {
+/**
+ * The sampled pages: the start URL and the first crawled HTML 2xx pages after it (two round trips
+ * on a remote KV: a caller starts it beside its own reads and hands it over as `sample`).
+ */
+export async function probeSample(
+  c: Pick<ProbeContext, "kv" | "auditId" | "origin" | "startUrl">,
+): Promise<string[]> {
   const urls: string[] = [];
   for await (
     const e of list(c.kv, {
@@ -259,7 +266,8 @@ async function accessMatrix(
   c: ProbeContext,
 ): Promise<{ url: string; browser: SafeResponse | null }> {
   const lean = mustBeLean(c);
-  const pages = lean ? (await samplePages(c)).slice(0, 1) : await samplePages(c);
+  const sample = await (c.sample ?? probeSample(c));
+  const pages = lean ? sample.slice(0, 1) : sample;
   const rows = new Map<BotClass, ClassRow>();
   const blockedItems: Evidence[] = [];
   let homeBrowser: SafeResponse | null = null;

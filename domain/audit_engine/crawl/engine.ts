@@ -193,10 +193,13 @@ export async function runCrawlStep(
         now: hooks.now,
       }))
     ) {
-      // Agent readiness's findings go out beside the passes, which never read them; the flush
-      // before the state commit reports a failure.
+      // Agent readiness's findings go out beside the passes, which never read them; the passes'
+      // writes follow in the same batch, and the flush before the state commit reports a failure.
       batch.send();
-      state.result = await finalizeCrawl(kv, auditId, state, hooks.finalRecords);
+      state.result = await finalizeCrawl(kv, auditId, state, {
+        batch,
+        finalRecords: hooks.finalRecords,
+      });
       const report = politenessReport(state.pace ?? newPace(), input.maxRps ?? null);
       const paused = state.health?.total ?? 0;
       state.result.politeness = { ...report, slowed: report.slowed || paused > 0, paused };

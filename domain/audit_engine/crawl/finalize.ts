@@ -69,8 +69,10 @@ export { NEAR_MAX_COMPARE } from "./finalize/near_duplicates.ts";
 export type { FinalRecordSink };
 
 /**
- * Computes the site checks, stores their evidence and returns the scored outcome.
- * `finalRecords` is asked, as the passes start, for what sees every record once it is final
+ * Computes the site checks, stores their evidence and returns the scored outcome. From a crawl
+ * step (engine.ts), `step.batch` is the step's: the last writes are sent, not waited for, and the
+ * step's commit waits for them (else every write is in KV when this resolves).
+ * `step.finalRecords` is asked, as the passes start, for what sees every record once it is final
  * (pass 5, `FinalRecordSink`: the job layer's page groups, written in this step), with the split
  * points the passes read the records with; pass 5 waits for it.
  */
@@ -78,10 +80,13 @@ export async function finalizeCrawl(
   kv: Deno.Kv,
   auditId: string,
   state: CrawlState,
-  finalRecords?: (splits: readonly string[]) => Promise<FinalRecordSink>,
+  step: {
+    batch?: WriteBatch;
+    finalRecords?: (splits: readonly string[]) => Promise<FinalRecordSink>;
+  } = {},
 ): Promise<CrawlOutcome> {
   const f = emptyFacts(state);
-  const batch = new WriteBatch(kv);
+  const batch = step.batch ?? new WriteBatch(kv);
   const findings = new FindingsWriter(batch, auditId, state.stored);
   const failing = new FailingUrls();
   const linkScores = new LinkScores();
@@ -89,7 +94,7 @@ export async function finalizeCrawl(
   // ranges side by side.
   const splits = rangeSplits(state);
   // Made while passes 1 to 4 run (the page groups' detection reads the records).
-  const sinking = finalRecords?.(splits);
+  const sinking = step.finalRecords?.(splits);
   sinking?.catch(() => {}); // awaited before pass 5; a failure of 1 to 4 is the one reported
 
   // 4. Duplicate groups, and near-duplicates once the content groups are in (identical twins
@@ -144,5 +149,5 @@ export async function finalizeCrawl(
   batch.send();
 
   // 6. Every site check, with its evidence stored; the score.
-  return await scoreOutcome(state, f, findings, batch);
+  return await scoreOutcome(state, f, findings, batch, step.batch === undefined);
 }

@@ -13,7 +13,7 @@
  */
 import type { Evidence, PostCrawlState } from "../types.ts";
 import { AI_CRAWLERS, llmsTxtProblems } from "../checks/agent.ts";
-import { runAgentProbes } from "./agent_probes.ts";
+import { probeSample, runAgentProbes } from "./agent_probes.ts";
 import { failureKind, fetchText, isHtmlType, settingsOf } from "./fetcher.ts";
 import { newPace, Politeness } from "./politeness.ts";
 import { capsOf, noteRobotsCaps } from "./caps.ts";
@@ -127,6 +127,11 @@ async function agentReadiness(
     ? storedRobots(kv, auditId, state.origin, robotsMeta, caps, s.robotsToken)
     : null;
   stored?.catch(() => {}); // awaited below; a failure there is the one reported
+  // The pages the agent probes ask for, read meanwhile too.
+  const sample = stored
+    ? probeSample({ kv, auditId, origin: state.origin, startUrl: state.startUrl })
+    : null;
+  sample?.catch(() => {});
 
   // /llms.txt, through the address guard.
   const llmsUrl = `${state.origin}/llms.txt`;
@@ -195,6 +200,7 @@ async function agentReadiness(
       robotsBody: body,
       tally: (id, e, a) => tally(state, id, e, a),
       add: (id, url, items) => findings.add(id, url, items),
+      sample: sample!,
     });
   }
 

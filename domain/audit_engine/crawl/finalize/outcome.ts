@@ -24,12 +24,16 @@ import type { FindingsWriter, WriteBatch } from "../store.ts";
 import type { Facts } from "./facts.ts";
 import { evaluateSite } from "./site_checks.ts";
 
-/** Stores the site checks' evidence, flushes `batch` and answers the scored outcome. */
+/**
+ * Stores the site checks' evidence, flushes `batch` (or, unless `flush`, sends it: its owner's
+ * commit waits for it) and answers the scored outcome.
+ */
 export async function scoreOutcome(
   state: CrawlState,
   f: Facts,
   findings: FindingsWriter,
   batch: WriteBatch,
+  flush = true,
 ): Promise<CrawlOutcome> {
   const outcomes = evaluateSite(f);
   const tallies = new Map<string, CheckTally>();
@@ -41,7 +45,8 @@ export async function scoreOutcome(
     tallies.set(id, { eligible: o.eligible, affected: o.affected });
     if (o.affected > 0) findings.add(id, "", o.items?.length ? o.items : [{ url: state.startUrl }]);
   }
-  await batch.flush();
+  if (flush) await batch.flush();
+  else batch.send();
   const scored = scoreAudit(ALL_CHECKS, tallies);
   const plain: Record<string, [number, number]> = {};
   for (const [id, t] of tallies) plain[id] = [t.eligible, t.affected];
