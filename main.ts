@@ -242,6 +242,9 @@ export async function startService(options: StartOptions): Promise<RunningServic
     }
   }
   const dispatch = createDispatcher(handlers);
+  // KV's queue delivers a message tens to hundreds of ms after its commit: a job this process
+  // created starts here at once (the job table's poll keeps its own pace and concurrency).
+  if (runsJobs && !table) deps.queue.kick = (m) => runtime.track(dispatch(m));
   const stopPolling = new AbortController();
   const listening: Promise<void> = !runsJobs
     ? Promise.resolve()

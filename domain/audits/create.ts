@@ -190,8 +190,8 @@ export function createAudit(
     if (sealed) op.set(keys.auditAuth(id), sealed);
     deps.queue.enqueueIn(op, { type: "audit", id });
     await alongside?.(op, { audit, created: true });
-    // The audit's first step, when this process takes it, claims it without reading its owner
-    // or its record (round trips on a remote KV).
+    // The audit's first step, when this process takes it (at once where it runs jobs from KV's
+    // queue), claims it without reading its owner or its record (round trips on a remote KV).
     const committed = (versionstamp: string) => {
       noteOwner(kv, AUDIT_JOB.kind, id, actor.accountId);
       noteRecord(kv, AUDIT_JOB.kind, id, {
@@ -199,6 +199,7 @@ export function createAudit(
         value: audit,
         versionstamp,
       });
+      deps.queue.kick?.({ type: "audit", id });
     };
     return { op, result: { audit, created: true }, committed };
   });

@@ -8,6 +8,12 @@ export interface JobQueue {
   enqueue(message: JobMessage, delayMs?: number): Promise<void>;
   /** Adds the message to the caller's atomic operation, so it is sent only if that commits. */
   enqueueIn(op: Deno.AtomicOperation, message: JobMessage, delayMs?: number): void;
+  /**
+   * Set where this process runs jobs from KV's native queue: runs a message just committed here
+   * at once, not when the queue delivers it (tens to hundreds of ms later); the message stays the
+   * fallback, and whichever claims the job first runs it.
+   */
+  kick?: (message: JobMessage) => void;
 }
 
 /** The typed envelope of every background job: "look at this record". */
