@@ -119,4 +119,9 @@ export class ConnectionPool {
     for (const agent of this.agents.values()) agent.destroy();
     this.agents.clear();
   }
+
+  /** `close`, for `using`: a pool held for a block is closed however the block ends. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
 }

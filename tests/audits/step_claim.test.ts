@@ -7,7 +7,8 @@
  * taken again once the lease runs out.
  */
 import assert from "node:assert/strict";
-import { runAuditJob } from "../../domain/audits/job.ts";
+import { type AuditRunner, runAuditJob } from "../../domain/audits/job.ts";
+import type { Deps } from "../../domain/platform/mod.ts";
 import type { AuditRecord } from "../../domain/audits/record.ts";
 import { auditRunner } from "../../jobs/audit_jobs.ts";
 import { keys } from "../../kv/keys.ts";
@@ -69,6 +70,18 @@ async function stepsOf(kv: Deno.Kv, auditId: string): Promise<number> {
 async function rewrite(kv: Deno.Kv, key: Deno.KvKey): Promise<void> {
   const entry = await kv.get<AuditRecord>(key);
   assert.ok((await kv.atomic().check(entry).set(key, entry.value).commit()).ok);
+}
+
+/** The runner of `deps`, with another writer rewriting `key` as each step starts (after its claim). */
+function rewritingRunner(deps: Deps, kv: Deno.Kv, key: Deno.KvKey): AuditRunner {
+  const base = auditRunner(deps);
+  return {
+    ...base,
+    input: async (...args: Parameters<typeof base.input>) => {
+      await rewrite(kv, key);
+      return await base.input(...args);
+    },
+  };
 }
 
 /** An audit of `origin` started by a live account (the test is the worker). */
@@ -152,14 +165,7 @@ afterFirstStep(
   async ({ app, deps, auditId, key }) => {
     const stepsBefore = await stepsOf(app.kv, auditId);
     // Another writer while the step runs (after its claim).
-    const base = auditRunner(deps);
-    const writing = {
-      ...base,
-      input: async (...args: Parameters<typeof base.input>) => {
-        await rewrite(app.kv, key);
-        return await base.input(...args);
-      },
-    };
+    const writing = rewritingRunner(deps, app.kv, key);
     assert.equal(await runAuditJob(deps, auditId, writing), "idle");
     assert.equal(await stepsOf(app.kv, auditId), stepsBefore, "the step did not count");
     // Its lease runs out (the writer is the one to send the audit on; here, the clock), and the
@@ -249,14 +255,7 @@ afterFirstStep(
     }
     // Another writer during the step of the site-wide checks: what the claim wrote is stale
     // when the completion finishes the audit.
-    const base = auditRunner(deps);
-    const writing = {
-      ...base,
-      input: async (...args: Parameters<typeof base.input>) => {
-        await rewrite(app.kv, key);
-        return await base.input(...args);
-      },
-    };
+    const writing = rewritingRunner(deps, app.kv, key);
     assert.equal(await runAuditJob(deps, auditId, writing), "idle");
     const done = (await app.kv.get<AuditRecord>(key)).value!;
     assert.equal(done.status, "completed");

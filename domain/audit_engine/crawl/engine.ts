@@ -164,7 +164,7 @@ export async function runCrawlStep(
       // remote KV). The first step's writes go out now; the crawl's first round waits for them
       // before it writes or reads what they wrote (its records; robots.txt is handed over).
       batch.send();
-      frontier = await crawlStepPages(kv, auditId, input, limits, hooks, state, batch, budget, {
+      frontier = await crawlBatch(kv, auditId, input, limits, hooks, state, batch, budget, {
         readAs: null,
         frontier,
         robots: init.robots,
@@ -181,7 +181,7 @@ export async function runCrawlStep(
     state.kvRttMs = noteRtt(state.kvRttMs, rttMs);
     budget = new ByteBudget(input.maxTotalBytes, state.bytes);
     if (state.phase === "crawl") {
-      frontier = await crawlStepPages(kv, auditId, input, limits, hooks, state, batch, budget, {
+      frontier = await crawlBatch(kv, auditId, input, limits, hooks, state, batch, budget, {
         readAs: entry.versionstamp,
       });
     } else if (state.phase === "seed_sitemap") {
@@ -315,29 +315,6 @@ interface PagesFrom {
 }
 
 /**
- * A step's pages (`crawlBatch`), its requests on kept-alive connections shared by the step and
- * all closed when its fetching ends.
- */
-async function crawlStepPages(
-  kv: Deno.Kv,
-  auditId: string,
-  input: CrawlInput,
-  limits: StepLimits,
-  hooks: StepHooks,
-  state: CrawlState,
-  batch: WriteBatch,
-  bytes: ByteBudget,
-  from: PagesFrom,
-): Promise<Frontier> {
-  const pool = new ConnectionPool();
-  try {
-    return await crawlBatch(kv, auditId, input, limits, hooks, state, batch, bytes, pool, from);
-  } finally {
-    pool.close();
-  }
-}
-
-/**
  * One batch of frontier entries: fetch (concurrently), then record in frontier order. Returns the
  * step's frontier.
  */
@@ -350,10 +327,11 @@ async function crawlBatch(
   state: CrawlState,
   batch: WriteBatch,
   bytes: ByteBudget,
-  pool: ConnectionPool,
   from: PagesFrom,
 ): Promise<Frontier> {
   const t0 = from.startedAt ?? performance.now();
+  // The step's requests share kept-alive connections, all closed when its fetching ends.
+  using pool = new ConnectionPool();
   const s = { ...settingsOf(input, bytes), pool };
   const caps = capsOf(input);
   const frontier = from.frontier ?? new Frontier(
