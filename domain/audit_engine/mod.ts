@@ -83,7 +83,7 @@ export {
 } from "./recheck_eval.ts";
 export { recheckRule } from "./recheck_rules.ts";
 export { DEFAULT_ROBOTS_CAPS, makeRobots, type Robots } from "./robots.ts";
-export { type AuditReport, reportOf } from "./run_audit.ts";
+export { type AuditReport, readSitePages, reportOf } from "./run_audit.ts";
 export {
   compileGlob,
   type CrawlScope,

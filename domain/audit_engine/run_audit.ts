@@ -39,12 +39,11 @@ export type { AuditPage };
 
 export type { AuditReport };
 
-/** The report of a finished crawl, with the site pages read from KV (shallowest first). */
-export async function reportOf(
-  kv: Deno.Kv,
-  auditId: string,
-  outcome: CrawlOutcome,
-): Promise<AuditReport> {
+/**
+ * A crawl's site pages (shallowest first), final once its crawl phase ended: what `reportOf`
+ * reads, which a caller may read ahead.
+ */
+export async function readSitePages(kv: Deno.Kv, auditId: string): Promise<AuditPage[]> {
   const pages: AuditPage[] = [];
   const deep: AuditPage[] = [];
   // One batch (a round trip on a remote KV): the site pages are at most MAX_SITE_PAGES.
@@ -52,13 +51,27 @@ export async function reportOf(
   for await (const e of list(kv, { prefix: keys.auditSitePages(auditId) }, { batchSize })) {
     (e.value.depth < 0 ? deep : pages).push(e.value);
   }
+  return [...pages, ...deep];
+}
+
+/**
+ * The report of a finished crawl, with its site pages (`sitePages`, read ahead, or read from KV
+ * now).
+ */
+export async function reportOf(
+  kv: Deno.Kv,
+  auditId: string,
+  outcome: CrawlOutcome,
+  sitePages?: Promise<AuditPage[]>,
+): Promise<AuditReport> {
+  const pages = await (sitePages ?? readSitePages(kv, auditId));
   return {
     score: outcome.score,
     summary: outcome.summary,
     pages_crawled: outcome.pagesCrawled,
     jobs_completed: outcome.jobsCompleted,
     jobs_failed: outcome.jobsFailed,
-    site: { pages: [...pages, ...deep], host: outcome.host, language: outcome.language },
+    site: { pages, host: outcome.host, language: outcome.language },
   };
 }
 

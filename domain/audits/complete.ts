@@ -5,7 +5,14 @@
  * @module
  */
 import { type Deps, keys, read, recordEvent } from "../platform/mod.ts";
-import { type CrawlOutcome, markForPruning, renderTotals, reportOf } from "../audit_engine/mod.ts";
+import {
+  type CrawlOutcome,
+  type CrawlState,
+  markForPruning,
+  readSitePages,
+  renderTotals,
+  reportOf,
+} from "../audit_engine/mod.ts";
 import { finishJob, type KnownRecord } from "../jobs/mod.ts";
 import { compareIssues } from "./compare.ts";
 import { computeGroups } from "./groups.ts";
@@ -31,10 +38,62 @@ export interface KnownAudit {
   groupsStored?: boolean;
   /** The record as the claim's heartbeat last wrote it (`keepLease`), or null: finishJob's `known`. */
   latest?: () => KnownRecord<AuditRecord> | null;
+  /** What the completion reads, read ahead (`readForCompletion`). */
+  reads?: CompletionReads;
+  /** The crawl state as the audit's last step committed it, in this process. */
+  state?: CrawlState;
 }
 
 const MAX_FACT_PAGES = 60;
 const clip = (s: string | null, n: number) => (s === null ? null : s.slice(0, n));
+
+/**
+ * The project, and what its latest audit left (the previous issues and record, the reuse base):
+ * the finishing commit checks the project it used, and one that changed meanwhile fails that
+ * check, so the commit's next try reads them all again.
+ */
+async function readProject(kv: Deno.Kv, auditId: string, accountId: string, projectId: string) {
+  const projectEntry = await read(kv, keys.project(accountId, projectId));
+  const project = projectEntry.value;
+  const prevId = project?.latestAudit?.audit_id && project.latestAudit.audit_id !== auditId
+    ? project.latestAudit.audit_id
+    : null;
+  const [previous, prevAudit, base] = await Promise.all([
+    prevId ? read(kv, keys.auditIssues(prevId)).then((e) => e.value) : null,
+    prevId ? read(kv, keys.audit(accountId, prevId)).then((e) => e.value) : null,
+    project ? read(kv, keys.reuseBase(project.id)) : null,
+  ]);
+  return { projectEntry, project, prevId, previous, prevAudit, base };
+}
+
+/** What the completion reads, started ahead (`readForCompletion`). */
+export interface CompletionReads {
+  project: ReturnType<typeof readProject>;
+  /** The project's active marker, which the finishing commit checks and drops. */
+  active: Promise<Deno.KvEntryMaybe<string>>;
+  sitePages: ReturnType<typeof readSitePages>;
+}
+
+/**
+ * Starts what an audit's completion reads, while the step of its site-wide checks runs (round
+ * trips on a remote KV): all of it is final by then or checked by the finishing commit, which
+ * reads again what changed since.
+ */
+export function readForCompletion(
+  kv: Deno.Kv,
+  auditId: string,
+  accountId: string,
+  projectId: string,
+): CompletionReads {
+  const reads = {
+    project: readProject(kv, auditId, accountId, projectId),
+    active: read(kv, keys.activeAudit(projectId)),
+    sitePages: readSitePages(kv, auditId),
+  };
+  // Awaited by the completion; one that never comes (the step failed) leaves them behind.
+  for (const p of Object.values(reads)) p.catch(() => {});
+  return reads;
+}
 
 /**
  * Completes an audit in one commit (after its page groups are stored, groups.ts): the record
@@ -55,34 +114,18 @@ export async function completeAudit(
   known?: KnownAudit,
 ): Promise<void> {
   const { kv } = deps;
-  // The project, and what its latest audit left (the previous issues and record, the reuse
-  // base), read beside the rest: the finishing commit checks the project it used, and one that
-  // changed meanwhile fails that check, so the commit's next try reads them all again.
-  const readProject = async (accountId: string, projectId: string) => {
-    const projectEntry = await read(kv, keys.project(accountId, projectId));
-    const project = projectEntry.value;
-    const prevId = project?.latestAudit?.audit_id && project.latestAudit.audit_id !== auditId
-      ? project.latestAudit.audit_id
-      : null;
-    const [previous, prevAudit, base] = await Promise.all([
-      prevId ? read(kv, keys.auditIssues(prevId)).then((e) => e.value) : null,
-      prevId ? read(kv, keys.audit(accountId, prevId)).then((e) => e.value) : null,
-      project ? read(kv, keys.reuseBase(project.id)) : null,
-    ]);
-    return { projectEntry, project, prevId, previous, prevAudit, base };
-  };
-  let early = known ? readProject(known.accountId, known.record.projectId) : undefined;
-  early?.catch(() => {}); // awaited below; a completion that fails first leaves it behind
-  // The project's active marker too, which the finishing commit checks and drops.
-  const active = known ? read(kv, keys.activeAudit(known.record.projectId)) : undefined;
-  active?.catch(() => {});
+  // Read beside the rest, unless read ahead.
+  const ahead = known
+    ? known.reads ?? readForCompletion(kv, auditId, known.accountId, known.record.projectId)
+    : undefined;
+  let early = ahead?.project;
   // Side by side (each a few round trips on a remote KV, none reading what another writes): the
-  // report, the crawl state, and the page groups, written before the completing commit, so a
-  // completed audit always has them. An audit's options never change: the claim's record has
-  // its groups.
+  // report, the crawl state (as the last step committed it, when it ran here), and the page
+  // groups, written before the completing commit, so a completed audit always has them. An
+  // audit's options never change: the claim's record has its groups.
   const [report, state] = await Promise.all([
-    reportOf(kv, auditId, outcome),
-    read(kv, keys.auditCrawl(auditId)).then((e) => e.value),
+    reportOf(kv, auditId, outcome, ahead?.sitePages),
+    known?.state ?? read(kv, keys.auditCrawl(auditId)).then((e) => e.value),
     (async () => {
       if (known?.groupsStored) return;
       let record = known?.record ?? null;
@@ -97,7 +140,7 @@ export async function completeAudit(
     const reading = early && known?.accountId === accountId &&
         known.record.projectId === audit.projectId
       ? early
-      : readProject(accountId, audit.projectId);
+      : readProject(kv, auditId, accountId, audit.projectId);
     early = undefined;
     const { projectEntry, project, prevId, previous, prevAudit, base: baseRead } = await reading;
     op.check(projectEntry);
@@ -194,5 +237,5 @@ export async function completeAudit(
       }
     }
     return "completed";
-  }, { projectId: known?.record.projectId, known: known?.latest, active });
+  }, { projectId: known?.record.projectId, known: known?.latest, active: ahead?.active });
 }

@@ -22,7 +22,7 @@ import {
 } from "../audit_engine/mod.ts";
 import { claimJob, finishJob, keepLease, noteRecord } from "../jobs/mod.ts";
 import type { ProjectRecord } from "../projects/types.ts";
-import { completeAudit } from "./complete.ts";
+import { completeAudit, type CompletionReads, readForCompletion } from "./complete.ts";
 import { detectGroups, type GroupCounter, groupCounterOf } from "./groups.ts";
 import { AUDIT_JOB, leaseMs, QUEUE_GRACE_MS } from "./lifecycle.ts";
 import type { AuditRecord } from "./record.ts";
@@ -127,17 +127,21 @@ export async function runAuditJob(
   // step is taken over within seconds).
   const heartbeat = keepLease(deps, AUDIT_JOB, claim, auditId);
   // The site-wide passes are about to run: the page groups' count of the records' URLs runs
-  // beside them (an audit's options never change; one that renders may still crawl).
-  if (!audit.render && !audit.options?.groups?.length) {
+  // beside them (an audit's options never change; one that renders may still crawl), and the
+  // completion's reads.
+  let ahead: CompletionReads | undefined;
+  if (!audit.render) {
     early.state?.then(({ entry }) => {
-      if (entry.value?.phase === "finalize") {
-        detectEarly(kv, auditId, rangeSplits(entry.value));
-      }
+      if (entry.value?.phase !== "finalize") return;
+      ahead = readForCompletion(kv, auditId, claim.accountId, audit.projectId);
+      if (!audit.options?.groups?.length) detectEarly(kv, auditId, rangeSplits(entry.value));
     }).catch(() => {});
   }
   const stop = heartbeat.stop;
 
   let outcome: CrawlOutcome | null = null;
+  /** The state the last step committed, with `outcome`. */
+  let outcomeState: CrawlState | undefined;
   /** Where the records' keys are cut into ranges, as the site-wide passes told it. */
   let splits: readonly string[] = [];
   /** The page groups, counted by the site-wide checks' last pass (written with the step). */
@@ -192,7 +196,10 @@ export async function runAuditJob(
     });
     if (step.committed) recordCrawlStep(step.fetched);
     if (step.committed && step.state) await callHelpers(deps, auditId, step.state, runner);
-    if (step.committed && step.done) outcome = step.state!.result;
+    if (step.committed && step.done) {
+      outcome = step.state!.result;
+      outcomeState = step.state!;
+    }
     // A delayed step is the queue's to deliver: the chain must not spin through the pause.
     next = step.committed && !step.done && step.delayMs === 0;
     // The next step, taken at once in this process (jobs/audit_jobs.ts), claims from the
@@ -241,6 +248,8 @@ export async function runAuditJob(
         splits,
         groupsStored: groups?.ended === true,
         latest: finishing.known,
+        reads: ahead,
+        state: outcomeState,
       });
     } finally {
       await finishing.stop();

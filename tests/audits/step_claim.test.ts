@@ -264,3 +264,34 @@ afterFirstStep(
     assert.ok(issues, "the completing commit wrote the issues");
   },
 );
+
+afterFirstStep(
+  "audit steps: a project changed while the last step runs is read again by the completion, the change kept",
+  async ({ app, deps, auditId, key }) => {
+    const phase = async () =>
+      (await app.kv.get<{ phase: string }>(keys.auditCrawl(auditId))).value!.phase;
+    while ((await phase()) !== "finalize") {
+      assert.equal(await runAuditJob(deps, auditId, auditRunner(deps)), "next");
+    }
+    const { accountId, projectId } = (await app.kv.get<AuditRecord>(key)).value!;
+    const projectKey = keys.project(accountId, projectId);
+    // The completion's reads start with the step; the project is renamed after them.
+    const base = auditRunner(deps);
+    const renaming = {
+      ...base,
+      input: async (...args: Parameters<typeof base.input>) => {
+        await new Promise((r) => setTimeout(r, 20));
+        const p = await app.kv.get<{ name: string }>(projectKey);
+        await app.kv.set(projectKey, { ...p.value!, name: "Renamed meanwhile" });
+        return await base.input(...args);
+      },
+    };
+    assert.equal(await runAuditJob(deps, auditId, renaming), "idle");
+    const project = (await app.kv.get<{ name: string; latestAudit: { audit_id: string } }>(
+      projectKey,
+    )).value!;
+    assert.equal(project.name, "Renamed meanwhile", "the completion kept the change");
+    assert.equal(project.latestAudit.audit_id, auditId);
+    assert.equal((await app.kv.get<AuditRecord>(key)).value!.status, "completed");
+  },
+);
