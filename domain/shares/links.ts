@@ -667,6 +667,9 @@ export async function resolveShare(
   return share;
 }
 
+/** A target's share records listed ahead of knowing whether the account is indexed, at most. */
+const FIRST_LISTED = 20;
+
 /**
  * The URL of the newest live share link of an audit (or article) whose token can be opened again
  * (sealed under WEBHOOK_ENCRYPTION_KEY), or null: for the Markdown summary and the MCP resource.
@@ -684,6 +687,16 @@ export async function activeShareUrl(
   if (!key) return null;
   const { kv } = deps;
   const now = deps.clock.now();
+  // An account not indexed yet lists the target's records: the first few are listed beside the
+  // index's read (a round trip on a remote KV), wasted on an indexed account.
+  const listAll = async (limit?: number) => {
+    const out: ShareRecord[] = [];
+    const prefix = keys.sharesOfTarget(accountId, targetId);
+    for await (const e of list(kv, { prefix }, { limit, batchSize: limit })) out.push(e.value);
+    return out;
+  };
+  const first = listAll(FIRST_LISTED);
+  first.catch(() => {}); // awaited below unless the index answers
   const [marker, at] = await readMany(kv, [
     keys.shareIndexed(accountId),
     keys.shareLiveOfTarget(accountId, targetId),
@@ -700,9 +713,8 @@ export async function activeShareUrl(
       for (const e of got) if (e.value) shares.push(e.value);
     }
   } else {
-    for await (const e of list(kv, { prefix: keys.sharesOfTarget(accountId, targetId) })) {
-      shares.push(e.value);
-    }
+    shares = await first;
+    if (shares.length === FIRST_LISTED) shares = await listAll();
   }
   shares = shares.filter((s) => s.kind === kind && s.sealed !== null)
     .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));

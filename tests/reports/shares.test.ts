@@ -517,3 +517,28 @@ Deno.test("links made before the live indexes are counted, listed and ended", ()
     assert.equal((await open(urls[104])).status, 404);
     assert.equal((await app.req("POST", `/v1/audits/${auditId}/shares`, { key })).status, 201);
   }));
+
+Deno.test("a completed audit's share_url on an account not indexed yet: the newest live link, past the first listed", () =>
+  withApp(async (app) => {
+    const { key, accountId } = await app.signup();
+    const { auditId } = await seededAudit(app, key, accountId);
+    const path = `/v1/audits/${auditId}/shares`;
+    const create = async () => {
+      app.clock.advance(1); // a millisecond apart: ids in creation order
+      const res = await app.req("POST", path, { key, body: {} });
+      assert.equal(res.status, 201, res.text);
+      return res.body as { share_id: string; url: string };
+    };
+    // 20 links revoked, then 5 live: the live ones come last in key order.
+    for (let i = 0; i < 20; i++) {
+      const { share_id } = await create();
+      assert.equal((await app.req("DELETE", `${path}/${share_id}`, { key })).status, 200);
+    }
+    let newest = { share_id: "", url: "" };
+    for (let i = 0; i < 5; i++) newest = await create();
+    // As before the live indexes: the account's records are listed, all of them.
+    await app.kv.delete(keys.shareIndexed(accountId));
+    const got = await app.req("GET", `/v1/audits/${auditId}`, { key });
+    assert.equal(got.status, 200, got.text);
+    assert.equal(got.body.share_url, newest.url);
+  }, { env: { RATE_LIMIT_PER_MINUTE: "100000" } }));
