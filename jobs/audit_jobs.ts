@@ -71,10 +71,10 @@ export function auditRunner(deps: Deps): AuditRunner {
 }
 
 /**
- * The queue handler: runs one step, and when another is due, takes it at once in this process
- * (inside the handler on the job table, where it holds one of the worker's slots; detached on
- * KV's native queue, so a long crawl never holds its handler). At shutdown no further step is
- * taken. The next step's message is already
+ * The queue handler: runs the audit's steps one after another in this process (inside the
+ * handler on the job table, where it holds one of the worker's slots; detached on KV's native
+ * queue, so a crawl never holds its handler). At shutdown no further step is taken. The next
+ * step's message is already
  * enqueued by then; whoever claims first runs the step and the other finds it held, so the
  * message is the fallback (another process, a crash), and a step does not wait for the queue's
  * delivery latency (hundreds of ms on the local queue, a poll on the table queue).
@@ -107,10 +107,11 @@ export function auditJobs(deps: Deps, rt: JobRuntime): JobHandlers {
       if (rt.inline) await helper(id);
       else rt.track(helper(id).catch(() => {}));
     },
+    // On KV's queue even the first step is detached: it crawls pages, and the queue's other
+    // messages would wait for it (a step that fails to start is resent when its lease runs out).
     audit: async (id) => {
-      if ((await step(id)) !== "next") return;
-      if (rt.inline) await chain(id);
-      else rt.track(new Promise((r) => setTimeout(r, 0)).then(() => chain(id)));
+      if (!rt.inline) rt.track(new Promise((r) => setTimeout(r, 0)).then(() => chain(id)));
+      else if ((await step(id)) === "next") await chain(id);
     },
   };
 }

@@ -157,11 +157,19 @@ Deno.test("a refused target fails the audit with an error and refunds the credit
     const proj = { body: { project_id: project.id } };
     const res = await app.req("POST", `/v1/projects/${proj.body.project_id}/audits`, { key: live });
     assert.equal(res.status, 202);
-    assert.equal(await balanceOf(app, accountId), 5);
     const failed = await waitForAudit(app, live, res.body.audit_id);
     assert.equal(failed.body.status, "failed");
     assert.equal(failed.body.error.code, "target_refused");
     assert.equal("score" in failed.body, false);
+    // Charged when accepted (the audit may have failed already: this process starts it at
+    // once), then refunded.
+    const ledger: { kind: string; ref: string; amount: number }[] = [];
+    for await (
+      const e of app.kv.list<{ kind: string; ref: string; amount: number }>({
+        prefix: keys.ledgerOfAccount(accountId),
+      })
+    ) if (e.value.ref === res.body.audit_id) ledger.push(e.value);
+    assert.deepEqual(ledger.map((e) => [e.kind, e.amount]), [["debit", 25], ["refund", 25]]);
     assert.equal(await balanceOf(app, accountId), 30, "refunded");
     const detail = await app.req("GET", `/v1/projects/${proj.body.project_id}`, { key: live });
     assert.equal(detail.body.latest_audit, null);
