@@ -63,6 +63,7 @@ import { readResources } from "./finalize/resources.ts";
 import { brokenRedirects, redirectChains } from "./finalize/redirects.ts";
 import { checksByUrl, evaluateSite } from "./finalize/site_checks.ts";
 import { startAndHome } from "./finalize/start_and_home.ts";
+import { UrlTable } from "./finalize/url_table.ts";
 import { rangeSplits } from "./url_sample.ts";
 
 export { NEAR_MAX_COMPARE } from "./finalize/near_duplicates.ts";
@@ -84,7 +85,9 @@ export async function finalizeCrawl(
   const batch = new WriteBatch(kv);
   const findings = new FindingsWriter(batch, auditId, state.stored);
   const failing = new FailingUrls();
-  const linkScores = new LinkScores();
+  // The link score's pages are among the records' URLs: one table of their hashes for both.
+  const urls = new UrlTable();
+  const linkScores = new LinkScores({ keys: urls.keys });
   // On a slow KV the passes over every record (and every page's links) read their keys in
   // ranges side by side.
   const splits = rangeSplits(state);
@@ -103,7 +106,16 @@ export async function finalizeCrawl(
   dups.catch(() => {});
 
   // 1. Records, then the start and home page.
-  const read = await readRecords(kv, auditId, state.startUrl, f, failing, linkScores, splits);
+  const read = await readRecords(
+    kv,
+    auditId,
+    state.startUrl,
+    f,
+    failing,
+    linkScores,
+    splits,
+    urls,
+  );
   await startAndHome(kv, auditId, state.startUrl, read, f);
 
   // 2. Redirect chains and loops; redirects as link targets (one ending broken is broken too);
