@@ -147,6 +147,9 @@ export async function finalizeCrawl(
     marks,
     splits,
   });
+  // Their last reader is done: their megabytes go back now, not at V8's next collection.
+  linkScores.release();
+  urls.release();
   if (recordsFinal) {
     // A record write that failed fails the step (`flush` below): then nothing is told.
     batch.send();

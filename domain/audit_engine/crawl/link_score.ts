@@ -10,7 +10,7 @@
  * finalize/url_table.ts), a page being marked in a bitmap over them (2 bits per URL with its
  * rank directory), so a page's index is a binary search and a popcount away; the links are one
  * stream of 4-byte targets, each linking page's run opened by its own index (4 bytes per linking
- * page, where a separate array of runs took 8 and its doubling up to 16); then 4 + 16 + 1 bytes
+ * page, where a separate array of runs took 8 and its doubling up to 16); then 2 + 16 + 1 bytes
  * per page while the iteration runs. A page's repeated links are told apart with a set of that
  * page's targets only (a mark per page took 4 bytes of every page). Links capped at MAX_EDGES,
  * and a larger graph gets no score rather than a partial one. The power iteration visits every
@@ -43,7 +43,7 @@ const CHUNK = 65_536;
 const WORK_PER_YIELD = 262_144;
 
 import { Pacer, yieldToLoop } from "./event_loop.ts";
-import { HashKeys } from "./sorted_hashes.ts";
+import { HashKeys, release } from "./sorted_hashes.ts";
 
 /**
  * Collects the link graph page by page, then computes each page's score once. The graph is held
@@ -101,7 +101,6 @@ export class LinkScores {
       this.#pages = nodes.length;
       return;
     }
-    this.#nodes = null;
     const keys = this.#keys.seal();
     const bits = new Uint32Array(Math.ceil(keys.length / 32));
     // Both sorted: one walk marks each page's key.
@@ -116,6 +115,8 @@ export class LinkScores {
       before[w] = pages;
       pages += popcount(bits[w]);
     }
+    this.#nodes!.release();
+    this.#nodes = null;
     this.#bits = bits;
     this.#before = before;
     this.#pages = pages;
@@ -191,18 +192,29 @@ export class LinkScores {
     this.#chunks = [];
     this.#len = 0;
     this.#seen = new Set();
-    if (n === 0 || this.#overflow) return;
+    if (n === 0 || this.#overflow) return release(...chunks);
     const last = chunks.length - 1;
     const used = (c: number) => c === last ? len - c * CHUNK : CHUNK;
-    const out = new Int32Array(n);
-    let src = -1;
-    for (let c = 0; c < chunks.length; c++) {
-      const part = chunks[c];
-      for (let k = 0, m = used(c); k < m; k++) {
-        const v = part[k];
-        if (v < 0) src = -v - 1;
-        else out[src]++;
+    // Links per page, in 2 bytes a page while no page has 65,536 or more (a page's links are
+    // capped far below that; only a page met in several runs could pass it), else in 4.
+    let out: Uint16Array | Int32Array = new Uint16Array(n);
+    for (let wide = false;; wide = true) {
+      let src = -1;
+      let wrapped = false;
+      for (let c = 0; c < chunks.length && !wrapped; c++) {
+        const part = chunks[c];
+        for (let k = 0, m = used(c); k < m; k++) {
+          const v = part[k];
+          if (v < 0) src = -v - 1;
+          else {
+            out[src]++;
+            if (out[src] === 0) wrapped = true;
+          }
+        }
       }
+      if (!wrapped || wide) break;
+      release(out);
+      out = new Int32Array(n);
     }
     const pace = new Pacer(WORK_PER_YIELD);
     let rank = new Float64Array(n).fill(1 / n);
@@ -236,6 +248,14 @@ export class LinkScores {
     // Logarithmic, so the long tail stays readable: the best-linked page scores 100.
     for (let i = 0; i < n; i++) scores[i] = Math.round(100 * Math.log10(1 + (9 * rank[i]) / max));
     this.#scores = scores;
+    release(out, rank, next, ...chunks);
+  }
+
+  /** Frees the scores and pages (not shared keys); `scoreOf` answers null from then on. */
+  release(): void {
+    release(this.#scores, this.#bits, this.#before);
+    this.#nodes?.release();
+    this.#scores = null;
   }
 
   /** A page's score (0–100), or null for a URL that is not a node or when none was computed. */

@@ -22,7 +22,7 @@
  *
  * @module
  */
-import { HashKeys } from "../sorted_hashes.ts";
+import { HashKeys, release } from "../sorted_hashes.ts";
 
 /** The largest count a slot holds; past it the count is in `#big`. */
 const SATURATED = 0xffff;
@@ -69,5 +69,11 @@ export class UrlTable {
     const i = this.keys.indexOf(hash);
     if (i < 0) return 0;
     return counts[i] < SATURATED ? counts[i] : this.#big.get(i) ?? SATURATED;
+  }
+
+  /** Frees the table (and its keys); no lookup may follow. */
+  release(): void {
+    release(this.#inlinks);
+    this.keys.release();
   }
 }
