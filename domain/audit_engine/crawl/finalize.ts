@@ -26,11 +26,13 @@
  * fills its own groups; the failing URLs they charge are a set, so the order is no matter). Each
  * pass's own order, and so every group's items, is what it was one after another.
  *
- * Memory besides the capped item lists, per URL with a record, all in typed arrays: 16 bytes for
- * inlinks and first linkers (finalize/url_table.ts) and, per HTML 200 page, at most 37 for the
- * link score while it iterates (link_score.ts; plus 4 per distinct link): about 75 MB at a
- * million pages of 5 links, outside V8's heap (ArrayBuffers), plus the near-duplicate pass's
- * bands beside it (near_duplicates.ts: 12 to 32 bytes per page per band held). Per redirecting
+ * Memory besides the capped item lists, per URL with a record, all in typed arrays: 10 bytes for
+ * its hash and inlinks (finalize/url_table.ts; the link score marks its pages among those
+ * hashes) and, per HTML 200 page, 19 for the link score while it iterates plus 4 per linking
+ * page and 4 per distinct link (link_score.ts): about 50 MB at a million pages of 4 links,
+ * outside V8's heap (ArrayBuffers), plus the near-duplicate pass's bands beside it
+ * (near_duplicates.ts: 12 to 32 bytes per page per band held). Each is given back the moment
+ * its last reader is done (sorted_hashes.ts `release`), not at V8's next collection. Per redirecting
  * URL ~32 bytes, per broken or failing URL ~28 (redirects.ts, targets.ts, failing.ts over
  * hash_index.ts), also typed arrays: their URL strings are in KV by hash (url_names.ts), read
  * back in batches for the evidence kept and the URLs a pass opens. A JS entry remains per
