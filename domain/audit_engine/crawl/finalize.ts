@@ -32,9 +32,9 @@
  * page and 4 per distinct link (link_score.ts): about 50 MB at a million pages of 4 links,
  * outside V8's heap (ArrayBuffers), plus the near-duplicate pass's bands beside it
  * (near_duplicates.ts: 12 to 32 bytes per page per band held). Each is given back the moment
- * its last reader is done (sorted_hashes.ts `release`), not at V8's next collection. Per redirecting
- * URL ~32 bytes, per broken or failing URL ~28 (redirects.ts, targets.ts, failing.ts over
- * hash_index.ts), also typed arrays: their URL strings are in KV by hash (url_names.ts), read
+ * its last reader is done (sorted_hashes.ts `release`), not at V8's next collection. Per
+ * redirecting URL ~32 bytes, per broken or failing URL ~28 (redirects.ts, targets.ts, failing.ts
+ * over hash_index.ts), also typed arrays: their URL strings are in KV by hash (url_names.ts), read
  * back in batches for the evidence kept and the URLs a pass opens. A JS entry remains per
  * near-duplicate candidate and per group of identical texts (a number each); never a page's
  * facts. Loops over a whole site's URLs yield to the event loop as they go (event_loop.ts).

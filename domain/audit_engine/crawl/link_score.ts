@@ -38,8 +38,10 @@ const MAX_ITERATIONS = 40;
 const TOLERANCE = 1e-9;
 /** Links are kept in fixed chunks: no doubling, no copy, no peak of two arrays at once. */
 const CHUNK = 65_536;
-/** Links and pages visited between two yields (about a millisecond of the iteration; the links
- * are counted a chunk at a time). */
+/**
+ * Links and pages visited between two yields (about a millisecond of the iteration; links are
+ * counted a chunk at a time).
+ */
 const WORK_PER_YIELD = 262_144;
 
 import { Pacer, yieldToLoop } from "./event_loop.ts";
@@ -75,7 +77,7 @@ export class LinkScores {
 
   /**
    * `maxEdges` lowers the cap (tests); it cannot raise it above MAX_EDGES. `keys`: hashes every
-   * page is among (the URL table's), kept once for both.
+   * page is among (the URL table's), kept once for both; a page not among them is left out.
    */
   constructor(opts: { maxEdges?: number; keys?: HashKeys } = {}) {
     this.#maxEdges = Math.min(MAX_EDGES, opts.maxEdges ?? MAX_EDGES);
