@@ -2,9 +2,10 @@
  * The site-wide passes (crawl/finalize.ts) in a fixed memory budget: a 50,000-page crawl written
  * straight to KV (tests/helpers/synthetic_crawl.ts) where one page in ten redirects and one in
  * ten answers 404 (so the redirect, broken-target and failing-URL tables are a fifth of the
- * site), its passes run in a child process whose V8 old space is capped at 24 MiB, so a pass
- * that keeps per-page JS objects past the budget ends the child with an out-of-memory crash and
- * fails the test; and the findings the child reports must be the ones the site's rules give,
+ * site) and every HTML page is in the near-duplicate index (its LSH bands; one page in a
+ * thousand a near-duplicate), its passes run in a child process whose V8 old space is capped at
+ * 24 MiB, so a pass that keeps per-page JS objects past the budget ends the child with an
+ * out-of-memory crash and fails the test; and the findings the child reports must be the ones the site's rules give,
  * their evidence naming the right URLs (read back from KV by hash). `SERPWRIGHT_DEEP=1` runs it
  * at 1,000,000 pages under the same cap (minutes: writing the pages is most of it).
  */
@@ -29,7 +30,7 @@ async function passesWithin(n: number): Promise<void> {
   const kvFile = await tempKvPath();
   try {
     const kv = await Deno.openKv(kvFile.path);
-    await writeSyntheticCrawl(kv, "a1", n, PERIOD);
+    await writeSyntheticCrawl(kv, "a1", n, PERIOD, true);
     kv.close();
     // The start page, plain pages, the page after a redirect, a redirect's source, one far page.
     const redirect = redirectAt(PERIOD);
@@ -45,7 +46,8 @@ async function passesWithin(n: number): Promise<void> {
     assert.equal(affected("broken_internal_links"), want.pagesLinkingBroken);
     assert.equal(affected("internal_redirect_links"), want.pagesLinkingRedirects);
     assert.equal(affected("title_duplicate"), want.duplicateTitles);
-    assert.ok(want.pagesLinkingBroken > 0 && want.duplicateTitles > 0);
+    assert.equal(affected("near_duplicate_content"), want.nearDuplicates);
+    assert.ok(want.pagesLinkingBroken > 0 && want.duplicateTitles > 0 && want.nearDuplicates > 0);
     for (const p of probe) {
       assert.equal(run.records[p]?.inlinks, want.inlinks.get(p), `inlinks of page ${p}`);
     }

@@ -1,8 +1,9 @@
 /**
  * The site-wide passes' per-URL tables (domain/audit_engine/crawl/finalize/): hashes found by
  * position whatever their order, redirects followed to their end or to a loop, broken targets
- * and the redirects that end on one, the list of URLs to charge that drops its repeats, and URL
- * names written to a real KV and read back into the evidence kept.
+ * and the redirects that end on one, the list of URLs to charge that drops its repeats, URL
+ * names written to a real KV and read back into the evidence kept, and the URL table's keys and
+ * inlink counts.
  */
 import assert from "node:assert/strict";
 import { HashIndex } from "../../domain/audit_engine/crawl/finalize/hash_index.ts";
@@ -10,6 +11,7 @@ import { MAX_HOPS, Redirects } from "../../domain/audit_engine/crawl/finalize/re
 import { BrokenTargets } from "../../domain/audit_engine/crawl/finalize/targets.ts";
 import { HashList } from "../../domain/audit_engine/crawl/finalize/failing.ts";
 import { UrlNames } from "../../domain/audit_engine/crawl/finalize/url_names.ts";
+import { UrlTable } from "../../domain/audit_engine/crawl/finalize/url_table.ts";
 import { urlHash } from "../../domain/audit_engine/crawl/store.ts";
 import { openTestKv } from "../helpers/kv.ts";
 
@@ -22,6 +24,33 @@ Deno.test("a hash index answers each hash's position, the first of a repeat, -1 
   for (const i of [0, 1, 42, 4999]) assert.equal(ix.indexOf(hashes[i]), i);
   assert.equal(ix.indexOf(10_000_000), -1);
   assert.throws(() => ix.push(1), /before the first lookup/);
+});
+
+Deno.test("the URL table: keys over several chunks, repeats once; inlinks past 65,535 counted", () => {
+  const t = new UrlTable();
+  // More than one fill chunk (65,536), in no order, every tenth twice.
+  const n = 150_000;
+  const hashes = Array.from({ length: n }, (_, i) => ((i * 7_919_003) % 9_999_991) * 1_000_003);
+  hashes.forEach((h, i) => {
+    t.add(h);
+    if (i % 10 === 0) t.add(h);
+  });
+  t.link(hashes[0]);
+  assert.equal(t.size, n);
+  assert.throws(() => t.add(1), /before links/);
+  for (let k = 0; k < 70_000; k++) t.link(hashes[7]);
+  t.link(hashes[n - 1]);
+  t.link(12345); // not a recorded URL: not kept
+  assert.equal(t.inlinksOf(hashes[7]), 70_000);
+  assert.equal(t.inlinksOf(hashes[0]), 1);
+  assert.equal(t.inlinksOf(hashes[n - 1]), 1);
+  assert.equal(t.inlinksOf(hashes[1]), 0);
+  assert.equal(t.inlinksOf(12345), 0);
+  assert.ok(t.has(hashes[123_456]) && !t.has(12345));
+  const sorted = [...t.keys.seal()];
+  assert.deepEqual(sorted, [...new Set(hashes)].sort((a, b) => a - b));
+  t.release();
+  assert.equal(t.keys.seal().length, 0);
 });
 
 Deno.test("redirects are followed to their end; a loop or too many hops ends nowhere", () => {

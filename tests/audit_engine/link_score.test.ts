@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { LinkScores } from "../../domain/audit_engine/crawl/link_score.ts";
+import { HashKeys } from "../../domain/audit_engine/crawl/sorted_hashes.ts";
 
 /** Builds a graph from `page → targets` and returns each page's score. */
 async function scores(graph: Record<number, number[]>, opts?: { maxEdges?: number }) {
@@ -86,4 +87,79 @@ Deno.test("a large graph's computation lets timers run meanwhile (it yields to t
   }
   assert.ok(ticks > 0, "no timer ran during compute()");
   assert.ok(g.scoreOf(0) !== null);
+});
+
+/**
+ * The same PageRank written plainly (a page's index its rank among the sorted page hashes, the
+ * runs summed in the order given), to hold the compact one to.
+ */
+function plainScores(pages: number[], runs: [number, number[]][]): Map<number, number> {
+  const sorted = [...new Set(pages)].sort((a, b) => a - b);
+  const index = new Map(sorted.map((h, i) => [h, i]));
+  const n = sorted.length;
+  const edges: [number, number[]][] = runs.filter(([p]) => index.has(p)).map(([p, ts]) => {
+    const seen = new Set<number>();
+    const to = ts.map((t) => index.get(t)).filter((t): t is number => {
+      if (t === undefined || t === index.get(p) || seen.has(t)) return false;
+      seen.add(t);
+      return true;
+    });
+    return [index.get(p)!, to];
+  });
+  const out = new Array(n).fill(0);
+  for (const [p, to] of edges) out[p] += to.length;
+  let rank = new Array(n).fill(1 / n);
+  for (let it = 0; it < 40; it++) {
+    let dangling = 0;
+    for (let i = 0; i < n; i++) if (out[i] === 0) dangling += rank[i];
+    const next = new Array(n).fill((1 - 0.85) / n + (0.85 * dangling) / n);
+    for (const [p, to] of edges) {
+      if (to.length === 0) continue;
+      const share = (0.85 * rank[p]) / out[p];
+      for (const t of to) next[t] += share;
+    }
+    let delta = 0;
+    for (let i = 0; i < n; i++) delta += Math.abs(next[i] - rank[i]);
+    rank = next;
+    if (delta < 1e-9) break;
+  }
+  const max = Math.max(...rank);
+  return new Map(sorted.map((h, i) => [h, Math.round(100 * Math.log10(1 + (9 * rank[i]) / max))]));
+}
+
+Deno.test("pages among shared URL keys score as a plain PageRank: runs, repeats, non-pages, a page with 65,536+ links", async () => {
+  // URLs 0..n-1 (hashes spread out); every third is not a page, every fifth links nowhere; the
+  // others link the hub, page 0, which is met in two runs: every other page, then as many
+  // again as make its links 65,537, which a 2-byte count would hold as 1.
+  const n = 60_000;
+  const hash = (i: number) => i * 7_919 + 13;
+  const isPage = (i: number) => i % 3 !== 1;
+  const keys = new HashKeys();
+  const pages: number[] = [];
+  for (let i = n - 1; i >= 0; i--) {
+    keys.add(hash(i));
+    if (isPage(i)) pages.push(hash(i));
+  }
+  const others = Array.from({ length: n - 1 }, (_, i) => i + 1).filter(isPage).map(hash);
+  const runs: [number, number[]][] = [[hash(0), others]];
+  for (let i = 1; i < n; i++) {
+    const far = hash((i * 31) % n);
+    runs.push([hash(i), i % 5 === 0 ? [] : [hash(0), far, far, hash(i), hash((i + 1) % n)]]);
+  }
+  runs.push([hash(0), others.slice(0, 65_537 - others.length)]);
+  const g = new LinkScores({ keys });
+  for (const p of pages) g.addPage(p);
+  for (const [p, targets] of runs) {
+    g.beginPage(p);
+    for (const t of targets) g.addLink(t);
+  }
+  await g.compute();
+  const want = plainScores(pages, runs);
+  let differ = 0;
+  for (let i = 0; i < n; i++) {
+    if (g.scoreOf(hash(i)) !== (want.get(hash(i)) ?? null)) differ++;
+  }
+  assert.equal(differ, 0);
+  assert.equal(g.scoreOf(hash(1)), null);
+  assert.ok(new Set(want.values()).size > 1, "the scores spread");
 });

@@ -7,8 +7,10 @@
  *    again under the flags before the heap cap (`--max-semi-space-size=2` only). Prints the
  *    child's peak RSS (the kernel's high-water mark), its anonymous part at the end, the largest
  *    V8 heap and external memory (the passes' typed arrays) sampled and the seconds, then the
- *    slope of peak RSS per 100,000 pages. `BENCH_MEMORY_PERIOD=10` makes one page in ten redirect
- *    and one in ten answer 404 (default: one in 1,000 of each).
+ *    slopes of peak RSS and of peak external memory per 100,000 pages. `BENCH_MEMORY_PERIOD=10`
+ *    makes one page in ten redirect and one in ten answer 404 (default: one in 1,000 of each);
+ *    `BENCH_MEMORY_NEAR=1` writes every HTML page's text signature and LSH bands too, so the
+ *    near-duplicate pass reads bands of the site's size (default: none, as before).
  * 2. The crawl's first 3,000 pages with a page budget of 5,000 and of 100,000, then 100,000 with
  *    the worker's heap uncapped (`WORKER_HEAP_MIB=0`, as before the cap): the real service
  *    (`main.ts`, `JOB_RUNNER=child`) against tests/bench/servers/big_site.ts, the worker child's
@@ -44,22 +46,23 @@ const workerFlags = workerChildArgs({ kvPath: "/tmp/x.sqlite" })
 const before = ["--max-semi-space-size=2"];
 const mib = (b: number) => (b / MiB).toFixed(0);
 const PERIOD = Number(Deno.env.get("BENCH_MEMORY_PERIOD") ?? 1000);
+const NEAR = Deno.env.get("BENCH_MEMORY_NEAR") === "1";
 
 // 1. The site-wide passes.
-const peaks: { n: number; hwm: number }[] = [];
+const peaks: { n: number; hwm: number; external: number }[] = [];
 for (const n of SIZES) {
   const kvFile = await tempKvPath();
   try {
     const kv = await Deno.openKv(kvFile.path);
     const t0 = performance.now();
-    await writeSyntheticCrawl(kv, "a1", n, PERIOD);
+    await writeSyntheticCrawl(kv, "a1", n, PERIOD, NEAR);
     kv.close();
     const wrote = (performance.now() - t0) / 1000;
     for (
       const [label, flags] of [["worker flags", workerFlags], ["no heap cap", before]] as const
     ) {
       const r = await runFinalizeChild(kvFile.path, "a1", n, [0], [...flags]);
-      if (label === "worker flags") peaks.push({ n, hwm: r.hwm });
+      if (label === "worker flags") peaks.push({ n, hwm: r.hwm, external: r.externalPeak });
       console.log(
         `passes ${n} pages (${label}: ${flags.join(" ")}): peak RSS ${mib(r.hwm)} MiB ` +
           `(${mib(r.before)} before the passes; ${mib(r.anon)} anon + ${mib(r.file)} file at the ` +
@@ -74,11 +77,13 @@ for (const n of SIZES) {
 }
 for (let i = 1; i < peaks.length; i++) {
   const a = peaks[i - 1], b = peaks[i];
-  const slope = ((b.hwm - a.hwm) / MiB) / ((b.n - a.n) / 100_000);
+  const per = (x: number, y: number) => ((y - x) / MiB) / ((b.n - a.n) / 100_000);
   console.log(
-    `slope ${a.n} → ${b.n} (period ${PERIOD}): ${
-      slope.toFixed(1)
-    } MiB of peak RSS per 100,000 pages ` +
+    `slope ${a.n} → ${b.n} (period ${PERIOD}${NEAR ? ", near bands" : ""}): ${
+      per(a.hwm, b.hwm).toFixed(1)
+    } MiB of peak RSS per 100,000 pages, ${
+      per(a.external, b.external).toFixed(1)
+    } of peak external memory (the typed arrays) ` +
       `(worker ≤ 256 MiB: ${b.hwm / MiB <= 256 ? "OK" : "MISS"} at ${b.n})`,
   );
 }

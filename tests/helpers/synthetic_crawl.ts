@@ -26,6 +26,8 @@ import {
   writeLinks,
 } from "../../domain/audit_engine/crawl/store.ts";
 import type { CrawlState } from "../../domain/audit_engine/crawl/state.ts";
+import { NearRuns } from "../../domain/audit_engine/crawl/page_recorder.ts";
+import { SIG_BINS } from "../../domain/audit_engine/text_fingerprint.ts";
 import { sampleUrl } from "../../domain/audit_engine/crawl/url_sample.ts";
 
 export const SYNTH_ORIGIN = "http://127.0.0.1:9";
@@ -109,14 +111,37 @@ export function synthState(n: number): CrawlState {
   };
 }
 
-/** Writes the n-page site's records, links and title index under `auditId`. */
+/**
+ * A page's text signature when `near` is asked for: distinct for every page, except that page
+ * i % 1000 = 21 is a near-duplicate of the page before it (4 of 64 bins differ, one in each of
+ * four bands: the other twelve bands share their bucket).
+ */
+function synthSig(i: number): Uint16Array {
+  const sig = new Uint16Array(SIG_BINS);
+  const twin = i % 1000 === 21;
+  let x = (twin ? i : i + 1) * 2_654_435_761;
+  for (let k = 0; k < SIG_BINS; k++) {
+    x = Math.imul(x ^ (x >>> 15), 0x2c1b3c6d) ^ k;
+    sig[k] = (x >>> 0) % 0xffff;
+  }
+  if (twin) { for (const k of [0, 16, 32, 48]) sig[k] = (sig[k] + 1) % 0xffff; }
+  return sig;
+}
+
+/**
+ * Writes the n-page site's records, links and title index under `auditId`; with `near`, its HTML
+ * pages' text signatures and LSH band runs too (as the crawl writes them: page_recorder.ts
+ * `NearRuns`), so the near-duplicate pass reads every band of a site of that size.
+ */
 export async function writeSyntheticCrawl(
   kv: Deno.Kv,
   auditId: string,
   n: number,
   period = 1000,
+  near = false,
 ): Promise<void> {
   const batch = new WriteBatch(kv);
+  let runs = new NearRuns();
   for (let i = 0; i < n; i++) {
     const url = synthUrl(i);
     const rec = newRecord(url, i, i === 0 ? 0 : 1, false);
@@ -141,11 +166,21 @@ export async function writeSyntheticCrawl(
         nofollowAnchors: [],
       });
       indexDup(batch, auditId, "title", rec.title, url);
+      if (near) {
+        const sig = synthSig(i);
+        runs.add(sig, rec.hash);
+        batch.set(keys.auditNearSig(auditId, rec.hash), { u: url, h: rec.textHash, s: sig });
+      }
     }
     batch.set(keys.auditPage(auditId, url), rec);
     // Flushed as it goes: the writer's memory stays one commit's worth.
-    if (i % 2000 === 1999) await batch.flush();
+    if (i % 2000 === 1999) {
+      runs.write(batch, auditId);
+      runs = new NearRuns();
+      await batch.flush();
+    }
   }
+  runs.write(batch, auditId);
   await batch.flush();
 }
 
@@ -160,6 +195,8 @@ export interface SynthExpected {
   duplicateTitles: number;
   /** Followable inlinks of a few pages (page number → count). */
   inlinks: Map<number, number>;
+  /** Pages with a near-duplicate, when the crawl was written with `near`. */
+  nearDuplicates: number;
 }
 
 /** Expected findings; `probe`: the pages whose inlinks are counted. */
@@ -180,7 +217,20 @@ export function synthExpected(n: number, probe: number[], period = 1000): SynthE
   }
   let duplicateTitles = 0;
   for (const c of titles.values()) if (c > 1) duplicateTitles += c;
-  return { htmlPages, pagesLinkingBroken, pagesLinkingRedirects, duplicateTitles, inlinks };
+  let nearDuplicates = 0;
+  for (let i = 21; i < n; i += 1000) {
+    if (synthKind(i, n, period) === "html" && synthKind(i - 1, n, period) === "html") {
+      nearDuplicates += 2;
+    }
+  }
+  return {
+    htmlPages,
+    pagesLinkingBroken,
+    pagesLinkingRedirects,
+    duplicateTitles,
+    inlinks,
+    nearDuplicates,
+  };
 }
 
 /** What finalize_child.ts prints. Bytes; `hwm`: the kernel's peak RSS of the whole child. */

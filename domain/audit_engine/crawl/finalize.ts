@@ -26,13 +26,15 @@
  * fills its own groups; the failing URLs they charge are a set, so the order is no matter). Each
  * pass's own order, and so every group's items, is what it was one after another.
  *
- * Memory besides the capped item lists, per URL with a record, all in typed arrays: 16 bytes for
- * inlinks and first linkers (finalize/url_table.ts) and, per HTML 200 page, at most 37 for the
- * link score while it iterates (link_score.ts; plus 4 per distinct link): about 75 MB at a
- * million pages of 5 links, outside V8's heap (ArrayBuffers), plus the near-duplicate pass's
- * bands beside it (near_duplicates.ts: 12 to 32 bytes per page per band held). Per redirecting
- * URL ~32 bytes, per broken or failing URL ~28 (redirects.ts, targets.ts, failing.ts over
- * hash_index.ts), also typed arrays: their URL strings are in KV by hash (url_names.ts), read
+ * Memory besides the capped item lists, per URL with a record, all in typed arrays: 10 bytes for
+ * its hash and inlinks (finalize/url_table.ts; the link score marks its pages among those
+ * hashes) and, per HTML 200 page, 19 for the link score while it iterates plus 4 per linking
+ * page and 4 per distinct link (link_score.ts): about 50 MB at a million pages of 4 links,
+ * outside V8's heap (ArrayBuffers), plus the near-duplicate pass's bands beside it
+ * (near_duplicates.ts: 12 to 32 bytes per page per band held). Each is given back the moment
+ * its last reader is done (sorted_hashes.ts `release`), not at V8's next collection. Per
+ * redirecting URL ~32 bytes, per broken or failing URL ~28 (redirects.ts, targets.ts, failing.ts
+ * over hash_index.ts), also typed arrays: their URL strings are in KV by hash (url_names.ts), read
  * back in batches for the evidence kept and the URLs a pass opens. A JS entry remains per
  * near-duplicate candidate and per group of identical texts (a number each); never a page's
  * facts. Loops over a whole site's URLs yield to the event loop as they go (event_loop.ts).
@@ -63,6 +65,7 @@ import { readResources } from "./finalize/resources.ts";
 import { brokenRedirects, redirectChains } from "./finalize/redirects.ts";
 import { checksByUrl, evaluateSite } from "./finalize/site_checks.ts";
 import { startAndHome } from "./finalize/start_and_home.ts";
+import { UrlTable } from "./finalize/url_table.ts";
 import { rangeSplits } from "./url_sample.ts";
 
 export { NEAR_MAX_COMPARE } from "./finalize/near_duplicates.ts";
@@ -89,7 +92,9 @@ export async function finalizeCrawl(
   const batch = step.batch ?? new WriteBatch(kv);
   const findings = new FindingsWriter(batch, auditId, state.stored);
   const failing = new FailingUrls();
-  const linkScores = new LinkScores();
+  // The link score's pages are among the records' URLs: one table of their hashes for both.
+  const urls = new UrlTable();
+  const linkScores = new LinkScores({ keys: urls.keys });
   // On a slow KV the passes over every record (and every page's links) read their keys in
   // ranges side by side.
   const splits = rangeSplits(state);
@@ -111,7 +116,16 @@ export async function finalizeCrawl(
   dups.catch(() => {});
 
   // 1. Records, then the start and home page.
-  const read = await readRecords(kv, auditId, state.startUrl, f, failing, linkScores, splits);
+  const read = await readRecords(
+    kv,
+    auditId,
+    state.startUrl,
+    f,
+    failing,
+    linkScores,
+    splits,
+    urls,
+  );
   await startAndHome(kv, auditId, state.startUrl, read, f);
 
   // 2. Redirect chains and loops; redirects as link targets (one ending broken is broken too);
@@ -144,6 +158,9 @@ export async function finalizeCrawl(
     splits,
     sink: await sinking,
   });
+  // Their last reader is done: their megabytes go back now, not at V8's next collection.
+  linkScores.release();
+  urls.release();
   // The records go out while the site checks are scored; a write that failed fails the step
   // (`flush` before its commit).
   batch.send();

@@ -4,13 +4,18 @@
  *
  * Nodes are the crawled HTML 200 pages; a link counts once per linking page, nofollow links not
  * at all, and a link to a redirect counts for the page the redirect ends on. Pages with no
- * outgoing link spread their rank evenly (the usual treatment of dangling nodes). Memory: an
- * 8-byte hash and a 4-byte mark per page, 8 bytes per linking page and 4 per distinct link, all
- * in typed arrays, then 4 + 16 + 1 bytes per page while the iteration runs
- * (a page's index is found by binary search, not a Map: about 17 MB less heap churn at 100,000
- * pages); links capped at MAX_EDGES, and a larger graph gets no score rather than a partial one.
- * The power iteration visits every link up to 40 times, so it yields to the event loop every
- * WORK_PER_YIELD links and pages (event_loop.ts).
+ * outgoing link spread their rank evenly (the usual treatment of dangling nodes).
+ *
+ * Memory, in typed arrays: the pages' hashes are the URL table's (`keys`, shared with
+ * finalize/url_table.ts), a page being marked in a bitmap over them (2 bits per URL with its
+ * rank directory), so a page's index is a binary search and a popcount away; the links are one
+ * stream of 4-byte targets, each linking page's run opened by its own index (4 bytes per linking
+ * page, where a separate array of runs took 8 and its doubling up to 16); then 2 + 16 + 1 bytes
+ * per page while the iteration runs. A page's repeated links are told apart with a set of that
+ * page's targets only (a mark per page took 4 bytes of every page). Links capped at MAX_EDGES,
+ * and a larger graph gets no score rather than a partial one. The power iteration visits every
+ * link up to 40 times, so it yields to the event loop every WORK_PER_YIELD links and pages
+ * (event_loop.ts).
  *
  * @example
  * ```ts
@@ -33,66 +38,102 @@ const MAX_ITERATIONS = 40;
 const TOLERANCE = 1e-9;
 /** Links are kept in fixed chunks: no doubling, no copy, no peak of two arrays at once. */
 const CHUNK = 65_536;
-/** Links and pages visited between two yields (about a millisecond of the iteration). */
+/**
+ * Links and pages visited between two yields (about a millisecond of the iteration; links are
+ * counted a chunk at a time).
+ */
 const WORK_PER_YIELD = 262_144;
 
 import { Pacer, yieldToLoop } from "./event_loop.ts";
-import { grown, sortedIndexOf, sortUnique } from "./sorted_hashes.ts";
+import { HashKeys, release } from "./sorted_hashes.ts";
 
 /**
  * Collects the link graph page by page, then computes each page's score once. The graph is held
- * compressed: each link as its target's index only, grouped by linking page (a run per page).
+ * compressed: each link as its target's index only, grouped by linking page (a run per page,
+ * opened by `-(page index + 1)`).
  */
 export class LinkScores {
   #maxEdges: number;
-  /** Page hashes, registered in any order; sorted once links start (a page's index = its rank). */
-  #hashes = new Float64Array(1024);
+  /** Page hashes, registered in any order; sorted once links start. */
+  #nodes: HashKeys | null = new HashKeys();
+  /** The URLs the pages are among (shared), or null: the pages are their own keys. */
+  #keys: HashKeys | null;
+  /** Which of `#keys` are pages, a bit each, and the pages before each 32 (a page's index). */
+  #bits: Uint32Array | null = null;
+  #before: Int32Array | null = null;
   #pages = 0;
   #sorted = false;
+  /** The link stream (targets, and a negative entry opening each run). */
   #chunks: Int32Array[] = [];
+  #len = 0;
   #edges = 0;
-  /**
-   * Per page with links: its index and the position of its first link (pairs, flat, `#runLen`
-   * used): 8 bytes per linking page, where a JS array of numbers took 16 and more.
-   */
-  #runs = new Int32Array(2048);
-  #runLen = 0;
   #overflow = false;
   #current = -1;
-  /**
-   * Which targets the current page already links (`#mark[i] === #stamp`): a page's links are
-   * counted once without allocating a set per page.
-   */
-  #mark: Int32Array | null = null;
-  #stamp = 0;
+  /** Whether the current run's opening entry is written (only once it has a link). */
+  #open = false;
+  /** The current page's targets so far: a page's links are counted once. */
+  #seen = new Set<number>();
   #scores: Uint8Array | null = null;
 
-  /** `maxEdges` lowers the cap (tests); it cannot raise it above MAX_EDGES. */
-  constructor(opts: { maxEdges?: number } = {}) {
+  /**
+   * `maxEdges` lowers the cap (tests); it cannot raise it above MAX_EDGES. `keys`: hashes every
+   * page is among (the URL table's), kept once for both; a page not among them is left out.
+   */
+  constructor(opts: { maxEdges?: number; keys?: HashKeys } = {}) {
     this.#maxEdges = Math.min(MAX_EDGES, opts.maxEdges ?? MAX_EDGES);
+    this.#keys = opts.keys ?? null;
   }
 
   /** Registers a page (by URL hash) as a node; every page comes before the first link. */
   addPage(hash: number): void {
     if (this.#sorted) throw new Error("LinkScores: pages are registered before links");
-    this.#hashes = grown(this.#hashes, this.#pages + 1);
-    this.#hashes[this.#pages++] = hash;
+    this.#nodes!.add(hash);
   }
 
-  /** Sorts the hashes once (duplicates dropped), so an index is a binary search away. */
+  /**
+   * Sorts the hashes once (duplicates dropped), so an index is a binary search away; with shared
+   * keys, marks the pages among them and frees their own hashes. A page's index is its rank
+   * among the pages' sorted hashes either way.
+   */
   #seal(): void {
     if (this.#sorted) return;
     this.#sorted = true;
-    const n = sortUnique(this.#hashes.subarray(0, this.#pages));
-    this.#hashes = this.#hashes.slice(0, n);
-    this.#pages = n;
-    this.#mark = new Int32Array(n);
+    const nodes = this.#nodes!.seal();
+    if (!this.#keys) {
+      this.#pages = nodes.length;
+      return;
+    }
+    const keys = this.#keys.seal();
+    const bits = new Uint32Array(Math.ceil(keys.length / 32));
+    // Both sorted: one walk marks each page's key.
+    let k = 0;
+    for (let i = 0; i < nodes.length; i++) {
+      while (k < keys.length && keys[k] < nodes[i]) k++;
+      if (k < keys.length && keys[k] === nodes[i]) bits[k >>> 5] |= 1 << (k & 31);
+    }
+    const before = new Int32Array(bits.length);
+    let pages = 0;
+    for (let w = 0; w < bits.length; w++) {
+      before[w] = pages;
+      pages += popcount(bits[w]);
+    }
+    this.#nodes!.release();
+    this.#nodes = null;
+    this.#bits = bits;
+    this.#before = before;
+    this.#pages = pages;
   }
 
   /** A page's index, or -1 when the hash is not a page. */
   #indexOf(hash: number): number {
     this.#seal();
-    return sortedIndexOf(this.#hashes, hash);
+    if (!this.#keys) return this.#nodes!.indexOf(hash);
+    const k = this.#keys.indexOf(hash);
+    if (k < 0) return -1;
+    const word = this.#bits![k >>> 5];
+    const bit = k & 31;
+    if (((word >>> bit) & 1) === 0) return -1;
+    return this.#before![k >>> 5] + (bit === 0 ? 0 : popcount(word << (32 - bit)));
   }
 
   /**
@@ -101,11 +142,8 @@ export class LinkScores {
    */
   beginPage(hash: number): void {
     this.#current = this.#indexOf(hash);
-    this.#stamp++;
-    if (this.#current < 0) return;
-    this.#runs = grown(this.#runs, this.#runLen + 2);
-    this.#runs[this.#runLen++] = this.#current;
-    this.#runs[this.#runLen++] = this.#edges;
+    this.#open = false;
+    this.#seen.clear();
   }
 
   /**
@@ -117,18 +155,26 @@ export class LinkScores {
     const to = this.#indexOf(target);
     if (to < 0) return false;
     if (this.#current < 0 || this.#overflow || to === this.#current) return true;
-    const mark = this.#mark!;
-    if (mark[to] === this.#stamp) return true;
-    mark[to] = this.#stamp;
+    if (this.#seen.has(to)) return true;
+    this.#seen.add(to);
     if (this.#edges >= this.#maxEdges) {
       this.#overflow = true;
       return true;
     }
-    const at = this.#edges % CHUNK;
-    if (at === 0) this.#chunks.push(new Int32Array(CHUNK));
-    this.#chunks[this.#chunks.length - 1][at] = to;
+    if (!this.#open) {
+      this.#open = true;
+      this.#push(-this.#current - 1);
+    }
+    this.#push(to);
     this.#edges++;
     return true;
+  }
+
+  #push(v: number): void {
+    const at = this.#len % CHUNK;
+    if (at === 0) this.#chunks.push(new Int32Array(CHUNK));
+    this.#chunks[this.#chunks.length - 1][at] = v;
+    this.#len++;
   }
 
   /** Whether the graph outgrew its cap (then no page has a score). */
@@ -143,18 +189,34 @@ export class LinkScores {
   async compute(): Promise<void> {
     this.#seal();
     const n = this.#pages;
-    const runs = this.#runs.subarray(0, this.#runLen);
     const chunks = this.#chunks;
-    this.#runs = new Int32Array(0);
-    this.#runLen = 0;
+    const len = this.#len;
     this.#chunks = [];
-    this.#mark = null;
-    if (n === 0 || this.#overflow) return;
-    const edges = this.#edges;
-    const out = new Int32Array(n);
-    for (let r = 0; r < runs.length; r += 2) {
-      const end = r + 2 < runs.length ? runs[r + 3] : edges;
-      out[runs[r]] += end - runs[r + 1];
+    this.#len = 0;
+    this.#seen = new Set();
+    if (n === 0 || this.#overflow) return release(...chunks);
+    const last = chunks.length - 1;
+    const used = (c: number) => c === last ? len - c * CHUNK : CHUNK;
+    // Links per page, in 2 bytes a page while no page has 65,536 or more (a page's links are
+    // capped far below that; only a page met in several runs could pass it), else in 4.
+    let out: Uint16Array | Int32Array = new Uint16Array(n);
+    for (let wide = false;; wide = true) {
+      let src = -1;
+      let wrapped = false;
+      for (let c = 0; c < chunks.length && !wrapped; c++) {
+        const part = chunks[c];
+        for (let k = 0, m = used(c); k < m; k++) {
+          const v = part[k];
+          if (v < 0) src = -v - 1;
+          else {
+            out[src]++;
+            if (out[src] === 0) wrapped = true;
+          }
+        }
+      }
+      if (!wrapped || wide) break;
+      release(out);
+      out = new Int32Array(n);
     }
     const pace = new Pacer(WORK_PER_YIELD);
     let rank = new Float64Array(n).fill(1 / n);
@@ -164,12 +226,18 @@ export class LinkScores {
       for (let i = 0; i < n; i++) if (out[i] === 0) dangling += rank[i];
       next.fill((1 - DAMPING) / n + (DAMPING * dangling) / n);
       if (pace.due(n)) await yieldToLoop();
-      for (let r = 0; r < runs.length; r += 2) {
-        const src = runs[r];
-        const end = r + 2 < runs.length ? runs[r + 3] : edges;
-        const share = (DAMPING * rank[src]) / out[src];
-        for (let e = runs[r + 1]; e < end; e++) next[chunks[e >> 16][e & 0xffff]] += share;
-        if (pace.due(end - runs[r + 1] + 1)) await yieldToLoop();
+      // Each link adds its run's share, in the order the links came: the sums are the same
+      // whatever the runs' layout.
+      let share = 0;
+      for (let c = 0; c < chunks.length; c++) {
+        const part = chunks[c];
+        const m = used(c);
+        for (let k = 0; k < m; k++) {
+          const v = part[k];
+          if (v >= 0) next[v] += share;
+          else share = (DAMPING * rank[-v - 1]) / out[-v - 1];
+        }
+        if (pace.due(m)) await yieldToLoop();
       }
       let delta = 0;
       for (let i = 0; i < n; i++) delta += Math.abs(next[i] - rank[i]);
@@ -182,6 +250,14 @@ export class LinkScores {
     // Logarithmic, so the long tail stays readable: the best-linked page scores 100.
     for (let i = 0; i < n; i++) scores[i] = Math.round(100 * Math.log10(1 + (9 * rank[i]) / max));
     this.#scores = scores;
+    release(out, rank, next, ...chunks);
+  }
+
+  /** Frees the scores and pages (not shared keys); `scoreOf` answers null from then on. */
+  release(): void {
+    release(this.#scores, this.#bits, this.#before);
+    this.#nodes?.release();
+    this.#scores = null;
   }
 
   /** A page's score (0–100), or null for a URL that is not a node or when none was computed. */
@@ -190,4 +266,12 @@ export class LinkScores {
     const i = this.#indexOf(hash);
     return i < 0 ? null : this.#scores[i];
   }
+}
+
+/** Set bits of a 32-bit word. */
+function popcount(x: number): number {
+  x >>>= 0;
+  x = x - ((x >>> 1) & 0x55555555);
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
 }

@@ -48,3 +48,96 @@ export function sortedIndexOf(sorted: ArrayLike<number>, value: number): number 
   }
   return -1;
 }
+
+/**
+ * Gives typed arrays' memory back at once, rather than when V8 next collects: their buffers are
+ * detached (every view of them reads empty from then on). The passes' arrays are megabytes on a
+ * big site, and those of a finished pass waiting for a collection raised the next pass's peak.
+ */
+export function release(...arrays: (ArrayBufferView | null | undefined)[]): void {
+  for (const a of arrays) {
+    const b = a?.buffer;
+    if (b instanceof ArrayBuffer && !b.detached) b.transfer(0);
+  }
+}
+
+/** Hashes per chunk while a `HashKeys` is filled (512 KB each). */
+const KEY_CHUNK = 65_536;
+
+/**
+ * A set of URL hashes, filled in any order (repeats allowed), then sorted once: a hash's rank in
+ * it is a binary search away. Filled in fixed chunks, not a doubled array, so filling leaves no
+ * growth copies behind (a doubled array left up to twice the set's size of garbage, which V8
+ * collects late); sealing copies the chunks into one array of the exact size. 8 bytes per hash.
+ * The site-wide passes' URL table (finalize/url_table.ts) and link score (link_score.ts) share
+ * one.
+ *
+ * @example
+ * ```ts
+ * const k = new HashKeys();
+ * k.add(30); k.add(10); k.add(30);
+ * k.indexOf(30); // 1 (sealed on first use: 10, 30)
+ * k.size; // 2
+ * ```
+ */
+export class HashKeys {
+  #chunks: Float64Array[] = [];
+  #n = 0;
+  #sorted: Float64Array | null = null;
+
+  /** Adds a hash; every hash comes before the first lookup. */
+  add(hash: number): void {
+    if (this.#sorted) throw new Error("HashKeys: every hash comes before the first lookup");
+    const at = this.#n % KEY_CHUNK;
+    if (at === 0) this.#chunks.push(new Float64Array(KEY_CHUNK));
+    this.#chunks[this.#chunks.length - 1][at] = hash;
+    this.#n++;
+  }
+
+  /** Sorts once (repeats dropped); answers the sorted hashes. */
+  seal(): Float64Array {
+    if (this.#sorted) return this.#sorted;
+    const all = new Float64Array(this.#n);
+    for (let c = 0; c < this.#chunks.length; c++) {
+      const part = this.#chunks[c];
+      all.set(
+        c === this.#chunks.length - 1 ? part.subarray(0, all.length - c * KEY_CHUNK) : part,
+        c * KEY_CHUNK,
+      );
+    }
+    release(...this.#chunks);
+    this.#chunks = [];
+    const n = sortUnique(all);
+    // Repeats are rare (a step recorded twice): only then is the used part copied.
+    this.#sorted = n === all.length ? all : all.slice(0, n);
+    if (this.#sorted !== all) release(all);
+    this.#n = n;
+    return this.#sorted;
+  }
+
+  /** Frees the hashes; no lookup may follow. */
+  release(): void {
+    release(this.#sorted, ...this.#chunks);
+    this.#chunks = [];
+  }
+
+  /** Whether it is sealed (no hash may be added). */
+  get sealed(): boolean {
+    return this.#sorted !== null;
+  }
+
+  /** Hashes added (distinct once sealed). */
+  get size(): number {
+    return this.#n;
+  }
+
+  /** The rank of a hash among the distinct hashes, or -1; seals. */
+  indexOf(hash: number): number {
+    return sortedIndexOf(this.#sorted ?? this.seal(), hash);
+  }
+
+  /** The hash of a rank (sealed). */
+  at(i: number): number {
+    return (this.#sorted ?? this.seal())[i];
+  }
+}

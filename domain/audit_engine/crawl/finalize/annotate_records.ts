@@ -1,8 +1,9 @@
 /**
  * Pass 4, the records again: orphans (sitemap pages no crawled page links to or shows in a
  * frame) and pages with a single inlink are found, and each record gets its inlinks, link score
- * and the site checks that hit it (written only when something changed). Then, only when single-inlink pages were found,
- * pass 5 reads the records once more to name each one's linking page.
+ * and the site checks that hit it (written only when something changed). Then, only when
+ * single-inlink pages were found, pass 5 reads the links once more to name the linking page of
+ * each one the evidence keeps (rather than keeping every URL's first linker: 4 bytes per URL).
  *
  * @example
  * ```ts
@@ -24,15 +25,20 @@ import { keys } from "../../../platform/mod.ts";
 import { singleInlinkApplies } from "../../checks/structure.ts";
 import type { Evidence } from "../../types.ts";
 import type { LinkScores } from "../link_score.ts";
-import { FINDINGS_CAP, listInPages, type PageRecord, type WriteBatch } from "../store.ts";
+import { Pacer, yieldToLoop } from "../event_loop.ts";
+import { FINDINGS_CAP, listInPages, type PageRecord, urlHash, type WriteBatch } from "../store.ts";
 import type { Facts } from "./facts.ts";
 import type { LinkGraph } from "./links.ts";
 import { is2xx } from "./record.ts";
+import type { UrlTable } from "./url_table.ts";
 
-/** A single-inlink item waiting for its linking page's URL, known by hash. */
+/** Links looked at between two yields while the linking pages are named. */
+const LINKS_PER_YIELD = 16_384;
+
+/** A single-inlink item waiting for its linking page's URL; `target`: its own URL's hash. */
 interface Single {
   item: Evidence;
-  linker: number;
+  target: number;
 }
 
 /**
@@ -58,10 +64,7 @@ export interface Annotations extends LinkGraph {
   sink?: FinalRecordSink;
 }
 
-/**
- * Fills `f.orphans` and `f.singleInlink` and queues each changed record's update in `batch`.
- * Frees the first linkers (url_table.ts).
- */
+/** Fills `f.orphans` and `f.singleInlink` and queues each changed record's update in `batch`. */
 export async function annotateRecords(
   kv: Deno.Kv,
   auditId: string,
@@ -96,7 +99,7 @@ export async function annotateRecords(
           single = true;
           const item: Evidence = { url: r.url, inlinks: 1, linked_from: null };
           if (f.singleInlink.items.length < FINDINGS_CAP) {
-            singles.push({ item, linker: urls.firstLinkerOf(r.hash) });
+            singles.push({ item, target: r.hash });
           }
           f.singleInlink.add(item);
         }
@@ -117,30 +120,42 @@ export async function annotateRecords(
     }
   }
   sink?.end(batch);
-  urls.releaseLinkers();
-  await nameLinkers(kv, auditId, singles, splits);
+  await nameLinkers(kv, auditId, urls, singles, splits);
 }
 
 /**
- * Pass 5, only when single-inlink pages were found: one more read of the records to name each
- * one's linking page (at most FINDINGS_CAP hashes held).
+ * Pass 5, only when single-inlink pages were found: one more read of the links to name each
+ * one's linking page (at most FINDINGS_CAP hashes held). The one followable link to such a page
+ * is the one the link pass counted (links.ts): not from itself, from a page with a record.
  */
 async function nameLinkers(
   kv: Deno.Kv,
   auditId: string,
+  urls: UrlTable,
   singles: Single[],
   splits?: readonly string[],
 ): Promise<void> {
   if (singles.length === 0) return;
   const wanted = new Map<number, Evidence[]>();
   for (const s of singles) {
-    const list = wanted.get(s.linker);
+    const list = wanted.get(s.target);
     if (list) list.push(s.item);
-    else wanted.set(s.linker, [s.item]);
+    else wanted.set(s.target, [s.item]);
   }
-  for await (const page of listInPages(kv, keys.auditPages(auditId), 500, splits)) {
-    for (const { value: r } of page) {
-      for (const item of wanted.get(r.hash) ?? []) item.linked_from = r.url;
+  const pace = new Pacer(LINKS_PER_YIELD);
+  for await (const page of listInPages(kv, keys.auditLinksAll(auditId), 500, splits)) {
+    for (const e of page) {
+      const { t, f: followable } = e.value;
+      if (pace.due(followable)) await yieldToLoop();
+      const url = e.key[2];
+      let self: number | null = null;
+      for (let i = 0; i < followable && i < t.length; i++) {
+        const items = wanted.get(t[i]);
+        if (!items) continue;
+        self ??= urlHash(url);
+        if (t[i] === self || !urls.has(self)) continue;
+        for (const item of items) item.linked_from = url;
+      }
     }
   }
 }

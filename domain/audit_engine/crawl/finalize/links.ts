@@ -1,10 +1,9 @@
 /**
  * Pass 2, the link graph: every stored link chunk read in pages, counting each URL's followable
- * inlinks (and its first linker, so a page with a single inlink can name it), reporting links to
- * broken and redirecting URLs with their anchor texts, charging the failing URLs links point at,
- * and feeding the link score, computed at the end (link_score.ts).
+ * inlinks, reporting links to broken and redirecting URLs with their anchor texts, charging the
+ * failing URLs links point at, and feeding the link score, computed at the end (link_score.ts).
  *
- * Memory: the counts go into the records pass's URL table (url_table.ts, 16 bytes per URL); the
+ * Memory: the counts go into the records pass's URL table (url_table.ts, 10 bytes per URL); the
  * link score keeps its own compact graph (link_score.ts); broken and redirecting targets are
  * looked up by hash (targets.ts, redirects.ts), and the URLs of the items kept are read from KV
  * at the end (url_names.ts).
@@ -52,7 +51,7 @@ export interface LinkInputs {
   splits?: readonly string[];
 }
 
-/** What the records pass after it needs: inlinks and the first linker, by URL hash. */
+/** What the records pass after it needs: inlinks by URL hash. */
 export interface LinkGraph {
   urls: UrlTable;
 }
@@ -86,7 +85,7 @@ export async function readLinks(
         if (h === self) continue;
         if (i < followable) {
           if (!linkScores.addLink(h) && via >= 0 && end >= 0) linkScores.addLink(end);
-          urls.link(h, self);
+          urls.link(h);
         }
         const b = broken.get(h);
         if (b) {

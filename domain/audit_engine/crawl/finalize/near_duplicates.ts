@@ -31,6 +31,7 @@ import { keys } from "../../../platform/mod.ts";
 import { SIG_BINS, similarity } from "../../text_fingerprint.ts";
 import { Pacer, yieldToLoop } from "../event_loop.ts";
 import { BAND_BINS, BANDS } from "../page_recorder.ts";
+import { release } from "../sorted_hashes.ts";
 import { getMany, listRangeInPages } from "../store.ts";
 import type { Group } from "./facts.ts";
 
@@ -137,6 +138,8 @@ async function sortedBand(kv: Deno.Kv, auditId: string, band: number): Promise<S
     v.set(r.v, at * BAND_BINS);
     h.set(r.h, at);
     at += r.h.length;
+    // Copied: given back at once, so a band's runs and its copy are not both held.
+    release(r.v, r.h);
   }
   runs.length = 0;
   const order = new Uint32Array(n);
@@ -167,6 +170,7 @@ async function sortedBand(kv: Deno.Kv, auditId: string, band: number): Promise<S
     bucket[out] = id;
     hash[out++] = h[x];
   }
+  release(v, h, order);
   return { bucket: bucket.subarray(0, out), hash: hash.subarray(0, out) };
 }
 
@@ -310,6 +314,8 @@ export async function nearDuplicates(
         }
       }
     }
+    // The band is done (its last batch compared): its arrays go back before the next is sorted.
+    release(buckets, hashes);
   }
 }
 

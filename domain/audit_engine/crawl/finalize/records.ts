@@ -73,7 +73,7 @@ export interface RecordsRead {
   firstHttps: UrlSummary | null;
   /** Failed fetches, a sample (crawl_counts.ts; for the records sample). */
   failedSample: UrlSummary[];
-  /** Every recorded URL, for the link pass to count inlinks into (16 bytes per URL). */
+  /** Every recorded URL, for the link pass to count inlinks into (10 bytes per URL). */
   urls: UrlTable;
 }
 
@@ -87,6 +87,8 @@ export async function readRecords(
   linkScores: LinkScores,
   /** Where the records' keys are cut into ranges read side by side (store.ts `listInPages`). */
   splits: readonly string[] = [],
+  /** The URL table to fill (its keys may be the link score's: finalize.ts). */
+  urls: UrlTable = new UrlTable(),
 ): Promise<RecordsRead> {
   const pass: RecordsPass = {
     kv,
@@ -103,7 +105,6 @@ export async function readRecords(
   };
   pass.markLater.add(urlHash(startUrl));
   const reductions = RECORD_REDUCERS.map((r) => r.start(pass));
-  const urls = new UrlTable();
   for await (const page of listInPages(kv, keys.auditPages(auditId), 500, splits)) {
     for (const { value: r } of page) {
       urls.add(r.hash);
