@@ -17,7 +17,7 @@ import { crawlLimitsFor } from "../domain/billing/mod.ts";
 import { resendExpiredJobs } from "../domain/jobs/mod.ts";
 import type { Deps } from "../domain/platform/mod.ts";
 import type { JobHandlers, JobRuntime } from "./dispatcher.ts";
-import { span } from "../telemetry/mod.ts";
+import { recordJobRunFailure, span } from "../telemetry/mod.ts";
 
 /**
  * The crawl budgets of an audit and the step size. The budgets are the catalogue's business rule
@@ -70,6 +70,9 @@ export function auditRunner(deps: Deps): AuditRunner {
   };
 }
 
+/** How long a first step that could not run waits before its message comes again, ms. */
+const FIRST_STEP_RETRY_MS = 1_000;
+
 /**
  * The queue handler: runs the audit's steps one after another in this process (inside the
  * handler on the job table, where it holds one of the worker's slots; detached on KV's native
@@ -108,10 +111,32 @@ export function auditJobs(deps: Deps, rt: JobRuntime): JobHandlers {
       else rt.track(helper(id).catch(() => {}));
     },
     // On KV's queue even the first step is detached: it crawls pages, and the queue's other
-    // messages would wait for it (a step that fails to start is resent when its lease runs out).
+    // messages would wait for it. A first step that could not run (the store failed before it
+    // was claimed) is sent again shortly, as the queue would redeliver a failed handler.
     audit: async (id) => {
-      if (!rt.inline) rt.track(new Promise((r) => setTimeout(r, 0)).then(() => chain(id)));
-      else if ((await step(id)) === "next") await chain(id);
+      if (rt.inline) {
+        if ((await step(id)) === "next") await chain(id);
+        return;
+      }
+      rt.track((async () => {
+        await new Promise((r) => setTimeout(r, 0));
+        try {
+          if ((await step(id)) !== "next") return;
+        } catch (err) {
+          recordJobRunFailure("audit");
+          console.error(
+            JSON.stringify({
+              level: "error",
+              msg: "audit step failed; sent again",
+              id,
+              error: String(err),
+            }),
+          );
+          await deps.queue.enqueue({ type: "audit", id }, FIRST_STEP_RETRY_MS).catch(() => {});
+          return;
+        }
+        await chain(id);
+      })());
     },
   };
 }

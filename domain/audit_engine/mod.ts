@@ -48,7 +48,7 @@ export {
   Politeness,
   type PolitenessReport,
 } from "./crawl/politeness.ts";
-export type { RenderPlan } from "./crawl/post_steps.ts";
+export { type RenderPlan, resourcesPending } from "./crawl/post_steps.ts";
 export { renderTotals } from "./crawl/render_steps.ts";
 export { fetchRobots } from "./crawl/robots_source.ts";
 export type { CrawlInput, CrawlOutcome, CrawlState, StepLimits } from "./crawl/state.ts";

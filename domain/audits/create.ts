@@ -13,6 +13,7 @@ import {
   chargeFor,
   type Funding,
   isActive,
+  type Payer,
   readBalance,
   readPayer,
   renderedAuditCharge,
@@ -136,7 +137,7 @@ export function createAudit(
     const id = newId("aud", now);
     const op = atomic(kv).check(projectEntry, activeEntry);
     const funding = render
-      ? await chargeRendered(kv, op, actor, project, subEntry, id, now)
+      ? await chargeRendered(kv, op, actor, project, subEntry, id, now, payer)
       : await chargeFor(kv, op, {
         actor,
         project,
@@ -231,6 +232,8 @@ async function chargeRendered(
   subEntry: Deno.KvEntryMaybe<SubscriptionRecord>,
   ref: string,
   now: number,
+  /** What a charge checks, read already (`readPayer`). */
+  payer: Promise<Payer>,
 ): Promise<Funding> {
   const sub = subEntry.value;
   const plan = sub && isActive(sub, now) ? sub.plan : null;
@@ -256,11 +259,13 @@ async function chargeRendered(
       unitId: charge.unit,
       ref,
       now,
+      payer,
     });
   }
   op.check(subEntry);
   const amount = UNIT_PRICES[charge.unit];
-  const balance = await readBalance(kv, actor.accountId);
+  // A live actor's (sandbox actors were refused above).
+  const balance = (await payer).balance ?? await readBalance(kv, actor.accountId);
   addDebit(op, balance, { accountId: actor.accountId, amount, reason: charge.unit, ref, now });
   return { kind: "credits", amount, unit: charge.unit };
 }

@@ -42,8 +42,6 @@ export const MAX_DETECTED = 20;
 export const DETECT_MIN_PAGES = 3;
 /** Distinct first segments counted; segments first met past this many are not counted. */
 export const MAX_SEGMENTS_COUNTED = 10_000;
-/** Pages of group index writes committing at once, at most (`computeGroups`). */
-const WRITES_IN_FLIGHT = 4;
 /** The group of the URLs no other group takes. */
 export const OTHER_GROUP = "other";
 
@@ -213,15 +211,12 @@ export async function computeGroups(
 ): Promise<void> {
   const counter = await groupCounterOf(kv, auditId, custom, detected, splits);
   const batch = new WriteBatch(kv);
-  // Pages of index writes committing while the next pages are read (on a remote KV their round
-  // trips overlap), at most WRITES_IN_FLIGHT: commits never pile up behind a fast read, and one
-  // that failed stops the count there (`flush` says why).
-  const sent: Promise<boolean>[] = [];
+  // Index writes commit while the next pages are read (on a remote KV their round trips
+  // overlap), a few at once: commits never pile up behind a fast read, and one that failed
+  // stops the count there.
   for await (const page of listInPages(kv, keys.auditPages(auditId), 500, splits)) {
     for (const { value: r } of page) counter.see(r.url, r.checks, batch);
-    batch.send();
-    sent.push(batch.sentOk());
-    if (sent.length >= WRITES_IN_FLIGHT && !(await sent.shift())) await batch.flush(); // throws
+    await batch.paced();
   }
   counter.end(batch);
   await batch.flush();

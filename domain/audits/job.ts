@@ -16,6 +16,7 @@ import {
   rangeSplits,
   readCrawlState,
   type RenderPlan,
+  resourcesPending,
   runCrawlStep,
   runHelperStep,
   type StepLimits,
@@ -133,8 +134,11 @@ export async function runAuditJob(
   if (!audit.render) {
     early.state?.then(({ entry }) => {
       if (entry.value?.phase !== "finalize") return;
-      ahead = readForCompletion(kv, auditId, claim.accountId, audit.projectId);
       if (!audit.options?.groups?.length) detectEarly(kv, auditId, rangeSplits(entry.value));
+      // Not in a step that checks resources: the site-wide checks come after it.
+      if (!resourcesPending(entry.value)) {
+        ahead = readForCompletion(kv, auditId, claim.accountId, audit.projectId);
+      }
     }).catch(() => {});
   }
   const stop = heartbeat.stop;

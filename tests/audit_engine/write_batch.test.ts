@@ -121,20 +121,47 @@ Deno.test("write batch: large values are spread over commits within 800 KiB each
   }
 });
 
-Deno.test("write batch: sentOk says whether what was sent is in KV, without rejecting", async () => {
+Deno.test("write batch: paced keeps at most so many commits on their way, and throws once one failed", async () => {
   const raw = await openTestKv();
   try {
-    // The third commit fails: 800 sets (two commits) are in, the next 400 are not.
-    const { kv } = failingKv(raw, 3, () => Promise.reject(new Error("commit refused")));
+    // Every commit takes 20 ms; the fourth is refused.
+    let inFlight = 0;
+    let most = 0;
+    const { kv } = failingKv(raw, 1, async () => {
+      const n = ++inFlight;
+      most = Math.max(most, n);
+      await new Promise((r) => setTimeout(r, 20));
+      inFlight--;
+      return calls++ === 3
+        ? Promise.reject(new Error("commit refused"))
+        : { ok: true, versionstamp: "0" };
+    });
+    let calls = 0;
     const batch = new WriteBatch(kv);
-    for (let i = 0; i < 800; i++) batch.set(["t", i], i);
-    batch.send();
-    assert.equal(await batch.sentOk(), true);
-    assert.equal((await raw.get(["t", 799])).value, 799);
-    for (let i = 800; i < 1_200; i++) batch.set(["t", i], i);
-    batch.send();
-    assert.equal(await batch.sentOk(), false);
-    await assert.rejects(batch.flush(), /commit refused/);
+    const write = async (pages: number) => {
+      for (let p = 0; p < pages; p++) {
+        for (let i = 0; i < 400; i++) batch.set(["t", p, i], i);
+        await batch.paced(2);
+      }
+    };
+    await write(3);
+    assert.ok(most <= 3, `${most} commits on their way at once`);
+    await assert.rejects(write(5), /commit refused/);
+    assert.ok(most <= 3, `${most} commits on their way at once`);
+    // Sent without pacing, they all go at once.
+    let freeInFlight = 0;
+    let freeMost = 0;
+    const free = new WriteBatch(
+      failingKv(raw, 1, async () => {
+        freeMost = Math.max(freeMost, ++freeInFlight);
+        await new Promise((r) => setTimeout(r, 20));
+        freeInFlight--;
+        return { ok: true, versionstamp: "0" };
+      }).kv,
+    );
+    for (let i = 0; i < 2_000; i++) free.set(["u", i], i);
+    await free.flush();
+    assert.equal(freeMost, 5);
   } finally {
     raw.close();
   }

@@ -35,6 +35,14 @@ function tally(state: CrawlState, id: string, eligible: number, affected: number
 }
 
 /**
+ * Whether a step of the crawl's finalize phase checks resources (a step of its own, batch after
+ * batch) rather than go on to the site-wide checks; a rendered audit has render steps as well.
+ */
+export function resourcesPending(state: CrawlState): boolean {
+  return state.resources !== undefined && state.resources.checked < state.resources.tail;
+}
+
+/**
  * Takes one post-crawl step if one is due: true when it did (the caller commits the state and
  * comes back), false when the site-wide checks are next (after agent-readiness, which this
  * call then ran, its writes in `batch`).
@@ -52,7 +60,7 @@ export async function runPostCrawlStep(
   if (!state.startChecked || state.ownBotBlocked) return false; // nothing was crawled
   state.post ??= { agent: false, render: null };
   const post = state.post;
-  if (state.resources && state.resources.checked < state.resources.tail) {
+  if (state.resources && resourcesPending(state)) {
     const caps = capsOf(input);
     const politeness = new Politeness(state.pace ??= newPace(), input.maxRps ?? null);
     await checkResourceBatch(state.resources, batch, {

@@ -83,6 +83,8 @@ export function newRecord(url: string, seq: number, depth: number, inSitemap: bo
  * for the estimates' slack.
  */
 const MAX_MUTATIONS = 400;
+/** Commits a pacing pass keeps on their way at once, at most (`WriteBatch.paced`). */
+const PACED_COMMITS = 4;
 const MAX_BYTES = 500_000;
 const MAX_KEY_BYTES = 60_000;
 
@@ -180,12 +182,14 @@ export class WriteBatch {
   }
 
   /**
-   * Resolves once the commits sent so far have ended: true when none of this batch's commits
-   * failed (what they wrote is in KV), false when one did (`flush` reports it).
+   * Sends what is held, then waits while more than `inFlight` commits are on their way: a pass
+   * that writes as it reads keeps its commits (and the values they hold) bounded on a slow KV,
+   * where they would pile up behind its reads. Throws, as `flush` does, once a commit failed.
    */
-  async sentOk(): Promise<boolean> {
-    await this.settled();
-    return !this.failed;
+  async paced(inFlight = PACED_COMMITS): Promise<void> {
+    this.flushSoon();
+    while (this.pending.size > inFlight && !this.failed) await Promise.race(this.pending);
+    if (this.failed) throw this.failure;
   }
 
   /** Starts committing what is held, observed at once (see the class comment). */

@@ -118,6 +118,9 @@ export async function annotateRecords(
         sink?.see(r.url, next.checks, batch);
       } else sink?.see(r.url, r.checks, batch);
     }
+    // Its writes commit while the next page is read, a few at once (a slow KV's commits would
+    // pile up, with the values they hold, behind a fast read).
+    await batch.paced();
   }
   sink?.end(batch);
   await nameLinkers(kv, auditId, urls, singles, splits);
