@@ -163,3 +163,14 @@ Deno.test("pages among shared URL keys score as a plain PageRank: runs, repeats,
   assert.equal(g.scoreOf(hash(1)), null);
   assert.ok(new Set(want.values()).size > 1, "the scores spread");
 });
+
+Deno.test("a released hash table throws on use rather than answering as if empty", () => {
+  const keys = new HashKeys();
+  keys.add(5);
+  keys.add(9);
+  assert.equal(keys.indexOf(9), 1);
+  keys.release();
+  assert.throws(() => keys.indexOf(9), /used after release/);
+  assert.throws(() => keys.at(0), /used after release/);
+  assert.throws(() => keys.add(3), /used after release|before the first lookup/);
+});

@@ -84,6 +84,15 @@ function rewritingRunner(deps: Deps, kv: Deno.Kv, key: Deno.KvKey): AuditRunner 
   };
 }
 
+/** Takes the audit's steps until the next is the step of the site-wide checks. */
+async function stepToFinalize(kv: Deno.Kv, deps: Deps, auditId: string): Promise<void> {
+  const phase = async () =>
+    (await kv.get<{ phase: string }>(keys.auditCrawl(auditId))).value!.phase;
+  while ((await phase()) !== "finalize") {
+    assert.equal(await runAuditJob(deps, auditId, auditRunner(deps)), "next");
+  }
+}
+
 /** An audit of `origin` started by a live account (the test is the worker). */
 async function startAudit(app: TestApp, origin: string) {
   const { accountId, id } = await startLiveAudit(app, origin);
@@ -248,11 +257,7 @@ afterFirstStep(
 afterFirstStep(
   "audit steps: a record written during the last step is read by the completion, which finishes once",
   async ({ app, deps, auditId, key }) => {
-    const phase = async () =>
-      (await app.kv.get<{ phase: string }>(keys.auditCrawl(auditId))).value!.phase;
-    while ((await phase()) !== "finalize") {
-      assert.equal(await runAuditJob(deps, auditId, auditRunner(deps)), "next");
-    }
+    await stepToFinalize(app.kv, deps, auditId);
     // Another writer during the step of the site-wide checks: what the claim wrote is stale
     // when the completion finishes the audit.
     const writing = rewritingRunner(deps, app.kv, key);
@@ -268,11 +273,7 @@ afterFirstStep(
 afterFirstStep(
   "audit steps: a project changed while the last step runs is read again by the completion, the change kept",
   async ({ app, deps, auditId, key }) => {
-    const phase = async () =>
-      (await app.kv.get<{ phase: string }>(keys.auditCrawl(auditId))).value!.phase;
-    while ((await phase()) !== "finalize") {
-      assert.equal(await runAuditJob(deps, auditId, auditRunner(deps)), "next");
-    }
+    await stepToFinalize(app.kv, deps, auditId);
     const { accountId, projectId } = (await app.kv.get<AuditRecord>(key)).value!;
     const projectKey = keys.project(accountId, projectId);
     // The completion's reads start with the step; the project is renamed after them.

@@ -84,18 +84,29 @@ export class HashKeys {
   #chunks: Float64Array[] = [];
   #n = 0;
   #sorted: Float64Array | null = null;
+  #released = false;
 
   /** Adds a hash; every hash comes before the first lookup. */
   add(hash: number): void {
     if (this.#sorted) throw new Error("HashKeys: every hash comes before the first lookup");
+    this.#live();
     const at = this.#n % KEY_CHUNK;
     if (at === 0) this.#chunks.push(new Float64Array(KEY_CHUNK));
     this.#chunks[this.#chunks.length - 1][at] = hash;
     this.#n++;
   }
 
+  /**
+   * A lookup after `release` would find nothing (its buffers are detached) and answer as if no
+   * hash were there: a pass moved before its readers would report wrong findings, not fail.
+   */
+  #live(): void {
+    if (this.#released) throw new Error("HashKeys: used after release");
+  }
+
   /** Sorts once (repeats dropped); answers the sorted hashes. */
   seal(): Float64Array {
+    this.#live();
     if (this.#sorted) return this.#sorted;
     const all = new Float64Array(this.#n);
     for (let c = 0; c < this.#chunks.length; c++) {
@@ -119,6 +130,7 @@ export class HashKeys {
   release(): void {
     release(this.#sorted, ...this.#chunks);
     this.#chunks = [];
+    this.#released = true;
   }
 
   /** Whether it is sealed (no hash may be added). */
@@ -133,11 +145,11 @@ export class HashKeys {
 
   /** The rank of a hash among the distinct hashes, or -1; seals. */
   indexOf(hash: number): number {
-    return sortedIndexOf(this.#sorted ?? this.seal(), hash);
+    return sortedIndexOf(this.seal(), hash);
   }
 
   /** The hash of a rank (sealed). */
   at(i: number): number {
-    return (this.#sorted ?? this.seal())[i];
+    return this.seal()[i];
   }
 }
