@@ -216,10 +216,14 @@ Deno.test("an audit queued or running at the due time serves the slot: no second
         key,
         body: { cadence: "weekly", hour_utc: 6, day_of_week: "tuesday" },
       });
+      // Started a second before the slot (this process runs it at once): a start days earlier
+      // would be past its crawl deadline by the slot, and over before the slot's tick.
+      const due = Date.parse(put.body.next_run_at);
+      app.clock.set(due - 1_000);
       gated.hold();
       const manual = await app.req("POST", `/v1/projects/${projectId}/audits`, { key });
       assert.equal(manual.status, 202);
-      app.clock.set(Date.parse(put.body.next_run_at));
+      app.clock.set(due);
       const s = await tickUntilSchedule(app, key, projectId, (s) => s.runs === 1);
       assert.equal(s.last_run.outcome, "audit_in_progress");
       assert.equal(s.last_run.audit_id, manual.body.audit_id);
