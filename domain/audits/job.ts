@@ -10,7 +10,6 @@ import { atomic, classifyFailure, type Deps, keys, KvMemo, read } from "../platf
 import {
   callHelper,
   type CrawlInput,
-  type CrawlOutcome,
   type CrawlState,
   holdHelperSlot,
   rangeSplits,
@@ -143,9 +142,8 @@ export async function runAuditJob(
   }
   const stop = heartbeat.stop;
 
-  let outcome: CrawlOutcome | null = null;
-  /** The state the last step committed, with `outcome`. */
-  let outcomeState: CrawlState | undefined;
+  /** The crawl state the audit's last step committed (its outcome in `result`). */
+  let finished: CrawlState | undefined;
   /** Where the records' keys are cut into ranges, as the site-wide passes told it. */
   let splits: readonly string[] = [];
   /** The page groups, counted by the site-wide checks' last pass (written with the step). */
@@ -200,10 +198,7 @@ export async function runAuditJob(
     });
     if (step.committed) recordCrawlStep(step.fetched);
     if (step.committed && step.state) await callHelpers(deps, auditId, step.state, runner);
-    if (step.committed && step.done) {
-      outcome = step.state!.result;
-      outcomeState = step.state!;
-    }
+    if (step.committed && step.done) finished = step.state!;
     // A delayed step is the queue's to deliver: the chain must not spin through the pause.
     next = step.committed && !step.done && step.delayMs === 0;
     // The next step, taken at once in this process (jobs/audit_jobs.ts), claims from the
@@ -240,6 +235,7 @@ export async function runAuditJob(
   } finally {
     await stop();
   }
+  const outcome = finished?.result;
   if (outcome) {
     // The site-wide passes of a large site outlast a short lease: the claim keeps it meanwhile,
     // from the record as the step's heartbeat left it.
@@ -253,7 +249,7 @@ export async function runAuditJob(
         groupsStored: groups?.ended === true,
         latest: finishing.known,
         reads: ahead,
-        state: outcomeState,
+        state: finished,
       });
     } finally {
       await finishing.stop();
