@@ -14,7 +14,6 @@ import {
   type Funding,
   isActive,
   type Payer,
-  readBalance,
   readPayer,
   renderedAuditCharge,
   UNIT_PRICES,
@@ -265,7 +264,7 @@ async function chargeRendered(
   op.check(subEntry);
   const amount = UNIT_PRICES[charge.unit];
   // A live actor's (sandbox actors were refused above).
-  const balance = (await payer).balance ?? await readBalance(kv, actor.accountId);
+  const balance = (await payer).balance!;
   addDebit(op, balance, { accountId: actor.accountId, amount, reason: charge.unit, ref, now });
   return { kind: "credits", amount, unit: charge.unit };
 }
