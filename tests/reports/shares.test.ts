@@ -267,15 +267,18 @@ async function allPages(app: TestApp, key: string, path: string, limit: number) 
   return { items, pages };
 }
 
+/** A share link made a millisecond after the last, so "newest first" and id order agree. */
+function shareLater(app: TestApp, key: string, path: string) {
+  app.clock.advance(1);
+  return app.req("POST", path, { key, body: {} });
+}
+
 Deno.test("share cap: 20 live links per audit, exactly, however many were revoked; listed newest first, paged", () =>
   withApp(async (app) => {
     const { key, accountId } = await app.signup();
     const { auditId } = await seededAudit(app, key, accountId);
     const path = `/v1/audits/${auditId}/shares`;
-    const create = async () => {
-      app.clock.advance(1); // a millisecond apart, so "newest first" is one order
-      return await app.req("POST", path, { key, body: {} });
-    };
+    const create = () => shareLater(app, key, path);
     // Ten cycles: create until 409, revoke them all; 200 revoked records stay listed a week.
     for (let round = 0; round < 10; round++) {
       const made: string[] = [];
@@ -524,8 +527,7 @@ Deno.test("a completed audit's share_url on an account not indexed yet: the newe
     const { auditId } = await seededAudit(app, key, accountId);
     const path = `/v1/audits/${auditId}/shares`;
     const create = async () => {
-      app.clock.advance(1); // a millisecond apart: ids in creation order
-      const res = await app.req("POST", path, { key, body: {} });
+      const res = await shareLater(app, key, path);
       assert.equal(res.status, 201, res.text);
       return res.body as { share_id: string; url: string };
     };
