@@ -45,6 +45,42 @@ Deno.test("near-duplicate similarity: a few words changed stays high, other text
   assert.equal(similarity(sa, fp(a).sig), 1);
 });
 
+Deno.test("fingerprints are the same across releases: stored ones are compared with new ones", () => {
+  // An incremental re-audit compares a page's stored text hash and signature with a fresh one;
+  // these figures are what earlier releases computed.
+  const t = "Hello world, again and again: 日本語 text\u00a0here. " +
+    Array.from({ length: 200 }, (_, i) => `word${i % 37} Other${i % 11}`).join(" ");
+  const f = fp(t);
+  let sig = 0;
+  for (const b of f.sig) sig = (Math.imul(sig, 31) + b) >>> 0;
+  assert.deepEqual([f.words, f.exact, sig], [410, 597787571480884, 1371587724]);
+  assert.deepEqual([fp("").exact, fp("one").exact], [2271358496662398, 1841754485596266]);
+});
+
+Deno.test("similarity with a threshold: the same answer at or above it, below it otherwise", () => {
+  // Signatures that differ in a chosen number of bins, some bins empty in one or both.
+  let x = 17;
+  const rand = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0);
+  let near = 0;
+  for (let pair = 0; pair < 5_000; pair++) {
+    const a = new Uint16Array(64).map(() => rand() % 0xfffe);
+    const b = a.slice();
+    const differ = rand() % 30;
+    for (let k = 0; k < differ; k++) b[rand() % 64] = rand() % 0xfffe;
+    for (let k = rand() % 6; k > 0; k--) a[rand() % 64] = b[rand() % 64] = 0xffff;
+    if (rand() % 4 === 0) a[rand() % 64] = 0xffff;
+    const full = similarity(a, b);
+    for (const t of [0.5, 0.8, 0.9]) {
+      const cut = similarity(a, b, t);
+      if (full >= t) assert.equal(cut, full, `pair ${pair} at ${t}`);
+      else assert.ok(cut < t, `pair ${pair} at ${t}: ${cut} for ${full}`);
+    }
+    if (full >= 0.8) near++;
+  }
+  // Both sides of the threshold were exercised.
+  assert.ok(near > 500 && near < 4_500, `near pairs ${near}`);
+});
+
 Deno.test("page facts: visible text only, the whole page, scripts and styles excluded", () => {
   const url = new URL("https://s.test/");
   const long = text(3, 600);

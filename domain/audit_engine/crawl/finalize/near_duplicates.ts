@@ -302,7 +302,7 @@ export async function nearDuplicates(
         for (const o of held) {
           if (open === 0 && near.has(a.hash)) break;
           if (o.text === a.text || (near.has(a.hash) && near.has(o.hash))) continue;
-          const sim = similarity(a.sig, o.sig);
+          const sim = similarity(a.sig, o.sig, NEAR_SIMILARITY);
           if (sim >= NEAR_SIMILARITY) {
             found(a, o, sim, false);
             found(o, a, sim, true);
