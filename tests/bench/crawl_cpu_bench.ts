@@ -27,6 +27,8 @@ const SIZES = (Deno.env.get("BENCH_CPU_PAGES") ??
   (Deno.env.get("SERPWRIGHT_DEEP") === "1" ? "10000,100000" : "10000")).split(",").map(Number);
 /** `BENCH_CPU_PROFILE=<dir>`: the service writes a V8 CPU profile there (read it with cpu_profile_top.ts). */
 const PROFILE_DIR = Deno.env.get("BENCH_CPU_PROFILE");
+/** `BENCH_CPU_KB`: the pages' size in KB (default 15, the issue's ~15 KB pages; 0: ~2.8 KB). */
+const PAGE_KB = Number(Deno.env.get("BENCH_CPU_KB") ?? 15);
 const FLAGS = [
   "--v8-flags=--max-semi-space-size=2",
   ...(PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : []),
@@ -101,7 +103,7 @@ async function floorCpuMs(origin: string, pages: number): Promise<number> {
 }
 
 for (const pages of SIZES) {
-  const site = await startSiteProcess("big_site.ts", String(pages));
+  const site = await startSiteProcess("big_site.ts", String(pages), `kb=${PAGE_KB}`);
   const kvFile = await tempKvPath();
   const server = await startServer(
     kvFile.path,

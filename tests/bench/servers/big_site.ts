@@ -10,17 +10,21 @@
  * With an argument `delay=<ms>`, every page answers after that delay (a realistic server's
  * latency, for the partitioned crawl's bench).
  *
+ * With an argument `kb=<n>`, every page's article grows to about n KB of HTML (sections of
+ * paragraphs with inline markup, as a real article has): the issue's ~15 KB pages are `kb=15`.
+ *
  * With an argument `validators`, pages send an ETag and a Last-Modified and answer 304 to a
  * matching `If-None-Match`; `POST /__change?percent=5` then changes that share of the pages (a
  * seeded choice: their text, so their ETag), for an incremental re-audit. `/__stats` also says
  * the HTML bytes sent and the 304s answered.
  *
- * Run: deno run -A tests/bench/servers/big_site.ts 100000 [resources] [validators] [delay=50]
+ * Run: deno run -A tests/bench/servers/big_site.ts 100000 [resources] [validators] [delay=50] [kb=15]
  */
 const N = Number(Deno.args[0] ?? 1000);
 const RESOURCES = Deno.args.includes("resources");
 const VALIDATORS = Deno.args.includes("validators");
 const DELAY_MS = Number(Deno.args.find((a) => a.startsWith("delay="))?.slice(6) ?? 0);
+const PAGE_BYTES = 1024 * Number(Deno.args.find((a) => a.startsWith("kb="))?.slice(3) ?? 0);
 /** Pages i with `(i * 7919) % 100 < changed` serve their second version. */
 let changed = 0;
 let htmlBytes = 0;
@@ -44,6 +48,18 @@ function pageHtml(i: number): string {
   const words: string[] = [];
   const shift = isChanged(i) ? 1 : 0;
   for (let k = 0; k < 300; k++) words.push(WORDS[(i + k * 3 + shift) % WORDS.length]);
+  const article: string[] = [];
+  for (let section = 0, bytes = 1400 + words.length * 6; bytes < PAGE_BYTES; section++) {
+    const part =
+      `<section class="article-part" id="part-${section}"><h2>Part ${section} of page ${i}` +
+      `</h2><p class="lede">${words.slice(section % 50, (section % 50) + 40).join(" ")} <em>${
+        WORDS[(i + section) % WORDS.length]
+      }</em> and <strong>${WORDS[(i * 3 + section) % WORDS.length]}</strong>.</p><p>${
+        words.slice((section * 7) % 200, ((section * 7) % 200) + 90).join(" ")
+      } <a href="/p/${(i * 11 + section * 17) % N}">more</a>.</p></section>\n`;
+    article.push(part);
+    bytes += part.length;
+  }
   const title = i % 500 === 7 ? "" : `<title>Generated page number ${i} of the big site</title>`;
   const assets = RESOURCES
     ? `<link rel="stylesheet" href="/app.css"><script src="/app.js" defer></script>`
@@ -53,7 +69,9 @@ function pageHtml(i: number): string {
 <meta name="description" content="Benchmark page ${i}: a generated page with enough text and links to look real.">
 <meta name="viewport" content="width=device-width, initial-scale=1">${assets}</head><body>
 <nav><ul>${links.map((l, k) => `<li><a href="${l}">Topic ${k}</a></li>`).join("")}</ul></nav>
-<main><h1>Page ${i}</h1>${image}<p>${words.join(" ")} ${i}.</p></main></body></html>`;
+<main><h1>Page ${i}</h1>${image}<p>${words.join(" ")} ${i}.</p>${
+    article.join("")
+  }</main></body></html>`;
 }
 
 const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
