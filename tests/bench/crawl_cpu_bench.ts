@@ -67,6 +67,34 @@ function treeCpuMs(pid: number): number {
   return total;
 }
 
+/**
+ * CPU of `pid`'s live threads by role, ms (Linux /proc/<pid>/task): the JavaScript thread, Deno
+ * KV's SQLite threads (`sw-*`), V8's helper threads (GC and compilation) and the rest (the async
+ * runtime's I/O threads). Threads that already ended are not counted.
+ */
+function threadCpuMs(pid: number): Record<string, number> {
+  const out: Record<string, number> = { js: 0, kv: 0, v8: 0, other: 0 };
+  try {
+    for (const e of Deno.readDirSync(`/proc/${pid}/task`)) {
+      const stat = Deno.readTextFileSync(`/proc/${pid}/task/${e.name}/stat`);
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const ms = (Number(f[11]) + Number(f[12])) * TICK_MS;
+      const role = e.name === String(pid)
+        ? "js"
+        : /^sw-/.test(name)
+        ? "kv"
+        : /^V8 /.test(name)
+        ? "v8"
+        : "other";
+      out[role] += ms;
+    }
+  } catch {
+    // the process ended
+  }
+  return out;
+}
+
 /** The kernel's high-water mark of RSS of `pid`'s first child process, MiB (Linux /proc). */
 function childPeakMib(pid: number): number {
   for (const e of Deno.readDirSync("/proc")) {
@@ -127,6 +155,7 @@ for (const pages of SIZES) {
     const project = await newProject(server, key, site.origin);
     const servedBefore = (await site.stats()).served;
     const cpuBefore = treeCpuMs(server.pid!);
+    const threadsBefore = threadCpuMs(server.pid!);
     const started = await server.req("POST", `/v1/projects/${project}/audits`, { key });
     let status = "";
     while (status !== "completed" && status !== "failed") {
@@ -135,6 +164,7 @@ for (const pages of SIZES) {
         .status;
     }
     const cpu = treeCpuMs(server.pid!) - cpuBefore;
+    const threads = threadCpuMs(server.pid!);
     const child = RUNNER === "child"
       ? `; worker child peak RSS ${childPeakMib(server.pid!)} MiB`
       : "";
@@ -145,8 +175,16 @@ for (const pages of SIZES) {
       `crawl cpu ${pages / 1000}k: ${status}; service ${perPage.toFixed(2)} ms CPU per page ` +
         `(${crawled} requests, worker child included); floor (bare fetch, 8 in flight, + bare ` +
         `htmlparser2 parse) ${floorPer.toFixed(2)} ms; ratio ${(perPage / floorPer).toFixed(1)}x ` +
-        `(target <= 2x) ${perPage / floorPer <= 2 ? "OK" : "MISS"}; jobs ${RUNNER}${child}`,
+        `(target <= 2x) ${perPage / floorPer <= 2 ? "OK" : "MISS"}; jobs ${RUNNER}${child}; ` +
+        `${PAGE_KB ? `~${PAGE_KB} KB` : "~2.8 KB"} pages`,
     );
+    if (RUNNER === "inline") {
+      const per = (role: string) => ((threads[role] - threadsBefore[role]) / crawled).toFixed(2);
+      console.log(
+        `  by thread, ms a page: JavaScript ${per("js")}, KV's SQLite ${per("kv")}, ` +
+          `V8 helpers (GC, compiler) ${per("v8")}, other ${per("other")}`,
+      );
+    }
   } finally {
     // A profile is written only by a process that exits on its own.
     await (PROFILE_DIR ? server.stop() : server.kill());
