@@ -6,9 +6,10 @@
  * neither side pays for serving. The issue's target: the service within 2x the floor.
  *
  * `BENCH_CPU_PAGES` sets the sizes (comma-separated; default 10000, with `SERPWRIGHT_DEEP=1`
- * 10000,100000); `BENCH_CPU_RUNNER=child` runs the jobs in the worker child (with its peak RSS);
+ * 10000,100000); the jobs run in the worker child, as `deno task start` runs them (its peak RSS
+ * printed), or with `BENCH_CPU_RUNNER=inline` in the service's own process;
  * `BENCH_CPU_PROFILE=<dir>` writes the service's CPU profile there (tests/bench/cpu_profile_top.ts
- * reads it).
+ * reads it), its jobs inline unless `BENCH_CPU_RUNNER=child` (then only the API is profiled).
  * Run: deno task bench crawl_cpu
  */
 import process from "node:process";
@@ -34,63 +35,78 @@ const FLAGS = [
   ...(PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : []),
 ];
 /**
- * `BENCH_CPU_RUNNER=child`: jobs in the worker child, as `deno task start` runs them (its flags:
+ * Jobs in the worker child by default, as `deno task start` runs them (its flags:
  * jobs/worker_child.ts, `WORKER_SEMI_SPACE_MIB` passed through), and the child's peak RSS
- * printed; default inline, in the service's own process under FLAGS.
+ * printed; `BENCH_CPU_RUNNER=inline`: in the service's own process under FLAGS.
  */
-const RUNNER = Deno.env.get("BENCH_CPU_RUNNER") === "child" ? "child" : "inline";
+const RUNNER = (Deno.env.get("BENCH_CPU_RUNNER") ?? (PROFILE_DIR ? "inline" : "child")) === "inline"
+  ? "inline"
+  : "child";
 const TICK_MS = 10; // /proc reports CPU in clock ticks of 1/100 s on Linux
 
-/** User + system CPU of `pid` and every live descendant, ms (Linux /proc). */
-function treeCpuMs(pid: number): number {
+/** `pid` and its live descendants (Linux /proc). */
+function processTree(pid: number): number[] {
   const children = new Map<number, number[]>();
-  const cpu = new Map<number, number>();
   for (const e of Deno.readDirSync("/proc")) {
     if (!/^\d+$/.test(e.name)) continue;
     try {
       const stat = Deno.readTextFileSync(`/proc/${e.name}/stat`);
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      const p = Number(e.name);
-      const ppid = Number(f[1]);
-      cpu.set(p, (Number(f[11]) + Number(f[12])) * TICK_MS);
-      children.set(ppid, [...(children.get(ppid) ?? []), p]);
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(e.name)]);
     } catch {
       // a process that ended while read
     }
   }
-  let total = 0;
+  const out: number[] = [];
   const walk = (p: number) => {
-    total += cpu.get(p) ?? 0;
+    out.push(p);
     for (const c of children.get(p) ?? []) walk(c);
   };
   walk(pid);
+  return out;
+}
+
+/** User + system CPU of `pid` and every live descendant, ms (Linux /proc). */
+function treeCpuMs(pid: number): number {
+  let total = 0;
+  for (const p of processTree(pid)) {
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${p}/stat`);
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      total += (Number(f[11]) + Number(f[12])) * TICK_MS;
+    } catch {
+      // a process that ended while read
+    }
+  }
   return total;
 }
 
 /**
- * CPU of `pid`'s live threads by role, ms (Linux /proc/<pid>/task): the JavaScript thread, Deno
- * KV's SQLite threads (`sw-*`), V8's helper threads (GC and compilation) and the rest (the async
- * runtime's I/O threads). Threads that already ended are not counted.
+ * CPU of the live threads of `pid` and its descendants by role, ms (Linux /proc/<pid>/task): the
+ * JavaScript threads, Deno KV's SQLite threads (`sw-*`), V8's helper threads (GC and compilation)
+ * and the rest (the async runtime's I/O threads). Threads that already ended are not counted.
  */
-function threadCpuMs(pid: number): Record<string, number> {
+function threadCpuMs(root: number): Record<string, number> {
   const out: Record<string, number> = { js: 0, kv: 0, v8: 0, other: 0 };
-  try {
-    for (const e of Deno.readDirSync(`/proc/${pid}/task`)) {
-      const stat = Deno.readTextFileSync(`/proc/${pid}/task/${e.name}/stat`);
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      const ms = (Number(f[11]) + Number(f[12])) * TICK_MS;
-      const role = e.name === String(pid)
-        ? "js"
-        : /^sw-/.test(name)
-        ? "kv"
-        : /^V8 /.test(name)
-        ? "v8"
-        : "other";
-      out[role] += ms;
+  for (const pid of processTree(root)) {
+    try {
+      for (const e of Deno.readDirSync(`/proc/${pid}/task`)) {
+        const stat = Deno.readTextFileSync(`/proc/${pid}/task/${e.name}/stat`);
+        const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+        const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        const ms = (Number(f[11]) + Number(f[12])) * TICK_MS;
+        const role = e.name === String(pid)
+          ? "js"
+          : /^sw-/.test(name)
+          ? "kv"
+          : /^V8 /.test(name)
+          ? "v8"
+          : "other";
+        out[role] += ms;
+      }
+    } catch {
+      // the process ended
     }
-  } catch {
-    // the process ended
   }
   return out;
 }
@@ -178,13 +194,11 @@ for (const pages of SIZES) {
         `(target <= 2x) ${perPage / floorPer <= 2 ? "OK" : "MISS"}; jobs ${RUNNER}${child}; ` +
         `${PAGE_KB ? `~${PAGE_KB} KB` : "~2.8 KB"} pages`,
     );
-    if (RUNNER === "inline") {
-      const per = (role: string) => ((threads[role] - threadsBefore[role]) / crawled).toFixed(2);
-      console.log(
-        `  by thread, ms a page: JavaScript ${per("js")}, KV's SQLite ${per("kv")}, ` +
-          `V8 helpers (GC, compiler) ${per("v8")}, other ${per("other")}`,
-      );
-    }
+    const per = (role: string) => ((threads[role] - threadsBefore[role]) / crawled).toFixed(2);
+    console.log(
+      `  by thread, ms a page: JavaScript ${per("js")}, KV's SQLite ${per("kv")}, ` +
+        `V8 helpers (GC, compiler) ${per("v8")}, other ${per("other")}`,
+    );
   } finally {
     // A profile is written only by a process that exits on its own.
     await (PROFILE_DIR ? server.stop() : server.kill());
