@@ -136,10 +136,18 @@ export function keyBytes(key: Deno.KvKey): number {
 export function valueBytes(value: unknown): number {
   if (value instanceof Uint8Array && value.constructor === Uint8Array) return value.byteLength;
   if (value instanceof Deno.KvU64) return 8;
-  return 4 + serializedBytes(value, new Set());
+  ancestors.length = 0; // a walk that threw (a getter) left its stack
+  return 4 + serializedBytes(value);
 }
 
-function serializedBytes(v: unknown, open: Set<object>): number {
+/**
+ * The objects the walk is inside, outermost first: one met again is a cycle, written as a
+ * back-reference. A stack searched in full, not a set: values are a few levels deep, and a
+ * set per value cost the crawl more than the walk itself (~14 values a page).
+ */
+const ancestors: object[] = [];
+
+function serializedBytes(v: unknown): number {
   switch (typeof v) {
     case "string":
       return 7 + 2 * v.length; // tag, length varint, padding, two-byte form
@@ -156,27 +164,27 @@ function serializedBytes(v: unknown, open: Set<object>): number {
   }
   if (v === null) return 1;
   const o = v as object;
-  if (open.has(o)) return 6; // a back-reference
+  if (ancestors.includes(o)) return 6; // a back-reference
   if (ArrayBuffer.isView(o)) return 24 + o.buffer.byteLength; // the whole buffer is written
   if (o instanceof ArrayBuffer) return 6 + o.byteLength;
   if (o instanceof Date) return 9;
   if (o instanceof RegExp) return 12 + 2 * o.source.length;
   if (o instanceof Deno.KvU64) return 16;
-  open.add(o);
+  ancestors.push(o);
   let n = 12;
   if (Array.isArray(o)) {
-    for (const x of o) n += serializedBytes(x, open);
+    for (const x of o) n += serializedBytes(x);
   } else if (o instanceof Map) {
-    for (const [k, x] of o) n += serializedBytes(k, open) + serializedBytes(x, open);
+    for (const [k, x] of o) n += serializedBytes(k) + serializedBytes(x);
   } else if (o instanceof Set) {
-    for (const x of o) n += serializedBytes(x, open);
+    for (const x of o) n += serializedBytes(x);
   } else {
     for (const k in o) {
       if (!Object.hasOwn(o, k)) continue;
-      n += 7 + 2 * k.length + serializedBytes((o as Record<string, unknown>)[k], open);
+      n += 7 + 2 * k.length + serializedBytes((o as Record<string, unknown>)[k]);
     }
   }
-  open.delete(o);
+  ancestors.pop();
   return n;
 }
 

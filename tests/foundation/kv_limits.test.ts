@@ -200,3 +200,25 @@ Deno.test("kv limits: the estimates never under-count what Deno KV accepts", asy
     raw.close();
   }
 });
+
+Deno.test("kv limits: a cycle is a back-reference, a shared object counts each time", () => {
+  const a: unknown[] = [];
+  a.push(a, a);
+  assert.equal(valueBytes(a), 4 + 12 + 6 + 6);
+  const shared = { s: "ab" };
+  const twice = valueBytes([shared, shared]);
+  assert.equal(twice, 4 + 12 + 2 * (12 + 7 + 2 + 7 + 4));
+  // A walk a getter broke off leaves nothing behind: the same value is measured in full after.
+  const page: Record<string, unknown> = { s: "ab" };
+  Object.defineProperty(page, "x", {
+    get: () => {
+      throw new Error("getter");
+    },
+    enumerable: true,
+    configurable: true,
+  });
+  const outer = [page];
+  assert.throws(() => valueBytes(outer), /getter/);
+  delete page.x;
+  assert.equal(valueBytes(outer), 4 + 12 + (12 + 7 + 2 + 7 + 4));
+});
