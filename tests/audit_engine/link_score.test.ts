@@ -1,11 +1,19 @@
 /**
  * The link score (domain/audit_engine/crawl/link_score.ts): a PageRank over the internal link graph on a
  * 0–100 logarithmic scale, checked on graphs whose ranks are known, with links counted once per
- * page, links to non-pages ignored, and no score at all past the cap.
+ * page, links to non-pages ignored, and no score at all past the cap; the link pass's one lookup
+ * per link in the keys it shares with the URL table.
  */
 import assert from "node:assert/strict";
 import { LinkScores } from "../../domain/audit_engine/crawl/link_score.ts";
 import { HashKeys } from "../../domain/audit_engine/crawl/sorted_hashes.ts";
+import { finalizeCrawl } from "../../domain/audit_engine/crawl/finalize.ts";
+import {
+  synthKind,
+  synthLinks,
+  synthState,
+  writeSyntheticCrawl,
+} from "../helpers/synthetic_crawl.ts";
 
 /** Builds a graph from `page → targets` and returns each page's score. */
 async function scores(graph: Record<number, number[]>, opts?: { maxEdges?: number }) {
@@ -173,4 +181,56 @@ Deno.test("a released hash table throws on use rather than answering as if empty
   assert.throws(() => keys.indexOf(9), /used after release/);
   assert.throws(() => keys.at(0), /used after release/);
   assert.throws(() => keys.add(3), /used after release|before the first lookup/);
+});
+
+Deno.test("a link added by its slot among the shared keys counts as one added by hash", async () => {
+  const keys = new HashKeys();
+  for (const h of [10, 20, 30, 40, 50]) keys.add(h);
+  const byHash = new LinkScores({ keys });
+  const bySlot = new LinkScores({ keys });
+  assert.equal(bySlot.sharesKeys(keys), true);
+  assert.equal(bySlot.sharesKeys(new HashKeys()), false);
+  // 30 is a URL but not a page; 99 is not even a URL (no slot).
+  for (const g of [byHash, bySlot]) for (const p of [10, 20, 40, 50]) g.addPage(p);
+  const runs: [number, number[]][] = [[10, [20, 30, 99, 20]], [20, [10, 40]], [40, [50]], [
+    50,
+    [10],
+  ]];
+  for (const [p, targets] of runs) {
+    byHash.beginPage(p);
+    bySlot.beginPage(p);
+    for (const t of targets) {
+      assert.equal(bySlot.addLinkAt(keys.indexOf(t)), byHash.addLink(t), `link to ${t}`);
+    }
+  }
+  await byHash.compute();
+  await bySlot.compute();
+  for (const h of [10, 20, 30, 40, 50, 99]) assert.equal(bySlot.scoreOf(h), byHash.scoreOf(h));
+});
+
+Deno.test("the link pass looks each followable link up once in the URL keys it shares with the link score", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const n = 2_000;
+  const lookup = HashKeys.prototype.indexOf;
+  let lookups = 0;
+  try {
+    await writeSyntheticCrawl(kv, "aud_lookups", n, 100);
+    let followable = 0;
+    for (let i = 0; i < n; i++) {
+      if (synthKind(i, n, 100) === "html") followable += synthLinks(i, n).length;
+    }
+    HashKeys.prototype.indexOf = function (hash: number) {
+      lookups++;
+      return lookup.call(this, hash);
+    };
+    await finalizeCrawl(kv, "aud_lookups", synthState(n));
+    // Each followable link once (the URL table's count and the link score both take its slot),
+    // then about three lookups a URL (its link score run, inlinks and score as it is annotated).
+    // Two searches a link, as before, would pass 2 × the links (the site has ~3.7 a page).
+    assert.ok(lookups >= followable, `${lookups} lookups`);
+    assert.ok(lookups < followable + 3.5 * n, `${lookups} lookups, ${followable} links`);
+  } finally {
+    HashKeys.prototype.indexOf = lookup;
+    kv.close();
+  }
 });

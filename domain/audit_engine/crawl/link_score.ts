@@ -128,7 +128,11 @@ export class LinkScores {
   #indexOf(hash: number): number {
     this.#seal();
     if (!this.#keys) return this.#nodes!.indexOf(hash);
-    const k = this.#keys.indexOf(hash);
+    return this.#pageAt(this.#keys.indexOf(hash));
+  }
+
+  /** The index of the page at slot `k` of the shared keys, or -1 (no such slot, not a page). */
+  #pageAt(k: number): number {
     if (k < 0) return -1;
     const word = this.#bits![k >>> 5];
     const bit = k & 31;
@@ -152,7 +156,24 @@ export class LinkScores {
    * resolve it, e.g. a redirect, and try again).
    */
   addLink(target: number): boolean {
-    const to = this.#indexOf(target);
+    return this.#addPageLink(this.#indexOf(target));
+  }
+
+  /** Whether `keys` are the ones the pages are among (then `addLinkAt` takes their slots). */
+  sharesKeys(keys: HashKeys): boolean {
+    return this.#keys === keys;
+  }
+
+  /**
+   * `addLink` for a target found at slot `k` of the shared keys (-1: not among them): a caller
+   * that looked the hash up for its own use spares a second binary search.
+   */
+  addLinkAt(k: number): boolean {
+    this.#seal();
+    return this.#addPageLink(this.#pageAt(k));
+  }
+
+  #addPageLink(to: number): boolean {
     if (to < 0) return false;
     if (this.#current < 0 || this.#overflow || to === this.#current) return true;
     if (this.#seen.has(to)) return true;

@@ -64,6 +64,7 @@ export async function readLinks(
   { redirects, broken, failing, linkScores, urls, names, splits }: LinkInputs,
 ): Promise<LinkGraph> {
   const pace = new Pacer(LINKS_PER_YIELD);
+  const shared = linkScores.sharesKeys(urls.keys);
   let src = "";
   let srcBroken = false;
   let srcRedirect = false;
@@ -84,8 +85,12 @@ export async function readLinks(
         const via = end === h ? -1 : redirects.targetOf(h);
         if (h === self) continue;
         if (i < followable) {
-          if (!linkScores.addLink(h) && via >= 0 && end >= 0) linkScores.addLink(end);
-          urls.link(h);
+          // One binary search for both tables when the link score shares the URL table's keys.
+          const slot = shared ? urls.slotOf(h) : -1;
+          const page = shared ? linkScores.addLinkAt(slot) : linkScores.addLink(h);
+          if (!page && via >= 0 && end >= 0) linkScores.addLink(end);
+          if (shared) urls.linkAt(slot);
+          else urls.link(h);
         }
         const b = broken.get(h);
         if (b) {

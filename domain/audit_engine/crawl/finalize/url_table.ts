@@ -51,8 +51,18 @@ export class UrlTable {
 
   /** One followable link to `to` (a hash); a target without a record is not kept. */
   link(to: number): void {
+    this.linkAt(this.slotOf(to));
+  }
+
+  /** A URL's slot among the keys (-1: no record), for `linkAt` and a sharer's own lookups. */
+  slotOf(hash: number): number {
+    this.#counts();
+    return this.keys.indexOf(hash);
+  }
+
+  /** `link` for a URL already looked up (`slotOf`). */
+  linkAt(i: number): void {
     const counts = this.#counts();
-    const i = this.keys.indexOf(to);
     if (i < 0) return;
     if (counts[i] < SATURATED) counts[i]++;
     else this.#big.set(i, (this.#big.get(i) ?? SATURATED) + 1);
