@@ -8,7 +8,7 @@ import { runAuditDetailed } from "../../domain/audit_engine/run_audit.ts";
 import { ALL_CHECKS } from "../../domain/audit_engine/checks/index.ts";
 import { evidenceColumns } from "../../domain/audit_engine/evidence_columns.ts";
 import type { CheckTally } from "../../domain/audit_engine/types.ts";
-import { base, CASES, type SiteCase } from "./check_cases.ts";
+import { base, CASES, type CheckCase, type SiteCase } from "./check_cases.ts";
 import { type FakeSite, serveSite, TEST_CA } from "../helpers/sites.ts";
 
 /** Evidence fields seen that a check's CSV columns (evidence_columns.ts) do not name. */
@@ -87,9 +87,16 @@ Deno.test("the clean base site of the manifest fires nothing", async () => {
   assert.deepEqual(fired(t), []);
 });
 
+/** The longest a case's site makes a response wait: such sites go first, their waits overlapped. */
+function slowest(c: CheckCase): number {
+  const routes = [c.fire, c.quiet].flatMap((s) => Object.values(s.routes("https://127.0.0.1")));
+  return Math.max(0, ...routes.map((r) => r?.delayMs ?? 0));
+}
+
 Deno.test("every check fires on its fixture site and stays quiet on its counterpart", async () => {
   const jobs: (() => Promise<string | null>)[] = [];
-  for (const [id, c] of Object.entries(CASES)) {
+  const cases = Object.entries(CASES).sort(([, a], [, b]) => slowest(b) - slowest(a));
+  for (const [id, c] of cases) {
     jobs.push(async () => {
       const t = (await auditCase(c.fire)).get(id);
       return t && t.affected > 0 ? null : `${id}: did not fire (${JSON.stringify(t)})`;
