@@ -641,15 +641,6 @@ export interface LinkChunk {
   a: string[];
   /** How many of the first targets are followable. */
   f: number;
-  /**
-   * Chunk 0 only: the page's anchors (`AnchorsValue.h`), carried here rather than under a key of
-   * their own, one KV write fewer a page (crawl/anchors.ts). Absent: they are under
-   * `audit_anchors/<url>` (a page without links, an overflowing rendered set, or a chunk written
-   * before they moved).
-   */
-  h?: number[];
-  /** With `h`: the page had more anchors than it keeps (`AnchorsValue.more`). */
-  more?: boolean;
 }
 
 /** One URL the crawl met: the seen set, the page inventory and the input of the site checks. */

@@ -1,8 +1,7 @@
 /**
  * broken_fragment (issue 32): the anchors and fragment links one parse collects
  * (facts/fragments.ts), and the site-wide join through redirects, with the per-page caps that
- * keep memory bounded (a page with more anchors than the cap is not judged against); where a
- * page's anchor set is stored (its first link chunk, or a key of its own) and read back.
+ * keep memory bounded (a page with more anchors than the cap is not judged against).
  */
 import assert from "node:assert/strict";
 import { extractPageFacts } from "../../domain/audit_engine/facts/extract.ts";
@@ -12,18 +11,8 @@ import {
   MAX_FRAGMENT_LINKS,
 } from "../../domain/audit_engine/facts/fragments.ts";
 import { runAuditDetailed } from "../../domain/audit_engine/run_audit.ts";
-import {
-  addRenderedAnchors,
-  anchorSet,
-  readAnchorSets,
-  writeFragmentFacts,
-} from "../../domain/audit_engine/crawl/anchors.ts";
-import {
-  LINK_CHUNK_BYTES,
-  urlHash,
-  WriteBatch,
-  writeLinks,
-} from "../../domain/audit_engine/crawl/store.ts";
+import { addRenderedAnchors, writeFragmentFacts } from "../../domain/audit_engine/crawl/anchors.ts";
+import { WriteBatch } from "../../domain/audit_engine/crawl/store.ts";
 import type { AnchorsValue } from "../../domain/audit_engine/types.ts";
 import { keys } from "../../kv/keys.ts";
 import { html, page, serveSite, TEST_CA } from "../helpers/sites.ts";
@@ -126,119 +115,6 @@ Deno.test("a rendered page's anchors join its stored set (an anchor a script wri
     assert.deepEqual(stored, { h: ["static", "tab-2"].map(anchorHash), more: false });
     const none = await kv.get(keys.auditAnchors("aud_r", "https://s.test/never-crawled"));
     assert.equal(none.value, null);
-  } finally {
-    kv.close();
-  }
-});
-
-/** `kv`, with each atomic set counted by its key's family in `sets`. */
-function countingSets(kv: Deno.Kv, sets: Map<string, number>): Deno.Kv {
-  return new Proxy(kv, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target);
-      if (prop !== "atomic") return typeof value === "function" ? value.bind(target) : value;
-      return () => {
-        const op = target.atomic();
-        const set = op.set.bind(op);
-        op.set = (key: Deno.KvKey, v: unknown, o?: { expireIn?: number }) => {
-          sets.set(String(key[0]), (sets.get(String(key[0])) ?? 0) + 1);
-          return set(key, v, o);
-        };
-        return op;
-      };
-    },
-  });
-}
-
-Deno.test("a page with links carries its anchors in its first link chunk (no key of their own); a page without links, or a chunk written before they moved, keeps the key; the join reads both", async () => {
-  const base = await Deno.openKv(":memory:");
-  const sets = new Map<string, number>();
-  const kv = countingSets(base, sets);
-  const A = "aud_carry";
-  try {
-    const batch = new WriteBatch(kv);
-    const linked = facts('<h2 id="one">s</h2><a href="/other">o</a><a href="#one">x</a>');
-    const carried = writeLinks(batch, A, "https://s.test/linked", linked, anchorSet(linked));
-    assert.equal(carried, true);
-    writeFragmentFacts(batch, A, "https://s.test/linked", linked, carried);
-    const alone = facts('<h2 id="two">s</h2>');
-    const none = writeLinks(batch, A, "https://s.test/alone", alone, anchorSet(alone));
-    assert.equal(none, false);
-    writeFragmentFacts(batch, A, "https://s.test/alone", alone, none);
-    // As a crawl in flight across the deploy stored it: a chunk without the set, the set apart.
-    const old = facts('<h2 id="three">s</h2><a href="/other">o</a>');
-    writeLinks(batch, A, "https://s.test/old", old);
-    writeFragmentFacts(batch, A, "https://s.test/old", old);
-    await batch.flush();
-    // Three pages, two with links: two anchor keys, not three.
-    assert.equal(sets.get("audit_anchors"), 2);
-    assert.equal((await base.get(keys.auditAnchors(A, "https://s.test/linked"))).value, null);
-    const read = await readAnchorSets(kv, A, [
-      "https://s.test/linked",
-      "https://s.test/alone",
-      "https://s.test/old",
-      "https://s.test/never-crawled",
-    ]);
-    assert.deepEqual(read.map((r) => r?.set ?? null), [
-      { h: [anchorHash("one")], more: false },
-      { h: [anchorHash("two")], more: false },
-      { h: [anchorHash("three")], more: false },
-      null,
-    ]);
-    // The link pass reads the carrying chunk's links as before.
-    const chunk = (await base.get(keys.auditLinks(A, "https://s.test/linked", 0))).value as {
-      t: number[];
-      f: number;
-    };
-    assert.deepEqual(chunk.t, [urlHash("https://s.test/other")]);
-    assert.equal(chunk.f, 1);
-  } finally {
-    base.close();
-  }
-});
-
-Deno.test("rendered anchors grow a carried set in its chunk, and move it to its own key when the chunk would pass KV's value limit", async () => {
-  const kv = await Deno.openKv(":memory:");
-  const A = "aud_carry_render";
-  try {
-    // A page of long-anchored links fills its first chunk to LINK_CHUNK_BYTES.
-    const full = facts(
-      '<h2 id="static">s</h2>' +
-        Array.from({ length: 480 }, (_, i) => `<a href="/p${i}">${"w".repeat(99)}${i}</a>`)
-          .join(""),
-    );
-    assert.ok(full.linkAnchors.join("").length * 2 > LINK_CHUNK_BYTES);
-    const small = facts('<h2 id="static">s</h2><a href="/x">x</a>');
-    const batch = new WriteBatch(kv);
-    for (
-      const [url, f] of [["https://s.test/full", full], ["https://s.test/small", small]] as const
-    ) {
-      writeFragmentFacts(batch, A, url, f, writeLinks(batch, A, url, f, anchorSet(f)));
-    }
-    await batch.flush();
-    const many = facts(
-      Array.from({ length: MAX_ANCHORS }, (_, i) => `<i id="r${i}"></i>`).join(""),
-    );
-    const b2 = new WriteBatch(kv); // throws at `set` on a value past KV's limit
-    await addRenderedAnchors(kv, b2, A, [
-      { url: "https://s.test/full", facts: many },
-      { url: "https://s.test/small", facts: facts('<div id="tab-2">by a script</div>') },
-    ]);
-    await b2.flush();
-    const [grownFull, grownSmall] = await readAnchorSets(kv, A, [
-      "https://s.test/full",
-      "https://s.test/small",
-    ]);
-    // The full page's set moved (its chunk carries none), capped as before; the small one stayed.
-    assert.equal(grownFull!.chunk, null);
-    assert.equal(grownFull!.set.h.length, MAX_ANCHORS);
-    assert.equal(grownFull!.set.h[0], anchorHash("static"));
-    assert.equal(grownFull!.set.more, true);
-    const fullChunk = (await kv.get(keys.auditLinks(A, "https://s.test/full", 0))).value;
-    assert.equal((fullChunk as { h?: unknown }).h, undefined);
-    assert.notEqual(grownSmall!.chunk, null);
-    assert.deepEqual(grownSmall!.set, { h: ["static", "tab-2"].map(anchorHash), more: false });
-    assert.equal((await kv.get(keys.auditAnchors(A, "https://s.test/small"))).value, null);
   } finally {
     kv.close();
   }

@@ -27,7 +27,7 @@ import {
 } from "./store.ts";
 import { Pacer, yieldToLoop } from "./event_loop.ts";
 import { ResourceQueue, writeEmbeds } from "./resource_checks.ts";
-import { anchorSet, writeFragmentFacts } from "./anchors.ts";
+import { writeFragmentFacts } from "./anchors.ts";
 import { sampleUrl } from "./url_sample.ts";
 
 /** Pages kept for article internal links (AuditReport.site.pages). */
@@ -161,9 +161,8 @@ export async function recordPages(
           noteCap(state.capsHit!, "links_per_page", caps.linksPerPage, facts.linksOverCap);
         }
         for (const f of res.page.fired) findings.add(f.id, rec.url, f.items);
-        // The anchor set rides on the first link chunk: a write less on a page with links.
-        const carried = writeLinks(batch, auditId, rec.url, facts, anchorSet(facts));
-        writeFragmentFacts(batch, auditId, rec.url, facts, carried);
+        writeLinks(batch, auditId, rec.url, facts);
+        writeFragmentFacts(batch, auditId, rec.url, facts);
         if (res.page.follow) { for (const l of facts.links) discover(l, childDepth(rec)); }
         // Frame sources are documents of their own: crawled like links, whatever the page's
         // nofollow (embedding is not linking), but not links (no inlinks, no link score).

@@ -5,14 +5,7 @@
  *
  * @module
  */
-import type {
-  AnchorsValue,
-  DupEntry,
-  Evidence,
-  LabFigures,
-  LinkChunk,
-  PageRecord,
-} from "../types.ts";
+import type { DupEntry, Evidence, LabFigures, LinkChunk, PageRecord } from "../types.ts";
 import { createHash } from "node:crypto";
 import {
   type Key,
@@ -548,26 +541,22 @@ export async function readBlob(kv: Deno.Kv, auditId: string, name: string): Prom
  * A page's internal links as hashed targets with anchor texts, followable first, then nofollow,
  * in chunks of at most LINKS_PER_CHUNK links, each closed once its estimated size passes
  * LINK_CHUNK_BYTES (long anchors in a script other than Latin would otherwise pass KV's 64 KiB).
- * `f` of a chunk: how many of its first links are followable. `carried`: the page's anchor set
- * (crawl/anchors.ts), which chunk 0 carries (its size counted in that chunk's). Returns whether
- * a chunk was written (a page without links writes none, so carries nothing).
+ * `f` of a chunk: how many of its first links are followable.
  */
 export function writeLinks(
   batch: WriteBatch,
   auditId: string,
   url: string,
   facts: Pick<PageFacts, "links" | "nofollowLinks" | "linkAnchors" | "nofollowAnchors">,
-  carried?: AnchorsValue,
-): boolean {
+): void {
   const targets = [...facts.links, ...facts.nofollowLinks];
   const anchors = [...facts.linkAnchors, ...facts.nofollowAnchors];
   const followable = facts.links.length;
   let chunk = 0;
   let from = 0;
   while (from < targets.length) {
-    // Per link: a number (9 bytes) and a string (7 + 2 per UTF-16 unit), as valueBytes counts;
-    // per carried anchor a number, and the two fields' names.
-    let size = 64 + (chunk === 0 && carried ? 32 + 9 * carried.h.length : 0);
+    // Per link: a number (9 bytes) and a string (7 + 2 per UTF-16 unit), as valueBytes counts.
+    let size = 64;
     let to = from;
     const a: string[] = [];
     while (to < targets.length && to - from < LINKS_PER_CHUNK && size <= LINK_CHUNK_BYTES) {
@@ -576,19 +565,13 @@ export function writeLinks(
       size += 16 + 2 * anchor.length;
       to++;
     }
-    const value: LinkChunk = {
+    batch.set(keys.auditLinks(auditId, url, chunk++), {
       t: targets.slice(from, to).map(urlHash),
       a,
       f: Math.max(0, Math.min(to, followable) - from),
-    };
-    if (chunk === 0 && carried) {
-      value.h = carried.h;
-      value.more = carried.more;
-    }
-    batch.set(keys.auditLinks(auditId, url, chunk++), value);
+    });
     from = to;
   }
-  return chunk > 0;
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * `broken_fragment`, site-wide: every page's stored fragment links (crawl/anchors.ts) read in KV
  * pages, each target followed through the site's internal redirects, and its stored anchors read
- * in batches of TARGETS_PER_READ (from its first link chunk, which carries them, or their own key); a link whose fragment names no `id` or `<a name>` of its target
+ * in batches of TARGETS_PER_READ; a link whose fragment names no `id` or `<a name>` of its target
  * is broken (page → link → missing anchor). A target that is not an HTML page the crawl fetched
  * (not crawled, failed, a PDF), or whose anchors were more than the per-page cap, is not judged.
  *
@@ -25,8 +25,7 @@ import type { AnchorsValue } from "../../types.ts";
 import { keys } from "../../../platform/mod.ts";
 import { anchorHash, fragmentNames } from "../../facts/fragments.ts";
 import { yieldToLoop } from "../event_loop.ts";
-import { listInPages, urlHash } from "../store.ts";
-import { readAnchorSets } from "../anchors.ts";
+import { getMany, listInPages, urlHash } from "../store.ts";
 import type { Facts } from "./facts.ts";
 import type { Redirects } from "./redirects.ts";
 import type { UrlNames } from "./url_names.ts";
@@ -64,10 +63,8 @@ export async function readFragments(
     const named = new Map((await names.get(unnamed)).map((u, i) => [unnamed[i], u]));
     for (const p of pending) p.final ??= named.get(p.finalHash)!;
     const list = [...new Set(pending.map((p) => p.final!))];
-    const sets = await readAnchorSets(kv, auditId, list);
-    const byUrl = new Map<string, AnchorsValue | null>(
-      list.map((u, i) => [u, sets[i]?.set ?? null]),
-    );
+    const sets = await getMany(kv, list.map((u) => keys.auditAnchors(auditId, u)));
+    const byUrl = new Map<string, AnchorsValue | null>(list.map((u, i) => [u, sets[i]]));
     const hashes = new Map<string, Set<number>>();
     for (const p of pending) {
       const a = byUrl.get(p.final!);
