@@ -126,7 +126,7 @@ export function base(o: string, pages: Record<string, PageSpec> = {}, extra: Rou
   return { ...routes, ...extra };
 }
 
-const clean: SiteCase = { routes: (o) => base(o) };
+export const clean: SiteCase = { routes: (o) => base(o) };
 
 /**
  * The base site behind a firewall that answers 403 to one bot's user-agent token and 200 to

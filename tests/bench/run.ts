@@ -4,11 +4,12 @@
  * baseline in the same run and prints ratios against it, since these machines are noisy.
  * Arguments pick scripts by name: `deno task bench agent` runs agent_bench.ts (issue 33's context
  * budget, before and after in one run). A group name runs its set: `deno task bench crawl` is
- * issue 34's benchmark (CPU a page, memory, one audit across workers, remote KV, telemetry).
+ * issue 34's benchmark (CPU a page, memory, one audit across workers, remote KV, telemetry,
+ * recovery).
  */
 const here = new URL(".", import.meta.url);
 const GROUPS: Record<string, string[]> = {
-  crawl: ["crawl_", "partition_bench", "remote_kv_bench", "telemetry_bench"],
+  crawl: ["crawl_", "partition_bench", "remote_kv_bench", "telemetry_bench", "recovery_bench"],
 };
 const only = Deno.args.flatMap((a) => GROUPS[a] ?? [a]);
 const scripts: string[] = [];

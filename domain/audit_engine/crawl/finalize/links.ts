@@ -64,7 +64,8 @@ export async function readLinks(
   { redirects, broken, failing, linkScores, urls, names, splits }: LinkInputs,
 ): Promise<LinkGraph> {
   const pace = new Pacer(LINKS_PER_YIELD);
-  const shared = linkScores.sharesKeys(urls.keys);
+  // One binary search a link serves both tables: the link score is built over the URL table's keys.
+  if (!linkScores.sharesKeys(urls.keys)) throw new Error("the link score must share the URL keys");
   let src = "";
   let srcBroken = false;
   let srcRedirect = false;
@@ -85,12 +86,10 @@ export async function readLinks(
         const via = end === h ? -1 : redirects.targetOf(h);
         if (h === self) continue;
         if (i < followable) {
-          // One binary search for both tables when the link score shares the URL table's keys.
-          const slot = shared ? urls.slotOf(h) : -1;
-          const page = shared ? linkScores.addLinkAt(slot) : linkScores.addLink(h);
+          const slot = urls.slotOf(h);
+          const page = linkScores.addLinkAt(slot);
           if (!page && via >= 0 && end >= 0) linkScores.addLink(end);
-          if (shared) urls.linkAt(slot);
-          else urls.link(h);
+          urls.linkAt(slot);
         }
         const b = broken.get(h);
         if (b) {
