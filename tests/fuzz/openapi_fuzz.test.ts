@@ -13,8 +13,8 @@
  * - and never a partial write: when every request of a batch failed, the visible state of the
  *   fuzzed accounts and the record counts in KV are exactly what they were before the batch.
  *
- * `FUZZ_RUNS` sets the cases per operation: by default 100 (four batches of 25 per operation, so the
- * whole suite stays under 4 minutes on 2 cores), 2,000 with `SERPWRIGHT_DEEP=1`. `FUZZ_SEED`
+ * `FUZZ_RUNS` sets the cases per operation: by default 100 (four batches of 25 per operation: the
+ * file costs the suite ~10 s, not ~40), 2,000 with `SERPWRIGHT_DEEP=1`. `FUZZ_SEED`
  * replays a run (a failing run prints its seed).
  */
 import assert from "node:assert/strict";
