@@ -188,6 +188,14 @@ Deno.test("one audit across 1, 2 and 3 worker processes: same findings, each pag
         `partitioned crawl, ${n} worker(s): ${site.hits.length} requests, at most ` +
           `${maxInFlight()} in flight, fetched twice: ${twice.length}`,
       );
+      if (twice.length > 0) {
+        // Why a step ran again (a retried step, a lost lease): the processes' warnings say.
+        const said = [web, ...workers].map((p, i) =>
+          `process ${i}:\n` +
+          p!.logs().split("\n").filter((l) => /"level":"(warn|error)"/.test(l)).join("\n")
+        );
+        console.error(said.join("\n"));
+      }
       assert.deepEqual(twice, [], "each page fetched once");
       assert.ok(counts(site.hits).get("/orphan") === 1 && counts(site.hits).get("/s5/p8") === 1);
       assert.equal(
