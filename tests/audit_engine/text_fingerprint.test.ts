@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { fingerprintText, similarity } from "../../domain/audit_engine/text_fingerprint.ts";
+import {
+  fingerprintText,
+  mayReach,
+  similarity,
+  sketchOf,
+} from "../../domain/audit_engine/text_fingerprint.ts";
 import { extractPageFacts } from "../../domain/audit_engine/facts/extract.ts";
 
 const fp = (s: string) => fingerprintText([s]);
@@ -62,6 +67,7 @@ Deno.test("similarity with a threshold: the same answer at or above it, below it
   let x = 17;
   const rand = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0);
   let near = 0;
+  let turnedAway = 0;
   for (let pair = 0; pair < 5_000; pair++) {
     const a = new Uint16Array(64).map(() => rand() % 0xfffe);
     const b = a.slice();
@@ -70,15 +76,22 @@ Deno.test("similarity with a threshold: the same answer at or above it, below it
     for (let k = rand() % 6; k > 0; k--) a[rand() % 64] = b[rand() % 64] = 0xffff;
     if (rand() % 4 === 0) a[rand() % 64] = 0xffff;
     const full = similarity(a, b);
+    const [sa, sb] = [sketchOf(a), sketchOf(b)];
     for (const t of [0.5, 0.8, 0.9]) {
       const cut = similarity(a, b, t);
       if (full >= t) assert.equal(cut, full, `pair ${pair} at ${t}`);
       else assert.ok(cut < t, `pair ${pair} at ${t}: ${cut} for ${full}`);
+      // The sketch never turns away a pair that could reach the threshold.
+      if (!mayReach(sa, sb, t)) {
+        assert.equal(cut, 0, `pair ${pair} at ${t}: turned away at ${full}`);
+        turnedAway++;
+      }
     }
     if (full >= 0.8) near++;
   }
-  // Both sides of the threshold were exercised.
+  // Both sides of the threshold were exercised, and the sketch turned pairs away.
   assert.ok(near > 500 && near < 4_500, `near pairs ${near}`);
+  assert.ok(turnedAway > 1_000, `turned away ${turnedAway}`);
 });
 
 Deno.test("page facts: visible text only, the whole page, scripts and styles excluded", () => {

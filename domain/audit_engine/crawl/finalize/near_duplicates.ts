@@ -28,7 +28,7 @@
  */
 import type { NearSig } from "../../types.ts";
 import { keys } from "../../../platform/mod.ts";
-import { SIG_BINS, similarity } from "../../text_fingerprint.ts";
+import { mayReach, SIG_BINS, similarity, sketchOf } from "../../text_fingerprint.ts";
 import { Pacer, yieldToLoop } from "../event_loop.ts";
 import { BAND_BINS, BANDS } from "../page_recorder.ts";
 import { release } from "../sorted_hashes.ts";
@@ -196,6 +196,8 @@ export async function nearDuplicates(
     hash: number;
     text: number;
     sig: Uint16Array;
+    /** `sketchOf(sig)`: most pairs are told apart by it alone. */
+    sketch: Int32Array;
   }
   const near = new Set<number>();
   // A page sits in up to 16 buckets: recently read signatures are kept (bounded, oldest out).
@@ -298,10 +300,11 @@ export async function nearDuplicates(
         const v = use[i - from] ? byHash.get(hashes[i]) : null;
         if (!v) continue;
         if (pace.due(held.length)) await yieldToLoop();
-        const a: Entry = { url: v.u, hash: hashes[i], text: v.h, sig: v.s };
+        const a: Entry = { url: v.u, hash: hashes[i], text: v.h, sig: v.s, sketch: sketchOf(v.s) };
         for (const o of held) {
           if (open === 0 && near.has(a.hash)) break;
           if (o.text === a.text || (near.has(a.hash) && near.has(o.hash))) continue;
+          if (!mayReach(a.sketch, o.sketch, NEAR_SIMILARITY)) continue;
           const sim = similarity(a.sig, o.sig, NEAR_SIMILARITY);
           if (sim >= NEAR_SIMILARITY) {
             found(a, o, sim, false);
