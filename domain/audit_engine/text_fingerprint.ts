@@ -33,8 +33,6 @@ export const SIG_BINS = 64;
 /** An empty bin (pages under ~100 words leave some); never equal to a real minimum's bits. */
 export const EMPTY_BIN = 0xffff;
 
-import { popcount } from "./bits.ts";
-
 const encoder = new TextEncoder();
 /** Reused across pages up to this size; larger texts get a buffer of their own. */
 const KEEP_BUFFER = 1 << 20;
@@ -183,46 +181,59 @@ export function similarity(a: Uint16Array, b: Uint16Array, atLeast = 0): number 
   return used === 0 ? 0 : same / used;
 }
 
-/** Words of a signature's sketch: the low 4 bits of each of its SIG_BINS bins. */
-const SKETCH_WORDS = SIG_BINS / 8;
+/** Words of a signature's sketch (`sketchInto`): the low 4 bits of each of its SIG_BINS bins. */
+export const SKETCH_WORDS = SIG_BINS / 8;
 
 /**
- * A signature's sketch, for `mayReach`: the low 4 bits of each bin, 8 bins to a 32-bit word.
+ * Writes a signature's sketch, for `mayReach`, at word `at` of `out`: the low 4 bits of each
+ * bin, 8 bins to a 32-bit word. Sketches are kept side by side in one array rather than one
+ * small typed array each (the near-duplicate pass takes one per page and band).
  *
  * @example
  * ```ts
- * const sig = fingerprintText(["words on a page"]).sig;
- * sketchOf(sig).length; // 8
+ * const out = new Int32Array(2 * SKETCH_WORDS);
+ * sketchInto(fingerprintText(["words on a page"]).sig, out, SKETCH_WORDS);
  * ```
  */
-export function sketchOf(sig: Uint16Array): Int32Array {
-  const out = new Int32Array(SKETCH_WORDS);
-  for (let k = 0; k < SIG_BINS; k++) out[k >>> 3] |= (sig[k] & 15) << ((k & 7) << 2);
-  return out;
+export function sketchInto(sig: Uint16Array, out: Int32Array, at: number): void {
+  for (let w = 0; w < SKETCH_WORDS; w++) {
+    let x = 0;
+    for (let k = 0; k < 8; k++) x |= (sig[w * 8 + k] & 15) << (k << 2);
+    out[at + w] = x;
+  }
 }
 
 /**
- * Whether two signatures, given as their sketches (`sketchOf`), may reach `atLeast`: false means
- * `similarity(a, b, atLeast)` is 0. Bins whose low bits differ differ, so their count is a lower
- * bound of the differing bins (4 bits tell ~94% of differing bins apart), which decide the
- * answer. It reads 8 words where `similarity` walks up to 64 bins: on a templated site most
- * pairs that share a band share much less than 80% of their text, and the near-duplicate pass
- * compared each page with 200 others in each of 16 bands (a tenth of a crawl's CPU on the
- * crawl bench's site, a fiftieth with this first).
+ * Whether two signatures, given as their sketches (`sketchInto`, at word `ai` of `a` and `bi` of
+ * `b`), may reach `atLeast`: false means `similarity(a, b, atLeast)` is 0. Bins whose low bits
+ * differ differ, so their count is a lower bound of the differing bins (4 bits tell ~94% of
+ * differing bins apart), which decide the answer. It reads 8 words where `similarity` walks up
+ * to 64 bins: on a templated site most pairs that share a band share much less than 80% of
+ * their text, and the near-duplicate pass compared each page with 200 others in each of 16
+ * bands (a tenth of a crawl's CPU on the crawl bench's site, a fiftieth with this first).
  *
  * @example
  * ```ts
- * const a = sketchOf(fingerprintText(["one text of several words here"]).sig);
- * mayReach(a, a, 0.8); // true
+ * const s = new Int32Array(SKETCH_WORDS);
+ * sketchInto(fingerprintText(["one text of several words here"]).sig, s, 0);
+ * mayReach(s, 0, s, 0, 0.8); // true
  * ```
  */
-export function mayReach(a: Int32Array, b: Int32Array, atLeast: number): boolean {
-  const maxDiffer = (1 - atLeast) * SIG_BINS;
-  let differ = 0;
+export function mayReach(
+  a: Int32Array,
+  ai: number,
+  b: Int32Array,
+  bi: number,
+  atLeast: number,
+): boolean {
+  // Per word, one bit per bin (the low bit of its nibble) where any of its 4 bits differs;
+  // summed nibble-wise over the 8 words (at most 8 a nibble: no carry), then added up.
+  let sum = 0;
   for (let w = 0; w < SKETCH_WORDS; w++) {
-    const z = a[w] ^ b[w];
-    // One bit per bin, set where any of its four bits differs.
-    differ += popcount((z | (z >>> 1) | (z >>> 2) | (z >>> 3)) & 0x11111111);
+    const z = a[ai + w] ^ b[bi + w];
+    sum += (z | (z >>> 1) | (z >>> 2) | (z >>> 3)) & 0x11111111;
   }
-  return differ <= maxDiffer;
+  sum = (sum & 0x0f0f0f0f) + ((sum >>> 4) & 0x0f0f0f0f);
+  const differ = Math.imul(sum, 0x01010101) >>> 24;
+  return differ <= (1 - atLeast) * SIG_BINS;
 }

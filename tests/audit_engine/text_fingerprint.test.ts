@@ -3,7 +3,8 @@ import {
   fingerprintText,
   mayReach,
   similarity,
-  sketchOf,
+  SKETCH_WORDS,
+  sketchInto,
 } from "../../domain/audit_engine/text_fingerprint.ts";
 import { extractPageFacts } from "../../domain/audit_engine/facts/extract.ts";
 
@@ -76,19 +77,29 @@ Deno.test("similarity with a threshold: the same answer at or above it, below it
     for (let k = rand() % 6; k > 0; k--) a[rand() % 64] = b[rand() % 64] = 0xffff;
     if (rand() % 4 === 0) a[rand() % 64] = 0xffff;
     const full = similarity(a, b);
-    const [sa, sb] = [sketchOf(a), sketchOf(b)];
+    // Both sketches in one array, as the near-duplicate pass keeps them.
+    const sketches = new Int32Array(2 * SKETCH_WORDS);
+    sketchInto(a, sketches, 0);
+    sketchInto(b, sketches, SKETCH_WORDS);
     for (const t of [0.5, 0.8, 0.9]) {
       const cut = similarity(a, b, t);
       if (full >= t) assert.equal(cut, full, `pair ${pair} at ${t}`);
       else assert.ok(cut < t, `pair ${pair} at ${t}: ${cut} for ${full}`);
       // The sketch never turns away a pair that could reach the threshold.
-      if (!mayReach(sa, sb, t)) {
+      if (!mayReach(sketches, 0, sketches, SKETCH_WORDS, t)) {
         assert.equal(cut, 0, `pair ${pair} at ${t}: turned away at ${full}`);
         turnedAway++;
       }
     }
     if (full >= 0.8) near++;
   }
+  // The sketch's count at its extremes: all 64 bins differ in their low bits, or none does.
+  const all = new Int32Array(2 * SKETCH_WORDS);
+  sketchInto(new Uint16Array(64).fill(0x1230), all, 0);
+  sketchInto(new Uint16Array(64).fill(0x123f), all, SKETCH_WORDS);
+  assert.equal(mayReach(all, 0, all, SKETCH_WORDS, 0.01), false, "64 differing bins");
+  assert.equal(mayReach(all, 0, all, SKETCH_WORDS, 0), true, "64 of 64 may differ at 0");
+  assert.equal(mayReach(all, 0, all, 0, 1), true, "a sketch and itself");
   // Both sides of the threshold were exercised, and the sketch turned pairs away.
   assert.ok(near > 500 && near < 4_500, `near pairs ${near}`);
   assert.ok(turnedAway > 1_000, `turned away ${turnedAway}`);

@@ -44,7 +44,6 @@ const CHUNK = 65_536;
  */
 const WORK_PER_YIELD = 262_144;
 
-import { popcount } from "../bits.ts";
 import { Pacer, yieldToLoop } from "./event_loop.ts";
 import { HashKeys, release } from "./sorted_hashes.ts";
 
@@ -288,4 +287,12 @@ export class LinkScores {
     const i = this.#indexOf(hash);
     return i < 0 ? null : this.#scores[i];
   }
+}
+
+/** Set bits of a 32-bit word. */
+function popcount(x: number): number {
+  x >>>= 0;
+  x = x - ((x >>> 1) & 0x55555555);
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
 }

@@ -28,7 +28,13 @@
  */
 import type { NearSig } from "../../types.ts";
 import { keys } from "../../../platform/mod.ts";
-import { mayReach, SIG_BINS, similarity, sketchOf } from "../../text_fingerprint.ts";
+import {
+  mayReach,
+  SIG_BINS,
+  similarity,
+  SKETCH_WORDS,
+  sketchInto,
+} from "../../text_fingerprint.ts";
 import { Pacer, yieldToLoop } from "../event_loop.ts";
 import { BAND_BINS, BANDS } from "../page_recorder.ts";
 import { release } from "../sorted_hashes.ts";
@@ -196,14 +202,16 @@ export async function nearDuplicates(
     hash: number;
     text: number;
     sig: Uint16Array;
-    /** `sketchOf(sig)`: most pairs are told apart by it alone. */
-    sketch: Int32Array;
   }
   const near = new Set<number>();
   // A page sits in up to 16 buckets: recently read signatures are kept (bounded, oldest out).
   const cache = new SigCache(cacheSize);
   let bucket = -1;
   let held: Entry[] = [];
+  // The held entries' sketches (`sketchInto`), the i-th at word i * SKETCH_WORDS, and the
+  // sketch of the entry compared with them: most pairs are told apart by these alone.
+  const heldSketches = new Int32Array(NEAR_MAX_COMPARE * SKETCH_WORDS);
+  const sketch = new Int32Array(SKETCH_WORDS);
   // Held entries not yet known near: once none is and the page itself is, every pair left is
   // known both ways, so its loop ends (a site of near-identical pages would otherwise walk all
   // 200 held entries for each of its pages in each of its 16 bands).
@@ -300,11 +308,13 @@ export async function nearDuplicates(
         const v = use[i - from] ? byHash.get(hashes[i]) : null;
         if (!v) continue;
         if (pace.due(held.length)) await yieldToLoop();
-        const a: Entry = { url: v.u, hash: hashes[i], text: v.h, sig: v.s, sketch: sketchOf(v.s) };
-        for (const o of held) {
+        const a: Entry = { url: v.u, hash: hashes[i], text: v.h, sig: v.s };
+        sketchInto(a.sig, sketch, 0);
+        for (let j = 0; j < held.length; j++) {
+          const o = held[j];
           if (open === 0 && near.has(a.hash)) break;
           if (o.text === a.text || (near.has(a.hash) && near.has(o.hash))) continue;
-          if (!mayReach(a.sketch, o.sketch, NEAR_SIMILARITY)) continue;
+          if (!mayReach(sketch, 0, heldSketches, j * SKETCH_WORDS, NEAR_SIMILARITY)) continue;
           const sim = similarity(a.sig, o.sig, NEAR_SIMILARITY);
           if (sim >= NEAR_SIMILARITY) {
             found(a, o, sim, false);
@@ -312,6 +322,7 @@ export async function nearDuplicates(
           }
         }
         if (held.length < NEAR_MAX_COMPARE) {
+          heldSketches.set(sketch, held.length * SKETCH_WORDS);
           held.push(a);
           if (!near.has(a.hash)) open++;
         }
