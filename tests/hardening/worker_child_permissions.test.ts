@@ -12,7 +12,7 @@
  * that same list of arguments.
  */
 import assert from "node:assert/strict";
-import { type Grant, workerChildArgs } from "../../jobs/worker_child.ts";
+import { type Grant, WORKER_MALLOC_ARENAS, workerChildArgs } from "../../jobs/worker_child.ts";
 import { html, page, serveSite } from "../helpers/sites.ts";
 import { waitForArticle, waitForAudit } from "../helpers/jobs.ts";
 import { startReceiver } from "../webhooks/helpers.ts";
@@ -169,6 +169,19 @@ Deno.test("the all role under deno task start's permissions: its worker child ru
       cmdline.slice(1),
       workerChildArgs({ kvPath: kvFile.path, granted: grantsOf(permissions) }),
     );
+    // Its environment: none of the parent's secrets (baseEnv sets both) nor its port, and
+    // glibc's arenas at the worker's default.
+    const environ = new Map(
+      (await Deno.readTextFile(`/proc/${childPid}/environ`)).split("\0").filter(Boolean)
+        .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+    );
+    // (An operator's own value, which this process would pass on, is kept.)
+    const arenas = Deno.env.get("MALLOC_ARENA_MAX") ?? WORKER_MALLOC_ARENAS;
+    assert.equal(environ.get("MALLOC_ARENA_MAX"), arenas);
+    assert.equal(environ.get("SERVICE_ROLE"), "worker");
+    for (const secret of ["ADMIN_TOKEN", "STRIPE_WEBHOOK_SECRET", "PORT"]) {
+      assert.equal(environ.has(secret), false, secret);
+    }
 
     // Every kind of job the child runs: an audit, an article, a webhook delivery.
     const { accountId, key } = await liveAccount(s);
