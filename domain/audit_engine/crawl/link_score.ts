@@ -179,7 +179,12 @@ export class LinkScores {
     if (this.#seen.has(to)) return true;
     this.#seen.add(to);
     if (this.#edges >= this.#maxEdges) {
+      // No page gets a score now: the links held go back at once, not when `compute` runs
+      // after the rest of the links pass (a big site's largest arrays, 16 MB at the cap).
       this.#overflow = true;
+      release(...this.#chunks);
+      this.#chunks = [];
+      this.#len = 0;
       return true;
     }
     if (!this.#open) {
