@@ -9,6 +9,7 @@
  *    V8 heap and external memory (the passes' typed arrays) sampled and the seconds, then the
  *    slopes of peak RSS and of peak external memory per 100,000 pages. `BENCH_MEMORY_PERIOD=10`
  *    makes one page in ten redirect and one in ten answer 404 (default: one in 1,000 of each);
+ *    `BENCH_MEMORY_LINKS=40` adds 40 links a page to the generator's 4;
  *    `BENCH_MEMORY_NEAR=1` writes every HTML page's text signature and LSH bands too, so the
  *    near-duplicate pass reads bands of the site's size (default: none, as before).
  * 2. The crawl's first 3,000 pages with a page budget of 5,000 and of 100,000, then 100,000 with
@@ -17,7 +18,8 @@
  *    RSS sampled — whether the early RSS is sized by the budget.
  *
  * 3. With `BENCH_MEMORY_FULL=100000`: one audit of that many pages end to end, the worker child's
- *    peak RSS while crawling and in the site-wide step.
+ *    peak RSS while crawling and in the site-wide step, on the issue's ~15 KB pages
+ *    (`BENCH_MEMORY_KB=0`: the ~2.8 KB ones).
  *
  * `BENCH_MEMORY_SIZES=50000,100000` picks other sizes for part 1 (empty: none);
  * `BENCH_MEMORY_CRAWL=0` skips part 2. Run: deno task bench crawl_memory
@@ -47,6 +49,8 @@ const before = ["--max-semi-space-size=2"];
 const mib = (b: number) => (b / MiB).toFixed(0);
 const PERIOD = Number(Deno.env.get("BENCH_MEMORY_PERIOD") ?? 1000);
 const NEAR = Deno.env.get("BENCH_MEMORY_NEAR") === "1";
+/** `BENCH_MEMORY_LINKS=<n>`: n more links a page than the generator's 4 (a ~15 KB page has ~45). */
+const EXTRA_LINKS = Number(Deno.env.get("BENCH_MEMORY_LINKS") ?? 0);
 
 // 1. The site-wide passes.
 const peaks: { n: number; hwm: number; external: number }[] = [];
@@ -55,7 +59,7 @@ for (const n of SIZES) {
   try {
     const kv = await Deno.openKv(kvFile.path);
     const t0 = performance.now();
-    await writeSyntheticCrawl(kv, "a1", n, PERIOD, NEAR);
+    await writeSyntheticCrawl(kv, "a1", n, PERIOD, NEAR, EXTRA_LINKS);
     kv.close();
     const wrote = (performance.now() - t0) / 1000;
     for (
@@ -157,8 +161,10 @@ if (Deno.env.get("BENCH_MEMORY_CRAWL") !== "0") {
 // 3. With BENCH_MEMORY_FULL=<pages>: one audit of that many pages end to end, the worker child's
 // peak RSS over the crawl and over its site-wide step.
 const full = Number(Deno.env.get("BENCH_MEMORY_FULL") ?? 0);
+/** `BENCH_MEMORY_KB`: the pages' size for part 3, KB (default 15, the issue's; 0: ~2.8 KB). */
+const FULL_KB = Number(Deno.env.get("BENCH_MEMORY_KB") ?? 15);
 if (full > 0) {
-  const site = await startSiteProcess("big_site.ts", String(full));
+  const site = await startSiteProcess("big_site.ts", String(full), `kb=${FULL_KB}`);
   const kvFile = await tempKvPath();
   const server = await startServer(kvFile.path, crawlEnv(full), 30_000, [
     "--v8-flags=--max-semi-space-size=2",

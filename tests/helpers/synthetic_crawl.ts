@@ -131,7 +131,8 @@ function synthSig(i: number): Uint16Array {
 /**
  * Writes the n-page site's records, links and title index under `auditId`; with `near`, its HTML
  * pages' text signatures and LSH band runs too (as the crawl writes them: page_recorder.ts
- * `NearRuns`), so the near-duplicate pass reads every band of a site of that size.
+ * `NearRuns`), so the near-duplicate pass reads every band of a site of that size; with `extra`,
+ * that many more links a page (as big_site.ts links: the expectations below do not count them).
  */
 export async function writeSyntheticCrawl(
   kv: Deno.Kv,
@@ -139,6 +140,8 @@ export async function writeSyntheticCrawl(
   n: number,
   period = 1000,
   near = false,
+  /** Links per page added to the generator's few (a bench's realistic page; tests: none). */
+  extra = 0,
 ): Promise<void> {
   const batch = new WriteBatch(kv);
   let runs = new NearRuns();
@@ -152,7 +155,10 @@ export async function writeSyntheticCrawl(
       rec.status = 301;
       rec.location = synthUrl(i + 1);
     } else {
-      const links = synthLinks(i, n).map(synthUrl);
+      const targets = new Set(synthLinks(i, n));
+      for (let k = 1; k <= extra; k++) targets.add((i * 7 + k * 13) % n);
+      targets.delete(i);
+      const links = [...targets].map(synthUrl);
       rec.status = 200;
       rec.html = true;
       rec.title = titleOf(i);
