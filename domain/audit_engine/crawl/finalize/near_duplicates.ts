@@ -4,8 +4,8 @@
  * writes (page_recorder.ts `NearRuns`): pages sharing a band are compared, and only those.
  *
  * Memory: the band being compared (12 bytes per page with enough words, 32 while it is sorted, in
- * typed arrays) and the bands read ahead of it (at most READ_AHEAD_ENTRIES entries, at least one
- * band), at most NEAR_MAX_COMPARE signatures per band bucket, two batches of ENTRIES_PER_READ
+ * typed arrays) and the bands read ahead of it (at most READ_AHEAD_ENTRIES entries: none once a
+ * band is larger), at most NEAR_MAX_COMPARE signatures per band bucket, two batches of ENTRIES_PER_READ
  * signatures, the last NEAR_SIG_CACHE signatures read (`SigCache`: ~2.4 MB of typed arrays and
  * their URLs), and one number per near-duplicate page.
  *
@@ -66,7 +66,8 @@ const ENTRIES_PER_READ = 2_048;
 const RUNS_PER_LIST = 16;
 /**
  * Band entries read ahead of the band being compared, at most: a site of up to 8,000 pages reads
- * all its bands at once, a large one the next band only (~32 bytes an entry while it is sorted).
+ * all its bands at once, one of up to 131,072 the next band, a larger one none (~32 bytes an
+ * entry while it is sorted: at a million pages, a band ahead was 32 MB beside the one compared).
  */
 const READ_AHEAD_ENTRIES = 131_072;
 /**
@@ -226,9 +227,10 @@ export async function nearDuplicates(
     }
   };
   // Bands read ahead of the one compared: the first alone, then as many as READ_AHEAD_ENTRIES
-  // allows at the first one's size (every band holds about the same pages), at least one.
+  // allows at the first one's size (every band holds about the same pages), maybe none. A small
+  // site waits for two band reads in a row either way: the first, then all the others at once.
   const bands: (Promise<SortedBand> | null)[] = [];
-  let ahead = 1;
+  let ahead = 0;
   const readAhead = (upTo: number) => {
     while (bands.length < Math.min(BANDS, upTo)) {
       const p = sortedBand(kv, auditId, bands.length);
@@ -244,7 +246,7 @@ export async function nearDuplicates(
     const buckets = sorted.bucket;
     const n = buckets.length;
     if (band === 0) {
-      ahead = Math.max(1, Math.min(BANDS - 1, Math.floor(READ_AHEAD_ENTRIES / Math.max(1, n))));
+      ahead = Math.min(BANDS - 1, Math.floor(READ_AHEAD_ENTRIES / Math.max(1, n)));
       readAhead(band + 1 + ahead);
     }
     const hashes = sorted.hash;
