@@ -48,9 +48,10 @@ export const WORKER_HEAP_MIB = 160;
  * The child's V8 young generation (`--max-semi-space-size`, MiB; `WORKER_SEMI_SPACE_MIB`). The API
  * process runs with 2 (`deno task start`); a crawl allocates a page's worth of short-lived objects
  * per page, and with 2 MiB V8 scavenged them so often that collection was a fifth of a crawl's
- * CPU. See docs/deploy.md "Memory of a worker" for the measured trade against RSS.
+ * CPU. 16 was no faster than 8 on ~15 KB pages and held ~15 MiB more RSS, which the site-wide
+ * passes of a large site need. See docs/deploy.md "Memory of a worker" for the measured trade.
  */
-export const WORKER_SEMI_SPACE_MIB = 16;
+export const WORKER_SEMI_SPACE_MIB = 8;
 
 /** The child's `MALLOC_ARENA_MAX` unless the parent's environment sets one (glibc's arenas). */
 export const WORKER_MALLOC_ARENAS = "2";
