@@ -210,7 +210,7 @@ export function sketchInto(sig: Uint16Array, out: Int32Array, at: number): void 
  * differing bins apart), which decide the answer. It reads 8 words where `similarity` walks up
  * to 64 bins: on a templated site most pairs that share a band share much less than 80% of
  * their text, and the near-duplicate pass compared each page with 200 others in each of 16
- * bands (a tenth of a crawl's CPU on the crawl bench's site, a fiftieth with this first).
+ * bands (a tenth of a crawl's CPU on the crawl bench's site, about a twentieth with this first).
  *
  * @example
  * ```ts

@@ -5,9 +5,9 @@
  *
  * Memory: the band being compared (12 bytes per page with enough words, 32 while it is sorted, in
  * typed arrays) and the bands read ahead of it (at most READ_AHEAD_ENTRIES entries: none once a
- * band is larger), at most NEAR_MAX_COMPARE signatures per band bucket, two batches of ENTRIES_PER_READ
- * signatures, the last NEAR_SIG_CACHE signatures read (`SigCache`: ~2.4 MB of typed arrays and
- * their URLs), and one number per near-duplicate page.
+ * band is larger), at most NEAR_MAX_COMPARE signatures per band bucket (and their sketches), two
+ * batches of ENTRIES_PER_READ signatures, the last NEAR_SIG_CACHE signatures read (`SigCache`:
+ * ~2.4 MB of typed arrays and their URLs), and one number per near-duplicate page.
  *
  * Round trips (a remote KV): a band's runs are listed in RUN_RANGES key ranges side by side (run
  * names are random hex), bands are read ahead of the one compared, and the signatures of the next
