@@ -196,12 +196,21 @@ if (full > 0) {
       if (status === "completed" || status === "failed") break;
     }
     const secs = (performance.now() - t0) / 1000;
+    // Whether the link graph fit its cap (link_score.ts MAX_EDGES): a score among the first pages
+    // (a 404 listed first has none either way).
+    const first = await server.req("GET", `/v1/audits/${started.body.audit_id}/pages?limit=20`, {
+      key,
+    });
+    const score = (first.body.data ?? []).find((p: { link_score: number | null }) =>
+      p.link_score !== null
+    )?.link_score;
     console.log(
       `audit of ${full} pages: ${status} in ${secs.toFixed(0)} s (crawl ${
         crawlSecs.toFixed(0)
       } s); ` +
         `worker child peak RSS ${mib(crawlPeak)} MiB crawling, ${mib(finalPeak)} MiB after ` +
-        `(site-wide step); pages:MiB ${curve.join(" ")}`,
+        `(site-wide step); link score ${score ?? "none (graph past its cap)"}; ` +
+        `pages:MiB ${curve.join(" ")}`,
     );
   } finally {
     await server.kill();
