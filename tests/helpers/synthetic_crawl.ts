@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { WORKER_MALLOC_ARENAS } from "../../jobs/worker_child.ts";
 import { keys } from "../../domain/platform/mod.ts";
 import { newPace } from "../../domain/audit_engine/crawl/politeness.ts";
 import {
@@ -285,6 +286,8 @@ export async function runFinalizeChild(
       probe.join(","),
     ],
     cwd: REPO,
+    // glibc's arenas as the worker child has them (jobs/worker_child.ts).
+    env: { MALLOC_ARENA_MAX: Deno.env.get("MALLOC_ARENA_MAX") ?? WORKER_MALLOC_ARENAS },
     stdout: "piped",
     stderr: "piped",
   }).output();
