@@ -22,7 +22,7 @@ import {
   startServer,
   tempKvPath,
 } from "../proof/process.ts";
-import { startSiteProcess } from "./site_process.ts";
+import { childrenOf, startSiteProcess } from "./site_process.ts";
 
 const SIZES = (Deno.env.get("BENCH_CPU_PAGES") ??
   (Deno.env.get("SERPWRIGHT_DEEP") === "1" ? "10000,100000" : "10000")).split(",").map(Number);
@@ -46,24 +46,7 @@ const TICK_MS = 10; // /proc reports CPU in clock ticks of 1/100 s on Linux
 
 /** `pid` and its live descendants (Linux /proc). */
 function processTree(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const e of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(e.name)) continue;
-    try {
-      const stat = Deno.readTextFileSync(`/proc/${e.name}/stat`);
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(e.name)]);
-    } catch {
-      // a process that ended while read
-    }
-  }
-  const out: number[] = [];
-  const walk = (p: number) => {
-    out.push(p);
-    for (const c of children.get(p) ?? []) walk(c);
-  };
-  walk(pid);
-  return out;
+  return [pid, ...childrenOf(pid).flatMap(processTree)];
 }
 
 /** User + system CPU of `pid` and every live descendant, ms (Linux /proc). */
@@ -113,17 +96,13 @@ function threadCpuMs(root: number): Record<string, number> {
 
 /** The kernel's high-water mark of RSS of `pid`'s first child process, MiB (Linux /proc). */
 function childPeakMib(pid: number): number {
-  for (const e of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(e.name)) continue;
-    try {
-      const status = Deno.readTextFileSync(`/proc/${e.name}/status`);
-      if (Number(/PPid:\s+(\d+)/.exec(status)?.[1]) !== pid) continue;
-      return Math.round(Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024);
-    } catch {
-      // a process that ended while read
-    }
+  const child = childrenOf(pid)[0];
+  try {
+    const status = Deno.readTextFileSync(`/proc/${child}/status`);
+    return Math.round(Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024);
+  } catch {
+    return 0; // no child, or it ended
   }
-  return 0;
 }
 
 /** The floor: fetch every page 8 at a time and parse it with a bare htmlparser2. */

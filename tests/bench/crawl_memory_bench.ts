@@ -34,7 +34,7 @@ import {
   tempKvPath,
 } from "../proof/process.ts";
 import { runFinalizeChild, writeSyntheticCrawl } from "../helpers/synthetic_crawl.ts";
-import { rssOf, startSiteProcess } from "./site_process.ts";
+import { childrenOf, rssOf, startSiteProcess } from "./site_process.ts";
 
 const MiB = 1024 * 1024;
 const DEEP = Deno.env.get("SERPWRIGHT_DEEP") === "1";
@@ -49,7 +49,7 @@ const before = ["--max-semi-space-size=2"];
 const mib = (b: number) => (b / MiB).toFixed(0);
 const PERIOD = Number(Deno.env.get("BENCH_MEMORY_PERIOD") ?? 1000);
 const NEAR = Deno.env.get("BENCH_MEMORY_NEAR") === "1";
-/** `BENCH_MEMORY_LINKS=<n>`: n more links a page than the generator's 4 (a ~15 KB page has ~45). */
+/** `BENCH_MEMORY_LINKS=<n>`: n more links a page than the generator's 4 (big_site.ts's ~15 KB pages have 35). */
 const EXTRA_LINKS = Number(Deno.env.get("BENCH_MEMORY_LINKS") ?? 0);
 
 // 1. The site-wide passes.
@@ -92,16 +92,6 @@ for (let i = 1; i < peaks.length; i++) {
   );
 }
 
-/** A process's children (the service's worker child). */
-const children = (pid: number) => {
-  try {
-    return Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim().split(/\s+/)
-      .filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-};
-
 /** The service as `deno task start` runs it, its jobs in the worker child. */
 const crawlEnv = (budget: number) => ({
   JOB_RUNNER: "child",
@@ -136,7 +126,7 @@ if (Deno.env.get("BENCH_MEMORY_CRAWL") !== "0") {
       while (served < 3_000 && performance.now() - t0 < 120_000) {
         await new Promise((r) => setTimeout(r, 500));
         served = (await site.stats()).served;
-        const rss = children(server.pid).map(rssOf).reduce((a, b) => Math.max(a, b), 0);
+        const rss = childrenOf(server.pid).map(rssOf).reduce((a, b) => Math.max(a, b), 0);
         peak = Math.max(peak, rss);
         if (curve.length === 0 || served >= Number(curve.at(-1)!.split(":")[0]) + 500) {
           curve.push(`${served}:${mib(rss)}`);
@@ -181,7 +171,7 @@ if (full > 0) {
     while (true) {
       await new Promise((r) => setTimeout(r, 1000));
       const served = (await site.stats()).served;
-      const rss = children(server.pid).map(rssOf).reduce((a, b) => Math.max(a, b), 0);
+      const rss = childrenOf(server.pid).map(rssOf).reduce((a, b) => Math.max(a, b), 0);
       // The crawl is over once every page was served; the rest is the site-wide step.
       if (served < full) crawlPeak = Math.max(crawlPeak, rss);
       else {

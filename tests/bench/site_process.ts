@@ -49,6 +49,27 @@ export async function startSiteProcess(
   };
 }
 
+/**
+ * A process's children (Linux /proc): those of every one of its threads, since a child is listed
+ * under the thread that spawned it. None when the process is gone.
+ */
+export function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  try {
+    for (const t of Deno.readDirSync(`/proc/${pid}/task`)) {
+      try {
+        const text = Deno.readTextFileSync(`/proc/${pid}/task/${t.name}/children`);
+        for (const c of text.trim().split(/\s+/)) if (c) out.push(Number(c));
+      } catch {
+        // a thread that ended while read
+      }
+    }
+  } catch {
+    // the process ended
+  }
+  return out;
+}
+
 /** Resident set size of a process, bytes (Linux /proc); 0 when it is gone. */
 export function rssOf(pid: number | null | undefined): number {
   if (!pid) return 0;
