@@ -184,7 +184,7 @@ export class LinkScores {
     this.#seen.add(to);
     if (this.#edges >= this.#maxEdges) {
       // No page gets a score now: the links held go back at once, not when `compute` runs
-      // after the rest of the links pass (a big site's largest arrays, 16 MB at the cap).
+      // after the rest of the links pass (a big site's largest arrays, 32 MB at the cap).
       this.#overflow = true;
       release(...this.#chunks);
       this.#chunks = [];
