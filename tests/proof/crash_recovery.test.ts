@@ -6,8 +6,8 @@
  * receiver under ONE delivery id (it may arrive twice: delivery is at-least-once).
  *
  * The children run with `JOB_LEASE_MS=1500` and maintenance every 300 ms under a 1.5 s leader
- * lease (`FAST`), so the stale-job sweep hands a dead process's work to the new one within seconds
- * instead of the production 10–15 minutes.
+ * lease (`FAST_MAINTENANCE`), so the stale-job sweep hands a dead process's work to the new one
+ * within seconds instead of the production 10–15 minutes.
  */
 import { openTestKv } from "../helpers/kv.ts";
 import assert from "node:assert/strict";
@@ -26,6 +26,7 @@ import { startFakeOpenAI } from "../writing/fake_openai.ts";
 import { KW, OUTLINE, scriptedModel } from "../writing/scripted_model.ts";
 import {
   CHILD_POLL,
+  FAST_MAINTENANCE,
   killAll,
   liveAccount,
   newProject,
@@ -136,12 +137,6 @@ const goodModel = scriptedModel({
 
 // ---------------------------------------------------------------------------------------------
 
-/**
- * Maintenance every 300 ms and a 1.5 s leader lease (defaults 5 s and 30 s): the new process takes
- * over the dead one's shared work (the stale-job sweeps) within seconds.
- */
-const FAST = { MAINTENANCE_INTERVAL_MS: "300", LEADER_LEASE_MS: "1500" };
-
 Deno.test("crash mid-audit: a new process on the same KV finishes it once, charged once, one audit.completed", async () => {
   const kvFile = await tempKvPath();
   const hang = gate();
@@ -156,7 +151,7 @@ Deno.test("crash mid-audit: a new process on the same KV finishes it once, charg
   let first: ServerProcess | null = null;
   let second: ServerProcess | null = null;
   try {
-    first = await startServer(kvFile.path, FAST);
+    first = await startServer(kvFile.path, FAST_MAINTENANCE);
     const { accountId, key } = await liveAccount(first);
     await buyPack(first, accountId);
     const secret = await registerHook(first, key, receiver, ["audit.completed"]);
@@ -173,7 +168,7 @@ Deno.test("crash mid-audit: a new process on the same KV finishes it once, charg
     hanging = false;
     hang.open();
 
-    second = await startServer(kvFile.path, FAST);
+    second = await startServer(kvFile.path, FAST_MAINTENANCE);
     const s = second;
     const done = await waitForAudit(s, key, auditId, { ...CHILD_POLL, timeoutMs: 30_000 });
     assert.equal(done.body.status, "completed", done.text);
@@ -222,7 +217,7 @@ Deno.test("crash mid-article: the new process writes it once, 15 credits taken o
   );
   let first: ServerProcess | null = null;
   let second: ServerProcess | null = null;
-  const env = { ...FAST, OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: model.baseURL };
+  const env = { ...FAST_MAINTENANCE, OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: model.baseURL };
   try {
     first = await startServer(kvFile.path, env);
     const { accountId, key } = await liveAccount(first);
@@ -291,7 +286,7 @@ Deno.test("crash amid credit-purchase webhooks: Stripe redelivers, each pack gra
   let second: ServerProcess | null = null;
   const PACKS = 12;
   try {
-    first = await startServer(kvFile.path, FAST);
+    first = await startServer(kvFile.path, FAST_MAINTENANCE);
     const { accountId, key } = await liveAccount(first);
     const secret = await registerHook(first, key, receiver, ["credits.updated"]);
     const events = await Promise.all(
@@ -311,7 +306,7 @@ Deno.test("crash amid credit-purchase webhooks: Stripe redelivers, each pack gra
     }
 
     // Stripe retries every event that got no 2xx; we resend all of them (a stronger test).
-    second = await startServer(kvFile.path, FAST);
+    second = await startServer(kvFile.path, FAST_MAINTENANCE);
     const s = second;
     const redelivered = await Promise.all(events.map((e) => postStripe(s, e)));
     for (const r of redelivered) {
@@ -390,7 +385,7 @@ Deno.test("crash mid-webhook-retry: during the backoff and during an attempt; on
   });
   const servers: ServerProcess[] = [];
   try {
-    const env = { ...FAST, WEBHOOK_RETRY_BASE_MS: "2000" };
+    const env = { ...FAST_MAINTENANCE, WEBHOOK_RETRY_BASE_MS: "2000" };
     const first = await startServer(kvFile.path, env);
     servers.push(first);
     const { accountId, key } = await liveAccount(first);

@@ -12,6 +12,7 @@ import { openTestKv } from "../helpers/kv.ts";
 import { keys } from "../../kv/keys.ts";
 import {
   CHILD_POLL,
+  FAST_MAINTENANCE,
   killAll,
   liveAccount,
   newProject,
@@ -135,8 +136,7 @@ const ENV = {
   // site can only come from two processes.
   CRAWL_CONCURRENCY: "1",
   WORKER_CONCURRENCY: "1",
-  MAINTENANCE_INTERVAL_MS: "300",
-  LEADER_LEASE_MS: "1500",
+  ...FAST_MAINTENANCE,
 };
 
 async function runAudit(
@@ -298,8 +298,7 @@ Deno.test("the all role, partitioned: a SIGKILLed worker child's ranges are hand
   try {
     s = await startServer(kvFile.path, {
       JOB_RUNNER: "child",
-      MAINTENANCE_INTERVAL_MS: "300",
-      LEADER_LEASE_MS: "1500",
+      ...FAST_MAINTENANCE,
       CRAWL_STEP_PAGES: String(step),
       CRAWL_CONCURRENCY: "2",
       CRAWL_PARTITIONS: "2",

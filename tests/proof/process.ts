@@ -264,6 +264,15 @@ export async function postStripe(server: ServerProcess, event: unknown): Promise
 }
 
 /**
+ * Maintenance every 300 ms and a 1.5 s leader lease (defaults 5 s and 30 s): a process takes over
+ * a dead or stopped one's shared work (the stale-job sweeps) within a proof's patience.
+ */
+export const FAST_MAINTENANCE = {
+  MAINTENANCE_INTERVAL_MS: "300",
+  LEADER_LEASE_MS: "1500",
+} as const;
+
+/**
  * How the proofs poll a child: every 100 ms, and a request that fails (the child being killed or
  * started) counts as "not yet". For `waitForAudit` and the like.
  */

@@ -12,6 +12,7 @@ import { ADMIN_TOKEN } from "../helpers/app.ts";
 import { waitForAudit } from "../helpers/jobs.ts";
 import {
   CHILD_POLL,
+  FAST_MAINTENANCE,
   killAll,
   liveAccount,
   newProject,
@@ -24,7 +25,6 @@ import {
   until,
 } from "./process.ts";
 
-const FAST = { MAINTENANCE_INTERVAL_MS: "300", LEADER_LEASE_MS: "1500" };
 const STEP = 5;
 
 /** A site of `n` slow pages linked from its home page. */
@@ -50,7 +50,7 @@ Deno.test("the all role: a SIGKILLed worker child's audit is handed back by its 
   let s: ServerProcess | null = null;
   const env = {
     JOB_RUNNER: "child",
-    ...FAST,
+    ...FAST_MAINTENANCE,
     CRAWL_STEP_PAGES: String(STEP),
     // Longer than this test waits: a lease running out cannot be what moves the audit.
     JOB_LEASE_MS: "120000",
@@ -101,7 +101,7 @@ Deno.test("separate workers: a vanished worker's audit moves again once its shor
   let w2: ServerProcess | null = null;
   // A 6 s lease renewed every third, as the production one (20 s) is: the same heartbeat, a
   // shorter wait (the production figure is the recovery bench's). No supervisor sees the death.
-  const env = { ...FAST, CRAWL_STEP_PAGES: String(STEP), JOB_LEASE_MS: "6000" };
+  const env = { ...FAST_MAINTENANCE, CRAWL_STEP_PAGES: String(STEP), JOB_LEASE_MS: "6000" };
   try {
     web = await startServer(kvFile.path, { SERVICE_ROLE: "web", ...env });
     w1 = await startWorker(kvFile.path, env);
@@ -144,7 +144,7 @@ Deno.test("a worker stopped gracefully (SIGTERM) hands its audit back before it 
   let w1: ServerProcess | null = null;
   let w2: ServerProcess | null = null;
   // A lease longer than the test waits: only a hand-back lets the other worker go on.
-  const env = { ...FAST, CRAWL_STEP_PAGES: String(STEP), JOB_LEASE_MS: "120000" };
+  const env = { ...FAST_MAINTENANCE, CRAWL_STEP_PAGES: String(STEP), JOB_LEASE_MS: "120000" };
   try {
     web = await startServer(kvFile.path, { SERVICE_ROLE: "web", ...env });
     w1 = await startWorker(kvFile.path, env);

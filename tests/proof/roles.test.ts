@@ -9,6 +9,7 @@ import { html, page, serveSite } from "../helpers/sites.ts";
 import {
   CHILD_POLL,
   exited,
+  FAST_MAINTENANCE,
   killAll,
   liveAccount,
   newProject,
@@ -23,9 +24,6 @@ import {
 import { quiet, waitForArticle, waitForAudit } from "../helpers/jobs.ts";
 import { ADMIN_TOKEN } from "../helpers/app.ts";
 import { startReceiver } from "../webhooks/helpers.ts";
-
-/** Fast ticks and a short leader lease, so takeovers happen within a test's patience. */
-const FAST = { MAINTENANCE_INTERVAL_MS: "300", LEADER_LEASE_MS: "1500" };
 
 async function status(s: ServerProcess, key: string, path: string) {
   return (await s.req("GET", path, { key })).body;
@@ -42,7 +40,7 @@ Deno.test("web + two workers on one KV file: audits, articles and webhooks compl
   let w1: ServerProcess | null = null;
   let w2: ServerProcess | null = null;
   try {
-    web = await startServer(kvFile.path, { SERVICE_ROLE: "web", ...FAST });
+    web = await startServer(kvFile.path, { SERVICE_ROLE: "web", ...FAST_MAINTENANCE });
     const { accountId, key } = await liveAccount(web);
     const paid = await postStripe(web, await packPaidEvent(web, accountId));
     assert.equal(paid.body.outcome, "credits_granted", paid.text);
@@ -60,8 +58,8 @@ Deno.test("web + two workers on one KV file: audits, articles and webhooks compl
     await quiet(1_500);
     assert.equal((await status(web, key, `/v1/audits/${a1.body.audit_id}`)).status, "queued");
 
-    w1 = await startWorker(kvFile.path, FAST);
-    w2 = await startWorker(kvFile.path, FAST);
+    w1 = await startWorker(kvFile.path, FAST_MAINTENANCE);
+    w2 = await startWorker(kvFile.path, FAST_MAINTENANCE);
     const a2 = await web.req("POST", `/v1/projects/${p2}/audits`, { key });
     const art = await web.req("POST", `/v1/projects/${p1}/articles`, {
       key,
@@ -116,7 +114,7 @@ Deno.test("a worker SIGKILLed mid-step: the other worker resumes the audit and c
   let web: ServerProcess | null = null;
   let w1: ServerProcess | null = null;
   let w2: ServerProcess | null = null;
-  const env = { ...FAST, CRAWL_STEP_PAGES: "4", JOB_LEASE_MS: "1500" };
+  const env = { ...FAST_MAINTENANCE, CRAWL_STEP_PAGES: "4", JOB_LEASE_MS: "1500" };
   try {
     web = await startServer(kvFile.path, { SERVICE_ROLE: "web", ...env });
     w1 = await startWorker(kvFile.path, env);
@@ -163,9 +161,9 @@ Deno.test("three processes share one leader; it is replaced when it dies", async
     return all.map((r) => (r?.status === 200 ? r.body.process?.leader ?? r.body.leader : null));
   };
   try {
-    web = await startServer(kvFile.path, { SERVICE_ROLE: "web", ...FAST });
-    w1 = await startWorker(kvFile.path, FAST);
-    w2 = await startWorker(kvFile.path, FAST);
+    web = await startServer(kvFile.path, { SERVICE_ROLE: "web", ...FAST_MAINTENANCE });
+    w1 = await startWorker(kvFile.path, FAST_MAINTENANCE);
+    w2 = await startWorker(kvFile.path, FAST_MAINTENANCE);
     // Sampled over a few ticks: never two leaders at once, and one once the lease settles.
     let sawLeader = false;
     for (let i = 0; i < 10; i++) {
@@ -214,7 +212,7 @@ Deno.test("the all role on a KV file runs jobs in a worker child, restarted when
     })).body;
   };
   try {
-    s = await startServer(kvFile.path, { JOB_RUNNER: "child", ...FAST });
+    s = await startServer(kvFile.path, { JOB_RUNNER: "child", ...FAST_MAINTENANCE });
     const first = await until(async () => (await health()).worker?.pid, 10_000, "child pid");
     assert.notEqual(first, s.pid);
     const { accountId, key } = await liveAccount(s);
@@ -257,7 +255,7 @@ Deno.test("the all role's worker child stops when its parent is SIGKILLed", asyn
   let s: ServerProcess | null = null;
   let childPid = 0;
   try {
-    s = await startServer(kvFile.path, { JOB_RUNNER: "child", ...FAST });
+    s = await startServer(kvFile.path, { JOB_RUNNER: "child", ...FAST_MAINTENANCE });
     const pid = childPid = await until(
       async () =>
         (await s!.req("GET", "/admin/health", {
