@@ -117,8 +117,15 @@ export const keys = {
   auditRedirectMapDone: (auditId: string) => ["audit_redirect_map_done", auditId] as const,
   /**
    * Duplicate-detection index: pages by a digest of their title, description or text fingerprint
-   * (never the raw text: a key holds 2 KiB), the text itself in the value (crawl/store.ts).
+   * (never the raw text: a key holds 2 KiB), per crawl step one value per kind and bucket (the
+   * digest's first hex digit) with the digest, URL and text of each of the step's pages (a run:
+   * `run` names the step's write, with a chunk number; crawl/dup_runs.ts).
    */
+  auditDupRun: (auditId: string, kind: string, bucket: string, run: string) =>
+    ["audit_dup_runs", auditId, kind, bucket, run] as const,
+  auditDupRunsOfBucket: (auditId: string, kind: string, bucket: string) =>
+    ["audit_dup_runs", auditId, kind, bucket] as const,
+  /** The same index as one key per page and kind, as crawls begun before the runs wrote it. */
   auditDup: (auditId: string, kind: string, digest: string, url: string) =>
     ["audit_dups", auditId, kind, digest, url] as const,
   auditDups: (auditId: string, kind: string) => ["audit_dups", auditId, kind] as const,
@@ -188,6 +195,7 @@ export const keys = {
   auditSitePages: (auditId: string) => ["audit_site_pages", auditId] as const,
   /** Whole-audit prefixes of the crawl's working state, for pruning (domain/audit_engine/prune.ts). */
   auditDupsAll: (auditId: string) => ["audit_dups", auditId] as const,
+  auditDupRunsAll: (auditId: string) => ["audit_dup_runs", auditId] as const,
   auditNearSigs: (auditId: string) => ["audit_near_sig", auditId] as const,
   auditBanners: (auditId: string) => ["audit_banners", auditId] as const,
   auditCheckDataAll: (auditId: string) => ["audit_check_data", auditId] as const,

@@ -11,7 +11,8 @@
  *   before the completing commit, by nothing after) and `audit_step` (the step owner's token);
  * - `audit_auth` (sealed staging credentials: the finishing commit itself deletes them);
  * - `audit_frontier` (URLs to fetch), `audit_links` (the link graph, chunks per page);
- * - `audit_dups` (duplicate title/description/text index), `audit_near` (near-duplicate LSH
+ * - `audit_dup_runs` and `audit_dups` (duplicate title/description/text index, as runs and as
+ *   the keys crawls begun before the runs wrote), `audit_near` (near-duplicate LSH
  *   bands) and `audit_near_sig` (MinHash signatures);
  * - `audit_check_data` (each check's own working data, check_data.ts: e.g. the libraries script
  *   heads showed), `audit_banners` (the same, as audits before it stored them),
@@ -73,6 +74,7 @@ export function workingStatePrefixes(auditId: string): Deno.KvKey[] {
     keys.auditFrontierAll(auditId),
     keys.auditLinksAll(auditId),
     keys.auditDupsAll(auditId),
+    keys.auditDupRunsAll(auditId),
     keys.auditNearBands(auditId),
     keys.auditNearSigs(auditId),
     keys.auditBanners(auditId),

@@ -625,12 +625,22 @@ export interface NearSig {
 }
 
 /**
- * One entry of the duplicate index (page_recorder.ts `indexDuplicates`): the text's digest and
- * the page.
+ * One entry of the duplicate index as crawls begun before its runs wrote it: the text's digest
+ * and the page are the key.
  */
 export interface DupEntry {
   /** The text itself (title, description, or the text hash for content). */
   v: string;
+}
+
+/**
+ * One crawl step's entries of the duplicate index of one kind and bucket (crawl/dup_runs.ts): the
+ * i-th page's text digest (dupDigest), URL and text are `d[i]`, `u[i]` and `v[i]`.
+ */
+export interface DupRun {
+  d: string[];
+  u: string[];
+  v: string[];
 }
 
 /** One stored chunk of a page's internal links (`writeLinks`). */

@@ -109,7 +109,7 @@ Deno.test("a completed audit's working state is pruned; findings, pages and the 
         assert.ok(state[name] > 0, `${name} holds working state before pruning`);
       }
       assert.ok(state.audit_blobs > 0, "robots.txt body stored");
-      assert.ok(state.audit_dups > 0 && state.audit_near_sig > 0, "duplicate indexes stored");
+      assert.ok(state.audit_dup_runs > 0 && state.audit_near_sig > 0, "duplicate indexes stored");
 
       // Within the grace nothing is due: the sweep leaves the audit alone.
       await app.service.tick();

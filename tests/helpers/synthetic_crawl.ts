@@ -20,12 +20,12 @@ import { WORKER_MALLOC_ARENAS } from "../../jobs/worker_child.ts";
 import { keys } from "../../domain/platform/mod.ts";
 import { newPace } from "../../domain/audit_engine/crawl/politeness.ts";
 import {
-  indexDup,
   newRecord,
   urlHash,
   WriteBatch,
   writeLinks,
 } from "../../domain/audit_engine/crawl/store.ts";
+import { DupRuns } from "../../domain/audit_engine/crawl/dup_runs.ts";
 import type { CrawlState } from "../../domain/audit_engine/crawl/state.ts";
 import { NearRuns } from "../../domain/audit_engine/crawl/page_recorder.ts";
 import { SIG_BINS } from "../../domain/audit_engine/text_fingerprint.ts";
@@ -146,6 +146,7 @@ export async function writeSyntheticCrawl(
 ): Promise<void> {
   const batch = new WriteBatch(kv);
   let runs = new NearRuns();
+  let dups = new DupRuns();
   for (let i = 0; i < n; i++) {
     const url = synthUrl(i);
     const rec = newRecord(url, i, i === 0 ? 0 : 1, false);
@@ -172,7 +173,7 @@ export async function writeSyntheticCrawl(
         linkAnchors: links.map(() => "more"),
         nofollowAnchors: [],
       });
-      indexDup(batch, auditId, "title", rec.title, url);
+      dups.add("title", rec.title, url);
       if (near) {
         const sig = synthSig(i);
         runs.add(sig, rec.hash);
@@ -184,10 +185,13 @@ export async function writeSyntheticCrawl(
     if (i % 2000 === 1999) {
       runs.write(batch, auditId);
       runs = new NearRuns();
+      dups.write(batch, auditId);
+      dups = new DupRuns();
       await batch.flush();
     }
   }
   runs.write(batch, auditId);
+  dups.write(batch, auditId);
   await batch.flush();
 }
 

@@ -19,7 +19,6 @@ import type { CrawlState } from "./state.ts";
 import {
   boundRecord,
   FindingsWriter,
-  indexDup,
   MAX_URL_LENGTH,
   type PageRecord,
   type WriteBatch,
@@ -29,6 +28,7 @@ import { Pacer, yieldToLoop } from "./event_loop.ts";
 import { ResourceQueue, writeEmbeds } from "./resource_checks.ts";
 import { writeFragmentFacts } from "./anchors.ts";
 import { sampleUrl } from "./url_sample.ts";
+import { DupRuns } from "./dup_runs.ts";
 
 /** Pages kept for article internal links (AuditReport.site.pages). */
 export const MAX_SITE_PAGES = 200;
@@ -122,6 +122,7 @@ export async function recordPages(
   const { batch, auditId, state, caps, discover, requeue, resources } = to;
   const findings = new FindingsWriter(batch, auditId, state.stored);
   const near = new NearRuns();
+  const dups = new DupRuns();
   const pace = new Pacer(PAGES_PER_YIELD);
   for (let i = 0; i < results.length; i++) {
     // Let the process answer its HTTP requests between pages (the API shares the event loop).
@@ -182,7 +183,7 @@ export async function recordPages(
         for (const x of extra) {
           if (x && siteKeyOf(new URL(x)) === state.siteKey) discover(x, childDepth(rec));
         }
-        indexDuplicates(batch, auditId, rec, facts.textSig, near);
+        indexDuplicates(batch, auditId, rec, facts.textSig, near, dups);
         if (rec.depth === 0 && state.language === null) state.language = facts.htmlLang || null;
         if (
           !rec.noindex && rec.canonicalOther === null && state.sitePages < MAX_SITE_PAGES
@@ -202,6 +203,7 @@ export async function recordPages(
     sampleUrl(state.urlSample ??= { h: [], u: [] }, rec.hash, rec.url);
   }
   near.write(batch, auditId);
+  dups.write(batch, auditId);
 }
 
 /** Links on a page sit one click deeper; from a sitemap-only page (-1) they stay at -1. */
@@ -314,12 +316,13 @@ function indexDuplicates(
   rec: PageRecord,
   sig: Uint16Array,
   near: NearRuns,
+  dups: DupRuns,
 ): void {
   if (rec.noindex || rec.canonicalOther !== null) return;
-  if (rec.title) indexDup(batch, auditId, "title", rec.title, rec.url);
-  if (rec.description) indexDup(batch, auditId, "description", rec.description, rec.url);
+  if (rec.title) dups.add("title", rec.title, rec.url);
+  if (rec.description) dups.add("description", rec.description, rec.url);
   if (rec.words < DUP_MIN_WORDS) return;
-  indexDup(batch, auditId, "content", String(rec.textHash), rec.url);
+  dups.add("content", String(rec.textHash), rec.url);
   if (sig.length !== SIG_BINS) return;
   near.add(sig, rec.hash);
   batch.set(keys.auditNearSig(auditId, rec.hash), { u: rec.url, h: rec.textHash, s: sig });

@@ -575,21 +575,10 @@ export function writeLinks(
 }
 
 /**
- * The key part of a duplicate-index entry: a digest of the text (128 bits of SHA-256, hex), so the
- * key stays small whatever the page's title holds; equal texts share it, so each group is still
- * one contiguous run of the index.
+ * What the duplicate index sorts a text by: a digest of it (128 bits of SHA-256, hex), small
+ * whatever the page's title holds; equal texts share it, so each group is contiguous once sorted
+ * (crawl/dup_runs.ts).
  */
 export function dupDigest(text: string): string {
   return createHash("sha256").update(text).digest("hex").slice(0, 32);
-}
-
-/** Indexes a page under a text of `kind` (title, description, content). */
-export function indexDup(
-  batch: WriteBatch,
-  auditId: string,
-  kind: string,
-  text: string,
-  url: string,
-): void {
-  batch.set(keys.auditDup(auditId, kind, dupDigest(text), url), { v: text } satisfies DupEntry);
 }

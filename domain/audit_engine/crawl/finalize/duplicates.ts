@@ -1,10 +1,12 @@
 /**
  * Pass 3a, exact duplicates: groups of pages with the same title, description or text, read from
- * the duplicate index (engine.ts writes it, contiguous by the text's digest). Every member of a
- * group of 2+ is affected. Text groups whose URLs are one page at several addresses (letter case,
- * query strings) are counted as URL variants instead, once, where they are fixed.
+ * the duplicate index (page_recorder.ts writes it; crawl/dup_runs.ts reads it back contiguous by
+ * the text's digest). Every member of a group of 2+ is affected. Text groups whose URLs are one
+ * page at several addresses (letter case, query strings) are counted as URL variants instead,
+ * once, where they are fixed.
  *
- * Memory: the current group's first 50 URLs; then one number per group of identical texts.
+ * Memory: per kind, the index's entries of one digest bucket (at most dup_runs.ts PASS_ENTRIES)
+ * and the current group's first 50 URLs; then one number per group of identical texts.
  *
  * @example
  * ```ts
@@ -18,41 +20,34 @@
  *
  * @module
  */
-import { keys } from "../../../platform/mod.ts";
 import type { Evidence } from "../../types.ts";
-import { listInPages } from "../store.ts";
+import { type DupKind, sortedDupEntries } from "../dup_runs.ts";
 import type { Facts, Group } from "./facts.ts";
 
 /** URLs of a group held (for `same_as` and the items); the rest are only counted. */
 const KEEP = 50;
-/**
- * Where an index's keys are cut into ranges read side by side (store.ts `listInPages`): the key
- * part after the kind is a hex digest (dupDigest), so each range holds about a quarter of it.
- */
-const DIGEST_SPLITS = ["4", "8", "c"];
 
 /**
  * Fills the title, description and content duplicate groups (and the case and parameter
  * variants); `afterContent` (the near-duplicate pass) gets the text hashes that have an
- * identical twin once the content groups are in, and runs beside the other kinds. `ranges`
- * (a slow KV): each index is read in DIGEST_SPLITS ranges side by side.
+ * identical twin once the content groups are in, and runs beside the other kinds. `ahead` (a
+ * slow KV): each kind reads its index's next bucket while it groups one.
  */
 export async function duplicateGroups(
   kv: Deno.Kv,
   auditId: string,
   f: Facts,
   afterContent: (twins: Set<number>) => Promise<void>,
-  ranges = false,
+  ahead = false,
 ): Promise<void> {
   const twins = new Set<number>();
-  const splits = ranges ? DIGEST_SPLITS : [];
   // Side by side: each kind fills its own groups, in its own index order.
   await Promise.all([
-    duplicates(kv, auditId, splits, "title", f.dupTitle, (v) => ({ title: v })),
+    duplicates(kv, auditId, ahead, "title", f.dupTitle, (v) => ({ title: v })),
     duplicates(
       kv,
       auditId,
-      splits,
+      ahead,
       "description",
       f.dupDescription,
       (v) => ({ description: v }),
@@ -60,7 +55,7 @@ export async function duplicateGroups(
     duplicates(
       kv,
       auditId,
-      splits,
+      ahead,
       "content",
       f.dupContent,
       (v) => ({ fingerprint: v }),
@@ -86,8 +81,8 @@ function variantKey(url: string): { key: string; query: string } {
 async function duplicates(
   kv: Deno.Kv,
   auditId: string,
-  splits: readonly string[],
-  kind: string,
+  ahead: boolean,
+  kind: DupKind,
   g: Group,
   show: (value: string) => Evidence,
   onGroup?: (value: string) => void,
@@ -118,29 +113,24 @@ async function duplicates(
     into.count += size - members.length;
   };
   let digest: string | null = null;
-  for await (const page of listInPages(kv, keys.auditDups(auditId, kind), 500, splits)) {
-    for (const e of page) {
-      const d = e.key[3];
-      const url = e.key[4];
-      if (d !== digest) {
-        close();
-        digest = d;
-        // The text is in the value (entries written before the digest held it in the key).
-        value = typeof e.value === "object" && e.value !== null ? e.value.v : d;
-        members = [];
-        size = 0;
-        first = null;
-        oneKey = true;
-        queriesDiffer = false;
-      }
-      size++;
-      if (members.length < KEEP) members.push(url);
-      if (variants && oneKey) {
-        const k = variantKey(url);
-        if (first === null) first = k;
-        else if (k.key !== first.key) oneKey = false;
-        else if (k.query !== first.query) queriesDiffer = true;
-      }
+  for await (const { digest: d, url, text } of sortedDupEntries(kv, auditId, kind, { ahead })) {
+    if (d !== digest) {
+      close();
+      digest = d;
+      value = text;
+      members = [];
+      size = 0;
+      first = null;
+      oneKey = true;
+      queriesDiffer = false;
+    }
+    size++;
+    if (members.length < KEEP) members.push(url);
+    if (variants && oneKey) {
+      const k = variantKey(url);
+      if (first === null) first = k;
+      else if (k.key !== first.key) oneKey = false;
+      else if (k.query !== first.query) queriesDiffer = true;
     }
   }
   close();
