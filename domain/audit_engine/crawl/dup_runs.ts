@@ -92,8 +92,9 @@ export class DupRuns {
 
 /**
  * A kind's entries in the order the one-key-per-entry index had (digest, then URL), each once,
- * holding one bucket (or part of one) at a time: see the module comment. `ahead` (a slow KV): the
- * next bucket is read while this one is handed out, two held at once.
+ * holding one bucket (or part of one) at a time: see the module comment. `ahead` (a slow KV):
+ * later buckets are read while one is handed out, as many as keep the entries held within
+ * PASS_ENTRIES at the first bucket's size (every bucket holds about as many), at least one.
  */
 export async function* sortedDupEntries(
   kv: Deno.Kv,
@@ -101,15 +102,20 @@ export async function* sortedDupEntries(
   kind: DupKind,
   { ahead = false, limit = PASS_ENTRIES }: { ahead?: boolean; limit?: number } = {},
 ): AsyncGenerator<DupItem> {
-  const whole = (b: number) => {
-    const read = readPart(kv, auditId, kind, HEX[b], 0, MAX_PARTS, limit);
-    read.catch(() => {}); // a read ahead of a pass that ended is nobody's to report
-    return read;
+  const reads: Promise<{ items: DupItem[]; count: number }>[] = [];
+  const readUpTo = (n: number) => {
+    while (reads.length < Math.min(HEX.length, n)) {
+      const read = readPart(kv, auditId, kind, HEX[reads.length], 0, MAX_PARTS, limit);
+      read.catch(() => {}); // a read ahead of a pass that ended is nobody's to report
+      reads.push(read);
+    }
   };
-  let next = whole(0);
+  let window = 0;
   for (let b = 0; b < HEX.length; b++) {
-    const first = await next;
-    if (ahead && b + 1 < HEX.length) next = whole(b + 1);
+    readUpTo(b + 1);
+    const first = await reads[b];
+    if (b === 0 && ahead) window = Math.max(1, Math.floor(limit / Math.max(1, first.count)));
+    readUpTo(b + 1 + window);
     let parts = 1;
     while (parts < MAX_PARTS && first.count > limit * parts) parts *= 2;
     for (let p = 0; p < parts; p++) {
@@ -125,7 +131,7 @@ export async function* sortedDupEntries(
         yield e;
       }
     }
-    if (!ahead && b + 1 < HEX.length) next = whole(b + 1);
+    delete reads[b]; // its entries go with it
   }
 }
 
