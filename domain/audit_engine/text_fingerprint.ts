@@ -227,11 +227,12 @@ export function mayReach(
   atLeast: number,
 ): boolean {
   // Per word, one bit per bin (the low bit of its nibble) where any of its 4 bits differs;
-  // summed nibble-wise over the 8 words (at most 8 a nibble: no carry), then added up.
+  // summed nibble-wise over the 8 words (at most 8 a nibble: no carry), then added up. The sum
+  // is kept in int32 (`| 0`: the same 32 bits), where past 2^31 it became a double.
   let sum = 0;
   for (let w = 0; w < SKETCH_WORDS; w++) {
     const z = a[ai + w] ^ b[bi + w];
-    sum += (z | (z >>> 1) | (z >>> 2) | (z >>> 3)) & 0x11111111;
+    sum = (sum + ((z | (z >>> 1) | (z >>> 2) | (z >>> 3)) & 0x11111111)) | 0;
   }
   sum = (sum & 0x0f0f0f0f) + ((sum >>> 4) & 0x0f0f0f0f);
   const differ = Math.imul(sum, 0x01010101) >>> 24;
