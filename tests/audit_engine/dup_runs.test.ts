@@ -1,16 +1,19 @@
 /**
  * The exact-duplicate index as runs (crawl/dup_runs.ts, one value per crawl step, kind and digest
- * bucket) gives the pass what one key per page and kind gave: the entries in the order KV kept
- * those keys, each once, whether the pages came in runs, in the keys a crawl begun before the runs
- * wrote, or both; a step written twice counts once; a bucket past the reader's limit is read in
- * parts and gives the same; and the duplicate groups found are those the texts make.
+ * bucket) gives the pass what one key per page and kind gave: the groups in the order KV kept
+ * those keys, each page counted once, whether the pages came in runs, in the keys a crawl begun
+ * before the runs wrote, or both; a step written twice counts once; a bucket past the reader's
+ * limit is read in batches, and a text more pages share than the limit is summed up, with the same
+ * groups, never holding more entries than the limit; and the pass's duplicate groups are those the
+ * texts make.
  */
 import assert from "node:assert/strict";
 import { keys } from "../../domain/platform/mod.ts";
 import {
-  type DupItem,
+  type DupGroup,
+  dupGroups,
   DupRuns,
-  sortedDupEntries,
+  type VariantOf,
 } from "../../domain/audit_engine/crawl/dup_runs.ts";
 import { dupDigest, WriteBatch } from "../../domain/audit_engine/crawl/store.ts";
 import { duplicateGroups } from "../../domain/audit_engine/crawl/finalize/duplicates.ts";
@@ -22,22 +25,40 @@ interface Page {
   title: string;
 }
 
-/** Pages whose titles repeat in groups of 1 to 5; a few long URLs and titles fill runs quickly. */
+const AUDIT = "aud_dups";
+
+/**
+ * Pages whose titles repeat in groups of 1 to 5, a third of them under one title, a few long URLs
+ * and titles (they fill runs quickly), and pairs that differ only in letter case or query.
+ */
 function pages(n: number): Page[] {
   const out: Page[] = [];
   for (let i = 0; i < n; i++) {
     const long = i % 97 === 0 ? "/" + "x".repeat(1_200) : "";
-    out.push({
-      url: `https://site.test/p/${i}${long}`,
-      title: i % 11 === 0 ? `Unique ${i} ${"t".repeat(250)}` : `Shared ${Math.floor(i / 5)}`,
-    });
+    const title = i % 3 === 0
+      ? "One title for a third of the site"
+      : i % 11 === 0
+      ? `Unique ${i} ${"t".repeat(250)}`
+      : `Shared ${Math.floor(i / 5)}`;
+    out.push({ url: `https://site.test/p/${i}${long}`, title });
+  }
+  for (let i = 0; i < 20; i++) {
+    out.push({ url: `https://site.test/Case/${i}`, title: `Case pair ${i}` });
+    out.push({ url: `https://site.test/case/${i}`, title: `Case pair ${i}` });
+    out.push({ url: `https://site.test/q?id=${i}&a=1`, title: `Query pair ${i}` });
+    out.push({ url: `https://site.test/q?id=${i}&a=2`, title: `Query pair ${i}` });
   }
   return out;
 }
 
+const variantOf: VariantOf = (url) => {
+  const u = new URL(url);
+  return { key: (u.origin + u.pathname).toLowerCase(), query: u.search };
+};
+
 /**
  * Writes the pages' titles, `step` pages a step: as runs, or (`legacy`) as the old keys; steps
- * `twice` says are written a second time. Returns the KV and the audit.
+ * `twice` says are written a second time.
  */
 async function write(
   all: Page[],
@@ -50,8 +71,7 @@ async function write(
       const runs = new DupRuns();
       all.slice(from, from + opts.step).forEach((p, k) => {
         if (!opts.legacy?.(from + k)) return runs.add("title", p.title, p.url);
-        const key = keys.auditDup(AUDIT, "title", dupDigest(p.title), p.url);
-        batch.set(key, { v: p.title });
+        batch.set(keys.auditDup(AUDIT, "title", dupDigest(p.title), p.url), { v: p.title });
       });
       runs.write(batch, AUDIT);
     }
@@ -60,21 +80,30 @@ async function write(
   return kv;
 }
 
-const AUDIT = "aud_dups";
-
-async function entries(kv: Deno.Kv, limit?: number): Promise<DupItem[]> {
-  const out: DupItem[] = [];
-  for await (const e of sortedDupEntries(kv, AUDIT, "title", { limit })) out.push(e);
-  return out;
-}
-
-/** The order KV itself keeps one key per page in: the oracle. */
-async function keyOrder(all: Page[]): Promise<DupItem[]> {
+/**
+ * The oracle: the groups of one key per page, in the order KV keeps the keys, folded as the pass
+ * folded them before the runs (every member in URL order, the first's variant key compared).
+ */
+async function keyOrder(all: Page[], keep: number): Promise<DupGroup[]> {
   const kv = await write(all, { step: 50, legacy: () => true });
   try {
-    const out: DupItem[] = [];
+    const out: DupGroup[] = [];
+    let cur = null as DupGroup | null;
+    let firstVariant: { key: string; query: string } | null = null;
     for await (const e of kv.list<{ v: string }>({ prefix: keys.auditDups(AUDIT, "title") })) {
-      out.push({ digest: String(e.key[3]), url: String(e.key[4]), text: e.value.v });
+      const [digest, url] = [String(e.key[3]), String(e.key[4])];
+      if (cur?.digest !== digest) {
+        cur = { digest, text: e.value.v, size: 0, first: [], oneKey: true, queriesDiffer: false };
+        out.push(cur);
+        firstVariant = null;
+      }
+      cur.size++;
+      if (cur.first.length < keep) cur.first.push(url);
+      const k = variantOf(url);
+      if (!cur.oneKey) continue;
+      if (firstVariant === null) firstVariant = k;
+      else if (k.key !== firstVariant.key) cur.oneKey = false;
+      else if (k.query !== firstVariant.query) cur.queriesDiffer = true;
     }
     return out;
   } finally {
@@ -82,10 +111,17 @@ async function keyOrder(all: Page[]): Promise<DupItem[]> {
   }
 }
 
-Deno.test("dup runs: the entries in key order, each once, from runs, old keys or both", async () => {
+Deno.test("dup runs: the groups in key order, each page once, from runs, old keys or both", async () => {
   const all = pages(1_500);
-  const expected = await keyOrder(all);
-  assert.equal(expected.length, all.length);
+  const expected = await keyOrder(all, 50);
+  // With 5 URLs named per group, what a read holds is the limit's alone (a summed-up group
+  // holds its 5).
+  const expected5 = await keyOrder(all, 5);
+  assert.equal(expected.reduce((n, g) => n + g.size, 0), all.length);
+  const big = expected.find((g) => g.text.startsWith("One title"))!;
+  assert.equal(big.size, 500);
+  assert.ok(expected.some((g) => g.oneKey && g.queriesDiffer), "a query pair");
+  assert.ok(expected.some((g) => g.size === 2 && g.oneKey && !g.queriesDiffer), "a case pair");
   const layouts = [
     { step: 100 },
     { step: 7 },
@@ -96,9 +132,21 @@ Deno.test("dup runs: the entries in key order, each once, from runs, old keys or
   for (const layout of layouts) {
     const kv = await write(all, layout);
     try {
-      assert.deepEqual(await entries(kv), expected, JSON.stringify(layout));
-      // A limit far under a bucket's ~94 entries: every bucket read in parts, the same result.
-      assert.deepEqual(await entries(kv, 8), expected, `in parts: ${JSON.stringify(layout)}`);
+      // The default limit holds each bucket (~100 entries); 40 reads most buckets in batches
+      // and sums up the shared title (500 pages); 5 sums up every group of more than 5.
+      const runs: [number | undefined, number][] = [[undefined, 50], [40, 5], [5, 5]];
+      for (const [limit, keep] of runs) {
+        for (const ahead of [false, true]) {
+          let held = 0;
+          const got: DupGroup[] = [];
+          const onHeld = (n: number) => (held = Math.max(held, n));
+          const opts = { limit, keep, ahead, variantOf, onHeld };
+          for await (const g of dupGroups(kv, AUDIT, "title", opts)) got.push(g);
+          const what = JSON.stringify({ ...layout, limit, ahead });
+          assert.deepEqual(got, keep === 5 ? expected5 : expected, what);
+          assert.ok(held <= (limit ?? Infinity), `${what}: ${held} entries held`);
+        }
+      }
     } finally {
       kv.close();
     }
@@ -108,7 +156,7 @@ Deno.test("dup runs: the entries in key order, each once, from runs, old keys or
 Deno.test("dup runs: a step's runs stay within KV's value limit and hold every entry", async () => {
   // URLs of ~1,400 characters: ~37 pages a bucket hold ~100 KB, more than one value takes.
   const all = pages(600).map((p) => ({ ...p, url: `${p.url}/${"y".repeat(1_400)}` }));
-  const kv = await write(all, { step: 600 });
+  const kv = await write(all, { step: all.length });
   try {
     let runs = 0;
     let held = 0;
@@ -118,7 +166,7 @@ Deno.test("dup runs: a step's runs stay within KV's value limit and hold every e
     }
     // The strict KV guard (openTestKv) failed any value past 64 KiB.
     assert.equal(held, all.length);
-    assert.ok(runs > 32 && runs <= 80, `${runs} runs: buckets of ~100 KB cut in values`);
+    assert.ok(runs > 32 && runs <= 90, `${runs} runs: buckets of ~100 KB cut in values`);
   } finally {
     kv.close();
   }
@@ -135,9 +183,11 @@ Deno.test("dup runs: the duplicate groups are those the titles make", async () =
     await duplicateGroups(kv, AUDIT, f, async () => {});
     const byTitle = new Map<string, string[]>();
     for (const p of all) byTitle.set(p.title, [...byTitle.get(p.title) ?? [], p.url]);
-    const grouped = [...byTitle.values()].filter((urls) => urls.length > 1).flat().sort();
-    const items = f.dupTitle.items.map((i) => String(i.url)).sort();
-    assert.deepEqual(items, grouped);
+    const grouped = [...byTitle.values()].filter((urls) => urls.length > 1);
+    // Each group's first 50 URLs are named, the rest counted.
+    const named = grouped.flatMap((urls) => urls.sort().slice(0, 50)).sort();
+    assert.deepEqual(f.dupTitle.items.map((i) => String(i.url)).sort(), named);
+    assert.equal(f.dupTitle.count, grouped.reduce((n, urls) => n + urls.length, 0));
     for (const item of f.dupTitle.items) {
       const members = byTitle.get(String(item.title))!;
       assert.equal(item.group_size, members.length);

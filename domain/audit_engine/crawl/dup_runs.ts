@@ -7,11 +7,13 @@
  * A run's name is random: a repeated step writes its entries again under another name, and the
  * reader drops the repeats.
  *
- * The reader (`sortedDupEntries`, for finalize/duplicates.ts) yields a kind's entries in the order
- * the keys had (digest, then URL), a bucket at a time, and takes in the keys a crawl begun before
- * the runs wrote (`audit_dups/<kind>/<digest>/<url>`), so a deploy mid-crawl loses no page. It
- * holds one bucket's entries, at most PASS_ENTRIES: a larger bucket is read once more for each of
- * the parts (by the digest's second hex digit) it is cut into.
+ * The reader (`dupGroups`, for finalize/duplicates.ts) yields a kind's groups (pages under one
+ * text) in the order the keys had (by digest), each page once, a bucket at a time, and takes in the
+ * keys a crawl begun before the runs wrote (`audit_dups/<kind>/<digest>/<url>`), so a deploy
+ * mid-crawl loses no page. It holds at most PASS_ENTRIES entries: a larger bucket is read again
+ * for each batch of its texts that fits, and a text shared by more pages than that (a site whose
+ * every page has one title) is summed up in one more read, holding its first `keep` URLs and 8
+ * bytes a page to count them once.
  *
  * @example
  * ```ts
@@ -22,14 +24,15 @@
  * runs.add("title", "Home", "https://example.com/index.html");
  * runs.write(batch, "audit-1");
  * await batch.flush();
- * for await (const e of sortedDupEntries(kv, "audit-1", "title")) console.log(e.url, e.text);
+ * for await (const g of dupGroups(kv, "audit-1", "title")) console.log(g.text, g.size, g.first);
  * ```
  *
  * @module
  */
 import { keys, list } from "../../platform/mod.ts";
 import type { DupRun } from "../types.ts";
-import { dupDigest, type WriteBatch } from "./store.ts";
+import { release } from "./sorted_hashes.ts";
+import { dupDigest, urlHash, type WriteBatch } from "./store.ts";
 
 export type { DupRun };
 
@@ -38,10 +41,8 @@ export type DupKind = "title" | "description" | "content";
 
 /** A run's value is closed once its estimated size passes this (KV values hold 64 KiB). */
 const RUN_BYTES = 48 * 1024;
-/** Entries of one bucket (or part of one) the reader holds at most. */
+/** Entries the reader holds at most, per bucket read (two with `ahead`). */
 export const PASS_ENTRIES = 8_192;
-/** Parts a bucket is cut into at most (by the digest's second hex digit). */
-const MAX_PARTS = 16;
 const HEX = "0123456789abcdef";
 
 /** One page under one text: its digest (dupDigest), URL and the text itself. */
@@ -90,22 +91,54 @@ export class DupRuns {
   }
 }
 
+/** Where a URL's duplicates would be one page (finalize/duplicates.ts): its key and query. */
+export type VariantOf = (url: string) => { key: string; query: string };
+
+/** Pages under one text. */
+export interface DupGroup {
+  digest: string;
+  text: string;
+  /** Pages, each counted once. */
+  size: number;
+  /** The first `keep` of them in URL order. */
+  first: string[];
+  /** With `variantOf`: whether every page has the same variant key. */
+  oneKey: boolean;
+  /** With `variantOf`, when `oneKey`: whether their queries differ. */
+  queriesDiffer: boolean;
+}
+
+/** What `dupGroups` is told: see each option. */
+export interface DupGroupsOptions {
+  /** A slow KV: buckets are read ahead (see `dupGroups`). */
+  ahead?: boolean;
+  /** Entries held per bucket read, at most (tests lower it). */
+  limit?: number;
+  /** URLs named per group (`DupGroup.first`). */
+  keep?: number;
+  /** Fills `oneKey` and `queriesDiffer`. */
+  variantOf?: VariantOf;
+  /** Told of the entries each read held (tests check the bound). */
+  onHeld?: (entries: number) => void;
+}
+
 /**
- * A kind's entries in the order the one-key-per-entry index had (digest, then URL), each once,
- * holding one bucket (or part of one) at a time: see the module comment. `ahead` (a slow KV):
- * later buckets are read while one is handed out, as many as keep the entries held within
- * PASS_ENTRIES at the first bucket's size (every bucket holds about as many), at least one.
+ * A kind's groups in the order of their digests, holding at most `limit` entries per read (see
+ * the module comment). `ahead` (a slow KV): later buckets are read while one is handed out, as
+ * many as keep the entries held within `limit` at the first bucket's size (every bucket holds
+ * about as many), at least one.
  */
-export async function* sortedDupEntries(
+export async function* dupGroups(
   kv: Deno.Kv,
   auditId: string,
   kind: DupKind,
-  { ahead = false, limit = PASS_ENTRIES }: { ahead?: boolean; limit?: number } = {},
-): AsyncGenerator<DupItem> {
-  const reads: Promise<{ items: DupItem[]; count: number }>[] = [];
+  opts: DupGroupsOptions = {},
+): AsyncGenerator<DupGroup> {
+  const { ahead = false, limit = PASS_ENTRIES } = opts;
+  const reads: Promise<BucketRead>[] = [];
   const readUpTo = (n: number) => {
     while (reads.length < Math.min(HEX.length, n)) {
-      const read = readPart(kv, auditId, kind, HEX[reads.length], 0, MAX_PARTS, limit);
+      const read = readBucket(kv, auditId, kind, HEX[reads.length], limit);
       read.catch(() => {}); // a read ahead of a pass that ended is nobody's to report
       reads.push(read);
     }
@@ -113,26 +146,63 @@ export async function* sortedDupEntries(
   let window = 0;
   for (let b = 0; b < HEX.length; b++) {
     readUpTo(b + 1);
-    const first = await reads[b];
-    if (b === 0 && ahead) window = Math.max(1, Math.floor(limit / Math.max(1, first.count)));
-    readUpTo(b + 1 + window);
-    let parts = 1;
-    while (parts < MAX_PARTS && first.count > limit * parts) parts *= 2;
-    for (let p = 0; p < parts; p++) {
-      const width = MAX_PARTS / parts;
-      const { items } = parts === 1
-        ? first
-        : await readPart(kv, auditId, kind, HEX[b], p * width, (p + 1) * width, Infinity);
-      items.sort(byKey);
-      let last: DupItem | null = null;
-      for (const e of items) {
-        if (last && last.digest === e.digest && last.url === e.url) continue;
-        last = e;
-        yield e;
-      }
-    }
+    const read = await reads[b];
     delete reads[b]; // its entries go with it
+    if (b === 0 && ahead) window = Math.max(1, Math.floor(limit / Math.max(1, read.total)));
+    readUpTo(b + 1 + window);
+    if (read.items) {
+      opts.onHeld?.(read.items.length);
+      yield* groupsOf(read.items, opts);
+      continue;
+    }
+    // Past the limit: the bucket's texts in batches that fit, a text larger than that alone.
+    const digests = [...read.counts.keys()].sort();
+    for (let i = 0; i < digests.length;) {
+      if (read.counts.get(digests[i])! > limit) {
+        yield await largeGroup(kv, auditId, kind, HEX[b], digests[i++], opts);
+        continue;
+      }
+      const batch = new Set<string>();
+      for (let n = 0; i < digests.length; i++) {
+        const c = read.counts.get(digests[i])!;
+        if (c > limit || n + c > limit) break;
+        batch.add(digests[i]);
+        n += c;
+      }
+      const items: DupItem[] = [];
+      const [lo, hi] = [digests[i - batch.size], digests[i - 1]];
+      await eachEntry(kv, auditId, kind, HEX[b], lo, hi, (e) => {
+        if (batch.has(e.digest)) items.push(e);
+      });
+      opts.onHeld?.(items.length);
+      yield* groupsOf(items, opts);
+    }
   }
+}
+
+/** A bucket's entries when they fit `limit` (else null), and how many each digest has. */
+interface BucketRead {
+  items: DupItem[] | null;
+  counts: Map<string, number>;
+  total: number;
+}
+
+async function readBucket(
+  kv: Deno.Kv,
+  auditId: string,
+  kind: DupKind,
+  bucket: string,
+  limit: number,
+): Promise<BucketRead> {
+  let items: DupItem[] | null = [];
+  const counts = new Map<string, number>();
+  let total = 0;
+  await eachEntry(kv, auditId, kind, bucket, null, null, (e) => {
+    counts.set(e.digest, (counts.get(e.digest) ?? 0) + 1);
+    if (++total > limit) items = null;
+    else items?.push(e);
+  });
+  return { items, counts, total };
 }
 
 /** Digest, then URL: the order of the index's keys (both ASCII, so code units sort as bytes). */
@@ -141,50 +211,136 @@ function byKey(a: DupItem, b: DupItem): number {
   return a.url < b.url ? -1 : a.url > b.url ? 1 : 0;
 }
 
+/** The groups of held entries, sorted into key order, a page written twice counted once. */
+function* groupsOf(items: DupItem[], opts: DupGroupsOptions): Generator<DupGroup> {
+  items.sort(byKey);
+  let group = null as Fold | null;
+  let last: DupItem | null = null;
+  for (const e of items) {
+    if (last && last.digest === e.digest && last.url === e.url) continue;
+    last = e;
+    if (group?.digest !== e.digest) {
+      if (group) yield group.done();
+      group = new Fold(e.digest, e.text, opts);
+    }
+    group.size++;
+    group.add(e.url);
+  }
+  if (group) yield group.done();
+}
+
 /**
- * The entries of a bucket whose digest's second hex digit is in [from, to), from its runs and the
- * keys of a crawl begun before them, and how many there are. Past `limit` entries only the count
- * goes on (the items are dropped): the caller reads the bucket again in parts.
+ * One text shared by more pages than a read holds, summed up in one more read of its bucket: its
+ * first `keep` URLs kept in order, and a hash per page (8 bytes) so a page written twice counts
+ * once.
  */
-async function readPart(
+async function largeGroup(
   kv: Deno.Kv,
   auditId: string,
   kind: DupKind,
   bucket: string,
-  from: number,
-  to: number,
-  limit: number,
-): Promise<{ items: DupItem[]; count: number }> {
-  let items: DupItem[] = [];
-  let count = 0;
-  const keep = (item: DupItem) => {
-    if (++count <= limit) items.push(item);
-    else items = [];
-  };
-  const whole = from === 0 && to === MAX_PARTS;
+  digest: string,
+  opts: DupGroupsOptions,
+): Promise<DupGroup> {
+  let group = null as Fold | null;
+  let hashes = new Float64Array(1024);
+  let n = 0;
+  await eachEntry(kv, auditId, kind, bucket, digest, digest, (e) => {
+    if (e.digest !== digest) return;
+    group ??= new Fold(digest, e.text, opts);
+    group.add(e.url);
+    if (n === hashes.length) {
+      const grown = new Float64Array(n * 2);
+      grown.set(hashes);
+      release(hashes);
+      hashes = grown;
+    }
+    hashes[n++] = urlHash(e.url);
+  });
+  const sorted = hashes.subarray(0, n).sort();
+  let size = 0;
+  for (let i = 0; i < n; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) size++;
+  release(hashes);
+  opts.onHeld?.(group!.first.length);
+  group!.size = size;
+  return group!.done();
+}
+
+/** A group as its pages come: in URL order (held entries) or any order (a large group). */
+class Fold {
+  size = 0;
+  readonly first: string[] = [];
+  #variant: { key: string; query: string } | null = null;
+  oneKey = true;
+  queriesDiffer = false;
+
+  constructor(
+    readonly digest: string,
+    readonly text: string,
+    private readonly opts: DupGroupsOptions,
+  ) {}
+
+  /**
+   * A page: kept while among the first `keep` URLs (once), and its variant key compared. Whether
+   * all pages share one key, and then whether their queries are not all one, is the same
+   * whichever page comes first.
+   */
+  add(url: string): void {
+    const keep = this.opts.keep ?? 50;
+    const first = this.first;
+    if (first.length < keep || url < first[first.length - 1]) {
+      let at = first.length;
+      while (at > 0 && first[at - 1] > url) at--;
+      if (first[at - 1] !== url) {
+        first.splice(at, 0, url);
+        if (first.length > keep) first.pop();
+      }
+    }
+    const variantOf = this.opts.variantOf;
+    if (!variantOf || !this.oneKey) return;
+    const k = variantOf(url);
+    if (this.#variant === null) this.#variant = k;
+    else if (k.key !== this.#variant.key) this.oneKey = false;
+    else if (k.query !== this.#variant.query) this.queriesDiffer = true;
+  }
+
+  done(): DupGroup {
+    const { digest, text, size, first, oneKey, queriesDiffer } = this;
+    return { digest, text, size, first, oneKey, queriesDiffer };
+  }
+}
+
+/**
+ * Every entry of a bucket (of digests from `lo` to `hi` when given, both included; runs hold a
+ * bucket's digests mixed, so they are read whole and the caller filters), from its runs and the
+ * keys of a crawl begun before them.
+ */
+async function eachEntry(
+  kv: Deno.Kv,
+  auditId: string,
+  kind: DupKind,
+  bucket: string,
+  lo: string | null,
+  hi: string | null,
+  see: (e: DupItem) => void,
+): Promise<void> {
   const runs = async () => {
     for await (const e of list(kv, { prefix: keys.auditDupRunsOfBucket(auditId, kind, bucket) })) {
       const { d, u, v } = e.value;
-      for (let i = 0; i < d.length; i++) {
-        if (!whole) {
-          const second = HEX.indexOf(d[i][1]);
-          if (second < from || second >= to) continue;
-        }
-        keep({ digest: d[i], url: u[i], text: v[i] });
-      }
+      for (let i = 0; i < d.length; i++) see({ digest: d[i], url: u[i], text: v[i] });
     }
   };
   const legacy = async () => {
     const prefix = keys.auditDups(auditId, kind);
-    // Digests are hex: a bucket's part is a range of the keys' digest part.
-    const at = (digestFrom: string) =>
-      [...prefix, digestFrom] as unknown as ReturnType<typeof keys.auditDup>;
-    const end = at(to < MAX_PARTS ? bucket + HEX[to] : bucket + "g");
-    for await (const e of list(kv, { start: at(bucket + HEX[from]), end })) {
+    // Digests are hex: a bucket is a range of the keys' digest part ("\0" sorts after the digest
+    // itself, before every longer string: all of `hi`'s URLs are in).
+    const at = (digest: string) =>
+      [...prefix, digest] as unknown as ReturnType<typeof keys.auditDup>;
+    const range = { start: at(lo ?? bucket), end: at(hi === null ? bucket + "g" : hi + "\0") };
+    for await (const e of list(kv, range)) {
       // A number: an entry of the format before the digest, which no running crawl still has.
-      if (typeof e.value !== "number") keep({ digest: e.key[3], url: e.key[4], text: e.value.v });
+      if (typeof e.value !== "number") see({ digest: e.key[3], url: e.key[4], text: e.value.v });
     }
   };
   await Promise.all([runs(), legacy()]);
-  return { items, count };
 }

@@ -5,8 +5,9 @@
  * page at several addresses (letter case, query strings) are counted as URL variants instead,
  * once, where they are fixed.
  *
- * Memory: per kind, the index's entries of one digest bucket (at most dup_runs.ts PASS_ENTRIES)
- * and the current group's first 50 URLs; then one number per group of identical texts.
+ * Memory: per kind, at most dup_runs.ts PASS_ENTRIES entries of the index (twice that on a slow
+ * KV, reading ahead), or a text's first 50 URLs and 8 bytes per page sharing it when more pages
+ * share it than that; then one number per group of identical texts.
  *
  * @example
  * ```ts
@@ -21,7 +22,7 @@
  * @module
  */
 import type { Evidence } from "../../types.ts";
-import { type DupKind, sortedDupEntries } from "../dup_runs.ts";
+import { dupGroups, type DupKind } from "../dup_runs.ts";
 import type { Facts, Group } from "./facts.ts";
 
 /** URLs of a group held (for `same_as` and the items); the rest are only counted. */
@@ -88,22 +89,17 @@ async function duplicates(
   onGroup?: (value: string) => void,
   variants?: { case: Group; param: Group },
 ): Promise<void> {
-  let value: string | null = null;
-  let members: string[] = [];
-  let size = 0;
-  // Whether every member so far shares the first one's variant key, and how they differ.
-  let first: { key: string; query: string } | null = null;
-  let oneKey = true;
-  let queriesDiffer = false;
-  const close = () => {
-    if (value === null || size < 2) return;
-    onGroup?.(value);
+  const opts = { ahead, keep: KEEP, variantOf: variants ? variantKey : undefined };
+  for await (const group of dupGroups(kv, auditId, kind, opts)) {
+    const { text, size, first: members, oneKey, queriesDiffer } = group;
+    if (size < 2) continue;
+    onGroup?.(text);
     const into = !variants || !oneKey ? g : queriesDiffer ? variants.param : variants.case;
     const differs: Evidence = into === g ? {} : { differs_in: queriesDiffer ? "query" : "case" };
     for (const url of members) {
       into.add({
         url,
-        ...show(value),
+        ...show(text),
         ...differs,
         group_size: size,
         same_as: members.filter((m) => m !== url).slice(0, 5),
@@ -111,27 +107,5 @@ async function duplicates(
     }
     // Members past KEEP are counted, not named.
     into.count += size - members.length;
-  };
-  let digest: string | null = null;
-  for await (const { digest: d, url, text } of sortedDupEntries(kv, auditId, kind, { ahead })) {
-    if (d !== digest) {
-      close();
-      digest = d;
-      value = text;
-      members = [];
-      size = 0;
-      first = null;
-      oneKey = true;
-      queriesDiffer = false;
-    }
-    size++;
-    if (members.length < KEEP) members.push(url);
-    if (variants && oneKey) {
-      const k = variantKey(url);
-      if (first === null) first = k;
-      else if (k.key !== first.key) oneKey = false;
-      else if (k.query !== first.query) queriesDiffer = true;
-    }
   }
-  close();
 }
