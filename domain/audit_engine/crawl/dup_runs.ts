@@ -31,7 +31,7 @@
  */
 import { keys, list } from "../../platform/mod.ts";
 import type { DupRun } from "../types.ts";
-import { release } from "./sorted_hashes.ts";
+import { HashKeys } from "./sorted_hashes.ts";
 import { dupDigest, urlHash, type WriteBatch } from "./store.ts";
 
 export type { DupRun };
@@ -124,9 +124,8 @@ export interface DupGroupsOptions {
 
 /**
  * A kind's groups in the order of their digests, holding at most `limit` entries per read (see
- * the module comment). `ahead` (a slow KV): later buckets are read while one is handed out, as
- * many as keep the entries held within `limit` at the first bucket's size (every bucket holds
- * about as many), at least one.
+ * the module comment). `ahead` (a slow KV): the next bucket is read while one is handed out, two
+ * reads held at most.
  */
 export async function* dupGroups(
   kv: Deno.Kv,
@@ -135,21 +134,15 @@ export async function* dupGroups(
   opts: DupGroupsOptions = {},
 ): AsyncGenerator<DupGroup> {
   const { ahead = false, limit = PASS_ENTRIES } = opts;
-  const reads: Promise<BucketRead>[] = [];
-  const readUpTo = (n: number) => {
-    while (reads.length < Math.min(HEX.length, n)) {
-      const read = readBucket(kv, auditId, kind, HEX[reads.length], limit);
-      read.catch(() => {}); // a read ahead of a pass that ended is nobody's to report
-      reads.push(read);
-    }
+  const readAt = (b: number) => {
+    const read = readBucket(kv, auditId, kind, HEX[b], limit);
+    read.catch(() => {}); // a read ahead of a pass that ended is nobody's to report
+    return read;
   };
-  let window = 0;
+  let next: Promise<BucketRead> | null = null;
   for (let b = 0; b < HEX.length; b++) {
-    readUpTo(b + 1);
-    const read = await reads[b];
-    delete reads[b]; // its entries go with it
-    if (b === 0 && ahead) window = Math.max(1, Math.floor(limit / Math.max(1, read.total)));
-    readUpTo(b + 1 + window);
+    const read = await (next ?? readAt(b));
+    next = ahead && b + 1 < HEX.length ? readAt(b + 1) : null;
     if (read.items) {
       opts.onHeld?.(read.items.length);
       yield* groupsOf(read.items, opts);
@@ -243,26 +236,17 @@ async function largeGroup(
   opts: DupGroupsOptions,
 ): Promise<DupGroup> {
   let group = null as Fold | null;
-  let hashes = new Float64Array(1024);
-  let n = 0;
+  const pages = new HashKeys();
   await eachEntry(kv, auditId, kind, bucket, digest, digest, (e) => {
     if (e.digest !== digest) return;
     group ??= new Fold(digest, e.text, opts);
     group.add(e.url);
-    if (n === hashes.length) {
-      const grown = new Float64Array(n * 2);
-      grown.set(hashes);
-      release(hashes);
-      hashes = grown;
-    }
-    hashes[n++] = urlHash(e.url);
+    pages.add(urlHash(e.url));
   });
-  const sorted = hashes.subarray(0, n).sort();
-  let size = 0;
-  for (let i = 0; i < n; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) size++;
-  release(hashes);
+  pages.seal(); // repeats dropped
+  group!.size = pages.size;
+  pages.release();
   opts.onHeld?.(group!.first.length);
-  group!.size = size;
   return group!.done();
 }
 
@@ -305,8 +289,10 @@ class Fold {
   }
 
   done(): DupGroup {
-    const { digest, text, size, first, oneKey, queriesDiffer } = this;
-    return { digest, text, size, first, oneKey, queriesDiffer };
+    const { digest, text, size, first, oneKey } = this;
+    // Whether queries differ means something only when every page shares one key; then it is the
+    // same whichever page came first.
+    return { digest, text, size, first, oneKey, queriesDiffer: oneKey && this.queriesDiffer };
   }
 }
 
