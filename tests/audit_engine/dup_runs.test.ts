@@ -10,9 +10,11 @@
 import assert from "node:assert/strict";
 import { keys } from "../../domain/platform/mod.ts";
 import {
+  bucketsAhead,
   type DupGroup,
   dupGroups,
   DupRuns,
+  PASS_ENTRIES,
   type VariantOf,
 } from "../../domain/audit_engine/crawl/dup_runs.ts";
 import { dupDigest, WriteBatch } from "../../domain/audit_engine/crawl/store.ts";
@@ -137,7 +139,7 @@ Deno.test("dup runs: the groups in key order, each page once, from runs, old key
       // and sums up the shared title (500 pages); 5 sums up every group of more than 5.
       const runs: [number | undefined, number][] = [[undefined, 50], [40, 5], [5, 5]];
       for (const [limit, keep] of runs) {
-        for (const ahead of [false, true]) {
+        for (const ahead of [0, 1, 15]) {
           let held = 0;
           const got: DupGroup[] = [];
           const onHeld = (n: number) => (held = Math.max(held, n));
@@ -154,9 +156,9 @@ Deno.test("dup runs: the groups in key order, each page once, from runs, old key
   }
 });
 
-Deno.test("dup runs: on a slow KV the reader reads one bucket ahead, not more", async () => {
+Deno.test("dup runs: on a slow KV the reader reads so many buckets ahead, not more", async () => {
   // Titles none of whose digests is in bucket 0: a guess from the first bucket's size would have
-  // read every bucket at once.
+  // read every bucket at once. (finalize.ts reads as many ahead as the audit's pages allow.)
   const titles: string[] = [];
   for (let t = 0; titles.length < 15; t++) {
     if (!dupDigest(`Template ${t}`).startsWith("0")) titles.push(`Template ${t}`);
@@ -180,20 +182,34 @@ Deno.test("dup runs: on a slow KV the reader reads one bucket ahead, not more", 
         return typeof v === "function" ? v.bind(target) : v;
       },
     });
-    const groups = dupGroups(counting, AUDIT, "title", { ahead: true, limit: 10 });
-    // Each group's bucket and those before it are read, and one more: never more.
-    let n = 0;
-    for (let g = await groups.next(); !g.done; g = await groups.next()) {
-      n++;
-      const at = parseInt(g.value.digest[0], 16);
-      assert.equal(g.value.size, 9);
-      assert.ok(buckets.size <= at + 2, `${buckets.size} buckets read at bucket ${at}`);
+    for (const ahead of [1, 3]) {
+      buckets.clear();
+      const groups = dupGroups(counting, AUDIT, "title", { ahead, limit: 10 });
+      // Each group's bucket and those before it are read, and `ahead` more: never more.
+      let n = 0;
+      for (let g = await groups.next(); !g.done; g = await groups.next()) {
+        n++;
+        const at = parseInt(g.value.digest[0], 16);
+        assert.equal(g.value.size, 9);
+        assert.ok(buckets.size <= at + 1 + ahead, `${buckets.size} buckets read at bucket ${at}`);
+      }
+      assert.equal(n, titles.length);
+      assert.equal(buckets.size, 16);
     }
-    assert.equal(n, titles.length);
-    assert.equal(buckets.size, 16);
   } finally {
     kv.close();
   }
+});
+
+Deno.test("dup runs: the buckets read ahead keep a slow KV's reader within twice its limit", () => {
+  for (const pages of [0, 1, 2_000, 8_192, 30_000, 100_000, 1_000_000]) {
+    const ahead = bucketsAhead(pages);
+    assert.ok(ahead >= 1 && ahead <= 15, `${pages} pages: ${ahead}`);
+    // Each read holds about a sixteenth of the pages (a larger one only its counts).
+    if (ahead > 1) assert.ok((ahead + 1) * (pages / 16) <= PASS_ENTRIES, `${pages} pages`);
+  }
+  assert.equal(bucketsAhead(2_000), 15);
+  assert.equal(bucketsAhead(100_000), 1);
 });
 
 Deno.test("dup runs: a step's runs stay within KV's value limit and hold every entry", async () => {

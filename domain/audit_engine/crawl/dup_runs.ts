@@ -41,7 +41,7 @@ export type DupKind = "title" | "description" | "content";
 
 /** A run's value is closed once its estimated size passes this (KV values hold 64 KiB). */
 const RUN_BYTES = 48 * 1024;
-/** Entries the reader holds at most, per bucket read (two with `ahead`). */
+/** Entries the reader holds at most, per bucket read (see `bucketsAhead` for reads ahead). */
 export const PASS_ENTRIES = 8_192;
 const HEX = "0123456789abcdef";
 
@@ -110,8 +110,8 @@ export interface DupGroup {
 
 /** What `dupGroups` is told: see each option. */
 export interface DupGroupsOptions {
-  /** A slow KV: buckets are read ahead (see `dupGroups`). */
-  ahead?: boolean;
+  /** Buckets read ahead of the one handed out (a slow KV; `bucketsAhead`), default none. */
+  ahead?: number;
   /** Entries held per bucket read, at most (tests lower it). */
   limit?: number;
   /** URLs named per group (`DupGroup.first`). */
@@ -123,9 +123,24 @@ export interface DupGroupsOptions {
 }
 
 /**
+ * The buckets a slow KV's reader reads ahead for an audit of `pages` pages: as many as keep what
+ * it holds within twice `limit` (a bucket holds about a sixteenth of the pages, each page at most
+ * once a kind; a bucket past `limit` holds only its counts), at least one, all on a small site.
+ *
+ * @example
+ * ```ts
+ * bucketsAhead(2_000); // 15: a small site's buckets are read at once
+ * bucketsAhead(100_000); // 1
+ * ```
+ */
+export function bucketsAhead(pages: number, limit = PASS_ENTRIES): number {
+  const perBucket = Math.max(1, pages / HEX.length);
+  return Math.min(HEX.length - 1, Math.max(1, Math.floor(limit / perBucket) - 1));
+}
+
+/**
  * A kind's groups in the order of their digests, holding at most `limit` entries per read (see
- * the module comment). `ahead` (a slow KV): the next bucket is read while one is handed out, two
- * reads held at most.
+ * the module comment), with `ahead` reads of the next buckets under way meanwhile.
  */
 export async function* dupGroups(
   kv: Deno.Kv,
@@ -133,16 +148,19 @@ export async function* dupGroups(
   kind: DupKind,
   opts: DupGroupsOptions = {},
 ): AsyncGenerator<DupGroup> {
-  const { ahead = false, limit = PASS_ENTRIES } = opts;
-  const readAt = (b: number) => {
-    const read = readBucket(kv, auditId, kind, HEX[b], limit);
-    read.catch(() => {}); // a read ahead of a pass that ended is nobody's to report
-    return read;
+  const { ahead = 0, limit = PASS_ENTRIES } = opts;
+  const reads: Promise<BucketRead>[] = [];
+  const readUpTo = (last: number) => {
+    while (reads.length <= Math.min(HEX.length - 1, last)) {
+      const read = readBucket(kv, auditId, kind, HEX[reads.length], limit);
+      read.catch(() => {}); // a read ahead of a pass that ended is nobody's to report
+      reads.push(read);
+    }
   };
-  let next: Promise<BucketRead> | null = null;
   for (let b = 0; b < HEX.length; b++) {
-    const read = await (next ?? readAt(b));
-    next = ahead && b + 1 < HEX.length ? readAt(b + 1) : null;
+    readUpTo(b + ahead);
+    const read = await reads[b];
+    delete reads[b]; // its entries go with it
     if (read.items) {
       opts.onHeld?.(read.items.length);
       yield* groupsOf(read.items, opts);

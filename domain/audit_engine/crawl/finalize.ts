@@ -54,6 +54,7 @@ import { type CrawlOutcome, type CrawlState, linkGraphPartial } from "./state.ts
 import { FindingsWriter, WriteBatch } from "./store.ts";
 import { annotateRecords, type FinalRecordSink } from "./finalize/annotate_records.ts";
 import { duplicateGroups } from "./finalize/duplicates.ts";
+import { bucketsAhead } from "./dup_runs.ts";
 import { emptyFacts } from "./finalize/facts.ts";
 import { FailingUrls } from "./finalize/failing.ts";
 import { readLinks } from "./finalize/links.ts";
@@ -110,7 +111,7 @@ export async function finalizeCrawl(
     auditId,
     f,
     (twins) => nearDuplicates(kv, auditId, twins, f.nearDupContent),
-    splits.length > 0,
+    splits.length > 0 ? bucketsAhead(state.completed) : 0,
   );
   // Awaited below; a failure of 1 to 3 leaves it behind, and that failure is the one reported.
   dups.catch(() => {});

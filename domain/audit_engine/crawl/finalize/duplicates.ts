@@ -6,7 +6,7 @@
  * once, where they are fixed.
  *
  * Memory: per kind, at most dup_runs.ts PASS_ENTRIES entries of the index (twice that on a slow
- * KV, reading ahead), or a text's first 50 URLs and 8 bytes per page sharing it when more pages
+ * KV, reading ahead: `bucketsAhead`), or a text's first 50 URLs and 8 bytes per page sharing it when more pages
  * share it than that; then one number per group of identical texts.
  *
  * @example
@@ -32,14 +32,14 @@ const KEEP = 50;
  * Fills the title, description and content duplicate groups (and the case and parameter
  * variants); `afterContent` (the near-duplicate pass) gets the text hashes that have an
  * identical twin once the content groups are in, and runs beside the other kinds. `ahead` (a
- * slow KV): each kind reads its index's next bucket while it groups one.
+ * slow KV, dup_runs.ts `bucketsAhead`): the buckets each kind reads ahead while it groups one.
  */
 export async function duplicateGroups(
   kv: Deno.Kv,
   auditId: string,
   f: Facts,
   afterContent: (twins: Set<number>) => Promise<void>,
-  ahead = false,
+  ahead = 0,
 ): Promise<void> {
   const twins = new Set<number>();
   // Side by side: each kind fills its own groups, in its own index order.
@@ -82,7 +82,7 @@ function variantKey(url: string): { key: string; query: string } {
 async function duplicates(
   kv: Deno.Kv,
   auditId: string,
-  ahead: boolean,
+  ahead: number,
   kind: DupKind,
   g: Group,
   show: (value: string) => Evidence,
