@@ -44,6 +44,8 @@ const RUN_BYTES = 48 * 1024;
 /** Entries the reader holds at most, per bucket read (see `bucketsAhead` for reads ahead). */
 export const PASS_ENTRIES = 8_192;
 const HEX = "0123456789abcdef";
+/** Runs read per list batch. */
+const RUNS_PER_READ = 16;
 
 /** One page under one text: its digest (dupDigest), URL and the text itself. */
 export interface DupItem {
@@ -182,8 +184,8 @@ export async function* dupGroups(
       }
       const items: DupItem[] = [];
       const [lo, hi] = [digests[i - batch.size], digests[i - 1]];
-      await eachEntry(kv, auditId, kind, HEX[b], lo, hi, (e) => {
-        if (batch.has(e.digest)) items.push(e);
+      await eachEntry(kv, auditId, kind, HEX[b], lo, hi, (digest, url, text) => {
+        if (batch.has(digest)) items.push({ digest, url, text });
       });
       opts.onHeld?.(items.length);
       yield* groupsOf(items, opts);
@@ -208,10 +210,10 @@ async function readBucket(
   let items: DupItem[] | null = [];
   const counts = new Map<string, number>();
   let total = 0;
-  await eachEntry(kv, auditId, kind, bucket, null, null, (e) => {
-    counts.set(e.digest, (counts.get(e.digest) ?? 0) + 1);
+  await eachEntry(kv, auditId, kind, bucket, null, null, (digest, url, text) => {
+    counts.set(digest, (counts.get(digest) ?? 0) + 1);
     if (++total > limit) items = null;
-    else items?.push(e);
+    else items?.push({ digest, url, text });
   });
   return { items, counts, total };
 }
@@ -255,11 +257,11 @@ async function largeGroup(
 ): Promise<DupGroup> {
   let group = null as Fold | null;
   const pages = new HashKeys();
-  await eachEntry(kv, auditId, kind, bucket, digest, digest, (e) => {
-    if (e.digest !== digest) return;
-    group ??= new Fold(digest, e.text, opts);
-    group.add(e.url);
-    pages.add(urlHash(e.url));
+  await eachEntry(kv, auditId, kind, bucket, digest, digest, (d, url, text) => {
+    if (d !== digest) return;
+    group ??= new Fold(digest, text, opts);
+    group.add(url);
+    pages.add(urlHash(url));
   });
   pages.seal(); // repeats dropped
   group!.size = pages.size;
@@ -326,12 +328,14 @@ async function eachEntry(
   bucket: string,
   lo: string | null,
   hi: string | null,
-  see: (e: DupItem) => void,
+  see: (digest: string, url: string, text: string) => void,
 ): Promise<void> {
   const runs = async () => {
-    for await (const e of list(kv, { prefix: keys.auditDupRunsOfBucket(auditId, kind, bucket) })) {
+    const prefix = keys.auditDupRunsOfBucket(auditId, kind, bucket);
+    // A run holds up to 48 KiB: a list batch of KV's default 100 could hold ~5 MB at once.
+    for await (const e of list(kv, { prefix }, { batchSize: RUNS_PER_READ })) {
       const { d, u, v } = e.value;
-      for (let i = 0; i < d.length; i++) see({ digest: d[i], url: u[i], text: v[i] });
+      for (let i = 0; i < d.length; i++) see(d[i], u[i], v[i]);
     }
   };
   const legacy = async () => {
@@ -343,7 +347,7 @@ async function eachEntry(
     const range = { start: at(lo ?? bucket), end: at(hi === null ? bucket + "g" : hi + "\0") };
     for await (const e of list(kv, range)) {
       // A number: an entry of the format before the digest, which no running crawl still has.
-      if (typeof e.value !== "number") see({ digest: e.key[3], url: e.key[4], text: e.value.v });
+      if (typeof e.value !== "number") see(e.key[3], e.key[4], e.value.v);
     }
   };
   await Promise.all([runs(), legacy()]);
