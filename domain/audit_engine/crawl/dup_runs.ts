@@ -236,7 +236,6 @@ function* groupsOf(items: DupItem[], opts: DupGroupsOptions): Generator<DupGroup
       if (group) yield group.done();
       group = new Fold(e.digest, e.text, opts);
     }
-    group.size++;
     group.add(e.url);
   }
   if (group) yield group.done();
@@ -263,14 +262,18 @@ async function largeGroup(
     group.add(url);
     pages.add(urlHash(url));
   });
-  pages.seal(); // repeats dropped
+  // The pages came in any order, repeats among them: the distinct hashes count them.
+  pages.seal();
   group!.size = pages.size;
   pages.release();
   opts.onHeld?.(group!.first.length);
   return group!.done();
 }
 
-/** A group as its pages come: in URL order (held entries) or any order (a large group). */
+/**
+ * A group as its pages come: in URL order, each once (held entries), or in any order with repeats
+ * (a large group, whose caller counts its pages itself).
+ */
 class Fold {
   size = 0;
   readonly first: string[] = [];
@@ -285,11 +288,12 @@ class Fold {
   ) {}
 
   /**
-   * A page: kept while among the first `keep` URLs (once), and its variant key compared. Whether
-   * all pages share one key, and then whether their queries are not all one, is the same
+   * A page: counted, kept while among the first `keep` URLs (once), and its variant key compared.
+   * Whether all pages share one key, and then whether their queries are not all one, is the same
    * whichever page comes first.
    */
   add(url: string): void {
+    this.size++;
     const keep = this.opts.keep ?? 50;
     const first = this.first;
     if (first.length < keep || url < first[first.length - 1]) {

@@ -6,8 +6,8 @@
  * once, where they are fixed.
  *
  * Memory: per kind, at most dup_runs.ts PASS_ENTRIES entries of the index (twice that on a slow
- * KV, reading ahead: `bucketsAhead`), or a text's first 50 URLs and 8 bytes per page sharing it when more pages
- * share it than that; then one number per group of identical texts.
+ * KV, reading ahead: `bucketsAhead`), or a text's first 50 URLs and 8 bytes per page sharing it
+ * when more pages share it than that; then one number per group of identical texts.
  *
  * @example
  * ```ts
