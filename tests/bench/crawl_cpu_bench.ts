@@ -36,8 +36,9 @@ const FLAGS = [
 ];
 /**
  * Jobs in the worker child by default, as `deno task start` runs them (its flags:
- * jobs/worker_child.ts, `WORKER_SEMI_SPACE_MIB` passed through), and the child's peak RSS
- * printed; `BENCH_CPU_RUNNER=inline`: in the service's own process under FLAGS.
+ * jobs/worker_child.ts, `WORKER_SEMI_SPACE_MIB` and `WORKER_HEAP_GROWING_PERCENT` passed
+ * through), and the child's peak RSS printed; `BENCH_CPU_RUNNER=inline`: in the service's own
+ * process under FLAGS.
  */
 const RUNNER = (Deno.env.get("BENCH_CPU_RUNNER") ?? (PROFILE_DIR ? "inline" : "child")) === "inline"
   ? "inline"
@@ -135,9 +136,12 @@ for (const pages of SIZES) {
       CRAWL_CONCURRENCY: "8",
       RATE_LIMIT_PER_MINUTE: "100000000",
       JOB_RUNNER: RUNNER,
-      ...(Deno.env.get("WORKER_SEMI_SPACE_MIB")
-        ? { WORKER_SEMI_SPACE_MIB: Deno.env.get("WORKER_SEMI_SPACE_MIB")! }
-        : {}),
+      ...Object.fromEntries(
+        ["WORKER_SEMI_SPACE_MIB", "WORKER_HEAP_GROWING_PERCENT"].flatMap((name) => {
+          const v = Deno.env.get(name);
+          return v === undefined ? [] : [[name, v]];
+        }),
+      ),
     },
     30_000,
     FLAGS,

@@ -12,7 +12,13 @@
  * that same list of arguments.
  */
 import assert from "node:assert/strict";
-import { type Grant, WORKER_MALLOC_ARENAS, workerChildArgs } from "../../jobs/worker_child.ts";
+import {
+  type Grant,
+  WORKER_HEAP_GROWING_PERCENT,
+  WORKER_MALLOC_ARENAS,
+  workerChildArgs,
+  workerHeapGrowingPercent,
+} from "../../jobs/worker_child.ts";
 import { html, page, serveSite } from "../helpers/sites.ts";
 import { waitForArticle, waitForAudit } from "../helpers/jobs.ts";
 import { startReceiver } from "../webhooks/helpers.ts";
@@ -169,6 +175,14 @@ Deno.test("the all role under deno task start's permissions: its worker child ru
       cmdline.slice(1),
       workerChildArgs({ kvPath: kvFile.path, granted: grantsOf(permissions) }),
     );
+    // V8 took the old space's growth (an unknown flag would have stopped the child at start).
+    assert.ok(
+      cmdline.some((a) =>
+        a.startsWith("--v8-flags=") &&
+        a.split(",").includes(`--heap-growing-percent=${WORKER_HEAP_GROWING_PERCENT}`)
+      ),
+      cmdline.join(" "),
+    );
     // Its environment: none of the parent's secrets (baseEnv sets both) nor its port, and
     // glibc's arenas at the worker's default.
     const environ = new Map(
@@ -257,4 +271,24 @@ console.log(JSON.stringify(out));`,
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
+});
+
+Deno.test("the worker child's old-space growth: the default, an operator's value, 0 for V8's own", () => {
+  const flags = (growingPercent?: number) =>
+    workerChildArgs({ kvPath: "/tmp/kv.sqlite", growingPercent }).find((a) =>
+      a.startsWith("--v8-flags=")
+    )!.split(",");
+  assert.ok(flags().includes(`--heap-growing-percent=${WORKER_HEAP_GROWING_PERCENT}`));
+  assert.ok(flags(40).includes("--heap-growing-percent=40"));
+  assert.equal(flags(0).some((f) => f.startsWith("--heap-growing-percent")), false);
+  assert.equal(workerHeapGrowingPercent({ WORKER_HEAP_GROWING_PERCENT: "40" }), 40);
+  assert.equal(workerHeapGrowingPercent({ WORKER_HEAP_GROWING_PERCENT: "0" }), 0);
+  for (const bad of ["", "-5", "1.5", "301", "lots"]) {
+    assert.equal(
+      workerHeapGrowingPercent({ WORKER_HEAP_GROWING_PERCENT: bad }),
+      WORKER_HEAP_GROWING_PERCENT,
+      bad,
+    );
+  }
+  assert.equal(workerHeapGrowingPercent({}), WORKER_HEAP_GROWING_PERCENT);
 });
