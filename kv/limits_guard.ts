@@ -173,7 +173,9 @@ function serializedBytes(v: unknown): number {
   ancestors.push(o);
   let n = 12;
   if (Array.isArray(o)) {
-    for (const x of o) n += serializedBytes(x);
+    // Indexed, not for-of: this function recurses, so V8 cannot elide an array iterator, and one
+    // per array walked was ~6% of what a crawl allocated. A hole counts as `undefined`.
+    for (let i = 0; i < o.length; i++) n += serializedBytes(o[i]);
   } else if (o instanceof Map) {
     for (const [k, x] of o) n += serializedBytes(k) + serializedBytes(x);
   } else if (o instanceof Set) {
