@@ -19,7 +19,6 @@
  *
  * @module
  */
-import axe from "axe-core";
 import type { Page } from "playwright-core";
 
 /** One tool a page registered, as recorded (schema kept as JSON text, clipped). */
@@ -153,6 +152,7 @@ export const AGENT_A11Y_RULES = [
 
 /** Runs the agent-relevant axe rules on the settled page. */
 export async function agentA11y(page: Page): Promise<AgentA11yViolation[]> {
+  const axe = (await import("axe-core")).default;
   await page.evaluate(axe.source);
   const result = await page.evaluate(`axe.run(document, {
     runOnly: { type: "rule", values: ${JSON.stringify(AGENT_A11Y_RULES)} },
