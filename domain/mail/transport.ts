@@ -7,7 +7,7 @@
  *
  * @module
  */
-import nodemailer from "nodemailer";
+import type { Transporter } from "nodemailer";
 import type { Config } from "../platform/mod.ts";
 
 /** A message as composed by its kind (domain/mail/messages.ts). */
@@ -49,17 +49,20 @@ export function mailerFor(config: Pick<Config, "mail">): Mailer | null {
 }
 
 function smtpMailer(smtpUrl: string, from: string): Mailer {
-  const transport = nodemailer.createTransport({
-    url: smtpUrl,
-    connectionTimeout: 10_000,
-    greetingTimeout: 10_000,
-    socketTimeout: 20_000,
-    dnsTimeout: 5_000,
-  });
+  // nodemailer loads with the first message, not with the process: most processes send none, and
+  // it held ~5 MiB of each one's memory (with openai, ~11 MiB of a worker child's RSS).
+  let transport: Transporter | null = null;
   const secrets = credentialsOf(smtpUrl);
   return {
     async send(message) {
       try {
+        transport ??= (await import("nodemailer")).default.createTransport({
+          url: smtpUrl,
+          connectionTimeout: 10_000,
+          greetingTimeout: 10_000,
+          socketTimeout: 20_000,
+          dnsTimeout: 5_000,
+        });
         await transport.sendMail({
           from,
           to: message.to,

@@ -8,7 +8,7 @@
  * ends in one typed {@link WriterError}. Servers that reject `json_schema` get JSON mode instead.
  */
 
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import { z } from "zod";
 import {
   addUsage,
@@ -83,6 +83,17 @@ const Revision = z.object({
 
 type Message = { role: "system" | "user"; content: string };
 
+/** The SDK's client class: `openai`'s default export. */
+type Sdk = typeof OpenAI;
+let sdk: Promise<Sdk> | null = null;
+/**
+ * The SDK, loaded with the first model call rather than with the process: it held ~6 MiB of every
+ * process's memory (with nodemailer, ~11 MiB of a worker child's RSS), and most never write.
+ */
+function loadSdk(): Promise<Sdk> {
+  return sdk ??= import("openai").then((m) => m.default);
+}
+
 /** Creates the model-backed writer. No request is made until `write` is called. */
 export function createModelWriter(config: ModelWriterConfig): Writer {
   const model = config.model || DEFAULT_MODEL;
@@ -90,13 +101,7 @@ export function createModelWriter(config: ModelWriterConfig): Writer {
   const sleep = config.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
   const baseDelay = config.backoffBaseMs ?? 1000;
   const ceiling = Math.max(config.maxTokensCeiling ?? MAX_TOKENS_CEILING, config.maxTokens ?? 0);
-  const client = new OpenAI({
-    apiKey: config.apiKey,
-    baseURL: config.baseURL || undefined,
-    timeout: config.timeoutMs ?? 120_000,
-    maxRetries: 0,
-    fetch: cappedFetch(config.fetch ?? fetch, config.maxReplyBytes ?? MAX_REPLY_BYTES),
-  });
+  let client: OpenAI | null = null;
   /** Flips to JSON mode once the server says it does not know `json_schema`. */
   let jsonSchemaSupported = true;
 
@@ -113,6 +118,14 @@ export function createModelWriter(config: ModelWriterConfig): Writer {
     messages: Message[],
   ): Promise<T> {
     const jsonSchema = strictJsonSchema(schema);
+    const Sdk = await loadSdk();
+    client ??= new Sdk({
+      apiKey: config.apiKey,
+      baseURL: config.baseURL || undefined,
+      timeout: config.timeoutMs ?? 120_000,
+      maxRetries: 0,
+      fetch: cappedFetch(config.fetch ?? fetch, config.maxReplyBytes ?? MAX_REPLY_BYTES),
+    });
     let lastError: WriterError | null = null;
     let maxTokens = config.maxTokens ?? DEFAULT_MAX_TOKENS;
     for (let attempt = 0; attempt <= maxRetries; attempt++) {
@@ -134,12 +147,12 @@ export function createModelWriter(config: ModelWriterConfig): Writer {
         return parseReply(res, schema, name);
       } catch (e) {
         throwIfAborted(run, name);
-        if (useSchema && isSchemaUnsupported(e)) {
+        if (useSchema && isSchemaUnsupported(e, Sdk)) {
           jsonSchemaSupported = false;
           attempt--; // the switch itself is not a failed attempt
           continue;
         }
-        lastError = toWriterError(e, name);
+        lastError = toWriterError(e, name, Sdk);
         if (lastError.details?.truncated) {
           // The same budget would be cut off again: retry with a larger one, or give up.
           if (maxTokens >= ceiling) {
@@ -354,7 +367,7 @@ function malformed(name: string, why: string): WriterError {
   return new WriterError("model_malformed", `Model call ${name}: ${why}.`, { retryable: true });
 }
 
-function toWriterError(e: unknown, name: string): WriterError {
+function toWriterError(e: unknown, name: string, OpenAI: Sdk): WriterError {
   if (e instanceof WriterError) return e;
   const tooLarge = causes(e).find((c) => c instanceof ReplyTooLargeError);
   if (tooLarge) {
@@ -401,7 +414,7 @@ function backoff(attempt: number, base: number, last: WriterError | null): numbe
   return typeof after === "number" && after > exp ? Math.min(after, 60_000) : exp;
 }
 
-function isSchemaUnsupported(e: unknown): boolean {
+function isSchemaUnsupported(e: unknown, OpenAI: Sdk): boolean {
   return e instanceof OpenAI.APIError && (e.status === 400 || e.status === 422) &&
     /response_format|json_schema/i.test(e.message);
 }
