@@ -85,14 +85,6 @@ type Message = { role: "system" | "user"; content: string };
 
 /** The SDK's client class: `openai`'s default export. */
 type Sdk = typeof OpenAI;
-let sdk: Promise<Sdk> | null = null;
-/**
- * The SDK, loaded with the first model call rather than with the process: it held ~6 MiB of every
- * process's memory (with nodemailer, ~11 MiB of a worker child's RSS), and most never write.
- */
-function loadSdk(): Promise<Sdk> {
-  return sdk ??= import("openai").then((m) => m.default);
-}
 
 /** Creates the model-backed writer. No request is made until `write` is called. */
 export function createModelWriter(config: ModelWriterConfig): Writer {
@@ -118,7 +110,9 @@ export function createModelWriter(config: ModelWriterConfig): Writer {
     messages: Message[],
   ): Promise<T> {
     const jsonSchema = strictJsonSchema(schema);
-    const Sdk = await loadSdk();
+    // The SDK loads with the first model call, not with the process: it held ~6 MiB of every
+    // process's memory (with nodemailer, ~11 MiB of a worker child's RSS), and most never write.
+    const Sdk: Sdk = (await import("openai")).default;
     client ??= new Sdk({
       apiKey: config.apiKey,
       baseURL: config.baseURL || undefined,
