@@ -46,6 +46,8 @@ export const PASS_ENTRIES = 8_192;
 const HEX = "0123456789abcdef";
 /** Runs read per list batch. */
 const RUNS_PER_READ = 16;
+/** URLs a group names by default (`DupGroupsOptions.keep`). */
+export const KEEP_URLS = 50;
 
 /** One page under one text: its digest (dupDigest), URL and the text itself. */
 export interface DupItem {
@@ -116,7 +118,7 @@ export interface DupGroupsOptions {
   ahead?: number;
   /** Entries held per bucket read, at most (tests lower it). */
   limit?: number;
-  /** URLs named per group (`DupGroup.first`). */
+  /** URLs named per group (`DupGroup.first`), default KEEP_URLS. */
   keep?: number;
   /** Fills `oneKey` and `queriesDiffer`. */
   variantOf?: VariantOf;
@@ -197,7 +199,6 @@ export async function* dupGroups(
 interface BucketRead {
   items: DupItem[] | null;
   counts: Map<string, number>;
-  total: number;
 }
 
 async function readBucket(
@@ -215,7 +216,7 @@ async function readBucket(
     if (++total > limit) items = null;
     else items?.push({ digest, url, text });
   });
-  return { items, counts, total };
+  return { items, counts };
 }
 
 /** Digest, then URL: the order of the index's keys (both ASCII, so code units sort as bytes). */
@@ -294,7 +295,7 @@ class Fold {
    */
   add(url: string): void {
     this.size++;
-    const keep = this.opts.keep ?? 50;
+    const keep = this.opts.keep ?? KEEP_URLS;
     const first = this.first;
     if (first.length < keep || url < first[first.length - 1]) {
       let at = first.length;

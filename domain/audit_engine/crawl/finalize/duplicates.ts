@@ -22,11 +22,8 @@
  * @module
  */
 import type { Evidence } from "../../types.ts";
-import { dupGroups, type DupKind } from "../dup_runs.ts";
+import { dupGroups, type DupKind, KEEP_URLS } from "../dup_runs.ts";
 import type { Facts, Group } from "./facts.ts";
-
-/** URLs of a group held (for `same_as` and the items); the rest are only counted. */
-const KEEP = 50;
 
 /**
  * Fills the title, description and content duplicate groups (and the case and parameter
@@ -89,7 +86,8 @@ async function duplicates(
   onGroup?: (value: string) => void,
   variants?: { case: Group; param: Group },
 ): Promise<void> {
-  const opts = { ahead, keep: KEEP, variantOf: variants ? variantKey : undefined };
+  // A group's first KEEP_URLS URLs are held (for `same_as` and the items); the rest are counted.
+  const opts = { ahead, keep: KEEP_URLS, variantOf: variants ? variantKey : undefined };
   for await (const group of dupGroups(kv, auditId, kind, opts)) {
     const { text, size, first: members, oneKey, queriesDiffer } = group;
     if (size < 2) continue;
@@ -105,7 +103,7 @@ async function duplicates(
         same_as: members.filter((m) => m !== url).slice(0, 5),
       });
     }
-    // Members past KEEP are counted, not named.
+    // Members past KEEP_URLS are counted, not named.
     into.count += size - members.length;
   }
 }
