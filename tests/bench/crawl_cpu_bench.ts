@@ -10,6 +10,8 @@
  * printed), or with `BENCH_CPU_RUNNER=inline` in the service's own process;
  * `BENCH_CPU_PROFILE=<dir>` writes the service's CPU profile there (tests/bench/cpu_profile_top.ts
  * reads it), its jobs inline unless `BENCH_CPU_RUNNER=child` (then only the API is profiled).
+ * Beside the total it prints the CPU by thread and by phase: the crawl (up to the last page
+ * fetched) and the site-wide passes after it.
  * Run: deno task bench crawl_cpu
  */
 import process from "node:process";
@@ -44,6 +46,8 @@ const RUNNER = (Deno.env.get("BENCH_CPU_RUNNER") ?? (PROFILE_DIR ? "inline" : "c
   ? "inline"
   : "child";
 const TICK_MS = 10; // /proc reports CPU in clock ticks of 1/100 s on Linux
+/** How often the audit's status (and the site's requests served) is polled, ms. */
+const POLL_MS = 250;
 
 /** `pid` and its live descendants (Linux /proc). */
 function processTree(pid: number): number[] {
@@ -93,6 +97,11 @@ function threadCpuMs(root: number): Record<string, number> {
     }
   }
   return out;
+}
+
+/** CPU of every thread role (`threadCpuMs`) added up, ms. */
+function sum(byRole: Record<string, number>): number {
+  return Object.values(byRole).reduce((a, b) => a + b, 0);
 }
 
 /** The kernel's high-water mark of RSS of `pid`'s first child process, MiB (Linux /proc). */
@@ -157,8 +166,18 @@ for (const pages of SIZES) {
     const threadsBefore = threadCpuMs(server.pid!);
     const started = await server.req("POST", `/v1/projects/${project}/audits`, { key });
     let status = "";
+    // The crawl ends with its last fetch; the site-wide passes follow. The service's threads are
+    // read at each poll that sees the site serve more: the last such reading ends the crawl (to
+    // within one poll, POLL_MS).
+    let served = servedBefore;
+    let atLastFetch = threadsBefore;
     while (status !== "completed" && status !== "failed") {
-      await new Promise((r) => setTimeout(r, 500));
+      await new Promise((r) => setTimeout(r, POLL_MS));
+      const now = (await site.stats()).served;
+      if (now > served) {
+        served = now;
+        atLastFetch = threadCpuMs(server.pid!);
+      }
       status = (await server.req("GET", `/v1/audits/${started.body.audit_id}`, { key })).body
         .status;
     }
@@ -181,6 +200,17 @@ for (const pages of SIZES) {
     console.log(
       `  by thread, ms a page: JavaScript ${per("js")}, KV's SQLite ${per("kv")}, ` +
         `V8 helpers (GC, compiler) ${per("v8")}, other ${per("other")}`,
+    );
+    const phase = (from: Record<string, number>, to: Record<string, number>) =>
+      `${((sum(to) - sum(from)) / crawled).toFixed(2)} (JavaScript ${
+        ((to.js - from.js) / crawled).toFixed(2)
+      }, SQLite ${((to.kv - from.kv) / crawled).toFixed(2)}, V8 helpers ${
+        ((to.v8 - from.v8) / crawled).toFixed(2)
+      })`;
+    console.log(
+      `  by phase, ms a page: crawl (fetch, parse, page checks, writes) ${
+        phase(threadsBefore, atLastFetch)
+      }; site-wide passes ${phase(atLastFetch, threads)}`,
     );
   } finally {
     // A profile is written only by a process that exits on its own.
