@@ -40,3 +40,25 @@ Deno.test("SigCache answers what was read, oldest out, copies that outlive their
   none.set(1, sigOf(1));
   assert.equal(none.get(1), undefined);
 });
+
+Deno.test("SigCache grows with what it keeps, answers across its growth, and evicts at capacity", () => {
+  const cache = new SigCache(3_000);
+  cache.set(0, null);
+  const first = cache.get(0);
+  // Past the first allocation (1,024) and its doubling (2,048): every answer is what was read.
+  for (let i = 1; i < 3_000; i++) cache.set(i, sigOf(i));
+  assert.equal(first, null);
+  assert.equal(cache.get(0), null);
+  for (const i of [1, 1_023, 1_024, 1_025, 2_047, 2_048, 2_999]) {
+    assert.deepEqual(cache.get(i), sigOf(i), `page ${i}`);
+  }
+  // Full at its capacity: the next one takes the oldest's slot (page 0), then page 1's.
+  cache.set(3_000, sigOf(3_000));
+  assert.equal(cache.get(0), undefined);
+  assert.deepEqual(cache.get(1), sigOf(1));
+  assert.deepEqual(cache.get(3_000), sigOf(3_000));
+  cache.set(3_001, sigOf(3_001));
+  assert.equal(cache.get(1), undefined);
+  assert.deepEqual(cache.get(2), sigOf(2));
+  assert.deepEqual(cache.get(3_001), sigOf(3_001));
+});

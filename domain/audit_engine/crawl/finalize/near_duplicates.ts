@@ -7,7 +7,7 @@
  * typed arrays) and the bands read ahead of it (at most READ_AHEAD_ENTRIES entries: none once a
  * band is larger), at most NEAR_MAX_COMPARE signatures per band bucket (and their sketches), two
  * batches of ENTRIES_PER_READ signatures, the last NEAR_SIG_CACHE signatures read (`SigCache`:
- * ~2.4 MB of typed arrays and their URLs), and one number per near-duplicate page.
+ * up to ~9.4 MB of typed arrays and their URLs), and one number per near-duplicate page.
  *
  * Round trips (a remote KV): a band's runs are listed in RUN_RANGES key ranges side by side (run
  * names are random hex), bands are read ahead of the one compared, and the signatures of the next
@@ -47,11 +47,13 @@ const NEAR_SIMILARITY = 0.8;
 export const NEAR_MAX_COMPARE = 200;
 /**
  * Signatures kept read in the near-duplicate pass (`SigCache`, 144 bytes each in typed arrays,
- * plus the URL). A page sits in 16 bands: a site of templated pages (every page in some shared
- * bucket) read each signature up to 16 times when this held 4,096 (10 reads per page at 10,000
- * pages, a tenth of the crawl's CPU); a site of up to this many pages now reads each once.
+ * plus the URL: ~9.4 MB of typed arrays when full; the arrays grow with what is read, so a small
+ * site's stay small). A page sits in 16 bands: a site of templated pages (every page in some
+ * shared bucket) read each signature up to 16 times when this held 4,096 (10 reads per page at
+ * 10,000 pages, a tenth of the crawl's CPU), and 6 times at 100,000 pages when it held 16,384; a
+ * site of up to this many pages reads each once.
  */
-const NEAR_SIG_CACHE = 16_384;
+const NEAR_SIG_CACHE = 65_536;
 /**
  * Signature comparisons between two yields: one page of the index may compare 500 pages with 200
  * each when a hostile site puts every page in one bucket.
@@ -338,23 +340,19 @@ export async function nearDuplicates(
 /**
  * The last `capacity` signatures read, by page hash (a page without one kept as null), oldest out:
  * bins and text hashes in typed arrays, so the cache costs V8's heap little more than its URLs.
- * `get` answers a copy: a slot is written again once its signature is the oldest, and a bucket
- * may still hold the signature it answered.
+ * The arrays grow (doubling) with what is kept, up to `capacity`: a small site's pass holds its
+ * own signatures, not the cache's whole size. `get` answers a copy: a slot is written again once
+ * its signature is the oldest, and a bucket may still hold the signature it answered.
  */
 export class SigCache {
-  readonly #bins: Uint16Array;
-  readonly #text: Float64Array;
-  readonly #hash: Float64Array;
-  readonly #url: (string | null)[];
+  #bins = new Uint16Array(0);
+  #text = new Float64Array(0);
+  #hash = new Float64Array(0);
+  readonly #url: (string | null)[] = [];
   readonly #slot = new Map<number, number>();
   #next = 0;
 
-  constructor(readonly capacity: number) {
-    this.#bins = new Uint16Array(capacity * SIG_BINS);
-    this.#text = new Float64Array(capacity);
-    this.#hash = new Float64Array(capacity);
-    this.#url = new Array(capacity).fill(null);
-  }
+  constructor(readonly capacity: number) {}
 
   /** The signature kept for page `h`, null when its page had none, undefined when not kept. */
   get(h: number): NearSig | null | undefined {
@@ -372,6 +370,7 @@ export class SigCache {
     const at = this.#next;
     this.#next = (at + 1) % this.capacity;
     if (this.#slot.size >= this.capacity) this.#slot.delete(this.#hash[at]);
+    else if (at >= this.#hash.length) this.#grow(at + 1);
     this.#slot.set(h, at);
     this.#hash[at] = h;
     this.#url[at] = sig?.u ?? null;
@@ -379,5 +378,18 @@ export class SigCache {
       this.#text[at] = sig.h;
       this.#bins.set(sig.s, at * SIG_BINS);
     }
+  }
+
+  /** Room for at least `n` signatures (doubling, at most `capacity`), what is kept kept. */
+  #grow(n: number): void {
+    const size = Math.min(this.capacity, Math.max(n, 2 * this.#hash.length, 1_024));
+    const bins = new Uint16Array(size * SIG_BINS);
+    const text = new Float64Array(size);
+    const hash = new Float64Array(size);
+    bins.set(this.#bins);
+    text.set(this.#text);
+    hash.set(this.#hash);
+    release(this.#bins, this.#text, this.#hash);
+    [this.#bins, this.#text, this.#hash] = [bins, text, hash];
   }
 }
