@@ -62,3 +62,13 @@ Deno.test("SigCache grows with what it keeps, answers across its growth, and evi
   assert.deepEqual(cache.get(2), sigOf(2));
   assert.deepEqual(cache.get(3_001), sigOf(3_001));
 });
+
+Deno.test("SigCache emptied by release keeps nothing, then keeps again", () => {
+  const cache = new SigCache(2_000);
+  for (let i = 0; i < 1_500; i++) cache.set(i, sigOf(i));
+  cache.release();
+  assert.equal(cache.get(0), undefined);
+  assert.equal(cache.get(1_499), undefined);
+  cache.set(7, sigOf(7));
+  assert.deepEqual(cache.get(7), sigOf(7));
+});
