@@ -196,17 +196,15 @@ for (const pages of SIZES) {
         `(target <= 2x) ${perPage / floorPer <= 2 ? "OK" : "MISS"}; jobs ${RUNNER}${child}; ` +
         `${PAGE_KB ? `~${PAGE_KB} KB` : "~2.8 KB"} pages`,
     );
-    const per = (role: string) => ((threads[role] - threadsBefore[role]) / crawled).toFixed(2);
+    const per = (role: string, from = threadsBefore, to = threads) =>
+      ((to[role] - from[role]) / crawled).toFixed(2);
     console.log(
       `  by thread, ms a page: JavaScript ${per("js")}, KV's SQLite ${per("kv")}, ` +
         `V8 helpers (GC, compiler) ${per("v8")}, other ${per("other")}`,
     );
     const phase = (from: Record<string, number>, to: Record<string, number>) =>
-      `${((sum(to) - sum(from)) / crawled).toFixed(2)} (JavaScript ${
-        ((to.js - from.js) / crawled).toFixed(2)
-      }, SQLite ${((to.kv - from.kv) / crawled).toFixed(2)}, V8 helpers ${
-        ((to.v8 - from.v8) / crawled).toFixed(2)
-      })`;
+      `${((sum(to) - sum(from)) / crawled).toFixed(2)} (JavaScript ${per("js", from, to)}, ` +
+      `SQLite ${per("kv", from, to)}, V8 helpers ${per("v8", from, to)})`;
     console.log(
       `  by phase, ms a page: crawl (fetch, parse, page checks, writes) ${
         phase(threadsBefore, atLastFetch)
