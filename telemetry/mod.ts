@@ -47,6 +47,7 @@ const totals = {
   webhooks: {} as Record<string, number>,
   jobsFinished: {} as Record<string, number>,
   jobsFailedRuns: {} as Record<string, number>,
+  jobsTakenOver: {} as Record<string, number>,
   crawlPages: 0,
   crawlBytes: 0,
   kvCommits: 0,
@@ -68,6 +69,7 @@ interface Instruments {
   webhooks: Counter;
   jobsFinished: Counter;
   jobRunFailures: Counter;
+  jobsTakenOver: Counter;
   crawlPages: Counter;
   crawlBytes: Counter;
 }
@@ -111,6 +113,9 @@ function create(): Instruments {
     }),
     jobRunFailures: meter.createCounter("serpwright.jobs.run_failures", {
       description: "Job messages whose handler threw (the queue retries them), by kind",
+    }),
+    jobsTakenOver: meter.createCounter("serpwright.jobs.taken_over", {
+      description: "Claims of a job whose last worker left its run or step unfinished, by kind",
     }),
     crawlPages: meter.createCounter("serpwright.crawl.pages", {
       description: "Pages fetched by audit crawls (rate: pages per second)",
@@ -200,6 +205,15 @@ export function recordJobRunFailure(kind: string): void {
 }
 
 /**
+ * Counts a claim that took a job over: its last worker died, handed it back, or stopped renewing
+ * its lease before it finished the run or step, which now starts again.
+ */
+export function recordJobTakenOver(kind: string): void {
+  totals.jobsTakenOver[kind] = (totals.jobsTakenOver[kind] ?? 0) + 1;
+  inst?.jobsTakenOver.add(1, { kind });
+}
+
+/**
  * Counts the pages and bytes one committed crawl step fetched itself. Counted per step, not from
  * the audit's running totals: in a partitioned crawl every worker commits the whole crawl's totals,
  * and differences of those counted other workers' pages again in each process.
@@ -228,6 +242,7 @@ export function telemetrySnapshot() {
     webhook_deliveries: { ...totals.webhooks },
     jobs_finished: { ...totals.jobsFinished },
     job_run_failures: { ...totals.jobsFailedRuns },
+    jobs_taken_over: { ...totals.jobsTakenOver },
     crawl: {
       pages: totals.crawlPages,
       bytes: totals.crawlBytes,

@@ -20,7 +20,7 @@ import {
 } from "../platform/mod.ts";
 import { addRefund, type Funding } from "../billing/mod.ts";
 import type { RunningJobMarker } from "./leases.ts";
-import { recordJobFinished } from "../../telemetry/mod.ts";
+import { recordJobFinished, recordJobTakenOver } from "../../telemetry/mod.ts";
 
 /** What every leased job record has. */
 export interface LeasedRecord {
@@ -179,6 +179,19 @@ export async function claimJob<R extends LeasedRecord>(
   const res = await op.commit();
   // A noted record that changed since: the claim reads it (nothing is noted any more).
   if (!res.ok) return known ? await claimJob(deps, spec, id, extra, early) : null;
+  // A running job claimed afresh: its last worker left a run or step unfinished, which now runs
+  // again. Said, because that work (its fetches, its model calls) is done twice.
+  if (fresh && !spec.queued(record)) {
+    recordJobTakenOver(spec.kind);
+    console.warn(JSON.stringify({
+      level: "warn",
+      msg: "job taken over: its last worker died, handed it back or stopped renewing its lease",
+      kind: spec.kind,
+      id,
+      attempt: record.attempts + 1,
+      lease_overdue_ms: Math.max(0, now - record.leaseUntil),
+    }));
+  }
   return { accountId, record: claimed, token, versionstamp: res.versionstamp };
 }
 

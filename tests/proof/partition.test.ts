@@ -155,13 +155,19 @@ Deno.test("one audit across 1, 2 and 3 worker processes: same findings, each pag
   let web: ServerProcess | null = null;
   let workers: ServerProcess[] = [];
   const sites: { close: () => Promise<void> }[] = [];
-  const startWorkers = async (n: number, parts: number) => {
+  /**
+   * `leaseMs`: the workers' job and range leases. Where nothing dies it is the default's 20 s: a
+   * loaded machine may starve a worker past a short lease, and then its step is rightly taken over
+   * and fetched again (and said: "job taken over"), which this test would misread as a defect.
+   */
+  const startWorkers = async (n: number, parts: number, leaseMs: number) => {
     await killAll(...workers);
     workers = [];
     for (let i = 0; i < n; i++) {
       workers.push(
         await startWorker(kvFile.path, {
           ...ENV,
+          JOB_LEASE_MS: String(leaseMs),
           CRAWL_PARTITIONS: String(parts),
           SERPWRIGHT_WORKER_ID: `wrk_p${parts}_${i}`,
         }),
@@ -176,7 +182,7 @@ Deno.test("one audit across 1, 2 and 3 worker processes: same findings, each pag
 
     let baseline: unknown = null;
     for (const n of [1, 2, 3]) {
-      await startWorkers(n, n);
+      await startWorkers(n, n, 20_000);
       const { site, maxInFlight } = fixtureSite();
       sites.push(site);
       const auditId = await runAudit(w, key, site.origin);
@@ -220,7 +226,8 @@ Deno.test("one audit across 1, 2 and 3 worker processes: same findings, each pag
     }
 
     // SIGKILL the worker whose range holds a hanging page; the others go on, and the range is
-    // fetched again elsewhere once its lease runs out.
+    // fetched again elsewhere once its lease runs out (a short one, 1.5 s).
+    await startWorkers(3, 3, 1_500);
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     let hanging = true;

@@ -129,7 +129,9 @@ Deno.test("a worker SIGKILLed mid-step: the other worker resumes the audit and c
       30_000,
       "pages",
     );
-    w2 = await startWorker(kvFile.path, env);
+    // The survivor's own claims hold 20 s: on a loaded machine a 1.5 s lease of its own could
+    // run out mid-step, and that step would rightly be taken over and fetched again too.
+    w2 = await startWorker(kvFile.path, { ...env, JOB_LEASE_MS: "20000" });
     await w1.kill();
     const done = (await waitForAudit(web!, key, id, { ...CHILD_POLL, timeoutMs: 90_000 })).body;
     assert.equal(done.status, "completed", JSON.stringify(done));
@@ -137,6 +139,16 @@ Deno.test("a worker SIGKILLed mid-step: the other worker resumes the audit and c
     assert.equal(new Set(pages).size, N, "every page was crawled");
     // Only the killed step is repeated: at most one step's pages are fetched twice.
     assert.ok(pages.length - N <= 4, `re-fetched ${pages.length - N}`);
+    // A step repeated is a step taken over, and the survivor says so (unless w1 died between
+    // two steps, when nothing is repeated).
+    const over = (await w2.req("GET", "/health")).body.telemetry.jobs_taken_over;
+    console.log(`pages fetched again: ${pages.length - N}; taken over: ${JSON.stringify(over)}`);
+    if (pages.length > N) {
+      assert.equal(over.audit, 1, JSON.stringify(over));
+      const said = w2.logs().split("\n").filter((l) => l.includes('"msg":"job taken over'));
+      assert.equal(said.length, 1, said.join("\n"));
+      assert.equal(JSON.parse(said[0]).id, id);
+    }
   } catch (err) {
     console.error(web?.logs(), w1?.logs(), w2?.logs());
     throw err;
