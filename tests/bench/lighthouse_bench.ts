@@ -14,6 +14,7 @@ import { startTestApp } from "../helpers/app.ts";
 import { liveWithCredits } from "../helpers/credits.ts";
 import { waitForArticle } from "../helpers/jobs.ts";
 import { serveSite } from "../helpers/sites.ts";
+import { freePort } from "../helpers/ports.ts";
 import { auditOnce, hostileSite } from "../reports/fixture.ts";
 
 if (Deno.env.get("LIGHTHOUSE") !== "1") {
@@ -22,13 +23,6 @@ if (Deno.env.get("LIGHTHOUSE") !== "1") {
 }
 
 const MIN_SCORE = 0.95;
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
 
 const app = await startTestApp();
 const state = { fixed: false };

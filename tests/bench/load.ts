@@ -102,9 +102,4 @@ export async function stop(child: Deno.ChildProcess): Promise<void> {
   await child.status;
 }
 
-export function freePort(): number {
-  const l = Deno.listen({ port: 0, hostname: "127.0.0.1" });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
+export { freePort } from "../helpers/ports.ts";

@@ -7,6 +7,7 @@
 import { simpleParser } from "mailparser";
 import { SMTPServer } from "smtp-server";
 import { pollUntil } from "./jobs.ts";
+import { freePort } from "./ports.ts";
 
 export const SMTP_USER = "serpwright";
 export const SMTP_PASSWORD = "s3cret-smtp-pa55word";
@@ -39,13 +40,7 @@ export interface TestSmtp {
   close(): Promise<void>;
 }
 
-/** Reserves a free loopback port (bound, then released). */
-export function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
+export { freePort };
 
 /** Starts the server, on `port` or a free one; `down: true` only reserves the port. */
 export async function startSmtp(opts: { port?: number; down?: boolean } = {}): Promise<TestSmtp> {

@@ -19,19 +19,14 @@ import {
   WEBHOOK_KEY_B64,
 } from "../helpers/app.ts";
 import { pollUntil, truthy } from "../helpers/jobs.ts";
+import { freePort } from "../helpers/ports.ts";
 
 export { ADMIN_TOKEN };
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 const REPO = new URL("../../", import.meta.url).pathname;
 
-/** A free loopback port (bound, read and released). */
-export function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
+export { freePort };
 
 /** A fresh temporary KV file path, and a way to remove it (with SQLite's -wal/-shm files). */
 export async function tempKvPath(): Promise<{ path: string; remove(): Promise<void> }> {
