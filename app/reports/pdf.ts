@@ -19,7 +19,7 @@ import { html } from "../html.ts";
 
 export const PDF_TYPE = "application/pdf";
 
-/** Whole print (browser launch included): a report is one long page, but only one. */
+/** Whole print, from the browser being up: a report is one long page, but only one. */
 const PRINT_TIMEOUT_MS = 60_000;
 
 /** The text of the watermark on every page of a sandbox audit's PDF. */

@@ -107,7 +107,9 @@ export class BrowserPool {
   }
 
   /**
-   * Runs `task` on a fresh page in a fresh context, within `timeoutMs` (launch included). The
+   * Runs `task` on a fresh page in a fresh context, within `timeoutMs` counted from the moment a
+   * browser is up: a launch is the pool's (bounded by its own 30 s), and a cold start on a busy
+   * machine is no fault of the page, which would otherwise be reported as timed out. The
    * context is closed afterwards whatever happened. Throws `RenderFailedError` on timeout, crash
    * or when no browser can be launched; errors of the task itself pass through.
    */
@@ -122,6 +124,9 @@ export class BrowserPool {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let timedOut = false;
     try {
+      slot = await this.#currentSlot();
+      slot.inFlight++;
+      const s = slot;
       const deadline = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           timedOut = true;
@@ -130,9 +135,7 @@ export class BrowserPool {
         }, o.timeoutMs);
       });
       const work = (async () => {
-        slot = await this.#currentSlot();
-        slot.inFlight++;
-        const ctx = await slot.browser.newContext(o.context);
+        const ctx = await s.browser.newContext(o.context);
         if (timedOut) {
           await withDeadline(ctx.close(), this.#opts.closeTimeoutMs); // too late: nobody closes it
           throw new RenderFailedError("timeout", "Timed out before the page opened");

@@ -14,7 +14,7 @@ export interface PrintOptions {
   headerTemplate: string;
   /** The footer template (`pageNumber`, `totalPages`). */
   footerTemplate: string;
-  /** Whole print, browser launch included. */
+  /** Whole print, from the browser being up (its launch is the pool's, pool.ts `run`). */
   timeoutMs: number;
 }
 

@@ -54,7 +54,10 @@ export interface RenderOptions {
   network: NetworkPolicy;
   /** Lab page: throttled, with LCP/CLS/TBT. Otherwise unthrottled, DOM and mobile facts only. */
   lab: boolean;
-  /** Whole render, browser launch included. Default 45 s for lab pages, 20 s otherwise. */
+  /**
+   * Whole render, from the browser being up (its launch is the pool's, pool.ts `run`). Default
+   * 45 s for lab pages, 20 s otherwise.
+   */
   timeoutMs?: number;
   /** After `load`: wait for this long without network activity... Default 1 s lab, 300 ms. */
   quietMs?: number;

@@ -25,6 +25,12 @@ function evidence(r: RenderResult, id: string) {
 }
 
 const OPTS = { sanitizeResources: false, sanitizeOps: false };
+/**
+ * A page's deadline where the test is about what a render finds, not how fast: the suite runs
+ * browsers in parallel files on 2 cores, where a page once took past the 20 s default. The
+ * deadline itself is tested below ("a hung page times out").
+ */
+const UNHURRIED = { timeoutMs: 60_000 };
 
 Deno.test({
   name: "rendered pages: each defect fires its check, clean pages fire nothing",
@@ -51,7 +57,12 @@ Deno.test({
       await Promise.all(paths.map(async (p) => {
         results.set(
           p,
-          await renderPage(site.origin + p, { pool, network: FIXTURE_NETWORK, lab: false }),
+          await renderPage(site.origin + p, {
+            pool,
+            network: FIXTURE_NETWORK,
+            lab: false,
+            ...UNHURRIED,
+          }),
         );
       }));
       const r = (p: string) => results.get(p)!;

@@ -54,7 +54,13 @@ async function renderedAudit(
       render: {
         renderer: {
           render: async (url, isLab) => {
-            const r = await renderPage(url, { pool, network: FIXTURE_NETWORK, lab: isLab });
+            // What a render finds, not how fast: a loaded suite's pages get a minute.
+            const r = await renderPage(url, {
+              pool,
+              network: FIXTURE_NETWORK,
+              lab: isLab,
+              timeoutMs: 60_000,
+            });
             if (r.lab) lab.set(url.slice(site.origin.length), r.lab);
             return r;
           },
