@@ -19,6 +19,13 @@ export const FIXTURE_NETWORK: NetworkPolicy = {
   },
 };
 
+/**
+ * A page's deadline, ms, where a test is about what a render finds, not how fast: the suite runs
+ * browsers in parallel files on 2 cores, where a page once took past the 20 s default. The
+ * deadline itself is tested in render.test.ts ("a hung page times out").
+ */
+export const UNHURRIED_MS = 60_000;
+
 const VIEWPORT = `<meta name="viewport" content="width=device-width, initial-scale=1">`;
 const STYLE = `<style>body{font:16px/1.5 sans-serif;margin:16px}a{display:inline-block;` +
   `min-height:48px;min-width:48px;padding:12px}</style>`;

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { BrowserPool, RenderFailedError } from "../../domain/render/pool.ts";
 import { renderPage, type RenderResult } from "../../domain/render/renderer.ts";
 import { evaluateRenderedPage } from "../../domain/render/checks.ts";
-import { FIXTURE_NETWORK, startFixtureSite } from "./fixture_site.ts";
+import { FIXTURE_NETWORK, startFixtureSite, UNHURRIED_MS } from "./fixture_site.ts";
 
 function fired(r: RenderResult): string[] {
   return evaluateRenderedPage({ result: r, now: Date.now() }).findings.map((f) => f.check.id)
@@ -25,12 +25,6 @@ function evidence(r: RenderResult, id: string) {
 }
 
 const OPTS = { sanitizeResources: false, sanitizeOps: false };
-/**
- * A page's deadline where the test is about what a render finds, not how fast: the suite runs
- * browsers in parallel files on 2 cores, where a page once took past the 20 s default. The
- * deadline itself is tested below ("a hung page times out").
- */
-const UNHURRIED = { timeoutMs: 60_000 };
 
 Deno.test({
   name: "rendered pages: each defect fires its check, clean pages fire nothing",
@@ -61,7 +55,7 @@ Deno.test({
             pool,
             network: FIXTURE_NETWORK,
             lab: false,
-            ...UNHURRIED,
+            timeoutMs: UNHURRIED_MS,
           }),
         );
       }));

@@ -23,7 +23,7 @@ import {
   wrong,
 } from "../audit_engine/accuracy_table.ts";
 import { serveSite } from "../helpers/sites.ts";
-import { FIXTURE_NETWORK } from "./fixture_site.ts";
+import { FIXTURE_NETWORK, UNHURRIED_MS } from "./fixture_site.ts";
 import { LAB_PAGES, RENDER_SITE, type RenderLabelledSite } from "./render_accuracy_fixture.ts";
 
 const OPTS = { sanitizeResources: false, sanitizeOps: false };
@@ -54,12 +54,11 @@ async function renderedAudit(
       render: {
         renderer: {
           render: async (url, isLab) => {
-            // What a render finds, not how fast: a loaded suite's pages get a minute.
             const r = await renderPage(url, {
               pool,
               network: FIXTURE_NETWORK,
               lab: isLab,
-              timeoutMs: 60_000,
+              timeoutMs: UNHURRIED_MS,
             });
             if (r.lab) lab.set(url.slice(site.origin.length), r.lab);
             return r;
