@@ -112,7 +112,9 @@ Deno.test("separate workers: a vanished worker's audit moves again once its shor
     assert.equal(started.status, 202, started.text);
     const id = started.body.audit_id;
     await until(() => Promise.resolve(pageHits(site.hits).length >= 8), 30_000, "pages");
-    w2 = await startWorker(kvFile.path, env);
+    // The survivor's own claims hold 20 s (roles.test.ts): on a loaded machine a 6 s lease of its
+    // own could run out mid-step, and that step would rightly be taken over and fetched again too.
+    w2 = await startWorker(kvFile.path, { ...env, JOB_LEASE_MS: "20000" });
     await w1.kill();
     const atKill = pageHits(site.hits).length;
     // Generous: the lease plus a sweep, far below the 15 minutes of the old lease.
