@@ -3,7 +3,8 @@
  * constant JSON and a constant Hono route, measured in one run on this machine, 50 connections.
  * Target: the authenticated endpoint at >= 35% of bare, p99 < 10 ms.
  */
-import { freePort, load, spawnServer, stop } from "./load.ts";
+import { load, spawnServer, stop } from "./load.ts";
+import { freePort } from "../helpers/ports.ts";
 
 const here = new URL(".", import.meta.url).pathname;
 const seconds = Number(Deno.env.get("BENCH_SECONDS") ?? 5);

@@ -101,5 +101,3 @@ export async function stop(child: Deno.ChildProcess): Promise<void> {
   } catch { /* already gone */ }
   await child.status;
 }
-
-export { freePort } from "../helpers/ports.ts";

@@ -14,7 +14,8 @@
  * Env: LOAD_CONNECTIONS (50), LOAD_PER_KEY (500 measured requests per key).
  */
 import autocannon from "autocannon";
-import { freePort, spawnServer, stop } from "./load.ts";
+import { spawnServer, stop } from "./load.ts";
+import { freePort } from "../helpers/ports.ts";
 
 const here = new URL(".", import.meta.url).pathname;
 const CONNECTIONS = Number(Deno.env.get("LOAD_CONNECTIONS") ?? 50);

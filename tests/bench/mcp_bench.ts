@@ -13,7 +13,8 @@
  */
 import autocannon from "autocannon";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { freePort, spawnServer, stop } from "./load.ts";
+import { spawnServer, stop } from "./load.ts";
+import { freePort } from "../helpers/ports.ts";
 
 const here = new URL(".", import.meta.url).pathname;
 const rounds = Number(Deno.env.get("BENCH_ROUNDS") ?? 2000);

@@ -8,7 +8,8 @@
  * and `BENCH_SECONDS` / `BENCH_LOAD_ROUNDS` (load rounds) set the sizes.
  */
 import autocannon from "autocannon";
-import { freePort, spawnServer, stop } from "./load.ts";
+import { spawnServer, stop } from "./load.ts";
+import { freePort } from "../helpers/ports.ts";
 import {
   authorizationUrl,
   consentOverHttp,

@@ -13,7 +13,8 @@
  * tests/fuzz/expiry.test.ts: a soak cannot wait a day).
  */
 import autocannon from "autocannon";
-import { freePort, spawnServer, stop } from "./load.ts";
+import { spawnServer, stop } from "./load.ts";
+import { freePort } from "../helpers/ports.ts";
 
 const here = new URL(".", import.meta.url).pathname;
 const SECONDS = Number(Deno.env.get("SOAK_SECONDS") ?? 120);

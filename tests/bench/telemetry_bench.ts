@@ -12,7 +12,8 @@
  * three; the best round of each is printed with the ratios.
  * Run: deno task bench telemetry
  */
-import { freePort, load, type LoadResult } from "./load.ts";
+import { load, type LoadResult } from "./load.ts";
+import { freePort } from "../helpers/ports.ts";
 
 const seconds = Number(Deno.env.get("BENCH_SECONDS") ?? 5);
 const rounds = Number(Deno.env.get("BENCH_ROUNDS") ?? 2);

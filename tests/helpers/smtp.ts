@@ -40,8 +40,6 @@ export interface TestSmtp {
   close(): Promise<void>;
 }
 
-export { freePort };
-
 /** Starts the server, on `port` or a free one; `down: true` only reserves the port. */
 export async function startSmtp(opts: { port?: number; down?: boolean } = {}): Promise<TestSmtp> {
   const received: ReceivedMail[] = [];

@@ -14,14 +14,8 @@ import type { Deps } from "../../domain/platform/deps.ts";
 import { keys } from "../../kv/keys.ts";
 import { errorCode, startTestApp, type TestApp } from "../helpers/app.ts";
 import { pollUntil, quiet, truthy } from "../helpers/jobs.ts";
-import {
-  freePort,
-  linkIn,
-  SMTP_PASSWORD,
-  SMTP_USER,
-  startSmtp,
-  type TestSmtp,
-} from "../helpers/smtp.ts";
+import { linkIn, SMTP_PASSWORD, SMTP_USER, startSmtp, type TestSmtp } from "../helpers/smtp.ts";
+import { freePort } from "../helpers/ports.ts";
 import { call, callError, connectMcp } from "../mcp/helpers.ts";
 
 const FROM = "Serpwright <noreply@serpwright.test>";

@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import axe from "axe-core";
 import { launchChromium } from "../../domain/render/chromium.ts";
 import { startTestApp } from "../helpers/app.ts";
-import { freePort, linkIn, startSmtp } from "../helpers/smtp.ts";
+import { linkIn, startSmtp } from "../helpers/smtp.ts";
+import { freePort } from "../helpers/ports.ts";
 
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1366, height: 900 };

@@ -12,7 +12,8 @@
  * runs on Deno's npm support (it wants Node >= 22, which Deno satisfies); the Inspector CLI
  * spawns `node`, so it is installed into a temporary prefix and run with the machine's Node.
  */
-import { freePort, spawnServer, stop } from "../bench/load.ts";
+import { spawnServer, stop } from "../bench/load.ts";
+import { freePort } from "../helpers/ports.ts";
 
 const CONFORMANCE = "npm:@modelcontextprotocol/conformance@0.2.0-alpha.12";
 const REVISIONS = ["2026-07-28", "2025-11-25"];

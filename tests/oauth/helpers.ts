@@ -6,7 +6,7 @@
  */
 import * as oauth from "oauth4webapi";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
-import { freePort } from "../bench/load.ts";
+import { freePort } from "../helpers/ports.ts";
 
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
 

@@ -26,8 +26,6 @@ export { ADMIN_TOKEN };
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 const REPO = new URL("../../", import.meta.url).pathname;
 
-export { freePort };
-
 /** A fresh temporary KV file path, and a way to remove it (with SQLite's -wal/-shm files). */
 export async function tempKvPath(): Promise<{ path: string; remove(): Promise<void> }> {
   const dir = await Deno.makeTempDir({ prefix: "serpwright-proof-" });

@@ -25,14 +25,8 @@ import {
   revoke,
   toolCall,
 } from "../oauth/helpers.ts";
-import {
-  freePort,
-  killAll,
-  nextIp,
-  type ServerProcess,
-  startServer,
-  tempKvPath,
-} from "./process.ts";
+import { killAll, nextIp, type ServerProcess, startServer, tempKvPath } from "./process.ts";
+import { freePort } from "../helpers/ports.ts";
 
 /** Far below the 60 s TTL: a refusal within this cannot be the cache expiring. */
 const WELL_BEFORE_TTL_MS = 5_000;

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { ConfigError, loadConfig } from "../../config.ts";
 import { withApp } from "../helpers/app.ts";
-import { freePort, linkIn, startSmtp } from "../helpers/smtp.ts";
+import { linkIn, startSmtp } from "../helpers/smtp.ts";
+import { freePort } from "../helpers/ports.ts";
 import { startFakeStripe, stripeEnv } from "../billing/fake_stripe.ts";
 import { newProject } from "../billing/helpers.ts";
 import { completeCheckout, csrfIn, PageClient, paidLastSession, startUpgrade } from "./helpers.ts";
