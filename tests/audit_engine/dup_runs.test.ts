@@ -256,3 +256,39 @@ Deno.test("dup runs: the duplicate groups are those the titles make", async () =
     kv.close();
   }
 });
+
+Deno.test("dup runs: texts whose digests share their first digits are read in batches that fit", async () => {
+  // Titles whose digests all begin "abc": at a limit of 5 the reader's first count (by the two
+  // digits after the bucket's) holds them in one range past the limit, which it counts again one
+  // level finer, where each text, or the one text of 8 pages, stands alone.
+  const titles: string[] = [];
+  for (let t = 0; titles.length < 13; t++) {
+    if (dupDigest(`Prefixed ${t}`).startsWith("abc")) titles.push(`Prefixed ${t}`);
+  }
+  const all = titles.flatMap((title, t) =>
+    Array.from(
+      { length: t === 0 ? 8 : 2 },
+      (_, i) => ({ url: `https://site.test/${t}/${i}`, title }),
+    )
+  );
+  const expected = await keyOrder(all, 5);
+  assert.equal(expected.length, 13);
+  for (const layout of [{ step: 6 }, { step: 10, legacy: (i: number) => i % 2 === 0 }]) {
+    const kv = await write(all, layout);
+    try {
+      let held = 0;
+      const onHeld = (n: number) => (held = Math.max(held, n));
+      const got: DupGroup[] = [];
+      for await (
+        const g of dupGroups(kv, AUDIT, "title", { limit: 5, keep: 5, variantOf, onHeld })
+      ) {
+        got.push(g);
+      }
+      assert.deepEqual(got, expected, JSON.stringify(layout));
+      assert.ok(held <= 5, `${held} entries held`);
+      assert.equal(got.find((g) => g.text === titles[0])?.size, 8);
+    } finally {
+      kv.close();
+    }
+  }
+});

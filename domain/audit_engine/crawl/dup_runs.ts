@@ -170,35 +170,117 @@ export async function* dupGroups(
       yield* groupsOf(read.items, opts);
       continue;
     }
-    // Past the limit: the bucket's texts in batches that fit, a text larger than that alone.
-    const digests = [...read.counts.keys()].sort();
-    for (let i = 0; i < digests.length;) {
-      if (read.counts.get(digests[i])! > limit) {
-        yield await largeGroup(kv, auditId, kind, HEX[b], digests[i++], opts);
-        continue;
+    yield* overLimit(kv, auditId, kind, HEX[b], read.counts, limit, opts);
+  }
+}
+
+/**
+ * A bucket past the limit, under one digest prefix: its texts in batches of consecutive ranges
+ * that fit together, each batch one more read of the bucket; a range past the limit alone is one
+ * text (summed up by `largeGroup`) or is counted again, one level finer.
+ */
+async function* overLimit(
+  kv: Deno.Kv,
+  auditId: string,
+  kind: DupKind,
+  bucket: string,
+  counts: PrefixCounts,
+  limit: number,
+  opts: DupGroupsOptions,
+): AsyncGenerator<DupGroup> {
+  const ranges = counts.entries.length;
+  for (let i = 0; i < ranges;) {
+    const n = counts.entries[i];
+    if (n > limit) {
+      const one = counts.only(i);
+      if (one !== null) yield await largeGroup(kv, auditId, kind, bucket, one, opts);
+      else {
+        const finer = await countUnder(kv, auditId, kind, bucket, counts.prefixOf(i));
+        yield* overLimit(kv, auditId, kind, bucket, finer, limit, opts);
       }
-      const batch = new Set<string>();
-      for (let n = 0; i < digests.length; i++) {
-        const c = read.counts.get(digests[i])!;
-        if (c > limit || n + c > limit) break;
-        batch.add(digests[i]);
-        n += c;
-      }
+      i++;
+      continue;
+    }
+    let held = 0;
+    let j = i;
+    while (j < ranges && held + counts.entries[j] <= limit) held += counts.entries[j++];
+    if (held > 0) {
       const items: DupItem[] = [];
-      const [lo, hi] = [digests[i - batch.size], digests[i - 1]];
-      await eachEntry(kv, auditId, kind, HEX[b], lo, hi, (digest, url, text) => {
-        if (batch.has(digest)) items.push({ digest, url, text });
+      const within = { lo: counts.prefixOf(i), hi: counts.prefixOf(j - 1) };
+      await eachEntry(kv, auditId, kind, bucket, within, (digest, url, text) => {
+        items.push({ digest, url, text });
       });
       opts.onHeld?.(items.length);
       yield* groupsOf(items, opts);
     }
+    i = j;
   }
 }
 
-/** A bucket's entries when they fit `limit` (else null), and how many each digest has. */
+/** Hex digits of a digest (dupDigest). */
+const DIGEST_DIGITS = 32;
+/** Hex digits of a digest one level of `PrefixCounts` tells apart (256 ranges). */
+const LEVEL_DIGITS = 2;
+
+/**
+ * How many entries fall under a digest prefix, by its next LEVEL_DIGITS hex digits, and whether
+ * each such range holds one digest only: a few kilobytes whatever the site's size. (A count per
+ * digest held a string and a map entry per distinct text: at a million pages, ~60,000 of them a
+ * bucket and kind, past a worker's heap.) Digests are dupDigest's, 32 hex digits.
+ */
+class PrefixCounts {
+  readonly entries: Uint32Array;
+  readonly #digits: number;
+  /** The first digest seen in each range, and whether another one was seen there since. */
+  readonly #first: (string | null)[];
+  readonly #mixed: Uint8Array;
+
+  constructor(readonly prefix: string) {
+    this.#digits = Math.max(1, Math.min(LEVEL_DIGITS, DIGEST_DIGITS - prefix.length));
+    const ranges = 16 ** this.#digits;
+    this.entries = new Uint32Array(ranges);
+    this.#first = new Array(ranges).fill(null);
+    this.#mixed = new Uint8Array(ranges);
+  }
+
+  /** Counts an entry whose digest starts with the prefix. */
+  add(digest: string): void {
+    const at = this.prefix.length;
+    const i = parseInt(digest.slice(at, at + this.#digits), 16) || 0;
+    this.entries[i]++;
+    const first = this.#first[i];
+    if (first === null) this.#first[i] = digest;
+    else if (first !== digest) this.#mixed[i] = 1;
+  }
+
+  /** The prefix of range `i`. */
+  prefixOf(i: number): string {
+    return this.prefix + i.toString(16).padStart(this.#digits, "0");
+  }
+
+  /** The one digest of range `i`, or null when it holds none or several. */
+  only(i: number): string | null {
+    return this.#mixed[i] ? null : this.#first[i];
+  }
+}
+
+/** One more read of a bucket, counting the entries under `prefix` one level finer. */
+async function countUnder(
+  kv: Deno.Kv,
+  auditId: string,
+  kind: DupKind,
+  bucket: string,
+  prefix: string,
+): Promise<PrefixCounts> {
+  const counts = new PrefixCounts(prefix);
+  await eachEntry(kv, auditId, kind, bucket, { lo: prefix, hi: prefix }, (d) => counts.add(d));
+  return counts;
+}
+
+/** A bucket's entries when they fit `limit` (else null), and how many fall under each prefix. */
 interface BucketRead {
   items: DupItem[] | null;
-  counts: Map<string, number>;
+  counts: PrefixCounts;
 }
 
 async function readBucket(
@@ -209,10 +291,10 @@ async function readBucket(
   limit: number,
 ): Promise<BucketRead> {
   let items: DupItem[] | null = [];
-  const counts = new Map<string, number>();
+  const counts = new PrefixCounts(bucket);
   let total = 0;
-  await eachEntry(kv, auditId, kind, bucket, null, null, (digest, url, text) => {
-    counts.set(digest, (counts.get(digest) ?? 0) + 1);
+  await eachEntry(kv, auditId, kind, bucket, null, (digest, url, text) => {
+    counts.add(digest);
     if (++total > limit) items = null;
     else items?.push({ digest, url, text });
   });
@@ -257,8 +339,7 @@ async function largeGroup(
 ): Promise<DupGroup> {
   let group = null as Fold | null;
   const pages = new HashKeys();
-  await eachEntry(kv, auditId, kind, bucket, digest, digest, (d, url, text) => {
-    if (d !== digest) return;
+  await eachEntry(kv, auditId, kind, bucket, { lo: digest, hi: digest }, (_, url, text) => {
     group ??= new Fold(digest, text, opts);
     group.add(url);
     pages.add(urlHash(url));
@@ -321,18 +402,26 @@ class Fold {
   }
 }
 
+/** Digests from the prefix `lo` to the prefix `hi`, both included (a digest is a prefix of itself). */
+interface DigestRange {
+  lo: string;
+  hi: string;
+}
+
+/** Whether a digest is in `r`: at or after `lo`, and its first digits at or before `hi`. */
+const inRange = (d: string, r: DigestRange) => d >= r.lo && d.slice(0, r.hi.length) <= r.hi;
+
 /**
- * Every entry of a bucket (of digests from `lo` to `hi` when given, both included; runs hold a
- * bucket's digests mixed, so they are read whole and the caller filters), from its runs and the
- * keys of a crawl begun before them.
+ * Every entry of a bucket (`within` a range of digests when given), from its runs (which hold a
+ * bucket's digests mixed: they are read whole and filtered) and the keys of a crawl begun before
+ * them.
  */
 async function eachEntry(
   kv: Deno.Kv,
   auditId: string,
   kind: DupKind,
   bucket: string,
-  lo: string | null,
-  hi: string | null,
+  within: DigestRange | null,
   see: (digest: string, url: string, text: string) => void,
 ): Promise<void> {
   const runs = async () => {
@@ -340,17 +429,18 @@ async function eachEntry(
     // A run holds up to 48 KiB: a list batch of KV's default 100 could hold ~5 MB at once.
     for await (const e of list(kv, { prefix }, { batchSize: RUNS_PER_READ })) {
       const { d, u, v } = e.value;
-      for (let i = 0; i < d.length; i++) see(d[i], u[i], v[i]);
+      for (let i = 0; i < d.length; i++) {
+        if (within === null || inRange(d[i], within)) see(d[i], u[i], v[i]);
+      }
     }
   };
   const legacy = async () => {
     const prefix = keys.auditDups(auditId, kind);
-    // Digests are hex: a bucket is a range of the keys' digest part ("\0" sorts after the digest
-    // itself, before every longer string: all of `hi`'s URLs are in).
+    // Digests are hex: the digests under a prefix sort before the prefix followed by "g".
     const at = (digest: string) =>
       [...prefix, digest] as unknown as ReturnType<typeof keys.auditDup>;
-    const range = { start: at(lo ?? bucket), end: at(hi === null ? bucket + "g" : hi + "\0") };
-    for await (const e of list(kv, range)) {
+    const { lo, hi } = within ?? { lo: bucket, hi: bucket };
+    for await (const e of list(kv, { start: at(lo), end: at(hi + "g") })) {
       // A number: an entry of the format before the digest, which no running crawl still has.
       if (typeof e.value !== "number") see(e.key[3], e.key[4], e.value.v);
     }
