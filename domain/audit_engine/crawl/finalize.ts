@@ -35,9 +35,9 @@
  * its last reader is done (sorted_hashes.ts `release`), not at V8's next collection. Per
  * redirecting URL ~32 bytes, per broken or failing URL ~28 (redirects.ts, targets.ts, failing.ts
  * over hash_index.ts), also typed arrays: their URL strings are in KV by hash (url_names.ts), read
- * back in batches for the evidence kept and the URLs a pass opens. A JS entry remains per
- * near-duplicate candidate and per group of identical texts (a number each); never a page's
- * facts. Loops over a whole site's URLs yield to the event loop as they go (event_loop.ts).
+ * back in batches for the evidence kept and the URLs a pass opens. The pages found near-duplicate
+ * and the texts with an identical twin are typed too (16 to 32 and 8 bytes each); a page's facts
+ * are never held. Loops over a whole site's URLs yield to the event loop as they go (event_loop.ts).
  * Repeating this step (a process died in it) gives the same result.
  *
  * @example

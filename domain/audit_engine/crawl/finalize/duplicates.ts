@@ -7,15 +7,15 @@
  *
  * Memory: per kind, at most dup_runs.ts PASS_ENTRIES entries of the index (twice that on a slow
  * KV, reading ahead: `bucketsAhead`), or a text's first 50 URLs and 8 bytes per page sharing it
- * when more pages share it than that; then one number per group of identical texts.
+ * when more pages share it than that; then 8 bytes per group of identical texts (a typed array).
  *
  * @example
  * ```ts
- * import { nearDuplicates } from "./near_duplicates.ts";
+ * import { nearDuplicates, type Twins } from "./near_duplicates.ts";
  * import type { Facts } from "./facts.ts";
  * declare const kv: Deno.Kv, auditId: string, f: Facts;
  * // Twins (identical texts) are not near-duplicates: that pass gets them.
- * const near = (twins: Set<number>) => nearDuplicates(kv, auditId, twins, f.nearDupContent);
+ * const near = (twins: Twins) => nearDuplicates(kv, auditId, twins, f.nearDupContent);
  * await duplicateGroups(kv, auditId, f, near);
  * ```
  *
@@ -23,7 +23,9 @@
  */
 import type { Evidence } from "../../types.ts";
 import { dupGroups, type DupKind, KEEP_URLS } from "../dup_runs.ts";
+import { HashKeys } from "../sorted_hashes.ts";
 import type { Facts, Group } from "./facts.ts";
+import type { Twins } from "./near_duplicates.ts";
 
 /**
  * Fills the title, description and content duplicate groups (and the case and parameter
@@ -35,10 +37,11 @@ export async function duplicateGroups(
   kv: Deno.Kv,
   auditId: string,
   f: Facts,
-  afterContent: (twins: Set<number>) => Promise<void>,
+  afterContent: (twins: Twins) => Promise<void>,
   ahead = 0,
 ): Promise<void> {
-  const twins = new Set<number>();
+  // Sorted once the content groups are in, then looked up: 8 bytes a group, outside V8's heap.
+  const twins = new HashKeys();
   // Side by side: each kind fills its own groups, in its own index order.
   await Promise.all([
     duplicates(kv, auditId, ahead, "title", f.dupTitle, (v) => ({ title: v })),
@@ -59,7 +62,13 @@ export async function duplicateGroups(
       (v) => ({ fingerprint: v }),
       (v) => twins.add(Number(v)),
       { case: f.caseDuplicates, param: f.parameterDuplicates },
-    ).then(() => afterContent(twins)),
+    ).then(async () => {
+      try {
+        await afterContent({ has: (h) => twins.indexOf(h) >= 0 });
+      } finally {
+        twins.release();
+      }
+    }),
   ]);
 }
 

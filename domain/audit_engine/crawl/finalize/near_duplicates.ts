@@ -7,7 +7,8 @@
  * typed arrays) and the bands read ahead of it (at most READ_AHEAD_ENTRIES entries: none once a
  * band is larger), at most NEAR_MAX_COMPARE signatures per band bucket (and their sketches), two
  * batches of ENTRIES_PER_READ signatures, the last NEAR_SIG_CACHE signatures read (`SigCache`:
- * up to ~9.4 MB of typed arrays and their URLs), and one number per near-duplicate page.
+ * up to ~9.4 MB of typed arrays and their URLs), and 16 to 32 bytes per near-duplicate page (a
+ * typed hash table).
  *
  * Round trips (a remote KV): a band's runs are listed in RUN_RANGES key ranges side by side (run
  * names are random hex), bands are read ahead of the one compared, and the signatures of the next
@@ -20,7 +21,7 @@
  * import type { Facts } from "./facts.ts";
  * declare const kv: Deno.Kv, auditId: string, f: Facts;
  * // The pass starts once the content groups are in, beside the title and description groups.
- * const near = (twins: Set<number>) => nearDuplicates(kv, auditId, twins, f.nearDupContent);
+ * const near = (twins: Twins) => nearDuplicates(kv, auditId, twins, f.nearDupContent);
  * await duplicateGroups(kv, auditId, f, near);
  * ```
  *
@@ -37,6 +38,7 @@ import {
 } from "../../text_fingerprint.ts";
 import { Pacer, yieldToLoop } from "../event_loop.ts";
 import { BAND_BINS, BANDS } from "../page_recorder.ts";
+import { UrlHashSet } from "../known_urls.ts";
 import { release } from "../sorted_hashes.ts";
 import { getMany, listRangeInPages } from "../store.ts";
 import type { Group } from "./facts.ts";
@@ -61,6 +63,11 @@ const NEAR_SIG_CACHE = 65_536;
 const COMPARES_PER_YIELD = 8_192;
 
 export type { NearSig };
+
+/** The text hashes that have an identical twin (the content groups'; duplicates.ts). */
+export interface Twins {
+  has(textHash: number): boolean;
+}
 
 /** Entries per batch of signature reads (at most ~0.6 MB of signatures a batch). */
 const ENTRIES_PER_READ = 2_048;
@@ -195,7 +202,7 @@ async function sortedBand(kv: Deno.Kv, auditId: string, band: number): Promise<S
 export async function nearDuplicates(
   kv: Deno.Kv,
   auditId: string,
-  twins: ReadonlySet<number>,
+  twins: Twins,
   g: Group,
   /** Signatures kept read (tests: a small cache finds the same). */
   cacheSize = NEAR_SIG_CACHE,
@@ -206,7 +213,10 @@ export async function nearDuplicates(
     text: number;
     sig: Uint16Array;
   }
-  const near = new Set<number>();
+  // Pages known near, by URL hash: 16 to 32 bytes each outside V8's heap where a Set took ~45 in
+  // it (a site of templated pages can be all near-duplicates). A URL hash of 0, which the table
+  // cannot keep, has odds of 2^-53.
+  const near = new UrlHashSet();
   // A page sits in up to 16 buckets: recently read signatures are kept (bounded, oldest out).
   const cache = new SigCache(cacheSize);
   let bucket = -1;
