@@ -213,7 +213,7 @@ export async function nearDuplicates(
     text: number;
     sig: Uint16Array;
   }
-  // Pages known near, by URL hash: 16 to 32 bytes each outside V8's heap where a Set took ~45 in
+  // Pages known near, by URL hash: 16 to 32 bytes each outside V8's heap where a Set took ~58 in
   // it (a site of templated pages can be all near-duplicates). A URL hash of 0, which the table
   // cannot keep, has odds of 2^-53.
   const near = new UrlHashSet();
