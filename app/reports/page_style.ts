@@ -87,7 +87,7 @@ summary{cursor:pointer;color:var(--accent)}
 .draft blockquote{border-left:4px solid var(--line);margin:0;padding:0 1rem;color:var(--muted)}
 footer.bottom{margin-top:3rem;border-top:1px solid var(--line);padding:1rem 0 2rem;font-size:.9rem;color:var(--muted)}
 @media print{
- body{font-size:11pt}
+ body{font-size:11pt;font-variant-ligatures:none}
  header.top,.pager,.filters,.skip,.toc{display:none}
  a{color:inherit;text-decoration:none}
  .table-wrap{overflow:visible}

@@ -56,7 +56,11 @@ function host(url: string): string {
 
 /** The print header and footer (Chromium's templates: inline styles only, its own classes). */
 function templates(d: AuditReportData): { headerTemplate: string; footerTemplate: string } {
-  const small = "font:8px system-ui,sans-serif;width:100%;margin:0 12mm;";
+  // No ligatures here nor in the report's print style: Chromium's PDF maps a ligature glyph to one
+  // character ("ﬁ"), so an id, a URL or a word copied or searched in the PDF ("aud_…fi…",
+  // "/profile", "fix") would not be what it says.
+  const small =
+    "font:8px system-ui,sans-serif;font-variant-ligatures:none;width:100%;margin:0 12mm;";
   const site = d.project ? host(d.project.url) : d.audit.id;
   const headerTemplate = d.sandbox
     ? html`<div style="${small}text-align:center;color:#b42318;font-weight:700">${SANDBOX_WATERMARK}

@@ -35,6 +35,8 @@ async function checkPdf(bytes: Uint8Array, watermarked: boolean, auditId: string
       `page ${i + 1} numbered: ${text.slice(-120)}`,
     );
     assert.ok(text.includes(auditId), `page ${i + 1} names the audit`);
+    // Ligature glyphs read back as one character ("ﬁ"): an id with "fi" in it, a URL, "fix".
+    assert.doesNotMatch(text, /[\uFB00-\uFB06]/, `page ${i + 1}: no ligature`);
     assert.equal(text.includes(SANDBOX_WATERMARK), watermarked, `page ${i + 1}: watermark`);
   });
   assert.match(pdf.pages[0], /SEO audit of 127\.0\.0\.1/, "the report's own heading");
